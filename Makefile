@@ -1,0 +1,50 @@
+# optsched: the two commands of the README (`make demo`, `make test`) do all set-up.
+# A virtual environment is created in .venv on first use and refreshed when pyproject.toml changes.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+
+.PHONY: help venv demo test test-slow test-all bench notebooks lint clean
+
+help:
+	@echo "make demo       exact optimum vs algorithms on the benchmark instances, verified, one table"
+	@echo "make test       set-up + the default test suite (tests and notebooks, not 'slow')"
+	@echo "make test-slow  only the long runs (marked slow)"
+	@echo "make bench      speed and quality benchmarks (writes benchmarks/results/*.json)"
+	@echo "make notebooks  execute every notebook"
+	@echo "make lint       ruff"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev,notebooks,distributed]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/optsched demo
+
+test: $(STAMP)
+	$(PY) -m pytest -m "not slow" -n $(JOBS) --nbmake --nbmake-timeout=600 tests notebooks
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m "slow" -n $(JOBS) tests
+
+test-all: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --nbmake --nbmake-timeout=1200 tests notebooks
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+notebooks: $(STAMP)
+	$(PY) -m pytest --nbmake --nbmake-timeout=1200 notebooks
+
+lint: $(STAMP)
+	$(PY) -m ruff check optsched tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

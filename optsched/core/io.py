@@ -1,0 +1,149 @@
+"""Load and save instances as JSON, validated at the boundary against ``instances/schema/``."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from optsched.core.registry import get_kind
+from optsched.exceptions import InvalidInstanceError
+
+__all__ = ["load_instance", "instance_from_dict", "save_instance", "validate_against_schema",
+           "schema_path", "atomic_write_text", "read_json"]
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+
+
+def schema_path(name: str) -> Path:
+    return SCHEMA_DIR / name
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str):
+    import jsonschema
+
+    with open(schema_path(name), encoding="utf-8") as f:
+        schema = json.load(f)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _owner(doc: Any, path: list[Any]) -> str:
+    """Words for the object that holds the failing field, e.g. ``job 7 (jobs[3])``."""
+    if not path:
+        return "the instance"
+    node = doc
+    words = []
+    for p in path:
+        words.append(f"[{p}]" if isinstance(p, int) else (("." if words else "") + str(p)))
+        try:
+            node = node[p]
+        except (KeyError, IndexError, TypeError):
+            break
+    where = "".join(words)
+    if isinstance(node, Mapping) and "id" in node and len(path) >= 2 and isinstance(path[-1], int):
+        return f"{path[-2].rstrip('s')} {node['id']!r} ({where})"
+    return where
+
+
+def _schema_message(doc: Any, err: Any, schema_name: str) -> str:
+    path = list(err.absolute_path)
+    v = err.validator
+    fix = f"See instances/schema/{schema_name} for the expected format."
+    if v == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        return f"The {_owner(doc, path)} has no '{missing}' field; add it. {fix}"
+    if v == "additionalProperties":
+        return f"The {_owner(doc, path)} has an unknown field: {err.message}. Remove or rename it. {fix}"
+    field = path[-1] if path and isinstance(path[-1], str) else None
+    owner = _owner(doc, path[:-1]) if field else _owner(doc, path)
+    what = f"The '{field}' field of {owner}" if field else f"The value at {owner}"
+    expectation = {
+        "type": f"must be of type {err.validator_value}",
+        "minimum": f"must be >= {err.validator_value}",
+        "exclusiveMinimum": f"must be > {err.validator_value}",
+        "maximum": f"must be <= {err.validator_value}",
+        "minItems": f"must have at least {err.validator_value} item(s)",
+        "const": f"must be {err.validator_value!r}",
+        "enum": f"must be one of {err.validator_value}",
+    }.get(v, f"is invalid ({err.message})")
+    return f"{what} {expectation}; got {err.instance!r}. {fix}"
+
+
+def validate_against_schema(doc: Any, schema_name: str) -> None:
+    """Raise :class:`InvalidInstanceError` for the most relevant schema violation of ``doc``."""
+    import jsonschema
+
+    validator = _validator(schema_name)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if err is not None:
+        raise InvalidInstanceError(_schema_message(doc, err, schema_name))
+
+
+def read_json(path: str | Path, *, what: str = "instance") -> Any:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInstanceError(f"The {what} file {str(path)!r} does not exist; check the path.") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise InvalidInstanceError(f"The {what} file {str(path)!r} cannot be read as UTF-8 text: {e}.") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidInstanceError(
+            f"The {what} file {str(path)!r} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}."
+        ) from None
+
+
+def instance_from_dict(doc: Any) -> Any:
+    """Build an instance of the registered kind named by ``doc["kind"]`` (default ``"rigid"``)."""
+    if not isinstance(doc, Mapping):
+        raise InvalidInstanceError(f"An instance must be a JSON object; got {type(doc).__name__}.")
+    kind = doc.get("kind", "rigid")
+    if not isinstance(kind, str):
+        raise InvalidInstanceError(f"The 'kind' field of the instance must be a string; got {kind!r}.")
+    try:
+        spec = get_kind(kind)
+    except KeyError as e:
+        raise InvalidInstanceError(str(e)) from None
+    if spec["schema"]:
+        validate_against_schema(doc, spec["schema"])
+    return spec["cls"].from_dict(doc)
+
+
+def load_instance(path: str | Path) -> Any:
+    """Read an instance JSON file, validate it against its schema, return the instance object.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Missing file, malformed JSON, schema violation or inconsistent data; the message names
+        the field, the value and the fix.
+    """
+    return instance_from_dict(read_json(path))
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename: never half written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_instance(instance: Any, path: str | Path) -> None:
+    atomic_write_text(path, json.dumps(instance.to_dict(), indent=2) + "\n")

@@ -1,0 +1,57 @@
+"""Objectives of cluster schedules, computed from the schedule and the instance alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from optsched.exceptions import UnknownNameError
+
+__all__ = ["OBJECTIVES", "objective_value", "register_objective"]
+
+
+def total_weighted_completion_time(instance: Any, schedule: Any) -> float:
+    return float(sum(j.weight * schedule.completion(j.id) for j in instance.jobs))
+
+
+def total_completion_time(instance: Any, schedule: Any) -> float:
+    return float(sum(schedule.completion(j.id) for j in instance.jobs))
+
+
+def total_flow_time(instance: Any, schedule: Any) -> float:
+    """Sum of job completion times (JCT) measured from arrival: sum_j (C_j - r_j)."""
+    return float(sum(schedule.completion(j.id) - j.arrival for j in instance.jobs))
+
+
+def total_weighted_flow_time(instance: Any, schedule: Any) -> float:
+    return float(sum(j.weight * (schedule.completion(j.id) - j.arrival) for j in instance.jobs))
+
+
+def mean_jct(instance: Any, schedule: Any) -> float:
+    return total_flow_time(instance, schedule) / max(1, instance.n_jobs)
+
+
+def makespan(instance: Any, schedule: Any) -> float:
+    return float(max((schedule.completion(j.id) for j in instance.jobs), default=0.0))
+
+
+OBJECTIVES: dict[str, Callable[[Any, Any], float]] = {
+    "total_weighted_completion_time": total_weighted_completion_time,
+    "total_completion_time": total_completion_time,
+    "total_flow_time": total_flow_time,
+    "total_weighted_flow_time": total_weighted_flow_time,
+    "mean_jct": mean_jct,
+    "makespan": makespan,
+}
+
+
+def register_objective(name: str, func: Callable[[Any, Any], float]) -> None:
+    OBJECTIVES[name] = func
+
+
+def objective_value(instance: Any, schedule: Any, name: str) -> float:
+    try:
+        f = OBJECTIVES[name]
+    except KeyError:
+        raise UnknownNameError(f"Unknown objective {name!r}; known: {sorted(OBJECTIVES)}.") from None
+    return f(instance, schedule)

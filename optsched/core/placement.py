@@ -1,0 +1,79 @@
+"""Placement rules: choose GPUs per server for a job from the free GPUs per server.
+
+Pure functions shared by heuristics, exact-model decoders and the simulator.
+
+Rules
+-----
+``consolidate``
+    Fewest servers: a single server if one fits (best fit: the fullest server that still fits),
+    else take from the servers with the most free GPUs first.
+``first_fit``
+    Servers in index order; single-server jobs take the first server that fits, others fill
+    servers in order.
+``least_loaded``
+    The servers with the most free GPUs first (spreads load).
+``random``
+    Servers in random order (needs ``rng``), filled in that order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from optsched.exceptions import InvalidOptionError, UnknownNameError
+
+__all__ = ["PLACEMENT_RULES", "place"]
+
+PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random")
+
+
+def place(free: np.ndarray, gpus: int, *, rule: str = "consolidate", single_server: bool = False,
+          rng: np.random.Generator | None = None) -> dict[int, int] | None:
+    """Return ``{server: GPUs}`` summing to ``gpus`` within ``free``, or ``None`` if it does not fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> place(np.array([3, 4, 1]), 4)
+    {1: 4}
+    >>> place(np.array([3, 2, 1]), 4)
+    {0: 3, 1: 1}
+    >>> place(np.array([3, 2, 1]), 4, single_server=True) is None
+    True
+    """
+    free = np.asarray(free)
+    if gpus <= 0:
+        raise InvalidOptionError(f"A placement needs a positive GPU count; got {gpus}.")
+    if rule not in PLACEMENT_RULES:
+        raise UnknownNameError(f"Unknown placement rule {rule!r}; choose one of {list(PLACEMENT_RULES)}.")
+    n = len(free)
+    if rule == "random":
+        if rng is None:
+            raise InvalidOptionError("The 'random' placement rule needs rng= (a numpy Generator).")
+        order = rng.permutation(n)
+    elif rule == "first_fit":
+        order = np.arange(n)
+    else:  # most free first (stable: lower index first among equals)
+        order = np.argsort(-free, kind="stable")
+    if single_server or rule == "consolidate":
+        fits = [m for m in order if free[m] >= gpus]
+        if fits:
+            if rule == "consolidate":  # best fit: the fullest server that still fits
+                m = min(fits, key=lambda k: (free[k], k))
+            else:
+                m = fits[0]
+            return {int(m): int(gpus)}
+        if single_server:
+            return None
+    if int(free.sum()) < gpus:
+        return None
+    out: dict[int, int] = {}
+    need = gpus
+    for m in order:
+        take = int(min(free[m], need))
+        if take > 0:
+            out[int(m)] = take
+            need -= take
+            if need == 0:
+                break
+    return dict(sorted(out.items()))

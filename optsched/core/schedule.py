@@ -1,0 +1,237 @@
+"""Schedules: per job, a list of run segments, each with a placement (GPUs per server).
+
+A non-preemptive job has one segment; a preempted or migrated job has several. The schedule
+holds no rates: whether the segments deliver a job's work is the verifier's business, using
+the rate model of the instance kind (rate 1 for ``rigid`` instances).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optsched.core.job import JobId
+from optsched.core.validation import check_int, check_number
+from optsched.exceptions import InvalidScheduleError
+
+__all__ = ["Segment", "Schedule"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Job runs in ``[start, end)`` seconds on ``placement`` = {server index: GPU count}."""
+
+    start: float
+    end: float
+    placement: Mapping[int, int] = field(default_factory=dict)
+    gpu_ids: Mapping[int, tuple[int, ...]] | None = None  # optional: which GPUs of each server
+
+    def __post_init__(self) -> None:
+        e = InvalidScheduleError
+        s = check_number(self.start, "start", "a segment", exc=e)
+        t = check_number(self.end, "end", "a segment", exc=e)
+        if t < s:
+            raise InvalidScheduleError(f"A segment ends before it starts (start={s:g}, end={t:g}); swap them.")
+        object.__setattr__(self, "start", s)
+        object.__setattr__(self, "end", t)
+        if not isinstance(self.placement, Mapping):
+            raise InvalidScheduleError(f"The 'placement' of a segment must map server -> GPUs; got {self.placement!r}.")
+        pl = {}
+        for k, v in self.placement.items():
+            k2 = int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else k
+            k2 = check_int(k2, "placement server index", "a segment", lo=0, exc=e)
+            pl[k2] = check_int(v, f"placement[{k2}]", "a segment", lo=1, exc=e)
+        object.__setattr__(self, "placement", dict(sorted(pl.items())))
+        if self.gpu_ids is not None:
+            ids = {}
+            for k, v in self.gpu_ids.items():
+                k2 = int(k)
+                ids[k2] = tuple(int(x) for x in v)
+                if len(ids[k2]) != pl.get(k2, -1) or len(set(ids[k2])) != len(ids[k2]):
+                    raise InvalidScheduleError(
+                        f"The 'gpu_ids' of server {k2} in a segment must list {pl.get(k2, 0)} distinct GPUs "
+                        f"(its placement count); got {list(v)}."
+                    )
+            object.__setattr__(self, "gpu_ids", ids)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def gpus(self) -> int:
+        return int(sum(self.placement.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"start": self.start, "end": self.end,
+                             "placement": {str(k): v for k, v in self.placement.items()}}
+        if self.gpu_ids is not None:
+            d["gpu_ids"] = {str(k): list(v) for k, v in self.gpu_ids.items()}
+        return d
+
+
+class Schedule:
+    """Run segments per job.
+
+    Examples
+    --------
+    >>> s = Schedule()
+    >>> s.add(0, 0.0, 3.0, {0: 2})
+    >>> s.add(1, 3.0, 4.0, {0: 1})
+    >>> s.completion(1), s.start(0)
+    (4.0, 0.0)
+    """
+
+    def __init__(self, segments: Mapping[JobId, Iterable[Segment | Mapping[str, Any]]] | None = None):
+        self._seg: dict[JobId, list[Segment]] = {}
+        for jid, segs in (segments or {}).items():
+            for s in segs:
+                self._append(jid, s if isinstance(s, Segment) else Segment(**s))
+
+    def _append(self, job_id: JobId, seg: Segment) -> None:
+        self._seg.setdefault(job_id, []).append(seg)
+        self._seg[job_id].sort(key=lambda x: (x.start, x.end))
+
+    def add(self, job_id: JobId, start: float, end: float, placement: Mapping[int, int],
+            gpu_ids: Mapping[int, Sequence[int]] | None = None) -> None:
+        """Add one run segment of ``job_id``."""
+        self._append(job_id, Segment(start, end, placement, gpu_ids))
+
+    @classmethod
+    def from_starts(cls, durations: Mapping[JobId, float], starts: Mapping[JobId, float],
+                    placements: Mapping[JobId, Mapping[int, int]]) -> Schedule:
+        """Non-preemptive schedule: job j runs ``[starts[j], starts[j] + durations[j])``."""
+        s = cls()
+        for j, t in starts.items():
+            s.add(j, float(t), float(t) + float(durations[j]), placements[j])
+        return s
+
+    # -- queries ----------------------------------------------------------------------------
+    @property
+    def job_ids(self) -> list[JobId]:
+        return list(self._seg)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._seg
+
+    def __len__(self) -> int:
+        return len(self._seg)
+
+    def segments(self, job_id: JobId) -> list[Segment]:
+        return list(self._seg.get(job_id, []))
+
+    def items(self):
+        return ((j, list(s)) for j, s in self._seg.items())
+
+    def start(self, job_id: JobId) -> float:
+        return self._seg[job_id][0].start
+
+    def completion(self, job_id: JobId) -> float:
+        return max(s.end for s in self._seg[job_id])
+
+    def completions(self) -> dict[JobId, float]:
+        return {j: self.completion(j) for j in self._seg}
+
+    def n_preemptions(self, job_id: JobId) -> int:
+        return max(0, len(self._seg.get(job_id, [])) - 1)
+
+    @property
+    def makespan(self) -> float:
+        return max((self.completion(j) for j in self._seg), default=0.0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Schedule) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        n = sum(len(v) for v in self._seg.values())
+        return f"Schedule({len(self._seg)} jobs, {n} segments, makespan={self.makespan:g})"
+
+    # -- io -----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"jobs": [{"id": j, "segments": [s.to_dict() for s in segs]} for j, segs in self._seg.items()]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Schedule:
+        if not isinstance(d, Mapping) or not isinstance(d.get("jobs"), list):
+            raise InvalidScheduleError(
+                "A schedule must be an object with a 'jobs' list: "
+                "{\"jobs\": [{\"id\": 0, \"segments\": [{\"start\": 0, \"end\": 3, \"placement\": {\"0\": 2}}]}]}."
+            )
+        s = cls()
+        for i, item in enumerate(d["jobs"]):
+            if not isinstance(item, Mapping) or "id" not in item or not isinstance(item.get("segments"), list):
+                raise InvalidScheduleError(
+                    f"Schedule entry jobs[{i}] must have an 'id' and a 'segments' list; got {item!r}."
+                )
+            for seg in item["segments"]:
+                if not isinstance(seg, Mapping) or not {"start", "end"} <= set(seg):
+                    raise InvalidScheduleError(
+                        f"A segment of job {item['id']!r} must have 'start', 'end' and 'placement'; got {seg!r}."
+                    )
+                s.add(item["id"], seg["start"], seg["end"], seg.get("placement", {}), seg.get("gpu_ids"))
+        return s
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            from optsched.core.io import atomic_write_text
+
+            atomic_write_text(path, text + "\n")
+        return text
+
+    @classmethod
+    def load(cls, path: str | Path) -> Schedule:
+        from optsched.core.io import read_json
+
+        try:
+            return cls.from_dict(read_json(path, what="schedule"))
+        except InvalidScheduleError:
+            raise
+        except Exception as e:  # read_json raises InvalidInstanceError; re-word for schedules
+            raise InvalidScheduleError(str(e)) from None
+
+    def to_dataframe(self):
+        """One row per segment: job, start, end, duration, servers, gpus."""
+        import pandas as pd
+
+        rows = [
+            {"job": j, "segment": k, "start": s.start, "end": s.end, "duration": s.duration,
+             "servers": ",".join(map(str, s.placement)), "gpus": s.gpus}
+            for j, segs in self._seg.items() for k, s in enumerate(segs)
+        ]
+        return pd.DataFrame(rows, columns=["job", "segment", "start", "end", "duration", "servers", "gpus"])
+
+    def plot_gantt(self, cluster=None, ax=None, *, title: str | None = None):
+        """Gantt chart: one row per server, bars stacked by GPU count. Returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 1.0 + 0.6 * (cluster.n_servers if cluster else 2)))
+        servers = sorted({k for segs in self._seg.values() for s in segs for k in s.placement})
+        n_srv = cluster.n_servers if cluster is not None else (max(servers) + 1 if servers else 1)
+        cap = cluster.gpus if cluster is not None else None
+        cmap = plt.get_cmap("tab20")
+        # stack bars within a server row by a greedy lane assignment
+        lanes: dict[int, list[tuple[float, float, int]]] = {}
+        for idx, (j, segs) in enumerate(self._seg.items()):
+            for s in segs:
+                for srv, g in s.placement.items():
+                    used = lanes.setdefault(srv, [])
+                    occupied = sum(gg for (a, b, gg) in used if a < s.end and s.start < b)
+                    height = 0.8 / (cap[srv] if cap is not None else max(8, g))
+                    y0 = srv + 0.1 + occupied * height
+                    ax.broken_barh([(s.start, s.duration)], (y0, g * height), color=cmap(idx % 20),
+                                   edgecolor="black", linewidth=0.5)
+                    ax.text(s.start + s.duration / 2, y0 + g * height / 2, str(j), ha="center", va="center",
+                            fontsize=7)
+                    used.append((s.start, s.end, g))
+        ax.set_yticks([i + 0.5 for i in range(n_srv)])
+        ax.set_yticklabels([f"server {i}" for i in range(n_srv)])
+        ax.set_xlabel("time (s)")
+        ax.set_ylim(0, n_srv)
+        if title:
+            ax.set_title(title)
+        return ax

@@ -1,0 +1,81 @@
+"""The one error hierarchy of optsched.
+
+Every error a user can trigger derives from :class:`OptschedError`. Messages name the field,
+the value and the fix, e.g. ``The 'gpus' field of job 7 must be an integer in [1, 8] (the
+largest server); got 0.``
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "OptschedError",
+    "InvalidInstanceError",
+    "InvalidScheduleError",
+    "InvalidOptionError",
+    "InfeasibleError",
+    "SolverUnavailableError",
+    "SolverError",
+    "ModelTooLargeError",
+    "UnknownNameError",
+    "VerificationError",
+    "SimulationError",
+    "TraceFormatError",
+]
+
+
+class OptschedError(Exception):
+    """Base class of every optsched error."""
+
+
+class InvalidInstanceError(OptschedError, ValueError):
+    """An instance (file, dict or constructor arguments) is malformed or inconsistent."""
+
+
+class InvalidScheduleError(OptschedError, ValueError):
+    """A schedule file or object is malformed (not: infeasible; see the verifier for that)."""
+
+
+class InvalidOptionError(OptschedError, ValueError):
+    """An option passed to an algorithm, a solver or the CLI is out of its domain."""
+
+
+class UnknownNameError(OptschedError, KeyError):
+    """A model, algorithm, policy, solver or trace name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class InfeasibleError(OptschedError):
+    """The model or instance has no feasible solution (proved by a solver or by construction)."""
+
+
+class SolverUnavailableError(OptschedError, RuntimeError):
+    """A solver back end is not installed or cannot be loaded; the message says how to install it."""
+
+
+class SolverError(OptschedError, RuntimeError):
+    """A solver failed for a reason other than infeasibility or a limit."""
+
+
+class ModelTooLargeError(OptschedError, MemoryError):
+    """An exact model would exceed the configured size limit; raised before it is built."""
+
+
+class VerificationError(OptschedError, AssertionError):
+    """A schedule failed an independent feasibility or objective check."""
+
+
+class SimulationError(OptschedError, RuntimeError):
+    """A policy asked the simulator for an illegal decision (over capacity, double start, ...)."""
+
+
+class TraceFormatError(OptschedError, ValueError):
+    """A trace file does not follow the format its loader expects."""
+
+
+class SolverLimitWarning(UserWarning):
+    """A solver stopped at a time, gap or node limit: the solution is not proven optimal."""
+
+
+__all__ += ["SolverLimitWarning"]

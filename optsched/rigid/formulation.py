@@ -1,0 +1,186 @@
+"""Exact models of the rigid-job problem (``formulations/rigid.md``): build, never solve.
+
+Problem: non-preemptive rigid jobs (GPU demand g_j, processing p_j slots, release r_j,
+weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans servers
+(any split of its GPUs, fixed for its run) or is single-server.
+
+* :func:`build_time_indexed` - Pyomo MILP, time-indexed (T1)-(T5).
+* :func:`build_cpsat` - CP-SAT model with one interval per job and per-server cumulatives
+  with variable demands (C1)-(C4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from optsched.core.instance import Instance
+from optsched.core.units import to_slots
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.solvers.size import check_model_size
+
+__all__ = ["SlotData", "slot_data", "build_time_indexed", "build_cpsat"]
+
+
+@dataclass(frozen=True)
+class SlotData:
+    """Instance data in whole slots (``Instance.slot`` seconds each)."""
+
+    p: list[int]
+    r: list[int]
+    g: list[int]
+    w: list[float]
+    single: list[bool]
+    G: list[int]
+    T: int
+
+    @property
+    def n(self) -> int:
+        return len(self.p)
+
+    @property
+    def mixed(self) -> bool:
+        """True if per-server variables are needed (some job is single-server, or resources)."""
+        return any(self.single)
+
+
+def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
+    if getattr(instance, "kind", None) != "rigid":
+        raise InvalidInstanceError(f"The rigid exact models need an instance of kind 'rigid'; got "
+                                   f"{getattr(instance, 'kind', type(instance).__name__)!r}.")
+    s = instance.slot
+    p = [to_slots(j.work, s, what=f"'work' of {j.label}") for j in instance.jobs]
+    r = [to_slots(j.arrival, s, what=f"'arrival' of {j.label}") for j in instance.jobs]
+    if any(x == 0 for x in p):
+        raise InvalidInstanceError("Every job needs at least one slot of work; lower the instance 'slot'.")
+    T = max(r, default=0) + sum(p)  # a serial schedule finishes by then: a valid horizon
+    if horizon_slots is not None:
+        if horizon_slots < max((ri + pi for ri, pi in zip(r, p, strict=True)), default=0):
+            raise InvalidOptionError(f"horizon_slots={horizon_slots} is shorter than some job's release + work.")
+        T = int(horizon_slots)
+    return SlotData(p=p, r=r, g=[j.gpus for j in instance.jobs], w=[j.weight for j in instance.jobs],
+                    single=[j.single_server for j in instance.jobs], G=[int(x) for x in instance.cluster.gpus],
+                    T=T)
+
+
+def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
+    """Time-indexed MILP of ``formulations/rigid.md`` (T1)-(T5).
+
+    Returns a Pyomo ``ConcreteModel`` with components named after the labels:
+    ``x`` (start of job j at slot t), ``y``/``w`` (per-server starts and GPU splits, only when
+    some job is single-server), ``one_start_per_job`` (T1), ``capacity`` (T2 or T4),
+    ``split_demand`` (T3), ``total_weighted_completion_time`` (T5). ``model.data`` holds the
+    slot data.
+
+    Raises
+    ------
+    ModelTooLargeError
+        If the estimated size exceeds ``max_size`` (default ``OPTSCHED_MAX_MODEL_SIZE``).
+    """
+    import pyomo.environ as pyo
+
+    d = slot_data(instance, horizon_slots)
+    n, M, T = d.n, len(d.G), d.T
+    starts = {j: range(d.r[j], T - d.p[j] + 1) for j in range(n)}
+    n_x = sum(len(starts[j]) for j in range(n))
+    n_vars = n_x * (1 + (M if d.mixed else 0))
+    n_cons = n + (T * M if d.mixed else T) + (n_x if d.mixed else 0)
+    check_model_size("rigid time-indexed", n_vars, n_cons, max_size)
+
+    m = pyo.ConcreteModel(name=f"rigid_time_indexed[{instance.name}]")
+    m.data = d
+    m.J = pyo.Set(initialize=range(n), ordered=True)
+    m.S = pyo.Set(initialize=range(M), ordered=True)
+    m.T = pyo.Set(initialize=range(T), ordered=True)
+    m.JT = pyo.Set(dimen=2, initialize=[(j, t) for j in range(n) for t in starts[j]], ordered=True)
+    m.x = pyo.Var(m.JT, domain=pyo.Binary, doc="x[j,t] = 1 if job j starts at slot t")
+
+    @m.Constraint(m.J, doc="(T1) every job starts exactly once")
+    def one_start_per_job(m, j):
+        return sum(m.x[j, t] for t in starts[j]) == 1
+
+    def running(j, t):
+        """Start slots tau with tau <= t < tau + p_j (job j runs in slot t)."""
+        lo, hi = max(d.r[j], t - d.p[j] + 1), min(t, T - d.p[j])
+        return range(lo, hi + 1)
+
+    if not d.mixed:
+        G = sum(d.G)
+
+        @m.Constraint(m.T, doc="(T2) GPUs in use in slot t <= cluster GPUs (jobs may span servers)")
+        def capacity(m, t):
+            expr = sum(d.g[j] * m.x[j, tau] for j in range(n) for tau in running(j, t))
+            if isinstance(expr, int):
+                return pyo.Constraint.Skip
+            return expr <= G
+    else:
+        single = [j for j in range(n) if d.single[j]]
+        span = [j for j in range(n) if not d.single[j]]
+        m.JST_single = pyo.Set(dimen=3, initialize=[(j, s, t) for j in single for s in range(M) for t in starts[j]
+                                                    if d.g[j] <= d.G[s]])
+        m.JST_span = pyo.Set(dimen=3, initialize=[(j, s, t) for j in span for s in range(M) for t in starts[j]])
+        m.y = pyo.Var(m.JST_single, domain=pyo.Binary, doc="y[j,m,t] = 1 if single-server job j starts on m at t")
+        m.w = pyo.Var(m.JST_span, domain=pyo.NonNegativeIntegers,
+                      bounds=lambda m, j, s, t: (0, min(d.g[j], d.G[s])),
+                      doc="w[j,m,t] = GPUs of spanning job j on server m if it starts at t")
+
+        @m.Constraint(m.JT, doc="(T3) a started job gets its g_j GPUs: on one server, or split over servers")
+        def split_demand(m, j, t):
+            if d.single[j]:
+                return sum(m.y[j, s, t] for s in range(M) if d.g[j] <= d.G[s]) == m.x[j, t]
+            return sum(m.w[j, s, t] for s in range(M)) == d.g[j] * m.x[j, t]
+
+        @m.Constraint(m.S, m.T, doc="(T4) GPUs in use on server m in slot t <= G_m")
+        def capacity(m, s, t):
+            expr = sum(d.g[j] * m.y[j, s, tau] for j in single if d.g[j] <= d.G[s] for tau in running(j, t))
+            expr += sum(m.w[j, s, tau] for j in span for tau in running(j, t))
+            if isinstance(expr, int):
+                return pyo.Constraint.Skip
+            return expr <= d.G[s]
+
+    m.total_weighted_completion_time = pyo.Objective(
+        expr=sum(d.w[j] * (t + d.p[j]) * m.x[j, t] for (j, t) in m.JT), sense=pyo.minimize,
+        doc="(T5) sum_j w_j C_j in slots")
+    return m
+
+
+def build_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
+    """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4).
+
+    Returns ``(model, handles)`` where ``handles`` has ``start`` (list of IntVar), ``alloc``
+    (alloc[j][m], GPUs of job j on server m) and ``data``.
+    """
+    from ortools.sat.python import cp_model
+
+    d = slot_data(instance, horizon_slots)
+    n, M, T = d.n, len(d.G), d.T
+    if any(abs(w - round(w)) > 1e-9 for w in d.w):
+        raise InvalidOptionError("CP-SAT needs integer job weights; use backend='highs' for fractional weights.")
+    check_model_size("rigid CP-SAT", n * (2 + M), M + 1 + n, max_size)
+    model = cp_model.CpModel()
+    start, ivs, alloc = [], [], []
+    for j in range(n):
+        s = model.NewIntVar(d.r[j], T - d.p[j], f"start_{j}")  # (C1) release by domain
+        start.append(s)
+        ivs.append(model.NewFixedSizeIntervalVar(s, d.p[j], f"run_{j}"))
+        row = []
+        if d.single[j]:
+            bs = []
+            for srv in range(M):
+                if d.g[j] <= d.G[srv]:
+                    b = model.NewBoolVar(f"on_{j}_{srv}")
+                    bs.append(b)
+                    row.append(d.g[j] * b)
+                else:
+                    row.append(0)
+            model.AddExactlyOne(bs)  # (C2) one server
+        else:
+            vs = [model.NewIntVar(0, min(d.g[j], d.G[srv]), f"alloc_{j}_{srv}") for srv in range(M)]
+            model.Add(sum(vs) == d.g[j])  # (C2) the split adds up to g_j
+            row = vs
+        alloc.append(row)
+    for srv in range(M):  # (C3) per-server cumulative with variable demands
+        model.AddCumulative(ivs, [alloc[j][srv] for j in range(n)], d.G[srv])
+    model.AddCumulative(ivs, d.g, sum(d.G))  # redundant total cumulative (stronger propagation)
+    model.Minimize(sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n)))  # (C4)
+    return model, {"start": start, "alloc": alloc, "data": d}

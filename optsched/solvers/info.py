@@ -1,0 +1,51 @@
+"""Which solvers are installed and loadable here (for `optsched info`)."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+
+__all__ = ["solver_versions", "available_solvers"]
+
+
+def solver_versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("pyomo", "highspy", "ortools", "numpy", "scipy", "pandas", "networkx", "scikit-learn",
+                "matplotlib", "dask", "distributed"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def available_solvers() -> dict[str, bool]:
+    """Try each back end for real: importable *and* loadable (catches the libhighs clash)."""
+    out: dict[str, bool] = {}
+    try:
+        import pyomo.environ as pyo  # noqa: F401
+        from pyomo.contrib.solver.common.factory import SolverFactory
+
+        out["highs"] = bool(SolverFactory("highs").available())
+    except Exception:
+        out["highs"] = False
+    try:
+        from ortools.sat.python import cp_model
+
+        m = cp_model.CpModel()
+        x = m.NewBoolVar("x")
+        m.Add(x == 1)
+        out["cpsat"] = cp_model.CpSolver().Solve(m) == cp_model.OPTIMAL
+    except Exception:
+        out["cpsat"] = False
+    try:
+        import pyomo.environ as pyo
+
+        for name in ("gurobi", "cplex", "glpk", "cbc"):
+            try:
+                s = pyo.SolverFactory(name)
+                out[name] = bool(s is not None and s.available(exception_flag=False))
+            except Exception:
+                out[name] = False
+    except Exception:
+        pass
+    return out

@@ -1,0 +1,277 @@
+"""Solve Pyomo models with HiGHS (default, via highspy) or any Pyomo solver name."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import math
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from optsched.core.result import Status
+from optsched.exceptions import InvalidOptionError, SolverError, SolverLimitWarning, SolverUnavailableError
+from optsched.solvers.options import SolveOptions, SolveResult
+
+__all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
+
+INSTALL_HINTS = {
+    "highs": "pip install highspy==1.14.0 (the version optsched pins; see pyproject.toml)",
+    "gurobi": "pip install gurobipy (needs a Gurobi licence)",
+    "gurobi_direct": "pip install gurobipy (needs a Gurobi licence)",
+    "cplex": "pip install cplex (needs a CPLEX licence)",
+    "cplex_direct": "pip install cplex (needs a CPLEX licence)",
+    "glpk": "apt-get install glpk-utils",
+    "cbc": "apt-get install coinor-cbc",
+}
+
+# names that Pyomo's newer solver interface (pyomo.contrib.solver) knows
+_CONTRIB = {"highs", "gurobi_direct", "gurobi_persistent", "gurobi", "ipopt"}
+
+
+def _import_pyomo():
+    import pyomo.environ as pyo  # noqa: F401  (registers solver plugins)
+
+    return pyo
+
+
+def _is_mip(model: Any) -> bool:
+    pyo = _import_pyomo()
+    for v in model.component_data_objects(pyo.Var, active=True, descend_into=True):
+        if not v.is_continuous():
+            return True
+    return False
+
+
+def _sense_min(model: Any) -> bool:
+    pyo = _import_pyomo()
+    objs = list(model.component_data_objects(pyo.Objective, active=True))
+    if len(objs) != 1:
+        raise InvalidOptionError(f"The model must have exactly one active objective; it has {len(objs)}.")
+    return objs[0].sense == pyo.minimize
+
+
+def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None = None) -> SolveResult:
+    """Solve a Pyomo model and load the incumbent (if any) into it.
+
+    Parameters
+    ----------
+    model : pyomo ConcreteModel
+    solver : str
+        ``"highs"`` (default, embedded via highspy) or any Pyomo solver name (``"gurobi"``,
+        ``"cplex"``, ``"glpk"``, ``"cbc"``, ...).
+    options : SolveOptions
+
+    Returns
+    -------
+    SolveResult
+        ``status`` is OPTIMAL only if the solver reports optimality *and* the gap recomputed
+        from objective and bound is within the requested tolerance; a time-limited run is
+        FEASIBLE (with a :class:`SolverLimitWarning`) or NO_SOLUTION.
+
+    Raises
+    ------
+    SolverUnavailableError
+        The solver is not installed; the message says how to install it.
+    """
+    options = options or SolveOptions()
+    if not isinstance(solver, str) or not solver:
+        raise InvalidOptionError(f"The 'solver' option must be a solver name such as 'highs'; got {solver!r}.")
+    _import_pyomo()
+    if solver in _CONTRIB:
+        return _solve_contrib(model, solver, options)
+    return _solve_legacy(model, solver, options)
+
+
+def _status_from(tc_name: str, has_sol: bool) -> Status:
+    if tc_name == "convergenceCriteriaSatisfied":
+        return Status.OPTIMAL if has_sol else Status.ERROR
+    if tc_name in ("provenInfeasible", "locallyInfeasible", "infeasibleOrUnbounded"):
+        return Status.INFEASIBLE
+    if tc_name == "unbounded":
+        return Status.UNBOUNDED
+    if tc_name in ("maxTimeLimit", "iterationLimit", "objectiveLimit", "interrupted", "minStepLength"):
+        return Status.FEASIBLE if has_sol else Status.NO_SOLUTION
+    return Status.FEASIBLE if has_sol else Status.ERROR
+
+
+def _finish(status: Status, obj: float | None, bound: float | None, options: SolveOptions, minimize: bool,
+            is_mip: bool) -> tuple[Status, float | None, float | None]:
+    if obj is not None and not math.isfinite(obj):
+        obj = None
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    if not is_mip and status == Status.OPTIMAL and bound is None:
+        bound = obj  # an LP solved to optimality: the objective is its own bound
+    if status == Status.OPTIMAL and obj is not None:
+        if bound is None:
+            status = Status.FEASIBLE
+        else:
+            diff = (obj - bound) if minimize else (bound - obj)
+            tol_rel = options.mip_rel_gap * max(abs(obj), 1e-10)
+            tol_abs = options.mip_abs_gap if options.mip_abs_gap is not None else 1e-6
+            if diff > max(tol_rel, tol_abs) + 1e-9 * max(1.0, abs(obj)):
+                status = Status.FEASIBLE
+    return status, obj, bound
+
+
+def _solve_contrib(model: Any, solver: str, options: SolveOptions) -> SolveResult:
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    try:
+        opt = SolverFactory(solver)
+    except Exception as e:  # pragma: no cover - unknown to the factory
+        raise SolverUnavailableError(f"Pyomo does not know the solver {solver!r} ({e}). "
+                                     f"Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}.") from None
+    try:
+        avail = bool(opt.available())
+    except Exception:
+        avail = False
+    if not avail:
+        raise SolverUnavailableError(
+            f"The solver {solver!r} is not available. Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}. "
+            f"(If highspy is installed, an ortools/highspy version clash may hide it: "
+            f"`optsched info` shows the versions.)"
+        )
+    minimize, is_mip = _sense_min(model), _is_mip(model)
+    sopts: dict[str, Any] = {}
+    if solver == "highs":
+        sopts["random_seed"] = options.seed
+        if options.mip_abs_gap is not None:
+            sopts["mip_abs_gap"] = options.mip_abs_gap
+    sopts.update(options.solver_options)
+    kw: dict[str, Any] = {
+        "load_solutions": False,
+        "raise_exception_on_nonoptimal_result": False,
+        "tee": options.verbose,
+        "solver_options": sopts,
+        "rel_gap": options.mip_rel_gap,
+    }
+    if options.time_limit is not None:
+        kw["time_limit"] = options.time_limit
+    if options.threads is not None:
+        kw["threads"] = options.threads
+    t0 = time.perf_counter()
+    try:
+        res = opt.solve(model, **kw)
+    except Exception as e:
+        raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+    runtime = time.perf_counter() - t0
+    sol_name = getattr(res.solution_status, "name", str(res.solution_status))
+    has_sol = sol_name in ("optimal", "feasible")
+    tc = getattr(res.termination_condition, "name", str(res.termination_condition))
+    status = _status_from(tc, has_sol)
+    obj = res.incumbent_objective if has_sol else None
+    bound = res.objective_bound
+    status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
+    duals = None
+    if has_sol:
+        res.solution_loader.load_vars()
+        if options.duals and not is_mip and status == Status.OPTIMAL:
+            raw = res.solution_loader.get_duals()
+            duals = {c.name: float(v) for c, v in raw.items()}
+            dual_suffix = getattr(model, "dual", None)
+            if dual_suffix is not None:
+                for c, v in raw.items():
+                    dual_suffix[c] = v
+    version = ".".join(map(str, res.solver_version)) if isinstance(res.solver_version, tuple) else str(res.solver_version)
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION) and tc != "convergenceCriteriaSatisfied":
+        warnings.warn(f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
+                      f"objective {obj}, bound {bound}; not proven optimal.", SolverLimitWarning, stacklevel=3)
+    return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=solver,
+                       solver_version=version, message=tc, duals=duals, raw=model)
+
+
+def _solve_legacy(model: Any, solver: str, options: SolveOptions) -> SolveResult:
+    pyo = _import_pyomo()
+    from pyomo.opt import SolverStatus, TerminationCondition
+
+    try:
+        opt = pyo.SolverFactory(solver)
+        avail = opt is not None and bool(opt.available(exception_flag=False))
+    except Exception:
+        avail = False
+    if not avail:
+        raise SolverUnavailableError(
+            f"The solver {solver!r} is not available. Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}."
+        )
+    minimize, is_mip = _sense_min(model), _is_mip(model)
+    name_map = {"gurobi": ("TimeLimit", "MIPGap", "Threads", "Seed"),
+                "cplex": ("timelimit", "mipgap", "threads", "randomseed"),
+                "glpk": ("tmlim", "mipgap", None, None),
+                "cbc": ("seconds", "ratio", "threads", "randomSeed")}
+    names = name_map.get(solver.split("_")[0], ("time_limit", "mip_rel_gap", "threads", "random_seed"))
+    o: dict[str, Any] = {}
+    if options.time_limit is not None and names[0]:
+        o[names[0]] = options.time_limit
+    if names[1]:
+        o[names[1]] = options.mip_rel_gap
+    if options.threads is not None and names[2]:
+        o[names[2]] = options.threads
+    if names[3]:
+        o[names[3]] = options.seed
+    o.update(options.solver_options)
+    t0 = time.perf_counter()
+    try:
+        res = opt.solve(model, load_solutions=False, tee=options.verbose, options=o)
+    except Exception as e:
+        raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+    runtime = time.perf_counter() - t0
+    tc = res.solver.termination_condition
+    has_sol = len(res.solution) > 0
+    if has_sol:
+        model.solutions.load_from(res)
+    if tc == TerminationCondition.optimal:
+        status = Status.OPTIMAL
+    elif tc in (TerminationCondition.infeasible, TerminationCondition.infeasibleOrUnbounded):
+        status = Status.INFEASIBLE
+    elif tc == TerminationCondition.unbounded:
+        status = Status.UNBOUNDED
+    elif res.solver.status == SolverStatus.error:
+        status = Status.ERROR
+    else:
+        status = Status.FEASIBLE if has_sol else Status.NO_SOLUTION
+    obj = None
+    if has_sol:
+        objs = list(model.component_data_objects(pyo.Objective, active=True))
+        obj = float(pyo.value(objs[0]))
+    bound = None
+    try:
+        b = res.problem[0].lower_bound if minimize else res.problem[0].upper_bound
+        bound = float(b) if b is not None else None
+    except Exception:
+        bound = None
+    status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION):
+        warnings.warn(f"{solver} stopped ({tc}): status {status.value}; not proven optimal.",
+                      SolverLimitWarning, stacklevel=3)
+    version = ".".join(map(str, opt.version() or ())) if hasattr(opt, "version") else ""
+    return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=solver,
+                       solver_version=version, message=str(tc), raw=model)
+
+
+def write_model(model: Any, path: str | Path) -> Path:
+    """Write a Pyomo model (``.lp`` or ``.mps``, with readable names) or a CP-SAT model
+    (``.pb`` binary or ``.pbtxt`` text) to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if hasattr(model, "ExportToFile"):  # ortools CpModel
+        if path.suffix not in (".pb", ".pbtxt", ".txt"):
+            raise InvalidOptionError(f"A CP-SAT model is written as .pb or .pbtxt; got {path.name!r}.")
+        if not model.ExportToFile(str(path)):
+            raise SolverError(f"CP-SAT could not write {path}.")
+        return path
+    if path.suffix not in (".lp", ".mps"):
+        raise InvalidOptionError(f"A Pyomo model is written as .lp or .mps; got {path.name!r}.")
+    model.write(str(path), io_options={"symbolic_solver_labels": True})
+    return path
+
+
+def pyomo_versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("pyomo", "highspy"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out

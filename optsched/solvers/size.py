@@ -1,0 +1,31 @@
+"""Model-size guard: exact builders estimate their size and refuse before exhausting memory."""
+
+from __future__ import annotations
+
+import os
+
+from optsched.exceptions import ModelTooLargeError
+
+__all__ = ["DEFAULT_MAX_SIZE", "max_model_size", "check_model_size"]
+
+#: Default limit on (variables + constraints) of an exact model; override with the
+#: environment variable ``OPTSCHED_MAX_MODEL_SIZE`` or a builder's ``max_size=`` argument.
+DEFAULT_MAX_SIZE = 2_000_000
+
+
+def max_model_size() -> int:
+    v = os.environ.get("OPTSCHED_MAX_MODEL_SIZE")
+    return int(v) if v else DEFAULT_MAX_SIZE
+
+
+def check_model_size(name: str, n_vars: int, n_cons: int, limit: int | None = None) -> int:
+    """Raise :class:`ModelTooLargeError` if ``n_vars + n_cons`` exceeds the limit; return the size."""
+    limit = max_model_size() if limit is None else int(limit)
+    size = int(n_vars) + int(n_cons)
+    if size > limit:
+        raise ModelTooLargeError(
+            f"The {name} model would have about {n_vars:,} variables and {n_cons:,} constraints "
+            f"({size:,} in all), above the limit of {limit:,}. Use a smaller instance or a coarser "
+            f"'slot', or raise the limit with max_size= or OPTSCHED_MAX_MODEL_SIZE."
+        )
+    return size

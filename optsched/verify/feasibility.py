@@ -1,0 +1,163 @@
+"""Independent feasibility checks of cluster schedules (kind ``rigid``).
+
+Everything is recomputed from the instance and the schedule alone; the solver's or the
+algorithm's own report is never trusted. Labels are those of ``formulations/rigid.md``.
+Paper packages whose schedules are cluster schedules register these same checks for their kind
+with :func:`register_cluster_checks` and add their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from optsched.core.objectives import objective_value
+from optsched.verify.registry import register_check, register_evaluator
+from optsched.verify.report import Violation
+
+__all__ = ["check_all_scheduled", "check_release", "check_demand", "check_no_self_overlap",
+           "check_capacity", "check_resources", "check_work", "register_cluster_checks", "usage_profile"]
+
+TOL = 1e-6
+
+
+def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R1) one_schedule_per_job: every job of the instance has segments; no unknown job."""
+    ids = set(instance.job_ids)
+    for j in instance.jobs:
+        if j.id not in schedule or not schedule.segments(j.id):
+            yield Violation("one_schedule_per_job", f"{j.label} is not scheduled.", job=j.id)
+    for jid in schedule.job_ids:
+        if jid not in ids:
+            yield Violation("one_schedule_per_job", f"The schedule has job {jid!r}, which is not in the instance.",
+                            job=jid)
+
+
+def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R2) release: no job starts before its arrival."""
+    for j in instance.jobs:
+        if j.id in schedule and schedule.segments(j.id):
+            s = schedule.start(j.id)
+            if s < j.arrival - TOL:
+                yield Violation("release", f"{j.label} starts at {s:g} before its arrival {j.arrival:g}.",
+                                job=j.id, time=s)
+
+
+def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R3) demand: each segment holds exactly the job's GPUs, on existing servers, on one
+    server when the job is single-server."""
+    n_srv = instance.cluster.n_servers
+    for j in instance.jobs:
+        for seg in schedule.segments(j.id) if j.id in schedule else []:
+            bad = [m for m in seg.placement if m >= n_srv]
+            if bad:
+                yield Violation("demand", f"{j.label} is placed on server(s) {bad}; the cluster has "
+                                          f"servers 0..{n_srv - 1}.", job=j.id, time=seg.start)
+                continue
+            if seg.gpus != j.gpus:
+                yield Violation("demand", f"{j.label} holds {seg.gpus} GPUs in [{seg.start:g}, {seg.end:g}); "
+                                          f"it needs {j.gpus}.", job=j.id, time=seg.start)
+            if j.single_server and len(seg.placement) > 1:
+                yield Violation("demand", f"{j.label} is single-server but spans servers {list(seg.placement)}.",
+                                job=j.id, time=seg.start)
+
+
+def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R4) segments of one job do not overlap in time."""
+    for jid, segs in schedule.items():
+        for a, b in zip(segs, segs[1:], strict=False):
+            if b.start < a.end - TOL:
+                yield Violation("no_self_overlap", f"Job {jid!r} runs twice at once: [{a.start:g}, {a.end:g}) "
+                                                   f"and [{b.start:g}, {b.end:g}).", job=jid, time=b.start)
+
+
+def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple[np.ndarray, np.ndarray]:
+    """Step function of use per server: ``times`` (k,) and ``use`` (k, n_servers); ``use[i]`` holds
+    on ``[times[i], times[i+1])``."""
+    n = instance.cluster.n_servers
+    ev: list[tuple[float, int, float]] = []
+    jobs = {j.id: j for j in instance.jobs}
+    for jid, segs in schedule.items():
+        job = jobs.get(jid)
+        for seg in segs:
+            if seg.end <= seg.start:
+                continue
+            for m, g in seg.placement.items():
+                if m >= n:
+                    continue
+                if resource == "gpus":
+                    amount = float(g)
+                else:
+                    if job is None:
+                        continue
+                    # a job's resource demand is shared among its servers in proportion to GPUs
+                    amount = job.resources.get(resource, 0.0) * g / max(1, seg.gpus)
+                ev.append((seg.start, m, amount))
+                ev.append((seg.end, m, -amount))
+    if not ev:
+        return np.zeros(0), np.zeros((0, n))
+    times = np.array(sorted({t for t, _, _ in ev}))
+    idx = {t: i for i, t in enumerate(times)}
+    delta = np.zeros((len(times), n))
+    for t, m, a in ev:
+        delta[idx[t], m] += a
+    return times, np.cumsum(delta, axis=0)
+
+
+def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R5) capacity: GPUs in use on each server never exceed its GPUs."""
+    times, use = usage_profile(instance, schedule)
+    cap = instance.cluster.gpus
+    for m in range(instance.cluster.n_servers):
+        over = np.nonzero(use[:, m] > cap[m] + TOL)[0] if len(times) else []
+        for i in list(over)[:5]:
+            yield Violation("capacity", f"Server {m} uses {use[i, m]:g} GPUs at time {times[i]:g}; it has {cap[m]}.",
+                            time=float(times[i]))
+
+
+def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R6) resource_capacity: other resources (cpu, memory, ...) within each server's capacity."""
+    names = sorted({r for j in instance.jobs for r in j.resources})
+    for r in names:
+        times, use = usage_profile(instance, schedule, resource=r)
+        for m, srv in enumerate(instance.cluster.servers):
+            cap = srv.resources.get(r, 0.0)
+            over = np.nonzero(use[:, m] > cap + TOL)[0] if len(times) else []
+            for i in list(over)[:3]:
+                yield Violation("resource_capacity",
+                                f"Server {m} uses {use[i, m]:g} of '{r}' at time {times[i]:g}; it has {cap:g}.",
+                                time=float(times[i]))
+
+
+def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(R7) work: at rate 1 the segments of a job add up to its work."""
+    for j in instance.jobs:
+        if j.id not in schedule:
+            continue
+        done = sum(s.duration for s in schedule.segments(j.id))
+        if abs(done - j.work) > TOL * max(1.0, j.work):
+            yield Violation("work", f"{j.label} runs {done:g} s in total; its work is {j.work:g} s.", job=j.id)
+
+
+_CLUSTER_CHECKS = [
+    ("one_schedule_per_job", check_all_scheduled),
+    ("release", check_release),
+    ("demand", check_demand),
+    ("no_self_overlap", check_no_self_overlap),
+    ("capacity", check_capacity),
+    ("resource_capacity", check_resources),
+]
+
+
+def register_cluster_checks(kind: str, *, work_at_rate_one: bool = True) -> None:
+    """Register the cluster-schedule checks (R1)-(R6), and (R7) if jobs run at rate 1, for ``kind``."""
+    for label, f in _CLUSTER_CHECKS:
+        register_check(kind, label)(f)
+    if work_at_rate_one:
+        register_check(kind, "work")(check_work)
+
+
+register_cluster_checks("rigid")
+register_evaluator("rigid", objective_value)

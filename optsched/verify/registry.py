@@ -1,0 +1,44 @@
+"""Check registry: each instance kind registers its feasibility checks and its evaluator.
+
+A check is ``check(instance, schedule) -> iterable of Violation``; an evaluator is
+``evaluator(instance, schedule, objective_name) -> float``. Paper packages add theirs with
+:func:`register_check` and :func:`register_evaluator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from optsched.verify.report import Violation
+
+__all__ = ["register_check", "checks_for", "register_evaluator", "evaluator_for", "Check"]
+
+Check = Callable[[Any, Any], Iterable[Violation]]
+_CHECKS: dict[str, list[tuple[str, Check]]] = {}
+_EVALUATORS: dict[str, Callable[[Any, Any, str], float]] = {}
+
+
+def register_check(kind: str, label: str) -> Callable[[Check], Check]:
+    """Decorator: run ``check`` on every schedule of instances of ``kind``; ``label`` is its
+    equation label in the formulation file."""
+
+    def deco(func: Check) -> Check:
+        lst = _CHECKS.setdefault(kind, [])
+        lst[:] = [(lab, f) for lab, f in lst if lab != label]
+        lst.append((label, func))
+        return func
+
+    return deco
+
+
+def checks_for(kind: str) -> list[tuple[str, Check]]:
+    return list(_CHECKS.get(kind, []))
+
+
+def register_evaluator(kind: str, func: Callable[[Any, Any, str], float]) -> None:
+    _EVALUATORS[kind] = func
+
+
+def evaluator_for(kind: str) -> Callable[[Any, Any, str], float] | None:
+    return _EVALUATORS.get(kind)
