@@ -9,12 +9,13 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import register_algorithm
-from optsched.core.result import Result, Status
+from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
 from optsched.rigid.formulation import build_cpsat, build_time_indexed
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
+from optsched.solvers import write_model as _write
 
 __all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat"]
 
@@ -68,7 +69,8 @@ def schedule_from_cpsat(instance: Instance, solver, handles) -> Schedule:
 @register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOptions | None = None,
-                horizon_slots: int | None = None, max_size: int | None = None, seed=None) -> Result:
+                horizon_slots: int | None = None, max_size: int | None = None, seed=None,
+                write_model: str | None = None) -> Result:
     """Exact minimum total weighted completion time of rigid jobs (time-indexed MILP or CP-SAT).
 
     Parameters
@@ -82,6 +84,8 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         weights are integers (the objective is then an integer: a gap below 1 proves optimality).
     seed : int, optional
         Overrides ``options.seed``.
+    write_model : str, optional
+        Also write the built model to this file (.lp/.mps, or .pb/.pbtxt for CP-SAT).
 
     Returns
     -------
@@ -114,10 +118,14 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     t0 = time.perf_counter()
     if backend == "cpsat":
         model, h = build_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+        if write_model:
+            _write(model, write_model)
         sr = solve_cpsat(model, options)
         sched = schedule_from_cpsat(instance, sr.raw, h) if sr.has_solution else None
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
+        if write_model:
+            _write(model, write_model)
         sr = solve_pyomo(model, backend, options)
         sched = schedule_from_time_indexed(instance, model) if sr.has_solution else None
     obj = objective_value(instance, sched, OBJECTIVE) if sched is not None else None
@@ -131,7 +139,3 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
                   gap=None if obj is None or bound is None else abs(obj - bound) / max(abs(obj), 1e-10),
                   runtime=time.perf_counter() - t0, solver=f"{sr.solver} {sr.solver_version}",
                   info={"solver_message": sr.message, "solver_runtime": sr.runtime})
-
-
-def exact_status_ok(result: Result) -> bool:
-    return result.status in (Status.OPTIMAL, Status.FEASIBLE)

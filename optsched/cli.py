@@ -1,0 +1,89 @@
+"""The ``optsched`` command line.
+
+Exit codes: 0 ok; 1 infeasible, no solution, or a check failed; 2 bad input (file, field,
+option, unknown name). Errors are one clear line on stderr, never a traceback from deep inside
+a library (``OPTSCHED_DEBUG=1`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from optsched.commands import COMMANDS
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED
+from optsched.exceptions import (
+    InfeasibleError,
+    InvalidInstanceError,
+    InvalidOptionError,
+    InvalidScheduleError,
+    ModelTooLargeError,
+    OptschedError,
+    SolverUnavailableError,
+    TraceFormatError,
+    UnknownNameError,
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse exits 2 on bad usage: keep that, shorter text
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"optsched: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import optsched
+
+    p = _Parser(prog="optsched", description="Exact optimization and paper algorithms for scheduling "
+                                             "distributed deep-learning jobs on GPU clusters.")
+    p.add_argument("--version", action="version", version=f"optsched {optsched.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"optsched.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"optsched.commands.{name}":
+                continue
+            raise
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except (InvalidInstanceError, InvalidScheduleError, InvalidOptionError, UnknownNameError,
+            TraceFormatError, ModelTooLargeError) as e:
+        _report(e)
+        return EXIT_BAD_INPUT
+    except FileNotFoundError as e:
+        _report(e)
+        return EXIT_BAD_INPUT
+    except SolverUnavailableError as e:
+        _report(e)
+        return EXIT_BAD_INPUT
+    except (InfeasibleError, OptschedError) as e:
+        _report(e)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("optsched: interrupted", file=sys.stderr)
+        return 130
+
+
+def _report(e: BaseException) -> None:
+    if os.environ.get("OPTSCHED_DEBUG"):
+        import traceback
+
+        traceback.print_exception(e)
+    print(f"optsched: error: {e}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

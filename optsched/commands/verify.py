@@ -1,0 +1,35 @@
+"""``optsched verify INSTANCE SCHEDULE``: independent feasibility check of a schedule file."""
+
+from __future__ import annotations
+
+from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("verify", help="check a schedule file against an instance, constraint by constraint")
+    p.add_argument("instance", help="instance JSON file")
+    p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out`)")
+    p.add_argument("--objective", default="total_weighted_completion_time", help="objective to recompute")
+    p.add_argument("--claimed", type=float, default=None, help="objective value to check against")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import optsched
+    from optsched.core import get_kind
+    from optsched.verify import verify
+
+    inst = optsched.load_instance(args.instance)
+    sched_cls = getattr(get_kind(inst.kind)["cls"], "schedule_class", None)
+    if sched_cls is None:
+        from optsched.core import Schedule as sched_cls
+    schedule = sched_cls.load(args.schedule)
+    report = verify(inst, schedule, objective=args.objective, claimed=args.claimed)
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        print(report.summary())
+        if report.objectives:
+            print_table([{"objective": k, "value": v} for k, v in report.objectives.items()])
+    return EXIT_OK if report.ok else EXIT_FAILED
