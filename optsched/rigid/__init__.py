@@ -7,8 +7,29 @@ See ``formulations/rigid.md``.
 from optsched.rigid.brute import brute_force_optimum
 from optsched.rigid.exact import solve_exact
 from optsched.rigid.formulation import build_cpsat, build_time_indexed, slot_data
+from optsched.rigid.generate import random_instance
 from optsched.rigid.heuristics import ORDER_RULES, list_schedule
 from optsched.rigid.sgs import decode_placements, serial_sgs
 
+
+def _suite_instances():
+    from pathlib import Path
+
+    from optsched.core.io import load_instance
+
+    toy = Path(__file__).resolve().parents[2] / "instances" / "toy"
+    out = [load_instance(p) for p in sorted(toy.glob("rigid-*.json"))]
+    out += [random_instance(5, 2, 2, single_server=0.5, seed=s) for s in (1, 2)]
+    return out
+
+
+def _register() -> None:
+    from optsched.verify.suite import register_suite_instances
+
+    register_suite_instances("rigid", _suite_instances)
+
+
+_register()
+
 __all__ = ["solve_exact", "build_time_indexed", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
-           "serial_sgs", "decode_placements", "brute_force_optimum"]
+           "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance"]

@@ -1,0 +1,114 @@
+"""The common check suite, run over every registered algorithm.
+
+For each algorithm and each suite instance of its kind:
+
+* ``feasible``: the result's schedule passes :func:`optsched.verify.verify`;
+* ``objective``: the result's objective equals the verifier's recomputed value;
+* ``deterministic``: the same seed gives the same objective and schedule;
+* ``rejects_wrong_kind``: an instance of another kind raises ``InvalidInstanceError``;
+* ``exact_is_lower``: (exact models) the proven optimum is <= every algorithm's objective.
+
+And for each kind, malformed instance dicts are rejected at the boundary with
+``InvalidInstanceError`` (``rejects_malformed``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from optsched.core.io import instance_from_dict
+from optsched.core.registry import AlgorithmSpec
+from optsched.exceptions import InvalidInstanceError
+from optsched.verify.core import verify_result
+
+__all__ = ["register_suite_instances", "suite_instances", "check_algorithm", "malformed_variants",
+           "WrongKindInstance"]
+
+_SUITE: dict[str, Callable[[], list[Any]]] = {}
+
+
+def register_suite_instances(kind: str, factory: Callable[[], list[Any]]) -> None:
+    """``factory()`` returns a few small instances of ``kind`` (solvable exactly in seconds)."""
+    _SUITE[kind] = factory
+
+
+def suite_instances(kind: str) -> list[Any]:
+    f = _SUITE.get(kind)
+    return list(f()) if f else []
+
+
+class WrongKindInstance:
+    """An object that is no valid instance of any algorithm's kind."""
+
+    kind = "__not_a_kind__"
+    name = "wrong-kind"
+    jobs = ()
+
+
+def _same(a: Any, b: Any) -> bool:
+    if hasattr(a, "to_dict") and hasattr(b, "to_dict"):
+        return a.to_dict() == b.to_dict()
+    return a == b
+
+
+def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7) -> dict[str, bool | str]:
+    """Run the per-instance checks of the suite; returns {check: True or a failure message}."""
+    out: dict[str, bool | str] = {}
+    kw = dict(spec.suite_options)
+    r1 = spec.func(instance, seed=seed, **kw)
+    rep = verify_result(instance, r1)
+    out["feasible"] = True if rep.ok or all(v.label == "objective" for v in rep.violations) else rep.summary()
+    out["objective"] = True if not any(v.label == "objective" for v in rep.violations) else rep.summary()
+    r2 = spec.func(instance, seed=seed, **kw)
+    same = (r1.objective == r2.objective) and _same(r1.schedule, r2.schedule)
+    out["deterministic"] = True if same else f"two runs with seed={seed} differ: {r1.objective} vs {r2.objective}"
+    try:
+        spec.func(WrongKindInstance(), seed=seed, **kw)
+        out["rejects_wrong_kind"] = "accepted an object that is not an instance of its kind"
+    except InvalidInstanceError:
+        out["rejects_wrong_kind"] = True
+    except Exception as e:  # noqa: BLE001 - any other error is a failure of the contract
+        out["rejects_wrong_kind"] = f"raised {type(e).__name__} instead of InvalidInstanceError: {e}"
+    return out
+
+
+def malformed_variants(doc: dict) -> list[tuple[str, dict]]:
+    """Mutations of a valid instance dict that must be rejected: each top-level field removed
+    (except optional ones that have defaults), or replaced by a value of the wrong type."""
+    out = []
+    for key in list(doc):
+        if key in ("kind",):
+            continue
+        bad = copy.deepcopy(doc)
+        bad[key] = "not-a-valid-value" if not isinstance(doc[key], str) else 12345
+        out.append((f"{key}: wrong type", bad))
+    for key in ("jobs",):
+        if key in doc:
+            bad = copy.deepcopy(doc)
+            del bad[key]
+            out.append((f"{key}: missing", bad))
+    bad = copy.deepcopy(doc)
+    if isinstance(bad.get("jobs"), list) and bad["jobs"] and isinstance(bad["jobs"][0], dict):
+        j0 = bad["jobs"][0]
+        for k in list(j0):
+            if k in ("id",):
+                continue
+            b2 = copy.deepcopy(doc)
+            b2["jobs"][0][k] = "not-a-valid-value"
+            out.append((f"jobs[0].{k}: wrong type", b2))
+    return out
+
+
+def rejects_malformed(doc: dict) -> dict[str, bool | str]:
+    res: dict[str, bool | str] = {}
+    for what, bad in malformed_variants(doc):
+        try:
+            instance_from_dict(bad)
+            res[what] = "accepted"
+        except InvalidInstanceError:
+            res[what] = True
+        except Exception as e:  # noqa: BLE001
+            res[what] = f"raised {type(e).__name__}: {e}"
+    return res

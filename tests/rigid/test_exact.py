@@ -1,0 +1,101 @@
+"""Exact rigid models: HiGHS == CP-SAT == exhaustive enumeration; optimum <= every heuristic."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import optsched
+from optsched.core import Status
+from optsched.rigid import brute_force_optimum, build_time_indexed, list_schedule, random_instance, solve_exact
+from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+from tests.strategies import rigid_instances
+
+OPT = SolveOptions(time_limit=30, threads=1, mip_abs_gap=0.999)
+
+
+@pytest.mark.parametrize("name", ["rigid-2x2-five", "rigid-1x4-release", "rigid-3x2-single"])
+def test_toy_known_optimum_three_ways(name):
+    inst = optsched.load_instance(optsched.toy_path(name))
+    known = inst.known_optima["total_weighted_completion_time"]["value"]
+    bf, sched = brute_force_optimum(inst)
+    assert bf == known
+    for backend in ("highs", "cpsat"):
+        r = solve_exact(inst, backend=backend, options=OPT)
+        assert r.status == Status.OPTIMAL
+        assert r.objective == pytest.approx(known)
+        assert r.bound <= r.objective + 1e-9
+        assert verify_result(inst, r).ok
+
+
+@settings(max_examples=25)
+@given(rigid_instances(max_jobs=4, single=False))
+def test_exact_equals_enumeration_spanning(inst):
+    bf, _ = brute_force_optimum(inst)
+    r = solve_exact(inst, options=OPT)
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(bf)
+
+
+@settings(max_examples=20)
+@given(rigid_instances(max_jobs=4, max_servers=2, single=True))
+def test_exact_equals_enumeration_single_server(inst):
+    bf, _ = brute_force_optimum(inst)
+    r = solve_exact(inst, backend="cpsat", options=OPT)
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(bf)
+
+
+@settings(max_examples=25)
+@given(rigid_instances(max_jobs=5))
+def test_optimum_below_every_heuristic_and_backends_agree(inst):
+    a = solve_exact(inst, backend="highs", options=OPT)
+    b = solve_exact(inst, backend="cpsat", options=OPT)
+    assert a.status == b.status == Status.OPTIMAL
+    assert a.objective == pytest.approx(b.objective)
+    assert verify_result(inst, a).ok and verify_result(inst, b).ok
+    for rule in ("wspt", "fifo", "spt", "random"):
+        assert a.objective <= list_schedule(inst, rule=rule, seed=0).objective + 1e-9
+
+
+def test_bench_instance_solves_and_write_model(tmp_path):
+    inst = random_instance(10, 3, 4, single_server=0.5, seed=2)
+    r = solve_exact(inst, options=OPT, write_model=str(tmp_path / "m.lp"))
+    assert r.status == Status.OPTIMAL and (tmp_path / "m.lp").read_text().count("one_start_per_job") >= 1
+
+
+def test_fractional_data_is_refused_with_fix():
+    from optsched.core import Cluster, Instance, Job
+    from optsched.exceptions import InvalidInstanceError
+
+    inst = Instance(Cluster.homogeneous(1, 2), [Job(0, work=1.5)])
+    with pytest.raises(InvalidInstanceError, match="slot"):
+        solve_exact(inst)
+    r = solve_exact(inst.replace(slot=0.5), options=OPT)
+    assert r.objective == pytest.approx(1.5)
+
+
+def _labels(prefix: str) -> list[str]:
+    md = (Path(__file__).resolve().parents[2] / "formulations" / "rigid.md").read_text()
+    return re.findall(r"\*\*\((" + prefix + r"\d)\) (\w+)\*\*", md)
+
+
+def test_every_model_label_in_the_markdown_is_a_model_component():
+    labels = _labels("T")
+    assert len(labels) == 5
+    span = random_instance(3, 2, 2, seed=1)
+    mixed = random_instance(3, 2, 2, single_server=1.0, seed=1)
+    m_span, m_mixed = build_time_indexed(span), build_time_indexed(mixed)
+    for tag, name in labels:
+        model = m_span if tag == "T2" else m_mixed
+        assert hasattr(model, name), f"({tag}) {name} is in formulations/rigid.md but not in the model"
+
+
+def test_every_verifier_label_in_the_markdown_is_registered():
+    from optsched.verify import checks_for
+
+    registered = {lab for lab, _ in checks_for("rigid")}
+    for _tag, name in _labels("R"):
+        assert name in registered

@@ -1,0 +1,88 @@
+"""The verifier finds every violated constraint by its label, from the schedule alone."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+from optsched.core import Cluster, Instance, Job, Schedule
+from optsched.rigid import list_schedule
+from optsched.verify import verify, verify_result
+from optsched.exceptions import VerificationError
+from tests.strategies import rigid_instances
+
+INST = Instance(Cluster.homogeneous(2, 2), [Job(0, work=2, gpus=2, arrival=1), Job(1, work=1, gpus=1),
+                                            Job(2, work=3, gpus=1, single_server=True)], name="v")
+
+
+def good() -> Schedule:
+    s = Schedule()
+    s.add(0, 1, 3, {0: 2})
+    s.add(1, 0, 1, {0: 1})
+    s.add(2, 0, 3, {1: 1})
+    return s
+
+
+def labels(rep):
+    return {v.label for v in rep.violations}
+
+
+def test_good_schedule_passes_and_objective_recomputed():
+    rep = verify(INST, good(), objective="total_weighted_completion_time", claimed=3 + 1 + 3)
+    assert rep.ok, rep.summary()
+    assert rep.objectives["total_weighted_completion_time"] == 7
+
+
+@pytest.mark.parametrize(
+    ("mutate", "label"),
+    [
+        (lambda s: s.add(9, 0, 1, {1: 1}), "one_schedule_per_job"),
+        (lambda s: s._seg.pop(1), "one_schedule_per_job"),
+        (lambda s: (s._seg.pop(0), s.add(0, 0, 2, {0: 2})), "release"),
+        (lambda s: (s._seg.pop(1), s.add(1, 0, 1, {0: 2})), "demand"),
+        (lambda s: (s._seg.pop(2), s.add(2, 0, 3, {0: 1, 1: 0} if False else {5: 1})), "demand"),
+        (lambda s: (s._seg.pop(2), s.add(2, 0, 1.5, {1: 1}), s.add(2, 1, 2.5, {1: 1})), "no_self_overlap"),
+        (lambda s: (s._seg.pop(1), s.add(1, 1.5, 2.5, {0: 1})), "capacity"),
+        (lambda s: (s._seg.pop(2), s.add(2, 0, 2, {1: 1})), "work"),
+    ],
+)
+def test_each_violation_is_labelled(mutate, label):
+    s = good()
+    mutate(s)
+    rep = verify(INST, s)
+    assert label in labels(rep), rep.summary()
+    with pytest.raises(VerificationError):
+        rep.raise_if_failed()
+
+
+def test_single_server_job_split_is_a_demand_violation():
+    s = good()
+    s._seg.pop(2)
+    inst = Instance(Cluster.homogeneous(2, 2), [Job(2, work=3, gpus=2, single_server=True)], name="x")
+    s2 = Schedule()
+    s2.add(2, 0, 3, {0: 1, 1: 1})
+    assert "demand" in labels(verify(inst, s2))
+
+
+def test_wrong_claimed_objective_is_caught():
+    rep = verify(INST, good(), objective="total_weighted_completion_time", claimed=6.5)
+    assert labels(rep) == {"objective"}
+
+
+def test_resources_capacity():
+    from optsched.core import Server
+
+    c = Cluster((Server(4, resources={"cpu": 8}),))
+    inst = Instance(c, [Job(0, work=1, gpus=1, resources={"cpu": 6}), Job(1, work=1, gpus=1, resources={"cpu": 6})])
+    s = Schedule()
+    s.add(0, 0, 1, {0: 1})
+    s.add(1, 0, 1, {0: 1})
+    assert "resource_capacity" in labels(verify(inst, s))
+
+
+@given(rigid_instances())
+def test_heuristic_schedules_are_feasible(inst):
+    for rule in ("wspt", "fifo", "spt", "random"):
+        r = list_schedule(inst, rule=rule, seed=1)
+        rep = verify_result(inst, r)
+        assert rep.ok, rep.summary()
