@@ -1,0 +1,45 @@
+"""Paper 000, A-SRPT (Luo, Liu, Lee, Shroff): mixed-parallelism jobs, per-iteration time alpha_i(x),
+Heavy-Edge GPU mapping, exact placement, exact Problem (8) and the Lemma 1-3 / Theorem 1 bounds.
+
+Kind ``"asrpt"``. See ``formulations/asrpt.md``. Heavy dependencies (pyomo, ortools, networkx)
+load inside the functions that need them.
+"""
+
+from optsched.asrpt import checks as _checks
+from optsched.asrpt import exact as _exact  # noqa: F401  (registers asrpt-exact)
+from optsched.asrpt.model import KIND, AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.timing import alpha, alpha_max, stage_times
+from optsched.core.registry import register_kind
+
+register_kind(KIND, AsrptInstance, schema="asrpt.schema.json")
+_checks.register()
+
+
+def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
+    """Load ``instances/toy/<name>.json`` (validated against the asrpt schema).
+
+    >>> toy_instance().n_jobs
+    3
+    """
+    from optsched.core.io import load_instance
+    from optsched.core.registry import kinds
+
+    if KIND not in kinds():
+        register_kind(KIND, AsrptInstance, schema="asrpt.schema.json")
+    from pathlib import Path
+
+    return load_instance(Path(__file__).resolve().parents[2] / "instances" / "toy" / f"{name}.json")
+
+
+def _suite():
+    return [toy_instance()]
+
+
+try:
+    from optsched.verify.suite import register_suite_instances
+
+    register_suite_instances(KIND, _suite)
+except ImportError:  # pragma: no cover
+    pass
+
+__all__ = ["AsrptInstance", "AsrptJob", "Stage", "alpha", "alpha_max", "stage_times", "KIND", "toy_instance"]

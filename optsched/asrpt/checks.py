@@ -1,0 +1,52 @@
+"""Verifier checks for kind ``asrpt``: the shared cluster checks plus ``non_preemptive`` and
+``iteration_time`` (each job's single segment lasts at least n_i alpha_i for its server counts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from optsched.core.objectives import objective_value
+from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+
+__all__ = ["check_non_preemptive", "check_iteration_time"]
+
+TOL = 1e-6
+
+
+def check_non_preemptive(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """Each job runs in one segment (the paper's non-preemptive model)."""
+    for j in instance.jobs:
+        if j.id in schedule and len(schedule.segments(j.id)) > 1:
+            yield Violation("non_preemptive", f"{j.label} runs in {len(schedule.segments(j.id))} segments; "
+                                              f"asrpt jobs are non-preemptive.", job=j.id)
+
+
+def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
+    """(7) A segment on server counts a lasts >= n_i * min_x alpha_i(x) over splits x with those counts.
+
+    The schedule stores GPUs per server, not the stage split, so the check uses the best split for
+    those counts (computed here by enumeration, independent of any solver's report)."""
+    from optsched.asrpt.formulation import best_split
+
+    n = instance.cluster.n_servers
+    for j in instance.jobs:
+        for seg in schedule.segments(j.id) if j.id in schedule else []:
+            if seg.gpus != j.gpus or any(m >= n for m in seg.placement):
+                continue  # reported by 'demand'
+            if any(c > instance.g for c in seg.placement.values()):
+                continue  # reported by 'capacity'
+            counts = [seg.placement.get(m, 0) for m in range(n)]
+            _, a = best_split(j, counts, instance)
+            need = j.iterations * a
+            if seg.duration < need - TOL * max(1.0, need):
+                yield Violation("bottleneck", f"{j.label} runs {seg.duration:g} s on {dict(seg.placement)}; its "
+                                              f"{j.iterations} iterations need >= {need:g} s (alpha = {a:g} s).",
+                                job=j.id, time=seg.start)
+
+
+def register() -> None:
+    register_cluster_checks("asrpt", work_at_rate_one=False)
+    register_check("asrpt", "non_preemptive")(check_non_preemptive)
+    register_check("asrpt", "bottleneck")(check_iteration_time)
+    register_evaluator("asrpt", objective_value)

@@ -1,0 +1,218 @@
+"""Problem (8) on the slot grid: each job picks a start slot t_i >= r_i (1) and a placement pattern.
+
+A *pattern* of job i is a vector a = (a_1..a_M) of GPUs per server with sum a_m = g_i; its
+per-iteration time is the best stage split for those server counts,
+alpha_i(a) = min { alpha_i(x) : sum_m x[s,m] = k_s (2), sum_s x[s,m] = a_m }, and the job holds
+a_m GPUs of server m during its ceil(n_i alpha_i(a) / slot) slots (3). The objective is the
+paper's (8), sum_i (t_i + n_i alpha_i), with t_i on the slot grid and n_i alpha_i real.
+
+Two builders (build only; :mod:`optsched.asrpt.exact` solves):
+
+* :func:`build_problem8_cpsat`: CP-SAT, one optional interval per (job, pattern), a cumulative
+  per server, a redundant cumulative on the whole cluster;
+* :func:`build_problem8_pyomo`: time-indexed MILP x[i, p, t] (cross-check on small instances).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.exceptions import ModelTooLargeError
+from optsched.solvers import check_model_size
+
+__all__ = ["Pattern", "job_patterns", "best_split", "horizon_slots", "build_problem8_cpsat", "build_problem8_pyomo",
+           "OBJ_SCALE"]
+
+#: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it; error <= 0.5/OBJ_SCALE slot per job).
+OBJ_SCALE = 10_000
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Server GPU counts ``counts`` (length M), the best stage split ``x`` (S x M), its ``alpha`` (s),
+    ``slots`` = ceil(n_i alpha / slot) occupied and ``time`` = n_i alpha (s)."""
+
+    counts: tuple[int, ...]
+    x: np.ndarray
+    alpha: float
+    slots: int
+    time: float
+
+
+def _job_key(job: AsrptJob):
+    return (tuple((s.k, s.p_f, s.p_b, s.d_in, s.d_out, s.h) for s in job.stages), job.allreduce)
+
+
+@lru_cache(maxsize=4096)
+def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, b_intra: float):
+    from optsched.asrpt.model import Stage
+    from optsched.asrpt.placement import enumerate_placement, solve_placement
+
+    stages, ar = job_key
+    job = AsrptJob("pattern", [Stage(*s) for s in stages], iterations=1, allreduce=ar)
+    try:
+        r = enumerate_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
+                                limit=50_000)
+    except ModelTooLargeError:
+        from optsched.solvers import SolveOptions
+
+        r = solve_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
+                            options=SolveOptions(time_limit=60, threads=1))
+        if r.status.value != "optimal":
+            raise RuntimeError(f"Best split for {parts} not proven optimal ({r.status}).")
+    return r.x, float(r.alpha)
+
+
+def best_split(job: AsrptJob, counts, instance: AsrptInstance) -> tuple[np.ndarray, float]:
+    """The stage split x minimizing alpha_i for fixed GPUs per server ``counts`` (exact; memoised
+    on the sorted non-zero counts, since servers are identical)."""
+    counts = [int(c) for c in counts]
+    nz = sorted([(c, m) for m, c in enumerate(counts) if c > 0], key=lambda cm: (-cm[0], cm[1]))
+    parts = tuple(c for c, _ in nz)
+    xs, a = _best_split_cached(_job_key(job), parts, instance.g, instance.b_inter, instance.b_intra)
+    x = np.zeros((job.n_stages, len(counts)), dtype=np.int64)
+    for col, (_, m) in enumerate(nz):
+        x[:, m] = xs[:, col]
+    return x, a
+
+
+def job_patterns(job: AsrptJob, instance: AsrptInstance) -> list[Pattern]:
+    """Every server-count vector of job i (sum = g_i, each <= g) with its best split and duration.
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> inst = toy_instance()
+    >>> [(p.counts, p.slots) for p in job_patterns(inst.jobs[0], inst)]
+    [((0, 2), 6), ((1, 1), 44), ((2, 0), 6)]
+    """
+    M, g, gi = instance.M, instance.g, job.gpus
+    out = []
+    for counts in itertools.product(range(min(g, gi) + 1), repeat=M):
+        if sum(counts) != gi:
+            continue
+        x, a = best_split(job, counts, instance)
+        t = job.iterations * a
+        out.append(Pattern(tuple(counts), x, a, max(1, math.ceil(t / instance.slot - 1e-9)), t))
+    return out
+
+
+def arrival_slot(job: AsrptJob, instance: AsrptInstance) -> int:
+    return int(math.ceil(job.arrival / instance.slot - 1e-9))
+
+
+def horizon_slots(instance: AsrptInstance, patterns: dict) -> int:
+    """T = max r_i + sum_i min_p slots: running the jobs one after another in their fastest pattern is
+    feasible, so some optimal schedule ends by T."""
+    r = max((arrival_slot(j, instance) for j in instance.jobs), default=0)
+    return r + sum(min(p.slots for p in patterns[j.id]) for j in instance.jobs)
+
+
+def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+    """CP-SAT model of Problem (8): returns ``(model, handles)``.
+
+    handles: ``start[i]`` (slot var), ``use[i][p]`` (Bool), ``patterns[job id]``, ``T``.
+    Objective: sum_i (slot * t_i + n_i alpha_i(p)) in units of slot / OBJ_SCALE.
+    """
+    from optsched.solvers import new_cp_model
+
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
+    T = horizon_slots(instance, pats)
+    n_pat = sum(len(v) for v in pats.values())
+    check_model_size("asrpt Problem (8) CP-SAT", 2 * instance.n_jobs + 2 * n_pat, instance.M + 1 + 3 * instance.n_jobs,
+                     max_size)
+    m = new_cp_model()
+    M, g = instance.M, instance.g
+    start, use, per_server, demands, all_iv, all_dem = [], [], [[] for _ in range(M)], [[] for _ in range(M)], [], []
+    obj = []
+    for i, job in enumerate(instance.jobs):
+        P = pats[job.id]
+        r = arrival_slot(job, instance)
+        dmin = min(p.slots for p in P)
+        s = m.NewIntVar(r, T - dmin, f"t[{job.id}]")  # (1) release
+        bs = [m.NewBoolVar(f"use[{job.id},{p.counts}]") for p in P]
+        m.AddExactlyOne(bs)  # one pattern per job (2): the pattern fixes x^m_{i,s}
+        for b, p in zip(bs, P, strict=True):
+            m.Add(s + p.slots <= T).OnlyEnforceIf(b)
+            iv = m.NewOptionalFixedSizeIntervalVar(s, p.slots, b, f"run[{job.id},{p.counts}]")
+            all_iv.append(iv)
+            all_dem.append(job.gpus)
+            for k in range(M):
+                if p.counts[k] > 0:
+                    per_server[k].append(iv)
+                    demands[k].append(p.counts[k])
+        start.append(s)
+        use.append(bs)
+        obj.append(OBJ_SCALE * s)
+        obj += [round(p.time / instance.slot * OBJ_SCALE) * b for b, p in zip(bs, P, strict=True)]
+    for k in range(M):  # (3) capacity per server
+        if per_server[k]:
+            m.AddCumulative(per_server[k], demands[k], g)
+    if all_iv:  # redundant: the whole cluster
+        m.AddCumulative(all_iv, all_dem, instance.G)
+    m.Minimize(sum(obj))
+    return m, {"start": start, "use": use, "patterns": pats, "T": T}
+
+
+def build_problem8_pyomo(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+    """Time-indexed MILP of Problem (8) (build only).
+
+    x[i, p, t] = 1 iff job i starts at slot t with pattern p. Components named after
+    ``formulations/asrpt.md``: ``one_pattern_per_job`` ((2) through the pattern), ``release`` (1),
+    ``capacity`` (3), objective ``total_completion_time`` (8).
+    """
+    import pyomo.environ as pyo
+
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
+    T = horizon_slots(instance, pats)
+    idx = [(i, p, t) for i, j in enumerate(instance.jobs) for p, pat in enumerate(pats[j.id])
+           for t in range(T - pat.slots + 1)]
+    check_model_size("asrpt Problem (8) time-indexed", len(idx), instance.n_jobs * 2 + instance.M * T, max_size)
+    jobs = instance.jobs
+    m = pyo.ConcreteModel(name=f"problem8[{instance.name}]")
+    m.IPT = pyo.Set(initialize=idx, dimen=3)
+    m.I = pyo.RangeSet(0, len(jobs) - 1)
+    m.Mset = pyo.RangeSet(0, instance.M - 1)
+    m.T = pyo.RangeSet(0, T - 1)
+    m.x = pyo.Var(m.IPT, domain=pyo.Binary)
+    by_job: dict[int, list] = {}
+    for key in idx:
+        by_job.setdefault(key[0], []).append(key)
+
+    @m.Constraint(m.I)
+    def one_pattern_per_job(m, i):
+        return sum(m.x[k] for k in by_job[i]) == 1
+
+    @m.Constraint(m.I)
+    def release(m, i):  # (1)
+        r = arrival_slot(jobs[i], instance)
+        early = [k for k in by_job[i] if k[2] < r]
+        return sum(m.x[k] for k in early) == 0 if early else pyo.Constraint.Skip
+
+    cover: dict[tuple[int, int], list] = {}
+    for (i, p, t) in idx:
+        pat = pats[jobs[i].id][p]
+        for k in range(instance.M):
+            if pat.counts[k]:
+                for u in range(t, t + pat.slots):
+                    cover.setdefault((k, u), []).append((pat.counts[k], (i, p, t)))
+
+    @m.Constraint(m.Mset, m.T)
+    def capacity(m, k, u):  # (3)
+        terms = cover.get((k, u))
+        if not terms:
+            return pyo.Constraint.Skip
+        return sum(c * m.x[key] for c, key in terms) <= instance.g
+
+    m.total_completion_time = pyo.Objective(  # (8)
+        expr=sum((t * instance.slot + pats[jobs[i].id][p].time) * m.x[i, p, t] for (i, p, t) in idx),
+        sense=pyo.minimize)
+    m.patterns = pats
+    m.horizon = T
+    return m
