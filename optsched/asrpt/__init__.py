@@ -14,6 +14,10 @@ from optsched.core.registry import register_kind
 register_kind(KIND, AsrptInstance, schema="asrpt.schema.json")
 _checks.register()
 
+from optsched.asrpt import bounds as _bounds  # noqa: E402
+
+_bounds.register()
+
 
 def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
     """Load ``instances/toy/<name>.json`` (validated against the asrpt schema).
