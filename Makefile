@@ -6,6 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
+NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
 .PHONY: help venv demo test test-slow test-all bench notebooks lint clean
 
@@ -29,19 +30,19 @@ demo: $(STAMP)
 	$(VENV)/bin/optsched demo
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -n $(JOBS) --nbmake --nbmake-timeout=600 tests notebooks
+	$(PY) -m pytest -m "not slow" -n $(JOBS) --nbmake --nbmake-timeout=600 tests $(NOTEBOOKS)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m "slow" -n $(JOBS) tests
 
 test-all: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) --nbmake --nbmake-timeout=1200 tests notebooks
+	$(PY) -m pytest -n $(JOBS) --nbmake --nbmake-timeout=1200 tests $(NOTEBOOKS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
 notebooks: $(STAMP)
-	$(PY) -m pytest --nbmake --nbmake-timeout=1200 notebooks
+	$(PY) -m pytest --nbmake --nbmake-timeout=1200 $(NOTEBOOKS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check optsched tests benchmarks

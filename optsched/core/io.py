@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ def schema_path(name: str) -> Path:
     return SCHEMA_DIR / name
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str):
     import jsonschema
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["Status", "Result", "relative_gap"]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of a run.
 
     ``OPTIMAL``: proven optimal (gap within the requested tolerance, recomputed from objective
@@ -26,9 +26,6 @@ class Status(str, Enum):
     NO_SOLUTION = "no_solution"
     ERROR = "error"
     HEURISTIC = "heuristic"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def has_solution(self) -> bool:

@@ -205,33 +205,50 @@ class Schedule:
         return pd.DataFrame(rows, columns=["job", "segment", "start", "end", "duration", "servers", "gpus"])
 
     def plot_gantt(self, cluster=None, ax=None, *, title: str | None = None):
-        """Gantt chart: one row per server, bars stacked by GPU count. Returns the axes."""
+        """Gantt chart: one band per server, one row per GPU; returns the matplotlib axes.
+
+        Each segment takes the GPU rows given by ``gpu_ids`` if the schedule has them, else the
+        lowest rows free at its start (GPUs of a server are interchangeable). A segment that finds
+        no free row (an over-capacity schedule) is drawn above its band with a red edge. A job
+        keeps its colour across schedules of the same jobs (colour by sorted job id).
+        """
         import matplotlib.pyplot as plt
 
+        used = sorted({k for segs in self._seg.values() for s in segs for k in s.placement})
+        n_srv = cluster.n_servers if cluster is not None else (max(used) + 1 if used else 1)
+        cap = [int(g) for g in cluster.gpus] if cluster is not None else [
+            max((s.placement.get(m, 0) for segs in self._seg.values() for s in segs), default=1) for m in range(n_srv)]
         if ax is None:
-            _, ax = plt.subplots(figsize=(8, 1.0 + 0.6 * (cluster.n_servers if cluster else 2)))
-        servers = sorted({k for segs in self._seg.values() for s in segs for k in s.placement})
-        n_srv = cluster.n_servers if cluster is not None else (max(servers) + 1 if servers else 1)
-        cap = cluster.gpus if cluster is not None else None
-        cmap = plt.get_cmap("tab20")
-        # stack bars within a server row by a greedy lane assignment
-        lanes: dict[int, list[tuple[float, float, int]]] = {}
-        for idx, (j, segs) in enumerate(self._seg.items()):
-            for s in segs:
-                for srv, g in s.placement.items():
-                    used = lanes.setdefault(srv, [])
-                    occupied = sum(gg for (a, b, gg) in used if a < s.end and s.start < b)
-                    height = 0.8 / (cap[srv] if cap is not None else max(8, g))
-                    y0 = srv + 0.1 + occupied * height
-                    ax.broken_barh([(s.start, s.duration)], (y0, g * height), color=cmap(idx % 20),
-                                   edgecolor="black", linewidth=0.5)
-                    ax.text(s.start + s.duration / 2, y0 + g * height / 2, str(j), ha="center", va="center",
-                            fontsize=7)
-                    used.append((s.start, s.end, g))
+            _, ax = plt.subplots(figsize=(9, 1.2 + 0.9 * n_srv))
+        cmap = plt.get_cmap("tab10" if len(self._seg) <= 10 else "tab20")
+        colour = {j: cmap(i % cmap.N) for i, j in enumerate(sorted(self._seg, key=str))}
+        busy: list[list[float]] = [[-float("inf")] * cap[m] for m in range(n_srv)]
+        segs_all = sorted(((s.start, s.end, j, s) for j, segs in self._seg.items() for s in segs),
+                          key=lambda x: (x[0], x[1], str(x[2])))
+        for a, b, j, s in segs_all:
+            for m, g in s.placement.items():
+                if m >= n_srv:
+                    continue
+                if s.gpu_ids is not None and m in s.gpu_ids:
+                    rows = [r for r in s.gpu_ids[m] if r < cap[m]]
+                else:
+                    rows = [r for r in range(cap[m]) if busy[m][r] <= a + 1e-9][:g]
+                over = len(rows) < g
+                for r in rows:
+                    busy[m][r] = b
+                h = 0.8 / max(cap[m], 1)
+                ys = [m + 0.1 + r * h for r in rows] or [m + 0.9]
+                for y in ys:
+                    ax.broken_barh([(a, b - a)], (y, h), color=colour[j], edgecolor="red" if over else "black",
+                                   linewidth=1.5 if over else 0.5)
+                ax.text(a + (b - a) / 2, (min(ys) + max(ys) + h) / 2, str(j), ha="center", va="center", fontsize=8)
         ax.set_yticks([i + 0.5 for i in range(n_srv)])
         ax.set_yticklabels([f"server {i}" for i in range(n_srv)])
         ax.set_xlabel("time (s)")
-        ax.set_ylim(0, n_srv)
+        ax.set_ylim(0, n_srv + 0.05)
+        for i in range(1, n_srv):
+            ax.axhline(i, color="grey", linewidth=0.5)
         if title:
             ax.set_title(title)
+        ax.figure.tight_layout()
         return ax

@@ -80,8 +80,9 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         ``highs``/Pyomo solvers solve the time-indexed MILP (T1)-(T5); ``cpsat`` the interval
         model (C1)-(C4).
     options : SolveOptions
-        Time limit, gaps, threads, seed. Default: 60 s, gap 0, ``mip_abs_gap=0.999`` when all
-        weights are integers (the objective is then an integer: a gap below 1 proves optimality).
+        Time limit, gaps, threads, seed. Default: 60 s, gap 0. When all weights are integers and
+        ``mip_abs_gap`` is None it is set to 0.999 (the objective in slots is then an integer, so
+        a gap below 1 proves optimality).
     seed : int, optional
         Overrides ``options.seed``.
     write_model : str, optional
@@ -110,9 +111,11 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     >>> r.status.value, r.objective
     ('optimal', 19.0)
     """
-    if options is None:
-        integral = all(abs(j.weight - round(j.weight)) < 1e-12 for j in instance.jobs)
-        options = SolveOptions(mip_abs_gap=0.999 if integral else None)
+    integral = all(abs(j.weight - round(j.weight)) < 1e-12 for j in getattr(instance, "jobs", ()))
+    options = options or SolveOptions()
+    if options.mip_abs_gap is None and integral:
+        # integer objective (in slots): an absolute gap below 1 proves optimality
+        options = options.replace(mip_abs_gap=0.999)
     if seed is not None:
         options = options.replace(seed=int(seed))
     t0 = time.perf_counter()

@@ -12,7 +12,6 @@ weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from optsched.core.instance import Instance
 from optsched.core.units import to_slots

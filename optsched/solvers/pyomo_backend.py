@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from optsched.core.result import Status
-from optsched.exceptions import InvalidOptionError, SolverError, SolverLimitWarning, SolverUnavailableError
+from optsched.exceptions import (
+    InvalidOptionError,
+    SolverError,
+    SolverLimitWarning,
+    SolverUnavailableError,
+)
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]

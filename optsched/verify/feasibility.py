@@ -113,8 +113,10 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
     for m in range(instance.cluster.n_servers):
         over = np.nonzero(use[:, m] > cap[m] + TOL)[0] if len(times) else []
         for i in list(over)[:5]:
-            yield Violation("capacity", f"Server {m} uses {use[i, m]:g} GPUs at time {times[i]:g}; it has {cap[m]}.",
-                            time=float(times[i]))
+            t = float(times[i])
+            who = [jid for jid, segs in schedule.items() for s in segs if m in s.placement and s.start <= t < s.end]
+            yield Violation("capacity", f"Server {m} uses {use[i, m]:g} GPUs at time {t:g} (jobs {who}); "
+                                        f"it has {cap[m]}.", job=tuple(who), time=t)
 
 
 def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:

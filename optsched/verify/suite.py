@@ -74,29 +74,30 @@ def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7) -> dic
     return out
 
 
+def _wrong_type(value: Any) -> Any:
+    """A JSON value of another type than ``value`` that no field accepts in its place: a list of
+    mixed junk for scalars and objects, a string for lists."""
+    return "not-a-list" if isinstance(value, list) else ["not", {"a": "scalar"}]
+
+
 def malformed_variants(doc: dict) -> list[tuple[str, dict]]:
-    """Mutations of a valid instance dict that must be rejected: each top-level field removed
-    (except optional ones that have defaults), or replaced by a value of the wrong type."""
+    """Mutations of a valid instance dict that must be rejected: each top-level field and each
+    field of the first job replaced by a value of the wrong type, and the job list removed."""
     out = []
     for key in list(doc):
         if key in ("kind",):
             continue
         bad = copy.deepcopy(doc)
-        bad[key] = "not-a-valid-value" if not isinstance(doc[key], str) else 12345
+        bad[key] = _wrong_type(doc[key])
         out.append((f"{key}: wrong type", bad))
-    for key in ("jobs",):
-        if key in doc:
-            bad = copy.deepcopy(doc)
-            del bad[key]
-            out.append((f"{key}: missing", bad))
-    bad = copy.deepcopy(doc)
-    if isinstance(bad.get("jobs"), list) and bad["jobs"] and isinstance(bad["jobs"][0], dict):
-        j0 = bad["jobs"][0]
-        for k in list(j0):
-            if k in ("id",):
-                continue
+    if "jobs" in doc:
+        bad = copy.deepcopy(doc)
+        del bad["jobs"]
+        out.append(("jobs: missing", bad))
+    if isinstance(doc.get("jobs"), list) and doc["jobs"] and isinstance(doc["jobs"][0], dict):
+        for k in list(doc["jobs"][0]):
             b2 = copy.deepcopy(doc)
-            b2["jobs"][0][k] = "not-a-valid-value"
+            b2["jobs"][0][k] = _wrong_type(doc["jobs"][0][k])
             out.append((f"jobs[0].{k}: wrong type", b2))
     return out
 

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 
 import optsched
 from optsched.core import Status
-from optsched.rigid import brute_force_optimum, build_time_indexed, list_schedule, random_instance, solve_exact
+from optsched.rigid import (
+    brute_force_optimum,
+    build_time_indexed,
+    list_schedule,
+    random_instance,
+    solve_exact,
+)
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 from tests.strategies import rigid_instances

@@ -17,7 +17,14 @@ from optsched.exceptions import (
     SolverLimitWarning,
     SolverUnavailableError,
 )
-from optsched.solvers import SolveOptions, check_model_size, new_cp_model, solve_cpsat, solve_pyomo, write_model
+from optsched.solvers import (
+    SolveOptions,
+    check_model_size,
+    new_cp_model,
+    solve_cpsat,
+    solve_pyomo,
+    write_model,
+)
 
 ONE = SolveOptions(time_limit=30, threads=1)
 

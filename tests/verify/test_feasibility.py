@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 
 from optsched.core import Cluster, Instance, Job, Schedule
+from optsched.exceptions import VerificationError
 from optsched.rigid import list_schedule
 from optsched.verify import verify, verify_result
-from optsched.exceptions import VerificationError
 from tests.strategies import rigid_instances
 
 INST = Instance(Cluster.homogeneous(2, 2), [Job(0, work=2, gpus=2, arrival=1), Job(1, work=1, gpus=1),
