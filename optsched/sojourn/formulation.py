@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from optsched.solvers.size import check_model_size
 from optsched.sojourn.evaluate import PairCosts
+from optsched.solvers.size import check_model_size
 
 __all__ = ["build_lop", "add_transitivity", "build_lop_cpsat", "order_from_y", "three_cycles", "pair_weights",
            "CPSAT_SCALE"]
