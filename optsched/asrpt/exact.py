@@ -7,7 +7,12 @@ import time
 
 import numpy as np
 
-from optsched.asrpt.formulation import OBJ_SCALE, build_problem8_cpsat, build_problem8_pyomo, job_patterns
+from optsched.asrpt.formulation import (
+    OBJ_SCALE,
+    build_problem8_cpsat,
+    build_problem8_pyomo,
+    job_patterns,
+)
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import register_algorithm

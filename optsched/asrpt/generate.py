@@ -39,7 +39,10 @@ def random_instance(n_jobs: int = 8, n_servers: int = 3, gpus: int = 4, *, singl
             if S == 1 and ks[0] == 1:
                 ks[0] = 2
             while sum(ks) > cap:
-                ks[ks.index(max(ks))] -= 1
+                if max(ks) > 1:
+                    ks[ks.index(max(ks))] -= 1
+                else:
+                    ks.pop()
         stages = []
         act = [float(rng.uniform(5e6, 6e7)) for _ in range(len(ks) - 1)]  # whole-batch bytes
         for s, k in enumerate(ks):

@@ -1,0 +1,98 @@
+"""Benchmarks of the asrpt package (paper 000): Table II and Problem (8) scaling.
+
+    .venv/bin/python -m benchmarks asrpt                    # full: Table II + Problem (8) sweep (~10-20 min)
+    .venv/bin/python benchmarks/bench_asrpt.py --quick      # small sweep, 10 s limit
+
+Writes ``benchmarks/results/asrpt.json``:
+
+* ``table2``: per model, mean PITT/PCT of Heavy-Edge and the exact MILP over 20 availability
+  patterns (each MILP cross-checked by enumeration), beside the paper's numbers;
+* ``problem8``: for n jobs on 3 servers x 4 GPUs (seeds 0-2), CP-SAT status, objective, bound, gap and
+  runtime with a 60 s limit; the time-indexed HiGHS model on the smallest size as cross-check;
+* ``bounds``: for each proven instance, OPT_A1 / OPT_A beside rho (Lemma 1) and Lemma 3's sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # pragma: no cover - direct script use
+    sys.path.insert(0, str(ROOT))
+
+OUT = ROOT / "benchmarks" / "results" / "asrpt.json"
+
+
+def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
+    from optsched.asrpt.bounds import bound_inputs, lemma3_rhs, opt_a1, opt_a1_tilde
+    from optsched.asrpt.exact import solve_problem8
+    from optsched.asrpt.generate import random_instance
+    from optsched.solvers import SolveOptions
+    from optsched.verify import verify_result
+
+    rows = []
+    for n in sizes:
+        for seed in seeds:
+            inst = random_instance(n, 3, 4, seed=seed, single_gpu=0.3, arrival_rate=2.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = solve_problem8(inst, options=SolveOptions(time_limit=time_limit, threads=1, seed=0))
+            row = {"n_jobs": n, "seed": seed, "backend": "cpsat", "status": str(r.status), "objective": r.objective,
+                   "bound": r.bound, "gap": r.gap, "runtime": r.runtime, "patterns": r.info["patterns"],
+                   "horizon_slots": r.info["horizon_slots"],
+                   "verified": verify_result(inst, r).ok if r.schedule is not None else None}
+            if r.optimal:
+                b = bound_inputs(inst)
+                a1 = opt_a1(b)
+                row.update({"opt_a1": a1, "rho": b.rho, "opt_a1_over_opt_a": a1 / r.objective,
+                            "lemma1_holds": a1 <= b.rho * r.objective, "opt_a1_tilde": opt_a1_tilde(b),
+                            "lemma3_rhs": lemma3_rhs(b), "eps_bar": b.eps_bar})
+            rows.append(row)
+            print(f"  problem8 n={n} seed={seed}: {r}", flush=True)
+            if n == cross_check_size:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    h = solve_problem8(inst, backend="highs",
+                                       options=SolveOptions(time_limit=time_limit, threads=1))
+                rows.append({"n_jobs": n, "seed": seed, "backend": "highs", "status": str(h.status),
+                             "objective": h.objective, "bound": h.bound, "gap": h.gap, "runtime": h.runtime,
+                             "verified": verify_result(inst, h).ok if h.schedule is not None else None})
+                print(f"  problem8 n={n} seed={seed}: {h}", flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", type=int, nargs="*")
+    ap.add_argument("--time-limit", type=float)
+    ap.add_argument("--skip-table2", action="store_true")
+    a = ap.parse_args(argv or [])
+    sizes = a.sizes or ([4, 8] if a.quick else [4, 8, 12, 16, 20, 24, 28])
+    seeds = [0] if a.quick else [0, 1, 2]
+    tl = a.time_limit or (10.0 if a.quick else 60.0)
+    t0 = time.perf_counter()
+    out = {"machine": platform.platform(), "python": platform.python_version(), "time_limit": tl}
+    if not a.skip_table2:
+        from optsched.experiments.asrpt_table2 import table2, table2_rows
+
+        rows = table2_rows(n_patterns=5 if a.quick else 20)
+        out["table2_rows"] = rows
+        out["table2"] = json.loads(table2(rows).to_json(orient="index"))
+        print(table2(rows).round(3).T, flush=True)
+    out["problem8"] = problem8_sweep(sizes, seeds, tl, cross_check_size=sizes[0])
+    out["runtime"] = time.perf_counter() - t0
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    print(f"wrote {OUT} in {out['runtime']:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

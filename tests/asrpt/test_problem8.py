@@ -1,0 +1,89 @@
+"""Exact Problem (8): CP-SAT vs the time-indexed MILP, independent verification."""
+
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.asrpt import toy_instance
+from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.formulation import build_problem8_pyomo, horizon_slots, job_patterns
+from optsched.asrpt.generate import random_instance
+from optsched.core.registry import get_algorithm
+from optsched.core.schedule import Schedule
+from optsched.solvers import SolveOptions
+from optsched.verify import verify, verify_result
+
+OPT = SolveOptions(threads=1, time_limit=30)
+
+
+def test_toy_known_optimum_both_backends():
+    inst = toy_instance()
+    known = inst.known_optima["total_completion_time"]["value"]
+    for b in ("cpsat", "highs"):
+        r = solve_problem8(inst, backend=b, options=OPT)
+        assert r.status.value == "optimal"
+        assert r.objective == pytest.approx(known, abs=1e-3)
+        assert r.bound <= r.objective + 1e-9
+        rep = verify_result(inst, r)
+        assert rep.ok, rep.violations
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
+def test_cpsat_equals_time_indexed_on_random_small(seed, n):
+    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = solve_problem8(inst, backend="cpsat", options=OPT)
+        b = solve_problem8(inst, backend="highs", options=OPT)
+    assert a.optimal and b.optimal
+    assert a.objective == pytest.approx(b.objective, abs=a.info["objective_rounding"] + 1e-6)
+    for r in (a, b):
+        assert verify_result(inst, r).ok
+    # the serial schedule behind the horizon is feasible and no better than the optimum
+    pats = {j.id: job_patterns(j, inst) for j in inst.jobs}
+    assert horizon_slots(inst, pats) * inst.slot >= max(a.schedule.completions().values()) - 1e-9
+
+
+def test_verifier_catches_short_and_overlapping_runs():
+    inst = toy_instance()
+    r = solve_problem8(inst, options=OPT)
+    bad = Schedule()
+    for jid, segs in r.schedule.items():
+        s = segs[0]
+        bad.add(jid, s.start, s.start + 0.5 * s.duration, s.placement)  # too short
+    rep = verify(inst, bad)
+    assert not rep.ok and any(v.label == "bottleneck" for v in rep.violations)
+    clash = Schedule()
+    for jid, segs in r.schedule.items():
+        s = segs[0]
+        clash.add(jid, inst.job(jid).arrival, inst.job(jid).arrival + s.duration, {0: inst.job(jid).gpus})
+    rep = verify(inst, clash)
+    assert any(v.label in ("capacity", "release") for v in rep.violations)
+
+
+def test_registered_and_model_labels():
+    spec = get_algorithm("asrpt-exact")
+    assert spec.exact and spec.kind == "asrpt"
+    m = build_problem8_pyomo(toy_instance())
+    for name in ("one_pattern_per_job", "release", "capacity", "total_completion_time"):
+        assert hasattr(m, name)
+
+
+def test_wrong_kind_rejected():
+    from optsched.exceptions import InvalidInstanceError
+
+    class Other:
+        kind = "rigid"
+
+    with pytest.raises(InvalidInstanceError, match="kind 'asrpt'"):
+        solve_problem8(Other())
+
+
+@pytest.mark.slow
+def test_eight_jobs_three_by_four_proven_within_60s():
+    inst = random_instance(8, 3, 4, seed=0, single_gpu=0.3, arrival_rate=2.0)
+    r = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=60))
+    assert r.optimal and verify_result(inst, r).ok
