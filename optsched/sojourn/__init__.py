@@ -33,6 +33,25 @@ from optsched.sojourn.policies import (  # noqa: E402
     sr,
 )
 
+
+
+def _suite_instances():
+    import optsched
+    from optsched.core.io import load_instance
+    from optsched.sojourn.generate import random_instance, workload
+
+    return [load_instance(optsched.toy_path("sojourn-two-jobs")), load_instance(optsched.toy_path("sojourn-four-jobs")),
+            workload(1, 6, seed=3), random_instance(5, seed=11)]
+
+
+def _register_suite() -> None:
+    from optsched.verify.suite import register_suite_instances
+
+    register_suite_instances(KIND, _suite_instances)
+
+
+_register_suite()
+
 __all__ = ["SojournInstance", "SojournSchedule", "StagedJob", "KIND", "OBJECTIVE", "pair_costs",
            "expected_sojourn", "enumerate_outcomes", "monte_carlo", "solve_exact", "rank", "serpt", "sr",
            "random_policy", "adjacent_pair_violations"]

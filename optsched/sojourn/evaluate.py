@@ -19,7 +19,7 @@ import numpy as np
 
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
-from optsched.sojourn.model import SojournInstance, SojournSchedule
+from optsched.sojourn.model import SojournInstance, SojournSchedule, check_instance
 
 __all__ = ["PairCosts", "pair_costs", "poisson_binomial", "expected_sojourn", "order_value", "stage_value",
            "enumerate_outcomes", "monte_carlo", "MonteCarloEstimate", "as_indices", "stage_indices",
@@ -122,7 +122,7 @@ def pair_costs(instance: SojournInstance, *, method: str = "quadrature") -> Pair
     >>> round(pc.order_value([0, 1]), 10), round(pc.order_value([1, 0]), 10)
     (9.1, 9.75)
     """
-    instance.require_static("The exact evaluation of objective (1)")
+    check_instance(instance).require_static("The exact evaluation of objective (1)")
     jobs = instance.jobs
     n = len(jobs)
     s = np.array([j.success_prob for j in jobs])
@@ -222,7 +222,7 @@ def stage_value(instance: SojournInstance, stages: Sequence[tuple[Any, int]], pc
             succ = pc.s[k] * xm
             fail = float(np.dot(pk[:-1], np.minimum(x[:-1], xm)))
             total += pc.s[i] * (succ * pc.h2[i, k] + fail * pc.h1[i, k])
-    return total
+    return float(total)
 
 
 def expected_sojourn(instance: SojournInstance, schedule: SojournSchedule | Sequence[Any],

@@ -19,7 +19,7 @@ from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
 from optsched.sojourn.evaluate import PairCosts, pair_costs
-from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule
+from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, check_instance
 from optsched.solvers import SolveOptions
 
 __all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "BACKENDS", "OPT_RTOL"]
@@ -224,6 +224,7 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     """
     from optsched.sojourn.dp import exhaustive_search, subset_dp
 
+    check_instance(instance)
     options = options or SolveOptions()
     if seed is not None:
         options = options.replace(seed=int(seed))

@@ -156,7 +156,8 @@ def build_lop_cpsat(pc: PairCosts, *, max_size: int | None = None, hint: list[in
     wmax = float(np.abs(w).max()) if n > 1 else 0.0
     scale = CPSAT_SCALE / wmax if wmax > 0 else 1.0
     W = np.rint(w * scale).astype(np.int64)
-    eps = 0.5 * (n * (n - 1) // 2) / scale
+    iu = np.triu_indices(n, 1)
+    eps = float(np.abs(W[iu] / scale - w[iu]).sum())  # |(1) - scaled model| <= eps for every order
     model = cp_model.CpModel()
     y = {(i, j): model.NewBoolVar(f"y_{i}_{j}") for i, j in itertools.combinations(range(n), 2)}
     for i, j, k in itertools.combinations(range(n), 3):  # (L2)

@@ -21,7 +21,7 @@ import numpy as np
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
-__all__ = ["StagedJob", "SojournInstance", "SojournSchedule", "KIND", "OBJECTIVE", "PROB_TOL"]
+__all__ = ["StagedJob", "SojournInstance", "SojournSchedule", "KIND", "OBJECTIVE", "PROB_TOL", "check_instance"]
 
 KIND = "sojourn"
 #: Name of objective (1): expected mean sojourn time of the successful jobs.
@@ -339,3 +339,12 @@ class SojournSchedule:
 
 
 SojournInstance.schedule_class = SojournSchedule
+
+
+def check_instance(instance: Any) -> SojournInstance:
+    """Raise :class:`InvalidInstanceError` unless ``instance`` is a :class:`SojournInstance`."""
+    if not isinstance(instance, SojournInstance):
+        raise InvalidInstanceError(
+            f"This algorithm needs an instance of kind 'sojourn' (optsched.sojourn.SojournInstance); got "
+            f"{getattr(instance, 'kind', type(instance).__name__)!r}. Load one with optsched.load_instance.")
+    return instance

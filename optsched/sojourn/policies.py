@@ -18,7 +18,7 @@ from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
-from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, StagedJob
+from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, StagedJob, check_instance
 
 __all__ = ["rank_order", "serpt_order", "sr_rank", "sr_stage_sequence", "index_stage_sequence", "random_order",
            "rank", "serpt", "sr", "random_policy", "pair_criterion", "adjacent_pair_violations",
@@ -145,6 +145,7 @@ def rank(instance: SojournInstance, *, seed: SeedLike = None, pc: PairCosts | No
     ((1, 2), 9.1)
     """
     t0 = time.perf_counter()
+    check_instance(instance)
     return _result(instance, "sojourn-rank", SojournSchedule(order=rank_order(instance)), t0, pc)
 
 
@@ -169,6 +170,7 @@ def serpt(instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool 
     9.75
     """
     t0 = time.perf_counter()
+    check_instance(instance)
     if preemptive:
         sch = SojournSchedule(stages=index_stage_sequence(instance, remaining_expected_size))
         return _result(instance, "sojourn-serpt-preemptive", sch, t0, pc)
@@ -195,6 +197,7 @@ def sr(instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = T
     (((1, 1), (2, 1), (2, 2), (1, 2)), 10.0)
     """
     t0 = time.perf_counter()
+    check_instance(instance)
     if preemptive:
         return _result(instance, "sojourn-sr", SojournSchedule(stages=sr_stage_sequence(instance)), t0, pc)
     keys = [sr_rank(j)[0] for j in instance.jobs]
@@ -214,6 +217,7 @@ def random_policy(instance: SojournInstance, *, seed: SeedLike = None, pc: PairC
     True
     """
     t0 = time.perf_counter()
+    check_instance(instance)
     return _result(instance, "sojourn-random", SojournSchedule(order=random_order(instance, seed)), t0, pc)
 
 
