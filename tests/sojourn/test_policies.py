@@ -36,8 +36,7 @@ def test_swap_of_adjacent_jobs_is_eq_13(inst):
 
 
 def test_alpha_tends_to_one_with_N():
-    """Lemma III.3 numerically: alpha_ij(N) -> 1 for uniform success probabilities (beta = inf here,
-    so the premise 1 < beta < inf fails, but the limit still appears)."""
+    """Lemma III.3 numerically: alpha_ij(N) -> 1 (Table I success probabilities, beta = E[s/(1-s)] ~ 2.8)."""
     from optsched.sojourn.generate import workload
 
     med = []
