@@ -14,8 +14,13 @@ eps = sum_i |n_i - ñ_i| (eq. 9), eps_bar = eps / I, alpha^max = max_i alpha^max
 alpha^min = min_i alpha^min_i (exact minimum on the empty cluster), g^max = max_i g_i.
 Lemma 2 and Theorem 1 need G > g^max (else their right-hand sides are +inf).
 
-:func:`check_bounds` returns one row per inequality (lhs, rhs, holds); the verifier check
-``lemma_1`` / ``lemma_3`` (registered for kind ``asrpt``) needs no schedule.
+:func:`check_bounds` returns one row per inequality (lhs, rhs, holds); the verifier checks
+``lemma_1_corrected`` (through the schedule's total completion time) and ``lemma_3`` (no schedule
+needed) are registered for kind ``asrpt``.
+
+Finding: Lemma 1 as stated (constant rho) fails on instances/papers/asrpt/lemma1-counterexample.json
+(Heavy-Edge suboptimal): OPT_{A_1} = 40.0 > rho OPT_A = 33.6. It holds with
+kappa = max_i alpha~min_i / alpha^min_i instead of rho (:func:`lemma1_corrected_rhs`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance
 
 __all__ = ["srpt_completions", "srpt_total", "BoundInputs", "bound_inputs", "opt_a1", "opt_a1_tilde",
-           "lemma1_rhs", "lemma2_rhs", "lemma3_rhs", "theorem1_ratio", "check_bounds", "BoundRow"]
+           "lemma1_rhs", "lemma1_corrected_rhs", "lemma2_rhs", "lemma3_rhs", "theorem1_ratio", "check_bounds", "BoundRow"]
 
 
 def srpt_completions(releases: Sequence[float], sizes: Sequence[float]) -> np.ndarray:
@@ -98,6 +103,11 @@ class BoundInputs:
         return float(np.max(self.alpha_max / self.alpha_min_est))
 
     @property
+    def kappa(self) -> float:
+        """max_i alpha~min_i / alpha^min_i >= 1: how far Heavy-Edge is from the exact minimum."""
+        return float(np.max(self.alpha_min_est / self.alpha_min))
+
+    @property
     def eps(self) -> float:
         return float(np.abs(self.n - self.n_pred).sum())
 
@@ -148,6 +158,16 @@ def opt_a1_tilde(b: BoundInputs) -> float:
 
 def lemma1_rhs(b: BoundInputs, opt_a: float) -> float:
     return b.rho * opt_a
+
+
+def lemma1_corrected_rhs(b: BoundInputs, opt_a: float) -> float:
+    """kappa OPT_A, kappa = max_i alpha~min_i / alpha^min_i (our corrected Lemma 1, see formulations/asrpt.md#findings).
+
+    Proof: in an optimal schedule of A job i runs n_i alpha_i >= n_i alpha^min_i; stretching time by kappa
+    gives each job room for n_i alpha~min_i <= kappa n_i alpha^min_i on its g_i GPUs, and sharing the
+    cluster as in Appendix A gives a schedule of A_1 with total completion time <= kappa OPT_A.
+    """
+    return b.kappa * opt_a
 
 
 def lemma3_rhs(b: BoundInputs) -> float:
@@ -204,7 +224,7 @@ def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a
     >>> from optsched.asrpt import toy_instance
     >>> rows = check_bounds(toy_instance(), opt_a=21.9)
     >>> [(r.name, r.holds) for r in rows]
-    [('lemma_1', True), ('lemma_3', True)]
+    [('lemma_1', True), ('lemma_1_corrected', True), ('lemma_3', True)]
     """
     b = inputs or bound_inputs(instance, predictions=predictions)
     rows = []
@@ -212,6 +232,8 @@ def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a
     if opt_a is not None:
         rhs = lemma1_rhs(b, opt_a)
         rows.append(BoundRow("lemma_1", a1, rhs, a1 <= rhs * (1 + rtol), f"rho={b.rho:.6g}"))
+        rc = lemma1_corrected_rhs(b, opt_a)
+        rows.append(BoundRow("lemma_1_corrected", a1, rc, a1 <= rc * (1 + rtol), f"kappa={b.kappa:.6g}"))
     rhs3 = lemma3_rhs(b)
     a1t = opt_a1_tilde(b)
     rows.append(BoundRow("lemma_3", a1t, rhs3, a1t <= rhs3 * (1 + rtol), f"eps={b.eps:g}"))
@@ -239,15 +261,18 @@ def _inputs_cached(instance) -> BoundInputs:
 
 
 def verifier_lemma_1(instance, schedule):
-    """Lemma 1 through any feasible schedule S: OPT_{A_1} <= rho OPT_A <= rho * sum_i C_i(S)."""
+    """Corrected Lemma 1 through any feasible schedule S: OPT_{A_1} <= kappa OPT_A <= kappa * sum_i C_i(S).
+
+    (The paper's constant rho can fail: instances/papers/asrpt/lemma1-counterexample.json. A
+    violation of this corrected form means the schedule is infeasible or runs jobs too fast.)"""
     from optsched.verify import Violation
 
     b = _inputs_cached(instance)
     total = sum(schedule.completion(j.id) for j in instance.jobs if j.id in schedule)
     a1 = opt_a1(b)
-    if a1 > b.rho * total * (1 + 1e-9) + 1e-9:
-        yield Violation("lemma_1", f"OPT_A1 = {a1:g} > rho * (total completion of this schedule) = "
-                                   f"{b.rho:g} * {total:g}: Lemma 1 fails or the schedule is infeasible.")
+    if a1 > b.kappa * total * (1 + 1e-9) + 1e-9:
+        yield Violation("lemma_1_corrected", f"OPT_A1 = {a1:g} > kappa * (total completion of this schedule) = "
+                                             f"{b.kappa:g} * {total:g}: the schedule runs jobs faster than alpha allows.")
 
 
 def verifier_lemma_3(instance, schedule):
@@ -265,5 +290,5 @@ def verifier_lemma_3(instance, schedule):
 def register() -> None:
     from optsched.verify import register_check
 
-    register_check("asrpt", "lemma_1")(verifier_lemma_1)
+    register_check("asrpt", "lemma_1_corrected")(verifier_lemma_1)
     register_check("asrpt", "lemma_3")(verifier_lemma_3)
