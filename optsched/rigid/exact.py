@@ -133,7 +133,11 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         sched = schedule_from_time_indexed(instance, model) if sr.has_solution else None
     obj = objective_value(instance, sched, OBJECTIVE) if sched is not None else None
     scale = instance.slot
-    bound = None if sr.bound is None else sr.bound * scale
+    bound_slots = sr.bound
+    if bound_slots is not None and integral:
+        # the objective in slots is an integer: its bound rounds up (to absorb float noise, not gaps)
+        bound_slots = float(np.ceil(bound_slots - 1e-6))
+    bound = None if bound_slots is None else bound_slots * scale
     if obj is not None and sr.objective is not None and not np.isclose(obj, sr.objective * scale, rtol=1e-6, atol=1e-6):
         raise InvalidOptionError(f"Decoded objective {obj} differs from the solver's {sr.objective * scale}; "
                                  f"the model and the decoder disagree (a bug: please report it).")
