@@ -60,6 +60,26 @@ def check_static_setting(instance: SojournInstance, schedule: Any) -> Iterable[V
                                           "this instance has arrivals or several servers (use the online policies).")
 
 
+@register_check(KIND, "pairwise_lower_bound")
+def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
+    """Objective (1) of any static schedule >= sum_i d_i + sum_{i<j} min(c_ij, c_ji) (bounds.py)."""
+    from optsched.sojourn.bounds import pairwise_lower_bound
+    from optsched.sojourn.evaluate import pair_costs
+
+    if not instance.static:
+        return
+    s = _as_schedule(schedule)
+    try:
+        pc = pair_costs(instance)
+        v = expected_sojourn(instance, s, pc)
+    except InvalidScheduleError:
+        return  # reported by permutation / stage_order
+    lb = pairwise_lower_bound(pc)
+    if v < lb - 1e-9 * max(1.0, abs(lb)):
+        yield Violation("pairwise_lower_bound", f"objective (1) {v!r} is below the pairwise lower bound {lb!r} "
+                                                f"(the evaluator or the bound is wrong: please report it).")
+
+
 def evaluate(instance: SojournInstance, schedule: Any, objective: str) -> float:
     if objective not in (OBJECTIVE, "total_weighted_completion_time"):
         raise InvalidScheduleError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
