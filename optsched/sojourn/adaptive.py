@@ -27,7 +27,7 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sojourn.evaluate import poisson_binomial, stage_indices
 from optsched.sojourn.model import SojournInstance
 
-__all__ = ["AdaptiveResult", "optimal_adaptive", "policy_value", "best_stage_sequence", "compare_policies",
+__all__ = ["AdaptiveResult", "optimal_adaptive", "policy_value", "best_stage_sequence", "compare_policies", "simulate_policy",
            "MAX_STATES"]
 
 MAX_STATES = 2_000_000
@@ -207,3 +207,39 @@ def compare_policies(instance: SojournInstance, *, with_sequences: bool = False)
     if with_sequences:
         out["best_stage_sequence"] = best_stage_sequence(instance)[0]
     return out
+
+
+def simulate_policy(instance: SojournInstance, choose: Callable[[tuple[int, ...], int], int], *,
+                    samples: int = 100_000, seed=None, level: float = 0.999):
+    """Monte-Carlo estimate of objective (1) under a Markov policy (an independent check of the
+    Bellman values): sample every job's stopping checkpoint, run the policy stage by stage."""
+    from optsched.core.seeds import as_generator
+    from optsched.sojourn.evaluate import MonteCarloEstimate
+    from scipy.stats import norm
+
+    rng = as_generator(seed)
+    jobs = instance.jobs
+    n = len(jobs)
+    stop = np.column_stack([rng.choice(np.arange(1, j.n_stages + 1), size=samples, p=np.array(j.probs) / sum(j.probs))
+                            for j in jobs])
+    vals = np.empty(samples)
+    for r in range(samples):
+        progress = [0] * n
+        ns, t, tot = 0, 0.0, 0.0
+        for _ in range(sum(j.n_stages for j in jobs)):
+            if all(d == DONE for d in progress):
+                break
+            k = choose(tuple(progress), ns)
+            d = progress[k]
+            t += jobs[k].stage_lengths[d]
+            if d + 1 == stop[r, k]:
+                if d + 1 == jobs[k].n_stages:
+                    ns += 1
+                    tot += t
+                progress[k] = DONE
+            else:
+                progress[k] = d + 1
+        vals[r] = tot / ns if ns else 0.0
+    mean, se = float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(samples))
+    z = float(norm.ppf(0.5 + level / 2))
+    return MonteCarloEstimate(mean, se, mean - z * se, mean + z * se, samples)

@@ -80,8 +80,9 @@ def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy
     if n == 1:
         return {"order": [0], "objective": float(pc.d.sum()), "bound": float(pc.d.sum()), "rounds": 0,
                 "rows": 0, "message": "one job", "solver": "none", "solver_version": ""}
-    if options.mip_abs_gap is None:  # objective (1) is not integral: prove to 1e-10, not HiGHS's 1e-6
-        options = options.replace(mip_abs_gap=1e-10)
+    # objective (1) is not integral: an absolute gap such as the CLI's 0.999 (meant for integer
+    # objectives) or HiGHS's default 1e-6 would stop early; prove to 1e-10 (use mip_rel_gap to stop early)
+    options = options.replace(mip_abs_gap=1e-10)
     model = build_lop(pc, cycles="all" if cycles == "all" else "none")
     if write_model:
         _write(model, write_model)

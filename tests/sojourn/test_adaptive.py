@@ -63,3 +63,17 @@ def test_adaptivity_can_beat_the_best_order():
             found = True
             break
     assert found
+
+
+def test_adaptive_gap_toy_instance_checked_by_simulation():
+    from optsched.sojourn.adaptive import simulate_policy
+    from optsched.sojourn.exact import solve_exact
+
+    inst = optsched.load_instance(optsched.toy_path("sojourn-adaptive-gap"))
+    best = solve_exact(inst, backend="dp").objective
+    assert best == pytest.approx(inst.known_optima["successful_sojourn_time"]["value"])
+    a = optimal_adaptive(inst, preemptive=False)
+    assert a.value == pytest.approx(9.808) and a.value < best - 0.02
+    assert a.policy((-1, 0, 0), 0) == 1 and a.policy((-1, 0, 0), 1) == 2  # adapts to job 0's outcome
+    est = simulate_policy(inst, a.policy, samples=40_000, seed=3, level=0.999)
+    assert est.covers(a.value)
