@@ -34,9 +34,9 @@ def _instance(family: str, n: int, seed: int):
 
 def _run(method: str, pc, limit: float):
     from optsched.exceptions import SolverLimitWarning
-    from optsched.solvers import SolveOptions
     from optsched.sojourn.dp import exhaustive_search, subset_dp
     from optsched.sojourn.exact import solve_lop_cpsat, solve_lop_highs
+    from optsched.solvers import SolveOptions
 
     opts = SolveOptions(time_limit=limit, threads=1)
     t0 = time.perf_counter()

@@ -135,8 +135,8 @@ def optimum(pc) -> tuple[float, list[int], str]:
     if pc.n <= 16:
         v, order = subset_dp(pc)
         return v, order, "dp"
-    from optsched.solvers import SolveOptions
     from optsched.sojourn.exact import solve_lop_highs
+    from optsched.solvers import SolveOptions
 
     out = solve_lop_highs(pc, SolveOptions(time_limit=300, threads=1))
     if not out.get("proven"):

@@ -34,7 +34,6 @@ from optsched.sojourn.policies import (  # noqa: E402
 )
 
 
-
 def _suite_instances():
     import optsched
     from optsched.core.io import load_instance

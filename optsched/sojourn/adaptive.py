@@ -18,7 +18,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -57,7 +57,7 @@ def _setup(instance: SojournInstance):
     term = [[j.probs[d] / math.fsum(j.probs[d:]) for d in range(j.n_stages)] for j in jobs]
     delta = [j.stage_lengths for j in jobs]
 
-    @lru_cache(maxsize=None)
+    @cache
     def g(progress: tuple[int, ...], ns: int) -> float:
         q = [alive_succ[k][d] for k, d in enumerate(progress) if d != DONE]
         pmf = poisson_binomial(q)
@@ -114,7 +114,7 @@ def optimal_adaptive(instance: SojournInstance, *, preemptive: bool = True) -> A
     jobs, g, transitions, delta, n_states = _setup(instance)
     n = len(jobs)
 
-    @lru_cache(maxsize=None)
+    @cache
     def W(progress: tuple[int, ...], ns: int) -> tuple[float, int]:
         alive = [k for k in range(n) if progress[k] != DONE]
         if not alive:
@@ -143,7 +143,7 @@ def policy_value(instance: SojournInstance, choose: Callable[[tuple[int, ...], i
     recursion, without the minimum): an independent evaluator of static schedules too."""
     jobs, g, transitions, delta, _ = _setup(instance)
 
-    @lru_cache(maxsize=None)
+    @cache
     def V(progress: tuple[int, ...], ns: int) -> float:
         if all(d == DONE for d in progress):
             return 0.0
@@ -213,9 +213,10 @@ def simulate_policy(instance: SojournInstance, choose: Callable[[tuple[int, ...]
                     samples: int = 100_000, seed=None, level: float = 0.999):
     """Monte-Carlo estimate of objective (1) under a Markov policy (an independent check of the
     Bellman values): sample every job's stopping checkpoint, run the policy stage by stage."""
+    from scipy.stats import norm
+
     from optsched.core.seeds import as_generator
     from optsched.sojourn.evaluate import MonteCarloEstimate
-    from scipy.stats import norm
 
     rng = as_generator(seed)
     jobs = instance.jobs

@@ -18,7 +18,13 @@ from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
-from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, StagedJob, check_instance
+from optsched.sojourn.model import (
+    OBJECTIVE,
+    SojournInstance,
+    SojournSchedule,
+    StagedJob,
+    check_instance,
+)
 
 __all__ = ["rank_order", "serpt_order", "sr_rank", "sr_stage_sequence", "index_stage_sequence", "random_order",
            "rank", "serpt", "sr", "random_policy", "pair_criterion", "adjacent_pair_violations",

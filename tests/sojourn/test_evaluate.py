@@ -51,7 +51,7 @@ def test_poisson_binomial_moments():
     p = [0.1, 0.5, 0.9, 0.3]
     pmf = poisson_binomial(p)
     assert pmf.sum() == pytest.approx(1.0) and pmf @ np.arange(5) == pytest.approx(sum(p))
-    brute = sum(np.prod([q if b else 1 - q for q, b in zip(p, bits)]) / (2 + sum(bits))
+    brute = sum(np.prod([q if b else 1 - q for q, b in zip(p, bits, strict=False)]) / (2 + sum(bits))
                 for bits in itertools.product([0, 1], repeat=4))
     assert inverse_moments(p, 2) == pytest.approx(brute)
 

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 
 import optsched
 from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverLimitWarning
-from optsched.solvers import SolveOptions
 from optsched.sojourn.dp import exhaustive_search, subset_dp
 from optsched.sojourn.evaluate import enumerate_outcomes, pair_costs
 from optsched.sojourn.exact import solve_exact
 from optsched.sojourn.generate import crossing_instance, workload
 from optsched.sojourn.policies import adjacent_pair_violations, random_policy, rank, serpt, sr
+from optsched.solvers import SolveOptions
 
 from .strategies import instances
 

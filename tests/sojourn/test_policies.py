@@ -58,7 +58,7 @@ def test_policies_return_verified_results(inst):
 
 def test_rank_is_eq_23():
     inst = optsched.load_instance(optsched.toy_path("sojourn-four-jobs"))
-    R = {j.id: sum(x * p for x, p in zip(j.sizes, j.probs)) / j.probs[-1] for j in inst.jobs}
+    R = {j.id: sum(x * p for x, p in zip(j.sizes, j.probs, strict=False)) / j.probs[-1] for j in inst.jobs}
     assert rank_order(inst) == sorted(R, key=R.get)
 
 
