@@ -10,6 +10,7 @@ import numpy as np
 from optsched.asrpt.formulation import (
     OBJ_SCALE,
     build_problem8_cpsat,
+    build_problem8_cpsat_ti,
     build_problem8_pyomo,
     job_patterns,
 )
@@ -36,7 +37,7 @@ def _schedule(instance: AsrptInstance, starts: dict, chosen: dict) -> Schedule:
     return sched
 
 
-@register_algorithm("asrpt-exact", KIND, exact=True, backends=("cpsat", "highs"),
+@register_algorithm("asrpt-exact", KIND, exact=True, backends=("cpsat", "cpsat-ti", "highs"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_problem8(instance: AsrptInstance, *, backend: str = "cpsat", options: SolveOptions | None = None,
                    seed=None, write_model: str | None = None, max_size: int | None = None) -> Result:
@@ -45,9 +46,10 @@ def solve_problem8(instance: AsrptInstance, *, backend: str = "cpsat", options: 
     Parameters
     ----------
     instance : AsrptInstance
-    backend : {"cpsat", "highs"} or a Pyomo solver name
+    backend : {"cpsat", "cpsat-ti", "highs"} or a Pyomo solver name
         ``cpsat``: optional intervals per (job, pattern) with cumulative capacity per server.
-        Otherwise the time-indexed MILP (use only on small instances: O(I P T) binaries).
+        ``cpsat-ti``: CP-SAT on the time-indexed Boolean model (stronger bounds on more jobs).
+        Otherwise the time-indexed MILP through Pyomo (O(I P T) binaries).
     options : SolveOptions
         Default: 60 s, gap 0, 1 thread.
     seed : int, optional
@@ -108,6 +110,22 @@ def solve_problem8(instance: AsrptInstance, *, backend: str = "cpsat", options: 
             for i, j in enumerate(instance.jobs):
                 starts[j.id] = solver.Value(h["start"][i])
                 chosen[j.id] = next(p for b, p in zip(h["use"][i], pats[j.id], strict=True) if solver.Value(b))
+            sched = _schedule(instance, starts, chosen)
+        T = h["T"]
+    elif backend == "cpsat-ti":
+        model, h = build_problem8_cpsat_ti(instance, patterns=pats, max_size=max_size)
+        if write_model:
+            _write(model, write_model)
+        sr = solve_cpsat(model, options)
+        scale = instance.slot / OBJ_SCALE
+        rounding = instance.n_jobs * 0.5 * scale
+        sched = None
+        if sr.has_solution:
+            starts, chosen = {}, {}
+            for (i, p, t), v in h["x"].items():
+                if sr.raw.Value(v):
+                    j = instance.jobs[i]
+                    starts[j.id], chosen[j.id] = t, pats[j.id][p]
             sched = _schedule(instance, starts, chosen)
         T = h["T"]
     else:

@@ -216,3 +216,39 @@ def build_problem8_pyomo(instance: AsrptInstance, *, patterns: dict | None = Non
     m.patterns = pats
     m.horizon = T
     return m
+
+
+def build_problem8_cpsat_ti(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+    """Time-indexed CP-SAT model of Problem (8): Booleans x[i, p, t] (start slot t, pattern p), per-server
+    per-slot capacity (3) as linear constraints, objective (8) in units of slot / OBJ_SCALE. Its LP
+    relaxation is the strong time-indexed one (better bounds than the interval model on many jobs).
+
+    Returns ``(model, handles)`` with ``handles["x"][(i, p, t)]``, ``patterns`` and ``T``.
+    """
+    from optsched.solvers import new_cp_model
+
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
+    T = horizon_slots(instance, pats)
+    jobs = instance.jobs
+    idx = [(i, p, t) for i, j in enumerate(jobs) for p, pat in enumerate(pats[j.id])
+           for t in range(arrival_slot(j, instance), T - pat.slots + 1)]
+    check_model_size("asrpt Problem (8) CP-SAT time-indexed", len(idx), instance.n_jobs + instance.M * T, max_size)
+    m = new_cp_model()
+    x = {k: m.NewBoolVar(f"x[{k[0]},{k[1]},{k[2]}]") for k in idx}
+    by_job: dict[int, list] = {}
+    cover: dict[tuple[int, int], list] = {}
+    for (i, p, t), v in x.items():
+        by_job.setdefault(i, []).append(v)
+        pat = pats[jobs[i].id][p]
+        for k in range(instance.M):
+            if pat.counts[k]:
+                for u in range(t, t + pat.slots):
+                    cover.setdefault((k, u), []).append((pat.counts[k], v))
+    for i in range(len(jobs)):
+        m.AddExactlyOne(by_job[i])
+    for terms in cover.values():
+        if sum(c for c, _ in terms) > instance.g:
+            m.Add(sum(c * v for c, v in terms) <= instance.g)
+    m.Minimize(sum((OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
+                   for (i, p, t), v in x.items()))
+    return m, {"x": x, "patterns": pats, "T": T}
