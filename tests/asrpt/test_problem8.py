@@ -87,3 +87,11 @@ def test_eight_jobs_three_by_four_proven_within_60s():
     inst = random_instance(8, 3, 4, seed=0, single_gpu=0.3, arrival_rate=2.0)
     r = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=60))
     assert r.optimal and verify_result(inst, r).ok
+
+
+def test_demo_rows_quick():
+    from optsched.asrpt.demo import demo_rows
+
+    rows = demo_rows(quick=True)
+    assert rows and all(r["verified"] for r in rows)
+    assert all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)
