@@ -1,0 +1,39 @@
+"""The discrete-event cluster simulator shared by every online policy.
+
+Quick start::
+
+    from optsched.core import Cluster, Job
+    from optsched.sim import Simulator, get_policy
+
+    res = Simulator(Cluster.homogeneous(2, 8), jobs, get_policy("srtf")).run()
+    res.summary(); res.jobs_frame(); res.plot_cdf()
+
+See ``docs/simulator.md`` for how to write a policy and a rate model.
+"""
+
+from optsched.sim.engine import Simulator, simulate
+from optsched.sim.metrics import JOB_COLUMNS, SimResult, replay_log, summarize
+from optsched.sim.policies import FIFO, LAS, POLICIES, SJF, SRTF, WaitQueue, get_policy
+from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
+from optsched.sim.rates import ConstantRate, FunctionRate, PlacementRate, RateModel
+from optsched.sim.resources import FreeGPUs
+from optsched.sim.state import (
+    DONE,
+    FAILED,
+    LOADING,
+    PENDING,
+    PHASES,
+    SAVING,
+    TRAINING,
+    WAITING,
+    SimJob,
+    Timer,
+)
+
+__all__ = [
+    "Simulator", "simulate", "SimResult", "replay_log", "summarize", "JOB_COLUMNS",
+    "Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer",
+    "FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue",
+    "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "FreeGPUs",
+    "SimJob", "Timer", "PHASES", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",
+]

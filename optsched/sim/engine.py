@@ -1,0 +1,699 @@
+"""The discrete-event engine shared by every online policy.
+
+Continuous time, one heap of events. A job's life: ``pending`` -> ``waiting`` (arrival) ->
+``loading`` (holds GPUs, load time) -> ``training`` (progress at the rate model's rate, stage ends
+= checkpoints) -> ``done`` | ``failed`` (early termination at a checkpoint), with preemption
+(``training``/``loading`` -> ``saving`` (pause-and-save time, GPUs held) -> ``waiting``) and
+migration (``saving`` on the old GPUs, then ``loading`` on the new ones).
+
+Event order at equal times: stage ends (completions, checkpoints, early terminations), ends of
+saves, ends of loads, arrivals (in input order), timers; ties within a kind by insertion order.
+After all events of one time the policy's ``schedule`` hook runs once (see
+:mod:`optsched.sim.policy`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from optsched.core.cluster import Cluster
+from optsched.core.job import Job
+from optsched.core.seeds import SeedLike, as_generator
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError
+from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
+from optsched.sim.rates import ConstantRate, RateModel, check_rate
+from optsched.sim.resources import FreeGPUs
+from optsched.sim.state import (
+    DONE,
+    FAILED,
+    LOADING,
+    PENDING,
+    SAVING,
+    TRAINING,
+    WAITING,
+    SimJob,
+    Timer,
+)
+
+__all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
+
+# event priorities at equal times (lower first)
+P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
+_INF = math.inf
+
+Overhead = float | Callable[[SimJob, Mapping[int, int]], float]
+
+
+def _overhead(value: Overhead, name: str) -> Callable[[SimJob, Mapping[int, int]], float]:
+    if callable(value):
+        return value
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not (v >= 0 and math.isfinite(v)):
+        raise InvalidOptionError(
+            f"The '{name}' option must be a number of seconds >= 0 or a function (job, placement) -> seconds; "
+            f"got {value!r}."
+        )
+    return (lambda job, pl: v) if v > 0 else None  # type: ignore[return-value]
+
+
+class Simulator:
+    """Replay jobs on a cluster under an online policy.
+
+    Parameters
+    ----------
+    cluster : Cluster
+    jobs : sequence of Job, or pandas.DataFrame
+        Core :class:`~optsched.core.Job` objects, or a job table with columns ``arrival``,
+        ``gpus`` and ``work`` (or ``duration``), optionally ``job_id``/``id``, ``weight``,
+        ``single_server`` (as returned by the loaders of :mod:`optsched.traces`).
+    policy : Policy
+    rate_model : RateModel, optional
+        Default :class:`~optsched.sim.rates.ConstantRate` (rate 1: work is in seconds).
+    load_time, save_time : float or callable (job, placement) -> float
+        Seconds of loading before each (re)start and of pause-and-save after each preemption of
+        a job that had started training (default 0).
+    stages : mapping job id -> sequence of float, optional
+        Work of each stage (checkpoints between stages); must add up to the job's work.
+        Default: ``job.attrs["stages"]`` if present, else one stage.
+    terminate_after : mapping job id -> int, optional
+        Outcome known only to the engine: the job ends (phase ``failed``) when it completes that
+        many stages. Policies cannot see it.
+    seed : int, Generator or None
+        For the ``random`` placement rule (``sim.rng``); policies may use ``sim.rng`` too.
+    record_log : bool
+        Keep the event log (``result.log``), needed for :func:`~optsched.sim.metrics.replay_log`.
+    progress : bool
+        Show a tqdm progress bar (jobs finished).
+    allow_unfinished : bool
+        If false (default), ending with arrived but unfinished jobs and no pending event (the
+        policy starved them) raises :class:`SimulationError`.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Simulator, FIFO
+    >>> jobs = [Job(0, work=4, gpus=2), Job(1, work=2, gpus=2, arrival=1)]
+    >>> res = Simulator(Cluster.homogeneous(1, 2), jobs, FIFO()).run()
+    >>> res.jobs_frame()["completion"].tolist()
+    [4.0, 6.0]
+    """
+
+    def __init__(self, cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy, *,
+                 rate_model: RateModel | None = None, load_time: Overhead = 0.0, save_time: Overhead = 0.0,
+                 stages: Mapping[Any, Sequence[float]] | None = None,
+                 terminate_after: Mapping[Any, int] | None = None, seed: SeedLike = 0,
+                 record_log: bool = True, progress: bool = False, allow_unfinished: bool = False):
+        if not isinstance(cluster, Cluster):
+            raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
+        if not isinstance(policy, Policy):
+            raise InvalidOptionError(
+                f"The 'policy' argument must be an optsched.sim.Policy; got {type(policy).__name__}. "
+                f"Subclass Policy, or use get_policy(name)."
+            )
+        self.cluster = cluster
+        self.policy = policy
+        self.rate_model = rate_model if rate_model is not None else ConstantRate()
+        if not isinstance(self.rate_model, RateModel):
+            raise InvalidOptionError(f"The 'rate_model' must be an optsched.sim.RateModel; got {rate_model!r}.")
+        self._load = _overhead(load_time, "load_time")
+        self._save = _overhead(save_time, "save_time")
+        self.rng = as_generator(seed)
+        self.record_log = bool(record_log)
+        self.progress = bool(progress)
+        self.allow_unfinished = bool(allow_unfinished)
+        self.jobs: list[SimJob] = _make_jobs(jobs, cluster, stages)
+        for j in self.jobs:
+            j._sim = self
+        self._by_id: dict[Any, SimJob] = {j.id: j for j in self.jobs}
+        if len(self._by_id) != len(self.jobs):
+            raise InvalidInstanceError("Job ids must be unique; found a repeated 'id'. Renumber the jobs.")
+        self._terminate: dict[int, int] = {}
+        for jid, k in (terminate_after or {}).items():
+            if jid not in self._by_id:
+                raise InvalidInstanceError(f"terminate_after names job {jid!r}, which is not in the jobs.")
+            j = self._by_id[jid]
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(j.stages):
+                raise InvalidInstanceError(
+                    f"The terminate_after value of {j.label} must be an integer in [1, {len(j.stages)}] "
+                    f"(its number of stages); got {k!r}."
+                )
+            if k < len(j.stages):
+                self._terminate[j.index] = int(k)
+        self.free = FreeGPUs(list(cluster.gpus))
+        self.capacity = cluster.total_gpus
+        self.now = 0.0
+        self._ran = False
+
+    # -- read-only views for policies -------------------------------------------------------
+    def job(self, job_or_id: Any) -> SimJob:
+        """The SimJob for a SimJob or a job id (raises SimulationError if unknown)."""
+        if isinstance(job_or_id, SimJob):
+            if job_or_id._sim is not self:
+                raise SimulationError(f"{job_or_id.label} belongs to another simulation.")
+            return job_or_id
+        try:
+            return self._by_id[job_or_id]
+        except (KeyError, TypeError):
+            raise SimulationError(f"Unknown job {job_or_id!r}: it is not among the simulated jobs.") from None
+
+    def training_jobs(self) -> list[SimJob]:
+        """Jobs currently training (in start order)."""
+        return list(self._training.values())
+
+    def running_jobs(self) -> list[SimJob]:
+        """Jobs currently holding GPUs (loading, training or saving)."""
+        return list(self._holding.values())
+
+    @property
+    def free_gpus(self) -> list[int]:
+        """Free GPUs per server (a list; do not modify)."""
+        return self.free.free_list
+
+    @property
+    def total_free(self) -> int:
+        return self.free.total_free
+
+    def fits(self, job: SimJob) -> bool:
+        """Whether ``job`` fits in the free GPUs now (one server if single-server)."""
+        return self.free.fits(job.gpus, job.single_server)
+
+    def place(self, job: Any, rule: str | None = None) -> dict[int, int] | None:
+        """A placement for ``job`` on the free GPUs by ``rule`` (default: the policy's), or ``None``."""
+        j = self.job(job)
+        return self.free.place(j.gpus, rule or self.policy.placement, j.single_server, self.rng)
+
+    # -- actions ---------------------------------------------------------------------------
+    def start(self, job: Any, placement: Mapping[int, int] | None = None) -> dict[int, int]:
+        """Start a waiting job on ``placement`` (default: the policy's placement rule).
+
+        Returns the placement used.
+
+        Raises
+        ------
+        SimulationError
+            Unknown job, job not waiting (not arrived, already running, finished), placement over
+            capacity / wrong size / spanning servers for a single-server job, or no fit.
+        """
+        j = job if type(job) is SimJob and job._sim is self else self.job(job)
+        if j.phase != WAITING:
+            raise SimulationError(self._why_not_waiting(j, "start"))
+        if placement is None:
+            pl = self.free.place(j.gpus, self.policy.placement, j.single_server, self.rng)
+            if pl is None:
+                raise SimulationError(
+                    f"Cannot start {j.label} at t={self.now:g}: it needs {j.gpus} GPUs"
+                    f"{' on one server' if j.single_server else ''} and {self.free.total_free} are free "
+                    f"(at most {self.free.max_free} on one server). Check sim.fits(job) first."
+                )
+        else:
+            pl = self.free.check(placement, j.gpus, j.single_server, j.label)
+        self.free.allocate(pl)
+        self._use(j.gpus)
+        self._launch(j, pl)
+        return pl
+
+    def _launch(self, j: SimJob, pl: dict[int, int]) -> None:
+        now = self.now
+        j.placement = pl
+        j.n_starts += 1
+        if j.first_start is None:
+            j.first_start = now
+        j._hold_start = now
+        self._holding[j.index] = j
+        if self._log is not None:
+            self._log.append((now, "start", j.id, pl))
+        load = self._load(j, pl) if self._load is not None else 0.0
+        if load > 0:
+            j.phase = LOADING
+            j._phase_start = now
+            j._version += 1
+            self._seq += 1
+            heapq.heappush(self._heap, (now + load, P_LOADED, self._seq, j, j._version))
+        else:
+            self._begin_training(j)
+
+    def _begin_training(self, j: SimJob) -> None:
+        now = self.now
+        j.phase = TRAINING
+        j._phase_start = now
+        j._t = now
+        self._training[j.index] = j  # the rate model sees the job among the training jobs
+        j.rate = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
+        if self._corunner:
+            self._changed.append(j)
+        if self._log is not None:
+            self._log.append((now, "train", j.id, j.rate))
+        self._push_stage_end(j)
+
+    def _push_stage_end(self, j: SimJob) -> None:
+        j._version += 1
+        self._seq += 1
+        heapq.heappush(self._heap, (j._t + (j.stages[j.stage] - j._done) / j.rate, P_STAGE, self._seq, j,
+                                    j._version))
+
+    def preempt(self, job: Any, *, rollback: bool = False) -> None:
+        """Preempt a loading or training job.
+
+        Its training progress is kept (``rollback=False``) or goes back to its last checkpoint
+        (``rollback=True``; the lost work is reported as ``lost_work``). A job that had started
+        training pauses and saves for ``save_time`` seconds on its GPUs; then its GPUs are free and
+        ``on_preempted`` is called. With zero save time the GPUs are free at once (the hook still
+        comes as an event at the same time).
+        """
+        j = job if type(job) is SimJob and job._sim is self else self.job(job)
+        if j.phase not in (LOADING, TRAINING):
+            raise SimulationError(
+                f"Cannot preempt {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"jobs can be preempted."
+            )
+        self._stop(j, rollback)
+        j.n_preemptions += 1
+        if self._log is not None:
+            self._log.append((self.now, "preempt", j.id, rollback))
+        self._after_stop(j)
+
+    def migrate(self, job: Any, placement: Mapping[int, int]) -> dict[int, int]:
+        """Move a loading/training job to ``placement`` (free GPUs now, reserved at once).
+
+        The job saves on its old GPUs (``save_time``), releases them, then loads on the new ones.
+        Counts as one preemption.
+        """
+        j = job if type(job) is SimJob and job._sim is self else self.job(job)
+        if j.phase not in (LOADING, TRAINING):
+            raise SimulationError(
+                f"Cannot migrate {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"jobs can be migrated."
+            )
+        pl = self.free.check(placement, j.gpus, j.single_server, j.label)
+        self.free.allocate(pl)
+        self._use(j.gpus)
+        j._next_placement = pl
+        self._stop(j, False)
+        j.n_preemptions += 1
+        if self._log is not None:
+            self._log.append((self.now, "migrate", j.id, pl))
+        self._after_stop(j)
+        return pl
+
+    def _stop(self, j: SimJob, rollback: bool) -> None:
+        now = self.now
+        if j.phase == LOADING:
+            d = now - j._phase_start
+            j.loading_time += d
+            j.futile_time += d
+        else:
+            j._done += j.rate * (now - j._t)
+            j._t = now
+            j.training_time += now - j._phase_start
+            del self._training[j.index]
+            if self._corunner:
+                self._changed.append(j)
+            if rollback:
+                ck = j.checkpointed_work
+                j.lost_work += j._done - ck
+                j._done = ck
+        j._version += 1  # the pending load-end / stage-end event is stale
+
+    def _after_stop(self, j: SimJob) -> None:
+        was_training = j.phase == TRAINING  # a job cut during loading has nothing to save
+        save = self._save(j, j.placement) if (self._save is not None and was_training) else 0.0
+        j.phase = SAVING
+        j._phase_start = self.now
+        self._seq += 1
+        if save > 0:
+            heapq.heappush(self._heap, (self.now + save, P_SAVED, self._seq, j, j._version))
+        else:
+            self._release_after_save(j)
+            heapq.heappush(self._heap, (self.now, P_SAVED, self._seq, j, -1))  # notify only
+
+    def _release_after_save(self, j: SimJob) -> None:
+        now = self.now
+        j.saving_time += now - j._phase_start
+        self._seg.append((j.index, j._hold_start, now, j.placement))
+        self.free.release(j.placement)
+        self._use(-j.gpus)
+        del self._holding[j.index]
+        j.placement = None
+        j.phase = WAITING
+        if self._log is not None:
+            self._log.append((now, "saved", j.id, None))
+        if j._next_placement is not None:
+            pl, j._next_placement = j._next_placement, None
+            self._launch(j, pl)
+
+    def set_timer(self, delay: float | None = None, *, at: float | None = None, period: float | None = None,
+                  data: Any = None) -> Timer:
+        """Call ``policy.on_timer`` after ``delay`` seconds (or at time ``at``), then every ``period``."""
+        if (delay is None) == (at is None):
+            raise SimulationError("set_timer needs exactly one of delay= (seconds from now) or at= (a time).")
+        t = self.now + delay if delay is not None else at
+        if not (t >= self.now and math.isfinite(t)):
+            raise SimulationError(
+                f"A timer must fire at a finite time >= now ({self.now:g}); got delay={delay!r}, at={at!r}."
+            )
+        if period is not None and not (period > 0 and math.isfinite(period)):
+            raise SimulationError(f"A periodic timer needs a positive finite 'period'; got {period!r}.")
+        self._timer_id += 1
+        tm = Timer(self._timer_id, t, period, data)
+        self._seq += 1
+        heapq.heappush(self._heap, (t, P_TIMER, self._seq, tm, 0))
+        return tm
+
+    def cancel_timer(self, timer: Timer) -> None:
+        """Cancel a timer (no-op if it already fired or was cancelled)."""
+        if not isinstance(timer, Timer):
+            raise SimulationError(f"cancel_timer needs a Timer returned by set_timer; got {timer!r}.")
+        timer.active = False
+
+    def apply(self, decisions: Iterable[Any] | None) -> None:
+        """Apply decision objects returned by a hook, in order."""
+        if decisions is None:
+            return
+        for d in decisions:
+            if isinstance(d, Start):
+                self.start(d.job, d.placement)
+            elif isinstance(d, Preempt):
+                self.preempt(d.job, rollback=d.rollback)
+            elif isinstance(d, Migrate):
+                self.migrate(d.job, d.placement)
+            elif isinstance(d, SetTimer):
+                self.set_timer(d.delay, period=d.period, data=d.data)
+            elif isinstance(d, CancelTimer):
+                self.cancel_timer(d.timer)
+            else:
+                raise SimulationError(
+                    f"Policy {self.policy.name!r} returned {d!r}; return Start, Preempt, Migrate, SetTimer or "
+                    f"CancelTimer objects (or None)."
+                )
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _why_not_waiting(self, j: SimJob, what: str) -> str:
+        if j.phase == PENDING:
+            why = f"it has not arrived (arrival {j.arrival:g})"
+        elif j.phase in (DONE, FAILED):
+            why = f"it has finished ({j.phase})"
+        else:
+            why = f"it is already {j.phase} on {j.placement}"
+        return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
+
+    def _use(self, delta: int) -> None:
+        self._in_use += delta
+        ut = self._util_t
+        if ut and ut[-1] == self.now:
+            self._util_g[-1] = self._in_use
+        else:
+            ut.append(self.now)
+            self._util_g.append(self._in_use)
+
+    # -- main loop ---------------------------------------------------------------------------
+    def run(self, until: float | None = None):
+        """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`."""
+        from optsched.sim.metrics import SimResult
+
+        if self._ran:
+            raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
+        self._ran = True
+        self._heap: list[tuple] = []
+        self._seq = 0
+        self._timer_id = 0
+        self._training: dict[int, SimJob] = {}
+        self._holding: dict[int, SimJob] = {}
+        self._seg: list[tuple] = []
+        self._log: list[tuple] | None = [] if self.record_log else None
+        self._util_t = array("d")
+        self._util_g = array("q")
+        self._in_use = 0
+        self._corunner = bool(self.rate_model.corunner_dependent)
+        self._changed: list[SimJob] = []
+        n_events = 0
+        policy = self.policy
+        heap = self._heap
+        pop = heapq.heappop
+        arrivals = sorted(self.jobs, key=lambda j: (j.arrival, j.index))
+        n = len(arrivals)
+        ai = 0
+        n_finished = 0
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n, desc=f"simulate {policy.name}", unit="job", mininterval=0.5)
+        bar_step = max(1, n // 200)
+        self.apply(policy.on_start(self))
+        on_arrival, on_completion = policy.on_arrival, policy.on_completion
+        schedule = policy.schedule
+        log = self._log
+        stop = _INF if until is None else float(until)
+        next_arr = arrivals[0].arrival if n else _INF
+        terminate = self._terminate
+        while True:
+            t = heap[0][0] if heap else _INF
+            if next_arr < t:
+                t = next_arr
+            if t == _INF or t > stop:
+                break
+            self.now = t
+            # one batch: every event at time t, in priority order
+            while True:
+                if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
+                    _, prio, _, obj, ver = pop(heap)
+                    n_events += 1
+                    if prio == P_STAGE:
+                        j = obj
+                        if ver != j._version:
+                            continue
+                        j._done = j.stages[j.stage]
+                        j._t = t
+                        j.stage += 1
+                        if j.stage == len(j.stages) or terminate.get(j.index) == j.stage:
+                            j.training_time += t - j._phase_start
+                            j.phase = DONE if j.stage == len(j.stages) else FAILED
+                            j.completion = t
+                            del self._training[j.index]
+                            del self._holding[j.index]
+                            if self._corunner:
+                                self._changed.append(j)
+                            self._seg.append((j.index, j._hold_start, t, j.placement))
+                            self.free.release(j.placement)
+                            self._use(-j.gpus)
+                            j.placement = None
+                            j._version += 1
+                            n_finished += 1
+                            if log is not None:
+                                log.append((t, "complete" if j.phase == DONE else "fail", j.id, j.stage))
+                            if bar is not None and n_finished % bar_step == 0:
+                                bar.update(bar_step)
+                            r = on_completion(self, j)
+                        else:
+                            if log is not None:
+                                log.append((t, "checkpoint", j.id, j.stage))
+                            self._push_stage_end(j)
+                            r = policy.on_checkpoint(self, j)
+                    elif prio == P_SAVED:
+                        j = obj
+                        if ver != -1:
+                            if ver != j._version or j.phase != SAVING:
+                                continue
+                            self._release_after_save(j)
+                        r = policy.on_preempted(self, j)
+                    elif prio == P_LOADED:
+                        j = obj
+                        if ver != j._version or j.phase != LOADING:
+                            continue
+                        j.loading_time += t - j._phase_start
+                        self._begin_training(j)
+                        r = policy.on_loaded(self, j)
+                    else:  # timer
+                        tm = obj
+                        if not tm.active:
+                            continue
+                        if tm.period is not None:
+                            tm.time = t + tm.period
+                            self._seq += 1
+                            heapq.heappush(heap, (tm.time, P_TIMER, self._seq, tm, 0))
+                        else:
+                            tm.active = False
+                        if log is not None:
+                            log.append((t, "timer", None, tm.id))
+                        r = policy.on_timer(self, tm)
+                elif next_arr == t:
+                    j = arrivals[ai]
+                    ai += 1
+                    next_arr = arrivals[ai].arrival if ai < n else _INF
+                    n_events += 1
+                    j.phase = WAITING
+                    if log is not None:
+                        log.append((t, "arrival", j.id, None))
+                    r = on_arrival(self, j)
+                else:
+                    break
+                if r is not None:
+                    self.apply(r)
+            r = schedule(self)
+            if r is not None:
+                self.apply(r)
+            if self._changed:
+                self._update_rates()
+        self.n_events = n_events
+        if bar is not None:
+            bar.update(n_finished - bar.n)
+            bar.close()
+        policy.on_end(self)
+        if until is None and not self.allow_unfinished:
+            stuck = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
+            if stuck:
+                j = stuck[0]
+                raise SimulationError(
+                    f"Policy {policy.name!r} left {len(stuck)} job(s) unfinished with no pending event, e.g. "
+                    f"{j.label} ({j.phase}, {j.gpus} GPUs). A policy must start every waiting job eventually "
+                    f"(or pass allow_unfinished=True)."
+                )
+        return SimResult(self)
+
+    def _update_rates(self) -> None:
+        changed, self._changed = self._changed, []
+        now = self.now
+        for j in list(self.rate_model.affected(self, changed)):
+            if j.phase != TRAINING:
+                continue
+            r = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
+            if r != j.rate:
+                j._done += j.rate * (now - j._t)
+                j._t = now
+                j.rate = r
+                if self._log is not None:
+                    self._log.append((now, "rate", j.id, r))
+                self._push_stage_end(j)
+
+
+def simulate(cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy | str, **options: Any):
+    """Build a :class:`Simulator` and run it (``policy`` may be a registered name).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> res = simulate(Cluster.homogeneous(1, 1), [Job(0, work=3), Job(1, work=1)], "sjf")
+    >>> res.summary()["mean_jct"]   # job 1 first (JCT 1), then job 0 (JCT 4)
+    2.5
+    """
+    if isinstance(policy, str):
+        from optsched.sim.policies import get_policy
+
+        policy = get_policy(policy)
+    return Simulator(cluster, jobs, policy, **options).run()
+
+
+# -- input conversion ----------------------------------------------------------------------------
+def _make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None) -> list[SimJob]:
+    total, largest = cluster.total_gpus, cluster.max_server_gpus
+    try:
+        import pandas as pd
+
+        is_df = isinstance(jobs, pd.DataFrame)
+    except ImportError:  # pragma: no cover
+        is_df = False
+    out: list[SimJob] = []
+    stages = dict(stages or {})
+    if is_df:
+        df = jobs
+        for col in ("arrival", "gpus"):
+            if col not in df.columns:
+                raise InvalidInstanceError(
+                    f"The job table has no '{col}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
+                    f"'duration' (s). Columns: {list(df.columns)}."
+                )
+        wcol = "work" if "work" in df.columns else "duration" if "duration" in df.columns else None
+        if wcol is None:
+            raise InvalidInstanceError(
+                f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {list(df.columns)}."
+            )
+        idcol = "job_id" if "job_id" in df.columns else "id" if "id" in df.columns else None
+        arr = df["arrival"].to_numpy(dtype=float)
+        work = df[wcol].to_numpy(dtype=float)
+        gp = df["gpus"].to_numpy()
+        weight = df["weight"].to_numpy(dtype=float) if "weight" in df.columns else np.ones(len(df))
+        single = df["single_server"].to_numpy(dtype=bool) if "single_server" in df.columns else np.zeros(len(df), bool)
+        ids = df[idcol].tolist() if idcol else list(range(len(df)))
+        _check_array("arrival", arr, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
+        _check_array(wcol, work, ids, lambda a: np.isfinite(a) & (a > 0), "a number of seconds > 0")
+        _check_array("weight", weight, ids, lambda a: np.isfinite(a) & (a > 0), "a number > 0")
+        gpf = np.asarray(gp, dtype=float)
+        _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)),
+                     "an integer >= 1")
+        gpi = gpf.astype(np.int64)
+        lim = np.where(single, largest, total)
+        bad = np.nonzero(gpi > lim)[0]
+        if len(bad):
+            i = int(bad[0])
+            raise InvalidInstanceError(
+                f"The 'gpus' field of job {ids[i]!r} must be at most {int(lim[i])} "
+                f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
+                f"or drop the job ({len(bad)} job(s) are too large)."
+            )
+        extra = [c for c in ("user", "group", "vc", "status") if c in df.columns]
+        extra_vals = {c: df[c].tolist() for c in extra}
+        arr_l, work_l, gp_l, w_l, s_l = arr.tolist(), work.tolist(), gpi.tolist(), weight.tolist(), single.tolist()
+        for i in range(len(df)):
+            attrs = {c: extra_vals[c][i] for c in extra} if extra else None
+            st = _stages(stages.get(ids[i]), work_l[i], ids[i])
+            out.append(SimJob(ids[i], i, arr_l[i], work_l[i], gp_l[i], w_l[i], s_l[i], st, attrs))
+        return out
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
+        raise InvalidInstanceError(f"The 'jobs' argument must be a list of Job or a DataFrame; got {jobs!r}.")
+    for i, j in enumerate(jobs):
+        if not isinstance(j, Job):
+            j = Job.from_dict(j, i) if isinstance(j, Mapping) else j
+            if not isinstance(j, Job):
+                raise InvalidInstanceError(f"Job at index {i} must be an optsched Job or a mapping; got {j!r}.")
+        lim = largest if j.single_server else total
+        if j.gpus > lim:
+            raise InvalidInstanceError(
+                f"The 'gpus' field of {j.label} must be at most {lim} "
+                f"({'the largest server' if j.single_server else 'the cluster'}); got {j.gpus}. "
+                f"Use a larger cluster or drop the job."
+            )
+        st = stages.get(j.id, j.attrs.get("stages") if j.attrs else None)
+        out.append(SimJob(j.id, i, j.arrival, j.work, j.gpus, j.weight, j.single_server,
+                          _stages(st, j.work, j.id), j.attrs))
+    return out
+
+
+def _check_array(name: str, a: np.ndarray, ids: list, ok: Callable[[np.ndarray], np.ndarray], what: str) -> None:
+    with np.errstate(invalid="ignore"):
+        good = ok(a)
+    bad = np.nonzero(~good)[0]
+    if len(bad):
+        i = int(bad[0])
+        raise InvalidInstanceError(
+            f"The '{name}' field of job {ids[i]!r} must be {what}; got {a[i]!r} ({len(bad)} row(s) are invalid). "
+            f"Fix or drop those rows."
+        )
+
+
+def _stages(st: Sequence[float] | None, work: float, jid: Any) -> tuple[float, ...] | None:
+    """Cumulative stage ends from per-stage work amounts (None: one stage)."""
+    if st is None:
+        return None
+    try:
+        parts = [float(x) for x in st]
+    except (TypeError, ValueError):
+        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a list of positive numbers; got {st!r}.") from None
+    if not parts or any(not (p > 0 and math.isfinite(p)) for p in parts):
+        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a non-empty list of positive numbers "
+                                   f"(work per stage); got {st!r}.")
+    cum = list(np.cumsum(parts))
+    if abs(cum[-1] - work) > 1e-9 * max(1.0, work):
+        raise InvalidInstanceError(
+            f"The 'stages' of job {jid!r} add up to {cum[-1]:g}; they must add up to its work {work:g}."
+        )
+    cum[-1] = work
+    return tuple(float(c) for c in cum)

@@ -1,0 +1,323 @@
+"""Results of a simulation: per-job table, summary statistics, utilization, plots, log replay.
+
+Per-job columns (seconds unless noted)
+--------------------------------------
+``arrival``, ``first_start``, ``completion``; ``queue_delay`` = first_start - arrival;
+``jct`` = completion - arrival (job completion time = flow time); ``waiting`` = time not holding
+GPUs = jct - loading - training - saving; ``loading_time``, ``training_time``, ``saving_time``
+(pause-and-save); ``futile_time`` = loading time wasted by preemptions during loading (Lazer's
+futile preemption); ``lost_work`` = work rolled back to a checkpoint (work units);
+``n_preemptions``; ``stages_done``; ``status`` (``done``, ``failed``, or the phase if unfinished).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from optsched.core.schedule import Schedule
+from optsched.sim.state import DONE, FAILED
+
+__all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
+
+JOB_COLUMNS = ["job_id", "arrival", "gpus", "work", "weight", "status", "first_start", "completion",
+               "queue_delay", "jct", "waiting", "loading_time", "training_time", "saving_time", "futile_time",
+               "lost_work", "n_preemptions", "stages_done"]
+
+
+class SimResult:
+    """What a run produced. Built by :meth:`Simulator.run`.
+
+    Attributes
+    ----------
+    policy : str
+    end_time : float
+        Time of the last event.
+    n_events : int
+    log : list of (time, kind, job_id, detail) or None
+        Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
+        preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
+        timer (timer id).
+    """
+
+    def __init__(self, sim: Any):
+        self.policy = sim.policy.name
+        self.cluster = sim.cluster
+        self.capacity = sim.capacity
+        self.end_time = sim.now
+        self.n_events = sim.n_events
+        self.log = sim._log
+        self._jobs = sim.jobs
+        self._seg = sim._seg
+        self._util_t = np.frombuffer(sim._util_t, dtype=np.float64) if len(sim._util_t) else np.zeros(0)
+        self._util_g = np.frombuffer(sim._util_g, dtype=np.int64) if len(sim._util_g) else np.zeros(0, np.int64)
+        self._frame = None
+
+    # -- tables ----------------------------------------------------------------------------
+    def jobs_frame(self):
+        """One row per job (columns :data:`JOB_COLUMNS`), in input order, as a DataFrame."""
+        if self._frame is not None:
+            return self._frame.copy()
+        import pandas as pd
+
+        js = self._jobs
+        nan = float("nan")
+        arrival = np.fromiter((j.arrival for j in js), float, len(js))
+        first = np.fromiter((nan if j.first_start is None else j.first_start for j in js), float, len(js))
+        comp = np.fromiter((nan if j.completion is None else j.completion for j in js), float, len(js))
+        load = np.fromiter((j.loading_time for j in js), float, len(js))
+        train = np.fromiter((j.training_time for j in js), float, len(js))
+        save = np.fromiter((j.saving_time for j in js), float, len(js))
+        jct = comp - arrival
+        df = pd.DataFrame({
+            "job_id": [j.id for j in js],
+            "arrival": arrival,
+            "gpus": np.fromiter((j.gpus for j in js), np.int64, len(js)),
+            "work": np.fromiter((j.work for j in js), float, len(js)),
+            "weight": np.fromiter((j.weight for j in js), float, len(js)),
+            "status": [j.phase for j in js],
+            "first_start": first,
+            "completion": comp,
+            "queue_delay": first - arrival,
+            "jct": jct,
+            "waiting": jct - load - train - save,
+            "loading_time": load,
+            "training_time": train,
+            "saving_time": save,
+            "futile_time": np.fromiter((j.futile_time for j in js), float, len(js)),
+            "lost_work": np.fromiter((j.lost_work for j in js), float, len(js)),
+            "n_preemptions": np.fromiter((j.n_preemptions for j in js), np.int64, len(js)),
+            "stages_done": np.fromiter((j.stage for j in js), np.int64, len(js)),
+        }, columns=JOB_COLUMNS)
+        self._frame = df
+        return df.copy()
+
+    def summary(self) -> dict[str, Any]:
+        """Mean/P50/P95/P99 of JCT and waiting, makespan, total (weighted) completion and flow time,
+        mean utilization, preemptions; see :func:`summarize`."""
+        out = summarize(self.jobs_frame())
+        out["policy"] = self.policy
+        out["mean_utilization"] = self.mean_utilization()
+        out["n_events"] = self.n_events
+        return out
+
+    def utilization(self):
+        """GPUs in use over time: DataFrame ``time, gpus_in_use, utilization`` (a step function;
+        each row holds until the next)."""
+        import pandas as pd
+
+        return pd.DataFrame({"time": self._util_t, "gpus_in_use": self._util_g,
+                             "utilization": self._util_g / float(self.capacity)})
+
+    def mean_utilization(self, start: float = 0.0, end: float | None = None) -> float:
+        """Time-average fraction of GPUs in use over ``[start, end]`` (default: 0 to the last event)."""
+        end = self.end_time if end is None else end
+        if end <= start or not len(self._util_t):
+            return 0.0
+        t = np.clip(np.append(self._util_t, end), start, end)
+        gpu_s = float(np.sum(np.diff(t) * self._util_g))
+        return gpu_s / (self.capacity * (end - start))
+
+    def schedule(self) -> Schedule:
+        """The GPU-holding segments (loading + training + saving) as a core :class:`Schedule`,
+        for :func:`optsched.verify.verify`."""
+        s = Schedule()
+        js = self._jobs
+        for idx, a, b, pl in self._seg:
+            s.add(js[idx].id, a, b, pl)
+        return s
+
+    def segments(self):
+        """One row per GPU-holding segment: ``job_id, start, end, placement``."""
+        import pandas as pd
+
+        js = self._jobs
+        return pd.DataFrame([(js[i].id, a, b, dict(pl)) for i, a, b, pl in self._seg],
+                            columns=["job_id", "start", "end", "placement"])
+
+    # -- output ------------------------------------------------------------------------------
+    def to_files(self, out_dir, fmt: str = "csv") -> list[str]:
+        """Write ``jobs``, ``utilization`` (and ``summary.json``) to ``out_dir``; ``fmt`` csv or parquet."""
+        import json
+        from pathlib import Path
+
+        from optsched.core.io import atomic_write_text
+        from optsched.exceptions import InvalidOptionError
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        if fmt not in ("csv", "parquet"):
+            raise InvalidOptionError(f"The output format must be 'csv' or 'parquet'; got {fmt!r}.")
+        if fmt == "parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise InvalidOptionError(
+                    "Parquet output needs pyarrow, which is not installed; `pip install pyarrow` or use CSV."
+                ) from None
+        paths = []
+        for name, df in (("jobs", self.jobs_frame()), ("utilization", self.utilization())):
+            p = out / f"{name}.{fmt}"
+            if fmt == "csv":
+                atomic_write_text(p, df.to_csv(index=False))
+            else:
+                df.to_parquet(p, index=False)
+            paths.append(str(p))
+        p = out / "summary.json"
+        atomic_write_text(p, json.dumps(self.summary(), indent=2, default=float) + "\n")
+        paths.append(str(p))
+        return paths
+
+    # -- plots -------------------------------------------------------------------------------
+    def plot_cdf(self, column: str = "jct", ax=None, *, label: str | None = None, log: bool = True):
+        """Empirical CDF of a per-job column (default JCT) over finished jobs. Returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 3.5))
+        x = np.sort(self.jobs_frame()[column].dropna().to_numpy())
+        y = np.arange(1, len(x) + 1) / max(1, len(x))
+        ax.step(x, y, where="post", label=label or self.policy)
+        if log and len(x) and x.min() > 0:
+            ax.set_xscale("log")
+        ax.set_xlabel(f"{column} (s)")
+        ax.set_ylabel("fraction of jobs")
+        ax.grid(alpha=0.3)
+        return ax
+
+    def plot_utilization(self, ax=None, *, label: str | None = None):
+        """GPU utilization over time (step plot). Returns the axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 3))
+        u = self.utilization()
+        ax.step(u["time"], u["utilization"], where="post", label=label or self.policy)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("GPU utilization")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        return ax
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"SimResult(policy={self.policy!r}, jobs={s['n_jobs']}, mean_jct={s['mean_jct']:.6g}, "
+                f"makespan={s['makespan']:.6g})")
+
+
+def summarize(df) -> dict[str, Any]:
+    """Summary of a per-job table (from :meth:`SimResult.jobs_frame` or :func:`replay_log`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"arrival": [0.0, 0.0], "completion": [1.0, 3.0], "weight": [1.0, 2.0],
+    ...                    "first_start": [0.0, 1.0], "status": ["done", "done"]})
+    >>> s = summarize(df); s["mean_jct"], s["total_weighted_completion_time"], s["makespan"]
+    (2.0, 7.0, 3.0)
+    """
+    fin = df[df["status"].isin([DONE, FAILED])]
+    jct = (fin["completion"] - fin["arrival"]).to_numpy(dtype=float)
+    qd = (fin["first_start"] - fin["arrival"]).to_numpy(dtype=float)
+    w = fin["weight"].to_numpy(dtype=float) if "weight" in fin else np.ones(len(fin))
+    comp = fin["completion"].to_numpy(dtype=float)
+
+    def pct(a, q):
+        return float(np.percentile(a, q)) if len(a) else float("nan")
+
+    out = {
+        "n_jobs": int(len(df)),
+        "n_done": int((df["status"] == DONE).sum()),
+        "n_failed": int((df["status"] == FAILED).sum()),
+        "mean_jct": float(jct.mean()) if len(jct) else float("nan"),
+        "p50_jct": pct(jct, 50), "p95_jct": pct(jct, 95), "p99_jct": pct(jct, 99),
+        "mean_queue_delay": float(qd.mean()) if len(qd) else float("nan"),
+        "p50_queue_delay": pct(qd, 50), "p95_queue_delay": pct(qd, 95), "p99_queue_delay": pct(qd, 99),
+        "makespan": float(comp.max()) if len(comp) else 0.0,
+        "total_completion_time": float(comp.sum()),
+        "total_weighted_completion_time": float((w * comp).sum()),
+        "total_flow_time": float(jct.sum()),
+        "total_weighted_flow_time": float((w * jct).sum()),
+    }
+    if "n_preemptions" in df:
+        out["n_preemptions"] = int(df["n_preemptions"].sum())
+    if "futile_time" in df:
+        out["futile_time"] = float(df["futile_time"].sum())
+    return out
+
+
+def replay_log(log: Iterable[tuple]) -> Any:
+    """Rebuild the per-job table from an event log alone (independent of the engine's counters).
+
+    Returns a DataFrame with ``job_id, arrival, gpus, status, first_start, completion,
+    loading_time, training_time, saving_time, n_preemptions, work_done`` (work done = integral
+    of the logged rates over training intervals), in order of arrival.
+
+    Examples
+    --------
+    >>> log = [(0.0, "arrival", 7, None), (0.0, "start", 7, {0: 1}), (0.0, "train", 7, 0.5),
+    ...        (4.0, "complete", 7, 1)]
+    >>> r = replay_log(log).iloc[0]
+    >>> float(r["completion"]), float(r["training_time"]), float(r["work_done"])
+    (4.0, 4.0, 2.0)
+    """
+    import pandas as pd
+
+    rows: dict[Any, dict[str, Any]] = {}
+    state: dict[Any, tuple[str, float, float]] = {}  # job -> (phase, since, rate)
+
+    def close(jid, t):
+        ph, since, rate = state.get(jid, ("waiting", t, 0.0))
+        r = rows[jid]
+        if ph == "loading":
+            r["loading_time"] += t - since
+        elif ph == "training":
+            r["training_time"] += t - since
+            r["work_done"] += rate * (t - since)
+        elif ph == "saving":
+            r["saving_time"] += t - since
+        return ph
+
+    for t, kind, jid, detail in log:
+        if kind == "timer":
+            continue
+        if kind == "arrival":
+            rows[jid] = {"job_id": jid, "arrival": t, "gpus": np.nan, "status": "waiting", "first_start": np.nan,
+                         "completion": np.nan, "loading_time": 0.0, "training_time": 0.0, "saving_time": 0.0,
+                         "n_preemptions": 0, "work_done": 0.0}
+            state[jid] = ("waiting", t, 0.0)
+            continue
+        r = rows[jid]
+        if kind == "start":
+            close(jid, t)
+            r["gpus"] = sum(detail.values())
+            if np.isnan(r["first_start"]):
+                r["first_start"] = t
+            state[jid] = ("loading", t, 0.0)
+        elif kind == "train":
+            close(jid, t)
+            state[jid] = ("training", t, float(detail))
+        elif kind == "rate":
+            close(jid, t)
+            state[jid] = ("training", t, float(detail))
+        elif kind in ("preempt", "migrate"):
+            close(jid, t)
+            r["n_preemptions"] += 1
+            state[jid] = ("saving", t, 0.0)
+        elif kind == "saved":
+            close(jid, t)
+            state[jid] = ("waiting", t, 0.0)
+        elif kind == "checkpoint":
+            ph, since, rate = state[jid]
+            close(jid, t)
+            state[jid] = (ph, t, rate)
+        elif kind in ("complete", "fail"):
+            close(jid, t)
+            r["completion"] = t
+            r["status"] = DONE if kind == "complete" else FAILED
+            state[jid] = ("done", t, 0.0)
+    cols = ["job_id", "arrival", "gpus", "status", "first_start", "completion", "loading_time", "training_time",
+            "saving_time", "n_preemptions", "work_done"]
+    return pd.DataFrame(list(rows.values()), columns=cols)

@@ -1,0 +1,457 @@
+"""Baseline online policies: FIFO, SJF, SRTF (preemptive), LAS (preemptive, quantum-based).
+
+Each takes a placement rule (``consolidate``, ``first_fit``, ``least_loaded``, ``random``) and
+``backfill`` (default true: when the best waiting job does not fit, later jobs that fit may
+start; false: strict order, the head of the queue blocks everyone behind it).
+
+Waiting jobs are kept in one heap per (GPU demand, single-server) class, so picking the best job
+that fits costs O(number of classes), not O(queue length), even with backfilling.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from optsched.exceptions import InvalidOptionError, UnknownNameError
+from optsched.sim.policy import Policy
+from optsched.sim.state import LOADING, TRAINING, WAITING, SimJob
+
+__all__ = ["FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue"]
+
+
+class WaitQueue:
+    """Waiting jobs by priority key, bucketed by (GPUs, single_server).
+
+    Examples
+    --------
+    >>> from optsched.sim.state import SimJob
+    >>> q = WaitQueue()
+    >>> a, b = SimJob("a", 0, 0.0, 5.0, 4), SimJob("b", 1, 0.0, 9.0, 1)
+    >>> q.push(a, (5.0,)); q.push(b, (9.0,))
+    >>> q.best(lambda g, s: g <= 2).id   # only jobs with <= 2 GPUs fit
+    'b'
+    >>> len(q)
+    2
+    """
+
+    __slots__ = ("_b", "_n", "_seq")
+
+    def __init__(self) -> None:
+        self._b: dict[tuple[int, bool], list] = {}
+        self._n = 0
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def push(self, job: SimJob, key: Any) -> None:
+        self._seq += 1
+        k = (job.gpus, job.single_server)
+        h = self._b.get(k)
+        if h is None:
+            h = self._b[k] = []
+        heapq.heappush(h, (key, self._seq, job))
+        self._n += 1
+
+    def _head(self, fits, strict: bool):
+        best = None
+        best_cls = None
+        glob = None
+        for cls, h in self._b.items():
+            if not h:
+                continue
+            top = h[0]
+            if strict and (glob is None or top < glob):
+                glob = top
+            if (best is None or top < best) and fits(cls[0], cls[1]):
+                best, best_cls = top, cls
+        if strict and glob is not None and (best is None or glob < best):
+            return None, None
+        return best, best_cls
+
+    def best(self, fits, strict: bool = False) -> SimJob | None:
+        """Best job whose class fits (``fits(gpus, single_server)``); with ``strict`` only the
+        overall best, and only if it fits."""
+        top, _ = self._head(fits, strict)
+        return None if top is None else top[2]
+
+    def pop_best(self, fits, strict: bool = False) -> SimJob | None:
+        top, cls = self._head(fits, strict)
+        if top is None:
+            return None
+        heapq.heappop(self._b[cls])
+        self._n -= 1
+        return top[2]
+
+    def peek_key(self) -> Any:
+        """Key of the overall best job (``None`` if empty)."""
+        tops = [h[0] for h in self._b.values() if h]
+        return min(tops)[0] if tops else None
+
+    def items(self):
+        for h in self._b.values():
+            for key, _, job in h:
+                yield key, job
+
+    def clear(self) -> None:
+        self._b.clear()
+        self._n = 0
+
+
+class _QueuePolicy(Policy):
+    """Non-preemptive: start waiting jobs in key order while they fit."""
+
+    def __init__(self, *, placement: str = "consolidate", backfill: bool = True):
+        super().__init__(placement=placement)
+        if not isinstance(backfill, bool):
+            raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
+        self.backfill = backfill
+
+    def key(self, job: SimJob) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def on_start(self, sim) -> None:
+        self.queue = WaitQueue()
+
+    def on_arrival(self, sim, job) -> None:
+        self.queue.push(job, self.key(job))
+
+    def on_preempted(self, sim, job) -> None:
+        if job.phase == WAITING:
+            self.queue.push(job, self.key(job))
+
+    def schedule(self, sim) -> None:
+        q = self.queue
+        if not len(q):
+            return
+        fits = sim.free.fits
+        strict = not self.backfill
+        while len(q) and sim.free.total_free > 0:
+            job = q.pop_best(fits, strict)
+            if job is None:
+                return
+            sim.start(job)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill})"
+
+
+class FIFO(_QueuePolicy):
+    """First in, first out by arrival (ties: input order); non-preemptive.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import simulate
+    >>> jobs = [Job(0, work=3, gpus=2), Job(1, work=1, gpus=1, arrival=1), Job(2, work=1, gpus=1, arrival=2)]
+    >>> simulate(Cluster.homogeneous(1, 2), jobs, FIFO()).jobs_frame()["completion"].tolist()
+    [3.0, 4.0, 4.0]
+    """
+
+    name = "fifo"
+
+    def key(self, job):
+        return (job.arrival, job.index)
+
+
+class SJF(_QueuePolicy):
+    """Shortest job first by work (ties: arrival, input order); non-preemptive.
+
+    Parameters
+    ----------
+    size_attr : str, optional
+        Use ``job.attrs[size_attr]`` (e.g. a predicted duration) instead of the true work.
+    """
+
+    name = "sjf"
+
+    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, size_attr: str | None = None):
+        super().__init__(placement=placement, backfill=backfill)
+        self.size_attr = size_attr
+
+    def key(self, job):
+        size = job.work if self.size_attr is None else float(job.attrs[self.size_attr])
+        return (size, job.arrival, job.index)
+
+
+class SRTF(Policy):
+    """Shortest remaining time first, preemptive.
+
+    At each event time: while the waiting job with the least remaining work (among classes that
+    fit after preempting strictly worse jobs) beats the running job with the most remaining time,
+    preempt the worst running jobs (fewest needed, worst first) and start it; jobs that fit in
+    free GPUs start directly. Remaining time of a running job = time to its end at its current
+    rate (+ the rest of its load); of a waiting job = remaining work (rate 1). Ties never preempt.
+
+    Notes
+    -----
+    Running jobs are kept in a max-heap by predicted end time, so each decision costs O(log n).
+    With a co-runner-dependent rate model the heap order is refreshed lazily (approximate).
+    """
+
+    name = "srtf"
+    preemptive = True
+
+    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, rollback: bool = False):
+        super().__init__(placement=placement)
+        self.backfill = backfill
+        self.rollback = rollback
+
+    def on_start(self, sim) -> None:
+        self.queue = WaitQueue()
+        self.running: list = []  # max-heap of (-end, seq, job, n_starts, rate)
+        self._seq = 0
+        self._entry: dict[int, int] = {}  # job index -> seq of its live heap entry
+        self._since: dict[int, float] = {}  # job index -> time of its current start
+        self._for: SimJob | None = None  # the job for which victims are saving
+        self._saving: dict[int, int] = {}  # victims still saving: index -> GPUs (count as freed)
+
+    def on_arrival(self, sim, job) -> None:
+        self.queue.push(job, (job.remaining(), job.arrival, job.index))
+
+    def on_preempted(self, sim, job) -> None:
+        self._saving.pop(job.index, None)
+        self._since.pop(job.index, None)
+        if job.phase == WAITING:
+            self.queue.push(job, (job.remaining(), job.arrival, job.index))
+
+    def _end(self, sim, job) -> float:
+        """Predicted end time of a loading/training job."""
+        if job.phase == TRAINING:
+            return sim.now + job.remaining() / job.rate
+        return sim.now + job.remaining()  # loading: rate unknown yet, assume 1
+
+    def _push_running(self, sim, job) -> None:
+        self._seq += 1
+        self._entry[job.index] = self._seq
+        if job.index not in self._since:
+            self._since[job.index] = sim.now
+        heapq.heappush(self.running, (-self._end(sim, job), self._seq, job, job.n_starts, job.rate))
+
+    def on_loaded(self, sim, job) -> None:
+        self._push_running(sim, job)  # refresh with the real rate
+
+    def _worst(self, sim):
+        """Clean the heap top and return the worst running job (or None)."""
+        h = self.running
+        while h:
+            negend, seq, job, ns, rate = h[0]
+            if job.phase not in (LOADING, TRAINING) or self._entry.get(job.index) != seq:
+                heapq.heappop(h)
+                continue
+            if job.phase == TRAINING and job.rate != rate:  # stale after a rate change
+                heapq.heappop(h)
+                self._push_running(sim, job)
+                continue
+            return h[0]
+        return None
+
+    def schedule(self, sim) -> None:
+        q = self.queue
+        free = sim.free
+        while len(q):
+            cand = self._for
+            reserve = 0
+            if cand is not None:
+                if cand.phase != WAITING:
+                    self._for = cand = None
+                elif sim.fits(cand):  # the GPUs saved for it are free: start it first
+                    self._for = None
+                    self._remove(cand)
+                    sim.start(cand)
+                    self._push_running(sim, cand)
+                    continue
+                else:  # GPUs it needs from the free pool: keep them from backfilled jobs
+                    reserve = max(0, cand.gpus - sum(self._saving.values()))
+            fits = free.fits if not reserve else (lambda g, s: free.total_free - reserve >= g and free.fits(g, s))
+            job = q.pop_best(fits, not self.backfill)
+            if job is not None:
+                sim.start(job)
+                self._push_running(sim, job)
+                continue
+            # nothing fits: try preemption for the overall best waiting job
+            key = q.peek_key()
+            top = self._worst(sim)
+            if top is None or not (sim.now + key[0] < -top[0]):
+                return
+            cand = q.best(lambda g, s: True)
+            if not self._make_room(sim, cand):
+                return
+
+    def _make_room(self, sim, cand: SimJob) -> bool:
+        """Preempt strictly worse running jobs (worst first) until ``cand`` fits; False if impossible."""
+        h = self.running
+        bound = sim.now + cand.remaining()
+        victims = []
+        popped = []
+        freed = sim.free.total_free + sum(self._saving.values())
+        if freed >= cand.gpus and not cand.single_server:
+            return False  # enough GPUs are being saved already: wait for them
+        while freed < cand.gpus or (cand.single_server and not self._fits_after(sim, cand, victims)):
+            top = self._worst(sim)
+            if top is None or not (bound < -top[0]) or self._since.get(top[2].index) == sim.now:
+                for e in popped:
+                    heapq.heappush(h, e)
+                return False
+            e = heapq.heappop(h)
+            popped.append(e)
+            victims.append(e[2])
+            freed += e[2].gpus
+        # keep victims that turn out unnecessary (best first among the chosen)
+        keep = []
+        for v in reversed(victims):
+            if freed - v.gpus >= cand.gpus and (not cand.single_server or
+                                                self._fits_after(sim, cand, [x for x in victims
+                                                                             if x is not v and x not in keep])):
+                freed -= v.gpus
+                keep.append(v)
+        for e in popped:
+            if e[2] in keep:
+                heapq.heappush(h, e)
+        for v in victims:
+            if v not in keep:
+                sim.preempt(v, rollback=self.rollback)
+                self._since.pop(v.index, None)
+                if v.phase == "saving":
+                    self._saving[v.index] = v.gpus
+                    self._for = cand
+        # with zero save time the GPUs are free now; otherwise cand waits for the saves
+        return sim.fits(cand) and self._start_best(sim)
+
+    def _remove(self, job) -> None:
+        q = self.queue
+        h = q._b[(job.gpus, job.single_server)]
+        for i, e in enumerate(h):
+            if e[2] is job:
+                h[i] = h[-1]
+                h.pop()
+                heapq.heapify(h)
+                q._n -= 1
+                return
+        raise AssertionError("job not queued")  # pragma: no cover
+
+    def _start_best(self, sim) -> bool:
+        job = self.queue.pop_best(sim.free.fits, not self.backfill)
+        if job is None:
+            return False
+        sim.start(job)
+        self._push_running(sim, job)
+        return True
+
+    @staticmethod
+    def _fits_after(sim, cand, victims) -> bool:
+        free = list(sim.free_gpus)
+        for v in victims:
+            for m, g in v.placement.items():
+                free[m] += g
+        return max(free) >= cand.gpus
+
+    def __repr__(self) -> str:
+        return f"SRTF(placement={self.placement!r}, backfill={self.backfill}, rollback={self.rollback})"
+
+
+class LAS(Policy):
+    """Least attained service, preemptive, re-evaluated every ``quantum`` seconds.
+
+    At each quantum (and whenever GPUs are free) all active jobs are ranked by attained service
+    (work done; times GPUs if ``gpu_weighted``, as Tiresias' 2D-LAS), ties by arrival; jobs are
+    admitted greedily in that order, running jobs not admitted are preempted. Between quanta,
+    waiting jobs only fill free GPUs (no preemption), which bounds the preemption rate.
+
+    Parameters
+    ----------
+    quantum : float
+        Seconds between preemptive re-evaluations (> 0), default 60.
+    gpu_weighted : bool
+        Rank by GPUs x attained service.
+    """
+
+    name = "las"
+    preemptive = True
+
+    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, quantum: float = 60.0,
+                 gpu_weighted: bool = False):
+        super().__init__(placement=placement)
+        if not (isinstance(quantum, (int, float)) and quantum > 0):
+            raise InvalidOptionError(f"The 'quantum' option of LAS must be a positive number of seconds; got {quantum!r}.")
+        self.quantum = float(quantum)
+        self.backfill = backfill
+        self.gpu_weighted = gpu_weighted
+
+    def _key(self, job):
+        a = job.done_work()
+        return (a * job.gpus if self.gpu_weighted else a, job.arrival, job.index)
+
+    def on_start(self, sim) -> None:
+        self.active: dict[int, SimJob] = {}
+        self._tick = False
+        self._timer = None
+
+    def on_arrival(self, sim, job) -> None:
+        self.active[job.index] = job
+        if self._timer is None:
+            self._timer = sim.set_timer(self.quantum, period=self.quantum, data="las-quantum")
+
+    def on_completion(self, sim, job) -> None:
+        del self.active[job.index]
+        if not self.active and self._timer is not None:
+            sim.cancel_timer(self._timer)
+            self._timer = None
+
+    def on_timer(self, sim, timer) -> None:
+        self._tick = True
+
+    def schedule(self, sim) -> None:
+        if not self.active:
+            return
+        order = sorted(self.active.values(), key=self._key)
+        if self._tick:
+            self._tick = False
+            # admit greedily by total capacity (and per-server fit for single-server jobs)
+            cap = sim.capacity
+            admitted = set()
+            used = 0
+            for j in order:
+                if j.phase == "saving":
+                    used += j.gpus
+                    continue
+                if used + j.gpus <= cap:
+                    admitted.add(j.index)
+                    used += j.gpus
+                elif not self.backfill:
+                    break
+            for j in order:
+                if j.phase in (LOADING, TRAINING) and j.index not in admitted:
+                    sim.preempt(j)
+        strict = not self.backfill
+        for j in order:
+            if j.phase != WAITING:
+                continue
+            if sim.fits(j):
+                sim.start(j)
+            elif strict:
+                break
+            if sim.free.total_free == 0:
+                break
+
+    def __repr__(self) -> str:
+        return (f"LAS(placement={self.placement!r}, backfill={self.backfill}, quantum={self.quantum:g}, "
+                f"gpu_weighted={self.gpu_weighted})")
+
+
+POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS}
+
+
+def get_policy(name: str, **options: Any) -> Policy:
+    """A baseline policy by name (``fifo``, ``sjf``, ``srtf``, ``las``) with its options.
+
+    Examples
+    --------
+    >>> get_policy("srtf", placement="first_fit")
+    SRTF(placement='first_fit', backfill=True, rollback=False)
+    """
+    key = str(name).lower().replace("-", "_")
+    if key not in POLICIES:
+        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(POLICIES)}.")
+    return POLICIES[key](**options)

@@ -1,0 +1,131 @@
+"""The policy interface: react to events, act through the simulator.
+
+A policy subclasses :class:`Policy` and overrides the hooks it needs. Every hook receives the
+simulator ``sim``; the policy acts by calling ``sim.start(job, placement)``, ``sim.preempt(job)``,
+``sim.migrate(job, placement)``, ``sim.set_timer(...)``, ``sim.cancel_timer(timer)``, or by
+returning an iterable of decision objects (:class:`Start`, :class:`Preempt`, :class:`Migrate`,
+:class:`SetTimer`) which the engine applies in order. Illegal decisions raise
+:class:`optsched.exceptions.SimulationError` at once.
+
+Order of calls at one event time ``t``: the hooks of all events at ``t`` (stage ends, saves,
+loads, arrivals, timers, in that order; ties by insertion), then :meth:`Policy.schedule` once.
+If the policy creates new events at ``t`` (a zero-delay timer, a preemption without save time),
+they form a new batch at the same ``t`` followed by another :meth:`Policy.schedule` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from optsched.core.placement import PLACEMENT_RULES
+from optsched.exceptions import InvalidOptionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from optsched.sim.engine import Simulator
+    from optsched.sim.state import SimJob, Timer
+
+__all__ = ["Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer", "Decision"]
+
+
+@dataclass(frozen=True)
+class Start:
+    """Start ``job`` (a SimJob or its id) on ``placement`` ({server: GPUs}); ``None``: use the
+    policy's placement rule."""
+
+    job: Any
+    placement: Mapping[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Preempt:
+    """Preempt ``job``; with ``rollback`` its progress goes back to its last checkpoint."""
+
+    job: Any
+    rollback: bool = False
+
+
+@dataclass(frozen=True)
+class Migrate:
+    """Move a running ``job`` to ``placement`` (save on the old GPUs, then load on the new ones)."""
+
+    job: Any
+    placement: Mapping[int, int]
+
+
+@dataclass(frozen=True)
+class SetTimer:
+    """Fire ``on_timer`` after ``delay`` seconds (and then every ``period`` seconds if given)."""
+
+    delay: float
+    data: Any = None
+    period: float | None = None
+
+
+@dataclass(frozen=True)
+class CancelTimer:
+    timer: Any
+
+
+Decision = Start | Preempt | Migrate | SetTimer | CancelTimer
+
+
+class Policy:
+    """Base class of online scheduling policies (all hooks are no-ops).
+
+    Parameters
+    ----------
+    placement : str
+        Default placement rule for :meth:`Simulator.place` (``consolidate``, ``first_fit``,
+        ``least_loaded``, ``random``).
+
+    Notes
+    -----
+    Store only options in ``__init__``; build per-run state in :meth:`on_start`, so one policy
+    object can run several simulations.
+    """
+
+    name = "policy"
+    preemptive = False
+
+    def __init__(self, *, placement: str = "consolidate"):
+        if placement not in PLACEMENT_RULES:
+            raise InvalidOptionError(
+                f"The 'placement' option of policy {self.name!r} must be one of {list(PLACEMENT_RULES)}; "
+                f"got {placement!r}."
+            )
+        self.placement = placement
+
+    # -- hooks ----------------------------------------------------------------------------
+    def on_start(self, sim: Simulator) -> Iterable[Decision] | None:
+        """Before the first event (time 0): reset per-run state, set periodic timers."""
+
+    def on_arrival(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+        """``job`` arrived (phase ``waiting``)."""
+
+    def on_completion(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+        """``job`` finished (phase ``done``) or terminated early at a checkpoint (phase ``failed``);
+        its GPUs are free."""
+
+    def on_checkpoint(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+        """``job`` finished stage ``job.stage`` and keeps training unless the policy preempts it."""
+
+    def on_loaded(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+        """``job`` finished loading and starts training (phase ``training``)."""
+
+    def on_preempted(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+        """``job`` released its GPUs after a preemption (phase ``waiting``; after a migration it is
+        already loading on its new placement)."""
+
+    def on_timer(self, sim: Simulator, timer: Timer) -> Iterable[Decision] | None:
+        """A timer set with ``sim.set_timer`` fired."""
+
+    def schedule(self, sim: Simulator) -> Iterable[Decision] | None:
+        """Called once after the hooks of each event time: start/preempt jobs here."""
+
+    def on_end(self, sim: Simulator) -> None:
+        """After the last event."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(placement={self.placement!r})"

@@ -1,0 +1,209 @@
+"""Free-GPU bookkeeping with fast placement (bit sets per free-GPU count).
+
+:class:`FreeGPUs` keeps, for every count ``f``, the set of servers with exactly ``f`` free GPUs
+as a Python integer used as a bit set. Finding "the fullest server that still fits" or "the
+lowest-index server with at least ``g`` free GPUs" is then a few big-integer operations instead
+of a scan over all servers, which matters on a 750-server cluster replaying a million jobs.
+
+The placements are identical to :func:`optsched.core.placement.place` on the same free vector
+(tested with hypothesis), so policies get the same behaviour as the offline heuristics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from optsched.core.placement import PLACEMENT_RULES, place
+from optsched.exceptions import InvalidOptionError, SimulationError, UnknownNameError
+
+__all__ = ["FreeGPUs"]
+
+
+def _bits(mask: int):
+    """Indices of the set bits of ``mask`` in increasing order."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+class FreeGPUs:
+    """Free GPUs per server with O(max GPUs per server) placement queries.
+
+    Parameters
+    ----------
+    capacity : sequence of int
+        GPUs per server.
+
+    Examples
+    --------
+    >>> f = FreeGPUs([4, 4, 2])
+    >>> f.place(2)            # consolidate: the fullest server that fits (server 2)
+    {2: 2}
+    >>> f.allocate({0: 3}); f.free_list, f.total_free, f.max_free
+    ([1, 4, 2], 7, 4)
+    >>> f.place(6)            # no single server fits: most free first
+    {1: 4, 2: 2}
+    """
+
+    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n")
+
+    def __init__(self, capacity: Sequence[int]):
+        self.capacity = [int(c) for c in capacity]
+        self._n = len(self.capacity)
+        self._maxcap = max(self.capacity) if self.capacity else 0
+        self.free_list = list(self.capacity)
+        self.total_free = sum(self.capacity)
+        self._bucket = [0] * (self._maxcap + 1)
+        for m, c in enumerate(self.capacity):
+            self._bucket[c] |= 1 << m
+
+    # -- queries ---------------------------------------------------------------------------
+    @property
+    def n_servers(self) -> int:
+        return self._n
+
+    @property
+    def max_free(self) -> int:
+        """Largest number of free GPUs on one server."""
+        b = self._bucket
+        for f in range(self._maxcap, 0, -1):
+            if b[f]:
+                return f
+        return 0
+
+    def fits(self, gpus: int, single_server: bool = False) -> bool:
+        """Whether ``gpus`` GPUs (on one server if ``single_server``) are free now."""
+        if single_server:
+            b = self._bucket
+            for f in range(self._maxcap, gpus - 1, -1):
+                if b[f]:
+                    return True
+            return False
+        return self.total_free >= gpus
+
+    def as_array(self) -> np.ndarray:
+        return np.array(self.free_list, dtype=np.int64)
+
+    # -- updates ---------------------------------------------------------------------------
+    def _set(self, m: int, new: int) -> None:
+        old = self.free_list[m]
+        bit = 1 << m
+        self._bucket[old] ^= bit
+        self._bucket[new] |= bit
+        self.free_list[m] = new
+
+    def allocate(self, placement: Mapping[int, int]) -> None:
+        """Take ``placement`` = {server: GPUs}; the caller has checked it fits."""
+        fl = self.free_list
+        for m, g in placement.items():
+            self._set(m, fl[m] - g)
+            self.total_free -= g
+
+    def release(self, placement: Mapping[int, int]) -> None:
+        fl = self.free_list
+        for m, g in placement.items():
+            self._set(m, fl[m] + g)
+            self.total_free += g
+
+    def check(self, placement: object, gpus: int, single_server: bool, who: str) -> dict[int, int]:
+        """Validate a placement a policy asked for; return it as a clean ``dict``.
+
+        Raises
+        ------
+        SimulationError
+            If it is not a mapping of valid server indices to positive GPU counts summing to
+            ``gpus``, exceeds the free GPUs of a server, or spans servers for a single-server job.
+        """
+        if not isinstance(placement, Mapping) or not placement:
+            raise SimulationError(
+                f"The placement of {who} must be a non-empty mapping {{server index: GPUs}}; got {placement!r}. "
+                f"Use sim.place(job) to get one."
+            )
+        out: dict[int, int] = {}
+        total = 0
+        fl = self.free_list
+        for m, g in placement.items():
+            if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 0 <= m < self._n:
+                raise SimulationError(
+                    f"The placement of {who} names server {m!r}; servers are 0..{self._n - 1}."
+                )
+            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g <= 0:
+                raise SimulationError(
+                    f"The placement of {who} gives server {m} {g!r} GPUs; give a positive integer."
+                )
+            m, g = int(m), int(g)
+            if g > fl[m]:
+                raise SimulationError(
+                    f"The placement of {who} takes {g} GPUs on server {m}, which has {fl[m]} free "
+                    f"(of {self.capacity[m]}): over capacity. Place it within the free GPUs."
+                )
+            out[m] = g
+            total += g
+        if total != gpus:
+            raise SimulationError(
+                f"The placement of {who} holds {total} GPUs; the job needs {gpus}. Give exactly {gpus}."
+            )
+        if single_server and len(out) > 1:
+            raise SimulationError(
+                f"{who} is single-server but its placement spans servers {sorted(out)}; put it on one server."
+            )
+        return out
+
+    # -- placement -------------------------------------------------------------------------
+    def place(self, gpus: int, rule: str = "consolidate", single_server: bool = False,
+              rng: np.random.Generator | None = None) -> dict[int, int] | None:
+        """Same result as :func:`optsched.core.placement.place` on :attr:`free_list`."""
+        if gpus <= 0:
+            raise InvalidOptionError(f"A placement needs a positive GPU count; got {gpus}.")
+        if rule == "random":
+            return place(self.as_array(), gpus, rule="random", single_server=single_server, rng=rng)
+        if rule not in PLACEMENT_RULES:
+            raise UnknownNameError(f"Unknown placement rule {rule!r}; choose one of {list(PLACEMENT_RULES)}.")
+        b = self._bucket
+        top = self._maxcap
+        if single_server or rule == "consolidate":
+            if rule == "consolidate":  # fullest server that fits, lowest index among equals
+                for f in range(gpus, top + 1):
+                    if b[f]:
+                        mask = b[f]
+                        return {(mask & -mask).bit_length() - 1: gpus}
+            elif rule == "first_fit":
+                mask = 0
+                for f in range(gpus, top + 1):
+                    mask |= b[f]
+                if mask:
+                    return {(mask & -mask).bit_length() - 1: gpus}
+            else:  # least_loaded: most free first
+                for f in range(top, gpus - 1, -1):
+                    if b[f]:
+                        mask = b[f]
+                        return {(mask & -mask).bit_length() - 1: gpus}
+            if single_server:
+                return None
+        if self.total_free < gpus:
+            return None
+        out: dict[int, int] = {}
+        need = gpus
+        fl = self.free_list
+        if rule == "first_fit":
+            mask = 0
+            for f in range(1, top + 1):
+                mask |= b[f]
+            for m in _bits(mask):
+                take = fl[m] if fl[m] < need else need
+                out[m] = take
+                need -= take
+                if need == 0:
+                    break
+            return out
+        for f in range(top, 0, -1):  # most free first, lower index first among equals
+            for m in _bits(b[f]):
+                take = f if f < need else need
+                out[m] = take
+                need -= take
+                if need == 0:
+                    return dict(sorted(out.items()))
+        return dict(sorted(out.items()))  # pragma: no cover - total_free guarantees a return above

@@ -1,0 +1,144 @@
+"""Mutable simulation-time objects: :class:`SimJob` (a job as the engine tracks it) and :class:`Timer`.
+
+Policies read these objects (and may keep references to them) but change them only through the
+simulator's actions (:meth:`Simulator.start`, :meth:`Simulator.preempt`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SimJob", "Timer", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED", "PENDING",
+           "PHASES"]
+
+# job phases (SimJob.phase)
+PENDING = "pending"    # not arrived yet
+WAITING = "waiting"    # arrived, holds no GPU
+LOADING = "loading"    # holds GPUs, loading (model, data, checkpoint) before training
+TRAINING = "training"  # holds GPUs, making progress at its rate
+SAVING = "saving"      # holds GPUs, pause-and-save after a preemption
+DONE = "done"          # finished all its work
+FAILED = "failed"      # terminated early at a checkpoint (its outcome, known only to the engine)
+PHASES = (PENDING, WAITING, LOADING, TRAINING, SAVING, DONE, FAILED)
+
+
+class SimJob:
+    """A job inside the simulator.
+
+    Static attributes (from the input): ``id``, ``index`` (position in the input), ``arrival``,
+    ``work`` (total work in work units; seconds at rate 1), ``gpus``, ``weight``, ``single_server``,
+    ``stages`` (cumulative work at each stage end; the last equals ``work``), ``attrs`` (user,
+    group, predictions, trace fields; free-form).
+
+    Dynamic attributes: ``phase`` (one of :data:`PHASES`), ``placement`` ({server: GPUs} while it
+    holds GPUs, else ``None``), ``rate`` (work units per second while training), ``stage`` (number
+    of completed stages), ``first_start``, ``completion``, and the accumulators ``loading_time``,
+    ``training_time``, ``saving_time``, ``lost_work`` (work rolled back on preemption),
+    ``futile_time`` (loading time of loads cut short by a preemption), ``n_preemptions``,
+    ``n_starts``.
+
+    Use :meth:`done_work` / :meth:`remaining` for progress at the current time (the engine updates
+    the stored ``_done`` lazily).
+    """
+
+    __slots__ = (
+        "id", "index", "arrival", "work", "gpus", "weight", "single_server", "stages", "attrs",
+        "phase", "placement", "rate", "stage", "first_start", "completion",
+        "loading_time", "training_time", "saving_time", "lost_work", "futile_time",
+        "n_preemptions", "n_starts",
+        "_done", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
+    )
+
+    def __init__(self, id: Any, index: int, arrival: float, work: float, gpus: int, weight: float = 1.0,
+                 single_server: bool = False, stages: tuple[float, ...] | None = None,
+                 attrs: Mapping[str, Any] | None = None):
+        self.id = id
+        self.index = index
+        self.arrival = arrival
+        self.work = work
+        self.gpus = gpus
+        self.weight = weight
+        self.single_server = single_server
+        self.stages = stages if stages is not None else (work,)
+        self.attrs = attrs if attrs is not None else {}
+        self.phase = PENDING
+        self.placement: dict[int, int] | None = None
+        self.rate = 0.0
+        self.stage = 0
+        self.first_start: float | None = None
+        self.completion: float | None = None
+        self.loading_time = 0.0
+        self.training_time = 0.0
+        self.saving_time = 0.0
+        self.lost_work = 0.0
+        self.futile_time = 0.0
+        self.n_preemptions = 0
+        self.n_starts = 0
+        self._done = 0.0      # work done as of time self._t
+        self._t = 0.0
+        self._phase_start = 0.0
+        self._version = 0     # bumps when the pending stage-end event becomes stale
+        self._hold_start = 0.0
+        self._next_placement: dict[int, int] | None = None
+        self._sim = None
+
+    # -- progress ---------------------------------------------------------------------------
+    def done_work(self, now: float | None = None) -> float:
+        """Work done by time ``now`` (default: the simulator's current time)."""
+        if self.phase != TRAINING:
+            return self._done
+        if now is None:
+            now = self._sim.now if self._sim is not None else self._t
+        return self._done + self.rate * (now - self._t)
+
+    def remaining(self, now: float | None = None) -> float:
+        """Work left (work units) at ``now``."""
+        return self.work - self.done_work(now)
+
+    @property
+    def attained(self) -> float:
+        """Work done so far (attained service, work units)."""
+        return self.done_work()
+
+    @property
+    def checkpointed_work(self) -> float:
+        """Work at the last completed stage (what survives a rollback)."""
+        return self.stages[self.stage - 1] if self.stage > 0 else 0.0
+
+    @property
+    def holds_gpus(self) -> bool:
+        return self.placement is not None
+
+    @property
+    def is_active(self) -> bool:
+        """Arrived and not finished."""
+        return self.phase in (WAITING, LOADING, TRAINING, SAVING)
+
+    @property
+    def label(self) -> str:
+        return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
+
+    def __repr__(self) -> str:
+        return (f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
+                f"done={self._done:g}, placement={self.placement})")
+
+
+class Timer:
+    """A timer set by a policy; passed to ``Policy.on_timer``.
+
+    Attributes: ``id``, ``time`` (when it fires), ``period`` (``None`` for one-shot), ``data``
+    (anything the policy attached), ``active`` (false once cancelled or, for one-shot, fired).
+    """
+
+    __slots__ = ("id", "time", "period", "data", "active")
+
+    def __init__(self, id: int, time: float, period: float | None, data: Any):
+        self.id = id
+        self.time = time
+        self.period = period
+        self.data = data
+        self.active = True
+
+    def __repr__(self) -> str:
+        return f"Timer(id={self.id}, time={self.time:g}, period={self.period}, data={self.data!r})"
