@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optsched.asrpt import toy_instance
+from optsched.asrpt.prediction import IterationPredictor, average_prediction_error, with_predictions
+from optsched.exceptions import InvalidOptionError
+
+rows = st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from(["u1", "u2"]), st.integers(0, 1000)),
+                min_size=1, max_size=30)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hist=rows)
+def test_mean_median_match_numpy_and_unseen_is_zero(hist):
+    for kind, f in (("mean", np.mean), ("median", np.median)):
+        p = IterationPredictor(kind).fit(hist)
+        for g in "abcd":
+            vals = [n for gg, _, n in hist if gg == g]
+            got = p.predict([(g, "u1")])[0]
+            assert got == (int(np.rint(f(vals))) if vals else 0)
+    assert IterationPredictor("rf", n_estimators=5).fit(hist).predict([("zz", "u1")])[0] == 0
+
+
+def test_random_forest_learns_recurring_groups():
+    rng = np.random.default_rng(0)
+    hist = [(g, f"u{g % 3}", 100 * (g + 1) + int(rng.integers(-5, 6))) for g in range(10) for _ in range(20)]
+    p = IterationPredictor("rf", seed=0).fit(hist)
+    pred = p.predict([(g, f"u{g % 3}") for g in range(10)])
+    assert average_prediction_error([100 * (g + 1) for g in range(10)], pred) < 10
+
+
+def test_perfect_and_errors():
+    inst = toy_instance()
+    out = with_predictions(inst, IterationPredictor("perfect"))
+    assert [j.predicted_iterations for j in out.jobs] == [j.iterations for j in inst.jobs]
+    with pytest.raises(InvalidOptionError, match="kind"):
+        IterationPredictor("lstm")
+    with pytest.raises(InvalidOptionError, match="fit"):
+        IterationPredictor("mean").predict([("a", "u")])
+    with pytest.raises(InvalidOptionError, match="row 0"):
+        IterationPredictor("mean").fit([("a", "u", -1)])
