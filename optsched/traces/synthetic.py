@@ -1,0 +1,187 @@
+"""Calibrated synthetic workloads, for when no job-level trace is at hand.
+
+What is real and what is assumed
+--------------------------------
+* **Durations** are resampled (with replacement) from the 83,152 positive Philly run times of
+  ``philly_runtime.csv`` (seconds; median 1,186 s, p90 12,860 s, max 4.6e6 s), or from any
+  array you pass.
+* **GPU demands**: ``"philly"`` is the mix stated in optsched's issue #3 for Philly-like
+  workloads (70% 1 GPU, 10% 2, 15% 4, 5% 8; the Philly job log itself is not redistributable
+  here); ``"openb"`` resamples ``num_gpu`` of the GPU pods of the shipped OpenB trace; or pass a
+  mapping {gpus: probability}. Demands and durations are drawn independently.
+* **Arrivals**: ``"poisson"`` (exponential gaps) or ``"trace"`` (gaps resampled from the
+  OpenB creation times of its dense last 35 days, which keeps their burstiness), both scaled so
+  that the *offered load* sum(gpus * duration) / (span * cluster GPUs) equals ``load`` in
+  expectation: the mean gap is E[gpus * duration] / (load * cluster_gpus), with the expectation
+  taken over the drawn jobs.
+* **Outcomes** (optional): a ``status`` per job drawn from the completed / cancelled / failed
+  fractions of one cluster of Acme's ``cluster_summary.csv`` (Seren, Kalos, Philly, Helios).
+
+Same ``seed``, same table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from optsched.core.seeds import SeedLike, as_generator
+from optsched.exceptions import InvalidOptionError
+from optsched.traces.loaders import ACME_SUMMARY, OPENB_JOBS, PHILLY_RUNTIME
+
+__all__ = ["synthetic_workload", "philly_runtimes", "acme_outcome_rates", "PHILLY_GPU_MIX"]
+
+PHILLY_GPU_MIX = {1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05}
+
+
+@lru_cache(maxsize=1)
+def philly_runtimes() -> np.ndarray:
+    """The positive run times (s) of the shipped ``philly_runtime.csv``."""
+    import pandas as pd
+
+    r = pd.read_csv(PHILLY_RUNTIME)["runtime"].to_numpy(dtype=float)
+    return r[r > 0]
+
+
+@lru_cache(maxsize=1)
+def _openb_marginals() -> tuple[np.ndarray, np.ndarray]:
+    import pandas as pd
+
+    df = pd.read_csv(OPENB_JOBS, usecols=["num_gpu", "creation_time"])
+    t = np.sort(df["creation_time"].to_numpy(dtype=float))
+    dense = t[t >= t[-1] - 35 * 86400.0]
+    gaps = np.diff(dense)
+    g = df["num_gpu"].to_numpy()
+    return g[g >= 1].astype(np.int64), gaps
+
+
+def acme_outcome_rates(cluster: str = "Philly") -> dict[str, float]:
+    """Completed / killed / failed fractions of GPU jobs in one Acme summary row (normalized).
+
+    Examples
+    --------
+    >>> r = acme_outcome_rates("Philly"); round(float(r["completed"]), 3), round(float(sum(r.values())), 6)
+    (0.605, 1.0)
+    """
+    import pandas as pd
+
+    df = pd.read_csv(ACME_SUMMARY).set_index("id")
+    if cluster not in df.index:
+        raise InvalidOptionError(f"Unknown Acme cluster {cluster!r}; choose one of {list(df.index)}.")
+    row = df.loc[cluster]
+    vals = {"completed": row["complete_rate_gpu"], "killed": row["cancel_rate_gpu"], "failed": row["fail_rate_gpu"]}
+    if any(not np.isfinite(v) for v in vals.values()):
+        raise InvalidOptionError(f"The Acme summary has no outcome rates for {cluster!r}; choose Seren, Kalos, "
+                                 f"Philly or Helios.")
+    s = sum(vals.values())
+    return {k: float(v / s) for k, v in vals.items()}
+
+
+def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arrivals: str = "poisson",
+                       gpus: str | Mapping[int, float] = "philly", durations: str | Sequence[float] = "philly",
+                       max_gpus: int | None = None, max_duration: float | None = None,
+                       outcomes: str | None = None, seed: SeedLike = 0):
+    """A job table (as the trace loaders return) with calibrated marginals.
+
+    Parameters
+    ----------
+    n_jobs : int
+        Number of jobs (>= 1).
+    cluster_gpus : int
+        GPUs of the cluster the load is calibrated for.
+    load : float
+        Offered load in (0, 10]; 0.8 means jobs bring 80% of the cluster's GPU-seconds.
+    arrivals : {"poisson", "trace"}
+    gpus : "philly", "openb" or mapping {gpus: probability}
+    durations : "philly" or a sequence of positive seconds to resample from
+    max_gpus : int, optional
+        Demands above this are drawn again from the allowed part (e.g. the largest server).
+    max_duration : float, optional
+        Cap on durations (seconds).
+    outcomes : str, optional
+        Acme cluster name (``"Philly"``, ``"Helios"``, ...) for a drawn ``status`` column.
+    seed : int, Generator or None
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``job_id, arrival, duration, gpus, status, user, group, queue_delay,
+        submit_time`` (``attrs['trace'] == 'synthetic'``, with the options).
+
+    Examples
+    --------
+    >>> df = synthetic_workload(5, cluster_gpus=16, seed=1)
+    >>> list(df["gpus"]), bool((df["arrival"].diff().dropna() >= 0).all())
+    ([1, 8, 1, 4, 1], True)
+    """
+    import pandas as pd
+
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise InvalidOptionError(f"The 'n_jobs' option must be an integer >= 1; got {n_jobs!r}.")
+    if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
+        raise InvalidOptionError(f"The 'cluster_gpus' option must be an integer >= 1; got {cluster_gpus!r}.")
+    if not (isinstance(load, (int, float)) and 0 < load <= 10):
+        raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
+    rng = as_generator(seed)
+    # GPU demands
+    if isinstance(gpus, str):
+        if gpus == "philly":
+            vals, probs = np.array(list(PHILLY_GPU_MIX)), np.array(list(PHILLY_GPU_MIX.values()))
+        elif gpus == "openb":
+            g, _ = _openb_marginals()
+            vals, counts = np.unique(g, return_counts=True)
+            probs = counts / counts.sum()
+        else:
+            raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
+    elif isinstance(gpus, Mapping) and gpus:
+        vals = np.array([int(k) for k in gpus])
+        probs = np.array([float(v) for v in gpus.values()])
+        if (vals < 1).any() or (probs < 0).any() or probs.sum() <= 0:
+            raise InvalidOptionError(f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}.")
+    else:
+        raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
+    cap = min(cluster_gpus, max_gpus) if max_gpus is not None else cluster_gpus
+    keep = vals <= cap
+    if not keep.any():
+        raise InvalidOptionError(f"No GPU demand in {sorted(vals.tolist())} fits max_gpus/cluster_gpus = {cap}.")
+    vals, probs = vals[keep], probs[keep] / probs[keep].sum()
+    g = rng.choice(vals, size=n_jobs, p=probs).astype(np.int64)
+    # durations
+    if isinstance(durations, str):
+        if durations != "philly":
+            raise InvalidOptionError(f"The 'durations' option must be 'philly' or an array of seconds; got {durations!r}.")
+        pool = philly_runtimes()
+    else:
+        pool = np.asarray(durations, dtype=float)
+        if pool.ndim != 1 or not len(pool) or not (pool > 0).all() or not np.isfinite(pool).all():
+            raise InvalidOptionError("The 'durations' array must be a non-empty list of positive finite seconds.")
+    d = rng.choice(pool, size=n_jobs)
+    if max_duration is not None:
+        d = np.minimum(d, float(max_duration))
+    # arrivals
+    mean_gap = float(np.mean(g * d)) / (load * cluster_gpus)
+    if arrivals == "poisson":
+        gaps = rng.exponential(mean_gap, size=n_jobs)
+    elif arrivals == "trace":
+        _, pool_gaps = _openb_marginals()
+        gaps = rng.choice(pool_gaps, size=n_jobs)
+        m = gaps.mean()
+        gaps = gaps * (mean_gap / m) if m > 0 else np.full(n_jobs, mean_gap)
+    else:
+        raise InvalidOptionError(f"The 'arrivals' option must be 'poisson' or 'trace'; got {arrivals!r}.")
+    gaps[0] = 0.0
+    arr = np.cumsum(gaps)
+    status = "completed"
+    if outcomes is not None:
+        rates = acme_outcome_rates(outcomes)
+        status = rng.choice(list(rates), size=n_jobs, p=list(rates.values()))
+    df = pd.DataFrame({"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
+                       "status": status, "user": None, "group": None, "queue_delay": np.nan, "submit_time": arr})
+    df.attrs.update({"trace": "synthetic", "n_jobs": int(n_jobs), "cluster_gpus": int(cluster_gpus), "load": load,
+                     "arrivals": arrivals, "gpus": gpus if isinstance(gpus, str) else dict(gpus),
+                     "durations": durations if isinstance(durations, str) else "custom",
+                     "seed": seed if isinstance(seed, int) else None})
+    return df
