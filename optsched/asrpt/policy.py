@@ -1,0 +1,343 @@
+"""A-SRPT (Algorithm 1) and the paper's baselines as policies on the shared simulator.
+
+Jobs enter the simulator as core ``Job``s with ``work`` = n_i iterations; the rate model
+:class:`HeavyEdgeRate` runs a job at 1 / alpha_i(x) iterations per second, x = the Heavy-Edge
+mapping on the GPUs per server it was given (every policy here, as in the paper, maps with
+Heavy-Edge). :func:`simulate_asrpt` builds all of it from an :class:`AsrptInstance`.
+
+A-SRPT, per event time (the paper's slot loop; availability only changes at events):
+
+1. advance the virtual single machine Ã_1 (preemptive SRPT on sizes (g_i/G) ñ_i alpha~min_i,
+   releases r_i; unseen jobs have ñ_i = 0 and complete at once) and append its completions to
+   ``pending_queue`` in completion order (Line 2); a timer wakes the policy at the next virtual
+   completion;
+2. while the head i of ``pending_queue`` fits (g_i <= free GPUs, Line 5): communication-heavy
+   (alpha^max_i / alpha~min_i >= COMM_HEAVY) jobs take the servers with most free GPUs and start
+   if alpha_i(x) / alpha~min_i <= COMM_HEAVY, otherwise wait up to tau (g_i/G) ñ_i alpha~min_i,
+   re-evaluating alpha at every event and starting as soon as it drops below kappa (Lines 8-20);
+   other jobs take the servers with least free GPUs and start at once (Lines 21-23). The head
+   blocks the queue (Line 25: no backfilling), including while it is being delayed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+
+from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
+from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.asrpt.timing import alpha, alpha_max
+from optsched.exceptions import InvalidOptionError
+
+__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "simulate_asrpt", "select_servers", "sim_jobs"]
+
+COMM_HEAVY = 1.5
+
+
+def select_servers(free, need: int, *, most: bool) -> dict[int, int] | None:
+    """Take ``need`` GPUs from the servers with the most (or least, ignoring full ones) free GPUs."""
+    order = sorted((m for m, f in enumerate(free) if f > 0), key=lambda m: ((-free[m]) if most else free[m], m))
+    out, left = {}, need
+    for m in order:
+        if left == 0:
+            break
+        take = min(int(free[m]), left)
+        out[m] = take
+        left -= take
+    return out if left == 0 else None
+
+
+class _JobInfo:
+    """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
+
+    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0):
+        self.job = job
+        self.a_min = alpha_min_estimate(job, instance, seed=seed)
+        self.a_max = alpha_max(job, instance=instance)
+        self.pred = int(predicted)
+        self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY
+
+
+class HeavyEdgeRate:
+    """Rate model: 1 / alpha_i(Heavy-Edge mapping on the placement) iterations per second."""
+
+    corunner_dependent = False
+
+    def __init__(self, instance: AsrptInstance, *, seed=0):
+        self.instance = instance
+        self.seed = seed
+        self._cache: dict = {}
+
+    def alpha(self, job: AsrptJob, placement) -> float:
+        key = (job.id, tuple(sorted(placement.items())))
+        hit = self._cache.get(key)
+        if hit is None:
+            servers = sorted(placement)
+            mp = heavy_edge(job, {k: placement[k] for k in servers}, seed=self.seed)
+            hit = alpha(job, placement_counts(job, mp, self.instance.M), instance=self.instance)
+            self._cache[key] = hit
+        return hit
+
+    def rate(self, job, placement, sim) -> float:
+        return 1.0 / self.alpha(job.attrs["asrpt_job"], placement)
+
+    def affected(self, sim, changed):
+        return ()
+
+
+def _as_rate_model(rm):
+    from optsched.sim import RateModel
+
+    class _RM(RateModel):
+        corunner_dependent = False
+
+        def rate(self, job, placement, sim):
+            return rm.rate(job, placement, sim)
+
+    return _RM()
+
+
+def sim_jobs(instance: AsrptInstance):
+    """Core Jobs for the simulator: work = n_i iterations, gpus = g_i; the AsrptJob in attrs."""
+    from optsched.core.job import Job
+
+    return [Job(j.id, work=float(j.iterations), gpus=j.gpus, arrival=j.arrival,
+                attrs={"asrpt_job": j}) for j in instance.jobs]
+
+
+def _policy_base():
+    from optsched.sim import Policy
+
+    return Policy
+
+
+class ASRPT(_policy_base()):
+    """A-SRPT (Algorithm 1).
+
+    Parameters
+    ----------
+    instance : AsrptInstance
+        For the job profiles, g, G and bandwidths (iterations are *not* read: the policy sees ñ).
+    predictions : mapping job id -> int, optional
+        ñ_i; default each job's ``predicted_iterations`` (None = perfect: A-SRPT-Perfect).
+    tau : float
+        Delay factor (Line 16).
+    comm_heavy : float
+        COMM_HEAVY threshold (paper: 1.5).
+
+    Guarantee
+    ---------
+    Theorem 1 of the paper (with the caveat of formulations/asrpt.md#findings).
+
+    References
+    ----------
+    Luo et al., Algorithm 1; formulations/asrpt.md.
+    """
+
+    name = "a-srpt"
+
+    def __init__(self, instance: AsrptInstance, *, predictions=None, tau: float = 1.0,
+                 comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, seed=0):
+        super().__init__(placement="consolidate")
+        if tau < 0 or not math.isfinite(tau):
+            raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
+        self.instance = instance
+        self.predictions = predictions
+        self.tau = float(tau)
+        self.comm_heavy = float(comm_heavy)
+        self.rate_model = rate or HeavyEdgeRate(instance, seed=seed)
+        self.seed = seed
+
+    # -- per run ------------------------------------------------------------------------------
+    def on_start(self, sim):
+        inst = self.instance
+        pred = self.predictions or {j.id: j.predicted() for j in inst.jobs}
+        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed) for j in inst.jobs}
+        self.G = inst.G
+        self.v_time = 0.0
+        self.v_active: list = []  # heap of (remaining, seq, job id)
+        self.v_seq = 0
+        self.pending: list = []
+        self.delayed: dict | None = None  # {"id", "kappa", "deadline"}
+        self.timer = None
+        self.virtual_completion: dict = {}
+        self.started_alpha: dict = {}
+
+    def _size(self, jid) -> float:
+        i = self.info[jid]
+        return i.job.gpus / self.G * i.pred * i.a_min
+
+    def on_arrival(self, sim, job):
+        self._advance(sim.now)
+        size = self._size(job.id)
+        if size <= 0:  # unseen job (ñ = 0): completes at once in Ã_1
+            self.pending.append(job.id)
+            self.virtual_completion[job.id] = sim.now
+        else:
+            heapq.heappush(self.v_active, (size, self.v_seq, job.id))
+            self.v_seq += 1
+
+    def _advance(self, now: float) -> None:
+        """Run preemptive SRPT on Ã_1 from v_time to now; completed jobs go to pending (Line 2)."""
+        t = self.v_time
+        while self.v_active and t < now - 1e-12:
+            rem, seq, jid = self.v_active[0]
+            if t + rem <= now + 1e-12:
+                heapq.heappop(self.v_active)
+                t += rem
+                self.pending.append(jid)
+                self.virtual_completion[jid] = t
+            else:
+                heapq.heapreplace(self.v_active, (rem - (now - t), seq, jid))
+                t = now
+        self.v_time = max(now, self.v_time)
+
+    def _arm_timer(self, sim) -> None:
+        if self.timer is not None:
+            sim.cancel_timer(self.timer)
+            self.timer = None
+        due = []
+        if self.v_active:
+            due.append(self.v_time + self.v_active[0][0])
+        if self.delayed is not None:
+            due.append(self.delayed["deadline"])
+        if due:
+            self.timer = sim.set_timer(at=max(sim.now, min(due)))
+
+    def on_timer(self, sim, timer):
+        if timer is self.timer:
+            self.timer = None
+
+    def _start(self, sim, jid, placement):
+        job = self.info[jid].job
+        self.started_alpha[jid] = self.rate_model.alpha(job, placement)
+        sim.start(jid, placement)
+
+    def schedule(self, sim):
+        self._advance(sim.now)
+        while self.pending:
+            jid = self.pending[0]
+            info = self.info[jid]
+            g_i = info.job.gpus
+            if self.delayed is not None and self.delayed["id"] == jid:
+                pl = select_servers(sim.free_gpus, g_i, most=True)
+                if pl is not None:
+                    a = self.rate_model.alpha(info.job, pl)
+                    if a < self.delayed["kappa"] - 1e-15 or sim.now >= self.delayed["deadline"] - 1e-9:
+                        self.pending.pop(0)
+                        self.delayed = None
+                        self._start(sim, jid, pl)
+                        continue
+                break  # still delaying (or waiting for GPUs): the head blocks the queue
+            if g_i > sim.total_free:  # Line 5 / 25
+                break
+            if info.comm_heavy:  # Lines 8-20
+                pl = select_servers(sim.free_gpus, g_i, most=True)
+                a = self.rate_model.alpha(info.job, pl)
+                if a / info.a_min <= self.comm_heavy or self.tau == 0:
+                    self.pending.pop(0)
+                    self._start(sim, jid, pl)
+                    continue
+                self.delayed = {"id": jid, "kappa": a,
+                                "deadline": sim.now + self.tau * g_i / self.G * info.pred * info.a_min}
+                break
+            pl = select_servers(sim.free_gpus, g_i, most=False)  # Lines 21-23
+            self.pending.pop(0)
+            self._start(sim, jid, pl)
+        self._arm_timer(sim)
+
+
+class OrderedPolicy(_policy_base()):
+    """The paper's baselines: order waiting jobs by a predicted key, Heavy-Edge on the servers with
+    most free GPUs.
+
+    ``key``: ``"duration"`` (ñ_i alpha~min_i), ``"workload"`` (g_i ñ_i alpha~min_i) or ``"subtime"`` (r_i).
+    ``work_conserving=False``: strict priority, the head blocks (SPJF, SPWF); ``True``: start every
+    job that fits in order (WCS-*).
+    """
+
+    def __init__(self, instance: AsrptInstance, *, key: str = "duration", work_conserving: bool = False,
+                 predictions=None, name: str | None = None, seed=0):
+        super().__init__(placement="consolidate")
+        if key not in ("duration", "workload", "subtime"):
+            raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
+        self.instance, self.key, self.work_conserving = instance, key, bool(work_conserving)
+        self.predictions = predictions
+        self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
+        self.rate_model = HeavyEdgeRate(instance, seed=seed)
+        self.seed = seed
+
+    def on_start(self, sim):
+        pred = self.predictions or {j.id: j.predicted() for j in self.instance.jobs}
+        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed) for j in self.instance.jobs}
+        self.waiting: list = []
+
+    def _k(self, jid):
+        i = self.info[jid]
+        if self.key == "subtime":
+            return (i.job.arrival, str(jid))
+        v = i.pred * i.a_min * (i.job.gpus if self.key == "workload" else 1)
+        return (v, i.job.arrival, str(jid))
+
+    def on_arrival(self, sim, job):
+        self.waiting.append(job.id)
+
+    def schedule(self, sim):
+        for jid in sorted(self.waiting, key=self._k):
+            pl = select_servers(sim.free_gpus, self.info[jid].job.gpus, most=True)
+            if pl is None:
+                if self.work_conserving:
+                    continue
+                break
+            self.waiting.remove(jid)
+            sim.start(jid, pl)
+
+
+def BASELINES(instance, predictions=None, seed=0) -> dict[str, Any]:
+    """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping."""
+    kw = dict(predictions=predictions, seed=seed)
+    return {"SPJF": OrderedPolicy(instance, key="duration", name="SPJF", **kw),
+            "SPWF": OrderedPolicy(instance, key="workload", name="SPWF", **kw),
+            "WCS-Duration": OrderedPolicy(instance, key="duration", work_conserving=True, name="WCS-Duration", **kw),
+            "WCS-Workload": OrderedPolicy(instance, key="workload", work_conserving=True, name="WCS-Workload", **kw),
+            "WCS-SubTime": OrderedPolicy(instance, key="subtime", work_conserving=True, name="WCS-SubTime", **kw)}
+
+
+def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_options):
+    """Run ``policy`` (default :class:`ASRPT`) on ``instance`` in the shared simulator.
+
+    Returns
+    -------
+    optsched.sim.SimResult
+        ``res.schedule()`` is a core Schedule that :func:`optsched.verify.verify` checks against the
+        instance (durations >= n_i alpha for the counts, capacity, release, ...).
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> res = simulate_asrpt(toy_instance(), tau=1.0)
+    >>> round(res.summary()["total_completion_time"], 3)
+    30.0
+    """
+    from optsched.sim import Simulator
+
+    if policy is None:
+        policy = ASRPT(instance, seed=seed, **policy_options)
+    rm = _as_rate_model(policy.rate_model)
+    return Simulator(instance.cluster, sim_jobs(instance), policy, rate_model=rm, seed=seed).run()
+
+
+def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, seed=0) -> dict:
+    """Gamma_A / OPT_A beside Lemma 2's and Theorem 1's bounds."""
+    from optsched.asrpt.bounds import check_bounds
+
+    res = simulate_asrpt(instance, tau=tau, seed=seed)
+    gamma = float(res.summary()["total_completion_time"])
+    rows = {r.name: r for r in check_bounds(instance, opt_a=opt_a, gamma_a=gamma, tau=tau)}
+    return {"gamma_a": gamma, "opt_a": opt_a, "ratio": gamma / opt_a,
+            "theorem_1_bound": rows["theorem_1"].rhs, "lemma_2_rhs": rows["lemma_2"].rhs,
+            "lemma_2_holds": rows["lemma_2"].holds, "theorem_1_holds": rows["theorem_1"].holds,
+            "result": res}

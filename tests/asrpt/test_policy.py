@@ -1,0 +1,57 @@
+"""A-SRPT and the baselines on the shared simulator: feasibility, Lemma 2 / Theorem 1 against the exact OPT_A."""
+
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.asrpt import toy_instance
+from optsched.asrpt.bounds import bound_inputs, check_bounds
+from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.generate import random_instance
+from optsched.asrpt.policy import ASRPT, BASELINES, empirical_ratio, select_servers, simulate_asrpt
+from optsched.exceptions import InvalidOptionError
+from optsched.solvers import SolveOptions
+from optsched.verify import verify
+
+OPT = SolveOptions(threads=1, time_limit=30)
+
+
+def test_toy_hand_trace():
+    # Ã_1 sizes: job1 2.7, job2 0.75 (r=2), job0 3.75 -> pending order 1 (t=2.7), 2 (t=3.45), 0 (t=7.2);
+    # job 0 needs a whole server, free at 7.95 when job 2 ends: completions 8.1, 7.95, 13.95.
+    res = simulate_asrpt(toy_instance(), tau=1.0)
+    comp = res.jobs_frame().set_index("job_id")["completion"]
+    assert res.summary()["total_completion_time"] == pytest.approx(30.0)
+    assert comp.to_dict() == pytest.approx({0: 13.95, 1: 8.1, 2: 7.95})
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 5), tau=st.sampled_from([0.0, 0.5, 2.0]))
+def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
+    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    for name, pol in [("A-SRPT", None)] + list(BASELINES(inst).items()):
+        res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
+        rep = verify(inst, res.schedule(), objective="total_completion_time")
+        assert rep.ok, (name, rep.violations)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ex = solve_problem8(inst, options=OPT)
+    assert ex.optimal
+    out = empirical_ratio(inst, ex.objective, tau=tau)
+    assert out["lemma_2_holds"], out
+    assert out["theorem_1_holds"], out
+
+
+def test_unseen_jobs_go_first_and_options():
+    inst = toy_instance()
+    inst2 = inst.replace(jobs=tuple(j.replace(predicted_iterations=0) if j.id == 0 else j for j in inst.jobs))
+    res = simulate_asrpt(inst2, tau=0.0)
+    df = res.jobs_frame()
+    assert df["first_start"].iloc[0] == 0.0  # job 0 (unseen, ñ=0) starts at once
+    with pytest.raises(InvalidOptionError, match="tau"):
+        ASRPT(inst, tau=-1)
+    assert select_servers([1, 3, 2], 4, most=True) == {1: 3, 2: 1}
+    assert select_servers([1, 3, 2], 3, most=False) == {0: 1, 2: 2}
+    assert select_servers([1, 0], 2, most=True) is None
