@@ -18,6 +18,13 @@ from optsched.asrpt import bounds as _bounds  # noqa: E402
 
 _bounds.register()
 
+try:  # A-SRPT and the baselines need the shared simulator
+    from optsched.asrpt import policy as _policy  # noqa: E402
+
+    _policy._register()
+except ImportError:  # pragma: no cover
+    pass
+
 
 def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
     """Load ``instances/toy/<name>.json`` (validated against the asrpt schema).

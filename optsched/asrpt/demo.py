@@ -74,12 +74,22 @@ def demo_rows(quick: bool = False) -> list[dict]:
             exact = [solve_problem8(inst, backend="cpsat", options=opts)]
             if inst.n_jobs <= 4:
                 exact.append(solve_problem8(inst, backend="highs", options=opts))
-        part = exact_vs_algorithm_rows(inst, exact, [], verify_result)
+        from optsched.core.registry import algorithms
+
+        algos = [spec(inst) for spec in algorithms("asrpt", exact=False)]
+        part = exact_vs_algorithm_rows(inst, exact, algos, verify_result)
         opt = next((r for r in exact if r.optimal), None)
         if opt is not None:
             b = bound_inputs(inst)
             for br in check_bounds(inst, opt_a=opt.objective, inputs=b, rtol=1e-4):
                 part[0].setdefault(br.name, f"{br.lhs:.4g} <= {br.rhs:.4g}: {br.holds}")
+            for row, res in zip(part[len(exact):], algos, strict=True):
+                if res.algorithm.startswith("a-srpt"):
+                    tau = float(res.algorithm.split("=")[1].rstrip("]"))
+                    rs = {x.name: x for x in check_bounds(inst, opt_a=opt.objective, gamma_a=res.objective, tau=tau,
+                                                           inputs=b, rtol=1e-4)}
+                    row["theorem_1"] = f"{rs['theorem_1'].lhs:.4g} <= {rs['theorem_1'].rhs:.4g}: {rs['theorem_1'].holds}"
+                    row["lemma_2"] = f"{rs['lemma_2'].lhs:.4g} <= {rs['lemma_2'].rhs:.4g}: {rs['lemma_2'].holds}"
         rows += part
     rows += placement_rows(quick)
     return rows

@@ -7,6 +7,8 @@ Heavy-Edge). :func:`simulate_asrpt` builds all of it from an :class:`AsrptInstan
 
 A-SRPT, per event time (the paper's slot loop; availability only changes at events):
 
+0. decisions are taken at slot boundaries (multiples of ``instance.slot``), as in the paper's slotted
+   loop, so that the exact Problem (8) optimum is a valid lower bound for every policy here;
 1. advance the virtual single machine Ã_1 (preemptive SRPT on sizes (g_i/G) ñ_i alpha~min_i,
    releases r_i; unseen jobs have ñ_i = 0 and complete at once) and append its completions to
    ``pending_queue`` in completion order (Line 2); a timer wakes the policy at the next virtual
@@ -48,6 +50,24 @@ def select_servers(free, need: int, *, most: bool) -> dict[int, int] | None:
         out[m] = take
         left -= take
     return out if left == 0 else None
+
+
+def _off_slot(policy, sim) -> bool:
+    """True (and a wake-up timer armed at the next slot boundary) if decisions must wait for it.
+
+    Problem (8) and Algorithm 1 are time-slotted: jobs start at multiples of the slot. Acting only
+    at slot boundaries keeps the policies inside the model whose exact optimum OPT_A we compute."""
+    if not policy.slotted:
+        return False
+    slot = policy.instance.slot
+    k = sim.now / slot
+    if abs(k - round(k)) <= 1e-9:
+        return False
+    nxt = math.ceil(k) * slot
+    if getattr(policy, "_slot_timer_at", None) != nxt:
+        sim.set_timer(at=nxt)
+        policy._slot_timer_at = nxt
+    return True
 
 
 class _JobInfo:
@@ -127,6 +147,9 @@ class ASRPT(_policy_base()):
         Delay factor (Line 16).
     comm_heavy : float
         COMM_HEAVY threshold (paper: 1.5).
+    slotted : bool
+        Start jobs only at multiples of ``instance.slot`` (the paper's slotted loop; default). The
+        virtual machine Ã_1 runs in continuous time either way.
 
     Guarantee
     ---------
@@ -140,8 +163,10 @@ class ASRPT(_policy_base()):
     name = "a-srpt"
 
     def __init__(self, instance: AsrptInstance, *, predictions=None, tau: float = 1.0,
-                 comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, seed=0):
+                 comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, slotted: bool = True,
+                 seed=0):
         super().__init__(placement="consolidate")
+        self.slotted = bool(slotted)
         if tau < 0 or not math.isfinite(tau):
             raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
         self.instance = instance
@@ -165,6 +190,7 @@ class ASRPT(_policy_base()):
         self.timer = None
         self.virtual_completion: dict = {}
         self.started_alpha: dict = {}
+        self._slot_timer_at = None
 
     def _size(self, jid) -> float:
         i = self.info[jid]
@@ -218,6 +244,9 @@ class ASRPT(_policy_base()):
 
     def schedule(self, sim):
         self._advance(sim.now)
+        if _off_slot(self, sim):
+            self._arm_timer(sim)
+            return
         while self.pending:
             jid = self.pending[0]
             info = self.info[jid]
@@ -260,8 +289,9 @@ class OrderedPolicy(_policy_base()):
     """
 
     def __init__(self, instance: AsrptInstance, *, key: str = "duration", work_conserving: bool = False,
-                 predictions=None, name: str | None = None, seed=0):
+                 predictions=None, name: str | None = None, slotted: bool = True, seed=0):
         super().__init__(placement="consolidate")
+        self.slotted = bool(slotted)
         if key not in ("duration", "workload", "subtime"):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
         self.instance, self.key, self.work_conserving = instance, key, bool(work_conserving)
@@ -274,6 +304,7 @@ class OrderedPolicy(_policy_base()):
         pred = self.predictions or {j.id: j.predicted() for j in self.instance.jobs}
         self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed) for j in self.instance.jobs}
         self.waiting: list = []
+        self._slot_timer_at = None
 
     def _k(self, jid):
         i = self.info[jid]
@@ -286,6 +317,8 @@ class OrderedPolicy(_policy_base()):
         self.waiting.append(job.id)
 
     def schedule(self, sim):
+        if self.waiting and _off_slot(self, sim):
+            return
         for jid in sorted(self.waiting, key=self._k):
             pl = select_servers(sim.free_gpus, self.info[jid].job.gpus, most=True)
             if pl is None:
@@ -320,7 +353,7 @@ def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_opt
     >>> from optsched.asrpt import toy_instance
     >>> res = simulate_asrpt(toy_instance(), tau=1.0)
     >>> round(res.summary()["total_completion_time"], 3)
-    30.0
+    31.9
     """
     from optsched.sim import Simulator
 
@@ -341,3 +374,50 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
             "theorem_1_bound": rows["theorem_1"].rhs, "lemma_2_rhs": rows["lemma_2"].rhs,
             "lemma_2_holds": rows["lemma_2"].holds, "theorem_1_holds": rows["theorem_1"].holds,
             "result": res}
+
+
+def _result(instance, name, res, t0):
+    import time
+
+    from optsched.core.result import Result, Status
+
+    sched = res.schedule()
+    obj = float(sum(sched.completion(j.id) for j in instance.jobs))
+    return Result(algorithm=name, instance=instance.name, objective=obj, objective_name="total_completion_time",
+                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
+                  info={"summary": res.summary()})
+
+
+def _register():
+    import time
+
+    from optsched.asrpt.model import KIND
+    from optsched.core.registry import register_algorithm
+
+    @register_algorithm("a-srpt", KIND, description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping")
+    def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
+        """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s)."""
+        if getattr(instance, "kind", None) != KIND:
+            from optsched.exceptions import InvalidInstanceError
+
+            raise InvalidInstanceError(f"a-srpt needs an instance of kind 'asrpt'; got {getattr(instance, 'kind', None)!r}.")
+        t0 = time.perf_counter()
+        res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
+        return _result(instance, f"a-srpt[tau={tau:g}]", res, t0)
+
+    def make(name):
+        def run(instance, *, predictions=None, seed=None):
+            if getattr(instance, "kind", None) != KIND:
+                from optsched.exceptions import InvalidInstanceError
+
+                raise InvalidInstanceError(f"{name} needs an instance of kind 'asrpt'; got "
+                                           f"{getattr(instance, 'kind', None)!r}.")
+            t0 = time.perf_counter()
+            pol = BASELINES(instance, predictions=predictions, seed=0 if seed is None else seed)[name]
+            return _result(instance, name, simulate_asrpt(instance, pol), t0)
+
+        run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
+        return run
+
+    for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
+        register_algorithm(f"asrpt-{name.lower()}", KIND)(make(name))
