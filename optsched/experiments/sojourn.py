@@ -216,17 +216,18 @@ def _quantile_ci(x: np.ndarray, q: float) -> tuple[float, float, float]:
     return est, lo, hi
 
 
-def mean_table(raw, set_id: int):
+def mean_table(raw, set_id: int, paper_set: int | None = None):
     """Tables IV-VIII: average expected sojourn time of OPTIMAL and RANK per N, with 95 % CI and
-    the paper's value; ``z`` = (ours - paper) / our standard error."""
+    the paper's value (of ``paper_set``, default ``set_id``); ``z`` = (ours - paper) / our standard error."""
     import pandas as pd
 
     rows = []
+    paper_set = set_id if paper_set is None else paper_set
     d = raw[(raw["set"] == set_id) & (raw["stages"] == 2)]
     for n, g in d.groupby("N"):
         for a in ("OPTIMAL", "RANK"):
             m, lo, hi = _mean_ci(g[a].to_numpy())
-            paper = PAPER_MEANS.get(set_id, {}).get(a)
+            paper = PAPER_MEANS.get(paper_set, {}).get(a)
             pv = paper[N_PAPER.index(n)] if paper is not None and n in N_PAPER else math.nan
             se = (hi - lo) / (2 * 1.96) if not math.isnan(hi) else math.nan
             rows.append({"N": n, "algorithm": a, "mean": m, "ci_lo": lo, "ci_hi": hi, "paper": pv,
@@ -238,14 +239,14 @@ def mean_table(raw, set_id: int):
     return pd.DataFrame(rows)
 
 
-def ratio_table(raw, set_id: int):
+def ratio_table(raw, set_id: int, paper_set: int | None = None):
     """Tables IX-XIII: max, p95 and p75 of the competitive ratio E_ALG / E_OPTIMAL per algorithm and
-    N (95 % order-statistic CI for the percentiles), with the paper's values."""
+    N (95 % order-statistic CI for the percentiles), with the paper's values (of ``paper_set``)."""
     import pandas as pd
 
     rows = []
     d = raw[(raw["set"] == set_id) & (raw["stages"] == 2)]
-    paper = PAPER_RATIOS.get(set_id, {})
+    paper = PAPER_RATIOS.get(set_id if paper_set is None else paper_set, {})
     for n, g in d.groupby("N"):
         for a in ("RANDOM", "SERPT", "SR", "RANK"):
             cr = (g[a] / g["OPTIMAL"]).to_numpy()
@@ -340,12 +341,15 @@ def adaptive_study(*, n_instances: int = 300, seed: SeedLike = 0, max_jobs: int 
 
 
 def all_tables(*, trials: int = DEFAULT_TRIALS, seed: SeedLike = 0, progress: bool = True) -> dict:
-    """Every reproduced table: {"IV": df, ..., "XIV": df, "raw": per-trial df}."""
-    raw = run_trials(trials=trials, seed=seed, progress=progress)
+    """Every reproduced table: {"IV": df, ..., "XIV": df, "V-VI (U9)", "X-XI (U9)", "raw": per-trial df}."""
+    raw = run_trials(sets=(1, 2, 3, 4, 5, 23), trials=trials, seed=seed, progress=progress)
     out = {"raw": raw}
     for s, (tm, tr) in TABLE_OF_SET.items():
         out[tm] = mean_table(raw, s)
         out[tr] = ratio_table(raw, s)
+    # sets 2-3 as the paper seems to have run them (success probability uniform over 0.1..0.9)
+    out["V-VI (U9)"] = mean_table(raw, 23, paper_set=2)
+    out["X-XI (U9)"] = ratio_table(raw, 23, paper_set=2)
     out["XIV"] = stages_table(trials=trials, seed=seed + 1 if isinstance(seed, int) else seed)
     return out
 

@@ -21,16 +21,22 @@ DIST_I = np.array([0.2, 0.15, 0.1, 0.05, 0.0, 0.05, 0.1, 0.15, 0.2])
 DIST_II = np.array([0.025, 0.05, 0.1, 0.15, 0.35, 0.15, 0.1, 0.05, 0.025])
 #: Table III: workload set -> (stage-size distribution, success-probability distribution).
 WORKLOADS = {1: ("uniform", "uniform"), 2: ("uniform", "I"), 3: ("uniform", "II"), 4: ("exponential", "uniform"),
-             5: ("weibull", "uniform")}
+             5: ("weibull", "uniform"),
+             # not in the paper: success probability uniform over {0.1, ..., 0.9}, ignoring the weights
+             # of Tables I-II. It reproduces the paper's Tables V-VI and X-XI (see formulations/sojourn.md#workloads)
+             23: ("uniform", "U9")}
 
 
 def draw_success(dist: str, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Final success probabilities: ``uniform`` U[1e-5, 1 - 1e-5], ``I`` (Table I), ``II`` (Table II)."""
+    """Final success probabilities: ``uniform`` U[1e-5, 1 - 1e-5], ``I`` (Table I), ``II`` (Table II),
+    ``U9`` (uniform over the nine values 0.1..0.9)."""
     if dist == "uniform":
         return rng.uniform(1e-5, 1 - 1e-5, size)
+    if dist == "U9":
+        return rng.choice(_VALUES, size=size)
     if dist in ("I", "II"):
         return rng.choice(_VALUES, size=size, p=DIST_I if dist == "I" else DIST_II)
-    raise InvalidOptionError(f"Unknown success-probability distribution {dist!r}; use 'uniform', 'I' or 'II'.")
+    raise InvalidOptionError(f"Unknown success-probability distribution {dist!r}; use 'uniform', 'I', 'II' or 'U9'.")
 
 
 def draw_stage_lengths(dist: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:

@@ -265,7 +265,7 @@ def philly_staged_jobs(path, *, success_from_uniform: bool = True, seed: SeedLik
     t0 = min(s for _, s, _, _ in staged)
     pool = np.concatenate([np.array(st) for _, _, st, _ in staged])
     jobs, term = [], {}
-    for i, (jid, sub, st, good) in enumerate(staged):
+    for jid, sub, st, good in staged:
         st = list(st)
         if not good:
             term[jid] = len(st)
