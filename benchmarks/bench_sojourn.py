@@ -132,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
                  "time_limit_s": LIMIT, "threads": 1, "seeds_per_size": seeds}
     t0 = time.perf_counter()
     sweeps = {
-        "highs": [10, 20, 40, 60, 80, 100, 150, 200] if not a.quick else [10, 40],
-        "highs-all": [10, 20, 30, 40, 50, 60] if not a.quick else [10, 40],
-        "cpsat": [10, 20, 30, 40, 50, 60, 80] if not a.quick else [10, 40],
+        "highs": [10, 20, 40, 60, 80, 100, 150, 200, 300, 400] if not a.quick else [10, 40],
+        "highs-all": [10, 20, 30, 40, 50, 60, 80, 100] if not a.quick else [10, 40],
+        "cpsat": [10, 20, 30, 40, 50, 60, 80, 100, 120] if not a.quick else [10, 40],
         "dp": [10, 14, 16, 18, 20] if not a.quick else [10, 16],
         "enumerate": [6, 7, 8, 9, 10] if not a.quick else [6, 8],
     }

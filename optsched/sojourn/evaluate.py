@@ -135,9 +135,13 @@ def pair_costs(instance: SojournInstance, *, method: str = "quadrature") -> Pair
         L = np.log1p(-s[:, None] * (1 - u[None, :]))  # (n, q)
         T = L.sum(axis=0)
         hs = np.exp(T[None, :] - L) @ w
-        E = np.exp(T[None, None, :] - L[:, None, :] - L[None, :, :])  # (n, n, q)
-        h1 = E @ w
-        h2 = E @ (w * u)
+        h1 = np.empty((n, n))
+        h2 = np.empty((n, n))
+        wu = w * u
+        for i in range(n):  # row by row: O(n q) memory
+            E = np.exp(T[None, :] - L[i][None, :] - L)  # (n, q): leave out i and k
+            h1[i] = E @ w
+            h2[i] = E @ wu
     elif method == "dp":
         hs = np.array([inverse_moments(np.delete(s, i), 1) for i in range(n)])
         h1 = np.ones((n, n))
