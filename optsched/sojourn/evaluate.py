@@ -114,6 +114,23 @@ def pair_costs(instance: SojournInstance, *, method: str = "quadrature") -> Pair
         a polynomial of degree < N integrated exactly by Gauss-Legendre with N/2+2 nodes.
         ``dp`` (O(N^4)): the Poisson-binomial pmf of every leave-two-out set, as in Eq. (4).
 
+    Returns
+    -------
+    PairCosts
+
+    Raises
+    ------
+    InvalidInstanceError
+        Not a sojourn instance, or not the static setting (one server, arrivals 0).
+
+    Guarantee
+    ---------
+    ``E[S] = sum_i d_i + sum_{k before i} c[k, i]`` for every order S, exactly (up to rounding).
+
+    References
+    ----------
+    Yao, Paolieri, Golubchik, Eqs. (1), (4), (13); ``formulations/sojourn.md#pair-costs``.
+
     Examples
     --------
     >>> from optsched.sojourn.model import SojournInstance, StagedJob
