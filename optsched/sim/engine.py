@@ -543,6 +543,8 @@ class Simulator:
                 self.apply(r)
             if self._changed:
                 self._update_rates()
+            if n_finished == n:  # every job is done: pending timers are moot
+                break
         self.n_events = n_events
         if bar is not None:
             bar.update(n_finished - bar.n)

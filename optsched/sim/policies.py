@@ -175,32 +175,45 @@ class SJF(_QueuePolicy):
         return (size, job.arrival, job.index)
 
 
-class SRTF(Policy):
-    """Shortest remaining time first, preemptive.
+class _Preemptive(Policy):
+    """Preemptive priority scheduling shared by SRTF and LAS.
 
-    At each event time: while the waiting job with the least remaining work (among classes that
-    fit after preempting strictly worse jobs) beats the running job with the most remaining time,
-    preempt the worst running jobs (fewest needed, worst first) and start it; jobs that fit in
-    free GPUs start directly. Remaining time of a running job = time to its end at its current
-    rate (+ the rest of its load); of a waiting job = remaining work (rate 1). Ties never preempt.
-
-    Notes
-    -----
-    Running jobs are kept in a max-heap by predicted end time, so each decision costs O(log n).
-    With a co-runner-dependent rate model the heap order is refreshed lazily (approximate).
+    Waiting jobs sit in a :class:`WaitQueue` by ``_wait_key``; running jobs in a max-heap by
+    ``_badness`` (a value that does not change while the job runs at a constant rate). At each
+    decision point (every event time for SRTF, every quantum for LAS): jobs that fit in the free
+    GPUs start in priority order (backfilling unless ``backfill=False``); if the best waiting job
+    does not fit and is strictly better than the worst running job, the worst running jobs
+    (fewest needed, worst first) are preempted to make room. GPUs that preempted jobs are still
+    saving are reserved for the job they were preempted for. A job started at time t is never
+    preempted at the same t (no zero-time livelock).
     """
 
-    name = "srtf"
     preemptive = True
 
     def __init__(self, *, placement: str = "consolidate", backfill: bool = True, rollback: bool = False):
         super().__init__(placement=placement)
+        if not isinstance(backfill, bool):
+            raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
         self.backfill = backfill
         self.rollback = rollback
 
+    # priorities (lower value = higher priority) -------------------------------------------------
+    def _wait_key(self, job):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _badness(self, sim, job) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _run_value(self, sim, job) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _may_preempt(self, sim) -> bool:
+        return True
+
+    # bookkeeping ------------------------------------------------------------------------------------
     def on_start(self, sim) -> None:
         self.queue = WaitQueue()
-        self.running: list = []  # max-heap of (-end, seq, job, n_starts, rate)
+        self.running: list = []  # max-heap of (-badness, seq, job, rate)
         self._seq = 0
         self._entry: dict[int, int] = {}  # job index -> seq of its live heap entry
         self._since: dict[int, float] = {}  # job index -> time of its current start
@@ -208,35 +221,33 @@ class SRTF(Policy):
         self._saving: dict[int, int] = {}  # victims still saving: index -> GPUs (count as freed)
 
     def on_arrival(self, sim, job) -> None:
-        self.queue.push(job, (job.remaining(), job.arrival, job.index))
+        self.queue.push(job, self._wait_key(job))
 
     def on_preempted(self, sim, job) -> None:
         self._saving.pop(job.index, None)
         self._since.pop(job.index, None)
         if job.phase == WAITING:
-            self.queue.push(job, (job.remaining(), job.arrival, job.index))
+            self.queue.push(job, self._wait_key(job))
 
-    def _end(self, sim, job) -> float:
-        """Predicted end time of a loading/training job."""
-        if job.phase == TRAINING:
-            return sim.now + job.remaining() / job.rate
-        return sim.now + job.remaining()  # loading: rate unknown yet, assume 1
+    def on_loaded(self, sim, job) -> None:
+        self._push_running(sim, job)  # refresh with the real rate
 
     def _push_running(self, sim, job) -> None:
         self._seq += 1
         self._entry[job.index] = self._seq
         if job.index not in self._since:
             self._since[job.index] = sim.now
-        heapq.heappush(self.running, (-self._end(sim, job), self._seq, job, job.n_starts, job.rate))
+        heapq.heappush(self.running, (-self._badness(sim, job), self._seq, job, job.rate))
 
-    def on_loaded(self, sim, job) -> None:
-        self._push_running(sim, job)  # refresh with the real rate
+    def _start(self, sim, job) -> None:
+        sim.start(job)
+        self._push_running(sim, job)
 
     def _worst(self, sim):
-        """Clean the heap top and return the worst running job (or None)."""
+        """Clean the heap top and return its entry (or None)."""
         h = self.running
         while h:
-            negend, seq, job, ns, rate = h[0]
+            _, seq, job, rate = h[0]
             if job.phase not in (LOADING, TRAINING) or self._entry.get(job.index) != seq:
                 heapq.heappop(h)
                 continue
@@ -247,9 +258,11 @@ class SRTF(Policy):
             return h[0]
         return None
 
+    # decisions ----------------------------------------------------------------------------------------
     def schedule(self, sim) -> None:
         q = self.queue
         free = sim.free
+        may_preempt = self._may_preempt(sim)
         while len(q):
             cand = self._for
             reserve = 0
@@ -259,30 +272,28 @@ class SRTF(Policy):
                 elif sim.fits(cand):  # the GPUs saved for it are free: start it first
                     self._for = None
                     self._remove(cand)
-                    sim.start(cand)
-                    self._push_running(sim, cand)
+                    self._start(sim, cand)
                     continue
                 else:  # GPUs it needs from the free pool: keep them from backfilled jobs
                     reserve = max(0, cand.gpus - sum(self._saving.values()))
             fits = free.fits if not reserve else (lambda g, s: free.total_free - reserve >= g and free.fits(g, s))
             job = q.pop_best(fits, not self.backfill)
             if job is not None:
-                sim.start(job)
-                self._push_running(sim, job)
+                self._start(sim, job)
                 continue
-            # nothing fits: try preemption for the overall best waiting job
-            key = q.peek_key()
-            top = self._worst(sim)
-            if top is None or not (sim.now + key[0] < -top[0]):
+            if not may_preempt:
                 return
-            cand = q.best(lambda g, s: True)
-            if not self._make_room(sim, cand):
+            # nothing fits: try preemption for the overall best waiting job
+            top = self._worst(sim)
+            if top is None or not (q.peek_key()[0] < self._run_value(sim, top[2])):
+                return
+            if not self._make_room(sim, q.best(lambda g, s: True)):
                 return
 
     def _make_room(self, sim, cand: SimJob) -> bool:
         """Preempt strictly worse running jobs (worst first) until ``cand`` fits; False if impossible."""
         h = self.running
-        bound = sim.now + cand.remaining()
+        bound = self._wait_key(cand)[0]
         victims = []
         popped = []
         freed = sim.free.total_free + sum(self._saving.values())
@@ -290,7 +301,8 @@ class SRTF(Policy):
             return False  # enough GPUs are being saved already: wait for them
         while freed < cand.gpus or (cand.single_server and not self._fits_after(sim, cand, victims)):
             top = self._worst(sim)
-            if top is None or not (bound < -top[0]) or self._since.get(top[2].index) == sim.now:
+            if (top is None or not (bound < self._run_value(sim, top[2]))
+                    or self._since.get(top[2].index) == sim.now):
                 for e in popped:
                     heapq.heappush(h, e)
                 return False
@@ -335,8 +347,7 @@ class SRTF(Policy):
         job = self.queue.pop_best(sim.free.fits, not self.backfill)
         if job is None:
             return False
-        sim.start(job)
-        self._push_running(sim, job)
+        self._start(sim, job)
         return True
 
     @staticmethod
@@ -348,16 +359,46 @@ class SRTF(Policy):
         return max(free) >= cand.gpus
 
     def __repr__(self) -> str:
-        return f"SRTF(placement={self.placement!r}, backfill={self.backfill}, rollback={self.rollback})"
+        return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, rollback={self.rollback})"
 
 
-class LAS(Policy):
-    """Least attained service, preemptive, re-evaluated every ``quantum`` seconds.
+class SRTF(_Preemptive):
+    """Shortest remaining time first, preemptive, decided at every event time.
 
-    At each quantum (and whenever GPUs are free) all active jobs are ranked by attained service
-    (work done; times GPUs if ``gpu_weighted``, as Tiresias' 2D-LAS), ties by arrival; jobs are
-    admitted greedily in that order, running jobs not admitted are preempted. Between quanta,
-    waiting jobs only fill free GPUs (no preemption), which bounds the preemption rate.
+    Remaining time of a running job = time to its end at its current rate (a loading job: its
+    remaining work at rate 1); of a waiting job = its remaining work (rate 1). Ties never preempt.
+    See :class:`_Preemptive` for the mechanics; with ``rollback`` preempted jobs lose the work
+    since their last checkpoint.
+
+    Notes
+    -----
+    O(log n) per decision: running jobs are in a max-heap by predicted end time, which does not
+    change while a job's rate is constant; after a rate change (co-runner-dependent rate models)
+    the heap is refreshed lazily, so the order is approximate between refreshes.
+    """
+
+    name = "srtf"
+
+    def _wait_key(self, job):
+        return (job.remaining(), job.arrival, job.index)
+
+    def _badness(self, sim, job) -> float:  # predicted end time
+        if job.phase == TRAINING:
+            return sim.now + job.remaining() / job.rate
+        return sim.now + job.remaining()
+
+    def _run_value(self, sim, job) -> float:  # remaining time
+        return self._badness(sim, job) - sim.now
+
+
+class LAS(_Preemptive):
+    """Least attained service, preemptive at most every ``quantum`` seconds.
+
+    Priority = attained service (work done; times GPUs if ``gpu_weighted``, as Tiresias' 2D-LAS),
+    ties by arrival. Between quanta, waiting jobs only fill free GPUs (by least attained service);
+    at each quantum, running jobs with more attained service than a blocked waiting job are
+    preempted for it. This bounds the preemption rate (plain LAS in continuous time would
+    time-share equal jobs infinitely often).
 
     Parameters
     ----------
@@ -365,75 +406,61 @@ class LAS(Policy):
         Seconds between preemptive re-evaluations (> 0), default 60.
     gpu_weighted : bool
         Rank by GPUs x attained service.
+
+    Notes
+    -----
+    The running-job heap is ordered by attained service minus elapsed time, which is exact while
+    all training jobs progress at the same rate (rate 1 by default); with unequal rates the order
+    of running jobs is approximate (the comparison with the waiting job uses the true values).
     """
 
     name = "las"
-    preemptive = True
 
     def __init__(self, *, placement: str = "consolidate", backfill: bool = True, quantum: float = 60.0,
-                 gpu_weighted: bool = False):
-        super().__init__(placement=placement)
-        if not (isinstance(quantum, (int, float)) and quantum > 0):
+                 gpu_weighted: bool = False, rollback: bool = False):
+        super().__init__(placement=placement, backfill=backfill, rollback=rollback)
+        if isinstance(quantum, bool) or not (isinstance(quantum, (int, float)) and quantum > 0):
             raise InvalidOptionError(f"The 'quantum' option of LAS must be a positive number of seconds; got {quantum!r}.")
         self.quantum = float(quantum)
-        self.backfill = backfill
         self.gpu_weighted = gpu_weighted
 
-    def _key(self, job):
+    def _att(self, job) -> float:
         a = job.done_work()
-        return (a * job.gpus if self.gpu_weighted else a, job.arrival, job.index)
+        return a * job.gpus if self.gpu_weighted else a
+
+    def _wait_key(self, job):
+        return (self._att(job), job.arrival, job.index)
+
+    def _badness(self, sim, job) -> float:
+        return self._att(job) - sim.now * (job.gpus if self.gpu_weighted else 1.0)
+
+    def _run_value(self, sim, job) -> float:
+        return self._att(job)
 
     def on_start(self, sim) -> None:
-        self.active: dict[int, SimJob] = {}
+        super().on_start(sim)
         self._tick = False
         self._timer = None
+        self._active = 0
 
     def on_arrival(self, sim, job) -> None:
-        self.active[job.index] = job
-        if self._timer is None:
+        super().on_arrival(sim, job)
+        self._active += 1
+        if self._timer is None:  # quanta run while jobs are active
             self._timer = sim.set_timer(self.quantum, period=self.quantum, data="las-quantum")
 
     def on_completion(self, sim, job) -> None:
-        del self.active[job.index]
-        if not self.active and self._timer is not None:
+        self._active -= 1
+        if not self._active:
             sim.cancel_timer(self._timer)
             self._timer = None
 
     def on_timer(self, sim, timer) -> None:
         self._tick = True
 
-    def schedule(self, sim) -> None:
-        if not self.active:
-            return
-        order = sorted(self.active.values(), key=self._key)
-        if self._tick:
-            self._tick = False
-            # admit greedily by total capacity (and per-server fit for single-server jobs)
-            cap = sim.capacity
-            admitted = set()
-            used = 0
-            for j in order:
-                if j.phase == "saving":
-                    used += j.gpus
-                    continue
-                if used + j.gpus <= cap:
-                    admitted.add(j.index)
-                    used += j.gpus
-                elif not self.backfill:
-                    break
-            for j in order:
-                if j.phase in (LOADING, TRAINING) and j.index not in admitted:
-                    sim.preempt(j)
-        strict = not self.backfill
-        for j in order:
-            if j.phase != WAITING:
-                continue
-            if sim.fits(j):
-                sim.start(j)
-            elif strict:
-                break
-            if sim.free.total_free == 0:
-                break
+    def _may_preempt(self, sim) -> bool:
+        tick, self._tick = self._tick, False
+        return tick
 
     def __repr__(self) -> str:
         return (f"LAS(placement={self.placement!r}, backfill={self.backfill}, quantum={self.quantum:g}, "

@@ -60,7 +60,8 @@ def test_srtf_multi_gpu_preempts_worst_first_only_as_needed():
 
 def test_las_quantum_round_robin():
     jobs = [Job(0, work=3), Job(1, work=3)]
-    # quantum 1: job 0 runs [0,1); at 1 job 1 has less service -> runs [1,2); ties by arrival after that
+    # quantum 1: job 0 runs [0,1); at 1 job 1 has less service -> runs [1,3) (the tie at 2 does not
+    # preempt); at 3 job 0 (1 s) < job 1 (2 s) -> job 0 runs [3,5); job 1 ends [5,6)
     c = completions(LAS(quantum=1.0), jobs)
     assert c == {0: 5.0, 1: 6.0}
 
