@@ -209,16 +209,19 @@ class ASRPT(_policy_base()):
     def _advance(self, now: float) -> None:
         """Run preemptive SRPT on Ã_1 from v_time to now; completed jobs go to pending (Line 2)."""
         t = self.v_time
-        while self.v_active and t < now - 1e-12:
+        eps = 1e-9 * max(1.0, abs(now))
+        while self.v_active:
             rem, seq, jid = self.v_active[0]
-            if t + rem <= now + 1e-12:
+            if t + rem <= now + eps:  # completes by now (tolerance: no zero-length wake-ups)
                 heapq.heappop(self.v_active)
-                t += rem
+                t = min(now, t + rem)
                 self.pending.append(jid)
                 self.virtual_completion[jid] = t
-            else:
+            elif t < now:
                 heapq.heapreplace(self.v_active, (rem - (now - t), seq, jid))
                 t = now
+            else:
+                break
         self.v_time = max(now, self.v_time)
 
     def _arm_timer(self, sim) -> None:
@@ -230,8 +233,9 @@ class ASRPT(_policy_base()):
             due.append(self.v_time + self.v_active[0][0])
         if self.delayed is not None:
             due.append(self.delayed["deadline"])
+        due = [d for d in due if d > sim.now + 1e-9 * max(1.0, abs(sim.now))]  # past deadlines: events wake us
         if due:
-            self.timer = sim.set_timer(at=max(sim.now, min(due)))
+            self.timer = sim.set_timer(at=min(due))
 
     def on_timer(self, sim, timer):
         if timer is self.timer:

@@ -65,3 +65,24 @@ def test_unseen_jobs_go_first_and_options():
     assert select_servers([1, 3, 2], 4, most=True) == {1: 3, 2: 1}
     assert select_servers([1, 3, 2], 3, most=False) == {0: 1, 2: 2}
     assert select_servers([1, 0], 2, most=True) is None
+
+
+def test_overloaded_pai_like_workload_terminates_and_is_feasible():
+    """Regression: zero-delay wake-ups (virtual completion or passed deadline at 'now') looped forever."""
+    from optsched.experiments.asrpt_repro import build_instance, pai_like_table
+
+    inst, eps = build_instance(pai_like_table(150, cluster_gpus=16, load=2.0, single_gpu=0.3, seed=3),
+                               n_servers=2)
+    assert eps >= 0
+    for pol in (None, BASELINES(inst)["WCS-Duration"]):
+        res = simulate_asrpt(inst, pol, tau=1.0) if pol is None else simulate_asrpt(inst, pol)
+        assert verify(inst, res.schedule()).ok
+
+
+@pytest.mark.slow
+def test_reproduction_quick_runs():
+    from optsched.experiments.asrpt_repro import reproduce
+
+    res = reproduce(quick=True)
+    assert set(res) == {"fig6", "fig7", "fig8", "fig9"}
+    assert res["fig9"].loc["perfect", "eps_bar"] == 0
