@@ -9,7 +9,8 @@ Writes ``benchmarks/results/asrpt.json``:
   patterns (each MILP cross-checked by enumeration), beside the paper's numbers;
 * ``problem8``: for n jobs on 3 servers x 4 GPUs (seeds 0-2), CP-SAT status, objective, bound, gap and
   runtime with a 60 s limit; the time-indexed HiGHS model on the smallest size as cross-check;
-* ``bounds``: for each proven instance, OPT_A1 / OPT_A beside rho (Lemma 1) and Lemma 3's sides.
+* for each proven instance: OPT_A1 / OPT_A beside rho (Lemma 1), Lemma 3's sides, and Gamma / OPT_A of
+  A-SRPT (tau = 0, 1) and the five baselines beside Theorem 1's bound.
 """
 
 from __future__ import annotations
@@ -50,9 +51,20 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
             if r.optimal:
                 b = bound_inputs(inst)
                 a1 = opt_a1(b)
-                row.update({"opt_a1": a1, "rho": b.rho, "opt_a1_over_opt_a": a1 / r.objective,
+                row.update({"opt_a1": a1, "rho": b.rho, "kappa": b.kappa, "opt_a1_over_opt_a": a1 / r.objective,
                             "lemma1_holds": a1 <= b.rho * r.objective, "opt_a1_tilde": opt_a1_tilde(b),
-                            "lemma3_rhs": lemma3_rhs(b), "eps_bar": b.eps_bar})
+                            "lemma3_rhs": lemma3_rhs(b), "lemma3_holds": opt_a1_tilde(b) <= lemma3_rhs(b),
+                            "eps_bar": b.eps_bar})
+                from optsched.asrpt.policy import BASELINES, empirical_ratio, simulate_asrpt
+
+                for tau in (0.0, 1.0):
+                    e = empirical_ratio(inst, r.objective, tau=tau)
+                    row[f"asrpt_tau{tau:g}_ratio"] = e["ratio"]
+                    row[f"asrpt_tau{tau:g}_theorem1_bound"] = e["theorem_1_bound"]
+                    row[f"asrpt_tau{tau:g}_lemma2_holds"] = e["lemma_2_holds"]
+                for name, pol in BASELINES(inst).items():
+                    res = simulate_asrpt(inst, pol)
+                    row[f"{name}_ratio"] = res.summary()["total_completion_time"] / r.objective
             rows.append(row)
             print(f"  problem8 n={n} seed={seed}: {r}", flush=True)
             if n == cross_check_size:
