@@ -87,7 +87,7 @@ def srpt_total(releases, sizes) -> float:
 class BoundInputs:
     """The paper's quantities for one instance (seconds unless noted)."""
 
-    I: int
+    I: int  # noqa: E741  (the paper's symbol)
     G: int
     g_max: int
     alpha_max: np.ndarray  # alpha^max_i

@@ -43,7 +43,7 @@ def placement_rows(quick: bool = False) -> list[dict]:
     rows = []
     for name, make in PROFILES.items():
         job = make()
-        for k, free in enumerate(availability_patterns(job.gpus, 8, 2 if quick else 5, seed=0)):
+        for free in availability_patterns(job.gpus, 8, 2 if quick else 5, seed=0):
             ex = solve_placement(job, free, exact_usage=True, options=SolveOptions(threads=1, time_limit=30), **kw)
             en = enumerate_placement(job, free, exact_usage=True, **kw)
             ok = ex.optimal if hasattr(ex, "optimal") else ex.status.value == "optimal"

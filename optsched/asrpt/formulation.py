@@ -65,7 +65,7 @@ def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, 
         r = solve_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
                             options=SolveOptions(time_limit=60, threads=1))
         if r.status.value != "optimal":
-            raise RuntimeError(f"Best split for {parts} not proven optimal ({r.status}).")
+            raise RuntimeError(f"Best split for {parts} not proven optimal ({r.status}).") from None
     return r.x, float(r.alpha)
 
 
@@ -131,7 +131,7 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
     M, g = instance.M, instance.g
     start, use, per_server, demands, all_iv, all_dem = [], [], [[] for _ in range(M)], [[] for _ in range(M)], [], []
     obj = []
-    for i, job in enumerate(instance.jobs):
+    for job in instance.jobs:
         P = pats[job.id]
         r = arrival_slot(job, instance)
         dmin = min(p.slots for p in P)

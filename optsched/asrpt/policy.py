@@ -27,8 +27,6 @@ import heapq
 import math
 from typing import Any
 
-import numpy as np
-
 from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, alpha_max

@@ -9,8 +9,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.bounds import (BoundInputs, bound_inputs, check_bounds, lemma1_rhs, lemma2_rhs, lemma3_rhs,
-                                   opt_a1, opt_a1_tilde, srpt_completions, srpt_total, theorem1_ratio)
+from optsched.asrpt.bounds import (
+    BoundInputs,
+    bound_inputs,
+    check_bounds,
+    lemma1_rhs,
+    lemma2_rhs,
+    lemma3_rhs,
+    opt_a1,
+    opt_a1_tilde,
+    srpt_completions,
+    srpt_total,
+    theorem1_ratio,
+)
 from optsched.asrpt.exact import solve_problem8
 from optsched.asrpt.generate import random_instance
 from optsched.solvers import SolveOptions

@@ -5,10 +5,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from optsched.asrpt.heavy_edge import (alpha_min_estimate, double_binary_tree_edges, heavy_edge, job_graph,
-                                       placement_counts)
+from optsched.asrpt.heavy_edge import (
+    alpha_min_estimate,
+    double_binary_tree_edges,
+    heavy_edge,
+    job_graph,
+    placement_counts,
+)
 from optsched.asrpt.model import AsrptJob, Stage
-from optsched.asrpt.placement import alpha_min_exact, build_placement_model, enumerate_placement, solve_placement
+from optsched.asrpt.placement import (
+    alpha_min_exact,
+    build_placement_model,
+    enumerate_placement,
+    solve_placement,
+)
 from optsched.asrpt.profiles import gpt_like, vgg19_like
 from optsched.asrpt.timing import alpha, alpha_max
 from optsched.exceptions import InfeasibleError
@@ -67,8 +77,8 @@ def test_heavy_edge_reproduces_fig2():
 
 
 def test_estimates_are_ordered_on_profiles():
-    from optsched.asrpt.profiles import paper_cluster
     from optsched.asrpt.model import AsrptInstance
+    from optsched.asrpt.profiles import paper_cluster
 
     for job in (vgg19_like(), gpt_like()):
         inst = AsrptInstance(paper_cluster(2), [job])

@@ -7,7 +7,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.bounds import bound_inputs, check_bounds
 from optsched.asrpt.exact import solve_problem8
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import ASRPT, BASELINES, empirical_ratio, select_servers, simulate_asrpt

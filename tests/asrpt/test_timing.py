@@ -6,7 +6,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt.model import AsrptJob, Stage
-from optsched.asrpt.timing import alpha, alpha_max, consolidated_placement, spread_placement, stage_times
+from optsched.asrpt.timing import (
+    alpha,
+    alpha_max,
+    consolidated_placement,
+    spread_placement,
+    stage_times,
+)
 from optsched.exceptions import InvalidInstanceError
 
 from .strategies import bandwidths, jobs, placements
