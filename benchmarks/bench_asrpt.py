@@ -2,9 +2,11 @@
 
     .venv/bin/python -m benchmarks asrpt                    # full: Table II + Problem (8) sweep (~10-20 min)
     .venv/bin/python benchmarks/bench_asrpt.py --quick      # small sweep, 10 s limit
+    .venv/bin/python benchmarks/bench_asrpt.py --only-repro # Fig. 6-9 trends only, merged into the JSON
 
 Writes ``benchmarks/results/asrpt.json``:
 
+* ``reproduction``: Fig. 6-9 tables (mean of 3 seeds) beside the paper's claims;
 * ``table2``: per model, mean PITT/PCT of Heavy-Edge and the exact MILP over 20 availability
   patterns (each MILP cross-checked by enumeration), beside the paper's numbers;
 * ``problem8``: for n jobs on 3 servers x 4 GPUs (seeds 0-2), CP-SAT status, objective, bound, gap and
@@ -79,13 +81,32 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
     return rows
 
 
+def repro(seeds, quick):
+    """Fig. 6-9 tables (mean over seeds), total JCT in hours, beside the paper's claims."""
+    from optsched.experiments.asrpt_repro import PAPER_CLAIMS, reproduce_seeds
+
+    res = reproduce_seeds(seeds, quick=quick)
+    for k, df in res.items():
+        print(f"== {k}: {PAPER_CLAIMS[k]}\n{df.round(3).to_string()}", flush=True)
+    return {k: {"paper": PAPER_CLAIMS[k], "seeds": list(seeds), "table": json.loads(df.to_json(orient="index"))}
+            for k, df in res.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", type=int, nargs="*")
     ap.add_argument("--time-limit", type=float)
     ap.add_argument("--skip-table2", action="store_true")
+    ap.add_argument("--skip-repro", action="store_true", help="skip the Fig. 6-9 reproduction (~2 min for 3 seeds)")
+    ap.add_argument("--only-repro", action="store_true", help="only (re)run the reproduction and merge it into the JSON")
     a = ap.parse_args(argv or [])
+    if a.only_repro:
+        out = json.loads(OUT.read_text()) if OUT.exists() else {}
+        out["reproduction"] = repro([0] if a.quick else [0, 1, 2], a.quick)
+        OUT.write_text(json.dumps(out, indent=2, default=str) + "\n")
+        print(f"merged the reproduction into {OUT}")
+        return 0
     sizes = a.sizes or ([4, 8] if a.quick else [4, 8, 12, 16, 20, 24, 28])
     seeds = [0] if a.quick else [0, 1, 2]
     tl = a.time_limit or (10.0 if a.quick else 60.0)
@@ -99,6 +120,8 @@ def main(argv=None) -> int:
         out["table2"] = json.loads(table2(rows).to_json(orient="index"))
         print(table2(rows).round(3).T, flush=True)
     out["problem8"] = problem8_sweep(sizes, seeds, tl, cross_check_size=sizes[0])
+    if not a.skip_repro:
+        out["reproduction"] = repro([0] if a.quick else [0, 1, 2], a.quick)
     out["runtime"] = time.perf_counter() - t0
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=2, default=str) + "\n")
