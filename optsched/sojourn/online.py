@@ -103,6 +103,7 @@ class StagedOnlinePolicy(_policy_base()):  # type: ignore[misc]
     def on_start(self, sim) -> None:
         self.queue: list = []
         self.recheck: list = []
+        self._cache: dict = {}  # (job index, stage) -> index value: a job's index changes only when it runs
 
     def on_arrival(self, sim, job) -> None:
         self.queue.append(job)
@@ -115,22 +116,29 @@ class StagedOnlinePolicy(_policy_base()):  # type: ignore[misc]
             self.recheck.append(job)
 
     def _key(self, job):
-        return (_index(self.index, job), job.arrival, job.index)
+        k = (job.index, job.stage)
+        v = self._cache.get(k)
+        if v is None:
+            v = self._cache[k] = (_index(self.index, job), job.arrival, job.index)
+        return v
 
     def schedule(self, sim) -> None:
         from optsched.sim import TRAINING
 
+        if self.queue:
+            self.queue.sort(key=self._key)
         for job in self.recheck:
             if job.phase != TRAINING or not self.queue:
                 continue
-            best = min(self.queue, key=self._key)
-            if self._key(best) < self._key(job):
+            if self._key(self.queue[0]) < self._key(job):
                 sim.preempt(job)  # zero save time: its server is free now; on_preempted re-queues it
         self.recheck = []
-        self.queue.sort(key=self._key)
-        while self.queue and sim.total_free > 0:
-            job = self.queue.pop(0)
+        n = 0
+        while n < len(self.queue) and sim.total_free > 0:
+            job = self.queue[n]
             sim.start(job, sim.place(job))
+            n += 1
+        del self.queue[:n]
 
 
 # --------------------------------------------------------------------------- workloads
@@ -201,16 +209,21 @@ def simulate_online(jobs, terminate_after, *, servers: int, index: str = "rank")
 def online_table(*, n_jobs: int = 3000, servers: Sequence[int] = (5, 10, 20, 50), load: float = 0.9,
                  datasets: Sequence[tuple[str, float | None]] = (("calibrated", None), ("synthetic I", 0.5),
                                                                   ("synthetic II", 0.25)),
-                 seed: int = 0):
+                 reference_servers: int | None = None, seed: int = 0):
     """Tables XVI-XVIII on the calibrated synthetic workload: mean sojourn time (s) of successful
-    jobs per policy and number of servers W (load kept at ``load`` for every W). One workload per
-    (dataset, W), shared by the four policies."""
+    jobs per policy and number of servers W, shared workload for the four policies.
+
+    ``reference_servers=None``: one workload per W at offered load ``load``. Else (the paper's
+    design: one trace, more or fewer servers) one workload calibrated to ``load`` on
+    ``reference_servers`` servers, run on every W (overloaded when W is smaller)."""
     import pandas as pd
 
     rows = []
     for name, q in datasets:
         for w in servers:
-            jobs, term = online_workload(n_jobs, servers=w, load=load, success=q, seed=seed + w)
+            ref = w if reference_servers is None else reference_servers
+            jobs, term = online_workload(n_jobs, servers=ref, load=load, success=q,
+                                         seed=seed + (w if reference_servers is None else 0))
             row = {"dataset": name, "servers": w, "jobs": n_jobs, "successful": n_jobs - len(term)}
             for idx in INDICES:
                 row[idx.upper()] = simulate_online(jobs, term, servers=w, index=idx)[0]
