@@ -43,7 +43,7 @@ def test_one_server_no_arrivals_matches_the_exact_static_evaluator(index, fn):
     rng = np.random.default_rng(0)
     jobs = _sim_jobs(inst)
     vals = []
-    for _ in range(2000):
+    for _ in range(1500):
         stop = {j.id: int(rng.choice(np.arange(1, j.n_stages + 1), p=j.probs)) for j in inst.jobs}
         term = {k: v for k, v in stop.items() if v < inst.jobs[inst.index_of(k)].n_stages}
         m, _ = simulate_online(jobs, term, servers=1, index=index)
