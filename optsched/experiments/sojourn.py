@@ -356,7 +356,8 @@ def all_tables(*, trials: int = DEFAULT_TRIALS, seed: SeedLike = 0, progress: bo
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m optsched.experiments.sojourn [--trials Z] [--seed S] [--out DIR]``: every table
-    as CSV (and markdown on stdout), the RANK-vs-N extension and the adaptive study."""
+    as CSV (and text on stdout), the RANK-vs-N extension, the adaptive study and the online
+    Tables XVI-XVIII on the calibrated synthetic workload (about 8 minutes on one core)."""
     import argparse
     from pathlib import Path
 
@@ -370,6 +371,10 @@ def main(argv: list[str] | None = None) -> int:
     tabs = all_tables(trials=a.trials, seed=a.seed)
     tabs["rank_vs_n"] = rank_vs_n(trials=a.ext_trials, seed=a.seed + 2)
     tabs["adaptive"] = adaptive_study(seed=a.seed)
+    from optsched.sojourn.online import online_table
+
+    # Tables XVI-XVIII: one calibrated workload (load 0.9 on 50 servers) run on W servers
+    tabs["online"] = online_table(n_jobs=3000, servers=(5, 10, 20, 50, 100), reference_servers=50, seed=a.seed)
     out = Path(a.out) if a.out else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
