@@ -46,10 +46,9 @@ def run(args) -> int:
         if spec.backends and backend not in spec.backends and backend == "cpsat":
             raise InvalidOptionError(f"Model {spec.name!r} has no CP-SAT version; backends: {list(spec.backends)}.")
         kw["backend"] = backend
+        # mip_abs_gap stays None: each exact model knows whether its objective is integral
         kw["options"] = SolveOptions(time_limit=args.time_limit, mip_rel_gap=args.gap, threads=args.threads,
-                                     seed=args.seed,
-                                     mip_abs_gap=0.999 if all(float(getattr(j, "weight", 1)).is_integer()
-                                                              for j in getattr(inst, "jobs", [])) else None)
+                                     seed=args.seed)
         if args.write_model:
             kw["write_model"] = args.write_model
     elif args.backend:

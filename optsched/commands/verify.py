@@ -9,7 +9,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("verify", help="check a schedule file against an instance, constraint by constraint")
     p.add_argument("instance", help="instance JSON file")
     p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out`)")
-    p.add_argument("--objective", default="total_weighted_completion_time", help="objective to recompute")
+    p.add_argument("--objective", default=None,
+                   help="objective to recompute (default: the instance kind's objective)")
     p.add_argument("--claimed", type=float, default=None, help="objective value to check against")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -21,11 +22,13 @@ def run(args) -> int:
     from optsched.verify import verify
 
     inst = optsched.load_instance(args.instance)
-    sched_cls = getattr(get_kind(inst.kind)["cls"], "schedule_class", None)
+    spec = get_kind(inst.kind)
+    sched_cls = getattr(spec["cls"], "schedule_class", None)
     if sched_cls is None:
         from optsched.core import Schedule as sched_cls
     schedule = sched_cls.load(args.schedule)
-    report = verify(inst, schedule, objective=args.objective, claimed=args.claimed)
+    objective = args.objective or spec.get("objective", "total_weighted_completion_time")
+    report = verify(inst, schedule, objective=objective, claimed=args.claimed)
     if args.json:
         print_json(report.to_dict())
     else:

@@ -29,13 +29,15 @@ _KINDS: dict[str, dict[str, Any]] = {}
 _ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
 
-def register_kind(kind: str, cls: type, *, schema: str | None = None) -> None:
+def register_kind(kind: str, cls: type, *, schema: str | None = None,
+                  objective: str = "total_weighted_completion_time") -> None:
     """Register an instance class for the ``"kind"`` field of instance JSON files.
 
     ``cls`` needs ``from_dict(d)`` and ``to_dict()``; ``schema`` is a file name in
-    ``optsched/core/schemas/`` (= ``instances/schema/``).
+    ``optsched/core/schemas/`` (= ``instances/schema/``); ``objective`` is the kind's default
+    objective (what ``optsched verify`` recomputes unless told otherwise).
     """
-    _KINDS[kind] = {"cls": cls, "schema": schema}
+    _KINDS[kind] = {"cls": cls, "schema": schema, "objective": objective}
 
 
 def get_kind(kind: str) -> dict[str, Any]:

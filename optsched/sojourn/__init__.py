@@ -15,7 +15,7 @@ the functions that need them. See ``formulations/sojourn.md``.
 from optsched.core.registry import register_kind
 from optsched.sojourn.model import KIND, OBJECTIVE, SojournInstance, SojournSchedule, StagedJob
 
-register_kind(KIND, SojournInstance, schema="sojourn.schema.json")
+register_kind(KIND, SojournInstance, schema="sojourn.schema.json", objective=OBJECTIVE)
 
 from optsched.sojourn import checks as _checks  # noqa: E402,F401  (registers the verifier checks)
 from optsched.sojourn.evaluate import (  # noqa: E402
