@@ -49,8 +49,28 @@ def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
     assert min(totals) >= ex.objective - ex.info["objective_rounding"] - 1e-6  # exact is a lower bound
     out = empirical_ratio(inst, ex.objective, tau=tau)
     assert out["ratio"] >= 1 - 1e-6  # slot-aligned policies cannot beat the slotted optimum
-    assert out["lemma_2_holds"], out
     assert out["theorem_1_holds"], out
+    # Lemma 2 is checked on continuous-time A-SRPT: the slot wait after a virtual completion is outside the
+    # paper's analysis (see test_lemma2_fails_for_slotted_asrpt_with_coarse_slots)
+    cont = empirical_ratio(inst, ex.objective, tau=tau, slotted=False)
+    assert cont["lemma_2_holds"], cont
+    assert cont["theorem_1_holds"], cont
+
+
+def test_lemma2_fails_for_slotted_asrpt_with_coarse_slots():
+    """FINDING: one 1-GPU job (68 iterations of 0.0969 s = 6.59 s, predicted 77) with 10-s slots. It completes
+    in Ã_1 at 1.87 s, but slotted A-SRPT starts it at the next slot, 10 s: Gamma_A = 16.59 s > Lemma 2's
+    right-hand side 11.23 s (rho = 1, tau = 0). In continuous time it starts at 1.87 s and Gamma_A = 8.46 s.
+    The same happens in slot units (scale all times by 1/10): the analysis ignores the rounding of starts
+    to slots, which matters when jobs are short compared with a slot."""
+    inst = random_instance(1, 2, 2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    ex = solve_problem8(inst, options=OPT)
+    slotted = empirical_ratio(inst, ex.objective, tau=0.0)
+    assert slotted["gamma_a"] == pytest.approx(16.5905, abs=1e-3)
+    assert slotted["lemma_2_rhs"] == pytest.approx(11.2345, abs=1e-3)
+    assert not slotted["lemma_2_holds"]
+    cont = empirical_ratio(inst, ex.objective, tau=0.0, slotted=False)
+    assert cont["lemma_2_holds"] and cont["gamma_a"] == pytest.approx(8.4561, abs=1e-3)
 
 
 def test_unseen_jobs_go_first_and_options():
