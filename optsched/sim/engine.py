@@ -46,6 +46,7 @@ __all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL
 # event priorities at equal times (lower first)
 P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
 _INF = math.inf
+_MAX_BATCHES_AT_ONE_TIME = 100_000
 
 Overhead = float | Callable[[SimJob, Mapping[int, int]], float]
 
@@ -455,12 +456,22 @@ class Simulator:
         stop = _INF if until is None else float(until)
         next_arr = arrivals[0].arrival if n else _INF
         terminate = self._terminate
+        same_t = 0
         while True:
             t = heap[0][0] if heap else _INF
             if next_arr < t:
                 t = next_arr
             if t == _INF or t > stop:
                 break
+            if t == self.now and n_events:
+                same_t += 1
+                if same_t > _MAX_BATCHES_AT_ONE_TIME:
+                    raise SimulationError(
+                        f"Policy {policy.name!r} made {same_t} rounds of decisions at t={t:g} without time "
+                        f"advancing (e.g. starting and preempting the same jobs): a livelock. Fix the policy."
+                    )
+            else:
+                same_t = 0
             self.now = t
             # one batch: every event at time t, in priority order
             while True:

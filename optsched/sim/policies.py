@@ -54,7 +54,7 @@ class WaitQueue:
         heapq.heappush(h, (key, self._seq, job))
         self._n += 1
 
-    def _head(self, fits, strict: bool):
+    def _head(self, fits, strict: bool, limit: int | None = None):
         best = None
         best_cls = None
         glob = None
@@ -64,7 +64,7 @@ class WaitQueue:
             top = h[0]
             if strict and (glob is None or top < glob):
                 glob = top
-            if (best is None or top < best) and fits(cls[0], cls[1]):
+            if (best is None or top < best) and (limit is None or cls[0] <= limit) and fits(cls[0], cls[1]):
                 best, best_cls = top, cls
         if strict and glob is not None and (best is None or glob < best):
             return None, None
@@ -76,8 +76,10 @@ class WaitQueue:
         top, _ = self._head(fits, strict)
         return None if top is None else top[2]
 
-    def pop_best(self, fits, strict: bool = False) -> SimJob | None:
-        top, cls = self._head(fits, strict)
+    def pop_best(self, fits, strict: bool = False, limit: int | None = None) -> SimJob | None:
+        """Remove and return :meth:`best`; classes needing more than ``limit`` GPUs are skipped
+        without calling ``fits``."""
+        top, cls = self._head(fits, strict, limit)
         if top is None:
             return None
         heapq.heappop(self._b[cls])
@@ -127,8 +129,9 @@ class _QueuePolicy(Policy):
             return
         fits = sim.free.fits
         strict = not self.backfill
-        while len(q) and sim.free.total_free > 0:
-            job = q.pop_best(fits, strict)
+        free = sim.free
+        while len(q) and free.total_free > 0:
+            job = q.pop_best(fits, strict, free.total_free)
             if job is None:
                 return
             sim.start(job)
@@ -276,8 +279,10 @@ class _Preemptive(Policy):
                     continue
                 else:  # GPUs it needs from the free pool: keep them from backfilled jobs
                     reserve = max(0, cand.gpus - sum(self._saving.values()))
-            fits = free.fits if not reserve else (lambda g, s: free.total_free - reserve >= g and free.fits(g, s))
-            job = q.pop_best(fits, not self.backfill)
+            if not reserve:
+                job = q.pop_best(free.fits, not self.backfill, free.total_free)
+            else:
+                job = q.pop_best(free.fits, not self.backfill, free.total_free - reserve)
             if job is not None:
                 self._start(sim, job)
                 continue
@@ -365,16 +370,17 @@ class _Preemptive(Policy):
 class SRTF(_Preemptive):
     """Shortest remaining time first, preemptive, decided at every event time.
 
-    Remaining time of a running job = time to its end at its current rate (a loading job: its
-    remaining work at rate 1); of a waiting job = its remaining work (rate 1). Ties never preempt.
-    See :class:`_Preemptive` for the mechanics; with ``rollback`` preempted jobs lose the work
-    since their last checkpoint.
+    Priority = remaining work (processing time at rate 1), for waiting and running jobs alike, so a
+    preempted job can never preempt its preemptor back (no cycles when rates depend on the
+    placement). Ties never preempt. See :class:`_Preemptive` for the mechanics; with ``rollback``
+    preempted jobs lose the work since their last checkpoint.
 
     Notes
     -----
     O(log n) per decision: running jobs are in a max-heap by predicted end time, which does not
-    change while a job's rate is constant; after a rate change (co-runner-dependent rate models)
-    the heap is refreshed lazily, so the order is approximate between refreshes.
+    change while a job's rate is constant and orders them by remaining work when all rates are
+    equal. With unequal rates the heap only proposes victims; a victim is preempted only if its
+    remaining work really exceeds the waiting job's (conservative).
     """
 
     name = "srtf"
@@ -387,8 +393,8 @@ class SRTF(_Preemptive):
             return sim.now + job.remaining() / job.rate
         return sim.now + job.remaining()
 
-    def _run_value(self, sim, job) -> float:  # remaining time
-        return self._badness(sim, job) - sim.now
+    def _run_value(self, sim, job) -> float:  # remaining work, the same measure as waiting jobs
+        return job.remaining()
 
 
 class LAS(_Preemptive):

@@ -9,8 +9,9 @@ returning an iterable of decision objects (:class:`Start`, :class:`Preempt`, :cl
 
 Order of calls at one event time ``t``: the hooks of all events at ``t`` (stage ends, saves,
 loads, arrivals, timers, in that order; ties by insertion), then :meth:`Policy.schedule` once.
-If the policy creates new events at ``t`` (a zero-delay timer, a preemption without save time),
-they form a new batch at the same ``t`` followed by another :meth:`Policy.schedule` call.
+New events at ``t`` (a zero-delay timer, a preemption without save time) join the current batch
+if a hook created them, or form a new batch at ``t`` followed by another :meth:`Policy.schedule`
+call if ``schedule`` did.
 """
 
 from __future__ import annotations

@@ -211,3 +211,54 @@ def test_until_stops_early_and_run_once():
     assert res.jobs_frame().set_index("job_id").loc[1, "status"] == "training"
     with pytest.raises(SimulationError, match="already run"):
         sim.run()
+
+
+# -- malformed job tables (hypothesis) ------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40)
+@given(col=st.sampled_from(["arrival", "duration", "gpus", "weight"]),
+       bad=st.sampled_from([-1.0, float("nan"), float("inf"), 0.0, 2.5, 99.0]), row=st.integers(0, 3))
+def test_malformed_job_table_names_field_and_row(col, bad, row):
+    import pandas as pd
+
+    df = pd.DataFrame({"job_id": ["a", "b", "c", "d"], "arrival": [0.0, 1.0, 2.0, 3.0],
+                       "duration": [1.0, 2.0, 3.0, 4.0], "gpus": [1, 2, 1, 2], "weight": [1.0] * 4})
+    df[col] = df[col].astype(float)
+    df.loc[row, col] = bad
+    valid = {"arrival": bad >= 0 and bad < float("inf"), "duration": 0 < bad < float("inf"),
+             "weight": 0 < bad < float("inf"), "gpus": bad in (1.0, 2.0)}[col]
+    if valid:
+        Simulator(Cluster.homogeneous(1, 2), df, FIFO()).run()
+        return
+    with pytest.raises(InvalidInstanceError, match=rf"'{col}' field of job '{df.loc[row, 'job_id']}'"):
+        Simulator(Cluster.homogeneous(1, 2), df, FIFO())
+
+
+def test_job_table_missing_columns():
+    import pandas as pd
+
+    with pytest.raises(InvalidInstanceError, match="no 'gpus' column"):
+        Simulator(Cluster.homogeneous(1, 2), pd.DataFrame({"arrival": [0.0], "work": [1.0]}), FIFO())
+    with pytest.raises(InvalidInstanceError, match="neither a 'work' nor a 'duration'"):
+        Simulator(Cluster.homogeneous(1, 2), pd.DataFrame({"arrival": [0.0], "gpus": [1]}), FIFO())
+
+
+def test_zero_time_livelock_is_detected(monkeypatch):
+    import optsched.sim.engine as eng
+
+    monkeypatch.setattr(eng, "_MAX_BATCHES_AT_ONE_TIME", 50)
+
+    class PingPong(Policy):
+        name = "ping-pong"
+
+        def schedule(self, sim):
+            j = sim.job(0)
+            if j.phase == "waiting":
+                sim.start(j)
+                sim.preempt(j)  # GPUs free at once; on_preempted comes as an event at the same time
+
+    with pytest.raises(SimulationError, match="livelock"):
+        Simulator(Cluster.homogeneous(1, 1), [Job(0, work=1)], PingPong()).run()

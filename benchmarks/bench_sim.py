@@ -1,0 +1,125 @@
+"""Simulator speed: Philly-like workloads replayed with SRTF (and FIFO/LAS at 100,000 jobs).
+
+Cases (each in a fresh subprocess, so peak memory = that run's max RSS, interpreter included):
+
+* ``philly-1k``: 1,000 jobs on 27 servers x 4 GPUs, offered load 0.9, durations capped at one
+  day, SRTF (target <= 0.1 s);
+* ``synthetic-100k``: 100,000 jobs on 750 x 8, load 0.8, SRTF; ``-fifo`` and ``-las`` variants;
+* ``overload-100k``: 100,000 jobs on 750 x 8, load 1.1, durations capped at one day, SRTF
+  (queues build up and preemptions are frequent);
+* ``synthetic-1m``: 1,000,000 jobs on 750 x 8, load 1.0, durations capped at one day, SRTF
+  (target <= 120 s, <= 4 GiB).
+
+Why the caps: Philly run times are heavy-tailed (max 4.6e6 s); over a short arrival window most
+of the offered GPU-seconds come from a few jobs that run long after the last arrival, so the
+cluster barely queues. Capping at one day keeps the load inside the window, and so exercises
+queues and preemptions; the uncapped 100k cases show the light-queue regime.
+
+Workloads: :func:`optsched.traces.synthetic_workload` (Philly runtimes, 70/10/15/5% of 1/2/4/8
+GPUs, Poisson arrivals), seed 0. ``sim_seconds`` covers building the Simulator from the job table
+and running it (event log off); generation time is reported apart.
+
+Usage: ``python -m benchmarks sim`` (all), ``python -m benchmarks.bench_sim --quick`` (no 1M case),
+``python -m benchmarks.bench_sim --case philly-1k``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CASES = {
+    "philly-1k": dict(n=1000, servers=27, gpus=4, load=0.9, policy="srtf", max_duration=86400.0, repeat=7),
+    "synthetic-100k": dict(n=100_000, servers=750, gpus=8, load=0.8, policy="srtf", max_duration=None, repeat=1),
+    "synthetic-100k-fifo": dict(n=100_000, servers=750, gpus=8, load=0.8, policy="fifo", max_duration=None, repeat=1),
+    "synthetic-100k-las": dict(n=100_000, servers=750, gpus=8, load=0.8, policy="las", max_duration=None, repeat=1),
+    "overload-100k": dict(n=100_000, servers=750, gpus=8, load=1.1, policy="srtf", max_duration=86400.0, repeat=1),
+    "synthetic-1m": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
+}
+RESULTS = Path(__file__).parent / "results" / "sim.json"
+
+
+def run_case(name: str) -> dict:
+    """Run one case in this process and return its measurements."""
+    from optsched.core import Cluster
+    from optsched.sim import Simulator, get_policy
+    from optsched.traces import synthetic_workload
+
+    c = CASES[name]
+    cluster = Cluster.homogeneous(c["servers"], c["gpus"])
+    t0 = time.perf_counter()
+    df = synthetic_workload(c["n"], cluster_gpus=cluster.total_gpus, load=c["load"], max_duration=c["max_duration"],
+                            seed=0)
+    gen = time.perf_counter() - t0
+    times, run_only = [], []
+    res = None
+    for _ in range(c["repeat"]):
+        t1 = time.perf_counter()
+        sim = Simulator(cluster, df, get_policy(c["policy"]), record_log=False)
+        t2 = time.perf_counter()
+        res = sim.run()
+        t3 = time.perf_counter()
+        times.append(t3 - t1)
+        run_only.append(t3 - t2)
+    times.sort()
+    run_only.sort()
+    sim_s = times[len(times) // 2]
+    s = res.summary()
+    return {
+        "case": name, **{k: v for k, v in c.items() if k != "repeat"}, "repeats": c["repeat"],
+        "generate_seconds": round(gen, 4), "sim_seconds": round(sim_s, 4),
+        "run_seconds": round(run_only[len(run_only) // 2], 4),
+        "events": res.n_events, "events_per_second": round(res.n_events / sim_s),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "mean_jct": s["mean_jct"], "p99_jct": s["p99_jct"], "mean_queue_delay": s["mean_queue_delay"],
+        "n_preemptions": s["n_preemptions"], "mean_utilization": round(s["mean_utilization"], 4),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench_sim")
+    ap.add_argument("--case", action="append", choices=list(CASES), help="run only these cases")
+    ap.add_argument("--quick", action="store_true", help="skip the 1,000,000-job case")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(run_case(args.child)))
+        return 0
+    names = args.case or [n for n in CASES if not (args.quick and n == "synthetic-1m")]
+    rows = []
+    for name in names:
+        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_sim", "--child", name], capture_output=True,
+                             text=True, cwd=Path(__file__).resolve().parents[1])
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            raise SystemExit(f"bench_sim: case {name} failed")
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{name:22s} {row['n']:>9,d} jobs  {row['sim_seconds']:8.3f} s  {row['events']:>9,d} events  "
+              f"{row['events_per_second']:>9,d} ev/s  peak {row['peak_rss_mib']:8.1f} MiB  "
+              f"preemptions {row['n_preemptions']:,d}", flush=True)
+    old = {}
+    if RESULTS.exists():
+        try:
+            old = {r["case"]: r for r in json.loads(RESULTS.read_text()).get("cases", [])}
+        except (json.JSONDecodeError, KeyError, TypeError):
+            old = {}
+    old.update({r["case"]: r for r in rows})
+    payload = {"benchmark": "sim", "python": platform.python_version(), "machine": platform.machine(),
+               "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+               "cases": [old[k] for k in CASES if k in old]}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    from optsched.core.io import atomic_write_text
+
+    atomic_write_text(RESULTS, json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
