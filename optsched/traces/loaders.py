@@ -40,7 +40,7 @@ import io
 import json
 import math
 import tarfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +131,7 @@ def load_philly(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = Fal
         if v is None or v == "None" or v == "":
             return math.nan
         try:
-            return datetime.strptime(str(v), fmt).replace(tzinfo=timezone.utc).timestamp()
+            return datetime.strptime(str(v), fmt).replace(tzinfo=UTC).timestamp()
         except ValueError:
             raise TraceFormatError(
                 f"{p}: the '{field}' of Philly job {jid!r} must look like '2017-10-07 01:12:09'; got {v!r}."

@@ -91,7 +91,6 @@ def finish_table(df, *, trace: str, source: Any, rows_read: int, gpu_only: bool 
                  keep_unfinished: bool = False) -> Any:
     """Normalize: drop unusable rows (counted in ``df.attrs['dropped']``), shift arrivals to 0,
     sort by arrival (stable), fill missing standard columns."""
-    import pandas as pd
 
     dropped: dict[str, int] = {}
 

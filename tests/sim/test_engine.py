@@ -5,7 +5,15 @@ import pytest
 from optsched.core import Cluster, Job
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError
 from optsched.sim import (
-    FIFO, FunctionRate, PlacementRate, Policy, Preempt, SetTimer, Simulator, Start, replay_log,
+    FIFO,
+    FunctionRate,
+    PlacementRate,
+    Policy,
+    Preempt,
+    SetTimer,
+    Simulator,
+    Start,
+    replay_log,
 )
 
 

@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from optsched.exceptions import TraceFormatError, UnknownNameError
 from optsched.traces import (
-    detect_format, load_acme, load_helios, load_openb, load_pai, load_philly, load_trace, openb_cluster, to_jobs,
+    detect_format,
+    load_acme,
+    load_helios,
+    load_openb,
+    load_pai,
+    load_philly,
+    load_trace,
+    openb_cluster,
+    to_jobs,
 )
 
 PHILLY = [
