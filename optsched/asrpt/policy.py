@@ -141,6 +141,10 @@ class ASRPT(_policy_base()):
         For the job profiles, g, G and bandwidths (iterations are *not* read: the policy sees ñ).
     predictions : mapping job id -> int, optional
         ñ_i; default each job's ``predicted_iterations`` (None = perfect: A-SRPT-Perfect).
+    predictor : IterationPredictor, optional
+        Online prediction instead: fitted on ``history`` (rows (group, user, iterations)) at the start,
+        asked at each arrival (unseen group -> 0), every finished job appended to the history, refitted
+        every ``retrain_every`` seconds (the paper retrains hourly/daily).
     tau : float
         Delay factor (Line 16).
     comm_heavy : float
@@ -162,9 +166,14 @@ class ASRPT(_policy_base()):
 
     def __init__(self, instance: AsrptInstance, *, predictions=None, tau: float = 1.0,
                  comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, slotted: bool = True,
-                 seed=0):
+                 predictor=None, history=(), retrain_every: float | None = None, seed=0):
         super().__init__(placement="consolidate")
         self.slotted = bool(slotted)
+        self.predictor = predictor
+        self.history = list(history)
+        if retrain_every is not None and not (retrain_every > 0):
+            raise InvalidOptionError(f"The 'retrain_every' option must be a number of seconds > 0; got {retrain_every!r}.")
+        self.retrain_every = retrain_every
         if tau < 0 or not math.isfinite(tau):
             raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
         self.instance = instance
@@ -189,6 +198,31 @@ class ASRPT(_policy_base()):
         self.virtual_completion: dict = {}
         self.started_alpha: dict = {}
         self._slot_timer_at = None
+        self._history = list(self.history)
+        self.retrain_timer = None
+        self.n_retrains = 0
+        if self.predictor is not None:
+            self._refit()
+            if self.retrain_every:
+                self.retrain_timer = sim.set_timer(self.retrain_every, period=self.retrain_every, data="retrain")
+
+    def _refit(self) -> None:
+        if self._history:
+            self.predictor.fit(self._history)
+            self.n_retrains += 1
+            self._fitted = True
+        else:
+            self._fitted = False
+
+    def on_completion(self, sim, job):
+        if self.predictor is not None:
+            j = self.info[job.id].job
+            self._history.append((j.group, j.user, j.iterations))
+            from optsched.sim.state import DONE, FAILED
+
+            if self.retrain_timer is not None and all(x.phase in (DONE, FAILED) for x in sim.jobs):
+                sim.cancel_timer(self.retrain_timer)  # a periodic timer would keep the run alive
+                self.retrain_timer = None
 
     def _size(self, jid) -> float:
         i = self.info[jid]
@@ -196,6 +230,9 @@ class ASRPT(_policy_base()):
 
     def on_arrival(self, sim, job):
         self._advance(sim.now)
+        if self.predictor is not None:
+            j = self.info[job.id].job
+            self.info[job.id].pred = int(self.predictor.predict([(j.group, j.user)])[0]) if self._fitted else 0
         size = self._size(job.id)
         if size <= 0:  # unseen job (ñ = 0): completes at once in Ã_1
             self.pending.append(job.id)
@@ -238,6 +275,8 @@ class ASRPT(_policy_base()):
     def on_timer(self, sim, timer):
         if timer is self.timer:
             self.timer = None
+        elif timer is self.retrain_timer:
+            self._refit()
 
     def _start(self, sim, jid, placement):
         job = self.info[jid].job

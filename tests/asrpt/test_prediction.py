@@ -41,3 +41,19 @@ def test_perfect_and_errors():
         IterationPredictor("mean").predict([("a", "u")])
     with pytest.raises(InvalidOptionError, match="row 0"):
         IterationPredictor("mean").fit([("a", "u", -1)])
+
+
+def test_online_retraining_in_asrpt():
+    from optsched.asrpt.generate import random_instance
+    from optsched.asrpt.policy import ASRPT, simulate_asrpt
+    from optsched.verify import verify
+
+    inst = random_instance(12, 2, 2, seed=5, single_gpu=0.5, arrival_rate=1.0)
+    hist = [(j.group, j.user, j.iterations) for j in inst.jobs[:3]]
+    pol = ASRPT(inst, tau=0.5, predictor=IterationPredictor("median"), history=hist, retrain_every=20.0)
+    res = simulate_asrpt(inst, pol)
+    assert verify(inst, res.schedule()).ok
+    assert pol.n_retrains >= 2  # fitted at the start and again on the schedule
+    assert len(pol._history) == len(hist) + inst.n_jobs
+    with pytest.raises(InvalidOptionError, match="retrain_every"):
+        ASRPT(inst, predictor=IterationPredictor("rf"), retrain_every=0)
