@@ -12,11 +12,12 @@ See ``formulations/asrpt.md`` (notation table).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.cluster import Cluster
+from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
@@ -192,7 +193,7 @@ class AsrptJob:
 
 
 @dataclass(frozen=True)
-class AsrptInstance:
+class AsrptInstance(JsonMixin):
     """M homogeneous servers x g GPUs with bandwidths B_intra, B_inter, and DDLwMP jobs.
 
     Parameters
@@ -301,28 +302,10 @@ class AsrptInstance:
             d["metadata"] = dict(self.metadata)
         return d
 
-    def to_json(self, path=None, *, indent: int = 2) -> str:
-        import json
-
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            from optsched.core.io import atomic_write_text
-
-            atomic_write_text(path, text + "\n")
-        return text
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AsrptInstance:
-        if not isinstance(d, Mapping):
-            raise InvalidInstanceError(f"An instance must be a JSON object; got {type(d).__name__}.")
-        for key in ("cluster", "jobs"):
-            if key not in d:
-                raise InvalidInstanceError(f"The instance has no '{key}' field; add it (see "
-                                           f"instances/schema/asrpt.schema.json).")
-        jobs = d["jobs"]
-        if not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes)):
-            raise InvalidInstanceError(f"The 'jobs' field must be a list of jobs; got {jobs!r}.")
+        require_fields(d, ("cluster", "jobs"), hint="see instances/schema/asrpt.schema.json")
         return cls(cluster=Cluster.from_dict(d["cluster"]),
-                   jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(jobs)),
+                   jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),
                    name=str(d.get("name", "instance")), slot=d.get("slot", 1.0),
                    known_optima=d.get("known_optima", {}), metadata=d.get("metadata", {}))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from optsched.core.cluster import Cluster
+from optsched.core.io import JsonMixin, require_fields
 from optsched.core.job import Job, JobId
 from optsched.core.validation import check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
@@ -21,7 +20,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(JsonMixin):
     """Rigid jobs on a GPU cluster: the common instance kind (``kind = "rigid"``).
 
     Parameters
@@ -159,28 +158,12 @@ class Instance:
             d["metadata"] = dict(self.metadata)
         return d
 
-    def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
-        """The instance as JSON text; also written to ``path`` when given (atomically)."""
-        text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            from optsched.core.io import atomic_write_text
-
-            atomic_write_text(path, text + "\n")
-        return text
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Instance:
-        if not isinstance(d, Mapping):
-            raise InvalidInstanceError(f"An instance must be a JSON object; got {type(d).__name__}.")
-        for key in ("cluster", "jobs"):
-            if key not in d:
-                raise InvalidInstanceError(f"The instance has no '{key}' field; add it (see instances/schema/).")
-        jobs = d["jobs"]
-        if not isinstance(jobs, Sequence) or isinstance(jobs, (str, bytes)):
-            raise InvalidInstanceError(f"The 'jobs' field must be a list of jobs; got {jobs!r}.")
+        require_fields(d, ("cluster", "jobs"), hint="see instances/schema/rigid.schema.json")
         return cls(
             cluster=Cluster.from_dict(d["cluster"]),
-            jobs=tuple(Job.from_dict(j, i) for i, j in enumerate(jobs)),
+            jobs=tuple(Job.from_dict(j, i) for i, j in enumerate(d["jobs"])),
             name=str(d.get("name", "instance")),
             horizon=d.get("horizon"),
             slot=d.get("slot", 1.0),

@@ -14,7 +14,7 @@ from optsched.core.registry import get_kind
 from optsched.exceptions import InvalidInstanceError
 
 __all__ = ["load_instance", "instance_from_dict", "save_instance", "validate_against_schema",
-           "schema_path", "atomic_write_text", "read_json"]
+           "schema_path", "atomic_write_text", "read_json", "JsonMixin", "require_fields"]
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
@@ -147,3 +147,32 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def save_instance(instance: Any, path: str | Path) -> None:
     atomic_write_text(path, json.dumps(instance.to_dict(), indent=2) + "\n")
+
+
+class JsonMixin:
+    """``to_json`` and ``save`` for any object with ``to_dict()`` (instances and schedules)."""
+
+    def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
+        """The object as JSON text; also written to ``path`` when given (atomically)."""
+        text = json.dumps(self.to_dict(), indent=indent)  # type: ignore[attr-defined]
+        if path is not None:
+            atomic_write_text(path, text + "\n")
+        return text
+
+    def save(self, path: str | Path) -> None:
+        self.to_json(path)
+
+
+def require_fields(d: Any, required: tuple[str, ...], *, what: str = "instance",
+                   hint: str = "see instances/schema/", lists: tuple[str, ...] = ("jobs",)) -> None:
+    """Check that ``d`` is a mapping with the ``required`` keys, and that the ``lists`` keys
+    present are lists; raise :class:`InvalidInstanceError` naming the field and the fix."""
+    if not isinstance(d, Mapping):
+        raise InvalidInstanceError(f"An {what} must be a JSON object; got {type(d).__name__}.")
+    for key in required:
+        if key not in d:
+            raise InvalidInstanceError(f"The {what} has no '{key}' field; add it ({hint}).")
+    for key in lists:
+        v = d.get(key, [])
+        if not isinstance(v, (list, tuple)):
+            raise InvalidInstanceError(f"The '{key}' field of the {what} must be a list; got {v!r}.")

@@ -7,12 +7,12 @@ the rate model of the instance kind (rate 1 for ``rigid`` instances).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optsched.core.io import JsonMixin
 from optsched.core.job import JobId
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidScheduleError
@@ -73,7 +73,7 @@ class Segment:
         return d
 
 
-class Schedule:
+class Schedule(JsonMixin):
     """Run segments per job.
 
     Examples
@@ -173,14 +173,6 @@ class Schedule:
                     )
                 s.add(item["id"], seg["start"], seg["end"], seg.get("placement", {}), seg.get("gpu_ids"))
         return s
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=2)
-        if path is not None:
-            from optsched.core.io import atomic_write_text
-
-            atomic_write_text(path, text + "\n")
-        return text
 
     @classmethod
     def load(cls, path: str | Path) -> Schedule:

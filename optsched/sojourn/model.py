@@ -9,7 +9,6 @@ at ``x_{i,j}``, ``j < M_i``, is early termination after checkpoint ``j``. See
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
@@ -149,7 +149,7 @@ class StagedJob:
 
 
 @dataclass(frozen=True)
-class SojournInstance:
+class SojournInstance(JsonMixin):
     """Jobs with checkpoints on ``servers`` identical servers (kind ``"sojourn"``).
 
     Parameters
@@ -239,10 +239,8 @@ class SojournInstance:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SojournInstance:
-        if not isinstance(d, Mapping):
-            raise InvalidInstanceError(f"An instance must be a JSON object; got {type(d).__name__}.")
-        if "jobs" not in d:
-            raise InvalidInstanceError("The instance has no 'jobs' field; add a list of jobs with 'sizes' and 'probs'.")
+        require_fields(d, ("jobs",), hint="a list of jobs with 'sizes' and 'probs'; see "
+                                          "instances/schema/sojourn.schema.json")
         return cls(jobs=d["jobs"], name=d.get("name", "sojourn"), servers=d.get("servers", 1),
                    known_optima=d.get("known_optima", {}), metadata=d.get("metadata", {}))
 
@@ -253,14 +251,9 @@ class SojournInstance:
         ids = list(range(len(sizes))) if ids is None else list(ids)
         return cls(tuple(StagedJob(i, s, p) for i, s, p in zip(ids, sizes, probs, strict=True)), name=name, **kw)
 
-    def save(self, path: str | Path) -> None:
-        from optsched.core.io import save_instance
-
-        save_instance(self, path)
-
 
 @dataclass(frozen=True)
-class SojournSchedule:
+class SojournSchedule(JsonMixin):
     """A static schedule: a job order (non-preemptive) or a stage sequence (preemption at
     checkpoints, what an index policy such as SR produces).
 
@@ -325,11 +318,6 @@ class SojournSchedule:
             raise InvalidScheduleError("A sojourn schedule file must be an object with an 'order' list of job ids "
                                        "or a 'stages' list of [job id, stage] pairs.")
         return cls(order=d.get("order"), stages=d.get("stages"))
-
-    def to_json(self, path: str | Path) -> None:
-        from optsched.core.io import atomic_write_text
-
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> SojournSchedule:
