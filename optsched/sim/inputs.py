@@ -1,0 +1,125 @@
+"""Input conversion for the simulator: core ``Job`` lists or job tables (DataFrames, as the
+trace loaders return) to :class:`~optsched.sim.state.SimJob`, validated with messages that
+name the column, the job and the fix. Job tables are converted column-wise (no core ``Job``
+per row), which keeps million-job replays fast."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from optsched.core.cluster import Cluster
+from optsched.core.job import Job
+from optsched.exceptions import InvalidInstanceError
+from optsched.sim.state import SimJob
+
+__all__ = ["make_jobs"]
+
+
+def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None) -> list[SimJob]:
+    total, largest = cluster.total_gpus, cluster.max_server_gpus
+    try:
+        import pandas as pd
+
+        is_df = isinstance(jobs, pd.DataFrame)
+    except ImportError:  # pragma: no cover
+        is_df = False
+    out: list[SimJob] = []
+    stages = dict(stages or {})
+    if is_df:
+        df = jobs
+        for col in ("arrival", "gpus"):
+            if col not in df.columns:
+                raise InvalidInstanceError(
+                    f"The job table has no '{col}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
+                    f"'duration' (s). Columns: {list(df.columns)}."
+                )
+        wcol = "work" if "work" in df.columns else "duration" if "duration" in df.columns else None
+        if wcol is None:
+            raise InvalidInstanceError(
+                f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {list(df.columns)}."
+            )
+        idcol = "job_id" if "job_id" in df.columns else "id" if "id" in df.columns else None
+        arr = df["arrival"].to_numpy(dtype=float)
+        work = df[wcol].to_numpy(dtype=float)
+        gp = df["gpus"].to_numpy()
+        weight = df["weight"].to_numpy(dtype=float) if "weight" in df.columns else np.ones(len(df))
+        single = df["single_server"].to_numpy(dtype=bool) if "single_server" in df.columns else np.zeros(len(df), bool)
+        ids = df[idcol].tolist() if idcol else list(range(len(df)))
+        _check_array("arrival", arr, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
+        _check_array(wcol, work, ids, lambda a: np.isfinite(a) & (a > 0), "a number of seconds > 0")
+        _check_array("weight", weight, ids, lambda a: np.isfinite(a) & (a > 0), "a number > 0")
+        gpf = np.asarray(gp, dtype=float)
+        _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)),
+                     "an integer >= 1")
+        gpi = gpf.astype(np.int64)
+        lim = np.where(single, largest, total)
+        bad = np.nonzero(gpi > lim)[0]
+        if len(bad):
+            i = int(bad[0])
+            raise InvalidInstanceError(
+                f"The 'gpus' field of job {ids[i]!r} must be at most {int(lim[i])} "
+                f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
+                f"or drop the job ({len(bad)} job(s) are too large)."
+            )
+        extra = [c for c in ("user", "group", "vc", "status") if c in df.columns]
+        extra_vals = {c: df[c].tolist() for c in extra}
+        arr_l, work_l, gp_l, w_l, s_l = arr.tolist(), work.tolist(), gpi.tolist(), weight.tolist(), single.tolist()
+        for i in range(len(df)):
+            attrs = {c: extra_vals[c][i] for c in extra} if extra else None
+            st = _stages(stages.get(ids[i]), work_l[i], ids[i])
+            out.append(SimJob(ids[i], i, arr_l[i], work_l[i], gp_l[i], w_l[i], s_l[i], st, attrs))
+        return out
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
+        raise InvalidInstanceError(f"The 'jobs' argument must be a list of Job or a DataFrame; got {jobs!r}.")
+    for i, j in enumerate(jobs):
+        if not isinstance(j, Job):
+            j = Job.from_dict(j, i) if isinstance(j, Mapping) else j
+            if not isinstance(j, Job):
+                raise InvalidInstanceError(f"Job at index {i} must be an optsched Job or a mapping; got {j!r}.")
+        lim = largest if j.single_server else total
+        if j.gpus > lim:
+            raise InvalidInstanceError(
+                f"The 'gpus' field of {j.label} must be at most {lim} "
+                f"({'the largest server' if j.single_server else 'the cluster'}); got {j.gpus}. "
+                f"Use a larger cluster or drop the job."
+            )
+        st = stages.get(j.id, j.attrs.get("stages") if j.attrs else None)
+        out.append(SimJob(j.id, i, j.arrival, j.work, j.gpus, j.weight, j.single_server,
+                          _stages(st, j.work, j.id), j.attrs))
+    return out
+
+
+def _check_array(name: str, a: np.ndarray, ids: list, ok: Callable[[np.ndarray], np.ndarray], what: str) -> None:
+    with np.errstate(invalid="ignore"):
+        good = ok(a)
+    bad = np.nonzero(~good)[0]
+    if len(bad):
+        i = int(bad[0])
+        raise InvalidInstanceError(
+            f"The '{name}' field of job {ids[i]!r} must be {what}; got {a[i]!r} ({len(bad)} row(s) are invalid). "
+            f"Fix or drop those rows."
+        )
+
+
+def _stages(st: Sequence[float] | None, work: float, jid: Any) -> tuple[float, ...] | None:
+    """Cumulative stage ends from per-stage work amounts (None: one stage)."""
+    if st is None:
+        return None
+    try:
+        parts = [float(x) for x in st]
+    except (TypeError, ValueError):
+        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a list of positive numbers; got {st!r}.") from None
+    if not parts or any(not (p > 0 and math.isfinite(p)) for p in parts):
+        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a non-empty list of positive numbers "
+                                   f"(work per stage); got {st!r}.")
+    cum = list(np.cumsum(parts))
+    if abs(cum[-1] - work) > 1e-9 * max(1.0, work):
+        raise InvalidInstanceError(
+            f"The 'stages' of job {jid!r} add up to {cum[-1]:g}; they must add up to its work {work:g}."
+        )
+    cum[-1] = work
+    return tuple(float(c) for c in cum)
