@@ -11,19 +11,16 @@ from optsched.asrpt.model import KIND, AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.timing import alpha, alpha_max, stage_times
 from optsched.core.registry import register_kind
 
-register_kind(KIND, AsrptInstance, schema="asrpt.schema.json")
+register_kind(KIND, AsrptInstance, schema="asrpt.schema.json", objective=_exact.OBJECTIVE)
 _checks.register()
 
 from optsched.asrpt import bounds as _bounds  # noqa: E402
 
 _bounds.register()
 
-try:  # A-SRPT and the baselines need the shared simulator
-    from optsched.asrpt import policy as _policy  # noqa: E402
+from optsched.asrpt import policy as _policy  # noqa: E402  (A-SRPT and the baselines, on optsched.sim)
 
-    _policy._register()
-except ImportError:  # pragma: no cover
-    pass
+_policy._register()
 
 
 def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
@@ -32,12 +29,9 @@ def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
     >>> toy_instance().n_jobs
     3
     """
-    from optsched.core.io import load_instance
-    from optsched.core.registry import kinds
-
-    if KIND not in kinds():
-        register_kind(KIND, AsrptInstance, schema="asrpt.schema.json")
     from pathlib import Path
+
+    from optsched.core.io import load_instance
 
     return load_instance(Path(__file__).resolve().parents[2] / "instances" / "toy" / f"{name}.json")
 
@@ -46,11 +40,8 @@ def _suite():
     return [toy_instance()]
 
 
-try:
-    from optsched.verify.suite import register_suite_instances
+from optsched.verify.suite import register_suite_instances  # noqa: E402
 
-    register_suite_instances(KIND, _suite)
-except ImportError:  # pragma: no cover
-    pass
+register_suite_instances(KIND, _suite)
 
 __all__ = ["AsrptInstance", "AsrptJob", "Stage", "alpha", "alpha_max", "stage_times", "KIND", "toy_instance"]
