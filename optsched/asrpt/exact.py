@@ -96,8 +96,9 @@ def solve_problem8(instance: AsrptInstance, *, backend: str = "cpsat", options: 
     t0 = time.perf_counter()
     pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
     rounding = 0.0
-    if backend == "cpsat":
-        model, h = build_problem8_cpsat(instance, patterns=pats, max_size=max_size)
+    if backend in ("cpsat", "cpsat-ti"):
+        build = build_problem8_cpsat if backend == "cpsat" else build_problem8_cpsat_ti
+        model, h = build(instance, patterns=pats, max_size=max_size)
         if write_model:
             _write(model, write_model)
         sr = solve_cpsat(model, options)
@@ -105,27 +106,17 @@ def solve_problem8(instance: AsrptInstance, *, backend: str = "cpsat", options: 
         rounding = instance.n_jobs * 0.5 * scale
         sched = None
         if sr.has_solution:
-            solver = sr.raw
+            val = sr.raw.Value
             starts, chosen = {}, {}
-            for i, j in enumerate(instance.jobs):
-                starts[j.id] = solver.Value(h["start"][i])
-                chosen[j.id] = next(p for b, p in zip(h["use"][i], pats[j.id], strict=True) if solver.Value(b))
-            sched = _schedule(instance, starts, chosen)
-        T = h["T"]
-    elif backend == "cpsat-ti":
-        model, h = build_problem8_cpsat_ti(instance, patterns=pats, max_size=max_size)
-        if write_model:
-            _write(model, write_model)
-        sr = solve_cpsat(model, options)
-        scale = instance.slot / OBJ_SCALE
-        rounding = instance.n_jobs * 0.5 * scale
-        sched = None
-        if sr.has_solution:
-            starts, chosen = {}, {}
-            for (i, p, t), v in h["x"].items():
-                if sr.raw.Value(v):
-                    j = instance.jobs[i]
-                    starts[j.id], chosen[j.id] = t, pats[j.id][p]
+            if backend == "cpsat":
+                for i, j in enumerate(instance.jobs):
+                    starts[j.id] = val(h["start"][i])
+                    chosen[j.id] = next(p for b, p in zip(h["use"][i], pats[j.id], strict=True) if val(b))
+            else:
+                for (i, p, t), v in h["x"].items():
+                    if val(v):
+                        j = instance.jobs[i]
+                        starts[j.id], chosen[j.id] = t, pats[j.id][p]
             sched = _schedule(instance, starts, chosen)
         T = h["T"]
     else:
