@@ -83,18 +83,27 @@ def solve(instance, model: str | None = None, *, backend: str | None = None, opt
     return spec(instance, **kw)
 
 
-def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
 def toy_path(name: str) -> Path:
-    """Path of a toy instance shipped in ``instances/toy/`` (name without ``.json``)."""
-    return repo_root() / "instances" / "toy" / f"{name}.json"
+    """Path of a toy instance shipped in the package (``optsched/instances/toy/<name>.json``).
+
+    Works from an installed wheel in any folder; see :mod:`optsched.core.library` for the whole
+    instance library (``optsched instances`` on the command line).
+    """
+    from optsched.core.library import instance_path
+
+    return instance_path(f"toy:{name.removesuffix('.json')}")
+
+
+def instance_path(name: str) -> Path:
+    """Path of a shipped instance named ``collection:name`` (e.g. ``papers/asrpt:lemma1-counterexample``)."""
+    from optsched.core.library import instance_path as _ip
+
+    return _ip(name)
 
 
 __all__ = [
     "Cluster", "Server", "Job", "Instance", "Schedule", "Segment", "Result", "Status",
     "SolveOptions", "SolveResult", "load_instance", "load_plugins", "solve", "verify", "verify_result",
-    "algorithms", "get_algorithm", "toy_path", "repo_root", "exceptions", "OptschedError",
+    "algorithms", "get_algorithm", "toy_path", "instance_path", "exceptions", "OptschedError",
     "InvalidInstanceError", "InfeasibleError", "SolverUnavailableError", "ModelTooLargeError",
 ]

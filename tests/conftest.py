@@ -27,4 +27,6 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def toy_dir() -> Path:
-    return ROOT / "instances" / "toy"
+    from optsched.core.library import library_root
+
+    return library_root() / "toy"

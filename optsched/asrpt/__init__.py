@@ -29,11 +29,10 @@ def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
     >>> toy_instance().n_jobs
     3
     """
-    from pathlib import Path
-
     from optsched.core.io import load_instance
+    from optsched.core.library import instance_path
 
-    return load_instance(Path(__file__).resolve().parents[2] / "instances" / "toy" / f"{name}.json")
+    return load_instance(instance_path(f"toy:{name}"))
 
 
 def _suite():

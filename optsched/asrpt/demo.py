@@ -9,12 +9,12 @@ enumeration optimum.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
+from optsched.core.library import library_root
 
 from optsched.asrpt.exact import solve_problem8
 from optsched.solvers import SolveOptions
 
-ROOT = Path(__file__).resolve().parents[2] / "instances"
+ROOT = library_root()
 
 
 def demo_instances(quick: bool = False):
@@ -37,7 +37,7 @@ def placement_rows(quick: bool = False) -> list[dict]:
     from optsched.asrpt.placement import enumerate_placement, solve_placement
     from optsched.asrpt.profiles import PROFILES
     from optsched.asrpt.timing import alpha
-    from optsched.experiments.asrpt_table2 import availability_patterns
+    from optsched.asrpt.placement import availability_patterns
 
     kw = dict(g=8, b_inter=10e9 / 8, b_intra=300e9)
     rows = []
@@ -63,7 +63,7 @@ def placement_rows(quick: bool = False) -> list[dict]:
 
 def demo_rows(quick: bool = False) -> list[dict]:
     from optsched.asrpt.bounds import bound_inputs, check_bounds
-    from optsched.experiments.demo import exact_vs_algorithm_rows
+    from optsched.verify.rows import exact_vs_algorithm_rows
     from optsched.verify import verify_result
 
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)

@@ -19,10 +19,11 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, beta_upper
 from optsched.core.result import Status
+from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InvalidInstanceError, ModelTooLargeError
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 
-__all__ = ["PlacementResult", "build_placement_model", "solve_placement", "enumerate_placement",
+__all__ = ["availability_patterns", "PlacementResult", "build_placement_model", "solve_placement", "enumerate_placement",
            "alpha_min_exact", "count_placements"]
 
 
@@ -275,3 +276,18 @@ def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOpt
     if r.status != Status.OPTIMAL:
         raise RuntimeError(f"alpha^min of {job.label} not proven ({r.status}); raise the time limit.")
     return float(r.alpha)
+
+
+def availability_patterns(g_i: int, g: int, n: int = 20, *, min_servers: int = 2, max_servers: int = 4,
+                          seed=0) -> list[list[int]]:
+    """``n`` random GPU availabilities (free GPUs per server, each <= g, adding up to g_i, spread over
+    ``min_servers``..``max_servers`` servers): a fragmented cluster."""
+    rng = as_generator(seed)
+    out = []
+    while len(out) < n:
+        k = int(rng.integers(min_servers, max_servers + 1))
+        cuts = np.sort(rng.choice(np.arange(1, g_i), size=k - 1, replace=False))
+        parts = np.diff(np.concatenate([[0], cuts, [g_i]]))
+        if np.all(parts <= g):
+            out.append([int(p) for p in parts])
+    return out

@@ -11,10 +11,9 @@ import time
 import numpy as np
 
 from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
-from optsched.asrpt.placement import enumerate_placement, solve_placement
+from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
 from optsched.asrpt.profiles import PROFILES
 from optsched.asrpt.timing import alpha
-from optsched.core.seeds import as_generator
 from optsched.solvers import SolveOptions
 
 __all__ = ["availability_patterns", "table2_rows", "table2", "PAPER_TABLE2"]
@@ -24,19 +23,6 @@ PAPER_TABLE2 = {"VGG19": {"he_pitt": 88.11, "he_pct": 1.94, "ilp_pitt": 82.96, "
                 "GPT-175B": {"he_pitt": 10.14, "he_pct": 1.52, "ilp_pitt": 10.14, "ilp_pct": 2288.12}}
 
 
-def availability_patterns(g_i: int, g: int, n: int = 20, *, min_servers: int = 2, max_servers: int = 4,
-                          seed=0) -> list[list[int]]:
-    """``n`` random GPU availabilities (free GPUs per server, each <= g, adding up to g_i, spread over
-    ``min_servers``..``max_servers`` servers): a fragmented cluster."""
-    rng = as_generator(seed)
-    out = []
-    while len(out) < n:
-        k = int(rng.integers(min_servers, max_servers + 1))
-        cuts = np.sort(rng.choice(np.arange(1, g_i), size=k - 1, replace=False))
-        parts = np.diff(np.concatenate([[0], cuts, [g_i]]))
-        if np.all(parts <= g):
-            out.append([int(p) for p in parts])
-    return out
 
 
 def table2_rows(*, n_patterns: int = 20, seed: int = 0, cross_check: bool = True, gpus: int = 8,

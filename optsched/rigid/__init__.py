@@ -13,11 +13,10 @@ from optsched.rigid.sgs import decode_placements, serial_sgs
 
 
 def _suite_instances():
-    from pathlib import Path
-
     from optsched.core.io import load_instance
+    from optsched.core.library import library_root
 
-    toy = Path(__file__).resolve().parents[2] / "instances" / "toy"
+    toy = library_root() / "toy"
     out = [load_instance(p) for p in sorted(toy.glob("rigid-*.json"))]
     out += [random_instance(5, 2, 2, single_server=0.5, seed=s) for s in (1, 2)]
     return out

@@ -3,7 +3,7 @@ instances."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from optsched.core.library import library_root
 
 from optsched.core.io import load_instance
 from optsched.rigid.exact import solve_exact
@@ -11,7 +11,7 @@ from optsched.rigid.heuristics import list_schedule
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 
-ROOT = Path(__file__).resolve().parents[2] / "instances"
+ROOT = library_root()
 
 
 def demo_instances(quick: bool = False):
@@ -22,7 +22,7 @@ def demo_instances(quick: bool = False):
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.experiments.demo import exact_vs_algorithm_rows
+    from optsched.verify.rows import exact_vs_algorithm_rows
 
     opts = SolveOptions(time_limit=10 if quick else 60, mip_abs_gap=0.999, threads=1)
     rows = []

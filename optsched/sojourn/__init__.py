@@ -35,11 +35,11 @@ from optsched.sojourn.policies import (  # noqa: E402
 
 
 def _suite_instances():
-    import optsched
     from optsched.core.io import load_instance
+    from optsched.core.library import instance_path
     from optsched.sojourn.generate import random_instance, workload
 
-    return [load_instance(optsched.toy_path("sojourn-two-jobs")), load_instance(optsched.toy_path("sojourn-four-jobs")),
+    return [load_instance(instance_path("toy:sojourn-two-jobs")), load_instance(instance_path("toy:sojourn-four-jobs")),
             workload(1, 6, seed=3), random_instance(5, seed=11)]
 
 

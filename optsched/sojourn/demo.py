@@ -3,11 +3,11 @@ RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 
 
 from __future__ import annotations
 
-from pathlib import Path
+from optsched.core.library import library_root
 
 from optsched.solvers import SolveOptions
 
-ROOT = Path(__file__).resolve().parents[2] / "instances"
+ROOT = library_root()
 
 
 def demo_instances(quick: bool = False):
@@ -20,7 +20,7 @@ def demo_instances(quick: bool = False):
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.experiments.demo import exact_vs_algorithm_rows
+    from optsched.verify.rows import exact_vs_algorithm_rows
     from optsched.sojourn.evaluate import pair_costs
     from optsched.sojourn.exact import solve_exact
     from optsched.sojourn.policies import random_policy, rank, serpt, sr

@@ -124,11 +124,10 @@ def test_lemma1_counterexample_is_real():
     (alpha_min = 3.2005 s); alpha_max = 4.2 s, so rho = 1.05 and OPT_A1 = 40.0 > rho OPT_A = 33.6.
     The corrected constant kappa = max alpha~min / alpha_min (= 1.25 here) restores it.
     """
-    from pathlib import Path
-
     from optsched.core.io import load_instance
+    from optsched.core.library import instance_path
 
-    inst = load_instance(Path(__file__).resolve().parents[2] / "instances/papers/asrpt/lemma1-counterexample.json")
+    inst = load_instance(instance_path("papers/asrpt:lemma1-counterexample"))
     r = solve_problem8(inst, options=OPT)
     assert r.optimal and r.objective == pytest.approx(32.005, abs=1e-3)
     r2 = solve_problem8(inst, backend="highs", options=OPT)

@@ -127,8 +127,8 @@ def test_write_model(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["ws1-n30", "ws5-n40", "crossing-n40"])
-def test_paper_instances_known_optima(repo_root, name):
-    inst = optsched.load_instance(repo_root / "instances" / "papers" / "sojourn" / f"{name}.json")
+def test_paper_instances_known_optima(name):
+    inst = optsched.load_instance(optsched.instance_path(f"papers/sojourn:{name}"))
     known = inst.known_optima["successful_sojourn_time"]["value"]
     for b in ("highs", "cpsat"):
         r = solve_exact(inst, backend=b, options=SolveOptions(time_limit=120, threads=1))
