@@ -8,11 +8,12 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: help venv demo test test-slow test-all bench notebooks lint clean
+.PHONY: help venv demo test test-wheel test-slow test-all bench notebooks lint clean
 
 help:
 	@echo "make demo       exact optimum vs algorithms on the benchmark instances, verified, one table"
 	@echo "make test       set-up + the default test suite (tests and notebooks, not 'slow')"
+	@echo "make test-wheel the installed-wheel test alone (also a step of make test)"
 	@echo "make test-slow  only the long runs (marked slow)"
 	@echo "make bench      speed and quality benchmarks (writes benchmarks/results/*.json)"
 	@echo "make notebooks  execute every notebook"
@@ -30,10 +31,14 @@ demo: $(STAMP)
 	$(VENV)/bin/optsched demo
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -n $(JOBS) --nbmake --nbmake-timeout=600 tests $(NOTEBOOKS)
+	$(PY) -m pytest -m "not slow and not wheel" -n $(JOBS) --nbmake --nbmake-timeout=600 tests $(NOTEBOOKS)
+	$(PY) -m pytest -m wheel -n $(JOBS) tests/test_installed_wheel.py
+
+test-wheel: $(STAMP)
+	$(PY) -m pytest -m wheel -n $(JOBS) tests/test_installed_wheel.py
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -m "slow" -n $(JOBS) tests
+	$(PY) -m pytest -m "slow and not wheel" -n $(JOBS) tests
 
 test-all: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --nbmake --nbmake-timeout=1200 tests $(NOTEBOOKS)

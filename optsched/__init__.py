@@ -5,74 +5,120 @@ distributed deep-learning training jobs on GPU clusters.
 >>> inst = optsched.load_instance(optsched.toy_path("rigid-2x2-five"))
 >>> inst.n_jobs
 5
+
+The top-level names are imported on first use (PEP 562), so ``import optsched`` and the
+command line start fast and pull NumPy, pandas, Pyomo or OR-Tools only when needed.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import sys
+import types
 from pathlib import Path
-
-from optsched import exceptions
-from optsched.core import (
-    Cluster,
-    Instance,
-    Job,
-    Result,
-    Schedule,
-    Segment,
-    Server,
-    Status,
-    algorithms,
-    get_algorithm,
-)
-from optsched.core import load_instance as _core_load_instance
-from optsched.exceptions import (
-    InfeasibleError,
-    InvalidInstanceError,
-    ModelTooLargeError,
-    OptschedError,
-    SolverUnavailableError,
-)
-from optsched.solvers import SolveOptions, SolveResult
-from optsched.verify import verify, verify_result
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-#: Subpackages that register instance kinds, algorithms and checks when imported.
-PLUGINS = ("optsched.rigid", "optsched.sojourn", "optsched.asrpt", "optsched.rarddls",
-           "optsched.elastic", "optsched.lazer")
+#: Subpackages that are shared layers, not paper packages (everything else is a plugin).
+SHARED_PACKAGES = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
+
+# name -> module that defines it (imported lazily by __getattr__)
+_LAZY = {
+    "Cluster": "optsched.core", "Server": "optsched.core", "Job": "optsched.core", "Instance": "optsched.core",
+    "Schedule": "optsched.core", "Segment": "optsched.core", "Result": "optsched.core", "Status": "optsched.core",
+    "algorithms": "optsched.core", "get_algorithm": "optsched.core",
+    "SolveOptions": "optsched.solvers", "SolveResult": "optsched.solvers",
+    "verify": "optsched.verify", "verify_result": "optsched.verify",
+    "exceptions": None,
+    "InfeasibleError": "optsched.exceptions", "InvalidInstanceError": "optsched.exceptions",
+    "ModelTooLargeError": "optsched.exceptions", "OptschedError": "optsched.exceptions",
+    "SolverUnavailableError": "optsched.exceptions",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from optsched import exceptions  # noqa: F401
+    from optsched.core import (  # noqa: F401
+        Cluster,
+        Instance,
+        Job,
+        Result,
+        Schedule,
+        Segment,
+        Server,
+        Status,
+        algorithms,
+        get_algorithm,
+    )
+    from optsched.exceptions import (  # noqa: F401
+        InfeasibleError,
+        InvalidInstanceError,
+        ModelTooLargeError,
+        OptschedError,
+        SolverUnavailableError,
+    )
+    from optsched.solvers import SolveOptions, SolveResult  # noqa: F401
+    from optsched.verify import verify, verify_result  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        mod = _LAZY[name]
+        if mod is None:
+            return importlib.import_module(f"optsched.{name}")
+        value = getattr(importlib.import_module(mod), name)
+        globals()[name] = value
+        return value
+    if name == "PLUGINS":
+        return plugin_packages()
+    raise AttributeError(f"module 'optsched' has no attribute {name!r}")
+
+
+def plugin_packages() -> tuple[str, ...]:
+    """The paper packages present in this installation (every subpackage that is not a shared layer)."""
+    here = Path(__file__).parent
+    return tuple(f"optsched.{m.name}" for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name)
+                 if m.ispkg and m.name not in SHARED_PACKAGES)
+
 
 _loaded = False
 
 
 def load_plugins() -> None:
-    """Import every paper package present so that its kinds, algorithms and checks are registered."""
+    """Import every paper package present so that its kinds, algorithms and checks are registered.
+
+    Packages are discovered (no hard-coded list); an import error inside one is raised, not hidden.
+    """
     global _loaded
     if _loaded:
         return
-    for name in PLUGINS:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:  # a real missing dependency inside the package: report it
-                raise
+    importlib.import_module("optsched.core")
+    for name in plugin_packages():
+        importlib.import_module(name)
     _loaded = True
 
 
 def load_instance(path):
-    """Load an instance JSON file of any registered kind (see :func:`optsched.core.load_instance`)."""
+    """Load an instance JSON file of any registered kind, or a shipped instance by name
+    (``toy:rigid-2x2-five``; see :func:`optsched.core.load_instance` and ``optsched instances``)."""
+    from optsched.core import load_instance as _core_load_instance
+    from optsched.core.library import resolve_instance
+
     load_plugins()
-    return _core_load_instance(path)
+    return _core_load_instance(resolve_instance(path))
 
 
-def solve(instance, model: str | None = None, *, backend: str | None = None, options: SolveOptions | None = None,
-          **kw):
-    """Solve ``instance`` exactly with a registered model (default: the first exact model of its kind)."""
+def solve(instance, model: str | None = None, *, backend: str | None = None, options=None, **kw):
+    """Solve ``instance`` exactly with a registered model (default: the default exact model of its kind)."""
+    from optsched.core import algorithms, get_algorithm
+    from optsched.exceptions import UnknownNameError
+
     load_plugins()
     if model is None:
         exact = algorithms(instance.kind, exact=True)
         if not exact:
-            raise exceptions.UnknownNameError(f"No exact model is registered for kind {instance.kind!r}.")
+            raise UnknownNameError(f"No exact model is registered for kind {instance.kind!r}.")
         spec = exact[0]
     else:
         spec = get_algorithm(model)
@@ -89,9 +135,9 @@ def toy_path(name: str) -> Path:
     Works from an installed wheel in any folder; see :mod:`optsched.core.library` for the whole
     instance library (``optsched instances`` on the command line).
     """
-    from optsched.core.library import instance_path
+    from optsched.core.library import instance_path as _ip
 
-    return instance_path(f"toy:{name.removesuffix('.json')}")
+    return _ip(f"toy:{name.removesuffix('.json')}")
 
 
 def instance_path(name: str) -> Path:
@@ -101,9 +147,26 @@ def instance_path(name: str) -> Path:
     return _ip(name)
 
 
+class _Module(types.ModuleType):
+    """``optsched.verify`` is the function :func:`optsched.verify.verify` (as it always was), not the
+    subpackage of the same name: importing the subpackage must not replace the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Module
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"PLUGINS"})
+
+
 __all__ = [
     "Cluster", "Server", "Job", "Instance", "Schedule", "Segment", "Result", "Status",
-    "SolveOptions", "SolveResult", "load_instance", "load_plugins", "solve", "verify", "verify_result",
-    "algorithms", "get_algorithm", "toy_path", "instance_path", "exceptions", "OptschedError",
+    "SolveOptions", "SolveResult", "load_instance", "load_plugins", "plugin_packages", "solve", "verify",
+    "verify_result", "algorithms", "get_algorithm", "toy_path", "instance_path", "exceptions", "OptschedError",
     "InvalidInstanceError", "InfeasibleError", "SolverUnavailableError", "ModelTooLargeError",
 ]

@@ -13,9 +13,11 @@ import os
 import sys
 
 from optsched.commands import COMMANDS
-from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from optsched.exceptions import (
+    DataNotFoundError,
     InfeasibleError,
+    InternalError,
     InvalidInstanceError,
     InvalidOptionError,
     InvalidScheduleError,
@@ -34,11 +36,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import optsched
+    from optsched import __version__
 
     p = _Parser(prog="optsched", description="Exact optimization and paper algorithms for scheduling "
                                              "distributed deep-learning jobs on GPU clusters.")
-    p.add_argument("--version", action="version", version=f"optsched {optsched.__version__}")
+    p.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -51,30 +53,44 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr (no source line), as the CLI promises."""
+    print(f"optsched: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    old_show = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
         return int(args.func(args))
     except (InvalidInstanceError, InvalidScheduleError, InvalidOptionError, UnknownNameError,
-            TraceFormatError, ModelTooLargeError) as e:
+            TraceFormatError, ModelTooLargeError, DataNotFoundError) as e:
         _report(e)
         return EXIT_BAD_INPUT
-    except FileNotFoundError as e:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
         _report(e)
         return EXIT_BAD_INPUT
     except SolverUnavailableError as e:
         _report(e)
         return EXIT_BAD_INPUT
-    except (InfeasibleError, OptschedError) as e:
+    except (InfeasibleError, InternalError, OptschedError) as e:
         _report(e)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("optsched: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and friends: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    finally:
+        warnings.showwarning = old_show
 
 
 def _report(e: BaseException) -> None:

@@ -74,8 +74,29 @@ class TraceFormatError(OptschedError, ValueError):
     """A trace file does not follow the format its loader expects."""
 
 
-class SolverLimitWarning(UserWarning):
+class DataNotFoundError(OptschedError, FileNotFoundError):
+    """A data file (trace) is not on this machine; the message says where it was looked for and
+    which command fetches it."""
+
+
+class InternalError(OptschedError, RuntimeError):
+    """Two parts of optsched disagree where they never should (a bug: please report it)."""
+
+    def __str__(self) -> str:
+        msg = str(self.args[0]) if self.args else ""
+        return f"{msg} (this is a bug in optsched: please report it with the command that produced it)"
+
+
+class OptschedWarning(UserWarning):
+    """Base class of optsched's warnings (the CLI prints them as one line)."""
+
+
+class SolverLimitWarning(OptschedWarning):
     """A solver stopped at a time, gap or node limit: the solution is not proven optimal."""
 
 
-__all__ += ["SolverLimitWarning"]
+class WorkloadWarning(OptschedWarning):
+    """A workload or cluster choice that makes a run uninformative (e.g. no job ever waits)."""
+
+
+__all__ += ["SolverLimitWarning", "DataNotFoundError", "InternalError", "OptschedWarning", "WorkloadWarning"]

@@ -9,9 +9,9 @@ enumeration optimum.
 from __future__ import annotations
 
 import warnings
-from optsched.core.library import library_root
 
 from optsched.asrpt.exact import solve_problem8
+from optsched.core.library import library_root
 from optsched.solvers import SolveOptions
 
 ROOT = library_root()
@@ -34,10 +34,9 @@ def placement_rows(quick: bool = False) -> list[dict]:
     import time
 
     from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
-    from optsched.asrpt.placement import enumerate_placement, solve_placement
+    from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
     from optsched.asrpt.profiles import PROFILES
     from optsched.asrpt.timing import alpha
-    from optsched.asrpt.placement import availability_patterns
 
     kw = dict(g=8, b_inter=10e9 / 8, b_intra=300e9)
     rows = []
@@ -63,8 +62,8 @@ def placement_rows(quick: bool = False) -> list[dict]:
 
 def demo_rows(quick: bool = False) -> list[dict]:
     from optsched.asrpt.bounds import bound_inputs, check_bounds
-    from optsched.verify.rows import exact_vs_algorithm_rows
     from optsched.verify import verify_result
+    from optsched.verify.rows import exact_vs_algorithm_rows
 
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []

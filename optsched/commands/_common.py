@@ -10,29 +10,83 @@ from typing import Any
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _fmt(v: Any) -> str:
+#: Column name -> unit shown in the header.
+UNITS = {"runtime": "s", "mean_jct": "s", "p50_jct": "s", "p95_jct": "s", "p99_jct": "s", "makespan": "s",
+         "mean_queue_delay": "s", "p99_queue_delay": "s", "sim_seconds": "s", "load_seconds": "s"}
+
+
+def fmt_runtime(v: float) -> str:
+    """Runtimes in ms below one second, in s above."""
+    return f"{v * 1000:.3g} ms" if v < 1 else f"{v:.3g} s"
+
+
+def _fmt(v: Any, column: str = "") -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):  # numpy scalars print as plain numbers
+        try:
+            v = v.item()
+        except (TypeError, ValueError):
+            pass
     if isinstance(v, float):
         if math.isnan(v):
             return "-"
+        if column == "runtime":
+            return fmt_runtime(v)
+        if column == "gap" and abs(v) < 1e-9:
+            return "0"
         return f"{v:.6g}"
     return str(v)
 
 
-def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None, file=None) -> None:
-    """Plain-text table (no dependency on a terminal library)."""
+def _header(c: str) -> str:
+    if c == "runtime":
+        return "runtime"
+    return f"{c} [{UNITS[c]}]" if c in UNITS else c
+
+
+def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None, file=None, *,
+                title: str | None = None) -> None:
+    """An aligned table: rich on a terminal, plain text otherwise (pipes, files, tests).
+
+    Units stand in the headers, runtimes in ms or s, gaps below 1e-9 as 0.
+    """
     file = file or sys.stdout
     if not rows:
         print("(no rows)", file=file)
         return
     columns = columns or list(rows[0])
-    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)), file=file)
+    cells = [[_fmt(r.get(c), c) for c in columns] for r in rows]
+    heads = [_header(c) for c in columns]
+    if file.isatty() if hasattr(file, "isatty") else False:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=title, show_lines=False)
+        for h, c in zip(heads, columns, strict=True):
+            numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
+            t.add_column(h, justify="right" if numeric else "left")
+        for row in cells:
+            t.add_row(*row)
+        Console(file=file).print(t)
+        return
+    if title:
+        print(title, file=file)
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
+    print("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip(), file=file)
     print("  ".join("-" * w for w in widths), file=file)
     for row in cells:
-        print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)), file=file)
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip(), file=file)
+
+
+def add_output_options(p, *, out_help: str = "write the results into this folder (created; see --force)") -> None:
+    """``--out DIR``, ``--force`` and ``--format`` with the same meaning in every command."""
+    p.add_argument("--out", default=None, metavar="DIR", help=out_help)
+    p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
+    p.add_argument("--format", action="append", default=None, choices=["csv", "json", "parquet"],
+                   help="table file format(s) for --out (repeatable; default csv)")
 
 
 def print_json(obj: Any, file=None) -> None:

@@ -1,31 +1,80 @@
-"""``optsched solve INSTANCE --model NAME``: exact optimum (or any registered algorithm)."""
+"""``optsched solve INSTANCE [--model NAME] [--backend B]``: exact optimum (or any registered algorithm).
+
+Examples::
+
+    optsched solve toy:rigid-2x2-five                               # a shipped instance, by name
+    optsched solve my-instance.json --backend cpsat --time-limit 30 --out run1/
+    optsched solve papers/sojourn:crossing-n40 --json
+    optsched verify toy:rigid-2x2-five run1/schedule.json
+
+INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
+schedule.json and result.json there. A time-limited solve reports status "feasible" with its
+bound and gap, never "optimal". Exit codes: 0 solved (schedule verified); 1 infeasible, no
+solution or a failed verification; 2 bad input (file, field, option, unknown name).
+"""
 
 from __future__ import annotations
 
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
 
+#: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
+PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("solve", help="solve an instance with a registered exact model or algorithm")
-    p.add_argument("instance", help="instance JSON file")
+    import argparse
+
+    p = sub.add_parser("solve", help="solve an instance with a registered exact model or algorithm",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("instance", help="instance JSON file, or a shipped name such as toy:rigid-2x2-five")
     p.add_argument("--model", default=None,
-                   help="registered model or algorithm name (default: the first exact model of the instance's kind)")
-    p.add_argument("--backend", default=None, help="highs (default), cpsat, or a Pyomo solver name")
+                   help="registered model or algorithm name (default: the exact model of the instance's kind; "
+                        "`optsched info` lists them)")
+    p.add_argument("--backend", default=None,
+                   help="exact back end: highs (default), cpsat, or the model's others (`optsched info`); "
+                        f"Pyomo models also take {', '.join(PYOMO_EXTRA)} when installed")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="write the schedule (JSON) here")
+    p.add_argument("--out", default=None, metavar="DIR", help="write schedule.json and result.json to this folder")
+    p.add_argument("--force", action="store_true", help="replace the files of an existing --out folder")
     p.add_argument("--write-model", default=None, metavar="FILE",
                    help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
+def _check_options(args, spec) -> str | None:
+    from optsched.exceptions import InvalidOptionError
+
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InvalidOptionError(f"--time-limit must be a positive number of seconds; got {args.time_limit}.")
+    if not 0 <= args.gap < 1:
+        raise InvalidOptionError(f"--gap must be in [0, 1); got {args.gap}.")
+    if args.threads is not None and args.threads < 1:
+        raise InvalidOptionError(f"--threads must be >= 1; got {args.threads}.")
+    if not spec.exact:
+        if args.backend:
+            raise InvalidOptionError(f"{spec.name!r} is not an exact model; --backend does not apply.")
+        return None
+    backends = list(spec.backends) or ["highs"]
+    allowed = backends + ([b for b in PYOMO_EXTRA if b not in backends] if "highs" in backends else [])
+    backend = args.backend or backends[0]
+    if backend not in allowed:
+        raise InvalidOptionError(f"--backend {backend!r} is not a back end of model {spec.name!r}; choose from "
+                                 f"{allowed}.")
+    return backend
+
+
 def run(args) -> int:
+    import json
+
     import optsched
     from optsched.core import algorithms, get_algorithm
-    from optsched.exceptions import InvalidOptionError, UnknownNameError
+    from optsched.core.io import atomic_write_text
+    from optsched.core.output import prepare_out_dir
+    from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
     from optsched.solvers import SolveOptions
     from optsched.verify import verify_result
 
@@ -40,36 +89,42 @@ def run(args) -> int:
     if spec.kind != inst.kind:
         raise InvalidOptionError(f"Model {spec.name!r} is for instances of kind {spec.kind!r}; "
                                  f"{args.instance} is of kind {inst.kind!r}. See `optsched info`.")
+    if getattr(inst, "n_jobs", len(getattr(inst, "jobs", ()) or ())) == 0:
+        raise InvalidInstanceError(f"{args.instance}: the 'jobs' list is empty; there is nothing to schedule. "
+                                   f"Add at least one job.")
+    backend = _check_options(args, spec)
+    out = prepare_out_dir(args.out, force=args.force) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
-        backend = args.backend or (spec.backends[0] if spec.backends else "highs")
-        if spec.backends and backend not in spec.backends and backend == "cpsat":
-            raise InvalidOptionError(f"Model {spec.name!r} has no CP-SAT version; backends: {list(spec.backends)}.")
         kw["backend"] = backend
         # mip_abs_gap stays None: each exact model knows whether its objective is integral
         kw["options"] = SolveOptions(time_limit=args.time_limit, mip_rel_gap=args.gap, threads=args.threads,
                                      seed=args.seed)
         if args.write_model:
             kw["write_model"] = args.write_model
-    elif args.backend:
-        raise InvalidOptionError(f"{spec.name!r} is not an exact model; --backend does not apply.")
     result = spec(inst, **kw)
     report = verify_result(inst, result) if result.schedule is not None else None
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
-    if args.out and result.schedule is not None and hasattr(result.schedule, "to_json"):
-        result.schedule.to_json(args.out)
+    if out is not None:
+        if result.schedule is not None and hasattr(result.schedule, "to_json"):
+            result.schedule.to_json(out / "schedule.json")
+        atomic_write_text(out / "result.json", json.dumps(
+            {**row, "violations": [] if report is None else [str(v) for v in report.violations]},
+            indent=2, default=str) + "\n")
     if args.json:
-        out = dict(row)
-        out["violations"] = [] if report is None else [str(v) for v in report.violations]
+        res = dict(row)
+        res["violations"] = [] if report is None else [str(v) for v in report.violations]
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
-            out["schedule"] = result.schedule.to_dict()
-        print_json(out)
+            res["schedule"] = result.schedule.to_dict()
+        print_json(res)
     else:
         print_table([{k: row[k] for k in ("instance", "algorithm", "status", "objective", "bound", "gap",
                                           "runtime", "verified")}])
         if report is not None and not report.ok:
             print(report.summary())
+        if out is not None:
+            print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
     if not result.status.has_solution:
         return EXIT_FAILED
     return EXIT_OK if report is None or report.ok else EXIT_FAILED

@@ -1,4 +1,14 @@
-"""``optsched verify INSTANCE SCHEDULE``: independent feasibility check of a schedule file."""
+"""``optsched verify INSTANCE SCHEDULE``: independent feasibility check of a schedule file.
+
+Examples::
+
+    optsched solve toy:rigid-2x2-five --out run1/
+    optsched verify toy:rigid-2x2-five run1/schedule.json
+    optsched verify my-instance.json my-schedule.json --claimed 19 --json
+
+Every constraint is re-checked from the schedule alone, by its equation label; the objective is
+recomputed (and compared with --claimed). Exit codes: 0 feasible; 1 a check failed; 2 bad input.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +16,12 @@ from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_ta
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("verify", help="check a schedule file against an instance, constraint by constraint")
-    p.add_argument("instance", help="instance JSON file")
-    p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out`)")
+    import argparse
+
+    p = sub.add_parser("verify", help="check a schedule file against an instance, constraint by constraint",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("instance", help="instance JSON file, or a shipped name such as toy:rigid-2x2-five")
+    p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out DIR`: DIR/schedule.json)")
     p.add_argument("--objective", default=None,
                    help="objective to recompute (default: the instance kind's objective)")
     p.add_argument("--claimed", type=float, default=None, help="objective value to check against")
@@ -26,6 +39,17 @@ def run(args) -> int:
     sched_cls = getattr(spec["cls"], "schedule_class", None)
     if sched_cls is None:
         from optsched.core import Schedule as sched_cls
+    from pathlib import Path
+
+    from optsched.exceptions import InvalidScheduleError
+
+    sp = Path(args.schedule)
+    if sp.is_dir():
+        hint = " (it has a schedule.json: give that file)" if (sp / "schedule.json").is_file() else ""
+        raise InvalidScheduleError(f"{str(sp)!r} is a directory, not a schedule file{hint}.")
+    if not sp.is_file():
+        raise InvalidScheduleError(f"Schedule file {str(sp)!r} does not exist; write one with "
+                                   f"`optsched solve INSTANCE --out DIR` (DIR/schedule.json).")
     schedule = sched_cls.load(args.schedule)
     objective = args.objective or spec.get("objective", "total_weighted_completion_time")
     report = verify(inst, schedule, objective=objective, claimed=args.claimed)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Any
 
 from optsched.verify.rows import exact_vs_algorithm_rows
 
-__all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "exact_vs_algorithm_rows"]
+__all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
 
 COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status",
            "verified"]
@@ -24,7 +23,14 @@ def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress
 
     optsched.load_plugins()
     rows: list[dict] = []
-    names = [p for p in optsched.PLUGINS if only is None or p.rsplit(".", 1)[-1] in only]
+    known = ["rigid"] + [p.rsplit(".", 1)[-1] for p in optsched.plugin_packages() if p != "optsched.rigid"]
+    if only is not None:
+        from optsched.exceptions import UnknownNameError
+
+        bad = [k for k in only if k not in known]
+        if bad:
+            raise UnknownNameError(f"--only {bad[0]!r} is not a package with demo rows; choose from {known}.")
+    names = [p for p in optsched.plugin_packages() if only is None or p.rsplit(".", 1)[-1] in only]
     for pkg in names:
         try:
             mod = importlib.import_module(f"{pkg}.demo")
@@ -45,9 +51,12 @@ def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress
     return rows
 
 
-def demo_dataframe(*, quick: bool = False, only: list[str] | None = None):
+def rows_dataframe(rows: list[dict]):
     import pandas as pd
 
-    rows = collect_rows(quick=quick, only=only)
     cols = ["paper"] + COLUMNS
     return pd.DataFrame(rows, columns=cols + [c for c in (rows[0] if rows else {}) if c not in cols])
+
+
+def demo_dataframe(*, quick: bool = False, only: list[str] | None = None):
+    return rows_dataframe(collect_rows(quick=quick, only=only))

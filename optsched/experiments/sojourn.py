@@ -354,41 +354,72 @@ def all_tables(*, trials: int = DEFAULT_TRIALS, seed: SeedLike = 0, progress: bo
     return out
 
 
+def reproduce(save, *, quick: bool = False, seeds: int | None = None, progress: bool = False,
+              trials: int | None = None, ext_trials: int | None = None, seed: int = 0) -> None:
+    """Every table of Sec. IV-V, each handed to ``save(name, df)`` as soon as it is computed.
+
+    Full run: 5,000 trials per cell, the N <= 40 extension with 200 trials, the adaptive study
+    and the online Tables XVI-XVIII (about 8 minutes on one core). ``quick``: 200 trials, the
+    extension to N = 20 with 20 trials, 60 adaptive instances, 600 online jobs (under a minute).
+    ``seeds`` is not used (trials play that role).
+    """
+    trials = trials or (200 if quick else DEFAULT_TRIALS)
+    ext_trials = ext_trials or (20 if quick else 200)
+    tabs = all_tables(trials=trials, seed=seed, progress=progress)
+    for k, df in tabs.items():
+        if k != "raw":
+            save(f"sojourn_{k.replace(' ', '_').replace('(', '').replace(')', '')}", df)
+    save("sojourn_raw", tabs["raw"])
+    n_values = (3, 5, 8, 12, 16, 20) if quick else (3, 5, 8, 12, 16, 20, 25, 30, 35, 40)
+    save("sojourn_rank_vs_n", rank_vs_n(n_values=n_values, trials=ext_trials, seed=seed + 2))
+    save("sojourn_adaptive", adaptive_study(n_instances=60 if quick else 300, seed=seed))
+    from optsched.sojourn.online import online_table
+
+    # Tables XVI-XVIII: one calibrated workload (load 0.9 on 50 servers) run on W servers
+    save("sojourn_online", online_table(n_jobs=600 if quick else 3000, servers=(5, 10, 20, 50, 100),
+                                        reference_servers=50, seed=seed))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m optsched.experiments.sojourn [--trials Z] [--seed S] [--out DIR]``: every table
-    as CSV (and text on stdout), the RANK-vs-N extension, the adaptive study and the online
-    Tables XVI-XVIII on the calibrated synthetic workload (about 8 minutes on one core)."""
+    """``python -m optsched.experiments.sojourn [--trials Z] [--seed S] [--out DIR] [--force]``: the
+    same as ``optsched reproduce sojourn-tables``; every table as CSV, written as soon as it is done."""
     import argparse
-    from pathlib import Path
+
+    from optsched.core.output import prepare_out_dir, write_table
 
     p = argparse.ArgumentParser(prog="python -m optsched.experiments.sojourn")
     p.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     p.add_argument("--ext-trials", type=int, default=200, help="trials per N of the N <= 40 extension")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="directory for CSV files")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", default=None, help="folder for CSV files (checked before any work)")
+    p.add_argument("--force", action="store_true", help="replace files in an existing --out folder")
     a = p.parse_args(argv)
+    out = prepare_out_dir(a.out, force=a.force) if a.out else None
     t0 = time.perf_counter()
-    tabs = all_tables(trials=a.trials, seed=a.seed)
-    tabs["rank_vs_n"] = rank_vs_n(trials=a.ext_trials, seed=a.seed + 2)
-    tabs["adaptive"] = adaptive_study(seed=a.seed)
-    from optsched.sojourn.online import online_table
 
-    # Tables XVI-XVIII: one calibrated workload (load 0.9 on 50 servers) run on W servers
-    tabs["online"] = online_table(n_jobs=3000, servers=(5, 10, 20, 50, 100), reference_servers=50, seed=a.seed)
-    out = Path(a.out) if a.out else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-    for k, df in tabs.items():
-        if k == "raw":
-            continue
-        print(f"\n### {k}\n")
-        print(df.round(4).to_string(index=False))
-        if out:
-            df.to_csv(out / f"sojourn_{k}.csv", index=False)
-    if out:
-        tabs["raw"].to_csv(out / "sojourn_raw.csv.gz", index=False)
-    print(f"\n[{time.perf_counter() - t0:.0f} s, {a.trials} trials per cell]")
+    def save(name, df):
+        print(f"\n### {name}\n")
+        if name != "sojourn_raw":
+            print(df.round(4).to_string(index=False))
+        if out is not None:
+            write_table(df, out, name)
+
+    reproduce(save, quick=a.quick, trials=None if a.quick else a.trials, ext_trials=None if a.quick else a.ext_trials,
+              seed=a.seed)
+    print(f"\n[{time.perf_counter() - t0:.0f} s]")
     return 0
+
+
+def _register() -> None:
+    from optsched.experiments.registry import register_reproduction
+
+    register_reproduction("sojourn-tables", reproduce, paper="sojourn", quick_seconds=60,
+                          description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
+                                      "study, online Tables XVI-XVIII (paper 003)")
+
+
+_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,9 +3,8 @@ instances."""
 
 from __future__ import annotations
 
-from optsched.core.library import library_root
-
 from optsched.core.io import load_instance
+from optsched.core.library import library_root
 from optsched.rigid.exact import solve_exact
 from optsched.rigid.heuristics import list_schedule
 from optsched.solvers import SolveOptions

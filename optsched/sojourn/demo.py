@@ -4,7 +4,6 @@ RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 
 from __future__ import annotations
 
 from optsched.core.library import library_root
-
 from optsched.solvers import SolveOptions
 
 ROOT = library_root()
@@ -20,11 +19,11 @@ def demo_instances(quick: bool = False):
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.verify.rows import exact_vs_algorithm_rows
     from optsched.sojourn.evaluate import pair_costs
     from optsched.sojourn.exact import solve_exact
     from optsched.sojourn.policies import random_policy, rank, serpt, sr
     from optsched.verify import verify_result
+    from optsched.verify.rows import exact_vs_algorithm_rows
 
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []

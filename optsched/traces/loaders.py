@@ -46,13 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from optsched.exceptions import TraceFormatError
+from optsched.exceptions import DataNotFoundError, TraceFormatError
+from optsched.traces.datasets import SHIPPED
 from optsched.traces.table import finish_table, numeric, parse_times, require_columns
 
 __all__ = ["load_philly", "load_helios", "load_acme", "load_pai", "load_openb", "openb_cluster",
            "SHIPPED", "OPENB_JOBS", "OPENB_NODES", "PHILLY_RUNTIME", "ACME_SUMMARY"]
 
-SHIPPED = Path("/work/shared/traces")
 OPENB_JOBS = SHIPPED / "alibaba-gpu-2023-openb" / "jobs.csv.gz"
 OPENB_NODES = SHIPPED / "alibaba-gpu-2023-openb" / "nodes.csv"
 PHILLY_RUNTIME = SHIPPED / "philly" / "philly_runtime.csv"
@@ -65,8 +65,10 @@ _SLURM_STATUS = {"COMPLETED": "completed", "CANCELLED": "killed", "FAILED": "fai
 def _exists(path: Any, trace: str) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise TraceFormatError(f"{trace} trace file {str(p)!r} does not exist; download it (see docs/simulator.md) "
-                               f"or pass the right path.")
+        if p.is_dir():
+            raise TraceFormatError(f"{trace} trace path {str(p)!r} is a directory; give the trace file inside it.")
+        raise DataNotFoundError(f"{trace} trace file {str(p)!r} does not exist. Give the right path; the public "
+                                f"traces and how to fetch them are listed by `optsched data list` (docs/data.md).")
     return p
 
 

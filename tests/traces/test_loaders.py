@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optsched.exceptions import TraceFormatError, UnknownNameError
+from optsched.exceptions import DataNotFoundError, TraceFormatError, UnknownNameError
 from optsched.traces import (
     detect_format,
     load_acme,
@@ -24,6 +24,7 @@ from optsched.traces import (
     openb_cluster,
     to_jobs,
 )
+from optsched.traces.datasets import SHIPPED
 
 PHILLY = [
     {"status": "Pass", "vc": "ee9e8c", "jobid": "application_1506638472019_14199",
@@ -143,7 +144,7 @@ def test_openb_full_shipped_trace():
     assert len(df) + sum(df.attrs["dropped"].values()) == 8152
     assert df["arrival"].is_monotonic_increasing and df["arrival"].iloc[0] == 0
     assert set(df["gpus"].unique()) <= {1, 2, 4, 8} and (df["duration"] > 0).all()
-    raw = pd.read_csv("/work/shared/traces/alibaba-gpu-2023-openb/jobs.csv.gz")
+    raw = pd.read_csv(SHIPPED / "alibaba-gpu-2023-openb" / "jobs.csv.gz")
     one = raw.set_index("name").loc["openb-pod-4214"]
     r = df.set_index("job_id").loc["openb-pod-4214"]
     assert r["duration"] == one["deletion_time"] - one["scheduled_time"]
@@ -195,7 +196,7 @@ def test_pai_malformed(tmp_path):
     jp = write(tmp_path, "j2.csv", PAI_JOB.replace("4550879.0", "soon"))
     with pytest.raises(TraceFormatError, match="'start_time' column of the PAI job table trace must be numeric; row 1 has 'soon'"):
         load_pai(jp, tp)
-    with pytest.raises(TraceFormatError, match="does not exist"):
+    with pytest.raises(DataNotFoundError, match="does not exist"):
         load_pai(tmp_path / "missing.csv", tp)
 
 
@@ -203,7 +204,7 @@ def test_pai_malformed(tmp_path):
 @given(col=st.sampled_from(["cpu_milli", "num_gpu", "creation_time", "deletion_time", "scheduled_time"]),
        junk=st.text(alphabet="abcxyz!?", min_size=1, max_size=5), row=st.integers(0, 2))
 def test_openb_malformed_cells_named(tmp_path_factory, col, junk, row):
-    raw = pd.read_csv("/work/shared/traces/alibaba-gpu-2023-openb/sample.csv", nrows=3, dtype=str)
+    raw = pd.read_csv(SHIPPED / "alibaba-gpu-2023-openb" / "sample.csv", nrows=3, dtype=str)
     raw.loc[row, col] = junk
     p = tmp_path_factory.mktemp("ob") / "pods.csv"
     raw.to_csv(p, index=False)

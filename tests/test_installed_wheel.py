@@ -1,0 +1,95 @@
+"""optsched as a user gets it: the wheel, installed in a fresh virtual environment, run from an
+empty folder (no checkout, no ../shared, no data besides what the wheel ships).
+
+Marked ``wheel`` (run by ``make test`` as its own step, ``make test-wheel`` alone): it builds the
+wheel, creates a venv and installs the dependencies (from pip's cache after the first run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.wheel
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def _run(cmd, cwd, env=None, timeout=900):
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    base = tmp_path_factory.mktemp("wheel")
+    dist = base / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
+    wheels = list(dist.glob("optsched-*.whl"))
+    assert len(wheels) == 1
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    py = venv / "bin" / "python"
+    _run([str(py), "-m", "pip", "install", "-q", str(wheels[0])], cwd=base)
+    empty = base / "user"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "OPTSCHED"))}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["MPLBACKEND"] = "Agg"
+    return {"wheel": wheels[0], "py": py, "bin": venv / "bin", "cwd": empty, "env": env}
+
+
+def test_wheel_ships_instances_schemas_and_traces(installed):
+    names = zipfile.ZipFile(installed["wheel"]).namelist()
+    for must in ("optsched/instances/toy/rigid-2x2-five.json", "optsched/core/schemas/rigid.schema.json",
+                 "optsched/traces/data/alibaba-gpu-2023-openb/jobs.csv.gz",
+                 "optsched/traces/data/alibaba-gpu-2023-openb/LICENSE-Apache-2.0.txt",
+                 "optsched/traces/data/philly/philly_runtime.csv", "optsched/traces/data/acme/cluster_summary.csv"):
+        assert must in names, must
+    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "notebooks/"))]
+
+
+def test_imports_from_site_packages_not_the_checkout(installed):
+    r = _run([str(installed["py"]), "-c", "import optsched; print(optsched.__file__)"], installed["cwd"],
+             installed["env"])
+    assert "site-packages" in r.stdout and str(ROOT) not in r.stdout
+
+
+def test_cli_from_an_empty_folder(installed):
+    opt = str(installed["bin"] / "optsched")
+    cwd, env = installed["cwd"], installed["env"]
+    assert "highs" in _run([opt, "info"], cwd, env).stdout
+    r = _run([opt, "solve", "toy:rigid-2x2-five", "--json"], cwd, env)
+    out = json.loads(r.stdout)
+    assert out["status"] == "optimal" and out["verified"] and out["objective"] == pytest.approx(19)
+    r = _run([opt, "simulate", "--trace", "openb", "--policy", "srtf", "--json"], cwd, env)
+    assert json.loads(r.stdout)["n_jobs"] > 6000
+    r = _run([opt, "simulate", "--trace", "synthetic", "--jobs", "1000", "--servers", "4", "--gpus-per-server", "8",
+              "--policy", "las", "--json"], cwd, env)
+    assert json.loads(r.stdout)["n_jobs"] == 1000
+    assert "sojourn-tables" in _run([opt, "reproduce", "--list"], cwd, env).stdout
+
+
+def test_demo_quick_has_the_checkout_row_count(installed):
+    from optsched.experiments.demo import collect_rows
+
+    expected = len(collect_rows(quick=True, progress=False))
+    r = _run([str(installed["bin"] / "optsched"), "demo", "--quick", "--json"], installed["cwd"], installed["env"])
+    rows = json.loads(r.stdout)
+    assert len(rows) == expected > 0
+    assert all(row["verified"] for row in rows)
+
+
+@pytest.mark.parametrize("i", range(len(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S))))
+def test_readme_python_blocks(installed, i):
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[i]
+    _run([str(installed["py"]), "-c", block], installed["cwd"], installed["env"])
