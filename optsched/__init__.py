@@ -111,15 +111,11 @@ def load_instance(path):
 
 def solve(instance, model: str | None = None, *, backend: str | None = None, options=None, **kw):
     """Solve ``instance`` exactly with a registered model (default: the default exact model of its kind)."""
-    from optsched.core import algorithms, get_algorithm
-    from optsched.exceptions import UnknownNameError
+    from optsched.core import default_exact_model, get_algorithm
 
     load_plugins()
     if model is None:
-        exact = algorithms(instance.kind, exact=True)
-        if not exact:
-            raise UnknownNameError(f"No exact model is registered for kind {instance.kind!r}.")
-        spec = exact[0]
+        spec = default_exact_model(instance.kind)
     else:
         spec = get_algorithm(model)
     if backend is not None:

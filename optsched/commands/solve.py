@@ -71,19 +71,16 @@ def run(args) -> int:
     import json
 
     import optsched
-    from optsched.core import algorithms, get_algorithm
+    from optsched.core import default_exact_model, get_algorithm
     from optsched.core.io import atomic_write_text
     from optsched.core.output import prepare_out_dir
-    from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
+    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.solvers import SolveOptions
     from optsched.verify import verify_result
 
     inst = optsched.load_instance(args.instance)
     if args.model is None:
-        exact = algorithms(inst.kind, exact=True)
-        if not exact:
-            raise UnknownNameError(f"No exact model is registered for kind {inst.kind!r}; pass --model.")
-        spec = exact[0]
+        spec = default_exact_model(inst.kind)
     else:
         spec = get_algorithm(args.model)
     if spec.kind != inst.kind:

@@ -11,12 +11,16 @@ from optsched.core.objectives import OBJECTIVES, objective_value
 from optsched.core.placement import PLACEMENT_RULES, place
 from optsched.core.registry import (
     AlgorithmSpec,
+    KindSpec,
     algorithms,
+    check_kind,
+    default_exact_model,
     get_algorithm,
     get_kind,
     kinds,
     register_algorithm,
     register_kind,
+    requires_kind,
 )
 from optsched.core.result import Result, Status, relative_gap
 from optsched.core.schedule import Schedule, Segment
@@ -28,5 +32,5 @@ __all__ = [
     "Cluster", "Server", "Job", "JobId", "Instance", "SCHEMA_VERSION", "Schedule", "Segment",
     "Result", "Status", "relative_gap", "load_instance", "save_instance", "instance_from_dict",
     "OBJECTIVES", "objective_value", "AlgorithmSpec", "algorithms", "get_algorithm", "get_kind",
-    "kinds", "register_algorithm", "register_kind", "SeedLike", "as_generator", "PLACEMENT_RULES", "place",
+    "kinds", "register_algorithm", "register_kind", "KindSpec", "check_kind", "requires_kind", "default_exact_model", "SeedLike", "as_generator", "PLACEMENT_RULES", "place",
 ]

@@ -16,6 +16,10 @@ from typing import Any
 from optsched.exceptions import UnknownNameError
 
 __all__ = [
+    "KindSpec",
+    "default_exact_model",
+    "check_kind",
+    "requires_kind",
     "AlgorithmSpec",
     "register_kind",
     "get_kind",
@@ -25,22 +29,72 @@ __all__ = [
     "algorithms",
 ]
 
-_KINDS: dict[str, dict[str, Any]] = {}
+_KINDS: dict[str, KindSpec] = {}
 _ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
+SENSES = ("min", "max")
 
-def register_kind(kind: str, cls: type, *, schema: str | None = None,
-                  objective: str = "total_weighted_completion_time") -> None:
-    """Register an instance class for the ``"kind"`` field of instance JSON files.
 
-    ``cls`` needs ``from_dict(d)`` and ``to_dict()``; ``schema`` is a file name in
-    ``optsched/core/schemas/`` (= ``instances/schema/``); ``objective`` is the kind's default
-    objective (what ``optsched verify`` recomputes unless told otherwise).
+@dataclass(frozen=True)
+class KindSpec:
+    """What optsched knows about an instance kind (one per paper problem).
+
+    ``instance_cls`` needs ``from_dict(d)`` and ``to_dict()``; ``schema`` is a file name in
+    ``optsched/core/schemas/``; ``objective`` is the kind's default objective (what ``optsched
+    verify`` recomputes) and ``sense`` whether it is minimised or maximised; ``schedule_cls``
+    reads schedule files (default: :class:`optsched.core.Schedule`); ``default_exact`` names the
+    exact model ``optsched solve`` uses when none is given. Checks, the evaluator and the suite
+    instances are registered with :mod:`optsched.verify` (a layer above core), by kind name.
+
+    ``spec["cls"]``, ``spec["schema"]`` and ``spec["objective"]`` still work (the former dict).
     """
-    _KINDS[kind] = {"cls": cls, "schema": schema, "objective": objective}
+
+    name: str
+    instance_cls: type
+    schema: str | None = None
+    objective: str = "total_weighted_completion_time"
+    sense: str = "min"
+    schedule_cls: type | None = None
+    default_exact: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.sense not in SENSES:
+            raise ValueError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
+
+    _LEGACY = {"cls": "instance_cls"}
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._LEGACY.get(key, key))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, self._LEGACY.get(key, key), default)
+
+    def better(self, a: float, b: float, *, rtol: float = 1e-9) -> bool:
+        """True if objective ``a`` is at least as good as ``b`` (within ``rtol``) for this sense."""
+        tol = rtol * max(1.0, abs(a), abs(b))
+        return a <= b + tol if self.sense == "min" else a >= b - tol
 
 
-def get_kind(kind: str) -> dict[str, Any]:
+def register_kind(kind: str | KindSpec, cls: type | None = None, *, schema: str | None = None,
+                  objective: str = "total_weighted_completion_time", sense: str = "min",
+                  schedule_cls: type | None = None, default_exact: str | None = None,
+                  description: str = "") -> KindSpec:
+    """Register an instance kind: either a :class:`KindSpec`, or its fields as arguments
+    (``register_kind("rigid", Instance, schema="rigid.schema.json")``). Returns the spec."""
+    if isinstance(kind, KindSpec):
+        spec = kind
+    else:
+        if cls is None:
+            raise TypeError("register_kind(name, cls, ...) needs the instance class")
+        spec = KindSpec(kind, cls, schema=schema, objective=objective, sense=sense,
+                        schedule_cls=schedule_cls or getattr(cls, "schedule_class", None),
+                        default_exact=default_exact, description=description)
+    _KINDS[spec.name] = spec
+    return spec
+
+
+def get_kind(kind: str) -> KindSpec:
     try:
         return _KINDS[kind]
     except KeyError:
@@ -52,6 +106,60 @@ def get_kind(kind: str) -> dict[str, Any]:
 
 def kinds() -> list[str]:
     return sorted(_KINDS)
+
+
+def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
+    """Return ``instance`` if it is of ``kind``, else raise :class:`InvalidInstanceError` saying
+    what was expected and how to load one (the one wrong-kind guard of every paper)."""
+    from optsched.exceptions import InvalidInstanceError
+
+    got = getattr(instance, "kind", None)
+    spec = _KINDS.get(kind)
+    ok = got == kind and (spec is None or isinstance(instance, spec.instance_cls))
+    if not ok:
+        raise InvalidInstanceError(
+            f"{who} needs an instance of kind {kind!r}; got "
+            f"{got if got is not None else type(instance).__name__!r}. Load one with optsched.load_instance "
+            f"(`optsched instances --kind {kind}` lists shipped ones).")
+    return instance
+
+
+def requires_kind(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: the function's first argument must be an instance of ``kind`` (see :func:`check_kind`).
+
+    >>> @requires_kind("rigid")
+    ... def f(instance): return instance.n_jobs
+    >>> f(object())
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.InvalidInstanceError: f needs an instance of kind 'rigid'; got 'object'. Load one with optsched.load_instance (`optsched instances --kind rigid` lists shipped ones).
+    """
+    import functools
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(instance: Any, *args: Any, **kwargs: Any) -> Any:
+            check_kind(instance, kind, func.__name__)
+            return func(instance, *args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
+def default_exact_model(kind: str) -> AlgorithmSpec:
+    """The exact model used when none is named: the kind's ``default_exact``, else its only exact
+    model. Several without a default is an error naming them (never an alphabetical pick)."""
+    spec = get_kind(kind)
+    if spec.default_exact:
+        return get_algorithm(spec.default_exact)
+    exact = algorithms(kind, exact=True)
+    if len(exact) == 1:
+        return exact[0]
+    if not exact:
+        raise UnknownNameError(f"No exact model is registered for kind {kind!r}; name an algorithm with --model.")
+    raise UnknownNameError(f"Kind {kind!r} has several exact models {[a.name for a in exact]} and no default; "
+                           f"name one with --model (or set default_exact in its KindSpec).")
 
 
 @dataclass(frozen=True)

@@ -331,8 +331,6 @@ SojournInstance.schedule_class = SojournSchedule
 
 def check_instance(instance: Any) -> SojournInstance:
     """Raise :class:`InvalidInstanceError` unless ``instance`` is a :class:`SojournInstance`."""
-    if not isinstance(instance, SojournInstance):
-        raise InvalidInstanceError(
-            f"This algorithm needs an instance of kind 'sojourn' (optsched.sojourn.SojournInstance); got "
-            f"{getattr(instance, 'kind', type(instance).__name__)!r}. Load one with optsched.load_instance.")
-    return instance
+    from optsched.core.registry import check_kind
+
+    return check_kind(instance, "sojourn")

@@ -10,11 +10,11 @@ from optsched.cli import main
 
 def test_solve_and_verify_cli(tmp_path, capsys):
     toy = str(optsched.toy_path("sojourn-four-jobs"))
-    out = tmp_path / "order.json"
+    out = tmp_path / "run"
     assert main(["solve", toy, "--json", "--out", str(out), "--threads", "1", "--time-limit", "20"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["status"] == "optimal" and res["verified"] and abs(res["objective"] - 10.754166666666668) < 1e-9
-    assert main(["verify", toy, str(out), "--objective", "successful_sojourn_time"]) == 0
+    assert main(["verify", toy, str(out / "schedule.json"), "--objective", "successful_sojourn_time"]) == 0
     assert main(["solve", toy, "--model", "sojourn-rank"]) == 0
 
 
