@@ -331,7 +331,7 @@ def adaptive_study(*, n_instances: int = 300, seed: SeedLike = 0, max_jobs: int 
     rows = []
     for k in range(n_instances):
         n = int(rng.integers(2, max_jobs + 1))
-        inst = random_instance(n, rng, max_stages=max_stages, integer_sizes=True)
+        inst = random_instance(n, seed=rng, max_stages=max_stages, integer_sizes=True)
         c = compare_policies(inst, with_sequences=(n <= 3 and sum(j.n_stages for j in inst.jobs) <= 7))
         c.update(instance=k, N=n, stages=sum(j.n_stages for j in inst.jobs))
         c["static_over_adaptive"] = c["best_order"] / c["adaptive_nonpreemptive"] - 1

@@ -96,12 +96,12 @@ def workload(set_id: int, n: int, seed: SeedLike = None, *, stages: int = 2, nam
                            metadata={"workload_set": set_id, "stages": stages})
 
 
-def random_instance(n: int, seed: SeedLike = None, *, max_stages: int = 3, integer_sizes: bool = False,
+def random_instance(n_jobs: int, *, seed: SeedLike = None, max_stages: int = 3, integer_sizes: bool = False,
                     max_size: int = 6) -> SojournInstance:
     """A small random instance (tests, adaptive DP): 1..max_stages stages per job."""
     rng = as_generator(seed)
     jobs = []
-    for k in range(n):
+    for k in range(n_jobs):
         m = int(rng.integers(1, max_stages + 1))
         if integer_sizes:
             x = np.sort(rng.choice(np.arange(1, max_size + 1), size=m, replace=False)).astype(float)
@@ -110,7 +110,7 @@ def random_instance(n: int, seed: SeedLike = None, *, max_stages: int = 3, integ
         p = rng.dirichlet(np.ones(m)) * 0.98 + 0.02 / m
         p /= p.sum()
         jobs.append(StagedJob(k, x.tolist(), p.tolist()))
-    return SojournInstance(tuple(jobs), name=f"random-n{n}")
+    return SojournInstance(tuple(jobs), name=f"random-n{n_jobs}")
 
 
 def crossing_instance(n: int, seed: SeedLike = None, *, spread: float = 0.02, name: str | None = None) -> SojournInstance:

@@ -57,7 +57,7 @@ def test_adaptivity_can_beat_the_best_order():
 
     found = False
     for seed in range(60):
-        inst = random_instance(4, seed, max_stages=3, integer_sizes=True)
+        inst = random_instance(4, seed=seed, max_stages=3, integer_sizes=True)
         c = compare_policies(inst)
         if c["best_order"] > c["adaptive_nonpreemptive"] * (1 + 1e-6):
             found = True
