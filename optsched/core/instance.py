@@ -91,7 +91,13 @@ class Instance(JsonMixin):
                     f"The 'arrival' field of {j.label} is {j.arrival:g} s, after the instance horizon "
                     f"{self.horizon:g} s; move the arrival or extend 'horizon'."
                 )
+            declared = {r for srv in self.cluster.servers for r in srv.resources}
             for r, v in j.resources.items():
+                if r not in declared:
+                    raise InvalidInstanceError(
+                        f"The 'resources' field of {j.label} uses '{r}', which no server declares (servers "
+                        f"declare {sorted(declared) or 'no resources'}); add '{r}' to the servers' resources or "
+                        f"fix its name.")
                 caps = [s.resources.get(r, 0.0) for s in self.cluster.servers]
                 limit = max(caps) if j.single_server else sum(caps)
                 if v > limit:

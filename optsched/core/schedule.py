@@ -22,12 +22,23 @@ __all__ = ["Segment", "Schedule"]
 
 @dataclass(frozen=True)
 class Segment:
-    """Job runs in ``[start, end)`` seconds on ``placement`` = {server index: GPU count}."""
+    """Job runs in ``[start, end)`` seconds on ``placement`` = {server index: GPU count}.
+
+    A server's entry may also be a resource vector, ``{"gpus": 0, "cpu": 4, "net": 1.25e9}``:
+    the GPUs go to ``placement`` (0 is allowed there, e.g. a CPU-only parameter server) and the
+    other amounts to ``usage`` = {server: {resource: amount}}, the job's explicit use of that
+    server. Servers without an explicit vector use the job's declared ``resources`` shared in
+    proportion to GPUs (the verifier's rule for plain placements).
+
+    >>> Segment(0, 5, {0: 2, 1: {"gpus": 0, "cpu": 4}}).to_dict()["placement"]
+    {'0': 2, '1': {'gpus': 0, 'cpu': 4.0}}
+    """
 
     start: float
     end: float
-    placement: Mapping[int, int] = field(default_factory=dict)
+    placement: Mapping[int, Any] = field(default_factory=dict)
     gpu_ids: Mapping[int, tuple[int, ...]] | None = None  # optional: which GPUs of each server
+    usage: Mapping[int, Mapping[str, float]] | None = None  # optional: other resources per server
 
     def __post_init__(self) -> None:
         e = InvalidScheduleError
@@ -39,12 +50,31 @@ class Segment:
         object.__setattr__(self, "end", t)
         if not isinstance(self.placement, Mapping):
             raise InvalidScheduleError(f"The 'placement' of a segment must map server -> GPUs; got {self.placement!r}.")
-        pl = {}
+        pl: dict[int, int] = {}
+        usage: dict[int, dict[str, float]] = {int(k): dict(v) for k, v in (self.usage or {}).items()}
         for k, v in self.placement.items():
             k2 = int(k) if isinstance(k, str) and k.lstrip("-").isdigit() else k
             k2 = check_int(k2, "placement server index", "a segment", lo=0, exc=e)
-            pl[k2] = check_int(v, f"placement[{k2}]", "a segment", lo=1, exc=e)
+            if isinstance(v, Mapping):
+                vec = dict(v)
+                g = check_int(vec.pop("gpus", 0), f"placement[{k2}].gpus", "a segment", lo=0, exc=e)
+                usage.setdefault(k2, {}).update(vec)
+                if g == 0 and not vec:
+                    raise InvalidScheduleError(f"placement[{k2}] of a segment uses nothing (no GPU, no resource); "
+                                               f"drop the server or give its use.")
+                pl[k2] = g
+            else:
+                pl[k2] = check_int(v, f"placement[{k2}]", "a segment", lo=1, exc=e)
+        for k2, vec in usage.items():
+            if k2 not in pl:
+                pl[k2] = 0
+            for r, a in vec.items():
+                if not isinstance(r, str) or r == "gpus":
+                    raise InvalidScheduleError(f"placement[{k2}] of a segment: resource names are strings other "
+                                               f"than 'gpus'; got {r!r}.")
+                vec[r] = check_number(a, f"placement[{k2}].{r}", "a segment", lo=0.0, exc=e)
         object.__setattr__(self, "placement", dict(sorted(pl.items())))
+        object.__setattr__(self, "usage", {k: usage[k] for k in sorted(usage)} if usage else None)
         if self.gpu_ids is not None:
             ids = {}
             for k, v in self.gpu_ids.items():
@@ -55,6 +85,8 @@ class Segment:
                         f"The 'gpu_ids' of server {k2} in a segment must list {pl.get(k2, 0)} distinct GPUs "
                         f"(its placement count); got {list(v)}."
                     )
+                if any(x < 0 for x in ids[k2]):
+                    raise InvalidScheduleError(f"The 'gpu_ids' of server {k2} in a segment must be >= 0; got {list(v)}.")
             object.__setattr__(self, "gpu_ids", ids)
 
     @property
@@ -65,9 +97,20 @@ class Segment:
     def gpus(self) -> int:
         return int(sum(self.placement.values()))
 
+    def uses(self, server: int, resource: str) -> float | None:
+        """Explicit use of ``resource`` on ``server`` (None when the segment gives no vector there)."""
+        if self.usage is None or server not in self.usage:
+            return None
+        return float(self.usage[server].get(resource, 0.0))
+
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"start": self.start, "end": self.end,
-                             "placement": {str(k): v for k, v in self.placement.items()}}
+        pl: dict[str, Any] = {}
+        for k, g in self.placement.items():
+            if self.usage is not None and k in self.usage:
+                pl[str(k)] = {"gpus": g, **self.usage[k]}
+            else:
+                pl[str(k)] = g
+        d: dict[str, Any] = {"start": self.start, "end": self.end, "placement": pl}
         if self.gpu_ids is not None:
             d["gpu_ids"] = {str(k): list(v) for k, v in self.gpu_ids.items()}
         return d

@@ -59,7 +59,7 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
             if seg.gpus != j.gpus:
                 yield Violation("demand", f"{j.label} holds {seg.gpus} GPUs in [{seg.start:g}, {seg.end:g}); "
                                           f"it needs {j.gpus}.", job=j.id, time=seg.start)
-            if j.single_server and len(seg.placement) > 1:
+            if j.single_server and sum(1 for g in seg.placement.values() if g > 0) > 1:
                 yield Violation("demand", f"{j.label} is single-server but spans servers {list(seg.placement)}.",
                                 job=j.id, time=seg.start)
 
@@ -90,10 +90,14 @@ def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple
                 if resource == "gpus":
                     amount = float(g)
                 else:
-                    if job is None:
+                    explicit = seg.uses(m, resource)
+                    if explicit is not None:  # the segment says what it uses there
+                        amount = explicit
+                    elif job is None or seg.usage:
                         continue
-                    # a job's resource demand is shared among its servers in proportion to GPUs
-                    amount = job.resources.get(resource, 0.0) * g / max(1, seg.gpus)
+                    else:
+                        # a job's resource demand is shared among its servers in proportion to GPUs
+                        amount = job.resources.get(resource, 0.0) * g / max(1, seg.gpus)
                 ev.append((seg.start, m, amount))
                 ev.append((seg.end, m, -amount))
     if not ev:
@@ -120,17 +124,24 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R6) resource_capacity: other resources (cpu, memory, ...) within each server's capacity."""
-    names = sorted({r for j in instance.jobs for r in j.resources})
+    """(R6) resource_capacity: other resources (cpu, memory, ...) within each server's capacity,
+    at every instant (a sweep over segment ends), from the segments' explicit resource vectors or
+    else the jobs' declared demands shared in proportion to GPUs. A resource no server declares
+    has capacity 0."""
+    names = sorted({r for j in instance.jobs for r in j.resources}
+                   | {r for _, segs in schedule.items() for sg in segs for vec in (sg.usage or {}).values() for r in vec})
     for r in names:
         times, use = usage_profile(instance, schedule, resource=r)
         for m, srv in enumerate(instance.cluster.servers):
             cap = srv.resources.get(r, 0.0)
             over = np.nonzero(use[:, m] > cap + TOL)[0] if len(times) else []
             for i in list(over)[:3]:
+                t = float(times[i])
+                who = [jid for jid, segs in schedule.items() for sg in segs if m in sg.placement and sg.start <= t < sg.end]
                 yield Violation("resource_capacity",
-                                f"Server {m} uses {use[i, m]:g} of '{r}' at time {times[i]:g}; it has {cap:g}.",
-                                time=float(times[i]))
+                                f"Server {m} uses {use[i, m]:g} of '{r}' at time {t:g} (jobs {who}); it has {cap:g}"
+                                + ("" if r in srv.resources else f" (server {m} declares no '{r}')") + ".",
+                                job=tuple(who), time=t)
 
 
 def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
