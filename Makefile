@@ -17,7 +17,7 @@ help:
 	@echo "make test-slow  only the long runs (marked slow)"
 	@echo "make bench      speed and quality benchmarks (writes benchmarks/results/*.json)"
 	@echo "make notebooks  execute every notebook"
-	@echo "make lint       ruff"
+	@echo "make lint       ruff, and mypy on the core layers"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,7 @@ notebooks: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check optsched tests benchmarks
+	$(PY) -m mypy optsched/core optsched/verify --ignore-missing-imports --follow-imports=silent
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

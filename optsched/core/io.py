@@ -39,7 +39,7 @@ def _owner(doc: Any, path: list[Any]) -> str:
     if not path:
         return "the instance"
     node = doc
-    words = []
+    words: list[str] = []
     for p in path:
         words.append(f"[{p}]" if isinstance(p, int) else (("." if words else "") + str(p)))
         try:

@@ -141,7 +141,8 @@ class Schedule(JsonMixin):
     def add(self, job_id: JobId, start: float, end: float, placement: Mapping[int, int],
             gpu_ids: Mapping[int, Sequence[int]] | None = None) -> None:
         """Add one run segment of ``job_id``."""
-        self._append(job_id, Segment(start, end, placement, gpu_ids))
+        ids = None if gpu_ids is None else {k: tuple(v) for k, v in gpu_ids.items()}
+        self._append(job_id, Segment(start, end, placement, ids))
 
     @classmethod
     def from_starts(cls, durations: Mapping[JobId, float], starts: Mapping[JobId, float],

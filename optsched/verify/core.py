@@ -37,7 +37,7 @@ def verify(
     Report
         ``report.ok`` is True when no constraint is violated.
     """
-    kind = getattr(instance, "kind", None)
+    kind = str(getattr(instance, "kind", None))
     checks = checks_for(kind)
     if not checks:
         raise InvalidOptionError(f"No checks are registered for instance kind {kind!r}; "

@@ -115,7 +115,7 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
     times, use = usage_profile(instance, schedule)
     cap = instance.cluster.gpus
     for m in range(instance.cluster.n_servers):
-        over = np.nonzero(use[:, m] > cap[m] + TOL)[0] if len(times) else []
+        over: list[int] = list(np.nonzero(use[:, m] > cap[m] + TOL)[0]) if len(times) else []
         for i in list(over)[:5]:
             t = float(times[i])
             who = [jid for jid, segs in schedule.items() for s in segs if m in s.placement and s.start <= t < s.end]
@@ -134,7 +134,7 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
         times, use = usage_profile(instance, schedule, resource=r)
         for m, srv in enumerate(instance.cluster.servers):
             cap = srv.resources.get(r, 0.0)
-            over = np.nonzero(use[:, m] > cap + TOL)[0] if len(times) else []
+            over: list[int] = list(np.nonzero(use[:, m] > cap + TOL)[0]) if len(times) else []
             for i in list(over)[:3]:
                 t = float(times[i])
                 who = [jid for jid, segs in schedule.items() for sg in segs if m in sg.placement and sg.start <= t < sg.end]
