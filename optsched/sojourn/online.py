@@ -27,6 +27,7 @@ import numpy as np
 
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, TraceFormatError
+from optsched.sim.policy import Policy
 from optsched.sojourn.model import StagedJob
 
 __all__ = ["StagedOnlinePolicy", "INDICES", "ATTEMPTS_TABLE_XV", "PAPER_ONLINE", "online_workload",
@@ -73,13 +74,7 @@ def _index(kind: str, job) -> float:
 INDICES = ("fifo", "serpt", "rank", "sr")
 
 
-def _policy_base():
-    from optsched.sim import Policy
-
-    return Policy
-
-
-class StagedOnlinePolicy(_policy_base()):  # type: ignore[misc]
+class StagedOnlinePolicy(Policy):
     """The Sec. V heuristic with a given index (``rank``, ``serpt``, ``sr``; ``fifo``).
 
     Examples
