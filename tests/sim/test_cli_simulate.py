@@ -45,14 +45,7 @@ def test_trace_file_path(tmp_path, capsys):
     (["--trace", "synthetic"], "--servers"),
     (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),
     (["--trace", "synthetic", "--servers", "1", "--placement", "best"], "placement"),
-    (["--trace", "synthetic", "--servers", "1", "--out-format", "parquet", "--out", "/tmp/x-optsched-pq"], "pyarrow"),
 ])
 def test_bad_input_exit_2(argv, msg, capsys):
-    try:
-        import pyarrow  # noqa: F401
-        if "parquet" in argv:
-            pytest.skip("pyarrow is installed")
-    except ImportError:
-        pass
     assert main(["simulate", *argv, "--jobs", "20", "--no-progress"]) == 2
     assert msg in capsys.readouterr().err
