@@ -1,5 +1,5 @@
 """optsched as a user gets it: the wheel, installed in a fresh virtual environment, run from an
-empty folder (no checkout, no ../shared, no data besides what the wheel ships).
+empty folder (no checkout, no team source folder, no data besides what the wheel ships).
 
 Marked ``wheel`` (run by ``make test`` as its own step, ``make test-wheel`` alone): it builds the
 wheel, creates a venv and installs the dependencies (from pip's cache after the first run).
