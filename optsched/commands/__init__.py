@@ -5,4 +5,4 @@ A module exposes ``add_parser(subparsers)``, which adds its parser and sets
 To add a command, add a module here and its name to :data:`COMMANDS`.
 """
 
-COMMANDS = ("info", "instances", "solve", "verify", "demo", "simulate", "reproduce", "data")
+COMMANDS = ("info", "instances", "solve", "verify", "demo", "simulate", "compare", "reproduce", "data")

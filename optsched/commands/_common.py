@@ -12,7 +12,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 #: Column name -> unit shown in the header.
 UNITS = {"runtime": "s", "mean_jct": "s", "p50_jct": "s", "p95_jct": "s", "p99_jct": "s", "makespan": "s",
-         "mean_queue_delay": "s", "p99_queue_delay": "s", "sim_seconds": "s", "load_seconds": "s"}
+         "mean_queue_delay": "s", "p95_queue_delay": "s", "p99_queue_delay": "s", "sim_seconds": "s", "load_seconds": "s"}
 
 
 def fmt_runtime(v: float) -> str:
