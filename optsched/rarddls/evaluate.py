@@ -1,0 +1,169 @@
+"""The slotted evaluator of (6)-(9): start slots and placements -> completion slots.
+
+Job j holds its placement from slot a_j on (placement fixed for life, (3)); in every slot it is
+active it completes phi_j[t] = floor(1 / tau_j[t]) iterations, tau_j[t] from (8) at the
+contention count p_j[t] of (6); it ends in the first slot whose cumulative sum reaches F_j and
+frees its GPUs after that slot. Completion C_j is the end of that slot (so a job that needs n
+slots from a_j has C_j = a_j + n, and the makespan is max_j C_j in slots).
+
+The evaluator is event driven (rates are constant between starts and completions); the
+verifier recomputes the same quantities slot by slot (:mod:`optsched.rarddls.checks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from optsched.core.schedule import Schedule
+from optsched.exceptions import InvalidScheduleError
+
+__all__ = ["Placement", "contention_counts", "rates", "replay", "build_schedule", "assign_gpu_ids", "Replay"]
+
+Placement = Mapping[int, int]  # server -> GPUs
+
+
+def split_servers(placement: Placement, gpus: int) -> list[int]:
+    """Servers s with 0 < y_js < G_j (the job is split there, (6))."""
+    return [s for s, y in placement.items() if 0 < y < gpus]
+
+
+def contention_counts(instance, active: Sequence[int], placements: Sequence[Placement]) -> dict[int, int]:
+    """(6) p_j for each active job index: max over its split servers of the number of active jobs split there
+    (itself included); 0 for a job on one server."""
+    per_server: dict[int, int] = {}
+    splits = {}
+    for j in active:
+        sp = split_servers(placements[j], instance.jobs[j].gpus)
+        splits[j] = sp
+        for s in sp:
+            per_server[s] = per_server.get(s, 0) + 1
+    return {j: max((per_server[s] for s in splits[j]), default=0) for j in active}
+
+
+def rates(instance, active: Sequence[int], placements: Sequence[Placement]) -> dict[int, int]:
+    """(7)-(9) iterations per slot of each active job index."""
+    p = contention_counts(instance, active, placements)
+    out = {}
+    for j in active:
+        r = sum(1 for y in placements[j].values() if y > 0)
+        out[j] = instance.phi(j, r, p[j])
+    return out
+
+
+@dataclass
+class Replay:
+    """Completion slots ``completion[j]`` (end of the last slot) per job index, and the ``makespan``."""
+
+    completion: list[int]
+
+    @property
+    def makespan(self) -> int:
+        return max(self.completion)
+
+
+def replay(instance, starts: Sequence[int], placements: Sequence[Placement],
+           stop_at: int | None = None) -> Replay:
+    """Event-driven slotted evaluation of (6)-(9).
+
+    Parameters
+    ----------
+    starts : sequence of int
+        a_j per job index (slot, >= 0).
+    placements : sequence of mapping server -> GPUs
+        y_js per job index (fixed for life).
+
+    Returns
+    -------
+    Replay
+        Completions C_j = a_j + (slots needed).
+
+    Examples
+    --------
+    >>> from optsched.rarddls import toy_instance
+    >>> inst = toy_instance()
+    >>> replay(inst, [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}]).completion
+    [5, 5, 9]
+    >>> replay(inst, [0, 0, 20], [{0: 1, 1: 1}, {0: 1, 1: 1}, {0: 1}]).completion  # both split: p = 2
+    [15, 15, 24]
+    """
+    n = instance.n_jobs
+    if len(starts) != n or len(placements) != n:
+        raise InvalidScheduleError(f"replay needs one start and one placement per job ({n}); "
+                                   f"got {len(starts)} and {len(placements)}.")
+    rem = [float(j.iterations) for j in instance.jobs]
+    comp: list[int | None] = [None] * n
+    order = sorted(range(n), key=lambda j: starts[j])
+    nxt = 0
+    t = min(starts)
+    active: list[int] = []
+    while True:
+        while nxt < n and starts[order[nxt]] <= t:
+            active.append(order[nxt])
+            nxt += 1
+        if not active:
+            if nxt >= n:
+                break
+            t = starts[order[nxt]]
+            continue
+        ph = rates(instance, active, placements)
+        # slots until the first completion (at these rates) or the next start
+        k = min(-(-int(rem[j]) // ph[j]) for j in active)
+        if nxt < n:
+            k = min(k, starts[order[nxt]] - t)
+        for j in active:
+            rem[j] -= ph[j] * k
+        t += k
+        still = []
+        for j in active:
+            if rem[j] <= 0:
+                comp[j] = t
+            else:
+                still.append(j)
+        active = still
+        if stop_at is not None and t >= stop_at:
+            break
+    return Replay([int(c) if c is not None else -1 for c in comp])
+
+
+def assign_gpu_ids(instance, starts: Sequence[int], completion: Sequence[int],
+                   placements: Sequence[Placement]) -> list[dict[int, tuple[int, ...]]]:
+    """GPU ids per server for each job: the lowest ids free at its start (interval colouring per
+    server; always succeeds when the per-slot capacity (2) holds)."""
+    n = instance.n_jobs
+    free_at = [[0] * g for g in instance.O]
+    ids: list[dict[int, tuple[int, ...]]] = [dict() for _ in range(n)]
+    for j in sorted(range(n), key=lambda j: (starts[j], j)):
+        for s, y in sorted(placements[j].items()):
+            cand = [g for g in range(instance.O[s]) if free_at[s][g] <= starts[j]][:y]
+            if len(cand) < y:
+                raise InvalidScheduleError(f"Server {s} has fewer than {y} GPUs free at slot {starts[j]} for "
+                                           f"{instance.jobs[j].label}: capacity (2) is violated.")
+            for g in cand:
+                free_at[s][g] = completion[j]
+            ids[j][s] = tuple(cand)
+    return ids
+
+
+def build_schedule(instance, starts: Sequence[int], placements: Sequence[Placement],
+                   gpu_ids: Sequence[Mapping[int, Sequence[int]]] | None = None,
+                   completion: Sequence[int] | None = None) -> Schedule:
+    """A :class:`~optsched.core.Schedule` with one segment [a_j, C_j) per job, its placement and GPU ids
+    (completions from :func:`replay` unless given; GPU ids from :func:`assign_gpu_ids` unless given)."""
+    comp = list(completion) if completion is not None else replay(instance, starts, placements).completion
+    ids = list(gpu_ids) if gpu_ids is not None else assign_gpu_ids(instance, starts, comp, placements)
+    sched = Schedule()
+    for i, job in enumerate(instance.jobs):
+        pl = {int(s): int(y) for s, y in placements[i].items() if y > 0}
+        sched.add(job.id, float(starts[i]), float(comp[i]), pl, {int(s): tuple(v) for s, v in ids[i].items()})
+    return sched
+
+
+def decisions(instance, schedule: Schedule) -> tuple[list[int], list[dict[int, int]]]:
+    """Start slots and placements per job index, read from a schedule (first segment of each job)."""
+    starts, pls = [], []
+    for job in instance.jobs:
+        seg = schedule.segments(job.id)[0]
+        starts.append(int(round(seg.start)))
+        pls.append(dict(seg.placement))
+    return starts, pls

@@ -1,0 +1,207 @@
+"""Exact models of paper 002 (build only; :mod:`optsched.rarddls.exact` solves).
+
+* :func:`build_milp`: RAR-DDLS (1)-(9) as a time-indexed MILP on the slot grid. Each job picks one
+  placement pattern y_j (GPUs per server, fixed for life, (3)/(5)) and one start slot; binaries
+  v[j,q,t] say "job j runs with pattern q in slot t"; contention levels L[j,t,p] (one-hot, p >= the
+  number of jobs split on every server where j is split, (6)) bound the iterations done per slot by
+  phi_j(servers, p) ((7)-(9)). The level is exact because phi is nonincreasing in p: the solver never
+  gains by a level above the true count. Decoding replays the chosen starts and placements with
+  the slotted evaluator.
+* :func:`build_theta_star`: (14)-(16) without time: each job takes G_j distinct GPUs, minimize the
+  largest per-GPU sum of rho^_j / u (theta*_u of Lemma 4).
+
+Component names are the labels of ``formulations/rarddls.md``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from optsched.rarddls.model import RarInstance
+from optsched.solvers import check_model_size
+
+__all__ = ["patterns", "build_milp", "build_theta_star", "milp_size"]
+
+
+@lru_cache(maxsize=256)
+def _compositions(total: int, caps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    if not caps:
+        return ((),) if total == 0 else ()
+    out = []
+    for y in range(min(total, caps[0]), -1, -1):
+        for rest in _compositions(total - y, caps[1:]):
+            out.append((y, *rest))
+    return tuple(out)
+
+
+def patterns(instance: RarInstance, j: int) -> list[tuple[int, ...]]:
+    """Every placement y_j = (y_j1..y_jS) with sum_s y_js = G_j (1), 0 <= y_js <= O_s (5 read as Z_+)."""
+    return list(_compositions(instance.jobs[j].gpus, tuple(instance.O)))
+
+
+def milp_size(instance: RarInstance, horizon: int) -> tuple[int, int]:
+    """(variables, constraints) estimate of :func:`build_milp`."""
+    J, S, H, P = instance.n_jobs, len(instance.O), horizon, instance.p_max
+    Q = sum(len(patterns(instance, j)) for j in range(J))
+    n_vars = Q * H + Q + 3 * J * H + J * H * P + 1
+    n_cons = S * H + J * (S * H + min(instance.n_g, S) * H + 5 * H + 3)
+    return n_vars, n_cons
+
+
+def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = None):
+    """Time-indexed MILP of RAR-DDLS on slots 0..horizon-1 (returns a Pyomo ``ConcreteModel``).
+
+    ``model.pats[j]`` lists the patterns of job index j (``model.use[j, q]`` chooses one);
+    ``model.s[j, t]`` is the start; the objective ``makespan`` is max_j C_j (slots).
+
+    Examples
+    --------
+    >>> from optsched.rarddls import toy_instance
+    >>> m = build_milp(toy_instance(), horizon=10)
+    >>> m.capacity.dim(), m.makespan.sense == 1
+    (2, True)
+    """
+    import pyomo.environ as pyo
+
+    H = int(horizon)
+    n_vars, n_cons = milp_size(instance, H)
+    check_model_size("rarddls time-indexed MILP", n_vars, n_cons, max_size)
+    J = instance.n_jobs
+    S = len(instance.O)
+    P = instance.p_max
+    pats = {j: patterns(instance, j) for j in range(J)}
+    nserv = {(j, q): sum(1 for y in pats[j][q] if y > 0) for j in range(J) for q in range(len(pats[j]))}
+    multi = [j for j in range(J) if any(nserv[j, q] >= 2 for q in range(len(pats[j])))]
+    phi_max = {j: max(instance.phi(j, r, p) for r, p in instance.states(j)) for j in range(J)}
+
+    m = pyo.ConcreteModel(name=f"rarddls-milp[{instance.name}]")
+    m.pats = pats
+    m.horizon = H
+    m.J = pyo.RangeSet(0, J - 1)
+    m.S = pyo.RangeSet(0, S - 1)
+    m.T = pyo.RangeSet(0, H - 1)
+    m.P = pyo.RangeSet(1, P)
+    m.JQ = pyo.Set(initialize=[(j, q) for j in range(J) for q in range(len(pats[j]))], dimen=2)
+    m.JQT = pyo.Set(initialize=[(j, q, t) for j, q in m.JQ for t in range(H)], dimen=3)
+    m.M = pyo.Set(initialize=multi)
+    m.use = pyo.Var(m.JQ, domain=pyo.Binary)
+    m.v = pyo.Var(m.JQT, domain=pyo.Binary)
+    m.s = pyo.Var(m.J, m.T, domain=pyo.Binary)
+    m.L = pyo.Var(m.M, m.T, m.P, domain=pyo.Binary)
+    m.prog = pyo.Var(m.J, m.T, domain=pyo.NonNegativeReals)
+    m.cmax = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, H))
+
+    def act(m, j, t):
+        return sum(m.v[j, q, t] for q in range(len(pats[j])))
+
+    m.a = pyo.Expression(m.J, m.T, rule=act)
+
+    def split_on(m, j, s, t):  # job j active in slot t and split on server s
+        return sum(m.v[j, q, t] for q in range(len(pats[j])) if 0 < pats[j][q][s] < instance.jobs[j].gpus)
+
+    m.sp = pyo.Expression(m.J, m.S, m.T, rule=split_on)
+
+    @m.Constraint(m.J)
+    def one_placement(m, j):  # (3), (5): one placement y_j, fixed for life
+        return sum(m.use[j, q] for q in range(len(pats[j]))) == 1
+
+    @m.Constraint(m.JQT)
+    def placement_fixed(m, j, q, t):  # (3): run only with the chosen placement
+        return m.v[j, q, t] <= m.use[j, q]
+
+    @m.Constraint(m.J, m.T)
+    def demand(m, j, t):  # (1): G_j GPUs in every active slot
+        return sum(sum(pats[j][q]) * m.v[j, q, t] for q in range(len(pats[j]))) == instance.jobs[j].gpus * m.a[j, t]
+
+    @m.Constraint(m.J)
+    def one_start(m, j):
+        return sum(m.s[j, t] for t in m.T) == 1
+
+    @m.Constraint(m.J, m.T)
+    def start_active(m, j, t):
+        return m.a[j, t] >= m.s[j, t]
+
+    @m.Constraint(m.J, m.T)
+    def non_preemptive(m, j, t):  # (3), (4): activity switches on only at the start (once)
+        prev = m.a[j, t - 1] if t > 0 else 0
+        return m.a[j, t] - prev <= m.s[j, t]
+
+    @m.Constraint(m.S, m.T)
+    def capacity(m, s, t):  # (2)
+        return sum(pats[j][q][s] * m.v[j, q, t] for j, q in m.JQ if pats[j][q][s] > 0) <= instance.O[s]
+
+    @m.Constraint(m.M, m.T)
+    def one_level(m, j, t):
+        return sum(m.L[j, t, p] for p in m.P) <= 1
+
+    @m.Constraint(m.M, m.S, m.T)
+    def contention_level(m, j, s, t):  # (6): level >= jobs split on s, on every server where j is split
+        count = sum(m.sp[k, s, t] for k in m.J)
+        return sum(p * m.L[j, t, p] for p in m.P) >= count - P * (1 - m.sp[j, s, t])
+
+    def v_r(m, j, t, r):
+        return sum(m.v[j, q, t] for q in range(len(pats[j])) if nserv[j, q] == r)
+
+    @m.Constraint(m.J, m.T)
+    def rate_single(m, j, t):  # (8)-(9) on one server: B_j = b_i, no contention
+        one = v_r(m, j, t, 1)
+        return m.prog[j, t] <= instance.phi(j, 1, 0) * one + phi_max[j] * (m.a[j, t] - one)
+
+    m.JRT = pyo.Set(initialize=[(j, r, t) for j in multi for r in range(2, min(instance.jobs[j].gpus, S) + 1)
+                                for t in range(H)], dimen=3)
+
+    @m.Constraint(m.JRT)
+    def rate_split(m, j, r, t):  # (7)-(9) on r >= 2 servers at level p
+        return (m.prog[j, t] <= sum(instance.phi(j, r, p) * m.L[j, t, p] for p in m.P)
+                + phi_max[j] * (1 - v_r(m, j, t, r)))
+
+    @m.Constraint(m.J)
+    def iterations(m, j):  # (9): F_j iterations done
+        return sum(m.prog[j, t] for t in m.T) >= instance.jobs[j].iterations
+
+    @m.Constraint(m.J)
+    def min_duration(m, j):  # valid cut: at least ceil(F_j / phi_j^max) active slots
+        return sum(m.a[j, t] for t in m.T) >= -(-instance.jobs[j].iterations // phi_max[j])
+
+    @m.Constraint(m.J, m.T)
+    def makespan_def(m, j, t):
+        return m.cmax >= (t + 1) * m.a[j, t]
+
+    m.makespan = pyo.Objective(expr=m.cmax, sense=pyo.minimize)
+    return m
+
+
+def build_theta_star(instance: RarInstance, *, max_size: int | None = None):
+    """(14)-(16) without time: z[j, g] = 1 if job j uses GPU g; each job takes G_j distinct GPUs
+    (``gpus_per_job``, (11)/(15)); ``gpu_load`` (16): sum_j rho^_j/u z[j, g] <= theta; minimize ``theta``.
+
+    GPUs are interchangeable here, so GPU g may only be used if GPU g-1 is (``symmetry``).
+    """
+    import pyomo.environ as pyo
+
+    J, N = instance.n_jobs, instance.N
+    check_model_size("rarddls (14)-(16)", J * N + 1, J + 2 * N, max_size)
+    u = instance.u
+    m = pyo.ConcreteModel(name=f"rarddls-theta-star[{instance.name}]")
+    m.J = pyo.RangeSet(0, J - 1)
+    m.G = pyo.RangeSet(0, N - 1)
+    m.z = pyo.Var(m.J, m.G, domain=pyo.Binary)
+    m.th = pyo.Var(domain=pyo.NonNegativeReals)
+
+    @m.Constraint(m.J)
+    def gpus_per_job(m, j):
+        return sum(m.z[j, g] for g in m.G) == instance.jobs[j].gpus
+
+    @m.Constraint(m.G)
+    def gpu_load(m, g):
+        return sum(instance.jobs[j].rho_hat / u * m.z[j, g] for j in m.J) <= m.th
+
+    @m.Constraint(m.G)
+    def symmetry(m, g):
+        if g == 0:
+            return pyo.Constraint.Skip
+        return (sum(instance.jobs[j].rho_hat * m.z[j, g] for j in m.J)
+                <= sum(instance.jobs[j].rho_hat * m.z[j, g - 1] for j in m.J))
+
+    m.theta = pyo.Objective(expr=m.th, sense=pyo.minimize)
+    return m
