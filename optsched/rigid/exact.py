@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
-
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import register_algorithm
@@ -14,10 +10,10 @@ from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
 from optsched.rigid.formulation import build_cpsat, build_time_indexed
 from optsched.rigid.sgs import decode_placements
-from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
-from optsched.solvers import write_model as _write
+from optsched.solvers import SolveOptions
+from optsched.solvers.exact import ExactModel, run_exact
 
-__all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat"]
+__all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact"]
 
 OBJECTIVE = "total_weighted_completion_time"
 
@@ -66,10 +62,36 @@ def schedule_from_cpsat(instance: Instance, solver, handles) -> Schedule:
     return sched
 
 
+def _integral_weights(instance: Instance) -> bool:
+    return all(abs(j.weight - round(j.weight)) < 1e-12 for j in getattr(instance, "jobs", ()))
+
+
+def build_exact(instance: Instance, backend: str, options: SolveOptions, *, horizon_slots: int | None = None,
+                max_size: int | None = None) -> ExactModel:
+    """The model :func:`solve_exact` solves: (C1)-(C4) for ``cpsat``, else (T1)-(T5).
+
+    Both minimise total weighted completion time in slots (``scale`` = slot length); with
+    integer weights that is an integer, so ``step`` = one slot length (see
+    :mod:`optsched.solvers.exact`)."""
+    step = instance.slot if _integral_weights(instance) else None
+    if backend == "cpsat":
+        model, handles = build_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+    else:
+        model, handles = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size), None
+    return ExactModel(model, handles, scale=instance.slot, step=step)
+
+
+def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
+    """The schedule of a solved :func:`build_exact` model."""
+    if em.handles is not None:
+        return schedule_from_cpsat(instance, sr.raw, em.handles)
+    return schedule_from_time_indexed(instance, em.model)
+
+
 @register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOptions | None = None,
-                horizon_slots: int | None = None, max_size: int | None = None, seed=None,
+                seed=None, horizon_slots: int | None = None, max_size: int | None = None,
                 write_model: str | None = None) -> Result:
     """Exact minimum total weighted completion time of rigid jobs (time-indexed MILP or CP-SAT).
 
@@ -80,10 +102,10 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         ``highs``/Pyomo solvers solve the time-indexed MILP (T1)-(T5); ``cpsat`` the interval
         model (C1)-(C4).
     options : SolveOptions
-        Time limit, gaps, threads, seed. Default: 60 s, gap 0. When all weights are integers and
-        ``mip_abs_gap`` is None it is set to 0.999 (the objective in slots is then an integer, so
-        a gap below 1 proves optimality).
-    seed : int, optional
+        Time limit, gaps, threads, seed. Default: 60 s, gap 0, one thread. When all weights are
+        integers and ``mip_abs_gap`` is None it is set to 0.999 (the objective in slots is then
+        an integer, so a gap below 1 proves optimality).
+    seed : int or numpy.random.Generator, optional
         Overrides ``options.seed``.
     write_model : str, optional
         Also write the built model to this file (.lp/.mps, or .pb/.pbtxt for CP-SAT).
@@ -91,8 +113,9 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     Returns
     -------
     Result
-        Status (optimal / feasible at limit / infeasible / no_solution), objective recomputed
-        from the decoded schedule, bound and gap in seconds, runtime, solver version.
+        Certified by :func:`optsched.solvers.exact.run_exact`: objective recomputed from the
+        decoded schedule, bound (rounded up to a whole slot with integer weights) never above
+        it, gap, status optimal only within ``info["optimality_tolerance"]``.
 
     Notes
     -----
@@ -111,38 +134,16 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     >>> r.status.value, r.objective
     ('optimal', 19.0)
     """
-    integral = all(abs(j.weight - round(j.weight)) < 1e-12 for j in getattr(instance, "jobs", ()))
-    options = options or SolveOptions()
-    if options.mip_abs_gap is None and integral:
+    from optsched.solvers.exact import resolve_options
+
+    options = resolve_options(options, seed)
+    if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
-    if seed is not None:
-        options = options.replace(seed=int(seed))
-    t0 = time.perf_counter()
-    if backend == "cpsat":
-        model, h = build_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
-        if write_model:
-            _write(model, write_model)
-        sr = solve_cpsat(model, options)
-        sched = schedule_from_cpsat(instance, sr.raw, h) if sr.has_solution else None
-    else:
-        model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
-        if write_model:
-            _write(model, write_model)
-        sr = solve_pyomo(model, backend, options)
-        sched = schedule_from_time_indexed(instance, model) if sr.has_solution else None
-    obj = objective_value(instance, sched, OBJECTIVE) if sched is not None else None
-    scale = instance.slot
-    bound_slots = sr.bound
-    if bound_slots is not None and integral:
-        # the objective in slots is an integer: its bound rounds up (to absorb float noise, not gaps)
-        bound_slots = float(np.ceil(bound_slots - 1e-6))
-    bound = None if bound_slots is None else bound_slots * scale
-    if obj is not None and sr.objective is not None and not np.isclose(obj, sr.objective * scale, rtol=1e-6, atol=1e-6):
-        raise InvalidOptionError(f"Decoded objective {obj} differs from the solver's {sr.objective * scale}; "
-                                 f"the model and the decoder disagree (a bug: please report it).")
-    return Result(algorithm=f"rigid-exact[{backend}]", instance=instance.name, objective=obj,
-                  objective_name=OBJECTIVE, schedule=sched, status=sr.status, bound=bound,
-                  gap=None if obj is None or bound is None else abs(obj - bound) / max(abs(obj), 1e-10),
-                  runtime=time.perf_counter() - t0, solver=f"{sr.solver} {sr.solver_version}",
-                  info={"solver_message": sr.message, "solver_runtime": sr.runtime})
+    return run_exact(
+        instance,
+        build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots, max_size=max_size),
+        decode=lambda em, sr: decode_exact(instance, em, sr),
+        evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
+        backend=backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
+        write_model=write_model)

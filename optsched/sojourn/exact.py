@@ -5,6 +5,18 @@
 * ``cpsat`` - the same model in CP-SAT (one worker, ``linearization_level=2``), scaled integer costs.
 * ``dp`` - dynamic program over subsets (N <= 20).
 * ``enumerate`` - all N! orders (N <= 10), the paper's OPTIMAL.
+
+Every back end goes through :func:`optsched.solvers.exact.run_exact`: the objective is
+recomputed from the order by the kind's evaluator, the bound never exceeds it, and the order is
+called optimal only within 1e-9 relative (CP-SAT: within twice its rounding, ``eps``).
+
+HiGHS and fractional pair costs (issue 12): the pair weights ``w[i,j] = c[i,j] - c[j,i]`` of
+near-identical jobs are tiny (1e-4 and below) beside the constant of (1), and HiGHS's absolute
+tolerances (``mip_feasibility_tolerance`` 1e-6, also used when pruning by objective) then
+accept an order up to 1e-8 worse as "optimal", with a bound above the true optimum
+(``crossing_instance(14, seed=2, spread=0.001)``). The model solved by HiGHS therefore has its
+objective scaled so that the largest ``|w|`` is 1 and its constant moved out
+(:data:`HIGHS_TOLERANCES` are set too); the result is converted back exactly.
 """
 
 from __future__ import annotations
@@ -18,15 +30,21 @@ import numpy as np
 from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
-from optsched.sojourn.evaluate import PairCosts, pair_costs
+from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, check_instance
-from optsched.solvers import SolveOptions
+from optsched.solvers import SolveOptions, SolveResult
+from optsched.solvers.exact import DEFAULT_OPTIMALITY_TOLERANCE, ExactModel, run_exact
 
-__all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "BACKENDS", "OPT_RTOL"]
+__all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "build_exact", "BACKENDS",
+           "OPT_RTOL", "HIGHS_TOLERANCES"]
 
 BACKENDS = ("highs", "cpsat", "dp", "enumerate")
-#: An order is called optimal when (objective - bound) <= OPT_RTOL * objective (+1e-9).
-OPT_RTOL = 1e-7
+#: An order is called optimal when |objective - bound| <= OPT_RTOL * objective (CP-SAT: or twice its rounding).
+OPT_RTOL = DEFAULT_OPTIMALITY_TOLERANCE
+#: HiGHS options for the (scaled) linear-ordering model; a user's ``solver_options`` override them.
+#: ``mip_abs_gap`` is in scaled units (largest |pair weight| = 1), i.e. 1e-9 max|w| in objective (1).
+HIGHS_TOLERANCES = {"mip_feasibility_tolerance": 1e-9}
+HIGHS_ABS_GAP = 1e-9
 
 
 def local_search(pc: PairCosts, order: list[int]) -> list[int]:
@@ -43,129 +61,186 @@ def local_search(pc: PairCosts, order: list[int]) -> list[int]:
     return order
 
 
-def _status(obj: float, bound: float | None) -> Status:
-    if bound is None:
-        return Status.FEASIBLE
-    return Status.OPTIMAL if obj - bound <= OPT_RTOL * abs(obj) + 1e-9 else Status.FEASIBLE
+def _rank_start(pc: PairCosts) -> list[int]:
+    return local_search(pc, list(np.argsort((pc.a + pc.b) / pc.s, kind="stable")))
 
 
-def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy", solver: str = "highs",
-                    write_model: str | None = None, max_rounds: int = 200) -> dict[str, Any]:
-    """Solve the linear-ordering MILP with HiGHS (or another Pyomo MILP solver).
+def _trivial(pc: PairCosts) -> ExactModel:
+    def solve(em: ExactModel, options: SolveOptions) -> SolveResult:
+        v = float(pc.d.sum())
+        return SolveResult(Status.OPTIMAL, v, v, 0.0, "none", "", message="one job", raw={"order": [0]})
 
-    ``cycles="lazy"``: start without (L2) rows, solve, add every 3-cycle of the incumbent's
-    tournament, repeat until the tournament is acyclic (then it is optimal for the full model:
-    it is feasible and optimal for a relaxation). ``cycles="all"``: all C(N,3) rows up front.
-    A time limit during the loop returns the best *feasible* order found (a cyclic tournament is
-    repaired, never returned) with the last relaxation's bound.
-    """
+    return ExactModel(None, pc, solve=solve)
+
+
+def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> ExactModel:
+    """The linear-ordering MILP as HiGHS solves it: objective (1) = const + max|w| * (scaled objective)."""
+    from optsched.sojourn.formulation import build_lop, pair_weights
+
+    if pc.n == 1:
+        return _trivial(pc)
+    model = build_lop(pc, cycles="all" if cycles == "all" else "none")
+    const, w = pair_weights(pc)
+    wmax = float(np.abs(w).max())
+    k = 1.0 / wmax if wmax > 0 else 1.0
+    # scaled, constant moved out (HiGHS's absolute tolerances are then relative to the pair weights)
+    model.successful_sojourn_time.set_value(sum(float(w[i, j] * k) * model.y[i, j] for (i, j) in model.PAIRS))
+    return ExactModel(model, pc, scale=1.0 / k, offset=const,
+                      solve=lambda em, o: _lazy_loop(em, o, cycles=cycles, solver=solver, max_rounds=max_rounds),
+                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0})
+
+
+def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: str, max_rounds: int) -> SolveResult:
+    """Solve, add every 3-cycle of the incumbent's tournament, repeat until it is acyclic (then it
+    is optimal for the full model: feasible, and optimal for a relaxation). Objective and bound
+    of the returned result are in the model's (scaled) units; ``objective`` is None when the
+    returned order is the repaired/heuristic incumbent rather than the solver's."""
     from optsched.sojourn.formulation import (
         add_transitivity,
         before_matrix,
-        build_lop,
         order_from_y,
         three_cycles,
     )
     from optsched.solvers import solve_pyomo
-    from optsched.solvers import write_model as _write
 
+    pc, model = em.handles, em.model
     n = pc.n
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
-    from optsched.sojourn.policies import pair_criterion  # noqa: F401  (keeps import graph explicit)
-
-    rank_idx = list(np.argsort((pc.a + pc.b) / pc.s, kind="stable"))
-    incumbent = local_search(pc, rank_idx)
-    inc_val = pc.order_value(incumbent)
-    if n == 1:
-        return {"order": [0], "objective": float(pc.d.sum()), "bound": float(pc.d.sum()), "rounds": 0,
-                "rows": 0, "message": "one job", "solver": "none", "solver_version": ""}
+    so = dict(HIGHS_TOLERANCES) if solver == "highs" else {}
+    so.update(options.solver_options)
     # objective (1) is not integral: an absolute gap such as the CLI's 0.999 (meant for integer
-    # objectives) or HiGHS's default 1e-6 would stop early; prove to 1e-10 (use mip_rel_gap to stop early)
-    options = options.replace(mip_abs_gap=1e-10)
-    model = build_lop(pc, cycles="all" if cycles == "all" else "none")
-    if write_model:
-        _write(model, write_model)
+    # objectives) would stop early; prove to HIGHS_ABS_GAP (use mip_rel_gap to stop early)
+    options = options.replace(mip_abs_gap=HIGHS_ABS_GAP, solver_options=so)
+    incumbent = _rank_start(pc)
+    inc_val, inc_model = pc.order_value(incumbent), None
     bound, rounds, msg, version = None, 0, "", ""
     proven = False
+    while rounds < max_rounds:
+        rounds += 1
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0.01:
+            msg = "time limit in the lazy loop"
+            break
+        sr = solve_pyomo(model, solver, options.replace(time_limit=left))
+        version, msg = sr.solver_version, sr.message
+        if sr.bound is not None:
+            bound = sr.bound if bound is None else max(bound, sr.bound)
+        if not sr.has_solution:
+            break
+        B = before_matrix(n, {(i, j): model.y[i, j].value for (i, j) in model.PAIRS})
+        cyc = three_cycles(B)
+        if not cyc:
+            order = order_from_y(B)
+            val = pc.order_value(order)
+            if val <= inc_val:
+                incumbent, inc_val, inc_model = order, val, sr.objective
+            proven = sr.status == Status.OPTIMAL
+            if proven and sr.bound is None:
+                bound = sr.objective if bound is None else max(bound, sr.objective)
+            break
+        if cycles == "all":  # cannot happen with every row present
+            from optsched.exceptions import InternalError
+
+            raise InternalError("HiGHS returned a cyclic order with every 3-cycle row present.")
+        # repair the cyclic tournament into an order (never returned as is) and keep the best
+        cand = local_search(pc, order_from_y(B))
+        v = pc.order_value(cand)
+        if v < inc_val:
+            incumbent, inc_val, inc_model = cand, v, None
+        add_transitivity(model, cyc)
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    em.info.update(rounds=rounds, cycle_rows=len(model.CYCLES))
+    return SolveResult(status, inc_model, bound, time.perf_counter() - t0, solver, version, message=msg,
+                       raw={"order": incumbent, "rounds": rounds, "rows": len(model.CYCLES), "proven": proven})
+
+
+def _cpsat_model(pc: PairCosts) -> ExactModel:
+    """CP-SAT linear-ordering model (integer costs; ``resolution`` = its rounding ``eps``), RANK as a hint."""
+    from optsched.sojourn.formulation import build_lop_cpsat
+    from optsched.solvers import solve_cpsat
+
+    if pc.n == 1:
+        return _trivial(pc)
+    model, h = build_lop_cpsat(pc, hint=_rank_start(pc))
+
+    def solve(em: ExactModel, options: SolveOptions) -> SolveResult:
+        so = dict(options.solver_options)
+        so.setdefault("linearization_level", 2)
+        sr = solve_cpsat(em.model, options.replace(threads=options.threads or 1, solver_options=so))
+        if sr.has_solution:
+            from optsched.sojourn.formulation import order_from_y
+
+            B = np.zeros((pc.n, pc.n), dtype=bool)
+            for (i, j), v in h["y"].items():
+                if sr.raw.Value(v):
+                    B[i, j] = True
+                else:
+                    B[j, i] = True
+            sr.raw = {"order": order_from_y(B)}
+        return sr
+
+    return ExactModel(model, pc, scale=1.0 / h["scale"], offset=h["constant"], resolution=h["eps"], solve=solve)
+
+
+def _search_model(pc: PairCosts, backend: str) -> ExactModel:
+    from optsched.sojourn.dp import exhaustive_search, subset_dp
+
+    def solve(em: ExactModel, options: SolveOptions) -> SolveResult:
+        t0 = time.perf_counter()
+        v, order = (subset_dp if backend == "dp" else exhaustive_search)(pc)
+        return SolveResult(Status.OPTIMAL, v, v, time.perf_counter() - t0, backend, "", message="exhaustive",
+                           raw={"order": order})
+
+    return ExactModel(None, pc, solve=solve)
+
+
+def build_exact(pc: PairCosts, backend: str, *, cycles: str = "lazy", max_rounds: int = 200) -> ExactModel:
+    """The model :func:`solve_exact` solves for ``backend`` (see the module doc)."""
+    if backend in ("dp", "enumerate"):
+        return _search_model(pc, backend)
+    if backend == "cpsat":
+        return _cpsat_model(pc)
+    return _highs_model(pc, cycles, backend, max_rounds)
+
+
+def _legacy(em: ExactModel, options: SolveOptions, write_model: str | None) -> tuple[SolveResult, dict[str, Any]]:
+    from optsched.solvers import write_model as _write
+
+    if write_model and em.model is not None:
+        _write(em.model, write_model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverLimitWarning)
-        while rounds < max_rounds:
-            rounds += 1
-            left = None if deadline is None else deadline - time.perf_counter()
-            if left is not None and left <= 0.01:
-                msg = "time limit in the lazy loop"
-                break
-            sr = solve_pyomo(model, solver, options.replace(time_limit=left))
-            version, msg = sr.solver_version, sr.message
-            if sr.bound is not None:
-                bound = sr.bound if bound is None else max(bound, sr.bound)
-            if not sr.has_solution:
-                break
-            y = {(i, j): model.y[i, j].value for (i, j) in model.PAIRS}
-            B = before_matrix(n, y)
-            cyc = three_cycles(B)
-            if not cyc:
-                order = order_from_y(B)
-                val = pc.order_value(order)
-                if val < inc_val:
-                    incumbent, inc_val = order, val
-                proven = sr.status == Status.OPTIMAL
-                if proven:
-                    bound = max(bound if bound is not None else -np.inf, sr.objective if sr.bound is None else sr.bound)
-                break
-            if cycles == "all":  # cannot happen with every row present
-                raise InvalidOptionError("HiGHS returned a cyclic order with every 3-cycle row present (a bug).")
-            # repair the cyclic tournament into an order (never returned as is) and keep the best
-            cand = local_search(pc, order_from_y(B))
-            v = pc.order_value(cand)
-            if v < inc_val:
-                incumbent, inc_val = cand, v
-            add_transitivity(model, cyc)
-    return {"order": incumbent, "objective": inc_val, "bound": bound, "rounds": rounds, "rows": len(model.CYCLES),
-            "message": msg, "solver": solver, "solver_version": version, "proven": proven}
+        sr = em.solve(em, options)
+    order = sr.raw["order"] if sr.has_solution else None
+    out = {"order": order, "objective": None if order is None else em.handles.order_value(order),
+           "bound": None if sr.bound is None else em.offset + em.scale * sr.bound - em.resolution,
+           "message": sr.message, "solver": sr.solver, "solver_version": sr.solver_version}
+    return sr, out
+
+
+def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy", solver: str = "highs",
+                    write_model: str | None = None, max_rounds: int = 200) -> dict[str, Any]:
+    """Solve the linear-ordering MILP with HiGHS (or another Pyomo MILP solver), lazily adding
+    3-cycle rows (``cycles="lazy"``) or with all C(N,3) rows (``"all"``); a dict with ``order``,
+    ``objective`` (recomputed), ``bound``, ``rounds``, ``rows``, ``proven``, ``message``.
+    Uncertified: :func:`solve_exact` is the certified entry point."""
+    sr, out = _legacy(_highs_model(pc, cycles, solver, max_rounds), options, write_model)
+    raw = sr.raw if isinstance(sr.raw, dict) else {}
+    out.update(rounds=raw.get("rounds", 0), rows=raw.get("rows", 0), proven=raw.get("proven", sr.status == Status.OPTIMAL))
+    return out
 
 
 def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | None = None) -> dict[str, Any]:
-    """Solve the linear-ordering model with CP-SAT (all 3-cycle rows; RANK order as a hint)."""
-    from optsched.sojourn.formulation import build_lop_cpsat, order_from_y
-    from optsched.solvers import solve_cpsat
-    from optsched.solvers import write_model as _write
-
-    n = pc.n
-    rank_idx = local_search(pc, list(np.argsort((pc.a + pc.b) / pc.s, kind="stable")))
-    if n == 1:
-        return {"order": [0], "objective": float(pc.d.sum()), "bound": float(pc.d.sum()), "message": "one job",
-                "solver": "none", "solver_version": ""}
-    model, h = build_lop_cpsat(pc, hint=rank_idx)
-    if write_model:
-        _write(model, write_model)
-    so = dict(options.solver_options)
-    so.setdefault("linearization_level", 2)
-    opts = options.replace(threads=options.threads or 1, solver_options=so)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SolverLimitWarning)
-        sr = solve_cpsat(model, opts)
-    out = {"message": sr.message, "solver": "cpsat", "solver_version": sr.solver_version, "order": None,
-           "objective": None, "bound": None}
-    if sr.bound is not None:
-        out["bound"] = h["constant"] + sr.bound / h["scale"] - h["eps"]
-    if sr.has_solution:
-        B = np.zeros((n, n), dtype=bool)
-        for (i, j), v in h["y"].items():
-            if sr.raw.Value(v):
-                B[i, j] = True
-            else:
-                B[j, i] = True
-        order = order_from_y(B)
-        out["order"], out["objective"] = order, pc.order_value(order)
-    return out
+    """Solve the linear-ordering model with CP-SAT (all 3-cycle rows; RANK order as a hint); a
+    dict like :func:`solve_lop_highs` (``bound`` already lowered by the rounding ``eps``)."""
+    return _legacy(_cpsat_model(pc), options, write_model)[1]
 
 
 @register_algorithm("sojourn-exact", "sojourn", exact=True, backends=BACKENDS,
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed: int | None = None, write_model: str | None = None, cycles: str = "lazy",
+                seed=None, write_model: str | None = None, cycles: str = "lazy",
                 pc: PairCosts | None = None) -> Result:
     """Optimal non-preemptive job order for objective (1) (one server, all arrivals 0).
 
@@ -178,11 +253,14 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     instance : SojournInstance
     backend : {"highs", "cpsat", "dp", "enumerate"} or a Pyomo MILP solver name
     options : SolveOptions
-        Time limit (default 60 s), threads, seed; ``dp``/``enumerate`` ignore them.
-    seed : int, optional
+        Time limit (default 60 s), threads (default 1), seed; ``dp``/``enumerate`` ignore them.
+        For HiGHS, :data:`HIGHS_TOLERANCES` unless ``solver_options`` set them.
+    seed : int or numpy.random.Generator, optional
         Overrides ``options.seed``.
     write_model : str, optional
-        Write the built model (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
+        Write the model that is solved (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT); the Pyomo
+        model's objective is scaled (module doc). Nothing is written for ``dp``/``enumerate``
+        or a single job (no model).
     cycles : {"lazy", "all"}
         3-cycle rows for the MILP: added lazily (default) or all up front.
     pc : PairCosts, optional
@@ -191,9 +269,11 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     Returns
     -------
     Result
-        ``schedule`` (an order), ``objective`` recomputed exactly from it, ``bound`` (a valid lower
-        bound on objective (1)), ``gap``, ``status`` OPTIMAL only when ``objective - bound <= 1e-7
-        objective``; a time-limited run is FEASIBLE with a :class:`SolverLimitWarning`.
+        Certified by :func:`optsched.solvers.exact.run_exact`: ``schedule`` (an order),
+        ``objective`` recomputed exactly from it, ``bound`` (a valid lower bound on objective (1),
+        never above the objective), ``gap``, ``status`` OPTIMAL only when ``objective - bound``
+        is within ``info["optimality_tolerance"]`` (1e-9 objective; CP-SAT: at least twice its
+        rounding); otherwise FEASIBLE with a :class:`SolverLimitWarning`.
 
     Raises
     ------
@@ -204,7 +284,7 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
 
     Guarantee
     ---------
-    ``status == OPTIMAL``  =>  ``objective <= (1 + 1e-7) * min over orders of E[S]``.
+    ``status == OPTIMAL``  =>  ``objective <= min over orders of E[S] + info["optimality_tolerance"]``.
 
     Notes
     -----
@@ -223,51 +303,19 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     >>> r.status.value, r.schedule.order, round(r.objective, 10)
     ('optimal', (1, 2), 9.1)
     """
-    from optsched.sojourn.dp import exhaustive_search, subset_dp
-
     check_instance(instance)
-    options = options or SolveOptions()
-    if seed is not None:
-        options = options.replace(seed=int(seed))
     if not isinstance(backend, str):
         raise InvalidOptionError(f"The 'backend' option must be one of {BACKENDS}; got {backend!r}.")
     if cycles not in ("lazy", "all"):
         raise InvalidOptionError(f"The 'cycles' option must be 'lazy' or 'all'; got {cycles!r}.")
-    t0 = time.perf_counter()
     pc = pc or pair_costs(instance)
-    info: dict[str, Any] = {"backend": backend}
-    solver = backend
-    if backend == "dp":
-        obj, order = subset_dp(pc)
-        bound, status = obj, Status.OPTIMAL
-    elif backend == "enumerate":
-        obj, order = exhaustive_search(pc)
-        bound, status = obj, Status.OPTIMAL
-    else:
-        if backend == "cpsat":
-            out = solve_lop_cpsat(pc, options, write_model=write_model)
-        else:
-            out = solve_lop_highs(pc, options, cycles=cycles, solver=backend, write_model=write_model)
-            info.update(rounds=out["rounds"], cycle_rows=out["rows"])
-        solver = f"{out['solver']} {out['solver_version']}".strip()
-        info["solver_message"] = out["message"]
-        order, bound = out["order"], out["bound"]
-        obj = None if order is None else pc.order_value(order)
-        if bound is not None and obj is not None and bound > obj:
-            # a solver's bound can exceed the true value of its own solution by its tolerances
-            info["solver_bound"] = bound
-            bound = obj
-        if obj is None:
-            status = Status.NO_SOLUTION
-        else:
-            status = _status(obj, bound)
-            if backend != "cpsat" and not out.get("proven", True):
-                status = Status.FEASIBLE if status == Status.OPTIMAL and bound is None else status
-        if status != Status.OPTIMAL:
-            warnings.warn(f"sojourn-exact[{backend}] stopped ({out['message']}) with objective {obj}, bound {bound}: "
-                          f"not proven optimal.", SolverLimitWarning, stacklevel=2)
-    sched = None if order is None else SojournSchedule(order=[instance.jobs[k].id for k in order])
-    gap = None if obj is None or bound is None else max(0.0, obj - bound) / max(abs(obj), 1e-10)
-    return Result(algorithm=f"sojourn-exact[{backend}]", instance=instance.name, objective=obj,
-                  objective_name=OBJECTIVE, schedule=sched, status=status, bound=bound, gap=gap,
-                  runtime=time.perf_counter() - t0, solver=solver, info=info)
+
+    def decode(em: ExactModel, sr: SolveResult) -> SojournSchedule:
+        return SojournSchedule(order=[instance.jobs[k].id for k in sr.raw["order"]])
+
+    r = run_exact(instance, build=lambda inst, b, o: build_exact(pc, b, cycles=cycles), decode=decode,
+                  evaluate=lambda s: expected_sojourn(instance, s, pc), backend=backend,
+                  algorithm=f"sojourn-exact[{backend}]", objective_name=OBJECTIVE, options=options, seed=seed,
+                  write_model=write_model)
+    r.info["backend"] = backend
+    return r

@@ -1,0 +1,237 @@
+"""One exact-solve flow for every paper: build, write, solve, decode, recompute, certify.
+
+Each paper keeps only its builders and decoders; :func:`run_exact` owns everything else:
+
+1. options and seed (``seed`` overrides ``options.seed``; a ``Generator`` draws one int);
+2. building (``build(instance, backend, options) -> ExactModel``) and writing the model;
+3. the solve call (:func:`~optsched.solvers.solve_cpsat` for a CP-SAT model,
+   :func:`~optsched.solvers.solve_pyomo` otherwise, or the model's own ``solve`` for a loop
+   such as lazily added cuts);
+4. decoding (``decode(exact_model, solve_result) -> schedule``);
+5. **certification**: the objective is recomputed from the decoded schedule by the kind's
+   evaluator (never the solver's value); a disagreement with the solver's objective beyond the
+   solver's tolerance is an :class:`~optsched.exceptions.InternalError`; the reported bound is
+   never beyond that objective (never above it when minimising, below when maximising); the gap
+   is :func:`optsched.core.result.relative_gap`; the status is ``optimal`` only when the
+   recomputed gap is within the stated tolerance, else ``feasible`` with its gap and one
+   :class:`~optsched.exceptions.SolverLimitWarning`.
+
+The stated tolerance
+--------------------
+A result is ``optimal`` iff ``|objective - bound| <= max(tolerance * max(|objective|, 1e-10),
+2 * resolution)`` with ``tolerance`` = :data:`DEFAULT_OPTIMALITY_TOLERANCE` (1e-9 relative)
+unless given. ``resolution`` is a property of the model, not a tolerance one chooses: a model
+whose objective coefficients are rounded to integers (CP-SAT) represents every schedule's
+objective only within ``resolution``, so its bound is lowered by ``resolution`` to stay valid
+and it cannot certify a gap below ``2 * resolution``. It is 0 for exact models and is reported
+in ``Result.info["optimality_tolerance"]`` next to the tolerance actually applied.
+
+**Integer-valued objectives.** A model that declares ``step`` (every feasible schedule's
+objective is a multiple of ``step``, e.g. the slot length when every weight is an integer) has
+its bound rounded up to the next multiple of ``step`` (down when maximising; with a 1e-6 step
+slack against float noise); a gap below one step then closes to zero, and the caller may pass
+``mip_abs_gap = 0.999 * step`` (in model units) so the solver stops as soon as that is proven.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optsched.core.result import Result, Status, relative_gap
+from optsched.exceptions import InternalError, InvalidOptionError, SolverLimitWarning
+from optsched.solvers.cpsat_backend import solve_cpsat
+from optsched.solvers.options import SolveOptions, SolveResult
+from optsched.solvers.pyomo_backend import solve_pyomo
+from optsched.solvers.pyomo_backend import write_model as _write_model
+
+__all__ = ["ExactModel", "run_exact", "resolve_options", "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS",
+           "AGREEMENT_RTOL"]
+
+#: A result is called optimal when its recomputed relative gap is at most this (see the module doc).
+DEFAULT_OPTIMALITY_TOLERANCE = 1e-9
+#: Default options of every exact solve: 60 s, gap 0, one thread (reproducible), seed 0.
+DEFAULT_EXACT_OPTIONS = SolveOptions(time_limit=60.0, threads=1)
+#: Decoder/solver agreement: |recomputed - solver objective| <= resolution + AGREEMENT_RTOL * max(1, |objective|)
+#: (the solvers' own feasibility tolerances are 1e-6; a larger difference is a modelling or decoding bug).
+AGREEMENT_RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class ExactModel:
+    """A built exact model and how its objective relates to the kind's objective.
+
+    Attributes
+    ----------
+    model : Pyomo ``ConcreteModel`` or CP-SAT ``CpModel``
+        What is written (``write_model=``) and solved.
+    handles : object
+        Whatever the decoder needs (the variables of a CP-SAT model, precomputed data, ...).
+    scale, offset : float
+        The kind's objective of a solution is ``offset + scale * (model objective)``.
+    resolution : float
+        ``|kind objective - (offset + scale * model objective)| <= resolution`` for every
+        solution (rounded coefficients); 0 for an exact model.
+    step : float or None
+        Every feasible schedule's objective is a multiple of ``step`` (integer-valued
+        objectives); ``None`` if not known.
+    solve : callable or None
+        ``solve(exact_model, options) -> SolveResult`` for flows that are not one solver call
+        (a lazy-cut loop, a dynamic program); the result's objective and bound are in model
+        units. ``None``: CP-SAT for a ``CpModel``, else :func:`solve_pyomo` with the back end.
+    info : dict
+        Copied into ``Result.info`` (model size, horizon, ...).
+    """
+
+    model: Any
+    handles: Any = None
+    scale: float = 1.0
+    offset: float = 0.0
+    resolution: float = 0.0
+    step: float | None = None
+    solve: Callable[[ExactModel, SolveOptions], SolveResult] | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+def resolve_options(options: SolveOptions | None, seed: Any = None,
+                    default: SolveOptions = DEFAULT_EXACT_OPTIONS) -> SolveOptions:
+    """``options`` (default ``default``) with ``seed`` applied: an int replaces ``options.seed``;
+    a ``numpy.random.Generator`` draws one; ``None`` keeps it."""
+    if options is None:
+        options = default
+    elif not isinstance(options, SolveOptions):
+        raise InvalidOptionError(f"The 'options' argument must be an optsched.solvers.SolveOptions; got {options!r}.")
+    if seed is None:
+        return options
+    if isinstance(seed, np.random.Generator):
+        return options.replace(seed=int(seed.integers(0, 2**31 - 1)))
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+        return options.replace(seed=int(seed))
+    raise InvalidOptionError(
+        f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}.")
+
+
+def _is_cpsat(model: Any) -> bool:
+    return hasattr(model, "ExportToFile") and hasattr(model, "Proto")
+
+
+def _default_solve(em: ExactModel, backend: str, options: SolveOptions) -> SolveResult:
+    if _is_cpsat(em.model):
+        return solve_cpsat(em.model, options)
+    return solve_pyomo(em.model, backend, options)
+
+
+def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactModel],
+              decode: Callable[[ExactModel, SolveResult], Any], evaluate: Callable[[Any], float],
+              backend: str, algorithm: str, objective_name: str, options: SolveOptions | None = None,
+              seed: Any = None, write_model: str | None = None, sense: str = "min",
+              tolerance: float = DEFAULT_OPTIMALITY_TOLERANCE,
+              default_options: SolveOptions = DEFAULT_EXACT_OPTIONS) -> Result:
+    """Build, write, solve, decode and certify one exact model (see the module doc).
+
+    Parameters
+    ----------
+    instance : object
+        The instance (its ``name`` labels the result).
+    build : callable
+        ``build(instance, backend, options) -> ExactModel``; may refuse with
+        ``ModelTooLargeError`` or ``InvalidOptionError`` before anything is solved.
+    decode : callable
+        ``decode(exact_model, solve_result) -> schedule``; called only when the solver has a
+        solution.
+    evaluate : callable
+        ``evaluate(schedule) -> float``: the kind's evaluator (the verifier's objective).
+    backend : str
+        Passed to ``build`` and, for Pyomo models, to :func:`solve_pyomo` as the solver name.
+    algorithm, objective_name : str
+        Labels of the :class:`Result`.
+    options : SolveOptions, optional
+        Default ``default_options`` (60 s, gap 0, one thread).
+    seed : int, numpy.random.Generator or None
+        Overrides ``options.seed``.
+    write_model : str, optional
+        Write the model that is solved (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
+    sense : {"min", "max"}
+    tolerance : float
+        Relative optimality tolerance (default 1e-9), see the module doc.
+
+    Returns
+    -------
+    Result
+        ``objective`` recomputed by ``evaluate``; ``bound`` valid and never beyond it; ``gap``
+        from :func:`relative_gap`; ``status`` OPTIMAL only when the gap is within
+        ``info["optimality_tolerance"]`` (absolute). ``info`` holds ``solver_objective``
+        (converted to the kind's units), ``solver_bound`` when it was beyond the objective,
+        ``solver_status``, ``solver_message`` and ``solver_runtime``.
+
+    Raises
+    ------
+    InternalError
+        The decoded schedule's objective and the solver's differ by more than the model's
+        resolution plus the solver's tolerance (a bug in a model or a decoder).
+
+    Guarantee
+    ---------
+    ``status == OPTIMAL`` => ``|objective - OPT| <= info["optimality_tolerance"]``, provided
+    the solver's bound is valid (HiGHS's can be wrong by its tolerances on badly scaled models:
+    builders scale those, see ``formulations/sojourn.md``).
+    """
+    if sense not in ("min", "max"):
+        raise InvalidOptionError(f"The 'sense' of an exact model must be 'min' or 'max'; got {sense!r}.")
+    if not isinstance(tolerance, numbers.Real) or not 0 <= tolerance < 1:
+        raise InvalidOptionError(f"The optimality 'tolerance' must be a number in [0, 1); got {tolerance!r}.")
+    if not isinstance(backend, str) or not backend:
+        raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
+    options = resolve_options(options, seed, default_options)
+    t0 = time.perf_counter()
+    em = build(instance, backend, options)
+    if write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
+        _write_model(em.model, write_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
+        sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options)
+    minimize = sense == "min"
+    info: dict[str, Any] = dict(em.info)
+    info.update(solver_status=str(sr.status), solver_message=sr.message, solver_runtime=sr.runtime)
+    sched = decode(em, sr) if sr.has_solution else None
+    obj = None if sched is None else float(evaluate(sched))
+    status = sr.status if sched is None else Status.FEASIBLE
+    model_obj = None if sr.objective is None or not sr.has_solution else em.offset + em.scale * sr.objective
+    info["solver_objective"] = model_obj
+    if obj is not None and model_obj is not None:
+        tol = em.resolution + AGREEMENT_RTOL * max(1.0, abs(obj))
+        if not math.isclose(obj, model_obj, rel_tol=0.0, abs_tol=tol):
+            raise InternalError(
+                f"{algorithm} on {getattr(instance, 'name', '?')!r}: the decoded schedule's objective {obj!r} differs "
+                f"from the solver's {model_obj!r} by more than {tol:.3g}; the model and its decoder disagree.")
+    bound = None
+    if sr.bound is not None and math.isfinite(sr.bound):
+        bound = em.offset + em.scale * sr.bound
+        bound = bound - em.resolution if minimize else bound + em.resolution
+        if em.step:
+            q = bound / em.step
+            bound = (math.ceil(q - 1e-6) if minimize else math.floor(q + 1e-6)) * em.step
+    if obj is not None and bound is not None and (bound > obj if minimize else bound < obj):
+        info["solver_bound"] = bound  # beyond its own incumbent's recomputed value: a tolerance effect
+        bound = obj
+    opt_tol = max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution) if obj is not None else None
+    info["optimality_tolerance"] = opt_tol
+    if obj is not None and bound is not None and abs(obj - bound) <= opt_tol:
+        status = Status.OPTIMAL
+    gap = relative_gap(obj, bound)
+    if status != Status.OPTIMAL and status not in (Status.INFEASIBLE, Status.UNBOUNDED):
+        why = ("the recomputed gap is above the optimality tolerance" if sr.status == Status.OPTIMAL
+               else f"the solver stopped ({sr.message})")
+        warnings.warn(f"{algorithm} on {getattr(instance, 'name', '?')!r}: {why}; status {status.value}, "
+                      f"objective {obj}, bound {bound}, gap {gap}: not proven optimal.", SolverLimitWarning,
+                      stacklevel=3)
+    return Result(algorithm=algorithm, instance=getattr(instance, "name", ""), objective=obj,
+                  objective_name=objective_name, schedule=sched, status=status, bound=bound, gap=gap,
+                  runtime=time.perf_counter() - t0, solver=f"{sr.solver} {sr.solver_version}".strip(), info=info)
