@@ -1,0 +1,18 @@
+"""Hypothesis strategies for small rarddls instances."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from optsched.rarddls.generate import random_instance
+
+
+@st.composite
+def small_instances(draw, max_jobs=3, caps=None):
+    n = draw(st.integers(1, max_jobs))
+    if caps is None:
+        caps = draw(st.sampled_from([[2, 2], [2, 3], [3, 3], [2, 2, 2], [4, 2]]))
+    seed = draw(st.integers(0, 10_000))
+    alpha = draw(st.sampled_from([0.0, 0.5, 1.0]))
+    xi = draw(st.sampled_from([0.5, 1.0]))
+    return random_instance(n, gpus_per_server=list(caps), seed=seed, max_iterations=16, alpha=alpha, xi=xi)
