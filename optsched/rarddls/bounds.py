@@ -1,0 +1,72 @@
+"""Lemmas 2-4 and Theorems 5-6 of paper 002 as separate checks on one instance.
+
+Each check compares SJF-BCO's returned schedule (theta~_u, W^_max = max_g U_g, makespan T_alg,
+pass count) with the exact quantities: theta*_u of (14)-(16) and the exact makespan T* (same slotted
+semantics, :func:`optsched.rarddls.exact.solve_exact`). A failed claim is a finding
+(``formulations/rarddls.md#findings``).
+
+* Lemma 2 (printed: W^_max = theta~_u): checked as W^_max <= theta~_u, the gap reported.
+* Lemma 3 printed: T_alg <= n_g W^_max; provable form: T_alg <= n_g (u/l) W^_max.
+* Lemma 4: theta~_u <= varphi (u/l) theta*_u.
+* Thm 5: T_alg <= n_g varphi (u/l) T*; also step (a) theta*_u <= T*.
+* Thm 6: passes <= (ceil(log2 T) + 1) n_g.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from optsched.rarddls.model import RarInstance
+
+__all__ = ["BoundReport", "check_bounds"]
+
+
+@dataclass
+class BoundReport:
+    """Values and per-claim verdicts (True = holds) for one instance."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    holds: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def violated(self) -> list[str]:
+        return [k for k, v in self.holds.items() if not v]
+
+
+def check_bounds(instance: RarInstance, *, exact_result=None, algo_result=None, theta_star_value=None,
+                 options=None, kappas="all") -> BoundReport:
+    """Evaluate every claim on ``instance`` (solves what is not given; T* must be proven optimal)."""
+    from optsched.rarddls.exact import solve_exact, theta_star
+    from optsched.rarddls.sjfbco import passes_bound, sjf_bco
+
+    r = algo_result or sjf_bco(instance, kappas=kappas)
+    ex = exact_result or solve_exact(instance, options=options)
+    if theta_star_value is None:
+        theta_star_value, _, _ = theta_star(instance, options=options)
+    u, lo, vphi, ng = instance.u, instance.l, instance.varphi, instance.n_g
+    T_alg = float(r.objective)
+    W = float(r.info["W_max"])
+    th = float(r.info["theta"])
+    T_star = float(ex.objective) if ex.optimal else None
+    # realized u, l (from the algorithm's schedule)
+    rho_real = [r.schedule.segments(j.id)[0].end - r.schedule.segments(j.id)[0].start for j in instance.jobs]
+    u_real = max(1.0, max(j.rho_hat / p for j, p in zip(instance.jobs, rho_real, strict=True)))
+    l_real = min(1.0, min(j.rho_hat / p for j, p in zip(instance.jobs, rho_real, strict=True)))
+    rep = BoundReport()
+    rep.values = {"T_alg": T_alg, "T_star": T_star, "W_max": W, "theta_tilde": th, "theta_star": theta_star_value,
+                  "u": u, "l": lo, "varphi": vphi, "n_g": ng, "u_real": u_real, "l_real": l_real,
+                  "passes": r.info["passes"], "passes_bound": passes_bound(instance, r.info["T"]),
+                  "lemma2_gap": th - W, "ratio": (T_alg / T_star) if T_star else None,
+                  "thm5_bound": ng * vphi * u / lo}
+    eps = 1e-9
+    rep.holds["lemma2_le"] = W <= th + eps
+    rep.holds["lemma2_eq"] = abs(W - th) <= 1e-6
+    rep.holds["lemma3_printed"] = T_alg <= ng * W + eps
+    rep.holds["lemma3_provable"] = T_alg <= ng * (u / lo) * W + eps
+    rep.holds["lemma4"] = th <= vphi * (u / lo) * theta_star_value + 1e-6
+    if T_star is not None:
+        rep.holds["thm5"] = T_alg <= ng * vphi * (u / lo) * T_star + eps
+        rep.holds["thm5_step_a"] = theta_star_value <= T_star + 1e-6
+    rep.holds["thm6"] = r.info["passes"] <= rep.values["passes_bound"]
+    return rep
