@@ -39,3 +39,13 @@ def test_lemma2_equality_counterexample():
     rep = check_bounds(inst, options=OPTS)
     assert rep.holds["lemma2_le"] and not rep.holds["lemma2_eq"]
     assert rep.values["lemma2_gap"] > 0
+
+
+def test_demo_rows_quick():
+    from optsched.rarddls.demo import demo_rows
+
+    rows = demo_rows(quick=True)
+    assert rows and all(r["verified"] for r in rows)
+    for r in rows:
+        assert r["optimum"] is not None and r["objective"] >= r["optimum"]
+        assert r["ratio"] <= r["thm5_bound"]
