@@ -221,7 +221,8 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     if obj is not None and bound is not None and (bound > obj if minimize else bound < obj):
         info["solver_bound"] = bound  # beyond its own incumbent's recomputed value: a tolerance effect
         bound = obj
-    opt_tol = max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution) if obj is not None else None
+    opt_tol = (max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution * (1 + 1e-9))  # 1e-9: rounding slack
+               if obj is not None else None)
     info["optimality_tolerance"] = opt_tol
     if obj is not None and bound is not None and abs(obj - bound) <= opt_tol:
         status = Status.OPTIMAL

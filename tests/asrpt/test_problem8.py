@@ -95,3 +95,30 @@ def test_demo_rows_quick():
     rows = demo_rows(quick=True)
     assert rows and all(r["verified"] for r in rows)
     assert all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)
+
+
+def test_solve_exact_is_the_name_and_solve_problem8_its_alias():
+    from optsched.asrpt.exact import solve_exact
+
+    assert solve_problem8 is solve_exact and get_algorithm("asrpt-exact").func is solve_exact
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
+def test_certified_results_three_backends(seed, n):
+    """Objective recomputed from the schedule; bound never above it; the exact Pyomo model is
+    certified within 1e-9, the CP-SAT models within twice their rounding of n_i alpha_i."""
+    from optsched.asrpt.exact import OBJECTIVE, solve_exact
+    from optsched.core.objectives import objective_value
+
+    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    res = {b: solve_exact(inst, backend=b, options=OPT, seed=seed) for b in ("cpsat", "cpsat-ti", "highs")}
+    for b, r in res.items():
+        assert r.optimal, (b, r)
+        assert r.objective == objective_value(inst, r.schedule, OBJECTIVE)
+        assert r.bound <= r.objective and r.objective - r.bound <= r.info["optimality_tolerance"]
+        tol = 2 * r.info["objective_rounding"] * (1 + 1e-9) if b != "highs" else 1e-9 * r.objective
+        assert r.info["optimality_tolerance"] == pytest.approx(max(tol, 1e-9 * r.objective))
+        # every optimum is within the others' certified tolerance
+        for other in res.values():
+            assert r.objective <= other.objective + r.info["optimality_tolerance"] + 1e-9

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -105,3 +106,39 @@ def test_every_verifier_label_in_the_markdown_is_registered():
     registered = {lab for lab, _ in checks_for("rigid")}
     for _tag, name in _labels("R"):
         assert name in registered
+
+
+@settings(max_examples=15, deadline=None)
+@given(rigid_instances(max_jobs=5))
+def test_result_is_certified_by_the_shared_flow(inst):
+    """Objective = the evaluator's value of the schedule; bound never above it; the gap is
+    relative_gap; optimal only within the stated tolerance (a whole slot with integer weights)."""
+    from optsched.core.objectives import objective_value
+    from optsched.core.result import relative_gap
+
+    for backend in ("highs", "cpsat"):
+        r = solve_exact(inst, backend=backend, options=OPT, seed=np.random.default_rng(1))
+        assert r.objective == objective_value(inst, r.schedule, "total_weighted_completion_time")
+        assert r.bound <= r.objective and r.gap == relative_gap(r.objective, r.bound)
+        assert r.status == Status.OPTIMAL
+        assert r.objective - r.bound <= r.info["optimality_tolerance"]
+        assert r.info["optimality_tolerance"] <= 1e-9 * max(r.objective, 1e-10)
+
+
+def test_time_limited_run_is_feasible_with_a_warning_and_a_valid_bound():
+    import warnings
+
+    from optsched.exceptions import SolverLimitWarning
+
+    inst = random_instance(30, 4, 4, single_server=1.0, seed=10)
+    opt = SolveOptions(time_limit=0.5, threads=1, mip_abs_gap=0.999)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = solve_exact(inst, backend="cpsat", options=opt)
+    assert r.status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.OPTIMAL)
+    if r.status != Status.OPTIMAL:
+        assert sum(issubclass(x.category, SolverLimitWarning) for x in w) == 1
+    if r.objective is not None:
+        assert verify_result(inst, r).ok and r.bound <= r.objective
+        best_heuristic = min(list_schedule(inst, rule=rule, seed=0).objective for rule in ("wspt", "fifo", "spt"))
+        assert r.bound <= best_heuristic
