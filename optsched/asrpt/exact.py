@@ -12,10 +12,9 @@ from optsched.asrpt.formulation import (
 )
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import register_algorithm
+from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InvalidInstanceError
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
 
@@ -131,9 +130,7 @@ def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: Sol
     >>> r.status.value, round(r.objective, 4)
     ('optimal', 21.9)
     """
-    if getattr(instance, "kind", None) != KIND:
-        raise InvalidInstanceError(f"asrpt-exact needs an instance of kind 'asrpt'; got "
-                                   f"{getattr(instance, 'kind', type(instance).__name__)!r}.")
+    check_kind(instance, KIND, "asrpt-exact")
     return run_exact(
         instance,
         build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import register_algorithm
+from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
@@ -136,6 +136,7 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     """
     from optsched.solvers.exact import resolve_options
 
+    check_kind(instance, "rigid", "rigid-exact")
     options = resolve_options(options, seed)
     if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
