@@ -286,6 +286,15 @@ class RarInstance(JsonMixin):
         """(9) iterations per slot of job index ``j`` on ``servers`` servers at contention count ``p``."""
         return self.phi_of_tau(self.tau(j, servers, p))
 
+    @cached_property
+    def phi_table(self) -> list[list[list[int]]]:
+        """phi_table[j][r][p] = :meth:`phi` (j, r, p) for r = 0..min(G_j, S) servers, p = 0..p_max (cached)."""
+        out = []
+        for j in range(self.n_jobs):
+            rmax = min(self.jobs[j].gpus, self.cluster.n_servers)
+            out.append([[self.phi(j, r, p) for p in range(self.p_max + 1)] for r in range(rmax + 1)])
+        return out
+
     def states(self, j: int) -> list[tuple[int, int]]:
         """Every reachable (servers, p) of job index ``j`` (p = 0 on one server)."""
         rmax = min(self.jobs[j].gpus, self.cluster.n_servers)

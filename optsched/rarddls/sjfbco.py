@@ -22,7 +22,7 @@ from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionError
-from optsched.rarddls.evaluate import build_schedule, contention_counts, replay
+from optsched.rarddls.evaluate import build_schedule, replay
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 
 __all__ = ["Pass", "run_pass", "kappa_values", "sjf_bco", "first_fit", "list_scheduling", "random_schedule",
@@ -101,30 +101,45 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
     pls: list[dict[int, int]] = [dict() for _ in range(n)]
     ids: list[dict[int, tuple[int, ...]]] = [dict() for _ in range(n)]
     comp = [-1] * n
-    rem = [float(j.iterations) for j in instance.jobs]
+    rem = [int(j.iterations) for j in instance.jobs]
     running: list[int] = []
     t = 0
-    rate_cache: dict[int, int] | None = None
-
-    def rates() -> dict[int, int]:
-        p = contention_counts(instance, running, pls)
-        return {j: instance.phi(j, sum(1 for y in pls[j].values() if y > 0), p[j]) for j in running}
+    tab = instance.phi_table
+    nsrv = [0] * n  # servers used by each placed job
+    splits: list[list[int]] = [[] for _ in range(n)]  # servers where each placed job is split (6)
+    count = [0] * len(cl.O)  # running jobs split on each server
+    held: list = [None] * n
 
     def advance() -> None:
-        nonlocal t, running, rate_cache
-        ph = rate_cache if rate_cache is not None else rates()
-        k = min(-(-int(rem[j]) // ph[j]) for j in running)
+        nonlocal t, running
+        ph = []
+        k = None
+        for j in running:
+            sp = splits[j]
+            if sp:
+                p = count[sp[0]]
+                for s in sp[1:]:
+                    if count[s] > p:
+                        p = count[s]
+                f = tab[j][nsrv[j]][p]
+            else:
+                f = tab[j][nsrv[j]][0]
+            ph.append(f)
+            need = -(-rem[j] // f)
+            if k is None or need < k:
+                k = need
         t += k
         still = []
-        for j in running:
-            rem[j] -= ph[j] * k
+        for j, f in zip(running, ph, strict=True):
+            rem[j] -= f * k
             if rem[j] <= 0:
                 comp[j] = t
-                holder[holder == j] = -1
+                holder[held[j]] = -1
+                for s in splits[j]:
+                    count[s] -= 1
             else:
                 still.append(j)
         running = still
-        rate_cache = None
 
     for j in order:
         job = instance.jobs[j]
@@ -162,14 +177,18 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
             return Pass(theta, kappa, False, failed_job=j, U=U)
         U[chosen] += add
         holder[chosen] = j
+        held[j] = chosen
         starts[j] = t
         for g in chosen:
             s = int(cl.server[g])
             pls[j][s] = pls[j].get(s, 0) + 1
         for s in pls[j]:
             ids[j][s] = tuple(int(x) for x in sorted(cl.local[chosen][cl.server[chosen] == s]))
+        nsrv[j] = len(pls[j])
+        splits[j] = [s for s, y in pls[j].items() if y < G] if nsrv[j] > 1 else []
+        for s in splits[j]:
+            count[s] += 1
         running.append(j)
-        rate_cache = None
     while running:
         advance()
     return Pass(theta, kappa, True, starts, pls, ids, comp, U, max(comp))
