@@ -32,10 +32,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -m "not slow and not wheel" -n $(JOBS) --nbmake --nbmake-timeout=600 tests $(NOTEBOOKS)
-	$(PY) -m pytest -m wheel -n $(JOBS) tests/test_installed_wheel.py
+	$(PY) -m pytest -m wheel -n 0 tests/test_installed_wheel.py
 
 test-wheel: $(STAMP)
-	$(PY) -m pytest -m wheel -n $(JOBS) tests/test_installed_wheel.py
+	$(PY) -m pytest -m wheel -n 0 tests/test_installed_wheel.py
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m "slow and not wheel" -n $(JOBS) tests

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -29,11 +30,34 @@ def _run(cmd, cwd, env=None, timeout=900):
     return r
 
 
+def _source_copy(dest: Path) -> Path:
+    """The files git tracks (what a clean clone has), copied to ``dest``.
+
+    The wheel is built from this copy, not from the checkout: setuptools builds in the source
+    folder (``build/``, ``*.egg-info``), so two builds of one checkout at once (two test workers,
+    or a developer's own build) race on those folders; and a wheel built from the tracked files
+    alone shows what a clean clone (CI) would ship.
+    """
+    r = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=ROOT,
+                       capture_output=True)
+    if r.returncode == 0:
+        for rel in filter(None, r.stdout.decode().split("\0")):
+            src = ROOT / rel
+            if src.is_file():
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / rel)
+    else:  # not a git checkout (an sdist): everything but build products
+        shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(".venv", "build", "dist", "*.egg-info", ".git"),
+                        dirs_exist_ok=True)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     base = tmp_path_factory.mktemp("wheel")
     dist = base / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
+    src = _source_copy(base / "src")
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)], cwd=base)
     wheels = list(dist.glob("optsched-*.whl"))
     assert len(wheels) == 1
     venv = base / "venv"
