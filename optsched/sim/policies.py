@@ -263,9 +263,21 @@ class _Preemptive(Policy):
 
     # decisions ----------------------------------------------------------------------------------------
     def schedule(self, sim) -> None:
+        """One decision round, in priority order: the best waiting job starts if it fits, else
+        strictly worse running jobs are preempted for it if that makes room; only a job that can
+        get in neither way is passed over, and then (with backfill) the next one is considered.
+        So a job never waits behind one it outranks (no priority inversion): after the round, no
+        waiting job would fit if the running jobs worse than it (and not started at this very
+        time) were removed. Every job of a passed-over class (GPUs, single-server) is passed over
+        too: a worse job of the same class cannot get in where a better one could not."""
         q = self.queue
         free = sim.free
         may_preempt = self._may_preempt(sim)
+        blocked: set[tuple[int, bool]] = set()
+
+        def open_class(g: int, s: bool) -> bool:
+            return (g, s) not in blocked
+
         while len(q):
             cand = self._for
             reserve = 0
@@ -277,34 +289,35 @@ class _Preemptive(Policy):
                     self._remove(cand)
                     self._start(sim, cand)
                     continue
-                else:  # GPUs it needs from the free pool: keep them from backfilled jobs
+                else:  # GPUs it needs from the free pool: keep them from other jobs
                     reserve = max(0, cand.gpus - sum(self._saving.values()))
-            if not reserve:
-                job = q.pop_best(free.fits, not self.backfill, free.total_free)
-            else:
-                job = q.pop_best(free.fits, not self.backfill, free.total_free - reserve)
-            if job is not None:
+            job = q.pop_best(open_class)
+            if job is None:
+                return
+            if job is not cand and free.fits(job.gpus, job.single_server) and \
+                    free.total_free - reserve >= job.gpus:
                 self._start(sim, job)
                 continue
-            if not may_preempt:
-                return
-            # nothing fits: try preemption for the overall best waiting job
-            top = self._worst(sim)
-            if top is None or not (q.peek_key()[0] < self._run_value(sim, top[2])):
-                return
-            if not self._make_room(sim, q.best(lambda g, s: True)):
+            if job is not cand and may_preempt and self._make_room(sim, job):
+                continue
+            q.push(job, self._wait_key(job))  # it waits: nothing it outranks can make room now
+            blocked.add((job.gpus, job.single_server))
+            if not self.backfill:
                 return
 
     def _make_room(self, sim, cand: SimJob) -> bool:
-        """Preempt strictly worse running jobs (worst first) until ``cand`` fits; False if impossible."""
+        """Preempt strictly worse running jobs (worst first, none started at this very time) until
+        ``cand`` (popped from the queue) fits, and start it; if the victims are still saving, queue
+        ``cand`` with their GPUs reserved for it. False (nothing done) if it cannot get room."""
         h = self.running
         bound = self._wait_key(cand)[0]
         victims = []
         popped = []
         freed = sim.free.total_free + sum(self._saving.values())
-        if freed >= cand.gpus and not cand.single_server:
+        layout = sim.free.needs_layout(cand.gpus, cand.single_server)
+        if self._saving and freed >= cand.gpus and not layout:
             return False  # enough GPUs are being saved already: wait for them
-        while freed < cand.gpus or (cand.single_server and not self._fits_after(sim, cand, victims)):
+        while freed < cand.gpus or (layout and not self._fits_after(sim, cand, victims)):
             top = self._worst(sim)
             if (top is None or not (bound < self._run_value(sim, top[2]))
                     or self._since.get(top[2].index) == sim.now):
@@ -318,7 +331,7 @@ class _Preemptive(Policy):
         # keep victims that turn out unnecessary (best first among the chosen)
         keep = []
         for v in reversed(victims):
-            if freed - v.gpus >= cand.gpus and (not cand.single_server or
+            if freed - v.gpus >= cand.gpus and (not layout or
                                                 self._fits_after(sim, cand, [x for x in victims
                                                                              if x is not v and x not in keep])):
                 freed -= v.gpus
@@ -333,8 +346,14 @@ class _Preemptive(Policy):
                 if v.phase == "saving":
                     self._saving[v.index] = v.gpus
                     self._for = cand
-        # with zero save time the GPUs are free now; otherwise cand waits for the saves
-        return sim.fits(cand) and self._start_best(sim)
+        if sim.fits(cand):  # zero save time: the GPUs are free now
+            if self._for is cand:
+                self._for = None
+            self._start(sim, cand)
+        else:  # it waits for the saves, with their GPUs reserved for it
+            self._for = cand
+            self.queue.push(cand, self._wait_key(cand))
+        return True
 
     def _remove(self, job) -> None:
         q = self.queue
@@ -348,20 +367,13 @@ class _Preemptive(Policy):
                 return
         raise AssertionError("job not queued")  # pragma: no cover
 
-    def _start_best(self, sim) -> bool:
-        job = self.queue.pop_best(sim.free.fits, not self.backfill)
-        if job is None:
-            return False
-        self._start(sim, job)
-        return True
-
     @staticmethod
     def _fits_after(sim, cand, victims) -> bool:
         free = list(sim.free_gpus)
         for v in victims:
             for m, g in v.placement.items():
                 free[m] += g
-        return max(free) >= cand.gpus
+        return sim.free.fits_in(free, cand.gpus, cand.single_server)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, rollback={self.rollback})"
