@@ -62,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version (0) or a usage error (2, message already printed)
+        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT

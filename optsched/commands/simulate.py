@@ -1,10 +1,20 @@
-"""``optsched simulate --trace NAME|PATH --policy NAME --servers N --gpus-per-server G``: replay a trace.
+"""``optsched simulate``: replay a trace, a job file or a synthetic workload with an online policy.
 
 Examples::
 
     optsched simulate --trace openb --policy srtf                  # shipped OpenB trace, OpenB nodes
     optsched simulate --trace synthetic --jobs 100000 --load 0.8 --policy fifo --servers 750 --gpus-per-server 8
     optsched simulate --trace cluster_log.csv --policy las --servers 100 --gpus-per-server 8 --out results/
+    optsched simulate --jobs-csv my_jobs.csv --columns arrival=submit,gpus=n_gpu --servers 4 --policy srtf
+    optsched simulate --trace openb --servers 40 --policy fifo --no-backfill --placement whole_node
+
+The workload is a shipped trace name (openb, openb-sample), a trace file (Philly .json, Helios,
+Acme or OpenB .csv), the calibrated synthetic generator, or --jobs-csv FILE: a CSV or Parquet
+file with columns arrival, gpus, duration (s; optional job_id, user, work), other names mapped
+with --columns ours=yours. --no-backfill and --placement whole_node give Tiresias' strict FIFO
+and "yarn" placement. Every input and the --out folder are checked before the simulation starts.
+
+Exit codes: 0 ok; 1 the simulation failed; 2 bad input (trace, file, column, option, --out).
 """
 
 from __future__ import annotations
@@ -15,77 +25,153 @@ from optsched.commands._common import EXIT_OK, print_json, print_table
 
 SUMMARY_KEYS = ["policy", "n_jobs", "n_done", "n_failed", "mean_jct", "p50_jct", "p95_jct", "p99_jct",
                 "mean_queue_delay", "p99_queue_delay", "makespan", "total_weighted_flow_time", "mean_utilization",
-                "n_preemptions", "n_events"]
+                "utilization_window", "n_preemptions", "n_events"]
+
+#: The simulator's baseline policies and placement rules (kept here so that ``--help`` imports
+#: nothing heavy; a test checks them against ``optsched.sim.POLICIES`` and ``PLACEMENT_RULES``).
+POLICY_CHOICES = ("fifo", "sjf", "srtf", "las")
+PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
+FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
+
+#: Peak memory per job of a replay (bytes), measured by ``make bench`` (1M jobs: 2.5 GiB).
+BYTES_PER_JOB = 2700
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("simulate", help="replay a trace (or a synthetic workload) with an online policy")
-    p.add_argument("--trace", required=True,
-                   help="openb | openb-sample | synthetic | a trace file (Philly .json, Helios/Acme/OpenB .csv)")
-    p.add_argument("--format", default=None, help="trace file format if not detected: philly, helios, acme, openb")
-    p.add_argument("--policy", default="fifo", help="fifo, sjf, srtf, las (default fifo)")
-    p.add_argument("--placement", default="consolidate", help="consolidate, first_fit, least_loaded, random")
+    import argparse
+
+    p = sub.add_parser("simulate", help="replay a trace (or a synthetic workload) with an online policy",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--trace", help="openb | openb-sample | synthetic | a trace file (Philly .json, "
+                                     "Helios/Acme/OpenB .csv)")
+    src.add_argument("--jobs-csv", metavar="FILE", help="a CSV or Parquet job file: arrival, gpus, duration "
+                                                        "(s; optional job_id, user, work)")
+    p.add_argument("--columns", default=None, metavar="OURS=YOURS,...",
+                   help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu")
+    p.add_argument("--format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
+    p.add_argument("--policy", default="fifo", choices=POLICY_CHOICES, help="online policy (default fifo)")
+    p.add_argument("--placement", default="consolidate", choices=PLACEMENT_CHOICES,
+                   help="placement rule (default consolidate; whole_node = Tiresias' yarn)")
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
     p.add_argument("--servers", type=int, default=None, help="number of servers (default for openb: its nodes)")
     p.add_argument("--gpus-per-server", type=int, default=8)
     p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs; traces: keep the first N")
     p.add_argument("--load", type=float, default=0.8, help="synthetic: offered load (default 0.8)")
-    p.add_argument("--arrivals", default="poisson", help="synthetic: poisson or trace")
+    p.add_argument("--arrivals", default="poisson", choices=("poisson", "trace"), help="synthetic arrivals")
     p.add_argument("--load-time", type=float, default=0.0, help="seconds of loading before each (re)start")
     p.add_argument("--save-time", type=float, default=0.0, help="seconds of pause-and-save after a preemption")
+    p.add_argument("--skip-oversized", action="store_true",
+                   help="drop (and count) jobs needing more GPUs than the cluster has, instead of refusing")
+    p.add_argument("--max-jobs", type=int, default=5_000_000,
+                   help="refuse workloads with more jobs (memory estimate ~2.7 KB/job; default 5,000,000)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="write jobs, utilization and summary.json to this directory")
-    p.add_argument("--out-format", default="csv", choices=["csv", "parquet"])
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=None, metavar="DIR", help="write jobs, utilization and summary.json to this "
+                                                              "folder (checked first; see --force)")
+    p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
+    p.add_argument("--out-format", default="csv", choices=("csv", "parquet"))
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from optsched.core import Cluster
+def _check_options(args) -> None:
     from optsched.exceptions import InvalidOptionError
-    from optsched.sim import Simulator, get_policy
-    from optsched.traces import load_trace, openb_cluster, synthetic_workload
 
-    if args.servers is not None and args.servers < 1:
-        raise InvalidOptionError(f"--servers must be >= 1; got {args.servers}.")
-    if args.gpus_per_server < 1:
-        raise InvalidOptionError(f"--gpus-per-server must be >= 1; got {args.gpus_per_server}.")
-    if args.jobs is not None and args.jobs < 1:
-        raise InvalidOptionError(f"--jobs must be >= 1; got {args.jobs}.")
+    for name, value, low in (("--servers", args.servers, 1), ("--gpus-per-server", args.gpus_per_server, 1),
+                             ("--jobs", args.jobs, 1), ("--max-jobs", args.max_jobs, 1)):
+        if value is not None and value < low:
+            raise InvalidOptionError(f"{name} must be >= {low}; got {value}.")
+    for name, value in (("--load-time", args.load_time), ("--save-time", args.save_time)):
+        if not value >= 0 or value == float("inf"):
+            raise InvalidOptionError(f"{name} must be a finite number of seconds >= 0; got {value}.")
+    if not (args.load > 0 and args.load != float("inf")):
+        raise InvalidOptionError(f"--load must be a finite offered load > 0; got {args.load}.")
+    if args.columns and not args.jobs_csv:
+        raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
+    if args.trace == "synthetic" and args.jobs is not None and args.jobs > args.max_jobs:
+        raise InvalidOptionError(_too_many(args.jobs, args.max_jobs))
+
+
+def _too_many(n: int, limit: int) -> str:
+    return (f"The workload has {n:,} jobs, more than --max-jobs {limit:,} (about {n * BYTES_PER_JOB / 2**30:.1f} GiB "
+            f"of memory at ~{BYTES_PER_JOB / 1000:.1f} KB per job). Keep fewer with --jobs N, or raise --max-jobs if "
+            f"this machine has the memory.")
+
+
+def run(args) -> int:
+    import sys
+    import warnings
+
+    from optsched.core import Cluster
+    from optsched.core.output import prepare_out_dir
+    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+    from optsched.sim import Simulator, get_policy
+    from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
+
+    _check_options(args)
+    name = args.trace or args.jobs_csv
     if args.trace in ("openb", "openb-sample") and args.servers is None:
         cluster = openb_cluster()
     elif args.servers is None:
-        raise InvalidOptionError(f"Give --servers N (and --gpus-per-server G) for trace {args.trace!r}.")
+        raise InvalidOptionError(f"Give --servers N (and --gpus-per-server G) for {name!r}; only the shipped "
+                                 f"OpenB traces come with their own nodes.")
     else:
         cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
+    policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill)
+    out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
+
     t0 = time.perf_counter()
     if args.trace == "synthetic":
         df = synthetic_workload(args.jobs or 1000, cluster_gpus=cluster.total_gpus, load=args.load,
                                 arrivals=args.arrivals, max_gpus=cluster.total_gpus, seed=args.seed)
     else:
-        df = load_trace(args.trace, format=args.format)
+        df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace,
+                                                                                             format=args.format)
         if args.jobs is not None:
             df = df.iloc[: args.jobs]
-    policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill)
+    if len(df) > args.max_jobs:
+        raise InvalidOptionError(_too_many(len(df), args.max_jobs))
+    too_big = df["gpus"].to_numpy() > cluster.total_gpus
+    n_skipped = int(too_big.sum())
+    if n_skipped:
+        if not args.skip_oversized:
+            first = df[too_big].iloc[0]
+            raise InvalidInstanceError(
+                f"{n_skipped} job(s) need more GPUs than the cluster's {cluster.total_gpus}, e.g. job "
+                f"{first.get('job_id', first.name)!s} with {int(first['gpus'])}. Use a larger cluster (--servers, "
+                f"--gpus-per-server) or --skip-oversized to drop and count them."
+            )
+        df = df[~too_big].reset_index(drop=True)
+    if len(df) == 0:
+        raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
     t_load = time.perf_counter() - t0
     sim = Simulator(cluster, df, policy, load_time=args.load_time, save_time=args.save_time, seed=args.seed,
-                    record_log=False, progress=not args.no_progress and len(df) >= 10000)
+                    record_log=False, progress=not args.quiet and sys.stderr.isatty() and len(df) >= 10000)
     t1 = time.perf_counter()
     res = sim.run()
     t_run = time.perf_counter() - t1
     summary = res.summary()
-    summary.update({"trace": args.trace, "servers": cluster.n_servers, "gpus": cluster.total_gpus,
-                    "load_seconds": round(t_load, 3), "sim_seconds": round(t_run, 3)})
-    if args.out:
-        paths = res.to_files(args.out, args.out_format)
-        summary["files"] = paths
+    summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
+    summary.update({"trace": name, "servers": cluster.n_servers, "gpus": cluster.total_gpus,
+                    "n_skipped_oversized": n_skipped, "load_seconds": round(t_load, 3), "sim_seconds": round(t_run, 3)})
+    jobs = res.jobs_frame()
+    if len(jobs) and float(jobs["waiting"].max()) <= 1e-9:
+        msg = (f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
+               f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
+               f"Use fewer servers (--servers N) to compare policies under contention.")
+        summary["warning"] = msg
+        warnings.warn(msg, stacklevel=1)
+    if out_dir is not None:
+        summary["files"] = res.to_files(out_dir, args.out_format)
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: {len(df)} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
+        print(f"{name}: {len(df)} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
               f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)")
+        if n_skipped:
+            print(f"skipped {n_skipped} job(s) larger than the cluster (--skip-oversized)")
         print_table([{"metric": k, "value": summary.get(k)} for k in SUMMARY_KEYS])
-        if args.out:
+        if out_dir is not None:
             print(f"wrote {', '.join(summary['files'])}")
     return EXIT_OK

@@ -14,6 +14,10 @@ Rules
     The servers with the most free GPUs first (spreads load).
 ``random``
     Servers in random order (needs ``rng``), filled in that order.
+``whole_node``
+    Tiresias' "yarn" placement: a job that fits on one server goes on one server (best fit, as
+    ``consolidate``); a larger job takes whole free servers (servers with every GPU free, largest
+    first, lower index among equals), the last of them possibly in part. Needs ``capacity``.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from optsched.exceptions import InvalidOptionError, UnknownNameError
 
 __all__ = ["PLACEMENT_RULES", "place"]
 
-PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random")
+PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 
 
 def place(free: np.ndarray, gpus: int, *, rule: str = "consolidate", single_server: bool = False,
-          rng: np.random.Generator | None = None) -> dict[int, int] | None:
+          rng: np.random.Generator | None = None, capacity: np.ndarray | None = None) -> dict[int, int] | None:
     """Return ``{server: GPUs}`` summing to ``gpus`` within ``free``, or ``None`` if it does not fit.
 
     Examples
@@ -40,6 +44,10 @@ def place(free: np.ndarray, gpus: int, *, rule: str = "consolidate", single_serv
     {0: 3, 1: 1}
     >>> place(np.array([3, 2, 1]), 4, single_server=True) is None
     True
+    >>> place(np.array([4, 3, 4]), 6, rule="whole_node", capacity=np.array([4, 4, 4]))  # whole servers 0 and 2
+    {0: 4, 2: 2}
+    >>> place(np.array([4, 3, 2]), 6, rule="whole_node", capacity=np.array([4, 4, 4])) is None
+    True
     """
     free = np.asarray(free)
     if gpus <= 0:
@@ -47,6 +55,24 @@ def place(free: np.ndarray, gpus: int, *, rule: str = "consolidate", single_serv
     if rule not in PLACEMENT_RULES:
         raise UnknownNameError(f"Unknown placement rule {rule!r}; choose one of {list(PLACEMENT_RULES)}.")
     n = len(free)
+    if rule == "whole_node":
+        if capacity is None:
+            raise InvalidOptionError("The 'whole_node' placement rule needs capacity= (GPUs per server).")
+        capacity = np.asarray(capacity)
+        if gpus <= int(capacity.max(initial=0)):
+            single_server = True  # fits on one server: best fit on one server, as consolidate
+            rule = "consolidate"
+        else:
+            whole: dict[int, int] = {}
+            need = gpus
+            for m in np.argsort(-capacity, kind="stable"):
+                if free[m] == capacity[m] and free[m] > 0:
+                    take = int(min(free[m], need))
+                    whole[int(m)] = take
+                    need -= take
+                    if need == 0:
+                        return dict(sorted(whole.items()))
+            return None
     if rule == "random":
         if rng is None:
             raise InvalidOptionError("The 'random' placement rule needs rng= (a numpy Generator).")

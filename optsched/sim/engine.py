@@ -150,7 +150,7 @@ class Simulator:
                 )
             if k < len(j.stages):
                 self._terminate[j.index] = int(k)
-        self.free = FreeGPUs(list(cluster.gpus))
+        self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(policy, "placement", None) == "whole_node")
         self.capacity = cluster.total_gpus
         self.now = 0.0
         self._ran = False
@@ -458,6 +458,7 @@ class Simulator:
         next_arr = arrivals[0].arrival if n else _INF
         terminate = self._terminate
         same_t = 0
+        n_stale = 0  # heap entries made stale by a preemption, rate change or cancelled timer
         while True:
             t = heap[0][0] if heap else _INF
             if next_arr < t:
@@ -478,10 +479,11 @@ class Simulator:
             while True:
                 if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
                     _, prio, _, obj, ver = pop(heap)
-                    n_events += 1
+                    n_events += 1  # stale entries are subtracted below (n_stale)
                     if prio == P_STAGE:
                         j = obj
                         if ver != j._version:
+                            n_stale += 1
                             continue
                         j._done = j.stages[j.stage]
                         j._t = t
@@ -514,12 +516,14 @@ class Simulator:
                         j = obj
                         if ver != -1:
                             if ver != j._version or j.phase != SAVING:
+                                n_stale += 1
                                 continue
                             self._release_after_save(j)
                         r = policy.on_preempted(self, j)
                     elif prio == P_LOADED:
                         j = obj
                         if ver != j._version or j.phase != LOADING:
+                            n_stale += 1
                             continue
                         j.loading_time += t - j._phase_start
                         self._begin_training(j)
@@ -527,6 +531,7 @@ class Simulator:
                     else:  # timer
                         tm = obj
                         if not tm.active:
+                            n_stale += 1
                             continue
                         if tm.period is not None:
                             tm.time = t + tm.period
@@ -557,7 +562,7 @@ class Simulator:
                 self._update_rates()
             if n_finished == n:  # every job is done: pending timers are moot
                 break
-        self.n_events = n_events
+        self.n_events = n_events - n_stale  # events processed (stale heap entries not counted)
         if bar is not None:
             bar.update(n_finished - bar.n)
             bar.close()

@@ -100,7 +100,7 @@ def _check_array(name: str, a: np.ndarray, ids: list, ok: Callable[[np.ndarray],
     if len(bad):
         i = int(bad[0])
         raise InvalidInstanceError(
-            f"The '{name}' field of job {ids[i]!r} must be {what}; got {a[i]!r} ({len(bad)} row(s) are invalid). "
+            f"The '{name}' field of job {ids[i]!r} must be {what}; got {float(a[i])!r} ({len(bad)} row(s) are invalid). "
             f"Fix or drop those rows."
         )
 

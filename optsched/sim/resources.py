@@ -36,6 +36,9 @@ class FreeGPUs:
     ----------
     capacity : sequence of int
         GPUs per server.
+    whole_node : bool
+        Tiresias' "yarn" placement (rule ``whole_node``): a job of at most one server's GPUs
+        fits only on one server, a larger one only on servers with every GPU free.
 
     Examples
     --------
@@ -48,9 +51,9 @@ class FreeGPUs:
     {1: 4, 2: 2}
     """
 
-    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n")
+    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n", "whole_node", "whole_free")
 
-    def __init__(self, capacity: Sequence[int]):
+    def __init__(self, capacity: Sequence[int], *, whole_node: bool = False):
         self.capacity = [int(c) for c in capacity]
         self._n = len(self.capacity)
         self._maxcap = max(self.capacity) if self.capacity else 0
@@ -59,6 +62,8 @@ class FreeGPUs:
         self._bucket = [0] * (self._maxcap + 1)
         for m, c in enumerate(self.capacity):
             self._bucket[c] |= 1 << m
+        self.whole_node = bool(whole_node)
+        self.whole_free = self.total_free  # GPUs on servers with every GPU free
 
     # -- queries ---------------------------------------------------------------------------
     @property
@@ -76,13 +81,27 @@ class FreeGPUs:
 
     def fits(self, gpus: int, single_server: bool = False) -> bool:
         """Whether ``gpus`` GPUs (on one server if ``single_server``) are free now."""
-        if single_server:
+        if single_server or (self.whole_node and gpus <= self._maxcap):
             b = self._bucket
             for f in range(self._maxcap, gpus - 1, -1):
                 if b[f]:
                     return True
             return False
+        if self.whole_node:
+            return self.whole_free >= gpus
         return self.total_free >= gpus
+
+    def fits_in(self, free: Sequence[int], gpus: int, single_server: bool = False) -> bool:
+        """:meth:`fits` on another free vector (e.g. the free GPUs after some preemptions)."""
+        if single_server or (self.whole_node and gpus <= self._maxcap):
+            return max(free, default=0) >= gpus
+        if self.whole_node:
+            return sum(c for f, c in zip(free, self.capacity, strict=True) if f == c) >= gpus
+        return sum(free) >= gpus
+
+    def needs_layout(self, gpus: int, single_server: bool) -> bool:
+        """Whether fitting ``gpus`` depends on where the free GPUs are, not only on how many."""
+        return single_server or self.whole_node
 
     def as_array(self) -> np.ndarray:
         return np.array(self.free_list, dtype=np.int64)
@@ -94,6 +113,9 @@ class FreeGPUs:
         self._bucket[old] ^= bit
         self._bucket[new] |= bit
         self.free_list[m] = new
+        if self.whole_node:
+            c = self.capacity[m]
+            self.whole_free += (new == c) * c - (old == c) * c
 
     def allocate(self, placement: Mapping[int, int]) -> None:
         """Take ``placement`` = {server: GPUs}; the caller has checked it fits."""
@@ -160,6 +182,10 @@ class FreeGPUs:
             raise InvalidOptionError(f"A placement needs a positive GPU count; got {gpus}.")
         if rule == "random":
             return place(self.as_array(), gpus, rule="random", single_server=single_server, rng=rng)
+        if rule == "whole_node":
+            if gpus > self._maxcap:
+                return place(self.as_array(), gpus, rule="whole_node", capacity=np.array(self.capacity))
+            rule, single_server = "consolidate", True
         if rule not in PLACEMENT_RULES:
             raise UnknownNameError(f"Unknown placement rule {rule!r}; choose one of {list(PLACEMENT_RULES)}.")
         b = self._bucket

@@ -23,6 +23,7 @@ _WHERE = {
     "load_openb": "loaders", "openb_cluster": "loaders", "OPENB_JOBS": "loaders", "OPENB_NODES": "loaders",
     "synthetic_workload": "synthetic", "philly_runtimes": "synthetic", "acme_outcome_rates": "synthetic",
     "PHILLY_GPU_MIX": "synthetic", "TABLE_COLUMNS": "table", "to_jobs": "table",
+    "read_jobs": "jobs_file", "parse_columns": "jobs_file",
     "SHIPPED": "datasets", "DATASETS": "datasets", "find_file": "datasets", "fetch": "datasets",
 }
 

@@ -138,8 +138,13 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
     elif isinstance(gpus, Mapping) and gpus:
         vals = np.array([int(k) for k in gpus])
         probs = np.array([float(v) for v in gpus.values()])
-        if (vals < 1).any() or (probs < 0).any() or probs.sum() <= 0:
+        if (vals < 1).any() or not np.isfinite(probs).all() or (probs < 0).any():
             raise InvalidOptionError(f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}.")
+        if abs(float(probs.sum()) - 1.0) > 1e-6:
+            raise InvalidOptionError(
+                f"The probabilities of the 'gpus' mapping must sum to 1; they sum to {float(probs.sum()):.6g}. "
+                f"Fix the mix (e.g. divide each by their sum)."
+            )
     else:
         raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
     cap = min(cluster_gpus, max_gpus) if max_gpus is not None else cluster_gpus

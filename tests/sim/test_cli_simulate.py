@@ -41,7 +41,7 @@ def test_trace_file_path(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--trace", "nope", "--servers", "1"], "Unknown trace"),
-    (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "Unknown policy"),
+    (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "invalid choice: 'edf'"),
     (["--trace", "synthetic"], "--servers"),
     (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),
     (["--trace", "synthetic", "--servers", "1", "--placement", "best"], "placement"),
@@ -49,3 +49,94 @@ def test_trace_file_path(tmp_path, capsys):
 def test_bad_input_exit_2(argv, msg, capsys):
     assert main(["simulate", *argv, "--jobs", "20", "--no-progress"]) == 2
     assert msg in capsys.readouterr().err
+
+
+def _jobs_csv(tmp_path, text="submit,n_gpu,duration\n0,1,10\n1,4,5\n2,2,3\n"):
+    p = tmp_path / "jobs.csv"
+    p.write_text(text)
+    return p
+
+
+def test_jobs_csv_with_column_mapping_matches_the_python_reader(tmp_path, capsys):
+    from optsched.core import Cluster
+    from optsched.sim import Simulator, get_policy
+    from optsched.traces import read_jobs
+
+    p = _jobs_csv(tmp_path)
+    assert main(["simulate", "--jobs-csv", str(p), "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1",
+                 "--gpus-per-server", "4", "--policy", "srtf", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    df = read_jobs(p, columns="arrival=submit,gpus=n_gpu")
+    ref = Simulator(Cluster.homogeneous(1, 4), df, get_policy("srtf")).run().summary()
+    assert out["n_jobs"] == 3 and out["mean_jct"] == pytest.approx(ref["mean_jct"])
+
+
+def test_strict_fifo_and_whole_node_options(tmp_path, capsys):
+    # 2 servers x 4: A (3 GPUs) and B (3 GPUs) fill one server each; C (2 GPUs) arrives next.
+    p = _jobs_csv(tmp_path, "arrival,gpus,duration\n0,3,10\n0,3,20\n1,2,5\n2,1,1\n")
+    base = ["simulate", "--jobs-csv", str(p), "--servers", "2", "--gpus-per-server", "4", "--json"]
+    assert main(base) == 0
+    spread = json.loads(capsys.readouterr().out)
+    assert main([*base, "--placement", "whole_node"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert main([*base, "--no-backfill"]) == 0
+    strict = json.loads(capsys.readouterr().out)
+    # consolidate splits C over the two 1-GPU holes at t=1; whole_node keeps it on one server (t=10)
+    assert spread["mean_jct"] < whole["mean_jct"]
+    assert strict["n_done"] == 4
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--jobs-csv", "{dir}", "--servers", "1"], "is a folder"),
+    (["--jobs-csv", "{missing}", "--servers", "1"], "does not exist"),
+    (["--jobs-csv", "{csv}", "--servers", "1", "--columns", "arrival"], "OURS=YOURS"),
+    (["--trace", "synthetic", "--servers", "1", "--columns", "arrival=t"], "give --jobs-csv too"),
+    (["--jobs-csv", "{csv}", "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1", "--gpus-per-server", "2"],
+     "--skip-oversized"),
+    (["--trace", "synthetic", "--servers", "1", "--jobs", "200", "--max-jobs", "100"], "--max-jobs"),
+    (["--trace", "synthetic", "--servers", "1", "--placement", "yarn"], "invalid choice: 'yarn'"),
+    (["--trace", "synthetic", "--servers", "1", "--load-time", "-1"], "--load-time"),
+    (["--trace", "synthetic", "--servers", "1", "--out", "{file}"], "is a file"),
+    (["--trace", "synthetic", "--servers", "1", "--out", "{full}"], "--force"),
+])
+def test_bad_input_is_refused_before_any_work(argv, msg, tmp_path, capsys):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x.csv").write_text("keep me")
+    (tmp_path / "file").write_text("x")
+    paths = {"dir": tmp_path, "missing": tmp_path / "nope.csv", "csv": _jobs_csv(tmp_path),
+             "file": tmp_path / "file", "full": tmp_path / "full"}
+    argv = [a.format(**paths) for a in argv]
+    assert main(["simulate", *argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err
+    assert (tmp_path / "full" / "x.csv").read_text() == "keep me"
+
+
+def test_skip_oversized_counts_and_force_replaces(tmp_path, capsys):
+    p = _jobs_csv(tmp_path)  # the 4-GPU job does not fit 1 x 2
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "jobs.csv").write_text("old")
+    assert main(["simulate", "--jobs-csv", str(p), "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1",
+                 "--gpus-per-server", "2", "--skip-oversized", "--out", str(out), "--force", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["n_skipped_oversized"] == 1 and s["n_jobs"] == 2
+    assert len(pd.read_csv(out / "jobs.csv")) == 2
+    assert oct((out / "jobs.csv").stat().st_mode & 0o777) != oct(0o600)
+
+
+def test_openb_on_its_own_nodes_warns_that_no_job_waits(capsys):
+    assert main(["simulate", "--trace", "openb-sample", "--policy", "fifo", "--json", "--quiet"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert "No job ever waited" in cap.err and "--servers" in out["warning"]
+    assert "to" in out["utilization_window"]
+
+
+def test_declared_choices_match_the_registries():
+    from optsched.commands.simulate import PLACEMENT_CHOICES, POLICY_CHOICES
+    from optsched.core.placement import PLACEMENT_RULES
+    from optsched.sim.policies import POLICIES
+
+    assert set(PLACEMENT_CHOICES) == set(PLACEMENT_RULES)
+    assert set(POLICY_CHOICES) == set(POLICIES)

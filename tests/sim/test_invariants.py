@@ -10,7 +10,7 @@ from optsched.sim import PlacementRate, Simulator, get_policy, replay_log
 from optsched.verify import verify
 
 POLICY_NAMES = ["fifo", "sjf", "srtf", "las"]
-RULES = ["consolidate", "first_fit", "least_loaded", "random"]
+RULES = ["consolidate", "first_fit", "least_loaded", "random", "whole_node"]
 
 
 @st.composite

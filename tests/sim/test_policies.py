@@ -147,3 +147,47 @@ def test_srpt_known_optimum():
     # Baker's example style: known optimum computed by hand = 17 (see test_srtf_hand_example)
     jobs = [Job(0, work=10), Job(1, work=2, arrival=1), Job(2, work=1, arrival=2)]
     assert srpt_flow_time(jobs) == 17.0
+
+
+def _completion(policy, jobs, servers, gpus):
+    from optsched.sim import simulate
+
+    df = simulate(Cluster.homogeneous(servers, gpus), jobs, policy).jobs_frame().set_index("job_id")
+    return df["completion"].to_dict(), df["first_start"].to_dict()
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "las"])
+def test_whole_node_keeps_small_jobs_on_one_server_and_large_jobs_on_whole_servers(policy):
+    # 2 x 4 GPUs: A and B (3 GPUs) take one server each; C (2 GPUs) fits only in split holes.
+    jobs = [Job("A", work=10, gpus=3), Job("B", work=20, gpus=3), Job("C", work=50, gpus=2, arrival=1)]
+    opts = {"quantum": 100.0} if policy == "las" else {}
+    _, start = _completion(get_policy(policy, placement="consolidate", **opts), jobs, 2, 4)
+    assert start["C"] == pytest.approx(1.0)  # consolidate splits it over the two holes
+    _, start = _completion(get_policy(policy, placement="whole_node", **opts), jobs, 2, 4)
+    assert start["C"] == pytest.approx(10.0)  # whole_node: waits for a server with 2 free GPUs
+    # a 5-GPU job needs whole servers: at t=10 server 0 is free and server 1 has 2 free GPUs
+    jobs = [Job("A", work=10, gpus=3), Job("B", work=20, gpus=2), Job("D", work=50, gpus=5, arrival=1)]
+    _, start = _completion(get_policy(policy, placement="consolidate", **opts), jobs, 2, 4)
+    assert start["D"] == pytest.approx(10.0)  # 6 GPUs free over both servers: it starts split
+    _, start = _completion(get_policy(policy, placement="whole_node", **opts), jobs, 2, 4)
+    assert start["D"] == pytest.approx(20.0)  # waits for two whole servers
+
+
+def test_strict_fifo_blocks_later_jobs_behind_the_head():
+    jobs = [Job("A", work=10, gpus=3), Job("B", work=20, gpus=3), Job("C", work=5, gpus=2, arrival=1),
+            Job("D", work=1, gpus=1, arrival=2)]
+    _, start = _completion(FIFO(placement="whole_node"), jobs, 2, 4)
+    assert start["D"] == pytest.approx(2.0)  # backfilled into a hole while C waits
+    _, start = _completion(FIFO(placement="whole_node", backfill=False), jobs, 2, 4)
+    assert start["D"] >= start["C"] == pytest.approx(10.0)  # Tiresias' FIFO: D waits behind C
+
+
+def test_n_events_counts_processed_events_only():
+    from optsched.sim import Simulator
+
+    # SRTF preempts A for B: A's completion event becomes stale and must not be counted
+    jobs = [Job("A", work=10, gpus=1), Job("B", work=1, gpus=1, arrival=1)]
+    res = Simulator(Cluster.homogeneous(1, 1), jobs, SRTF(), record_log=True).run()
+    counted = sum(1 for e in res.log if e[1] in ("arrival", "complete", "fail", "checkpoint", "timer", "saved",
+                                                   "loaded"))
+    assert res.n_events == counted == 5  # 2 arrivals, 1 save, 2 completions; A's first end is stale
