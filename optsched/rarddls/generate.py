@@ -15,7 +15,7 @@ from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 from optsched.rarddls.model import RarInstance, RarJob
 
-__all__ = ["random_instance", "paper_instance", "PAPER_SIZES"]
+__all__ = ["random_instance", "paper_instance", "slowdown_preset", "PAPER_SIZES"]
 
 PAPER_SIZES = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 
@@ -42,6 +42,20 @@ def random_instance(n_jobs: int, *, n_servers: int = 2, gpus_per_server: int | l
                        xi1=xi, xi2=0.05, alpha=alpha, name=f"random-{n_jobs}j-{len(caps)}s-{seed}")
 
 
+def slowdown_preset() -> RarInstance:
+    """Sec. 1 example from [19]: 4-GPU servers; one 4-GPU job alone on one server takes 295 slots (1 slot =
+    1 s); four such jobs each spread over the 4 servers (1 GPU per server, p = 4) take 675 slots each (x2.29).
+    Calibrated: phi alone = 135, phi at p = 4 = 59, F = 295 x 135 (b_i, C large, xi_2 = alpha = 0, xi_1 = 1).
+    """
+    F = 295 * 135
+    compute = 1.0 / 135.5
+    share_factor = (1.0 / 59.5 - compute) / 8.0  # 2 share f(4) / b_e with b_e = 1, f(4) = 4
+    m = share_factor / 0.75
+    jobs = tuple(RarJob(i, 4, F, m, compute, 295.0) for i in range(4))
+    return RarInstance(Cluster(tuple({"gpus": 4} for _ in range(4))), jobs, b_e=1.0, b_i=1e9, C=1e9, xi1=1.0,
+                       xi2=0.0, alpha=0.0, name="sec1-slowdown-preset")
+
+
 def paper_instance(*, seed=None, n_servers: int = 20, extra: float = 0.15, lam: float = 1.0,
                    horizon: int | None = 1200, sizes: dict[int, int] | None = None) -> RarInstance:
     """The Sec. 7 workload (160 jobs on ``n_servers`` servers with O_s in {4, 8, 16, 32}).
@@ -51,11 +65,17 @@ def paper_instance(*, seed=None, n_servers: int = 20, extra: float = 0.15, lam: 
     ``extra`` of tau_j^max; xi_1 = xi_2 (as the paper) enter through k_j = max(1, xi_1 p_j) with xi_1 = 1 here,
     and xi_2 in overhead slots. rho^_j = tau_j^min F_j clipped to [50, 300].
     """
-    rng = as_generator(seed)
+    if isinstance(seed, np.random.Generator):
+        rng_c, rng = seed, seed
+    else:
+        ss = np.random.SeedSequence(0 if seed is None else int(seed))
+        rng_c, rng = (np.random.default_rng(x) for x in ss.spawn(2))
     sizes = dict(sizes or PAPER_SIZES)
-    caps = [int(x) for x in rng.choice([4, 8, 16, 32], size=n_servers)]
+    # servers: the first n_servers of a fixed draw of 40, so clusters of one seed are nested (Fig. 6); jobs
+    # come from their own stream and do not depend on n_servers
+    caps = [int(x) for x in rng_c.choice([4, 8, 16, 32], size=max(40, n_servers))][:n_servers]
     while sum(caps) < max(sizes):
-        caps[int(rng.integers(n_servers))] = 32
+        caps[caps.index(min(caps))] = 32
     Omax = max(caps)
     alpha = 0.5
     xi = 1.0
@@ -68,7 +88,7 @@ def paper_instance(*, seed=None, n_servers: int = 20, extra: float = 0.15, lam: 
             F = int(rng.integers(1000, 6001))
             base = float(rng.uniform(0.01, 0.05))
             # worst-case extra per iteration: 2 m (G-1)/G * fmax / b_e + xi2 * min(G, S)
-            servers = min(G, n_servers)
+            servers = min(G, 20)
             xi2 = 0.0005
             room = max(extra / (1 - extra) * base - xi2 * servers, 0.0)
             m = room * b_e / (2.0 * fmax) * G / max(G - 1, 1) if G > 1 else 1.0
