@@ -26,13 +26,20 @@ _policy._register()
 def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
     """Load ``instances/toy/<name>.json`` (validated against the asrpt schema).
 
-    >>> toy_instance().n_jobs
-    3
+    The toy files' known optima were derived with start slots {0, ..., T} (jobs start at t = 0), so a
+    toy file that does not set ``metadata.first_slot`` is loaded with ``first_slot = 0``; every other
+    instance defaults to the paper's {1, ..., T} (formulations/asrpt.md#slots).
+
+    >>> toy_instance().n_jobs, toy_instance().first_slot
+    (3, 0)
     """
     from optsched.core.io import load_instance
     from optsched.core.library import instance_path
 
-    return load_instance(instance_path(f"toy:{name}"))
+    inst = load_instance(instance_path(f"toy:{name}"))
+    if "first_slot" not in inst.metadata:
+        inst = inst.with_first_slot(0)
+    return inst
 
 
 def _suite():

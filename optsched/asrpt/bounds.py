@@ -34,7 +34,8 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance
 
 __all__ = ["srpt_completions", "srpt_total", "BoundInputs", "bound_inputs", "opt_a1", "opt_a1_tilde",
-           "lemma1_rhs", "lemma1_corrected_rhs", "lemma2_rhs", "lemma3_rhs", "theorem1_ratio", "check_bounds", "BoundRow"]
+           "lemma1_rhs", "lemma1_corrected_rhs", "lemma2_rhs", "lemma2_corrected_rhs", "lemma3_rhs", "theorem1_ratio",
+           "theorem1_corrected_ratio", "check_bounds", "BoundRow"]
 
 
 def srpt_completions(releases: Sequence[float], sizes: Sequence[float]) -> np.ndarray:
@@ -106,6 +107,13 @@ class BoundInputs:
     def kappa(self) -> float:
         """max_i alpha~min_i / alpha^min_i >= 1: how far Heavy-Edge is from the exact minimum."""
         return float(np.max(self.alpha_min_est / self.alpha_min))
+
+    @property
+    def rho_hat(self) -> float:
+        """max_i alpha^max_i / alpha^min_i (exact minimum): the constant Appendix B's last step needs.
+
+        rho_hat <= rho * kappa, and rho_hat = rho when Heavy-Edge is optimal (kappa = 1)."""
+        return float(np.max(self.alpha_max / self.alpha_min))
 
     @property
     def eps(self) -> float:
@@ -182,6 +190,35 @@ def lemma2_rhs(b: BoundInputs, opt_a: float, *, tau: float) -> float:
             + b.rho * opt_a)
 
 
+def lemma2_corrected_rhs(b: BoundInputs, opt_a: float, *, tau: float) -> float:
+    """Corrected Lemma 2 (formulations/asrpt.md#lemma-2-corrected):
+
+    Gamma_A <= (1 + tau + rho G/(G - g^max)) OPT_{Ã_1} + I g^max alpha^max eps / (G - g^max) + rho_hat OPT_A,
+
+    rho_hat = max_i alpha^max_i / alpha^min_i. Appendix B's last step, sum_i n_i alpha^max_i <= rho sum_i n_i
+    alpha^min_i, needs alpha^max_i <= rho alpha^min_i, which fails when Heavy-Edge is suboptimal
+    (alpha~min_i > alpha^min_i); with rho_hat it holds by definition (and rho_hat <= rho kappa, so
+    the printed bound with rho kappa in place of the last rho also holds)."""
+    if b.G <= b.g_max:
+        return math.inf
+    d = b.G - b.g_max
+    return ((1 + tau + b.rho * b.G / d) * opt_a1_tilde(b) + b.I * b.g_max * b.a_max * b.eps / d
+            + b.rho_hat * opt_a)
+
+
+def theorem1_corrected_ratio(b: BoundInputs, *, tau: float) -> float:
+    """Theorem 1 from the corrected Lemmas 1 (kappa) and 2 (rho_hat):
+
+    Gamma_A / OPT_A <= (1 + tau + rho q) kappa + rho_hat + (2 g^max alpha^max / alpha^min)(1 + tau + (1 + rho) q) eps_bar,
+    q = G / (G - g^max). (I / OPT_A <= 2 G / (alpha^min (I + 1)) directly: the k-th completion in any
+    schedule of A is >= k alpha^min / G, so no rho is needed in front of the eps_bar term.)"""
+    if b.G <= b.g_max:
+        return math.inf
+    q = b.G / (b.G - b.g_max)
+    return ((1 + tau + b.rho * q) * b.kappa + b.rho_hat
+            + 2 * b.g_max * b.a_max / b.a_min * (1 + tau + (1 + b.rho) * q) * b.eps_bar)
+
+
 def theorem1_ratio(b: BoundInputs, *, tau: float) -> float:
     """The competitive-ratio bound of Theorem 1 (dimensionless)."""
     if b.G <= b.g_max:
@@ -217,7 +254,8 @@ def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a
 
     Returns
     -------
-    list of BoundRow (lemma_1, lemma_3, lemma_2, theorem_1, plus the quantities rho, eps_bar).
+    list of BoundRow: lemma_1, lemma_1_corrected, lemma_3, and with ``gamma_a`` lemma_2, lemma_2_corrected,
+    theorem_1, theorem_1_corrected (the constants in ``note``).
 
     Examples
     --------
@@ -240,9 +278,15 @@ def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a
     if gamma_a is not None and opt_a is not None:
         rhs2 = lemma2_rhs(b, opt_a, tau=tau)
         rows.append(BoundRow("lemma_2", gamma_a, rhs2, gamma_a <= rhs2 * (1 + rtol), f"tau={tau:g}"))
+        rc2 = lemma2_corrected_rhs(b, opt_a, tau=tau)
+        rows.append(BoundRow("lemma_2_corrected", gamma_a, rc2, gamma_a <= rc2 * (1 + rtol),
+                             f"rho_hat={b.rho_hat:.6g}"))
         ratio = theorem1_ratio(b, tau=tau)
         rows.append(BoundRow("theorem_1", gamma_a / opt_a, ratio, gamma_a / opt_a <= ratio * (1 + rtol),
                              f"eps_bar={b.eps_bar:g}"))
+        rc = theorem1_corrected_ratio(b, tau=tau)
+        rows.append(BoundRow("theorem_1_corrected", gamma_a / opt_a, rc, gamma_a / opt_a <= rc * (1 + rtol),
+                             f"kappa={b.kappa:.6g}, rho_hat={b.rho_hat:.6g}"))
     return rows
 
 

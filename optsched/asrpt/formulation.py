@@ -104,7 +104,9 @@ def job_patterns(job: AsrptJob, instance: AsrptInstance) -> list[Pattern]:
 
 
 def arrival_slot(job: AsrptJob, instance: AsrptInstance) -> int:
-    return int(math.ceil(job.arrival / instance.slot - 1e-9))
+    """Earliest start slot of job i: max(first_slot, ceil(r_i / slot)) (eq. (1) on the slot grid; the paper's
+    t_i in [T] = {1, ..., T} when ``instance.first_slot`` = 1, the default)."""
+    return max(instance.first_slot, int(math.ceil(job.arrival / instance.slot - 1e-9)))
 
 
 def horizon_slots(instance: AsrptInstance, patterns: dict) -> int:

@@ -21,9 +21,11 @@ from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE"]
+__all__ = ["Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
 
 KIND = "asrpt"
+#: Default first start slot: the paper's t_i in [T] = {1, ..., T} (formulations/asrpt.md#slots).
+FIRST_SLOT = 1
 ALLREDUCE = ("rar", "tar")
 _STAGE_FIELDS = ("k", "p_f", "p_b", "d_in", "d_out", "h")
 
@@ -204,6 +206,7 @@ class AsrptInstance(JsonMixin):
     slot : float
         Slot length (s) of the time-slotted Problem (8) (default 1).
     known_optima, metadata : mapping
+        ``metadata["first_slot"]`` (0 or 1, default 1) sets the slot convention, see :attr:`first_slot`.
 
     Examples
     --------
@@ -242,6 +245,11 @@ class AsrptInstance(JsonMixin):
                                                       hint=" (seconds per slot)"))
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
+        fs = self.metadata.get("first_slot", FIRST_SLOT)
+        if isinstance(fs, bool) or fs not in (0, 1):
+            raise InvalidInstanceError(
+                f"The 'first_slot' field of the instance metadata must be 1 (the paper's start slots [T] = "
+                f"{{1, ..., T}}) or 0 (start slots {{0, ..., T}}); got {fs!r}.")
         seen: set = set()
         for j in jobs:
             if j.id in seen:
@@ -272,6 +280,21 @@ class AsrptInstance(JsonMixin):
     @property
     def b_intra(self) -> float:
         return float(self.cluster.bandwidth_intra)
+
+    @property
+    def first_slot(self) -> int:
+        """The first start slot: 1 = the paper's [T] = {1, ..., T} (default), 0 = {0, ..., T} (old).
+
+        A job may start at slot t (time t * slot) only if t >= first_slot and t * slot >= r_i, so the
+        earliest start is max(first_slot, ceil(r_i / slot)) slots: with 1, no job starts at time 0
+        (equivalently: arrivals at 0 moved one slot). Set with ``metadata={"first_slot": 0}`` or
+        :meth:`with_first_slot`. See formulations/asrpt.md#slots.
+        """
+        return int(self.metadata.get("first_slot", FIRST_SLOT))
+
+    def with_first_slot(self, first_slot: int) -> AsrptInstance:
+        """The same instance under the other slot convention (``first_slot`` 0 or 1)."""
+        return replace(self, metadata={**dict(self.metadata), "first_slot": first_slot})
 
     @property
     def n_jobs(self) -> int:

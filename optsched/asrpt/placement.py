@@ -268,7 +268,7 @@ def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOpt
 
     Raises ``RuntimeError`` if the MILP is not proven optimal (a true minimum is needed by the bounds).
     """
-    free = [instance.g] * instance.M
+    free = [instance.g] * min(instance.M, job.gpus)  # identical empty servers: g_i of them always suffice
     try:
         r = enumerate_placement(job, free, instance=instance, limit=20_000)
     except ModelTooLargeError:

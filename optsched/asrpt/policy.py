@@ -53,15 +53,17 @@ def select_servers(free, need: int, *, most: bool) -> dict[int, int] | None:
 def _off_slot(policy, sim) -> bool:
     """True (and a wake-up timer armed at the next slot boundary) if decisions must wait for it.
 
-    Problem (8) and Algorithm 1 are time-slotted: jobs start at multiples of the slot. Acting only
-    at slot boundaries keeps the policies inside the model whose exact optimum OPT_A we compute."""
+    Problem (8) and Algorithm 1 are time-slotted: jobs start at multiples of the slot, from slot
+    ``instance.first_slot`` on (the paper's [T] = {1, ..., T} by default: nothing starts at time 0).
+    Acting only there keeps the policies inside the model whose exact optimum OPT_A we compute."""
     if not policy.slotted:
         return False
     slot = policy.instance.slot
     k = sim.now / slot
-    if abs(k - round(k)) <= 1e-9:
+    first = policy.instance.first_slot
+    if abs(k - round(k)) <= 1e-9 and round(k) >= first:
         return False
-    nxt = math.ceil(k) * slot
+    nxt = max(first, math.ceil(k - 1e-9)) * slot
     if getattr(policy, "_slot_timer_at", None) != nxt:
         sim.set_timer(at=nxt)
         policy._slot_timer_at = nxt
@@ -278,6 +280,16 @@ class ASRPT(_policy_base()):
         elif timer is self.retrain_timer:
             self._refit()
 
+    def _wait_window(self, g_i: int, info) -> float:
+        """Length (s) of Line 16's loop t in {t+1, ..., t + tau (g_i/G) ñ_i alpha~min_i}: the last slot it
+        reaches (whole slots when slotted), 0 when the loop is empty, e.g. for unseen jobs (ñ_i = 0) or
+        tau = 0; the job then starts at once (Line 20)."""
+        budget = self.tau * g_i / self.G * info.pred * info.a_min
+        if not self.slotted:
+            return max(0.0, budget)
+        slot = self.instance.slot
+        return math.floor(budget / slot + 1e-9) * slot
+
     def _start(self, sim, jid, placement):
         job = self.info[jid].job
         self.started_alpha[jid] = self.rate_model.alpha(job, placement)
@@ -307,12 +319,12 @@ class ASRPT(_policy_base()):
             if info.comm_heavy:  # Lines 8-20
                 pl = select_servers(sim.free_gpus, g_i, most=True)
                 a = self.rate_model.alpha(info.job, pl)
-                if a / info.a_min <= self.comm_heavy or self.tau == 0:
+                wait = self._wait_window(g_i, info)
+                if a / info.a_min <= self.comm_heavy or wait <= 0:  # Line 12, or an empty loop 16-19 (Line 20)
                     self.pending.pop(0)
                     self._start(sim, jid, pl)
                     continue
-                self.delayed = {"id": jid, "kappa": a,
-                                "deadline": sim.now + self.tau * g_i / self.G * info.pred * info.a_min}
+                self.delayed = {"id": jid, "kappa": a, "deadline": sim.now + wait}
                 break
             pl = select_servers(sim.free_gpus, g_i, most=False)  # Lines 21-23
             self.pending.pop(0)
@@ -417,6 +429,9 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
     return {"gamma_a": gamma, "opt_a": opt_a, "ratio": gamma / opt_a,
             "theorem_1_bound": rows["theorem_1"].rhs, "lemma_2_rhs": rows["lemma_2"].rhs,
             "lemma_2_holds": rows["lemma_2"].holds, "theorem_1_holds": rows["theorem_1"].holds,
+            "lemma_2_corrected_rhs": rows["lemma_2_corrected"].rhs,
+            "lemma_2_corrected_holds": rows["lemma_2_corrected"].holds,
+            "theorem_1_corrected_holds": rows["theorem_1_corrected"].holds,
             "result": res}
 
 

@@ -112,7 +112,8 @@ def test_lemma1_and_lemma3_against_exact_opt_a(seed, n, M):
 
 def test_toy_bounds():
     rows = check_bounds(toy_instance(), opt_a=21.9, gamma_a=21.9, tau=0.0)
-    assert [r.name for r in rows] == ["lemma_1", "lemma_1_corrected", "lemma_3", "lemma_2", "theorem_1"]
+    assert [r.name for r in rows] == ["lemma_1", "lemma_1_corrected", "lemma_3", "lemma_2", "lemma_2_corrected",
+                                     "theorem_1", "theorem_1_corrected"]
     assert all(r.holds for r in rows)
 
 

@@ -50,27 +50,10 @@ def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
     out = empirical_ratio(inst, ex.objective, tau=tau)
     assert out["ratio"] >= 1 - 1e-6  # slot-aligned policies cannot beat the slotted optimum
     assert out["theorem_1_holds"], out
-    # Lemma 2 is checked on continuous-time A-SRPT: the slot wait after a virtual completion is outside the
-    # paper's analysis (see test_lemma2_fails_for_slotted_asrpt_with_coarse_slots)
+    assert out["lemma_2_corrected_holds"], out
+    # continuous-time A-SRPT too (starts need not be on the grid; OPT_A is still the slotted optimum)
     cont = empirical_ratio(inst, ex.objective, tau=tau, slotted=False)
-    assert cont["lemma_2_holds"], cont
-    assert cont["theorem_1_holds"], cont
-
-
-def test_lemma2_fails_for_slotted_asrpt_with_coarse_slots():
-    """FINDING: one 1-GPU job (68 iterations of 0.0969 s = 6.59 s, predicted 77) with 10-s slots. It completes
-    in Ã_1 at 1.87 s, but slotted A-SRPT starts it at the next slot, 10 s: Gamma_A = 16.59 s > Lemma 2's
-    right-hand side 11.23 s (rho = 1, tau = 0). In continuous time it starts at 1.87 s and Gamma_A = 8.46 s.
-    The same happens in slot units (scale all times by 1/10): the analysis ignores the rounding of starts
-    to slots, which matters when jobs are short compared with a slot."""
-    inst = random_instance(1, 2, 2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
-    ex = solve_problem8(inst, options=OPT)
-    slotted = empirical_ratio(inst, ex.objective, tau=0.0)
-    assert slotted["gamma_a"] == pytest.approx(16.5905, abs=1e-3)
-    assert slotted["lemma_2_rhs"] == pytest.approx(11.2345, abs=1e-3)
-    assert not slotted["lemma_2_holds"]
-    cont = empirical_ratio(inst, ex.objective, tau=0.0, slotted=False)
-    assert cont["lemma_2_holds"] and cont["gamma_a"] == pytest.approx(8.4561, abs=1e-3)
+    assert cont["lemma_2_corrected_holds"] and cont["theorem_1_corrected_holds"], cont
 
 
 def test_unseen_jobs_go_first_and_options():
@@ -78,7 +61,7 @@ def test_unseen_jobs_go_first_and_options():
     inst2 = inst.replace(jobs=tuple(j.replace(predicted_iterations=0) if j.id == 0 else j for j in inst.jobs))
     res = simulate_asrpt(inst2, tau=0.0)
     df = res.jobs_frame()
-    assert df["first_start"].iloc[0] == 0.0  # job 0 (unseen, ñ=0) starts at once
+    assert df["first_start"].iloc[0] == pytest.approx(0.0)  # job 0 (unseen, ñ=0) starts at once
     with pytest.raises(InvalidOptionError, match="tau"):
         ASRPT(inst, tau=-1)
     assert select_servers([1, 3, 2], 4, most=True) == {1: 3, 2: 1}
@@ -105,3 +88,48 @@ def test_reproduction_quick_runs():
     res = reproduce(quick=True)
     assert set(res) == {"fig6", "fig7", "fig8", "fig9"}
     assert res["fig9"].loc["perfect", "eps_bar"] == 0
+
+
+def _fragmenting_instance(tau_pred_c=0):
+    """2 servers x 2 GPUs, 1-s slots. Job A (1 GPU, 20 s) and job B (2 GPUs, two compute-only stages, 100 s),
+    both predicted 1 iteration, start at slot 1: A on server 0, B on the least-free servers, one GPU of each.
+    A ends at 21 s, leaving one free GPU per server. Job C (a 2-replica stage with a 1 GB AllReduce:
+    communication-heavy, alpha^max / alpha~min = 7.4) arrives at 30 s with prediction ``tau_pred_c``."""
+    from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+    from optsched.core.cluster import Cluster
+
+    cl = Cluster.homogeneous(2, 2, bandwidth_inter=1e9, bandwidth_intra=1e11)
+    a = AsrptJob("A", [Stage(k=1, p_f=0.5, p_b=0.5)], iterations=20, predicted_iterations=1)
+    b = AsrptJob("B", [Stage(k=1, p_f=0.5, p_b=0.5), Stage(k=1, p_f=0.5, p_b=0.5)], iterations=100,
+                 predicted_iterations=1)
+    c = AsrptJob("C", [Stage(k=2, p_f=0.1, p_b=0.2, h=1e9)], iterations=10, arrival=30.0,
+                 predicted_iterations=tau_pred_c)
+    return AsrptInstance(cl, [a, b, c], name="unseen-comm-heavy", slot=1.0)
+
+
+@pytest.mark.parametrize("slotted", [True, False])
+def test_unseen_communication_heavy_job_starts_at_once(slotted):
+    """Item 3 of issue 16: with ñ = 0 the wait window of Line 16 is empty, so Line 20 starts the job at
+    once on the servers Lines 9-10 chose, even though alpha / alpha~min > COMM_HEAVY there."""
+    from optsched.asrpt.policy import _JobInfo
+
+    inst = _fragmenting_instance(0)
+    info = _JobInfo(inst, inst.jobs[2], 0)
+    assert info.comm_heavy and info.a_max / info.a_min > 7
+    res = simulate_asrpt(inst, tau=1.0, slotted=slotted)
+    df = res.jobs_frame().set_index("job_id")
+    assert df.loc["A", "completion"] <= 30.0 < df.loc["B", "completion"]  # the cluster is fragmented at 30 s
+    assert df.loc["C", "first_start"] == pytest.approx(30.0)
+    assert df.loc["C", "completion"] == pytest.approx(30.0 + 10 * 2.3)  # split over both servers: alpha = 2.3 s
+    assert verify(inst, res.schedule()).ok
+
+
+def test_seen_communication_heavy_job_still_waits_within_its_window():
+    """The same job with a prediction (ñ = 10: virtual size (2/4) 10 x 0.31 = 1.55 s, so it heads the queue at
+    slot 32; window tau x 1.55 s -> Line 16 loops over slot 33 only) waits that slot for a better placement,
+    finds none (B still runs) and starts at 33 (Line 20)."""
+    inst = _fragmenting_instance(10)
+    res = simulate_asrpt(inst, tau=1.0)
+    df = res.jobs_frame().set_index("job_id")
+    start = df.loc["C", "first_start"]
+    assert start == pytest.approx(33.0)
