@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.objectives import objective_value
+from optsched.verify.common import check_gpu_exclusive
 from optsched.verify.registry import register_check, register_evaluator
 from optsched.verify.report import Violation
 
@@ -161,11 +162,13 @@ _CLUSTER_CHECKS = [
     ("no_self_overlap", check_no_self_overlap),
     ("capacity", check_capacity),
     ("resource_capacity", check_resources),
+    ("gpu_exclusive", check_gpu_exclusive),
 ]
 
 
 def register_cluster_checks(kind: str, *, work_at_rate_one: bool = True) -> None:
-    """Register the cluster-schedule checks (R1)-(R6), and (R7) if jobs run at rate 1, for ``kind``."""
+    """Register the cluster-schedule checks (R1)-(R6), ``gpu_exclusive`` (where segments name their
+    GPUs), and (R7) if jobs run at rate 1, for ``kind``."""
     for label, f in _CLUSTER_CHECKS:
         register_check(kind, label)(f)
     if work_at_rate_one:
