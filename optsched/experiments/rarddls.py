@@ -91,6 +91,7 @@ def fig5(seeds: Sequence[int], *, kappas: Sequence[int] = tuple(range(1, 33)), T
     diffs = np.sign(np.diff(ms[[i for i, k in enumerate(ks) if k in sizes]]))
     pattern = "".join("-" if d < 0 else "+" if d > 0 else "0" for d in diffs)
     df["claim"] = "makespan changes only at kappa in {2,4,8,16,32}; first drops, then rises, then drops (Fig. 5)"
+    df["steps_only_at_sizes"] = bool(steps_only_at_sizes)
     df["pattern_at_sizes"] = pattern
     df["reproduced"] = bool(steps_only_at_sizes and pattern.lstrip("0").startswith("-") and "+" in pattern
                             and pattern.rstrip("0").endswith("-"))
@@ -119,6 +120,8 @@ def fig6(seeds: Sequence[int], *, servers: Sequence[int] = tuple(range(10, 21)),
         drop[name] = float(vv[0] - vv[-1]) if len(vv) else math.nan
     ff_largest = all(drop["FF"] >= d - 1e-9 for d in drop.values())
     df["claim"] = "makespan of FF, LS, SJF-BCO decreases with servers; FF drops most (Fig. 6)"
+    df["decreasing"] = bool(ok)
+    df["ff_drops_most"] = bool(ff_largest)
     df["reproduced"] = bool(ok and ff_largest)
     return df
 
