@@ -20,6 +20,7 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
 
 __all__ = ["lemma_sweep", "opt_a_lower_bound", "opt_a_if_all_fit", "lemma2_gap_job", "lemma2_gap_case", "random_gap_jobs",
+           "table2_readings", "table2_summary", "reading_changes",
            "lemma2_search"]
 
 
@@ -176,3 +177,74 @@ def random_gap_jobs(n_trials: int, *, seed=1, g_choices=(2, 4), extra_servers: i
         if last is not None:
             rows.append(last)
     return rows
+
+
+def table2_readings(*, n_patterns: int = 20, seed: int = 0, readings=("nic-share", "ring-boundary"),
+                    gpus: int = 8, b_inter: float = 10e9 / 8, b_intra: float = 300e9) -> list[dict]:
+    """Table II (Heavy-Edge vs exact placement, VGG19-like and GPT-like profiles, ``n_patterns`` GPU
+    availabilities of :func:`optsched.asrpt.placement.availability_patterns`) under each reading of eq. (6).
+
+    One row per (reading, model, pattern): Heavy-Edge's PITT, the exact MILP's PITT (cross-checked by
+    enumeration: ``enum_pitt_ms``) and both computation times (ms)."""
+    import time
+
+    from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
+    from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
+    from optsched.asrpt.profiles import PROFILES
+    from optsched.asrpt.timing import alpha, check_reading
+    from optsched.solvers import SolveOptions
+
+    rows = []
+    kw = dict(g=gpus, b_inter=b_inter, b_intra=b_intra)
+    for reading in readings:
+        check_reading(reading)
+        for name, make in PROFILES.items():
+            job = make()
+            for idx, free in enumerate(availability_patterns(job.gpus, gpus, n_patterns, seed=seed)):
+                t0 = time.perf_counter()
+                mp = heavy_edge(job, free, seed=seed)
+                t_he = time.perf_counter() - t0
+                a_he = alpha(job, placement_counts(job, mp, len(free)), reading=reading, **kw)
+                ex = solve_placement(job, free, exact_usage=True, reading=reading,
+                                     options=SolveOptions(time_limit=60, threads=1), **kw)
+                en = enumerate_placement(job, free, exact_usage=True, reading=reading, **kw)
+                rows.append({"reading": reading, "model": name, "pattern": idx, "free": free,
+                             "he_pitt_ms": 1e3 * a_he, "he_pct_ms": 1e3 * t_he, "ilp_pitt_ms": 1e3 * ex.alpha,
+                             "ilp_pct_ms": 1e3 * ex.runtime, "ilp_status": ex.status.value,
+                             "enum_pitt_ms": 1e3 * en.alpha})
+    return rows
+
+
+def table2_summary(rows: list[dict]):
+    """Per (reading, model): mean PITT of Heavy-Edge and of the exact placement, their ratio, how often
+    Heavy-Edge is optimal, mean computation times."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    df["he_optimal"] = np.isclose(df.he_pitt_ms, df.ilp_pitt_ms, rtol=1e-9)
+    agg = df.groupby(["reading", "model"]).agg(
+        he_pitt_ms=("he_pitt_ms", "mean"), ilp_pitt_ms=("ilp_pitt_ms", "mean"), he_optimal=("he_optimal", "sum"),
+        cases=("he_optimal", "size"), he_pct_ms=("he_pct_ms", "mean"), ilp_pct_ms=("ilp_pct_ms", "mean"))
+    agg["he_over_ilp"] = agg.he_pitt_ms / agg.ilp_pitt_ms
+    return agg
+
+
+def reading_changes(n_jobs: int = 200, *, seed: int = 0, n_servers: int = 3, gpus: int = 4) -> dict:
+    """How often the second reading of eq. (6) changes the exact minimum alpha^min of a random job
+    (jobs of :func:`optsched.asrpt.generate.random_instance`, multi-GPU only, on ``n_servers`` x ``gpus``
+    servers with the GPUs per server fixed to the fewest servers, as for alpha~min)."""
+    from optsched.asrpt.generate import random_instance
+    from optsched.asrpt.heavy_edge import min_server_availability
+    from optsched.asrpt.placement import enumerate_placement
+
+    inst = random_instance(n_jobs, n_servers, gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3)
+    changed, rows = 0, []
+    for j in inst.jobs:
+        free = min_server_availability(j, gpus)
+        a = [enumerate_placement(j, free, instance=inst, exact_usage=True, reading=r).alpha
+             for r in ("nic-share", "ring-boundary")]
+        rows.append(a)
+        changed += not math.isclose(a[0], a[1], rel_tol=1e-9)
+    arr = np.array(rows)
+    return {"jobs": n_jobs, "changed": int(changed), "mean_ratio": float(np.mean(arr[:, 1] / arr[:, 0])),
+            "min_ratio": float(np.min(arr[:, 1] / arr[:, 0]))}

@@ -181,7 +181,7 @@ def min_server_availability(job: AsrptJob, g: int) -> list[int]:
     return [g] * q + ([rem] if rem else [])
 
 
-def alpha_min_estimate(job: AsrptJob, instance: AsrptInstance, *, seed=0) -> float:
+def alpha_min_estimate(job: AsrptJob, instance: AsrptInstance, *, seed=0, reading: str = "nic-share") -> float:
     """alpha~min_i: eq. (7) on the Heavy-Edge mapping over the fewest servers (Sec. IV-B).
 
     Guarantee
@@ -198,4 +198,4 @@ def alpha_min_estimate(job: AsrptJob, instance: AsrptInstance, *, seed=0) -> flo
     """
     avail = min_server_availability(job, instance.g)
     mp = heavy_edge(job, avail, seed=seed)
-    return alpha(job, placement_counts(job, mp, len(avail)), instance=instance)
+    return alpha(job, placement_counts(job, mp, len(avail)), instance=instance, reading=reading)

@@ -56,13 +56,15 @@ def _check_free(job: AsrptJob, free, exact_usage: bool) -> np.ndarray:
 
 def build_placement_model(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g: int | None = None,
                           b_inter: float | None = None, b_intra: float | None = None, exact_usage: bool = False,
-                          max_size: int | None = None):
+                          max_size: int | None = None, reading: str = "nic-share"):
     """Build (never solve) the placement MILP for ``job`` on servers with ``free`` GPUs.
 
     Components are named after the labels of ``formulations/asrpt.md``: ``replicas_placed`` (2),
     ``server_capacity`` (3), ``comp`` (4), ``comm`` (5), ``allreduce`` (6), ``bottleneck`` (7),
     ``stage_on_server`` / ``stage_local`` (the indicator links) and the objective
     ``per_iteration_time``. ``exact_usage=True`` makes (3) an equality (a Problem (8) pattern).
+    ``reading="ring-boundary"`` (the second reading of (6)) adds binaries ``w[s, m, v]`` = [x[s, m] = v]
+    (label ``replica_count``) so that the AllReduce time, a function of x[s, m] alone, stays linear.
 
     Examples
     --------
@@ -74,8 +76,9 @@ def build_placement_model(job: AsrptJob, free, *, instance: AsrptInstance | None
     """
     import pyomo.environ as pyo
 
-    from optsched.asrpt.timing import _params
+    from optsched.asrpt.timing import _allreduce, _params, check_reading
 
+    check_reading(reading)
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     free = _check_free(job, free, exact_usage)
     S, M = job.n_stages, len(free)
@@ -124,11 +127,26 @@ def build_placement_model(job: AsrptJob, free, *, instance: AsrptInstance | None
             e += 2.0 * st[s].d_out * ((1 - loc) * g / b_inter + loc / b_intra)
         return e
 
+    if reading == "ring-boundary":
+        m.AV = pyo.Set(dimen=3, initialize=[(s, k, v) for s in range(S) if st[s].k > 1 for k in range(M)
+                                            for v in range(1, min(st[s].k, int(free[k])) + 1)])
+        m.w = pyo.Var(m.AV, domain=pyo.Binary)  # w[s, m, v] = [x[s, m] = v]
+
+        @m.Constraint(m.A, m.M, [0, 1])
+        def replica_count(m, s, k, side):  # x = sum_v v w, at most one v
+            ws = [(v, m.w[s, k, v]) for v in range(1, min(st[s].k, int(free[k])) + 1)]
+            if side == 0:
+                return m.x[s, k] == sum(v * w for v, w in ws)
+            return sum(w for _, w in ws) <= 1
+
     @m.Expression(m.S, m.M)
     def allreduce(m, s, k):  # (6)
         if st[s].k <= 1:
             return 0.0
         vol = 2.0 * (st[s].k - 1) * st[s].h / st[s].k
+        if reading == "ring-boundary":
+            return sum(_allreduce(job, s, v, g, b_inter, b_intra, reading) * m.w[s, k, v]
+                       for v in range(1, min(st[s].k, int(free[k])) + 1))
         return vol * g / b_inter - vol * (g / b_inter - 1.0 / b_intra) * m.z[s, k]
 
     @m.Constraint(m.S, m.M)
@@ -147,7 +165,7 @@ def _decode(model, S: int, M: int) -> np.ndarray:
 
 def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
                     b_intra=None, exact_usage: bool = False, options: SolveOptions | None = None,
-                    backend: str = "highs") -> PlacementResult:
+                    backend: str = "highs", reading: str = "nic-share") -> PlacementResult:
     """Exact minimum-alpha placement of ``job`` on ``free`` GPUs per server (MILP, HiGHS by default).
 
     Returns
@@ -183,10 +201,11 @@ def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     options = options or SolveOptions(time_limit=60, threads=1)
     t0 = time.perf_counter()
-    model = build_placement_model(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage)
+    model = build_placement_model(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage,
+                                  reading=reading)
     sr = solve_pyomo(model, backend, options)
     x = _decode(model, job.n_stages, len(model.free)) if sr.has_solution else None
-    a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra) if x is not None else None
+    a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading) if x is not None else None
     if a is not None and sr.objective is not None and not np.isclose(a, sr.objective, rtol=1e-6, atol=1e-6):
         raise RuntimeError(f"The placement MILP's alpha {sr.objective} differs from eq. (7) on its x, {a}; "
                            f"model and formula disagree (a bug: please report it).")
@@ -222,7 +241,8 @@ def count_placements(job: AsrptJob, free) -> int:
 
 
 def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
-                        b_intra=None, exact_usage: bool = False, limit: int = 2_000_000) -> PlacementResult:
+                        b_intra=None, exact_usage: bool = False, limit: int = 2_000_000,
+                        reading: str = "nic-share") -> PlacementResult:
     """Exhaustive search over count matrices (the cross-check of :func:`solve_placement`).
 
     Raises
@@ -254,7 +274,7 @@ def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None =
         used = x.sum(axis=0)
         if np.any(used > free) or (exact_usage and np.any(used != free)):
             continue
-        a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra)
+        a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading)
         if a < best - 1e-15:
             best, best_x = a, x
     if best_x is None:
@@ -263,16 +283,17 @@ def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None =
                            runtime=time.perf_counter() - t0, method="enumeration", info={"candidates": n})
 
 
-def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOptions | None = None) -> float:
+def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOptions | None = None,
+                    reading: str = "nic-share") -> float:
     """alpha^min_i: the exact minimum of eq. (7) over all placements on the empty cluster.
 
     Raises ``RuntimeError`` if the MILP is not proven optimal (a true minimum is needed by the bounds).
     """
     free = [instance.g] * min(instance.M, job.gpus)  # identical empty servers: g_i of them always suffice
     try:
-        r = enumerate_placement(job, free, instance=instance, limit=20_000)
+        r = enumerate_placement(job, free, instance=instance, limit=20_000, reading=reading)
     except ModelTooLargeError:
-        r = solve_placement(job, free, instance=instance, options=options)
+        r = solve_placement(job, free, instance=instance, options=options, reading=reading)
     if r.status != Status.OPTIMAL:
         raise RuntimeError(f"alpha^min of {job.label} not proven ({r.status}); raise the time limit.")
     return float(r.alpha)

@@ -29,7 +29,7 @@ from typing import Any
 
 from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
 from optsched.asrpt.model import AsrptInstance, AsrptJob
-from optsched.asrpt.timing import alpha, alpha_max
+from optsched.asrpt.timing import alpha, alpha_max, check_reading
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "simulate_asrpt", "select_servers", "sim_jobs"]
@@ -73,10 +73,10 @@ def _off_slot(policy, sim) -> bool:
 class _JobInfo:
     """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
 
-    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0):
+    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share"):
         self.job = job
-        self.a_min = alpha_min_estimate(job, instance, seed=seed)
-        self.a_max = alpha_max(job, instance=instance)
+        self.a_min = alpha_min_estimate(job, instance, seed=seed, reading=reading)
+        self.a_max = alpha_max(job, instance=instance, reading=reading)
         self.pred = int(predicted)
         self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY
 
@@ -86,9 +86,10 @@ class HeavyEdgeRate:
 
     corunner_dependent = False
 
-    def __init__(self, instance: AsrptInstance, *, seed=0):
+    def __init__(self, instance: AsrptInstance, *, seed=0, reading: str = "nic-share"):
         self.instance = instance
         self.seed = seed
+        self.reading = check_reading(reading)
         self._cache: dict = {}
 
     def alpha(self, job: AsrptJob, placement) -> float:
@@ -97,7 +98,7 @@ class HeavyEdgeRate:
         if hit is None:
             servers = sorted(placement)
             mp = heavy_edge(job, {k: placement[k] for k in servers}, seed=self.seed)
-            hit = alpha(job, placement_counts(job, mp, self.instance.M), instance=self.instance)
+            hit = alpha(job, placement_counts(job, mp, self.instance.M), instance=self.instance, reading=self.reading)
             self._cache[key] = hit
         return hit
 
@@ -152,8 +153,10 @@ class ASRPT(_policy_base()):
     comm_heavy : float
         COMM_HEAVY threshold (paper: 1.5).
     slotted : bool
-        Start jobs only at multiples of ``instance.slot`` (the paper's slotted loop; default). The
-        virtual machine Ã_1 runs in continuous time either way.
+        Start jobs only at multiples of ``instance.slot`` (the paper's slotted loop; default), from slot
+        ``instance.first_slot`` on. The virtual machine Ã_1 runs in continuous time either way.
+    reading : {"nic-share", "ring-boundary"}
+        Reading of eq. (6) for alpha, alpha~min and alpha^max (formulations/asrpt.md#reading).
 
     Guarantee
     ---------
@@ -168,8 +171,10 @@ class ASRPT(_policy_base()):
 
     def __init__(self, instance: AsrptInstance, *, predictions=None, tau: float = 1.0,
                  comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, slotted: bool = True,
-                 predictor=None, history=(), retrain_every: float | None = None, seed=0):
+                 predictor=None, history=(), retrain_every: float | None = None, seed=0,
+                 reading: str = "nic-share"):
         super().__init__(placement="consolidate")
+        self.reading = check_reading(reading)
         self.slotted = bool(slotted)
         self.predictor = predictor
         self.history = list(history)
@@ -182,14 +187,14 @@ class ASRPT(_policy_base()):
         self.predictions = predictions
         self.tau = float(tau)
         self.comm_heavy = float(comm_heavy)
-        self.rate_model = rate or HeavyEdgeRate(instance, seed=seed)
+        self.rate_model = rate or HeavyEdgeRate(instance, seed=seed, reading=self.reading)
         self.seed = seed
 
     # -- per run ------------------------------------------------------------------------------
     def on_start(self, sim):
         inst = self.instance
         pred = self.predictions or {j.id: j.predicted() for j in inst.jobs}
-        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed) for j in inst.jobs}
+        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed, self.reading) for j in inst.jobs}
         self.G = inst.G
         self.v_time = 0.0
         self.v_active: list = []  # heap of (remaining, seq, job id)
@@ -342,20 +347,22 @@ class OrderedPolicy(_policy_base()):
     """
 
     def __init__(self, instance: AsrptInstance, *, key: str = "duration", work_conserving: bool = False,
-                 predictions=None, name: str | None = None, slotted: bool = True, seed=0):
+                 predictions=None, name: str | None = None, slotted: bool = True, seed=0,
+                 reading: str = "nic-share"):
         super().__init__(placement="consolidate")
+        self.reading = check_reading(reading)
         self.slotted = bool(slotted)
         if key not in ("duration", "workload", "subtime"):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
         self.instance, self.key, self.work_conserving = instance, key, bool(work_conserving)
         self.predictions = predictions
         self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
-        self.rate_model = HeavyEdgeRate(instance, seed=seed)
+        self.rate_model = HeavyEdgeRate(instance, seed=seed, reading=self.reading)
         self.seed = seed
 
     def on_start(self, sim):
         pred = self.predictions or {j.id: j.predicted() for j in self.instance.jobs}
-        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed) for j in self.instance.jobs}
+        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed, self.reading) for j in self.instance.jobs}
         self.waiting: list = []
         self._slot_timer_at = None
 
@@ -382,9 +389,9 @@ class OrderedPolicy(_policy_base()):
             sim.start(jid, pl)
 
 
-def BASELINES(instance, predictions=None, seed=0) -> dict[str, Any]:
+def BASELINES(instance, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
     """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping."""
-    kw = dict(predictions=predictions, seed=seed)
+    kw = dict(predictions=predictions, seed=seed, reading=reading)
     return {"SPJF": OrderedPolicy(instance, key="duration", name="SPJF", **kw),
             "SPWF": OrderedPolicy(instance, key="workload", name="SPWF", **kw),
             "WCS-Duration": OrderedPolicy(instance, key="duration", work_conserving=True, name="WCS-Duration", **kw),

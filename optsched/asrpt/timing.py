@@ -22,7 +22,23 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import InvalidInstanceError
 
 __all__ = ["as_placement", "stage_times", "alpha", "alpha_max", "spread_placement", "consolidated_placement",
-           "beta_upper"]
+           "beta_upper", "READINGS", "check_reading"]
+
+#: Readings of the garbled eq. (6) (formulations/asrpt.md#reading): ``"nic-share"`` (default: each of the
+#: x local replicas pushes its 2(k-1)h/k bytes through the NIC share (x/g) B_inter, time independent of x)
+#: and ``"ring-boundary"`` (only the ring's server boundaries cross the NIC: one replica's 2(k-1)h/k bytes
+#: per server through (x/g) B_inter, time g 2(k-1)h / (k x B_inter), bottlenecked also by B_intra).
+READINGS = ("nic-share", "ring-boundary")
+
+
+def check_reading(reading: str) -> str:
+    """Validate the eq. (6) reading option (InvalidOptionError naming option, value and allowed values)."""
+    if reading not in READINGS:
+        from optsched.exceptions import InvalidOptionError
+
+        raise InvalidOptionError(f"The 'reading' option (of eq. (6)) must be one of {', '.join(READINGS)}; "
+                                 f"got {reading!r}.")
+    return reading
 
 
 def as_placement(job: AsrptJob, x, *, free: Sequence[int] | None = None) -> np.ndarray:
@@ -81,35 +97,43 @@ def _neighbour_times(job: AsrptJob, s: int, x: np.ndarray, m: int, g: int, b_int
     return g * inter / b_inter, intra / b_intra
 
 
-def _allreduce(job: AsrptJob, s: int, xsm: int, g: int, b_inter: float, b_intra: float) -> float:
-    """Eq. (6): each replica moves 2(k-1)h/k bytes; over B_intra if all k replicas share the server,
-    else over the NIC share (x/g) B_inter shared by the x local replicas (x cancels)."""
+def _allreduce(job: AsrptJob, s: int, xsm: int, g: int, b_inter: float, b_intra: float,
+               reading: str = "nic-share") -> float:
+    """Eq. (6): each replica moves V = 2(k-1)h/k bytes; over B_intra if all k replicas share the server.
+    Otherwise, ``nic-share``: the x local replicas each push V through the NIC share (x/g) B_inter (x
+    cancels: g V / B_inter); ``ring-boundary``: only the ring's boundary link leaves the server, V bytes
+    through (x/g) B_inter, the ring running at its slowest link: max(g V / (x B_inter), V / B_intra)."""
     k, h = job.stages[s].k, job.stages[s].h
     if k <= 1:
         return 0.0
     vol = 2.0 * (k - 1) * h / k
-    return vol / b_intra if xsm == k else g * vol / b_inter
+    if xsm == k:
+        return vol / b_intra
+    if reading == "ring-boundary":
+        return max(g * vol / (xsm * b_inter), vol / b_intra)
+    return g * vol / b_inter
 
 
-def stage_times(job: AsrptJob, x, *, g: int, b_inter: float, b_intra: float) -> np.ndarray:
+def stage_times(job: AsrptJob, x, *, g: int, b_inter: float, b_intra: float, reading: str = "nic-share") -> np.ndarray:
     """beta^m_{i,s} = comp + comm + AllReduce (eq. 4-7) for every stage and server (0 where x = 0).
 
     Returns
     -------
     ndarray, shape (S_i, n_servers), seconds.
     """
+    check_reading(reading)
     x = as_placement(job, x)
     out = np.zeros(x.shape, dtype=float)
     for s, st in enumerate(job.stages):
         for m in np.nonzero(x[s])[0]:
             comp = st.p_f + st.p_b  # (4)
             c_inter, c_intra = _neighbour_times(job, s, x, int(m), g, b_inter, b_intra)  # (5)
-            out[s, m] = comp + c_inter + c_intra + _allreduce(job, s, int(x[s, m]), g, b_inter, b_intra)  # (6)
+            out[s, m] = comp + c_inter + c_intra + _allreduce(job, s, int(x[s, m]), g, b_inter, b_intra, reading)
     return out
 
 
 def alpha(job: AsrptJob, x, *, instance: AsrptInstance | None = None, g: int | None = None,
-          b_inter: float | None = None, b_intra: float | None = None) -> float:
+          b_inter: float | None = None, b_intra: float | None = None, reading: str = "nic-share") -> float:
     """Per-iteration training time alpha_i(x) = max_{m,s} beta^m_{i,s} (eq. 7), seconds.
 
     Parameters
@@ -119,6 +143,8 @@ def alpha(job: AsrptJob, x, *, instance: AsrptInstance | None = None, g: int | N
         Replicas of each stage on each server; each row sums to k_{i,s}.
     instance : AsrptInstance, optional
         Supplies g, B_inter, B_intra (or pass them directly).
+    reading : {"nic-share", "ring-boundary"}
+        Reading of the garbled eq. (6) (:data:`READINGS`, formulations/asrpt.md#reading).
 
     Guarantee
     ---------
@@ -138,9 +164,13 @@ def alpha(job: AsrptJob, x, *, instance: AsrptInstance | None = None, g: int | N
     4.0
     >>> alpha(j, [[1, 1]], g=2, b_inter=10.0, b_intra=100.0)   # 3 + 2 * 100 / 10
     23.0
+    >>> j4 = AsrptJob(0, [Stage(k=4, p_f=1.0, p_b=2.0, h=100.0)], iterations=1)
+    >>> alpha(j4, [[2, 2]], g=2, b_inter=10.0, b_intra=100.0), alpha(j4, [[2, 2]], g=2, b_inter=10.0,
+    ...                                                               b_intra=100.0, reading="ring-boundary")
+    (33.0, 18.0)
     """
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
-    return float(stage_times(job, x, g=g, b_inter=b_inter, b_intra=b_intra).max())
+    return float(stage_times(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading).max())
 
 
 def _params(instance, g, b_inter, b_intra):
@@ -173,7 +203,7 @@ def consolidated_placement(job: AsrptJob) -> np.ndarray:
 
 
 def alpha_max(job: AsrptJob, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
-              b_intra=None) -> float:
+              b_intra=None, reading: str = "nic-share") -> float:
     """alpha^max_i: eq. (7) with each replica alone on its own server, with 1/g of B_inter.
 
     References
@@ -181,7 +211,8 @@ def alpha_max(job: AsrptJob, *, instance: AsrptInstance | None = None, g=None, b
     Sec. III-B ("alpha^max_i can be computed using Eq. (7) if the job is assigned to g_i servers");
     formulations/asrpt.md#alpha-max.
     """
-    return alpha(job, spread_placement(job), instance=instance, g=g, b_inter=b_inter, b_intra=b_intra)
+    return alpha(job, spread_placement(job), instance=instance, g=g, b_inter=b_inter, b_intra=b_intra,
+                 reading=reading)
 
 
 def beta_upper(job: AsrptJob, s: int, *, g: int, b_inter: float, b_intra: float) -> float:
