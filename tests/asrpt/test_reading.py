@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 from optsched.asrpt.model import AsrptJob, Stage
 from optsched.asrpt.placement import enumerate_placement, solve_placement
 from optsched.asrpt.policy import ASRPT, HeavyEdgeRate, OrderedPolicy
-from optsched.asrpt.timing import READINGS, alpha, alpha_max, consolidated_placement, spread_placement
+from optsched.asrpt.timing import (
+    READINGS,
+    alpha,
+    alpha_max,
+    consolidated_placement,
+    spread_placement,
+)
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import SolveOptions
 
