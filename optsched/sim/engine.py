@@ -98,6 +98,12 @@ class Simulator:
     allow_unfinished : bool
         If false (default), ending with arrived but unfinished jobs and no pending event (the
         policy starved them) raises :class:`SimulationError`.
+    slot : float, optional
+        Slotted mode (papers that decide at slot boundaries): the policy's ``schedule`` runs only
+        at multiples of ``slot`` seconds (and in a batch where one of its timers fired); a job
+        whose work is done inside a slot keeps its GPUs to the slot's end, which is its
+        completion time; the exact time its work was done is the ``finish`` column. Hooks
+        (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
 
     Examples
     --------
@@ -113,7 +119,8 @@ class Simulator:
                  rate_model: RateModel | None = None, load_time: Overhead = 0.0, save_time: Overhead = 0.0,
                  stages: Mapping[Any, Sequence[float]] | None = None,
                  terminate_after: Mapping[Any, int] | None = None, seed: SeedLike = 0,
-                 record_log: bool = True, progress: bool = False, allow_unfinished: bool = False):
+                 record_log: bool = True, progress: bool = False, allow_unfinished: bool = False,
+                 slot: float | None = None):
         if not isinstance(cluster, Cluster):
             raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
         if not isinstance(policy, Policy):
@@ -128,6 +135,11 @@ class Simulator:
             raise InvalidOptionError(f"The 'rate_model' must be an optsched.sim.RateModel; got {rate_model!r}.")
         self._load = _overhead(load_time, "load_time")
         self._save = _overhead(save_time, "save_time")
+        if slot is not None and (isinstance(slot, bool) or not isinstance(slot, (int, float, np.number))
+                                 or not (slot > 0 and math.isfinite(slot))):
+            raise InvalidOptionError(f"The 'slot' option must be a positive finite number of seconds (or None for "
+                                     f"continuous time); got {slot!r}.")
+        self.slot = None if slot is None else float(slot)
         self.rng = as_generator(seed)
         self.record_log = bool(record_log)
         self.progress = bool(progress)
@@ -259,8 +271,16 @@ class Simulator:
     def _push_stage_end(self, j: SimJob) -> None:
         j._version += 1
         self._seq += 1
-        heapq.heappush(self._heap, (j._t + (j.stages[j.stage] - j._done) / j.rate, P_STAGE, self._seq, j,
-                                    j._version))
+        t = j._t + (j.stages[j.stage] - j._done) / j.rate
+        if self.slot is not None and (j.stage + 1 == len(j.stages) or self._terminate.get(j.index) == j.stage + 1):
+            j._exact_end = t  # its last stage: it frees its GPUs at the end of the slot
+            t = self._slot_ceil(t)
+        heapq.heappush(self._heap, (t, P_STAGE, self._seq, j, j._version))
+
+    def _slot_ceil(self, t: float) -> float:
+        """The first slot boundary at or after ``t`` (a boundary within 1e-9 slot counts)."""
+        k = math.ceil(t / self.slot - 1e-9)
+        return k * self.slot
 
     def preempt(self, job: Any, *, rollback: bool = False) -> None:
         """Preempt a loading or training job.
@@ -313,7 +333,7 @@ class Simulator:
             j.loading_time += d
             j.futile_time += d
         else:
-            j._done += j.rate * (now - j._t)
+            j._done = min(j._done + j.rate * (now - j._t), j.stages[j.stage])
             j._t = now
             j.training_time += now - j._phase_start
             del self._training[j.index]
@@ -459,10 +479,14 @@ class Simulator:
         terminate = self._terminate
         same_t = 0
         n_stale = 0  # heap entries made stale by a preemption, rate change or cancelled timer
+        slot = self.slot
+        tick = _INF  # slotted mode: the next boundary at which the policy must decide
         while True:
             t = heap[0][0] if heap else _INF
             if next_arr < t:
                 t = next_arr
+            if tick < t:
+                t = tick
             if t == _INF or t > stop:
                 break
             if t == self.now and n_events:
@@ -475,6 +499,7 @@ class Simulator:
             else:
                 same_t = 0
             self.now = t
+            timer_fired = False
             # one batch: every event at time t, in priority order
             while True:
                 if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
@@ -489,7 +514,8 @@ class Simulator:
                         j._t = t
                         j.stage += 1
                         if j.stage == len(j.stages) or terminate.get(j.index) == j.stage:
-                            j.training_time += t - j._phase_start
+                            j.finish = t if slot is None else min(j._exact_end, t)
+                            j.training_time += j.finish - j._phase_start
                             j.phase = DONE if j.stage == len(j.stages) else FAILED
                             j.completion = t
                             del self._training[j.index]
@@ -541,6 +567,7 @@ class Simulator:
                             tm.active = False
                         if log is not None:
                             log.append((t, "timer", None, tm.id))
+                        timer_fired = True
                         r = policy.on_timer(self, tm)
                 elif next_arr == t:
                     j = arrivals[ai]
@@ -555,9 +582,17 @@ class Simulator:
                     break
                 if r is not None:
                     self.apply(r)
-            r = schedule(self)
-            if r is not None:
-                self.apply(r)
+            if slot is None or t == tick or abs(t / slot - round(t / slot)) < 1e-9:
+                tick = _INF
+                r = schedule(self)
+                if r is not None:
+                    self.apply(r)
+            else:  # inside a slot: the policy decides at its end (or now if it asked, by a timer)
+                tick = min(tick, self._slot_ceil(t))
+                if timer_fired:
+                    r = schedule(self)
+                    if r is not None:
+                        self.apply(r)
             if self._changed:
                 self._update_rates()
             if n_finished == n:  # every job is done: pending timers are moot

@@ -8,6 +8,8 @@ GPUs = jct - loading - training - saving; ``loading_time``, ``training_time``, `
 (pause-and-save); ``futile_time`` = loading time wasted by preemptions during loading (Lazer's
 futile preemption); ``lost_work`` = work rolled back to a checkpoint (work units);
 ``n_preemptions``; ``stages_done``; ``status`` (``done``, ``failed``, or the phase if unfinished).
+In slotted mode also ``finish``: when the work was done (``completion`` is the end of that slot;
+the GPUs are held, idle, in between, which is neither waiting nor training).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class SimResult:
         self.capacity = sim.capacity
         self.end_time = sim.now
         self.n_events = sim.n_events
+        self.slot = sim.slot
         self.log = sim._log
         self._jobs = sim.jobs
         self._seg = sim._seg
@@ -71,6 +74,8 @@ class SimResult:
         train = np.fromiter((j.training_time for j in js), float, len(js))
         save = np.fromiter((j.saving_time for j in js), float, len(js))
         jct = comp - arrival
+        finish = np.fromiter((nan if j.finish is None else j.finish for j in js), float, len(js))
+        tail = np.nan_to_num(comp - finish) if self.slot is not None else 0.0  # GPUs held to the slot's end
         df = pd.DataFrame({
             "job_id": [j.id for j in js],
             "arrival": arrival,
@@ -82,7 +87,7 @@ class SimResult:
             "completion": comp,
             "queue_delay": first - arrival,
             "jct": jct,
-            "waiting": jct - load - train - save,
+            "waiting": jct - load - train - save - tail,
             "loading_time": load,
             "training_time": train,
             "saving_time": save,
@@ -91,6 +96,8 @@ class SimResult:
             "n_preemptions": np.fromiter((j.n_preemptions for j in js), np.int64, len(js)),
             "stages_done": np.fromiter((j.stage for j in js), np.int64, len(js)),
         }, columns=JOB_COLUMNS)
+        if self.slot is not None:
+            df["finish"] = finish  # when the work was done; "completion" is the end of that slot
         self._frame = df
         return df.copy()
 

@@ -46,8 +46,8 @@ class SimJob:
         "id", "index", "arrival", "work", "gpus", "weight", "single_server", "stages", "attrs",
         "phase", "placement", "rate", "stage", "first_start", "completion",
         "loading_time", "training_time", "saving_time", "lost_work", "futile_time",
-        "n_preemptions", "n_starts",
-        "_done", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
+        "n_preemptions", "n_starts", "finish",
+        "_done", "_exact_end", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
     )
 
     def __init__(self, id: Any, index: int, arrival: float, work: float, gpus: int, weight: float = 1.0,
@@ -75,6 +75,8 @@ class SimJob:
         self.futile_time = 0.0
         self.n_preemptions = 0
         self.n_starts = 0
+        self.finish: float | None = None  # when its work was done (before its slot ended, in slotted mode)
+        self._exact_end = 0.0  # slotted mode: unrounded time of the pending last stage end
         self._done = 0.0      # work done as of time self._t
         self._t = 0.0
         self._phase_start = 0.0
@@ -90,7 +92,8 @@ class SimJob:
             return self._done
         if now is None:
             now = self._sim.now if self._sim is not None else self._t
-        return self._done + self.rate * (now - self._t)
+        d = self._done + self.rate * (now - self._t)
+        return d if d < self.work else self.work  # slotted mode: no more than its work while its slot ends
 
     def remaining(self, now: float | None = None) -> float:
         """Work left (work units) at ``now``."""
