@@ -25,7 +25,7 @@ from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 
 __all__ = ["pai_like_table", "job_for_group", "build_instance", "run_policies", "reproduce", "reproduce_seeds",
-           "PAPER_CLAIMS"]
+           "PAPER_CLAIMS", "perfect_vs_rf", "placement_waste"]
 
 PAPER_CLAIMS = {
     "fig6": "A-SRPT reduces total JCT by 31%-91% vs the baselines (37.5k-150k jobs, 250 x 8 GPUs); SPJF worst",
@@ -181,6 +181,50 @@ def reproduce(*, quick: bool = False, seed: int = 0, table=None, n_servers: int 
         df["A-SRPT gain vs best baseline"] = 1 - df["A-SRPT"] / base.min(axis=1)
         df["A-SRPT gain vs worst baseline"] = 1 - df["A-SRPT"] / base.max(axis=1)
     return res
+
+
+def placement_waste(policy, instance) -> dict:
+    """After an A-SRPT run: GPU-seconds busy, the part of them spent above alpha~min (jobs started on
+    placements slower than Heavy-Edge's estimate), and how many jobs ran > COMM_HEAVY times slower."""
+    n = {j.id: j.iterations for j in instance.jobs}
+    busy = extra = 0.0
+    slowed, worst = 0, 1.0
+    for jid, a in policy.started_alpha.items():
+        info = policy.info[jid]
+        busy += n[jid] * a * info.job.gpus
+        extra += n[jid] * (a - info.a_min) * info.job.gpus
+        slowed += a / info.a_min > policy.comm_heavy
+        worst = max(worst, a / info.a_min)
+    return {"gpu_busy_s": busy, "waste_share": extra / busy if busy else 0.0, "jobs_slowed": int(slowed),
+            "max_slowdown": worst}
+
+
+def perfect_vs_rf(seeds=(0, 1, 2, 3, 4), *, n_jobs: int = 200, nic_gbps=(10.0, 2400.0), n_servers: int = 4,
+                  load: float = 2.0, tau: float = 1.0, single_gpu: float = 0.7):
+    """Item 5 of issue 16: A-SRPT with the random forest vs perfect prediction, per seed and NIC bandwidth,
+    with the share of busy GPU-seconds wasted on placements slower than alpha~min (:func:`placement_waste`).
+
+    Returns a DataFrame (one row per NIC bandwidth and seed)."""
+    import pandas as pd
+
+    from optsched.asrpt.policy import ASRPT, simulate_asrpt
+
+    out = []
+    for nic in nic_gbps:
+        for seed in seeds:
+            t = pai_like_table(5 * n_jobs, single_gpu=single_gpu, cluster_gpus=8 * n_servers, load=load, seed=seed)
+            row = {"nic_gbps": nic, "seed": seed}
+            for p in ("rf", "perfect"):
+                inst, _ = build_instance(t, n_servers=n_servers, seed=seed, predictor=p, nic_gbps=nic)
+                pol = ASRPT(inst, tau=tau)
+                res = simulate_asrpt(inst, pol)
+                w = placement_waste(pol, inst)
+                row[f"{p}_mean_jct_s"] = float(res.summary()["total_flow_time"]) / inst.n_jobs
+                row[f"{p}_waste_share"] = w["waste_share"]
+                row[f"{p}_jobs_slowed"] = w["jobs_slowed"]
+                row[f"{p}_max_slowdown"] = w["max_slowdown"]
+            out.append(row)
+    return pd.DataFrame(out)
 
 
 def reproduce_seeds(seeds, **kw) -> dict:
