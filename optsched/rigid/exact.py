@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.rigid.formulation import build_cpsat, build_time_indexed
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
 
-__all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact"]
+__all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact",
+           "warm_start_exact", "best_heuristic"]
 
 OBJECTIVE = "total_weighted_completion_time"
 
@@ -78,7 +81,62 @@ def build_exact(instance: Instance, backend: str, options: SolveOptions, *, hori
         model, handles = build_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
     else:
         model, handles = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size), None
-    return ExactModel(model, handles, scale=instance.slot, step=step)
+    em = ExactModel(model, handles, scale=instance.slot, step=step)
+    return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
+
+
+def _starts_of(instance: Instance, schedule: Schedule, T: int) -> list[tuple[int, dict[int, int]]]:
+    """(start slot, placement) per job index; refuses what the model cannot represent."""
+    out = []
+    for job in instance.jobs:
+        segs = schedule.segments(job.id)
+        if len(segs) != 1:
+            raise InvalidScheduleError(f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; the exact "
+                                       f"rigid models need one run per job.")
+        t = segs[0].start / instance.slot
+        if abs(t - round(t)) > 1e-9 or not 0 <= round(t) <= T - round(job.work / instance.slot):
+            raise InvalidScheduleError(f"The initial schedule starts job {job.id!r} at {segs[0].start!r} s, not a whole "
+                                       f"slot within the model's horizon of {T} slots of {instance.slot} s.")
+        out.append((int(round(t)), {int(k): int(v) for k, v in segs[0].placement.items()}))
+    return out
+
+
+def warm_start_exact(instance: Instance, em: ExactModel, schedule: Schedule) -> None:
+    """Install a feasible schedule as the start of a :func:`build_exact` model: CP-SAT hints on
+    the starts (and the splits of spanning jobs), or a full assignment of x (and y/w) for HiGHS."""
+    if em.handles is not None:  # CP-SAT
+        h, model = em.handles, em.model
+        model.clear_hints()
+        # the server choices of single-server jobs are Booleans named on_<j>_<server> (formulation.build_cpsat)
+        on = {v.name: i for i, v in enumerate(model.proto.variables) if v.name.startswith("on_")}
+        starts = _starts_of(instance, schedule, h["data"].T)
+        for j, (t, pl) in enumerate(starts):
+            model.add_hint(h["start"][j], t)
+            for srv, a in enumerate(h["alloc"][j]):
+                if not h["data"].single[j]:
+                    model.add_hint(a, pl.get(srv, 0))
+                elif f"on_{j}_{srv}" in on:
+                    model.add_hint(model.get_bool_var_from_proto_index(on[f"on_{j}_{srv}"]), pl.get(srv, 0) > 0)
+        # (CP-SAT may lose a hint in presolve and end worse; run_exact then returns the start)
+        return
+    m = em.model
+    d = m.data
+    chosen = _starts_of(instance, schedule, d.T)
+    for (j, t) in m.JT:
+        m.x[j, t].value = 1.0 if chosen[j][0] == t else 0.0
+    if d.mixed:
+        for (j, srv, t) in m.JST_single:
+            m.y[j, srv, t].value = 1.0 if chosen[j][0] == t and chosen[j][1].get(srv, 0) > 0 else 0.0
+        for (j, srv, t) in m.JST_span:
+            m.w[j, srv, t].value = float(chosen[j][1].get(srv, 0)) if chosen[j][0] == t else 0.0
+
+
+def best_heuristic(instance: Instance) -> Schedule:
+    """The best of the fast list-scheduling rules (WSPT, FIFO, SPT): the default warm start."""
+    from optsched.rigid.heuristics import list_schedule
+
+    best = min((list_schedule(instance, rule=rule) for rule in ("wspt", "fifo", "spt")), key=lambda r: r.objective)
+    return best.schedule
 
 
 def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
@@ -91,7 +149,7 @@ def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
 @register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed=None, horizon_slots: int | None = None, max_size: int | None = None,
+                seed=None, initial="heuristic", horizon_slots: int | None = None, max_size: int | None = None,
                 write_model: str | None = None) -> Result:
     """Exact minimum total weighted completion time of rigid jobs (time-indexed MILP or CP-SAT).
 
@@ -107,6 +165,10 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         an integer, so a gap below 1 proves optimality).
     seed : int or numpy.random.Generator, optional
         Overrides ``options.seed``.
+    initial : "heuristic", Schedule or None
+        Warm start: by default the best list schedule (WSPT, FIFO, SPT); a feasible schedule
+        with one run per job starting on a whole slot; ``None`` for none. It is checked by the
+        verifier, installed as CP-SAT hints or a HiGHS MIP start, and the result is never worse.
     write_model : str, optional
         Also write the built model to this file (.lp/.mps, or .pb/.pbtxt for CP-SAT).
 
@@ -116,6 +178,11 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         Certified by :func:`optsched.solvers.exact.run_exact`: objective recomputed from the
         decoded schedule, bound (rounded up to a whole slot with integer weights) never above
         it, gap, status optimal only within ``info["optimality_tolerance"]``.
+
+    Raises
+    ------
+    InvalidScheduleError
+        ``initial`` is infeasible (names the job and the verifier's label) or not representable.
 
     Notes
     -----
@@ -137,14 +204,20 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     from optsched.solvers.exact import resolve_options
 
     check_kind(instance, "rigid", "rigid-exact")
+    from optsched.verify import verify
+
     options = resolve_options(options, seed)
     if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
+    if isinstance(initial, str):
+        if initial != "heuristic":
+            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
+        initial = best_heuristic(instance)
     return run_exact(
         instance,
         build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots, max_size=max_size),
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
         backend=backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        write_model=write_model)
+        write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations)

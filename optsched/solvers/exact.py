@@ -46,7 +46,12 @@ from typing import Any
 import numpy as np
 
 from optsched.core.result import Result, Status, relative_gap
-from optsched.exceptions import InternalError, InvalidOptionError, SolverLimitWarning
+from optsched.exceptions import (
+    InternalError,
+    InvalidOptionError,
+    InvalidScheduleError,
+    SolverLimitWarning,
+)
 from optsched.solvers.cpsat_backend import solve_cpsat
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
@@ -87,7 +92,12 @@ class ExactModel:
         (a lazy-cut loop, a dynamic program); the result's objective and bound are in model
         units. ``None``: CP-SAT for a ``CpModel``, else :func:`solve_pyomo` with the back end.
     info : dict
-        Copied into ``Result.info`` (model size, horizon, ...).
+        Copied into ``Result.info`` (model size, horizon, ...) after the solve.
+    warm_start : callable or None
+        ``warm_start(schedule)`` installs a feasible schedule as the solver's start: CP-SAT
+        hints (``model.add_hint``), or values on a Pyomo model's variables (then passed to HiGHS
+        as a MIP start, ``solve_pyomo(..., warm_start=True)``), or whatever the own ``solve``
+        reads. ``None``: the model takes no start (the initial schedule still bounds the result).
     """
 
     model: Any
@@ -98,6 +108,7 @@ class ExactModel:
     step: float | None = None
     solve: Callable[[ExactModel, SolveOptions], SolveResult] | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    warm_start: Callable[[Any], None] | None = None
 
 
 def resolve_options(options: SolveOptions | None, seed: Any = None,
@@ -122,10 +133,23 @@ def _is_cpsat(model: Any) -> bool:
     return hasattr(model, "ExportToFile") and hasattr(model, "Proto")
 
 
-def _default_solve(em: ExactModel, backend: str, options: SolveOptions) -> SolveResult:
+def _default_solve(em: ExactModel, backend: str, options: SolveOptions, warm: bool) -> SolveResult:
     if _is_cpsat(em.model):
         return solve_cpsat(em.model, options)
-    return solve_pyomo(em.model, backend, options)
+    return solve_pyomo(em.model, backend, options, warm_start=warm)
+
+
+def _check_initial(instance: Any, initial: Any, check: Callable[[Any], Any] | None) -> None:
+    bad = list(check(initial)) if check is not None else []
+    if bad:
+        v = bad[0]
+        job = getattr(v, "job", None)
+        who = f"job {job!r}" if job is not None else "it"
+        raise InvalidScheduleError(
+            f"The initial schedule is not feasible for instance {getattr(instance, 'name', '?')!r}: {who} violates "
+            f"({getattr(v, 'label', '?')}): {getattr(v, 'message', v)}"
+            + (f" (and {len(bad) - 1} more violation(s))" if len(bad) > 1 else "")
+            + ". Pass a schedule of this instance that optsched.verify accepts, or initial=None.")
 
 
 def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactModel],
@@ -133,7 +157,8 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
               backend: str, algorithm: str, objective_name: str, options: SolveOptions | None = None,
               seed: Any = None, write_model: str | None = None, sense: str = "min",
               tolerance: float = DEFAULT_OPTIMALITY_TOLERANCE,
-              default_options: SolveOptions = DEFAULT_EXACT_OPTIONS) -> Result:
+              default_options: SolveOptions = DEFAULT_EXACT_OPTIONS, initial: Any = None,
+              check_initial: Callable[[Any], Any] | None = None) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
     Parameters
@@ -161,6 +186,15 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     sense : {"min", "max"}
     tolerance : float
         Relative optimality tolerance (default 1e-9), see the module doc.
+    initial : schedule, optional
+        A feasible schedule of ``instance`` (e.g. the best fast heuristic's): checked with
+        ``check_initial``, installed as the solver's start (``ExactModel.warm_start``), and
+        returned instead of the solver's schedule when the solver's is worse or missing (then
+        ``info["incumbent"] == "initial"``): an exact solve never returns a worse schedule than
+        its warm start.
+    check_initial : callable, optional
+        ``check_initial(schedule) -> list of violations`` (objects with ``label``, ``message``,
+        ``job``, such as the verifier's); the first is reported.
 
     Returns
     -------
@@ -173,6 +207,9 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
 
     Raises
     ------
+    InvalidScheduleError
+        ``initial`` is infeasible (or of another instance): names the job and the violated
+        constraint (the verifier's label).
     InternalError
         The decoded schedule's objective and the solver's differ by more than the model's
         resolution plus the solver's tolerance (a bug in a model or a decoder).
@@ -191,15 +228,24 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
     options = resolve_options(options, seed, default_options)
     t0 = time.perf_counter()
+    minimize = sense == "min"
+    init_obj = None
+    if initial is not None:
+        _check_initial(instance, initial, check_initial)
+        init_obj = float(evaluate(initial))
     em = build(instance, backend, options)
+    warm = False
+    if initial is not None and em.warm_start is not None:
+        em.warm_start(initial)
+        warm = True
     if write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
         _write_model(em.model, write_model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
-        sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options)
-    minimize = sense == "min"
+        sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
     info: dict[str, Any] = dict(em.info)
-    info.update(solver_status=str(sr.status), solver_message=sr.message, solver_runtime=sr.runtime)
+    info.update(solver_status=str(sr.status), solver_message=sr.message, solver_runtime=sr.runtime,
+                warm_start=warm, initial_objective=init_obj)
     sched = decode(em, sr) if sr.has_solution else None
     obj = None if sched is None else float(evaluate(sched))
     status = sr.status if sched is None else Status.FEASIBLE
@@ -211,6 +257,14 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
             raise InternalError(
                 f"{algorithm} on {getattr(instance, 'name', '?')!r}: the decoded schedule's objective {obj!r} differs "
                 f"from the solver's {model_obj!r} by more than {tol:.3g}; the model and its decoder disagree.")
+    info["incumbent"] = "solver" if obj is not None else None
+    if init_obj is not None and sr.status == Status.INFEASIBLE:
+        raise InternalError(f"{algorithm} on {getattr(instance, 'name', '?')!r}: the solver reports the model "
+                            f"infeasible although the initial schedule is feasible (objective {init_obj!r}).")
+    if init_obj is not None and (obj is None or (init_obj < obj if minimize else init_obj > obj)):
+        sched, obj, info["incumbent"] = initial, init_obj, "initial"
+        if status not in (Status.OPTIMAL, Status.FEASIBLE):
+            status = Status.FEASIBLE
     bound = None
     if sr.bound is not None and math.isfinite(sr.bound):
         bound = em.offset + em.scale * sr.bound

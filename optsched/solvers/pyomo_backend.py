@@ -56,7 +56,8 @@ def _sense_min(model: Any) -> bool:
     return objs[0].sense == pyo.minimize
 
 
-def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None = None) -> SolveResult:
+def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None = None, *,
+                warm_start: bool = False) -> SolveResult:
     """Solve a Pyomo model and load the incumbent (if any) into it.
 
     Parameters
@@ -66,6 +67,10 @@ def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None 
         ``"highs"`` (default, embedded via highspy) or any Pyomo solver name (``"gurobi"``,
         ``"cplex"``, ``"glpk"``, ``"cbc"``, ...).
     options : SolveOptions
+    warm_start : bool
+        Use the values currently set on the model's variables (those not ``None``) as a MIP
+        start: HiGHS through ``highspy.Highs.setSolution`` (sparse; HiGHS completes and checks
+        it), other solvers through Pyomo's ``warmstart=True`` where they support it.
 
     Returns
     -------
@@ -84,8 +89,8 @@ def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None 
         raise InvalidOptionError(f"The 'solver' option must be a solver name such as 'highs'; got {solver!r}.")
     _import_pyomo()
     if solver in _CONTRIB:
-        return _solve_contrib(model, solver, options)
-    return _solve_legacy(model, solver, options)
+        return _solve_contrib(model, solver, options, warm_start)
+    return _solve_legacy(model, solver, options, warm_start)
 
 
 def _status_from(tc_name: str, has_sol: bool) -> Status:
@@ -120,7 +125,25 @@ def _finish(status: Status, obj: float | None, bound: float | None, options: Sol
     return status, obj, bound
 
 
-def _solve_contrib(model: Any, solver: str, options: SolveOptions) -> SolveResult:
+def _set_highs_start(opt: Any, model: Any) -> int:
+    """Pass the model's variable values to HiGHS as a (sparse) MIP start; return how many."""
+    import numpy as np
+
+    pyo = _import_pyomo()
+    opt.set_instance(model)
+    cols = opt._pyomo_var_to_solver_var_map  # noqa: SLF001 - Pyomo has no public column map
+    idx, val = [], []
+    for v in model.component_data_objects(pyo.Var, active=True, descend_into=True):
+        if v.value is not None and id(v) in cols:
+            idx.append(cols[id(v)])
+            val.append(float(v.value))
+    if idx:
+        opt._solver_model.setSolution(len(idx), np.asarray(idx, dtype=np.int32),  # noqa: SLF001
+                                      np.asarray(val, dtype=np.float64))
+    return len(idx)
+
+
+def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     try:
@@ -157,6 +180,8 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions) -> SolveResul
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
+    if warm_start and solver == "highs":
+        _set_highs_start(opt, model)
     try:
         res = opt.solve(model, **kw)
     except Exception as e:
@@ -187,7 +212,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions) -> SolveResul
                        solver_version=version, message=tc, duals=duals, raw=model)
 
 
-def _solve_legacy(model: Any, solver: str, options: SolveOptions) -> SolveResult:
+def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     pyo = _import_pyomo()
     from pyomo.opt import SolverStatus, TerminationCondition
 
@@ -218,7 +243,8 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions) -> SolveResult
     o.update(options.solver_options)
     t0 = time.perf_counter()
     try:
-        res = opt.solve(model, load_solutions=False, tee=options.verbose, options=o)
+        extra = {"warmstart": True} if warm_start and getattr(opt, "warm_start_capable", lambda: False)() else {}
+        res = opt.solve(model, load_solutions=False, tee=options.verbose, options=o, **extra)
     except Exception as e:
         raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
     runtime = time.perf_counter() - t0

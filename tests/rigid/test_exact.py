@@ -142,3 +142,68 @@ def test_time_limited_run_is_feasible_with_a_warning_and_a_valid_bound():
         assert verify_result(inst, r).ok and r.bound <= r.objective
         best_heuristic = min(list_schedule(inst, rule=rule, seed=0).objective for rule in ("wspt", "fifo", "spt"))
         assert r.bound <= best_heuristic
+
+
+# --- warm starts (issue 12 item 2) ---------------------------------------------------------------
+
+@settings(max_examples=10, deadline=None)
+@given(rigid_instances(max_jobs=5))
+def test_warm_start_is_encoded_exactly_cpsat(inst):
+    """Fixing every hinted variable reproduces the initial schedule's objective: the hints are a
+    complete, feasible encoding of it."""
+    from optsched.rigid.exact import best_heuristic
+
+    init = best_heuristic(inst)
+    init_obj = list_schedule(inst, rule="wspt").objective
+    fixed = SolveOptions(time_limit=10, threads=1, solver_options={"fix_variables_to_their_hinted_value": True})
+    r = solve_exact(inst, backend="cpsat", options=fixed, initial=init)
+    assert r.info["incumbent"] == "solver" and r.info["warm_start"]
+    assert r.objective == pytest.approx(r.info["initial_objective"]) and r.objective <= init_obj
+
+
+@pytest.mark.filterwarnings("ignore::optsched.exceptions.SolverLimitWarning")
+@settings(max_examples=10, deadline=None)
+@given(rigid_instances(max_jobs=5))
+def test_warm_start_reaches_highs_as_a_mip_start(inst):
+    """With no search, no heuristics and no presolve, HiGHS's incumbent can only be the start
+    (or a better integral root LP): it is the solver's, never worse than the start."""
+    no_search = SolveOptions(time_limit=10, threads=1, solver_options={
+        "mip_max_nodes": 0, "mip_heuristic_effort": 0.0, "presolve": "off"})
+    r = solve_exact(inst, backend="highs", options=no_search)
+    assert r.info["incumbent"] == "solver", r.info
+    assert r.objective <= r.info["initial_objective"] + 1e-9
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_exact_solve_never_worse_than_its_warm_start(backend):
+    import warnings
+
+    inst = random_instance(40, 4, 4, single_server=1.0, seed=11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend=backend, options=SolveOptions(time_limit=1, threads=1))
+    best = min(list_schedule(inst, rule=rule).objective for rule in ("wspt", "fifo", "spt"))
+    assert r.objective is not None and r.objective <= best and verify_result(inst, r).ok
+    assert r.info["initial_objective"] == pytest.approx(best)
+
+
+def test_infeasible_or_foreign_initial_schedule_is_refused_naming_job_and_label():
+    from optsched.core.schedule import Schedule
+    from optsched.exceptions import InvalidOptionError, InvalidScheduleError
+
+    inst = optsched.load_instance(optsched.toy_path("rigid-1x4-release"))
+    good = list_schedule(inst).schedule
+    late = max(inst.jobs, key=lambda j: j.arrival)
+    bad = Schedule()
+    for jid, segs in good.items():
+        s = segs[0]
+        start = 0.0 if jid == late.id else s.start  # before its release
+        bad.add(jid, start, start + (s.end - s.start), s.placement)
+    with pytest.raises(InvalidScheduleError, match=rf"job {late.id!r}.*\(release\)"):
+        solve_exact(inst, initial=bad)
+    other = optsched.load_instance(optsched.toy_path("rigid-2x2-five"))
+    with pytest.raises(InvalidScheduleError, match="not feasible for instance"):
+        solve_exact(inst, initial=list_schedule(other).schedule)
+    with pytest.raises(InvalidOptionError, match="'initial'"):
+        solve_exact(inst, initial="best")
+    assert solve_exact(inst, initial=None, options=OPT).info["warm_start"] is False
