@@ -103,6 +103,8 @@ def run(args) -> int:
     import sys
     import warnings
 
+    import numpy as np
+
     from optsched.core import Cluster
     from optsched.core.output import prepare_out_dir
     from optsched.exceptions import InvalidInstanceError, InvalidOptionError
@@ -122,32 +124,39 @@ def run(args) -> int:
     out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
 
     t0 = time.perf_counter()
+    # the job table: a dict of NumPy columns for the generator (no pandas import: a fast start-up),
+    # a DataFrame from the loaders; the code below treats both as {column: array}
     if args.trace == "synthetic":
         df = synthetic_workload(args.jobs or 1000, cluster_gpus=cluster.total_gpus, load=args.load,
-                                arrivals=args.arrivals, max_gpus=cluster.total_gpus, seed=args.seed)
+                                arrivals=args.arrivals, max_gpus=cluster.total_gpus, seed=args.seed, frame=False)
     else:
         df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace,
                                                                                              format=args.format)
         if args.jobs is not None:
             df = df.iloc[: args.jobs]
-    if len(df) > args.max_jobs:
-        raise InvalidOptionError(_too_many(len(df), args.max_jobs))
-    too_big = df["gpus"].to_numpy() > cluster.total_gpus
+    n_rows = len(df["arrival"])
+    if n_rows > args.max_jobs:
+        raise InvalidOptionError(_too_many(n_rows, args.max_jobs))
+    gpus = np.asarray(df["gpus"])
+    too_big = gpus > cluster.total_gpus
     n_skipped = int(too_big.sum())
     if n_skipped:
         if not args.skip_oversized:
-            first = df[too_big].iloc[0]
+            i = int(np.nonzero(too_big)[0][0])
+            jid = np.asarray(df["job_id"])[i] if "job_id" in df else i
             raise InvalidInstanceError(
-                f"{n_skipped} job(s) need more GPUs than the cluster's {cluster.total_gpus}, e.g. job "
-                f"{first.get('job_id', first.name)!s} with {int(first['gpus'])}. Use a larger cluster (--servers, "
-                f"--gpus-per-server) or --skip-oversized to drop and count them."
+                f"{n_skipped} job(s) need more GPUs than the cluster's {cluster.total_gpus}, e.g. job {jid!s} with "
+                f"{int(gpus[i])}. Use a larger cluster (--servers, --gpus-per-server) or --skip-oversized to drop "
+                f"and count them."
             )
-        df = df[~too_big].reset_index(drop=True)
-    if len(df) == 0:
+        df = df[~too_big].reset_index(drop=True) if hasattr(df, "iloc") else {k: np.asarray(v)[~too_big]
+                                                                                 for k, v in df.items()}
+        n_rows -= n_skipped
+    if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
     t_load = time.perf_counter() - t0
     sim = Simulator(cluster, df, policy, load_time=args.load_time, save_time=args.save_time, seed=args.seed,
-                    record_log=False, progress=not args.quiet and sys.stderr.isatty() and len(df) >= 10000)
+                    record_log=False, progress=not args.quiet and sys.stderr.isatty() and n_rows >= 10000)
     t1 = time.perf_counter()
     res = sim.run()
     t_run = time.perf_counter() - t1
@@ -155,8 +164,8 @@ def run(args) -> int:
     summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
     summary.update({"trace": name, "servers": cluster.n_servers, "gpus": cluster.total_gpus,
                     "n_skipped_oversized": n_skipped, "load_seconds": round(t_load, 3), "sim_seconds": round(t_run, 3)})
-    jobs = res.jobs_frame()
-    if len(jobs) and float(jobs["waiting"].max()) <= 1e-9:
+    waiting = res.job_columns()["waiting"]
+    if len(waiting) and float(np.nanmax(waiting)) <= 1e-9:
         msg = (f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
                f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
                f"Use fewer servers (--servers N) to compare policies under contention.")
@@ -167,7 +176,7 @@ def run(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{name}: {len(df)} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
+        print(f"{name}: {n_rows} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
               f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)")
         if n_skipped:
             print(f"skipped {n_skipped} job(s) larger than the cluster (--skip-oversized)")

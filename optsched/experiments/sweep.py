@@ -238,6 +238,8 @@ def sweep(func: Callable[..., Mapping[str, Any]], points: Iterable[Mapping[str, 
         if out_p.exists() and not out_p.is_dir():
             raise InvalidOptionError(f"The sweep results path {str(out_p)!r} is a file; give a folder.")
         out_p.mkdir(parents=True, exist_ok=True)
+        for stale in out_p.glob(".cell-*.tmp"):  # a cell being written when an earlier run was killed
+            stale.unlink(missing_ok=True)
         done = _existing(out_p, func, prov, force)
     todo = [i for i, k in enumerate(keys) if k not in done]
     rows: dict[int, dict[str, Any]] = {i: done[k] for i, k in enumerate(keys) if k in done}

@@ -21,34 +21,41 @@ __all__ = ["make_jobs"]
 
 def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None) -> list[SimJob]:
     total, largest = cluster.total_gpus, cluster.max_server_gpus
-    try:
-        import pandas as pd
-
-        is_df = isinstance(jobs, pd.DataFrame)
-    except ImportError:  # pragma: no cover
-        is_df = False
+    # a job table: a DataFrame (has .columns) or a mapping of equal-length columns (no pandas needed)
+    is_table = hasattr(jobs, "columns") or (isinstance(jobs, Mapping) and "arrival" in jobs)
     out: list[SimJob] = []
     stages = dict(stages or {})
-    if is_df:
+    if is_table:
         df = jobs
-        for col in ("arrival", "gpus"):
-            if col not in df.columns:
+        columns = list(df.columns) if hasattr(df, "columns") else list(df)
+
+        def col(name: str, dtype: Any = None) -> np.ndarray:
+            c = df[name]
+            c = c.to_numpy() if hasattr(c, "to_numpy") else np.asarray(c)
+            return c.astype(dtype) if dtype is not None else c
+
+        for c in ("arrival", "gpus"):
+            if c not in columns:
                 raise InvalidInstanceError(
-                    f"The job table has no '{col}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
-                    f"'duration' (s). Columns: {list(df.columns)}."
+                    f"The job table has no '{c}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
+                    f"'duration' (s). Columns: {columns}."
                 )
-        wcol = "work" if "work" in df.columns else "duration" if "duration" in df.columns else None
+        wcol = "work" if "work" in columns else "duration" if "duration" in columns else None
         if wcol is None:
             raise InvalidInstanceError(
-                f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {list(df.columns)}."
+                f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {columns}."
             )
-        idcol = "job_id" if "job_id" in df.columns else "id" if "id" in df.columns else None
-        arr = df["arrival"].to_numpy(dtype=float)
-        work = df[wcol].to_numpy(dtype=float)
-        gp = df["gpus"].to_numpy()
-        weight = df["weight"].to_numpy(dtype=float) if "weight" in df.columns else np.ones(len(df))
-        single = df["single_server"].to_numpy(dtype=bool) if "single_server" in df.columns else np.zeros(len(df), bool)
-        ids = df[idcol].tolist() if idcol else list(range(len(df)))
+        lengths = {c: len(df[c]) for c in columns}
+        if len(set(lengths.values())) > 1:
+            raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
+        idcol = "job_id" if "job_id" in columns else "id" if "id" in columns else None
+        arr = col("arrival", float)
+        n_rows = len(arr)
+        work = col(wcol, float)
+        gp = col("gpus")
+        weight = col("weight", float) if "weight" in columns else np.ones(n_rows)
+        single = col("single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
+        ids = col(idcol).tolist() if idcol else list(range(n_rows))
         _check_array("arrival", arr, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
         _check_array(wcol, work, ids, lambda a: np.isfinite(a) & (a > 0), "a number of seconds > 0")
         _check_array("weight", weight, ids, lambda a: np.isfinite(a) & (a > 0), "a number > 0")
@@ -65,10 +72,10 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
                 f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
                 f"or drop the job ({len(bad)} job(s) are too large)."
             )
-        extra = [c for c in ("user", "group", "vc", "status") if c in df.columns]
-        extra_vals = {c: df[c].tolist() for c in extra}
+        extra = [c for c in ("user", "group", "vc", "status") if c in columns]
+        extra_vals = {c: col(c).tolist() for c in extra}
         arr_l, work_l, gp_l, w_l, s_l = arr.tolist(), work.tolist(), gpi.tolist(), weight.tolist(), single.tolist()
-        for i in range(len(df)):
+        for i in range(n_rows):
             attrs = {c: extra_vals[c][i] for c in extra} if extra else None
             st = _stages(stages.get(ids[i]), work_l[i], ids[i])
             out.append(SimJob(ids[i], i, arr_l[i], work_l[i], gp_l[i], w_l[i], s_l[i], st, attrs))

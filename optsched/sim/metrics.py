@@ -56,33 +56,37 @@ class SimResult:
         self._seg = sim._seg
         self._util_t = np.frombuffer(sim._util_t, dtype=np.float64) if len(sim._util_t) else np.zeros(0)
         self._util_g = np.frombuffer(sim._util_g, dtype=np.int64) if len(sim._util_g) else np.zeros(0, np.int64)
-        self._frame = None
+        self._columns: dict[str, np.ndarray] | None = None
 
     # -- tables ----------------------------------------------------------------------------
-    def jobs_frame(self):
-        """One row per job (columns :data:`JOB_COLUMNS`), in input order, as a DataFrame."""
-        if self._frame is not None:
-            return self._frame.copy()
-        import pandas as pd
-
+    def job_columns(self) -> dict[str, np.ndarray]:
+        """The per-job table as NumPy columns (:data:`JOB_COLUMNS`, and ``finish`` in slotted mode),
+        in input order: what :meth:`jobs_frame` wraps, without importing pandas."""
+        if self._columns is not None:
+            return dict(self._columns)
         js = self._jobs
+        n = len(js)
         nan = float("nan")
-        arrival = np.fromiter((j.arrival for j in js), float, len(js))
-        first = np.fromiter((nan if j.first_start is None else j.first_start for j in js), float, len(js))
-        comp = np.fromiter((nan if j.completion is None else j.completion for j in js), float, len(js))
-        load = np.fromiter((j.loading_time for j in js), float, len(js))
-        train = np.fromiter((j.training_time for j in js), float, len(js))
-        save = np.fromiter((j.saving_time for j in js), float, len(js))
+        arrival = np.fromiter((j.arrival for j in js), float, n)
+        first = np.fromiter((nan if j.first_start is None else j.first_start for j in js), float, n)
+        comp = np.fromiter((nan if j.completion is None else j.completion for j in js), float, n)
+        load = np.fromiter((j.loading_time for j in js), float, n)
+        train = np.fromiter((j.training_time for j in js), float, n)
+        save = np.fromiter((j.saving_time for j in js), float, n)
         jct = comp - arrival
-        finish = np.fromiter((nan if j.finish is None else j.finish for j in js), float, len(js))
+        finish = np.fromiter((nan if j.finish is None else j.finish for j in js), float, n)
         tail = np.nan_to_num(comp - finish) if self.slot is not None else 0.0  # GPUs held to the slot's end
-        df = pd.DataFrame({
-            "job_id": [j.id for j in js],
+        ids = np.empty(n, dtype=object)
+        ids[:] = [j.id for j in js]
+        status = np.empty(n, dtype=object)
+        status[:] = [j.phase for j in js]
+        cols = {
+            "job_id": ids,
             "arrival": arrival,
-            "gpus": np.fromiter((j.gpus for j in js), np.int64, len(js)),
-            "work": np.fromiter((j.work for j in js), float, len(js)),
-            "weight": np.fromiter((j.weight for j in js), float, len(js)),
-            "status": [j.phase for j in js],
+            "gpus": np.fromiter((j.gpus for j in js), np.int64, n),
+            "work": np.fromiter((j.work for j in js), float, n),
+            "weight": np.fromiter((j.weight for j in js), float, n),
+            "status": status,
             "first_start": first,
             "completion": comp,
             "queue_delay": first - arrival,
@@ -91,20 +95,30 @@ class SimResult:
             "loading_time": load,
             "training_time": train,
             "saving_time": save,
-            "futile_time": np.fromiter((j.futile_time for j in js), float, len(js)),
-            "lost_work": np.fromiter((j.lost_work for j in js), float, len(js)),
-            "n_preemptions": np.fromiter((j.n_preemptions for j in js), np.int64, len(js)),
-            "stages_done": np.fromiter((j.stage for j in js), np.int64, len(js)),
-        }, columns=JOB_COLUMNS)
+            "futile_time": np.fromiter((j.futile_time for j in js), float, n),
+            "lost_work": np.fromiter((j.lost_work for j in js), float, n),
+            "n_preemptions": np.fromiter((j.n_preemptions for j in js), np.int64, n),
+            "stages_done": np.fromiter((j.stage for j in js), np.int64, n),
+        }
         if self.slot is not None:
-            df["finish"] = finish  # when the work was done; "completion" is the end of that slot
-        self._frame = df
-        return df.copy()
+            cols["finish"] = finish  # when the work was done; "completion" is the end of that slot
+        self._columns = cols
+        return dict(cols)
+
+    def jobs_frame(self):
+        """One row per job (columns :data:`JOB_COLUMNS`, and ``finish`` in slotted mode), in input
+        order, as a DataFrame."""
+        import pandas as pd
+
+        cols = self.job_columns()
+        names = JOB_COLUMNS + (["finish"] if "finish" in cols else [])
+        return pd.DataFrame({c: (cols[c].tolist() if cols[c].dtype == object else cols[c]) for c in names},
+                            columns=names)
 
     def summary(self) -> dict[str, Any]:
         """Mean/P50/P95/P99 of JCT and waiting, makespan, total (weighted) completion and flow time,
         mean utilization, preemptions; see :func:`summarize`."""
-        out = summarize(self.jobs_frame())
+        out = summarize(self.job_columns())
         out["policy"] = self.policy
         out["mean_utilization"] = self.mean_utilization()
         out["n_events"] = self.n_events
@@ -215,7 +229,8 @@ class SimResult:
 
 
 def summarize(df) -> dict[str, Any]:
-    """Summary of a per-job table (from :meth:`SimResult.jobs_frame` or :func:`replay_log`).
+    """Summary of a per-job table: a DataFrame (:meth:`SimResult.jobs_frame`, :func:`replay_log`) or
+    a mapping of columns (:meth:`SimResult.job_columns`).
 
     Examples
     --------
@@ -225,19 +240,24 @@ def summarize(df) -> dict[str, Any]:
     >>> s = summarize(df); s["mean_jct"], s["total_weighted_completion_time"], s["makespan"]
     (2.0, 7.0, 3.0)
     """
-    fin = df[df["status"].isin([DONE, FAILED])]
-    jct = (fin["completion"] - fin["arrival"]).to_numpy(dtype=float)
-    qd = (fin["first_start"] - fin["arrival"]).to_numpy(dtype=float)
-    w = fin["weight"].to_numpy(dtype=float) if "weight" in fin else np.ones(len(fin))
-    comp = fin["completion"].to_numpy(dtype=float)
+    status = np.asarray(df["status"], dtype=object)
+    fin = (status == DONE) | (status == FAILED)
+
+    def col(name: str) -> np.ndarray:
+        return np.asarray(df[name], dtype=float)[fin]
+
+    jct = col("completion") - col("arrival")
+    qd = col("first_start") - col("arrival")
+    w = col("weight") if "weight" in df else np.ones(int(fin.sum()))
+    comp = col("completion")
 
     def pct(a, q):
         return float(np.percentile(a, q)) if len(a) else float("nan")
 
     out = {
-        "n_jobs": int(len(df)),
-        "n_done": int((df["status"] == DONE).sum()),
-        "n_failed": int((df["status"] == FAILED).sum()),
+        "n_jobs": int(len(status)),
+        "n_done": int((status == DONE).sum()),
+        "n_failed": int((status == FAILED).sum()),
         "mean_jct": float(jct.mean()) if len(jct) else float("nan"),
         "p50_jct": pct(jct, 50), "p95_jct": pct(jct, 95), "p99_jct": pct(jct, 99),
         "mean_queue_delay": float(qd.mean()) if len(qd) else float("nan"),
@@ -249,9 +269,9 @@ def summarize(df) -> dict[str, Any]:
         "total_weighted_flow_time": float((w * jct).sum()),
     }
     if "n_preemptions" in df:
-        out["n_preemptions"] = int(df["n_preemptions"].sum())
+        out["n_preemptions"] = int(np.asarray(df["n_preemptions"]).sum())
     if "futile_time" in df:
-        out["futile_time"] = float(df["futile_time"].sum())
+        out["futile_time"] = float(np.asarray(df["futile_time"], dtype=float).sum())
     return out
 
 

@@ -222,6 +222,7 @@ class _Preemptive(Policy):
         self._since: dict[int, float] = {}  # job index -> time of its current start
         self._for: SimJob | None = None  # the job for which victims are saving
         self._saving: dict[int, int] = {}  # victims still saving: index -> GPUs (count as freed)
+        self._requeued: set[int] = set()  # victims queued again at once (zero save time)
 
     def on_arrival(self, sim, job) -> None:
         self.queue.push(job, self._wait_key(job))
@@ -229,7 +230,9 @@ class _Preemptive(Policy):
     def on_preempted(self, sim, job) -> None:
         self._saving.pop(job.index, None)
         self._since.pop(job.index, None)
-        if job.phase == WAITING:
+        if job.index in self._requeued:
+            self._requeued.discard(job.index)
+        elif job.phase == WAITING:
             self.queue.push(job, self._wait_key(job))
 
     def on_loaded(self, sim, job) -> None:
@@ -346,6 +349,9 @@ class _Preemptive(Policy):
                 if v.phase == "saving":
                     self._saving[v.index] = v.gpus
                     self._for = cand
+                elif v.phase == WAITING:  # zero save time: it competes again in this very round, so
+                    self.queue.push(v, self._wait_key(v))  # a worse job cannot take its GPUs first
+                    self._requeued.add(v.index)
         if sim.fits(cand):  # zero save time: the GPUs are free now
             if self._for is cand:
                 self._for = None

@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, TraceFormatError
 from optsched.traces.loaders import ACME_SUMMARY, OPENB_JOBS, PHILLY_RUNTIME
 
 __all__ = ["synthetic_workload", "philly_runtimes", "acme_outcome_rates", "PHILLY_GPU_MIX"]
@@ -38,10 +38,12 @@ PHILLY_GPU_MIX = {1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05}
 
 @lru_cache(maxsize=1)
 def philly_runtimes() -> np.ndarray:
-    """The positive run times (s) of the shipped ``philly_runtime.csv``."""
-    import pandas as pd
-
-    r = pd.read_csv(PHILLY_RUNTIME)["runtime"].to_numpy(dtype=float)
+    """The positive run times (s) of the shipped ``philly_runtime.csv`` (one column, ``runtime``)."""
+    with open(PHILLY_RUNTIME, encoding="utf-8") as f:
+        head, *rows = f.read().split()
+    if head.strip() != "runtime":
+        raise TraceFormatError(f"{PHILLY_RUNTIME}: expected a 'runtime' column; got the header {head!r}.")
+    r = np.array(rows, dtype=float)
     return r[r > 0]
 
 
@@ -82,7 +84,7 @@ def acme_outcome_rates(cluster: str = "Philly") -> dict[str, float]:
 def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arrivals: str = "poisson",
                        gpus: str | Mapping[int, float] = "philly", durations: str | Sequence[float] = "philly",
                        max_gpus: int | None = None, max_duration: float | None = None,
-                       outcomes: str | None = None, seed: SeedLike = 0):
+                       outcomes: str | None = None, seed: SeedLike = 0, frame: bool = True):
     """A job table (as the trace loaders return) with calibrated marginals.
 
     Parameters
@@ -103,10 +105,13 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
     outcomes : str, optional
         Acme cluster name (``"Philly"``, ``"Helios"``, ...) for a drawn ``status`` column.
     seed : int, Generator or None
+    frame : bool
+        Return a DataFrame (default) or a dict of NumPy columns (what the simulator also takes;
+        no pandas import, for a fast command line).
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame or dict
         Columns ``job_id, arrival, duration, gpus, status, user, group, queue_delay,
         submit_time`` (``attrs['trace'] == 'synthetic'``, with the options).
 
@@ -116,8 +121,6 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
     >>> list(df["gpus"]), bool((df["arrival"].diff().dropna() >= 0).all())
     ([1, 8, 1, 4, 1], True)
     """
-    import pandas as pd
-
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise InvalidOptionError(f"The 'n_jobs' option must be an integer >= 1; got {n_jobs!r}.")
     if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
@@ -182,6 +185,11 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
     if outcomes is not None:
         rates = acme_outcome_rates(outcomes)
         status = rng.choice(list(rates), size=n_jobs, p=list(rates.values()))
+    if not frame:
+        return {"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
+                "status": np.full(n_jobs, status, dtype=object) if isinstance(status, str) else status}
+    import pandas as pd
+
     df = pd.DataFrame({"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
                        "status": status, "user": None, "group": None, "queue_delay": np.nan, "submit_time": arr})
     df.attrs.update({"trace": "synthetic", "n_jobs": int(n_jobs), "cluster_gpus": int(cluster_gpus), "load": load,
