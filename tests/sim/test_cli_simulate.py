@@ -140,3 +140,28 @@ def test_declared_choices_match_the_registries():
 
     assert set(PLACEMENT_CHOICES) == set(PLACEMENT_RULES)
     assert set(POLICY_CHOICES) == set(POLICIES)
+
+
+def test_synthetic_simulate_does_not_import_pandas():
+    """The 1,000-job command line path stays light (start-up target in `make bench`)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom optsched.cli import main\n"
+            "main(['simulate', '--trace', 'synthetic', '--jobs', '300', '--servers', '4', '--json', '--quiet'])\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_numpy_columns_and_dataframe_give_the_same_run():
+    from optsched.core import Cluster
+    from optsched.sim import Simulator, get_policy
+    from optsched.traces import synthetic_workload
+
+    cols = synthetic_workload(400, cluster_gpus=16, load=1.2, seed=3, frame=False)
+    df = synthetic_workload(400, cluster_gpus=16, load=1.2, seed=3)
+    a = Simulator(Cluster.homogeneous(2, 8), cols, get_policy("srtf")).run()
+    b = Simulator(Cluster.homogeneous(2, 8), df, get_policy("srtf")).run()
+    pd.testing.assert_frame_equal(a.jobs_frame(), b.jobs_frame())
+    assert a.summary() == b.summary()
