@@ -23,19 +23,21 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
-from optsched.exceptions import InvalidOptionError, SolverLimitWarning
-from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
+from optsched.exceptions import InvalidOptionError, InvalidScheduleError, SolverLimitWarning
+from optsched.sojourn.evaluate import PairCosts, as_indices, expected_sojourn, pair_costs
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, check_instance
 from optsched.solvers import SolveOptions, SolveResult
 from optsched.solvers.exact import DEFAULT_OPTIMALITY_TOLERANCE, ExactModel, run_exact
 
-__all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "build_exact", "BACKENDS",
+__all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "build_exact", "best_heuristic",
+           "BACKENDS",
            "OPT_RTOL", "HIGHS_TOLERANCES"]
 
 BACKENDS = ("highs", "cpsat", "dp", "enumerate")
@@ -70,7 +72,7 @@ def _trivial(pc: PairCosts) -> ExactModel:
         v = float(pc.d.sum())
         return SolveResult(Status.OPTIMAL, v, v, 0.0, "none", "", message="one job", raw={"order": [0]})
 
-    return ExactModel(None, pc, solve=solve)
+    return ExactModel(None, {"pc": pc}, solve=solve)
 
 
 def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> ExactModel:
@@ -85,9 +87,11 @@ def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> Ex
     k = 1.0 / wmax if wmax > 0 else 1.0
     # scaled, constant moved out (HiGHS's absolute tolerances are then relative to the pair weights)
     model.successful_sojourn_time.set_value(sum(float(w[i, j] * k) * model.y[i, j] for (i, j) in model.PAIRS))
-    return ExactModel(model, pc, scale=1.0 / k, offset=const,
+    handles: dict[str, Any] = {"pc": pc, "start": None}
+    return ExactModel(model, handles, scale=1.0 / k, offset=const,
                       solve=lambda em, o: _lazy_loop(em, o, cycles=cycles, solver=solver, max_rounds=max_rounds),
-                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0})
+                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0},
+                      warm_start=lambda order: handles.update(start=list(order)))
 
 
 def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: str, max_rounds: int) -> SolveResult:
@@ -103,7 +107,7 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
     )
     from optsched.solvers import solve_pyomo
 
-    pc, model = em.handles, em.model
+    pc, model = em.handles["pc"], em.model
     n = pc.n
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
@@ -114,6 +118,13 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
     options = options.replace(mip_abs_gap=HIGHS_ABS_GAP, solver_options=so)
     incumbent = _rank_start(pc)
     inc_val, inc_model = pc.order_value(incumbent), None
+    start = em.handles.get("start")
+    if start is not None and pc.order_value(start) < inc_val:
+        incumbent, inc_val = list(start), pc.order_value(start)
+    if start is not None and solver == "highs":  # also a MIP start for the first MILP
+        pos = {k: p for p, k in enumerate(start)}
+        for (i, j) in model.PAIRS:
+            model.y[i, j].value = 1.0 if pos[i] < pos[j] else 0.0
     bound, rounds, msg, version = None, 0, "", ""
     proven = False
     while rounds < max_rounds:
@@ -122,7 +133,7 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
         if left is not None and left <= 0.01:
             msg = "time limit in the lazy loop"
             break
-        sr = solve_pyomo(model, solver, options.replace(time_limit=left))
+        sr = solve_pyomo(model, solver, options.replace(time_limit=left), warm_start=start is not None and rounds == 1)
         version, msg = sr.solver_version, sr.message
         if sr.bound is not None:
             bound = sr.bound if bound is None else max(bound, sr.bound)
@@ -180,7 +191,14 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
             sr.raw = {"order": order_from_y(B)}
         return sr
 
-    return ExactModel(model, pc, scale=1.0 / h["scale"], offset=h["constant"], resolution=h["eps"], solve=solve)
+    def warm_start(order: list[int]) -> None:
+        model.clear_hints()
+        pos = {k: p for p, k in enumerate(order)}
+        for (i, j), v in h["y"].items():
+            model.add_hint(v, pos[i] < pos[j])
+
+    return ExactModel(model, {"pc": pc}, scale=1.0 / h["scale"], offset=h["constant"], resolution=h["eps"],
+                      solve=solve, warm_start=warm_start)
 
 
 def _search_model(pc: PairCosts, backend: str) -> ExactModel:
@@ -192,7 +210,15 @@ def _search_model(pc: PairCosts, backend: str) -> ExactModel:
         return SolveResult(Status.OPTIMAL, v, v, time.perf_counter() - t0, backend, "", message="exhaustive",
                            raw={"order": order})
 
-    return ExactModel(None, pc, solve=solve)
+    return ExactModel(None, {"pc": pc}, solve=solve)
+
+
+def best_heuristic(instance: SojournInstance, pc: PairCosts | None = None) -> SojournSchedule:
+    """The default warm start: the better of RANK and SERPT orders after adjacent-swap descent."""
+    pc = pc or pair_costs(instance)
+    cands = [_rank_start(pc), local_search(pc, list(np.argsort(pc.a + pc.b, kind="stable")))]
+    best = min(cands, key=pc.order_value)
+    return SojournSchedule(order=[instance.jobs[k].id for k in best])
 
 
 def build_exact(pc: PairCosts, backend: str, *, cycles: str = "lazy", max_rounds: int = 200) -> ExactModel:
@@ -213,7 +239,7 @@ def _legacy(em: ExactModel, options: SolveOptions, write_model: str | None) -> t
         warnings.simplefilter("ignore", SolverLimitWarning)
         sr = em.solve(em, options)
     order = sr.raw["order"] if sr.has_solution else None
-    out = {"order": order, "objective": None if order is None else em.handles.order_value(order),
+    out = {"order": order, "objective": None if order is None else em.handles["pc"].order_value(order),
            "bound": None if sr.bound is None else em.offset + em.scale * sr.bound - em.resolution,
            "message": sr.message, "solver": sr.solver, "solver_version": sr.solver_version}
     return sr, out
@@ -240,7 +266,7 @@ def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | 
 @register_algorithm("sojourn-exact", "sojourn", exact=True, backends=BACKENDS,
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed=None, write_model: str | None = None, cycles: str = "lazy",
+                seed=None, initial="heuristic", write_model: str | None = None, cycles: str = "lazy",
                 pc: PairCosts | None = None) -> Result:
     """Optimal non-preemptive job order for objective (1) (one server, all arrivals 0).
 
@@ -257,6 +283,10 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
         For HiGHS, :data:`HIGHS_TOLERANCES` unless ``solver_options`` set them.
     seed : int or numpy.random.Generator, optional
         Overrides ``options.seed``.
+    initial : "heuristic", SojournSchedule (an order) or None
+        Warm start: by default the better of RANK and SERPT after adjacent-swap descent
+        (:func:`best_heuristic`); checked by the verifier; CP-SAT hints, a HiGHS MIP start and
+        the lazy loop's first incumbent. The result is never worse than it.
     write_model : str, optional
         Write the model that is solved (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT); the Pyomo
         model's objective is scaled (module doc). Nothing is written for ``dp``/``enumerate``
@@ -279,6 +309,8 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     ------
     InvalidInstanceError
         Arrivals or several servers (not the static setting).
+    InvalidScheduleError
+        ``initial`` is not a feasible order of this instance (names the job and the verifier's label).
     ModelTooLargeError
         ``dp`` above N = 20, or a model above the size limit.
 
@@ -309,13 +341,32 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     if cycles not in ("lazy", "all"):
         raise InvalidOptionError(f"The 'cycles' option must be 'lazy' or 'all'; got {cycles!r}.")
     pc = pc or pair_costs(instance)
+    if isinstance(initial, str):
+        if initial != "heuristic":
+            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a SojournSchedule or None; "
+                                     f"got {initial!r}.")
+        initial = best_heuristic(instance, pc)
 
     def decode(em: ExactModel, sr: SolveResult) -> SojournSchedule:
         return SojournSchedule(order=[instance.jobs[k].id for k in sr.raw["order"]])
 
-    r = run_exact(instance, build=lambda inst, b, o: build_exact(pc, b, cycles=cycles), decode=decode,
-                  evaluate=lambda s: expected_sojourn(instance, s, pc), backend=backend,
-                  algorithm=f"sojourn-exact[{backend}]", objective_name=OBJECTIVE, options=options, seed=seed,
-                  write_model=write_model)
+    def build(inst, b, o) -> ExactModel:
+        em = build_exact(pc, b, cycles=cycles)
+        if em.warm_start is None:
+            return em
+        install = em.warm_start
+        return replace(em, warm_start=lambda s: install(as_indices(instance, list(s.order))))
+
+    def check(s):
+        from optsched.verify import verify
+
+        if not isinstance(s, SojournSchedule) or not s.is_order:
+            raise InvalidScheduleError(f"The initial schedule of sojourn-exact must be a SojournSchedule with an "
+                                       f"'order' (the exact models are over orders); got {s!r}.")
+        return verify(instance, s).violations
+
+    r = run_exact(instance, build=build, decode=decode, evaluate=lambda s: expected_sojourn(instance, s, pc),
+                  backend=backend, algorithm=f"sojourn-exact[{backend}]", objective_name=OBJECTIVE, options=options,
+                  seed=seed, write_model=write_model, initial=initial, check_initial=check)
     r.info["backend"] = backend
     return r

@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import optsched
 from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverLimitWarning
@@ -172,3 +173,56 @@ def test_dp_agrees_at_n20():
     pc = pair_costs(inst)
     r = solve_exact(inst, backend="highs", options=OPTS, pc=pc)
     assert r.optimal and close(r.objective, subset_dp(pc)[0])
+
+
+# --- warm starts (issue 12 item 2) ---------------------------------------------------------------
+
+@settings(max_examples=10, deadline=None)
+@given(instances(max_jobs=7), st.randoms(use_true_random=False))
+def test_cpsat_hint_encodes_the_initial_order_exactly(inst, rnd):
+    from optsched.sojourn.model import SojournSchedule
+
+    order = list(inst.job_ids)
+    rnd.shuffle(order)
+    init = SojournSchedule(order=order)
+    fixed = SolveOptions(time_limit=10, threads=1, solver_options={"fix_variables_to_their_hinted_value": True})
+    r = solve_exact(inst, backend="cpsat", options=fixed, initial=init)
+    assert close(r.objective, r.info["initial_objective"]) and r.info["warm_start"] == (len(inst.jobs) > 1)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_never_worse_than_the_warm_start(backend):
+    from optsched.sojourn.evaluate import expected_sojourn
+    from optsched.sojourn.exact import best_heuristic
+
+    inst = crossing_instance(18, seed=3, spread=0.0)
+    pc = pair_costs(inst)
+    opt_val, opt_order = subset_dp(pc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverLimitWarning)
+        r = solve_exact(inst, backend=backend, options=SolveOptions(time_limit=0.05, threads=1), pc=pc)
+        assert r.objective <= expected_sojourn(inst, best_heuristic(inst, pc), pc)
+        # the optimum as the start: returned (by the solver or as the start), whatever the limit
+        from optsched.sojourn.model import SojournSchedule
+
+        best = SojournSchedule(order=[inst.jobs[k].id for k in opt_order])
+        r = solve_exact(inst, backend=backend, options=SolveOptions(time_limit=0.05, threads=1), pc=pc, initial=best)
+    assert close(r.objective, opt_val) and optsched.verify_result(inst, r).ok
+
+
+def test_bad_initial_orders_are_refused_naming_job_and_label():
+    from optsched.exceptions import InvalidScheduleError
+    from optsched.sojourn.model import SojournSchedule
+
+    inst = optsched.load_instance(optsched.toy_path("sojourn-four-jobs"))
+    ids = list(inst.job_ids)
+    with pytest.raises(InvalidScheduleError, match=r"\(permutation\).*missing \['d'\]"):
+        solve_exact(inst, initial=SojournSchedule(order=ids[:-1]))
+    with pytest.raises(InvalidScheduleError, match=r"\(permutation\): Job 999"):
+        solve_exact(inst, initial=SojournSchedule(order=[*ids[:-1], 999]))
+    with pytest.raises(InvalidScheduleError, match="'order'"):
+        solve_exact(inst, initial=SojournSchedule(stages=[(j, 1) for j in ids]))
+    with pytest.raises(InvalidOptionError, match="'initial'"):
+        solve_exact(inst, initial="rank")
+    r = solve_exact(inst, initial=None, options=OPTS)
+    assert r.optimal and r.info["warm_start"] is False
