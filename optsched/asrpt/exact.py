@@ -3,11 +3,17 @@ time-indexed MILP, decoded into a verified :class:`~optsched.core.Schedule`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
+
 from optsched.asrpt.formulation import (
     OBJ_SCALE,
+    arrival_slot,
     build_problem8_cpsat,
     build_problem8_cpsat_ti,
     build_problem8_pyomo,
+    horizon_slots,
     job_patterns,
 )
 from optsched.asrpt.model import KIND, AsrptInstance
@@ -15,10 +21,12 @@ from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
+from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
 
-__all__ = ["solve_exact", "solve_problem8", "build_exact", "decode_exact", "OBJECTIVE"]
+__all__ = ["solve_exact", "solve_problem8", "build_exact", "decode_exact", "warm_start_exact", "grid_list_schedule",
+           "best_heuristic", "OBJECTIVE"]
 
 OBJECTIVE = "total_completion_time"
 
@@ -30,6 +38,90 @@ def _schedule(instance: AsrptInstance, starts: dict, chosen: dict) -> Schedule:
         t0 = starts[j.id] * instance.slot
         sched.add(j.id, t0, min(t0 + p.time, t0 + p.slots * instance.slot), {m: c for m, c in enumerate(p.counts) if c > 0})
     return sched
+
+
+def grid_list_schedule(instance: AsrptInstance, order, patterns: dict | None = None) -> Schedule:
+    """Serial schedule generation on the slot grid of Problem (8): each job in ``order`` (job ids)
+    takes the (pattern, start slot) that ends first (slots, then seconds) where every server it
+    uses has the pattern's GPUs free for the pattern's whole run. Feasible for (1)-(3) and
+    representable in every exact model (it ends by the horizon T)."""
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
+    T = horizon_slots(instance, pats)
+    free = np.full((instance.M, T + 1), instance.g, dtype=np.int64)
+    starts, chosen = {}, {}
+    for jid in order:
+        job = instance.job(jid)
+        best = None
+        r = arrival_slot(job, instance)
+        for p in pats[jid]:
+            need = np.asarray(p.counts)[:, None]
+            for t in range(r, T - p.slots + 1):
+                if (free[:, t:t + p.slots] >= need).all():
+                    key = (t + p.slots, t * instance.slot + p.time)
+                    if best is None or key < best[0]:
+                        best = (key, t, p)
+                    break
+        if best is None:  # cannot happen: the fastest pattern fits after every earlier job
+            raise InvalidOptionError(f"No grid start for job {jid!r} within the horizon of {T} slots.")
+        _, t, p = best
+        free[:, t:t + p.slots] -= np.asarray(p.counts)[:, None]
+        starts[jid], chosen[jid] = t, p
+    return _schedule(instance, starts, chosen)
+
+
+def best_heuristic(instance: AsrptInstance, patterns: dict | None = None) -> Schedule:
+    """The default warm start: the best :func:`grid_list_schedule` over three orders (shortest
+    fastest-pattern time first, arrival then that, and shortest time x GPUs first)."""
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
+    fastest = {j.id: min(p.time for p in pats[j.id]) for j in instance.jobs}
+    orders = [sorted(fastest, key=lambda i: (fastest[i], str(i))),
+              sorted(fastest, key=lambda i: (instance.job(i).arrival, fastest[i], str(i))),
+              sorted(fastest, key=lambda i: (fastest[i] * instance.job(i).gpus, str(i)))]
+    scheds = [grid_list_schedule(instance, o, pats) for o in orders]
+    return min(scheds, key=lambda sc: objective_value(instance, sc, OBJECTIVE))
+
+
+def _grid_starts(instance: AsrptInstance, schedule: Schedule, pats: dict, T: int) -> list[tuple[int, int]]:
+    """(start slot, pattern index) per job; refuses what Problem (8) on the grid cannot represent."""
+    out = []
+    for job in instance.jobs:
+        segs = schedule.segments(job.id)
+        if len(segs) != 1:
+            raise InvalidScheduleError(f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; Problem (8) "
+                                       f"needs one run per job.")
+        seg = segs[0]
+        t = seg.start / instance.slot
+        counts = tuple(int(seg.placement.get(m, 0)) for m in range(instance.M))
+        idx = next((k for k, p in enumerate(pats[job.id]) if p.counts == counts), None)
+        if abs(t - round(t)) > 1e-9 or idx is None or not (arrival_slot(job, instance) <= round(t)
+                                                             <= T - pats[job.id][idx].slots):
+            raise InvalidScheduleError(
+                f"The initial schedule starts job {job.id!r} at {seg.start!r} s on GPUs {counts}: not a start slot "
+                f"and pattern of Problem (8) (slot {instance.slot} s, horizon {T} slots). Use "
+                f"optsched.asrpt.exact.grid_list_schedule for a grid schedule.")
+        out.append((int(round(t)), idx))
+    return out
+
+
+def warm_start_exact(instance: AsrptInstance, em: ExactModel, schedule: Schedule) -> None:
+    """Install a grid schedule as the start of a :func:`build_exact` model (CP-SAT hints or a
+    full HiGHS MIP start)."""
+    backend, pats, h = em.handles
+    T = h["T"] if h is not None else em.model.horizon
+    chosen = _grid_starts(instance, schedule, pats, T)
+    if backend == "cpsat":
+        em.model.clear_hints()
+        for i, (t, k) in enumerate(chosen):
+            em.model.add_hint(h["start"][i], t)
+            for q, b in enumerate(h["use"][i]):
+                em.model.add_hint(b, q == k)
+    elif backend == "cpsat-ti":
+        em.model.clear_hints()
+        for (i, q, t), v in h["x"].items():
+            em.model.add_hint(v, chosen[i] == (t, q))
+    else:
+        for (i, q, t) in em.model.IPT:
+            em.model.x[i, q, t].value = 1.0 if chosen[i] == (t, q) else 0.0
 
 
 def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
@@ -48,10 +140,12 @@ def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
         info.update(horizon_slots=h["T"], objective_rounding=rounding)
-        return ExactModel(model, (backend, pats, h), scale=scale, resolution=rounding, info=info)
-    model = build_problem8_pyomo(instance, patterns=pats, max_size=max_size)
-    info.update(horizon_slots=model.horizon, objective_rounding=0.0)
-    return ExactModel(model, (backend, pats, None), info=info)
+        em = ExactModel(model, (backend, pats, h), scale=scale, resolution=rounding, info=info)
+    else:
+        model = build_problem8_pyomo(instance, patterns=pats, max_size=max_size)
+        info.update(horizon_slots=model.horizon, objective_rounding=0.0)
+        em = ExactModel(model, (backend, pats, None), info=info)
+    return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
 
 
 def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
@@ -81,7 +175,7 @@ def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
 @register_algorithm("asrpt-exact", KIND, exact=True, backends=("cpsat", "cpsat-ti", "highs"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: SolveOptions | None = None,
-                seed=None, write_model: str | None = None, max_size: int | None = None) -> Result:
+                seed=None, initial="heuristic", write_model: str | None = None, max_size: int | None = None) -> Result:
     """Exact Problem (8): minimum total completion time sum_i (t_i + n_i alpha_i), t_i on the slot grid.
 
     Parameters
@@ -95,6 +189,10 @@ def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: Sol
         Default: 60 s, gap 0, 1 thread.
     seed : int or numpy.random.Generator, optional
         Overrides ``options.seed``.
+    initial : "heuristic", Schedule or None
+        Warm start: by default :func:`best_heuristic` (grid list schedules); a feasible schedule
+        with one run per job, starting on a slot with a pattern's GPU counts; ``None`` for none.
+        Checked by the verifier; CP-SAT hints or a HiGHS MIP start; the result is never worse.
     write_model : str, optional
         Write the model (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
 
@@ -130,14 +228,20 @@ def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: Sol
     >>> r.status.value, round(r.objective, 4)
     ('optimal', 21.9)
     """
+    from optsched.verify import verify
+
     check_kind(instance, KIND, "asrpt-exact")
+    if isinstance(initial, str):
+        if initial != "heuristic":
+            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
+        initial = best_heuristic(instance)
     return run_exact(
         instance,
         build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size),
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
         backend=backend, algorithm=f"asrpt-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        seed=seed, write_model=write_model)
+        seed=seed, write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations)
 
 
 #: The former name (kept as an alias).

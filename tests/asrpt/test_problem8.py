@@ -122,3 +122,58 @@ def test_certified_results_three_backends(seed, n):
         # every optimum is within the others' certified tolerance
         for other in res.values():
             assert r.objective <= other.objective + r.info["optimality_tolerance"] + 1e-9
+
+
+# --- warm starts (issue 12 item 2) ---------------------------------------------------------------
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
+def test_grid_heuristic_is_feasible_no_better_than_optimum_and_hinted_exactly(seed, n):
+    from optsched.asrpt.exact import best_heuristic, solve_exact
+
+    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    h = best_heuristic(inst)
+    assert verify(inst, h).ok
+    opt = solve_exact(inst, backend="highs", options=OPT, initial=None)
+    fixed = SolveOptions(threads=1, time_limit=10, solver_options={"fix_variables_to_their_hinted_value": True})
+    for b in ("cpsat", "cpsat-ti"):
+        r = solve_exact(inst, backend=b, options=fixed, initial=h)
+        assert r.info["incumbent"] == "solver" and r.info["warm_start"]
+        assert r.objective == pytest.approx(r.info["initial_objective"], abs=1e-9)
+    assert opt.objective <= r.info["initial_objective"] + 1e-9
+
+
+def test_never_worse_than_warm_start_and_bad_initial_refused():
+    from optsched.asrpt.exact import best_heuristic, solve_exact
+    from optsched.core.objectives import objective_value
+    from optsched.exceptions import InvalidOptionError, InvalidScheduleError
+
+    inst = random_instance(8, 3, 4, seed=1, single_gpu=0.3, arrival_rate=2.0)
+    h = best_heuristic(inst)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend="highs", options=SolveOptions(threads=1, time_limit=0.5))
+    assert r.objective is not None and r.objective <= objective_value(inst, h, "total_completion_time") + 1e-9
+    assert verify_result(inst, r).ok
+    toy = toy_instance()
+    good = best_heuristic(toy)
+    first = toy.jobs[0]
+    shifted = Schedule()
+    for jid, segs in good.items():
+        s = segs[0]
+        d = s.end - s.start
+        start = s.start + 0.5 * toy.slot if jid == first.id else s.start  # off the slot grid
+        shifted.add(jid, start, start + d, s.placement)
+    assert verify(toy, shifted).ok  # feasible, but not on the grid of Problem (8)
+    with pytest.raises(InvalidScheduleError, match=rf"job {first.id!r}.*not a start slot"):
+        solve_exact(toy, initial=shifted)
+    late = max(toy.jobs, key=lambda j: j.arrival)
+    early = Schedule()
+    for jid, segs in good.items():
+        s = segs[0]
+        start = late.arrival - toy.slot if jid == late.id else s.start
+        early.add(jid, start, start + (s.end - s.start), s.placement)
+    with pytest.raises(InvalidScheduleError, match=rf"job {late.id!r} violates \(release\)"):
+        solve_exact(toy, initial=early)
+    with pytest.raises(InvalidOptionError, match="'initial'"):
+        solve_exact(toy, initial="spjf")
