@@ -29,7 +29,7 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError, Simula
 from optsched.sim.inputs import make_jobs
 from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
 from optsched.sim.rates import ConstantRate, RateModel, check_rate
-from optsched.sim.resources import FreeGPUs
+from optsched.sim.resources import FreeGPUs, FreeResources
 from optsched.sim.state import (
     DONE,
     FAILED,
@@ -163,9 +163,27 @@ class Simulator:
             if k < len(j.stages):
                 self._terminate[j.index] = int(k)
         self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(policy, "placement", None) == "whole_node")
+        self.res = self._resources(cluster)
         self.capacity = cluster.total_gpus
         self.now = 0.0
         self._ran = False
+
+    def _resources(self, cluster: Cluster) -> FreeResources | None:
+        """Free amounts of the servers' other resources, or None when no server declares any."""
+        names = sorted({r for srv in cluster.servers for r in srv.resources})
+        for j in self.jobs:
+            unknown = sorted(set(j.resources) - set(names))
+            if unknown:
+                raise InvalidInstanceError(
+                    f"The 'resources' of {j.label} name {unknown}, which no server declares (servers declare "
+                    f"{names or 'none'}). Declare them in the servers' 'resources' or drop them from the job."
+                )
+        if not names:
+            return None
+        if any(j.resources for j in self.jobs) and getattr(self.policy, "placement", None) == "random":
+            raise InvalidOptionError("The 'random' placement rule does not take jobs with resource demands into "
+                                     "account; use consolidate, first_fit, least_loaded or whole_node.")
+        return FreeResources(names, [[srv.resources.get(r, 0.0) for r in names] for srv in cluster.servers])
 
     # -- read-only views for policies -------------------------------------------------------
     def job(self, job_or_id: Any) -> SimJob:
@@ -197,8 +215,14 @@ class Simulator:
         return self.free.total_free
 
     def fits(self, job: SimJob) -> bool:
-        """Whether ``job`` fits in the free GPUs now (one server if single-server)."""
-        return self.free.fits(job.gpus, job.single_server)
+        """Whether ``job`` fits in the free GPUs now (one server if single-server), and its declared
+        resources on the servers the policy's placement rule would give it."""
+        if not self.free.fits(job.gpus, job.single_server):
+            return False
+        if self.res is None or not job.resources:
+            return True
+        pl = self.free.place(job.gpus, self.policy.placement, job.single_server, self.rng)
+        return pl is not None and self.res.fits(self.res.share(job.resources, pl, job.gpus))
 
     def place(self, job: Any, rule: str | None = None) -> dict[int, int] | None:
         """A placement for ``job`` on the free GPUs by ``rule`` (default: the policy's), or ``None``."""
@@ -206,20 +230,30 @@ class Simulator:
         return self.free.place(j.gpus, rule or self.policy.placement, j.single_server, self.rng)
 
     # -- actions ---------------------------------------------------------------------------
-    def start(self, job: Any, placement: Mapping[int, int] | None = None) -> dict[int, int]:
+    def start(self, job: Any, placement: Mapping[int, Any] | None = None, *,
+              gpu_ids: Mapping[int, Sequence[int]] | None = None, config: Any = None) -> dict[int, int]:
         """Start a waiting job on ``placement`` (default: the policy's placement rule).
 
-        Returns the placement used.
+        ``placement`` maps a server to a GPU count, or to a resource vector such as
+        ``{"gpus": 0, "cpu": 4}`` (a server used without GPUs, e.g. a parameter server); a job's
+        declared ``resources`` are otherwise shared over its servers in proportion to GPUs.
+        ``gpu_ids`` ({server: ids}) names the GPUs (default: the lowest free ids); ``config`` is
+        kept on the job (``job.config``) for the rate model and the result.
+
+        Returns the placement used ({server: GPUs}).
 
         Raises
         ------
         SimulationError
             Unknown job, job not waiting (not arrived, already running, finished), placement over
-            capacity / wrong size / spanning servers for a single-server job, or no fit.
+            capacity / wrong size / spanning servers for a single-server job, no fit, GPU ids
+            that are not free, or resources that are not free (naming server, resource, requested
+            and free amounts).
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
         if j.phase != WAITING:
             raise SimulationError(self._why_not_waiting(j, "start"))
+        usage = None
         if placement is None:
             pl = self.free.place(j.gpus, self.policy.placement, j.single_server, self.rng)
             if pl is None:
@@ -229,11 +263,54 @@ class Simulator:
                     f"(at most {self.free.max_free} on one server). Check sim.fits(job) first."
                 )
         else:
-            pl = self.free.check(placement, j.gpus, j.single_server, j.label)
+            pl, usage = self._parse_placement(placement, j)
+        if self.res is not None or usage:
+            usage = self._check_usage(j, pl, usage)
+        j.gpu_masks = self.free.take_ids(pl, gpu_ids, j.label)  # the last check; then nothing can fail
         self.free.allocate(pl)
+        if usage:
+            self.res.allocate(usage)  # type: ignore[union-attr]
+        j.usage = usage
+        if config is not None:
+            j.config = config
         self._use(j.gpus)
         self._launch(j, pl)
         return pl
+
+    def _parse_placement(self, placement: Any, j: SimJob) -> tuple[dict[int, int], dict | None]:
+        """Split a placement into {server: GPUs} (checked) and explicit resource vectors (or None)."""
+        if isinstance(placement, Mapping) and any(isinstance(v, Mapping) for v in placement.values()):
+            gpus: dict[Any, Any] = {}
+            usage: dict[int, dict[str, float]] = {}
+            for m, v in placement.items():
+                if isinstance(v, Mapping):
+                    vec = dict(v)
+                    g = vec.pop("gpus", 0)
+                    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
+                        raise SimulationError(f"The placement of {j.label} gives server {m} {g!r} GPUs; give an "
+                                              f"integer >= 0.")
+                    if not g and not vec:
+                        raise SimulationError(f"The placement of {j.label} uses nothing on server {m}; drop it.")
+                    if g:
+                        gpus[m] = int(g)
+                    if vec:
+                        if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+                            raise SimulationError(f"The placement of {j.label} names server {m!r}; use an index.")
+                        usage[int(m)] = vec
+                else:
+                    gpus[m] = v
+            return self.free.check(gpus, j.gpus, j.single_server, j.label), usage
+        return self.free.check(placement, j.gpus, j.single_server, j.label), None
+
+    def _check_usage(self, j: SimJob, pl: dict[int, int], usage: dict | None) -> dict | None:
+        if self.res is None:
+            if usage:
+                raise SimulationError(f"The placement of {j.label} gives resource vectors {usage}, but no server "
+                                      f"declares resources; declare them in the cluster's servers.")
+            return None
+        if usage is None:
+            usage = self.res.share(j.resources, pl, j.gpus)
+        return self.res.check(usage, j.label) or None
 
     def _launch(self, j: SimJob, pl: dict[int, int]) -> None:
         now = self.now
@@ -303,8 +380,10 @@ class Simulator:
             self._log.append((self.now, "preempt", j.id, rollback))
         self._after_stop(j)
 
-    def migrate(self, job: Any, placement: Mapping[int, int]) -> dict[int, int]:
-        """Move a loading/training job to ``placement`` (free GPUs now, reserved at once).
+    def migrate(self, job: Any, placement: Mapping[int, Any], *,
+                gpu_ids: Mapping[int, Sequence[int]] | None = None) -> dict[int, int]:
+        """Move a loading/training job to ``placement`` (free GPUs now, reserved at once; GPU counts
+        or resource vectors as in :meth:`start`).
 
         The job saves on its old GPUs (``save_time``), releases them, then loads on the new ones.
         Counts as one preemption.
@@ -315,10 +394,14 @@ class Simulator:
                 f"Cannot migrate {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
                 f"jobs can be migrated."
             )
-        pl = self.free.check(placement, j.gpus, j.single_server, j.label)
+        pl, usage = self._parse_placement(placement, j)
+        usage = self._check_usage(j, pl, usage)
+        masks = self.free.take_ids(pl, gpu_ids, j.label)
         self.free.allocate(pl)
+        if usage:
+            self.res.allocate(usage)
         self._use(j.gpus)
-        j._next_placement = pl
+        j._next_placement = (pl, masks, usage)
         self._stop(j, False)
         j.n_preemptions += 1
         if self._log is not None:
@@ -360,17 +443,24 @@ class Simulator:
     def _release_after_save(self, j: SimJob) -> None:
         now = self.now
         j.saving_time += now - j._phase_start
-        self._seg.append((j.index, j._hold_start, now, j.placement))
-        self.free.release(j.placement)
-        self._use(-j.gpus)
-        del self._holding[j.index]
-        j.placement = None
+        self._release(j, now)
         j.phase = WAITING
         if self._log is not None:
             self._log.append((now, "saved", j.id, None))
         if j._next_placement is not None:
-            pl, j._next_placement = j._next_placement, None
+            (pl, j.gpu_masks, j.usage), j._next_placement = j._next_placement, None
             self._launch(j, pl)
+
+    def _release(self, j: SimJob, now: float) -> None:
+        """The one release path: record the segment, free GPUs, their ids and resources."""
+        self._seg.append((j.index, j._hold_start, now, j.placement, j.gpu_masks, j.usage))
+        self.free.release(j.placement)
+        self.free.give_ids(j.gpu_masks)
+        if j.usage:
+            self.res.release(j.usage)
+        self._use(-j.gpus)
+        del self._holding[j.index]
+        j.placement = j.gpu_masks = j.usage = None
 
     def set_timer(self, delay: float | None = None, *, at: float | None = None, period: float | None = None,
                   data: Any = None) -> Timer:
@@ -402,11 +492,11 @@ class Simulator:
             return
         for d in decisions:
             if isinstance(d, Start):
-                self.start(d.job, d.placement)
+                self.start(d.job, d.placement, gpu_ids=d.gpu_ids, config=d.config)
             elif isinstance(d, Preempt):
                 self.preempt(d.job, rollback=d.rollback)
             elif isinstance(d, Migrate):
-                self.migrate(d.job, d.placement)
+                self.migrate(d.job, d.placement, gpu_ids=d.gpu_ids)
             elif isinstance(d, SetTimer):
                 self.set_timer(d.delay, period=d.period, data=d.data)
             elif isinstance(d, CancelTimer):
@@ -519,13 +609,9 @@ class Simulator:
                             j.phase = DONE if j.stage == len(j.stages) else FAILED
                             j.completion = t
                             del self._training[j.index]
-                            del self._holding[j.index]
                             if self._corunner:
                                 self._changed.append(j)
-                            self._seg.append((j.index, j._hold_start, t, j.placement))
-                            self.free.release(j.placement)
-                            self._use(-j.gpus)
-                            j.placement = None
+                            self._release(j, t)
                             j._version += 1
                             n_finished += 1
                             if log is not None:

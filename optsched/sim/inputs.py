@@ -95,8 +95,10 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
                 f"Use a larger cluster or drop the job."
             )
         st = stages.get(j.id, j.attrs.get("stages") if j.attrs else None)
-        out.append(SimJob(j.id, i, j.arrival, j.work, j.gpus, j.weight, j.single_server,
-                          _stages(st, j.work, j.id), j.attrs))
+        sj = SimJob(j.id, i, j.arrival, j.work, j.gpus, j.weight, j.single_server, _stages(st, j.work, j.id), j.attrs)
+        if j.resources:
+            sj.resources = {r: float(a) for r, a in j.resources.items() if a > 0}
+        out.append(sj)
     return out
 
 

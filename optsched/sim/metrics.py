@@ -102,6 +102,10 @@ class SimResult:
         }
         if self.slot is not None:
             cols["finish"] = finish  # when the work was done; "completion" is the end of that slot
+        if any(j.config is not None for j in js):
+            conf = np.empty(n, dtype=object)
+            conf[:] = [j.config for j in js]
+            cols["config"] = conf  # what the policy chose at the job's (last) start
         self._columns = cols
         return dict(cols)
 
@@ -111,7 +115,7 @@ class SimResult:
         import pandas as pd
 
         cols = self.job_columns()
-        names = JOB_COLUMNS + (["finish"] if "finish" in cols else [])
+        names = JOB_COLUMNS + [c for c in ("finish", "config") if c in cols]
         return pd.DataFrame({c: (cols[c].tolist() if cols[c].dtype == object else cols[c]) for c in names},
                             columns=names)
 
@@ -144,19 +148,28 @@ class SimResult:
     def schedule(self) -> Schedule:
         """The GPU-holding segments (loading + training + saving) as a core :class:`Schedule`,
         for :func:`optsched.verify.verify`."""
+        from optsched.core.schedule import Segment
+        from optsched.sim.resources import ids_of
+
         s = Schedule()
         js = self._jobs
-        for idx, a, b, pl in self._seg:
-            s.add(js[idx].id, a, b, pl)
+        for idx, a, b, pl, masks, usage in self._seg:
+            ids = {m: ids_of(k) for m, k in masks.items()} if masks else None
+            if usage:
+                pl = {**pl, **{m: {"gpus": pl.get(m, 0), **vec} for m, vec in usage.items()}}
+            s._append(js[idx].id, Segment(a, b, pl, ids))
         return s
 
     def segments(self):
-        """One row per GPU-holding segment: ``job_id, start, end, placement``."""
+        """One row per GPU-holding segment: ``job_id, start, end, placement, gpu_ids, usage``."""
         import pandas as pd
 
+        from optsched.sim.resources import ids_of
+
         js = self._jobs
-        return pd.DataFrame([(js[i].id, a, b, dict(pl)) for i, a, b, pl in self._seg],
-                            columns=["job_id", "start", "end", "placement"])
+        return pd.DataFrame([(js[i].id, a, b, dict(pl), {m: ids_of(k) for m, k in (masks or {}).items()}, usage)
+                             for i, a, b, pl, masks, usage in self._seg],
+                            columns=["job_id", "start", "end", "placement", "gpu_ids", "usage"])
 
     # -- output ------------------------------------------------------------------------------
     def to_files(self, out_dir, fmt: str = "csv") -> list[str]:

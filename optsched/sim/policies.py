@@ -130,11 +130,20 @@ class _QueuePolicy(Policy):
         fits = sim.free.fits
         strict = not self.backfill
         free = sim.free
+        check_res = sim.res is not None  # jobs may declare other resources: check them too
+        deferred = []
         while len(q) and free.total_free > 0:
             job = q.pop_best(fits, strict, free.total_free)
             if job is None:
-                return
+                break
+            if check_res and job.resources and not sim.fits(job):
+                deferred.append(job)  # its GPUs are free but not its other resources
+                if strict:
+                    break
+                continue
             sim.start(job)
+        for job in deferred:
+            q.push(job, self.key(job))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill})"
@@ -188,7 +197,9 @@ class _Preemptive(Policy):
     does not fit and is strictly better than the worst running job, the worst running jobs
     (fewest needed, worst first) are preempted to make room. GPUs that preempted jobs are still
     saving are reserved for the job they were preempted for. A job started at time t is never
-    preempted at the same t (no zero-time livelock).
+    preempted at the same t (no zero-time livelock). Jobs that declare other resources
+    (``Job.resources``) start only where those are free too, and never preempt for them (victims
+    are chosen by GPUs).
     """
 
     preemptive = True
@@ -276,6 +287,7 @@ class _Preemptive(Policy):
         q = self.queue
         free = sim.free
         may_preempt = self._may_preempt(sim)
+        check_res = sim.res is not None  # jobs may declare other resources: check them too
         blocked: set[tuple[int, bool]] = set()
 
         def open_class(g: int, s: bool) -> bool:
@@ -298,7 +310,7 @@ class _Preemptive(Policy):
             if job is None:
                 return
             if job is not cand and free.fits(job.gpus, job.single_server) and \
-                    free.total_free - reserve >= job.gpus:
+                    free.total_free - reserve >= job.gpus and (not check_res or not job.resources or sim.fits(job)):
                 self._start(sim, job)
                 continue
             if job is not cand and may_preempt and self._make_room(sim, job):
@@ -312,6 +324,8 @@ class _Preemptive(Policy):
         """Preempt strictly worse running jobs (worst first, none started at this very time) until
         ``cand`` (popped from the queue) fits, and start it; if the victims are still saving, queue
         ``cand`` with their GPUs reserved for it. False (nothing done) if it cannot get room."""
+        if sim.res is not None and cand.resources:
+            return False  # victims are chosen by GPUs only: a job with other demands waits for them
         h = self.running
         bound = self._wait_key(cand)[0]
         victims = []

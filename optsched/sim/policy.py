@@ -16,7 +16,7 @@ call if ``schedule`` did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,11 +32,15 @@ __all__ = ["Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer", "
 
 @dataclass(frozen=True)
 class Start:
-    """Start ``job`` (a SimJob or its id) on ``placement`` ({server: GPUs}); ``None``: use the
-    policy's placement rule."""
+    """Start ``job`` (a SimJob or its id) on ``placement`` ({server: GPUs, or server: resource
+    vector such as ``{"gpus": 0, "cpu": 4}``}); ``None``: use the policy's placement rule.
+    ``gpu_ids`` ({server: ids}) names the GPUs (default: the lowest free); ``config`` is kept on
+    the job (``job.config``) for the rate model and the result."""
 
     job: Any
-    placement: Mapping[int, int] | None = None
+    placement: Mapping[int, Any] | None = None
+    gpu_ids: Mapping[int, Sequence[int]] | None = None
+    config: Any = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,8 @@ class Migrate:
     """Move a running ``job`` to ``placement`` (save on the old GPUs, then load on the new ones)."""
 
     job: Any
-    placement: Mapping[int, int]
+    placement: Mapping[int, Any]
+    gpu_ids: Mapping[int, Sequence[int]] | None = None
 
 
 @dataclass(frozen=True)

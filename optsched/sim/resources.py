@@ -1,4 +1,5 @@
-"""Free-GPU bookkeeping with fast placement (bit sets per free-GPU count).
+"""Free-GPU bookkeeping with fast placement (bit sets per free-GPU count), GPU identities, and
+the other resources of the servers (:class:`FreeResources`).
 
 :class:`FreeGPUs` keeps, for every count ``f``, the set of servers with exactly ``f`` free GPUs
 as a Python integer used as a bit set. Finding "the fullest server that still fits" or "the
@@ -11,14 +12,31 @@ The placements are identical to :func:`optsched.core.placement.place` on the sam
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from optsched.core.placement import PLACEMENT_RULES, place
 from optsched.exceptions import InvalidOptionError, SimulationError, UnknownNameError
 
-__all__ = ["FreeGPUs"]
+__all__ = ["FreeGPUs", "FreeResources", "ids_of"]
+
+
+def _lowest_bits(mask: int, g: int) -> int:
+    took = 0
+    for _ in range(g):
+        if not mask:
+            break
+        low = mask & -mask
+        took |= low
+        mask ^= low
+    return took
+
+
+#: _LOWEST[mask][g]: the g lowest set bits of an 8-bit mask (GPU ids of servers of <= 8 GPUs).
+_LOWEST = [[_lowest_bits(m, g) for g in range(9)] for m in range(256)]
 
 
 def _bits(mask: int):
@@ -51,7 +69,8 @@ class FreeGPUs:
     {1: 4, 2: 2}
     """
 
-    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n", "whole_node", "whole_free")
+    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n", "whole_node", "whole_free",
+                 "free_ids")
 
     def __init__(self, capacity: Sequence[int], *, whole_node: bool = False):
         self.capacity = [int(c) for c in capacity]
@@ -62,6 +81,7 @@ class FreeGPUs:
         self._bucket = [0] * (self._maxcap + 1)
         for m, c in enumerate(self.capacity):
             self._bucket[c] |= 1 << m
+        self.free_ids = [(1 << c) - 1 for c in self.capacity]  # per server: bit k set = GPU k free
         self.whole_node = bool(whole_node)
         self.whole_free = self.total_free  # GPUs on servers with every GPU free
 
@@ -129,6 +149,78 @@ class FreeGPUs:
         for m, g in placement.items():
             self._set(m, fl[m] + g)
             self.total_free += g
+
+    def take_ids(self, placement: Mapping[int, int], want: Mapping[int, Sequence[int]] | None = None,
+                 who: str = "the job") -> dict[int, int]:
+        """Take GPU ids for ``placement`` (already allocated by count): ``want`` = {server: ids}
+        where the policy names them, else the lowest free ids. Returns {server: bit mask of ids}.
+
+        Raises
+        ------
+        SimulationError
+            If a wanted id repeats, does not exist, is not free, or the count does not match.
+        """
+        out: dict[int, int] = {}
+        fid = self.free_ids
+        if not want:  # the lowest free ids: cannot fail (the counts were checked against the free GPUs)
+            small = self._maxcap <= 8
+            for m, g in placement.items():
+                if g <= 0:
+                    continue
+                mask = fid[m]
+                if small:
+                    took = _LOWEST[mask][g]
+                else:
+                    took = 0
+                    for _ in range(g):
+                        low = mask & -mask
+                        took |= low
+                        mask ^= low
+                fid[m] ^= took
+                out[m] = took
+            return out
+        if want:
+            unknown = [m for m in want if m not in placement]
+            if unknown:
+                raise SimulationError(f"The gpu_ids of {who} name server(s) {unknown}, which its placement "
+                                      f"{dict(placement)} does not use.")
+        for m, g in placement.items():
+            if g <= 0:
+                continue
+            mask = fid[m]
+            ids = want.get(m) if want else None
+            if ids is None:
+                took = 0
+                for _ in range(g):
+                    low = mask & -mask
+                    took |= low
+                    mask ^= low
+            else:
+                ids = [int(x) for x in ids]
+                took = 0
+                for x in ids:
+                    if not 0 <= x < self.capacity[m]:
+                        raise SimulationError(f"The gpu_ids of {who} name GPU {x} of server {m}, which has GPUs "
+                                              f"0..{self.capacity[m] - 1}.")
+                    took |= 1 << x
+                if len(ids) != g or took.bit_count() != g:
+                    raise SimulationError(f"The gpu_ids of {who} on server {m} must be {g} distinct GPUs (its "
+                                          f"placement count); got {ids}.")
+                busy = took & ~mask
+                if busy:
+                    held = [k for k in range(self.capacity[m]) if busy >> k & 1]
+                    raise SimulationError(f"{who} asks for GPU(s) {held} of server {m}, which are not free; free "
+                                          f"there: {[k for k in range(self.capacity[m]) if mask >> k & 1]}.")
+            out[m] = took
+        for m, took in out.items():  # commit only when every server's ids are valid
+            fid[m] &= ~took
+        return out
+
+    def give_ids(self, masks: Mapping[int, int]) -> None:
+        """Return GPU ids taken by :meth:`take_ids`."""
+        fid = self.free_ids
+        for m, took in masks.items():
+            fid[m] |= took
 
     def check(self, placement: object, gpus: int, single_server: bool, who: str) -> dict[int, int]:
         """Validate a placement a policy asked for; return it as a clean ``dict``.
@@ -233,3 +325,91 @@ class FreeGPUs:
                 if need == 0:
                     return dict(sorted(out.items()))
         return dict(sorted(out.items()))  # pragma: no cover - total_free guarantees a return above
+
+
+def ids_of(mask: int) -> tuple[int, ...]:
+    """GPU ids of a bit mask (``0b1010`` -> ``(1, 3)``)."""
+    return tuple(_bits(mask))
+
+
+class FreeResources:
+    """Free amounts of the resources other than GPUs, servers x resources (a NumPy array).
+
+    Built by the simulator when a server declares resources (``Server.resources``) or a job
+    declares demands (``Job.resources``). A job's use of a server is its explicit resource vector
+    in the placement, else its declared demands shared over its servers in proportion to its GPUs
+    (the verifier's rule, :func:`optsched.verify.feasibility.check_resources`).
+
+    Examples
+    --------
+    >>> r = FreeResources(["cpu"], [[8.0], [0.0]])
+    >>> r.allocate(r.check({0: {"cpu": 6}}, "job 0")); r.free.tolist()
+    [[2.0], [0.0]]
+    """
+
+    __slots__ = ("names", "index", "capacity", "free")
+
+    def __init__(self, names: Sequence[str], capacity: Any):
+        self.names = tuple(names)
+        self.index = {r: k for k, r in enumerate(self.names)}
+        self.capacity = np.array(capacity, dtype=float).reshape(-1, len(self.names))
+        self.free = self.capacity.copy()
+
+    def share(self, demand: Mapping[str, float], placement: Mapping[int, int], gpus: int) -> dict[int, dict[str, float]]:
+        """A job's declared ``demand`` shared over ``placement`` in proportion to GPUs."""
+        if not demand:
+            return {}
+        return {m: {r: a * g / max(1, gpus) for r, a in demand.items()} for m, g in placement.items() if g > 0}
+
+    def check(self, usage: Mapping[int, Mapping[str, float]], who: str) -> dict[int, dict[str, float]]:
+        """Validate ``usage`` = {server: {resource: amount}} against the free amounts; return it clean.
+
+        Raises
+        ------
+        SimulationError
+            Naming the job, server, resource, requested and free amounts.
+        """
+        out: dict[int, dict[str, float]] = {}
+        n = len(self.capacity)
+        for m, vec in usage.items():
+            if not 0 <= m < n:
+                raise SimulationError(f"The placement of {who} names server {m!r}; servers are 0..{n - 1}.")
+            clean = {}
+            for r, a in vec.items():
+                a = float(a)
+                if not (a >= 0 and math.isfinite(a)):
+                    raise SimulationError(f"{who} asks for {a!r} of '{r}' on server {m}; give a finite amount >= 0.")
+                k = self.index.get(r)
+                have = float(self.free[m, k]) if k is not None else 0.0
+                if a > have + 1e-9 * max(1.0, a):
+                    raise SimulationError(
+                        f"{who} asks for {a:g} of '{r}' on server {m}, which has {have:g} free"
+                        + (f" (of {self.capacity[m, k]:g})" if k is not None else " (no server declares it)")
+                        + ". Place it where the resource is free."
+                    )
+                if a > 0:
+                    clean[r] = a
+            if clean:
+                out[m] = clean
+        return out
+
+    def fits(self, usage: Mapping[int, Mapping[str, float]]) -> bool:
+        idx, free = self.index, self.free
+        for m, vec in usage.items():
+            for r, a in vec.items():
+                k = idx.get(r)
+                if k is None or a > free[m, k] + 1e-9 * max(1.0, a):
+                    return False
+        return True
+
+    def allocate(self, usage: Mapping[int, Mapping[str, float]]) -> None:
+        idx, free = self.index, self.free
+        for m, vec in usage.items():
+            for r, a in vec.items():
+                free[m, idx[r]] -= a
+
+    def release(self, usage: Mapping[int, Mapping[str, float]]) -> None:
+        idx, free = self.index, self.free
+        for m, vec in usage.items():
+            for r, a in vec.items():
+                free[m, idx[r]] += a

@@ -32,7 +32,9 @@ class SimJob:
     group, predictions, trace fields; free-form).
 
     Dynamic attributes: ``phase`` (one of :data:`PHASES`), ``placement`` ({server: GPUs} while it
-    holds GPUs, else ``None``), ``rate`` (work units per second while training), ``stage`` (number
+    holds GPUs, else ``None``), ``gpu_ids`` ({server: GPU ids} while it holds GPUs), ``usage``
+    ({server: {resource: amount}} of other resources while it holds them), ``config`` (what the
+    policy attached to its start), ``rate`` (work units per second while training), ``stage`` (number
     of completed stages), ``first_start``, ``completion``, and the accumulators ``loading_time``,
     ``training_time``, ``saving_time``, ``lost_work`` (work rolled back on preemption),
     ``futile_time`` (loading time of loads cut short by a preemption), ``n_preemptions``,
@@ -46,7 +48,7 @@ class SimJob:
         "id", "index", "arrival", "work", "gpus", "weight", "single_server", "stages", "attrs",
         "phase", "placement", "rate", "stage", "first_start", "completion",
         "loading_time", "training_time", "saving_time", "lost_work", "futile_time",
-        "n_preemptions", "n_starts", "finish",
+        "n_preemptions", "n_starts", "finish", "resources", "gpu_masks", "usage", "config",
         "_done", "_exact_end", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
     )
 
@@ -75,6 +77,10 @@ class SimJob:
         self.futile_time = 0.0
         self.n_preemptions = 0
         self.n_starts = 0
+        self.resources: dict[str, float] = {}  # declared demands of other resources (core Job.resources)
+        self.gpu_masks: dict[int, int] | None = None  # while holding GPUs: {server: bit mask of GPU ids}
+        self.usage: dict[int, dict[str, float]] | None = None  # while holding: {server: {resource: amount}}
+        self.config: Any = None  # what the policy chose at start (worker/PS types, ...), for the rate model
         self.finish: float | None = None  # when its work was done (before its slot ended, in slotted mode)
         self._exact_end = 0.0  # slotted mode: unrounded time of the pending last stage end
         self._done = 0.0      # work done as of time self._t
@@ -82,7 +88,7 @@ class SimJob:
         self._phase_start = 0.0
         self._version = 0     # bumps when the pending stage-end event becomes stale
         self._hold_start = 0.0
-        self._next_placement: dict[int, int] | None = None
+        self._next_placement: tuple | None = None  # migration: (placement, gpu masks, usage)
         self._sim = None
 
     # -- progress ---------------------------------------------------------------------------
@@ -94,6 +100,16 @@ class SimJob:
             now = self._sim.now if self._sim is not None else self._t
         d = self._done + self.rate * (now - self._t)
         return d if d < self.work else self.work  # slotted mode: no more than its work while its slot ends
+
+    @property
+    def gpu_ids(self) -> dict[int, tuple[int, ...]] | None:
+        """{server: GPU ids} while the job holds GPUs (the engine picks the lowest free ids unless
+        the policy names them), else ``None``."""
+        if self.gpu_masks is None:
+            return None
+        from optsched.sim.resources import ids_of
+
+        return {m: ids_of(k) for m, k in self.gpu_masks.items()}
 
     def remaining(self, now: float | None = None) -> float:
         """Work left (work units) at ``now``."""
