@@ -1,0 +1,88 @@
+"""optsched.plot: Gantt and usage figures (Agg backend), and the usage numbers behind them
+checked against the verifier's own usage profile."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+
+import optsched  # noqa: E402
+from optsched.core import Schedule  # noqa: E402
+from optsched.plot import plot_schedule, plot_usage, usage_steps  # noqa: E402
+from optsched.rigid import list_schedule  # noqa: E402
+from optsched.verify import usage_profile  # noqa: E402
+from tests.strategies import rigid_instances  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@settings(max_examples=25, deadline=None)
+@given(rigid_instances(max_jobs=6))
+def test_usage_steps_match_the_verifier_and_respect_capacity(inst):
+    sched = list_schedule(inst, rule="wspt").schedule
+    t, u = usage_steps(sched, inst.cluster.n_servers)
+    vt, vu = usage_profile(inst, sched)
+    for k, x in enumerate(t):  # the verifier's step value at every change point of ours
+        i = np.searchsorted(vt, x, side="right") - 1
+        ref = vu[i] if 0 <= i < len(vu) else np.zeros(inst.cluster.n_servers)
+        assert np.allclose(u[k], ref), (x, u[k], ref)
+    assert (u <= np.asarray(inst.cluster.gpus)[None, :]).all() and (u[-1] == 0).all()
+
+
+@pytest.mark.parametrize("name", ["rigid-2x2-five", "rigid-3x2-single"])
+def test_gantt_draws_one_bar_per_gpu_of_every_segment(name, tmp_path):
+    inst = optsched.load_instance(optsched.toy_path(name))
+    sched = list_schedule(inst).schedule
+    ax = plot_schedule(sched, inst, title=name)
+    bars = ax.collections
+    assert len(bars) == sum(s.gpus for _, segs in sched.items() for s in segs)
+    assert all(tuple(np.round(b.get_edgecolor()[0][:3], 3)) != (1.0, 0.0, 0.0) for b in bars)  # nothing over capacity
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"server {i}" for i in range(inst.cluster.n_servers)]
+    ax.figure.savefig(tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 1000
+
+
+def test_over_capacity_is_drawn_red_not_hidden():
+    from optsched.core import Cluster
+
+    s = Schedule()
+    s.add("a", 0, 2, {0: 2})
+    s.add("b", 1, 3, {0: 1})  # a 2-GPU server holds 3 GPUs at t in [1, 2)
+    ax = plot_schedule(s, Cluster.homogeneous(1, 2))
+    reds = [b for b in ax.collections if tuple(np.round(b.get_edgecolor()[0][:3], 3)) == (1.0, 0.0, 0.0)]
+    assert len(reds) == 1
+
+
+def test_usage_plot_lines_capacities_and_file(tmp_path):
+    inst = optsched.load_instance(optsched.toy_path("rigid-2x2-five"))
+    r = optsched.solve(inst)
+    fig, (a1, a2) = plt.subplots(2, 1)
+    plot_schedule(r.schedule, inst, ax=a1)
+    ax = plot_usage(r.schedule, inst, ax=a2, title="usage")
+    steps = [ln for ln in ax.get_lines() if ln.get_label().startswith("server")]
+    assert len(steps) == inst.cluster.n_servers
+    assert max(max(ln.get_ydata()) for ln in steps) <= max(inst.cluster.gpus)
+    fig.savefig(tmp_path / "u.svg")
+    assert (tmp_path / "u.svg").read_text().startswith("<?xml")
+
+
+def test_other_kinds_and_empty_schedule():
+    from optsched.asrpt import toy_instance
+    from optsched.asrpt.exact import best_heuristic
+
+    inst = toy_instance()
+    ax = plot_schedule(best_heuristic(inst), inst)
+    assert len(ax.collections) > 0
+    t, u = usage_steps(Schedule())
+    assert len(t) == 0 and u.shape == (0, 1)
+    plot_usage(Schedule())
