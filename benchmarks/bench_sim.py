@@ -8,7 +8,11 @@ Cases (each in a fresh subprocess, so peak memory = that run's max RSS, interpre
 * ``overload-100k``: 100,000 jobs on 750 x 8, load 1.1, durations capped at one day, SRTF
   (queues build up and preemptions are frequent);
 * ``synthetic-1m``: 1,000,000 jobs on 750 x 8, load 1.0, durations capped at one day, SRTF
-  (target <= 120 s, <= 4 GiB).
+  (target <= 120 s, <= 4 GiB);
+* ``contention-10k``: 10,000 jobs on 64 x 4 GPUs, load 0.9, SRTF, with
+  :class:`~optsched.sim.SplitContentionRate` (alpha 0.2: every split job slows with the split
+  jobs on its servers, counts kept incrementally); ``contention-10k-constant`` is the same
+  workload at rate 1, for the cost of the co-runner updates.
 
 Why the caps: Philly run times are heavy-tailed (max 4.6e6 s); over a short arrival window most
 of the offered GPU-seconds come from a few jobs that run long after the last arrival, so the
@@ -41,6 +45,11 @@ CASES = {
     "synthetic-100k-las": dict(n=100_000, servers=750, gpus=8, load=0.8, policy="las", max_duration=None, repeat=1),
     "overload-100k": dict(n=100_000, servers=750, gpus=8, load=1.1, policy="srtf", max_duration=86400.0, repeat=1),
     "synthetic-1m": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
+    # co-runner-dependent rates: every split job slows with the split jobs on its servers
+    "contention-10k": dict(n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0, repeat=3,
+                           rate="split-contention"),
+    "contention-10k-constant": dict(n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0,
+                                    repeat=3),
 }
 RESULTS = Path(__file__).parent / "results" / "sim.json"
 
@@ -48,7 +57,7 @@ RESULTS = Path(__file__).parent / "results" / "sim.json"
 def run_case(name: str) -> dict:
     """Run one case in this process and return its measurements."""
     from optsched.core import Cluster
-    from optsched.sim import Simulator, get_policy
+    from optsched.sim import Simulator, SplitContentionRate, get_policy
     from optsched.traces import synthetic_workload
 
     c = CASES[name]
@@ -61,7 +70,8 @@ def run_case(name: str) -> dict:
     res = None
     for _ in range(c["repeat"]):
         t1 = time.perf_counter()
-        sim = Simulator(cluster, df, get_policy(c["policy"]), record_log=False)
+        rate = SplitContentionRate(0.2) if c.get("rate") == "split-contention" else None
+        sim = Simulator(cluster, df, get_policy(c["policy"]), rate_model=rate, record_log=False)
         t2 = time.perf_counter()
         res = sim.run()
         t3 = time.perf_counter()

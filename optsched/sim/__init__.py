@@ -15,7 +15,13 @@ from optsched.sim.engine import Simulator, simulate
 from optsched.sim.metrics import JOB_COLUMNS, SimResult, replay_log, summarize
 from optsched.sim.policies import FIFO, LAS, POLICIES, SJF, SRTF, WaitQueue, get_policy
 from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
-from optsched.sim.rates import ConstantRate, FunctionRate, PlacementRate, RateModel
+from optsched.sim.rates import (
+    ConstantRate,
+    FunctionRate,
+    PlacementRate,
+    RateModel,
+    SplitContentionRate,
+)
 from optsched.sim.resources import FreeGPUs
 from optsched.sim.state import (
     DONE,
@@ -34,6 +40,6 @@ __all__ = [
     "Simulator", "simulate", "SimResult", "replay_log", "summarize", "JOB_COLUMNS",
     "Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer",
     "FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue",
-    "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "FreeGPUs",
+    "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "FreeGPUs",
     "SimJob", "Timer", "PHASES", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",
 ]

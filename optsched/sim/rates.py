@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from optsched.sim.engine import Simulator
     from optsched.sim.state import SimJob
 
-__all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "check_rate"]
+__all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "check_rate"]
 
 
 class RateModel:
@@ -92,6 +92,82 @@ class FunctionRate(RateModel):
 
     def rate(self, job, placement, sim) -> float:
         return self.f(job, placement, sim)
+
+
+class SplitContentionRate(RateModel):
+    """Jobs split over servers share those servers' network: each slows with the number of split
+    jobs on its servers. ``rate = 1 / (1 + alpha * (p - 1))``, ``p`` = the largest number of split
+    training jobs (itself included) on any of its servers; a one-server job runs at rate 1 and
+    slows no one (the contention model of paper 002, in its simplest form).
+
+    The per-server counts are kept incrementally, so an event costs time in proportion to the
+    jobs sharing a server with the jobs that started or stopped, not to all running jobs.
+
+    Parameters
+    ----------
+    alpha : float
+        Slowdown per extra split job on the busiest shared server (>= 0).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Simulator, get_policy
+    >>> jobs = [Job(0, work=10, gpus=3), Job(1, work=10, gpus=3)]   # 3 GPUs on 2-GPU servers: split
+    >>> res = Simulator(Cluster.homogeneous(3, 2), jobs, get_policy("fifo", placement="first_fit"),
+    ...                 rate_model=SplitContentionRate(0.5)).run()
+    >>> [sorted(s.placement) for _, (s,) in res.schedule().items()]   # both use server 1
+    [[0, 1], [1, 2]]
+    >>> res.jobs_frame()["completion"].round(6).tolist()   # 2 split jobs there: rate 1 / 1.5
+    [15.0, 15.0]
+    """
+
+    corunner_dependent = True
+
+    def __init__(self, alpha: float = 0.1):
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (alpha >= 0 and alpha < float("inf")):
+            raise SimulationError(f"The 'alpha' of SplitContentionRate must be a finite number >= 0; got {alpha!r}.")
+        self.alpha = float(alpha)
+        self._sim: Any = None
+
+    def _reset(self, sim: Any) -> None:
+        self._sim = sim
+        self._on: dict[int, tuple[int, ...]] = {}  # split training job index -> its servers
+        self._members: dict[int, dict[int, Any]] = {}  # server -> {job index: job} of split training jobs
+
+    def rate(self, job, placement, sim) -> float:
+        if len(placement) <= 1:
+            return 1.0
+        if sim is not self._sim:
+            self._reset(sim)
+        members = self._members
+        p = max(len(members.get(m, ())) for m in placement)
+        if job.index not in self._on:  # asked as it starts training, before affected() registers it
+            p += 1
+        return 1.0 / (1.0 + self.alpha * (p - 1))
+
+    def affected(self, sim, changed):
+        from optsched.sim.state import TRAINING
+
+        if sim is not self._sim:
+            self._reset(sim)
+        on, members = self._on, self._members
+        servers: set[int] = set()
+        for j in changed:
+            old = on.pop(j.index, None)
+            if old is not None:
+                for m in old:
+                    members[m].pop(j.index, None)
+                servers.update(old)
+            if j.phase == TRAINING and j.placement is not None and len(j.placement) > 1:
+                new = tuple(j.placement)
+                on[j.index] = new
+                for m in new:
+                    members.setdefault(m, {})[j.index] = j
+                servers.update(new)
+        out = {j.index: j for j in changed if j.phase == TRAINING}
+        for m in servers:
+            out.update(members.get(m, {}))
+        return list(out.values())
 
 
 def check_rate(r: Any, who: str) -> float:

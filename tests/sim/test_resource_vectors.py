@@ -110,3 +110,34 @@ def test_recorded_gpu_ids_never_overlap(w, policy, rule, save):
     s = res.schedule()
     assert all(sg.gpu_ids is not None for _, segs in s.items() for sg in segs)
     assert not list(gpu_exclusive_check(require_ids=True)(Instance(cluster, jobs), s))
+
+
+def _brute_contention(alpha):
+    from optsched.sim import FunctionRate
+
+    def f(job, placement, sim):
+        if len(placement) <= 1:
+            return 1.0
+        counts: dict[int, int] = {}
+        for o in sim.training_jobs():
+            if o.placement is not None and len(o.placement) > 1:
+                for m in o.placement:
+                    counts[m] = counts.get(m, 0) + 1
+        return 1.0 / (1.0 + alpha * (max(counts.get(m, 0) for m in placement) - 1))
+
+    return FunctionRate(f, corunner_dependent=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(w=workloads(), policy=st.sampled_from(["fifo", "srtf", "las"]), alpha=st.sampled_from([0.0, 0.3, 1.0]),
+       rule=st.sampled_from(["first_fit", "least_loaded", "consolidate"]))
+def test_incremental_split_contention_equals_recounting_every_event(w, policy, alpha, rule):
+    from optsched.sim import SplitContentionRate
+
+    cluster, jobs = w
+    opts = {"quantum": 2.0} if policy == "las" else {}
+    a = Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts),
+                  rate_model=SplitContentionRate(alpha)).run().jobs_frame()
+    b = Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts),
+                  rate_model=_brute_contention(alpha)).run().jobs_frame()
+    assert a["completion"].tolist() == pytest.approx(b["completion"].tolist(), rel=1e-9, abs=1e-9)
