@@ -241,7 +241,8 @@ def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: Sol
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
         backend=backend, algorithm=f"asrpt-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        seed=seed, write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations)
+        seed=seed, write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations,
+        own_backends=("cpsat", "cpsat-ti"))
 
 
 #: The former name (kept as an alias).

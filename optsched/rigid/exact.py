@@ -220,4 +220,5 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
         backend=backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations)
+        write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations,
+        own_backends=("cpsat",))

@@ -367,6 +367,7 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
 
     r = run_exact(instance, build=build, decode=decode, evaluate=lambda s: expected_sojourn(instance, s, pc),
                   backend=backend, algorithm=f"sojourn-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-                  seed=seed, write_model=write_model, initial=initial, check_initial=check)
+                  seed=seed, write_model=write_model, initial=initial, check_initial=check,
+                  own_backends=("cpsat", "dp", "enumerate"))
     r.info["backend"] = backend
     return r

@@ -57,7 +57,7 @@ from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
 from optsched.solvers.pyomo_backend import write_model as _write_model
 
-__all__ = ["ExactModel", "run_exact", "resolve_options", "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS",
+__all__ = ["ExactModel", "run_exact", "resolve_options", "check_backend", "model_summary", "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS",
            "AGREEMENT_RTOL"]
 
 #: A result is called optimal when its recomputed relative gap is at most this (see the module doc).
@@ -129,6 +129,63 @@ def resolve_options(options: SolveOptions | None, seed: Any = None,
         f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}.")
 
 
+def check_backend(backend: Any, own: tuple[str, ...] = ()) -> str:
+    """Refuse a back end before any model is built: ``own`` names (``"cpsat"``, ``"dp"``, ...)
+    pass; any other must be a Pyomo solver name (``InvalidOptionError`` otherwise) that is
+    installed here (``SolverUnavailableError`` with how to install it otherwise)."""
+    from optsched.exceptions import SolverUnavailableError
+    from optsched.solvers.pyomo_backend import INSTALL_HINTS
+
+    if not isinstance(backend, str) or not backend:
+        raise InvalidOptionError(f"The 'backend' option must be one of {list(own)} or a Pyomo solver name such as "
+                                 f"'highs'; got {backend!r}.")
+    if backend in own:
+        return backend
+    import pyomo.environ as pyo  # noqa: F401  (registers the solver plugins)
+    from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
+    from pyomo.opt import SolverFactory as LegacyFactory
+
+    contrib, legacy = set(ContribFactory), {n for n in LegacyFactory if not n.startswith("_")}
+    if backend not in contrib | legacy:
+        raise InvalidOptionError(f"Unknown back end {backend!r}: choose one of {list(own)} or a Pyomo MILP solver "
+                                 f"name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk').")
+    try:
+        if backend in contrib:
+            ok = bool(ContribFactory(backend).available())
+        else:
+            opt = LegacyFactory(backend)
+            ok = opt is not None and bool(opt.available(exception_flag=False))
+    except Exception:  # noqa: BLE001 - a plugin that cannot even load is unavailable
+        ok = False
+    if not ok:
+        raise SolverUnavailableError(f"The back end {backend!r} is not available here. Install: "
+                                     f"{INSTALL_HINTS.get(backend, 'see the Pyomo docs')}.")
+    return backend
+
+
+def model_summary(em: ExactModel | Any) -> dict[str, Any]:
+    """Variables, constraints, non-zeros (and the horizon, when the model states one) of a built
+    model, Pyomo or CP-SAT (what ``optsched solve -v`` prints). O(model size)."""
+    info = dict(getattr(em, "info", {}) or {})
+    model = getattr(em, "model", em)
+    out: dict[str, Any] = {"kind": None, "variables": None, "constraints": None, "nonzeros": None,
+                           "horizon": info.get("horizon_slots")}
+    if model is None:
+        return out
+    if _is_cpsat(model):
+        proto = model.proto
+        nnz = sum(len(c.linear.vars) for c in proto.constraints if c.has_linear())  # linear rows only
+        out.update(kind="cp-sat", variables=len(proto.variables), constraints=len(proto.constraints), nonzeros=nnz)
+        return out
+    import pyomo.environ as pyo
+    from pyomo.core.expr.visitor import identify_variables
+
+    cons = list(model.component_data_objects(pyo.Constraint, active=True))
+    out.update(kind="pyomo", variables=sum(1 for _ in model.component_data_objects(pyo.Var, active=True)),
+               constraints=len(cons), nonzeros=sum(sum(1 for _ in identify_variables(c.body)) for c in cons))
+    return out
+
+
 def _is_cpsat(model: Any) -> bool:
     return hasattr(model, "ExportToFile") and hasattr(model, "Proto")
 
@@ -158,7 +215,7 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
               seed: Any = None, write_model: str | None = None, sense: str = "min",
               tolerance: float = DEFAULT_OPTIMALITY_TOLERANCE,
               default_options: SolveOptions = DEFAULT_EXACT_OPTIONS, initial: Any = None,
-              check_initial: Callable[[Any], Any] | None = None) -> Result:
+              check_initial: Callable[[Any], Any] | None = None, own_backends: tuple[str, ...] | None = None) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
     Parameters
@@ -195,6 +252,9 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     check_initial : callable, optional
         ``check_initial(schedule) -> list of violations`` (objects with ``label``, ``message``,
         ``job``, such as the verifier's); the first is reported.
+    own_backends : tuple of str, optional
+        Back ends the paper handles itself (``"cpsat"``, ``"dp"``, ...); when given, any other
+        must be an installed Pyomo solver (:func:`check_backend`), checked before building.
 
     Returns
     -------
@@ -203,7 +263,9 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         from :func:`relative_gap`; ``status`` OPTIMAL only when the gap is within
         ``info["optimality_tolerance"]`` (absolute). ``info`` holds ``solver_objective``
         (converted to the kind's units), ``solver_bound`` when it was beyond the objective,
-        ``solver_status``, ``solver_message`` and ``solver_runtime``.
+        ``solver_status``, ``solver_message`` and ``solver_runtime``, ``warm_start``,
+        ``initial_objective``, ``incumbent`` ("solver" or "initial"), and with
+        ``options.verbose`` the :func:`model_summary`.
 
     Raises
     ------
@@ -224,7 +286,9 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         raise InvalidOptionError(f"The 'sense' of an exact model must be 'min' or 'max'; got {sense!r}.")
     if not isinstance(tolerance, numbers.Real) or not 0 <= tolerance < 1:
         raise InvalidOptionError(f"The optimality 'tolerance' must be a number in [0, 1); got {tolerance!r}.")
-    if not isinstance(backend, str) or not backend:
+    if own_backends is not None:
+        check_backend(backend, own_backends)
+    elif not isinstance(backend, str) or not backend:
         raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
     options = resolve_options(options, seed, default_options)
     t0 = time.perf_counter()
@@ -234,6 +298,7 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         _check_initial(instance, initial, check_initial)
         init_obj = float(evaluate(initial))
     em = build(instance, backend, options)
+    summary = model_summary(em) if options.verbose else None
     warm = False
     if initial is not None and em.warm_start is not None:
         em.warm_start(initial)
@@ -246,6 +311,8 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     info: dict[str, Any] = dict(em.info)
     info.update(solver_status=str(sr.status), solver_message=sr.message, solver_runtime=sr.runtime,
                 warm_start=warm, initial_objective=init_obj)
+    if summary is not None:
+        info["model_summary"] = summary
     sched = decode(em, sr) if sr.has_solution else None
     obj = None if sched is None else float(evaluate(sched))
     status = sr.status if sched is None else Status.FEASIBLE

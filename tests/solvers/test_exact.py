@@ -206,3 +206,50 @@ def test_real_solvers_maximisation_against_enumeration(backend, tmp_path):
     assert r.status == Status.OPTIMAL and math.isclose(r.objective, best) and r.bound >= r.objective
     assert sum(w for w, b in zip(weights, r.schedule, strict=True) if b) <= cap
     assert path.stat().st_size > 0
+
+
+def test_unknown_or_missing_back_end_is_refused_before_any_model_is_built():
+    from optsched.exceptions import SolverUnavailableError
+    from optsched.solvers.exact import check_backend
+
+    built = []
+
+    def build(inst, b, o):
+        built.append(b)
+        return _fake(1.0, 1.0)(inst, b, o)
+
+    def run(backend):
+        return run_exact(_Inst(), build=build, decode=lambda em, sr: 1.0, evaluate=float, backend=backend,
+                         algorithm="a", objective_name="f", own_backends=("cpsat", "dp"))
+
+    with pytest.raises(InvalidOptionError, match="Unknown back end 'higs'"):
+        run("higs")
+    with pytest.raises(InvalidOptionError, match="'backend'"):
+        run(3)
+    try:
+        check_backend("glpk")
+    except SolverUnavailableError as e:  # not installed here: says how to install it
+        assert "Install" in str(e)
+        with pytest.raises(SolverUnavailableError):
+            run("glpk")
+    assert built == []
+    assert run("dp").optimal and run("highs").optimal and built == ["dp", "highs"]
+
+
+def test_model_summary_pyomo_and_cpsat():
+    from optsched.solvers import new_cp_model
+    from optsched.solvers.exact import model_summary
+
+    m = _knapsack([3, 4, 5], [2, 3, 4], 5)
+    s = model_summary(ExactModel(m, info={"horizon_slots": 7}))
+    assert (s["kind"], s["variables"], s["constraints"], s["nonzeros"], s["horizon"]) == ("pyomo", 3, 1, 3, 7)
+    cp = new_cp_model()
+    x = [cp.new_bool_var(f"x{i}") for i in range(3)]
+    cp.add(x[0] + x[1] + x[2] <= 2)
+    cp.add(x[0] + x[1] >= 1)
+    s = model_summary(cp)
+    assert (s["kind"], s["variables"], s["constraints"], s["nonzeros"]) == ("cp-sat", 3, 2, 5)
+    seen = run_exact(_Inst(), build=lambda i, b, o: ExactModel(m, solve=lambda em, o: SolveResult(
+        Status.OPTIMAL, 1.0, 1.0, 0.0, "fake", "")), decode=lambda em, sr: 1.0, evaluate=float, backend="fake",
+        algorithm="a", objective_name="f", options=SolveOptions(verbose=True))
+    assert seen.info["model_summary"]["variables"] == 3
