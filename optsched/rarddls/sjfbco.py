@@ -11,6 +11,7 @@ every pass. Alg. 1 bisects theta_u over 1..T and sweeps kappa; see
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Sequence
@@ -101,45 +102,61 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
     pls: list[dict[int, int]] = [dict() for _ in range(n)]
     ids: list[dict[int, tuple[int, ...]]] = [dict() for _ in range(n)]
     comp = [-1] * n
-    rem = [int(j.iterations) for j in instance.jobs]
-    running: list[int] = []
+    rem = [int(j.iterations) for j in instance.jobs]  # remaining iterations at time tref[j]
+    tref = [0] * n
+    ph = [0] * n  # current iterations per slot
+    fin = [0] * n  # projected completion at the current rates
+    ver = [0] * n
+    heap: list[tuple[int, int, int]] = []  # (projected completion, job, version)
+    n_running = 0
     t = 0
     tab = instance.phi_table
     nsrv = [0] * n  # servers used by each placed job
     splits: list[list[int]] = [[] for _ in range(n)]  # servers where each placed job is split (6)
-    count = [0] * len(cl.O)  # running jobs split on each server
+    members: list[set[int]] = [set() for _ in range(len(cl.O))]  # running jobs split on each server
     held: list = [None] * n
 
+    def set_rate(j: int) -> None:
+        """Bring job j to time t and give it the rate of the current contention (6)-(9)."""
+        rem[j] -= ph[j] * (t - tref[j])
+        tref[j] = t
+        sp = splits[j]
+        p = max(len(members[s]) for s in sp) if sp else 0
+        ph[j] = tab[j][nsrv[j]][p]
+        fin[j] = t + -(-rem[j] // ph[j])
+        ver[j] += 1
+        heapq.heappush(heap, (fin[j], j, ver[j]))
+
+    def touched(servers) -> set[int]:
+        out: set[int] = set()
+        for s in servers:
+            out |= members[s]
+        return out
+
     def advance() -> None:
-        nonlocal t, running
-        ph = []
-        k = None
-        for j in running:
-            sp = splits[j]
-            if sp:
-                p = count[sp[0]]
-                for s in sp[1:]:
-                    if count[s] > p:
-                        p = count[s]
-                f = tab[j][nsrv[j]][p]
-            else:
-                f = tab[j][nsrv[j]][0]
-            ph.append(f)
-            need = -(-rem[j] // f)
-            if k is None or need < k:
-                k = need
-        t += k
-        still = []
-        for j, f in zip(running, ph, strict=True):
-            rem[j] -= f * k
-            if rem[j] <= 0:
-                comp[j] = t
-                holder[held[j]] = -1
-                for s in splits[j]:
-                    count[s] -= 1
-            else:
-                still.append(j)
-        running = still
+        """Move to the next exit; finish every job ending then; update the rates it changes."""
+        nonlocal t, n_running
+        while True:
+            f, j, v = heapq.heappop(heap)
+            if v == ver[j] and comp[j] < 0:
+                break
+        t = f
+        done = [j]
+        while heap and heap[0][0] == f:
+            _, k, v = heapq.heappop(heap)
+            if v == ver[k] and comp[k] < 0:
+                done.append(k)
+        freed: set[int] = set()
+        for k in done:
+            comp[k] = t
+            rem[k] = 0
+            holder[held[k]] = -1
+            for s in splits[k]:
+                members[s].discard(k)
+            freed.update(splits[k])
+        n_running -= len(done)
+        for k in touched(freed):
+            set_rate(k)
 
     for j in order:
         job = instance.jobs[j]
@@ -171,7 +188,7 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
                         chosen = cand[np.argsort(U[cand], kind="stable")[:G]]
             if chosen is not None:
                 break
-            if running:
+            if n_running:
                 advance()
                 continue
             return Pass(theta, kappa, False, failed_job=j, U=U)
@@ -187,9 +204,12 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
         nsrv[j] = len(pls[j])
         splits[j] = [s for s, y in pls[j].items() if y < G] if nsrv[j] > 1 else []
         for s in splits[j]:
-            count[s] += 1
-        running.append(j)
-    while running:
+            members[s].add(j)
+        tref[j] = t
+        n_running += 1
+        for k in touched(splits[j]) | {j}:
+            set_rate(k)
+    while n_running:
         advance()
     return Pass(theta, kappa, True, starts, pls, ids, comp, U, max(comp))
 
