@@ -1,4 +1,4 @@
-"""``optsched info``: versions, solvers found, registered kinds and algorithms."""
+"""``optsched info``: versions, solvers found, registered kinds, algorithms and online policies."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import optsched
     from optsched.core import algorithms, kinds
+    from optsched.sim import policy_registry
     from optsched.solvers import available_solvers, solver_versions
 
     optsched.load_plugins()
@@ -27,6 +28,8 @@ def run(args) -> int:
         "kinds": kinds(),
         "algorithms": [{"name": a.name, "kind": a.kind, "exact": a.exact, "backends": list(a.backends),
                         "description": a.description} for a in algorithms()],
+        "policies": [{"name": p.name, "paper": p.paper, "needs": list(p.needs), "description": p.description}
+                     for p in policy_registry().values()],
     }
     if args.json:
         print_json(info)
@@ -39,4 +42,8 @@ def run(args) -> int:
     print_table([{"algorithm": a["name"], "kind": a["kind"], "exact": "yes" if a["exact"] else "",
                   "backends": ",".join(a["backends"]), "description": a["description"][:70]}
                  for a in info["algorithms"]])
+    print()
+    print_table([{"online policy": p["name"], "paper": p["paper"] or "baseline",
+                  "needs": ",".join(p["needs"]) or "-", "description": p["description"][:70]}
+                 for p in info["policies"]])
     return EXIT_OK

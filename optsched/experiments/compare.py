@@ -32,23 +32,16 @@ METRICS = ("mean_jct", "p50_jct", "p95_jct", "p99_jct", "mean_queue_delay", "p95
 def available_policies() -> dict[str, dict[str, Any]]:
     """name -> {"factory": callable(**options) -> Policy, "needs": tuple of job columns, "description"}.
 
-    Reads the simulator's registry (``optsched.sim.policies()``) after loading every paper
-    package, so that their policies are registered too.
+    Reads the simulator's registry (:func:`optsched.sim.policy_registry`) after loading every
+    paper package, so that their policies are registered too.
     """
     from optsched import load_plugins
 
     load_plugins()
-    import optsched.sim as sim
+    from optsched.sim import policy_registry
 
-    reg = getattr(sim, "policy_registry", None)
-    if callable(reg):  # the registry of the simulator (name -> spec with factory, needs, description)
-        out = {}
-        for name, spec in reg().items():
-            out[name] = {"factory": getattr(spec, "factory", spec), "needs": tuple(getattr(spec, "needs", ()) or ()),
-                         "description": getattr(spec, "description", "")}
-        return out
-    return {name: {"factory": cls, "needs": (), "description": (cls.__doc__ or "").strip().split("\n")[0]}
-            for name, cls in sim.POLICIES.items()}
+    return {name: {"factory": spec.factory, "needs": spec.needs, "description": spec.description}
+            for name, spec in policy_registry().items()}
 
 
 def _missing(needs: Sequence[str], table: Any) -> list[str]:

@@ -22,7 +22,8 @@ from optsched.sim.rates import (
     RateModel,
     SplitContentionRate,
 )
-from optsched.sim.resources import FreeGPUs
+from optsched.sim.registry import PolicySpec, policy_registry, register_policy
+from optsched.sim.resources import FreeGPUs, FreeResources
 from optsched.sim.state import (
     DONE,
     FAILED,
@@ -40,6 +41,7 @@ __all__ = [
     "Simulator", "simulate", "SimResult", "replay_log", "summarize", "JOB_COLUMNS",
     "Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer",
     "FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue",
+    "register_policy", "policy_registry", "PolicySpec", "FreeResources",
     "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "FreeGPUs",
     "SimJob", "Timer", "PHASES", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",
 ]

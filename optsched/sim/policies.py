@@ -13,8 +13,9 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from optsched.exceptions import InvalidOptionError, UnknownNameError
+from optsched.exceptions import InvalidOptionError
 from optsched.sim.policy import Policy
+from optsched.sim.registry import get_policy, register_policy
 from optsched.sim.state import LOADING, TRAINING, WAITING, SimJob
 
 __all__ = ["FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue"]
@@ -506,17 +507,7 @@ class LAS(_Preemptive):
 
 
 POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS}
+"""The baseline policies (every registered policy: :func:`optsched.sim.policy_registry`)."""
 
-
-def get_policy(name: str, **options: Any) -> Policy:
-    """A baseline policy by name (``fifo``, ``sjf``, ``srtf``, ``las``) with its options.
-
-    Examples
-    --------
-    >>> get_policy("srtf", placement="first_fit")
-    SRTF(placement='first_fit', backfill=True, rollback=False)
-    """
-    key = str(name).lower().replace("-", "_")
-    if key not in POLICIES:
-        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(POLICIES)}.")
-    return POLICIES[key](**options)
+for _name, _cls in POLICIES.items():
+    register_policy(_name, _cls)

@@ -1,0 +1,103 @@
+"""The simulator's policy registry: every online policy optsched has, by name.
+
+The baselines register here (``fifo``, ``sjf``, ``srtf``, ``las``); each paper package registers
+its policies in its ``register()`` with the job data they need, so that a command (``optsched
+compare``) can run every policy on one workload and skip, with the reason, those whose data the
+workload lacks::
+
+    from optsched.sim import register_policy
+
+    register_policy("asrpt-a-srpt", ASRPT, needs=("model_profile",), paper="asrpt",
+                    description="A-SRPT (Alg. 1): ...")
+
+Names are lower case; ``_`` and ``-`` are the same when looking a policy up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from optsched.exceptions import InvalidOptionError, UnknownNameError
+
+__all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "policy_names"]
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A registered policy: ``factory(**options) -> Policy``, the job data it ``needs`` (columns
+    of a job table or keys of ``job.attrs``, e.g. ``("model_profile",)``; empty: any workload),
+    the paper it comes from (``None`` for the baselines) and a one-line description."""
+
+    name: str
+    factory: Callable[..., Any]
+    needs: tuple[str, ...] = ()
+    paper: str | None = None
+    description: str = ""
+
+
+_POLICIES: dict[str, PolicySpec] = {}
+
+
+def _key(name: str) -> str:
+    return str(name).strip().lower().replace("_", "-")
+
+
+def register_policy(name: str, factory: Callable[..., Any] | None = None, *, needs: Sequence[str] = (),
+                    paper: str | None = None, description: str = "", replace: bool = False):
+    """Register ``factory`` (a Policy class or a function returning one) under ``name``.
+
+    Usable as a call or as a class decorator. Registering a taken name with another factory
+    raises ``InvalidOptionError`` unless ``replace`` (re-importing a module re-registers the same one).
+
+    Examples
+    --------
+    >>> from optsched.sim import FIFO
+    >>> spec = register_policy("doc-fifo", FIFO, description="FIFO again")
+    >>> get_policy("doc_fifo").name, policy_registry()["doc-fifo"].needs
+    ('fifo', ())
+    >>> _ = _POLICIES.pop("doc-fifo")
+    """
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        key = _key(name)
+        old = _POLICIES.get(key)
+        if old is not None and old.factory is not f and not replace and \
+                getattr(old.factory, "__qualname__", None) != getattr(f, "__qualname__", None):
+            raise InvalidOptionError(f"A policy named {key!r} is registered already ({old.factory!r}); pick another "
+                                     f"name.")
+        desc = description or (getattr(f, "__doc__", None) or "").strip().split("\n")[0]
+        _POLICIES[key] = PolicySpec(key, f, tuple(needs), paper, desc)
+        return f
+
+    if factory is None:
+        return add
+    add(factory)
+    return _POLICIES[_key(name)]
+
+
+def policy_registry() -> dict[str, PolicySpec]:
+    """Every registered policy (name -> :class:`PolicySpec`), the baselines first. Paper policies
+    appear once their package is imported (``optsched.load_plugins()`` imports them all)."""
+    return dict(_POLICIES)
+
+
+def policy_names() -> list[str]:
+    return list(_POLICIES)
+
+
+def get_policy(name: str, **options: Any) -> Any:
+    """A registered policy by name, built with its options.
+
+    Examples
+    --------
+    >>> get_policy("srtf", placement="first_fit")
+    SRTF(placement='first_fit', backfill=True, rollback=False)
+    """
+    key = _key(name)
+    spec = _POLICIES.get(key)
+    if spec is None:
+        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)} (paper policies are "
+                               f"registered when their package is imported: optsched.load_plugins()).")
+    return spec.factory(**options)

@@ -1,0 +1,40 @@
+"""The simulator's policy registry."""
+
+import json
+
+import pytest
+
+from optsched.cli import main
+from optsched.exceptions import InvalidOptionError, UnknownNameError
+from optsched.sim import FIFO, Policy, get_policy, policy_registry, register_policy
+from optsched.sim.registry import _POLICIES
+
+
+def test_baselines_are_registered_and_names_normalised():
+    reg = policy_registry()
+    assert list(reg)[:4] == ["fifo", "sjf", "srtf", "las"] and all(reg[n].paper is None for n in list(reg)[:4])
+    assert get_policy("SRTF").name == "srtf"
+
+
+def test_register_a_policy_with_its_needs_and_refuse_a_taken_name():
+    class Mine(Policy):
+        """My policy."""
+
+        name = "mine"
+
+    try:
+        spec = register_policy("my-policy", Mine, needs=("model_profile",), paper="asrpt")
+        assert spec.description == "My policy." and policy_registry()["my-policy"].needs == ("model_profile",)
+        assert isinstance(get_policy("my_policy"), Mine)
+        with pytest.raises(InvalidOptionError, match="registered already"):
+            register_policy("my-policy", FIFO)
+    finally:
+        _POLICIES.pop("my-policy", None)
+    with pytest.raises(UnknownNameError, match="Unknown policy 'my-policy'"):
+        get_policy("my-policy")
+
+
+def test_info_lists_the_policies(capsys):
+    assert main(["info", "--json"]) == 0
+    names = [p["name"] for p in json.loads(capsys.readouterr().out)["policies"]]
+    assert {"fifo", "sjf", "srtf", "las"} <= set(names)
