@@ -23,6 +23,10 @@ from optsched.rarddls import checks as _checks  # noqa: E402
 
 _checks.register()
 
+from optsched.rarddls import bounds as _bounds  # noqa: E402
+
+_bounds.register()
+
 from optsched.rarddls import exact as _exact  # noqa: E402,F401  (registers rarddls-exact)
 from optsched.rarddls.evaluate import build_schedule, replay  # noqa: E402
 from optsched.rarddls.sjfbco import first_fit, list_scheduling, random_schedule, sjf_bco  # noqa: E402

@@ -10,6 +10,10 @@ semantics, :func:`optsched.rarddls.exact.solve_exact`). A failed claim is a find
 * Lemma 4: theta~_u <= varphi (u/l) theta*_u.
 * Thm 5: T_alg <= n_g varphi (u/l) T*; also step (a) theta*_u <= T*.
 * Thm 6: passes <= (ceil(log2 T) + 1) n_g.
+
+Two consequences that hold for every valid schedule are registered as verifier checks: ``rho_range``
+(each execution time within [rho_j^min, rho_j^max]) and ``gpu_load`` (makespan >= the largest per-GPU sum of
+rho^_j / u, the inequality behind Thm 5 step (a)).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from optsched.rarddls.model import RarInstance
 
-__all__ = ["BoundReport", "check_bounds"]
+__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load", "register"]
 
 
 @dataclass
@@ -70,3 +74,50 @@ def check_bounds(instance: RarInstance, *, exact_result=None, algo_result=None, 
         rep.holds["thm5_step_a"] = theta_star_value <= T_star + 1e-6
     rep.holds["thm6"] = r.info["passes"] <= rep.values["passes_bound"]
     return rep
+
+
+def check_rho_range(instance: RarInstance, schedule) -> list:
+    """Every job's execution time lies in [rho_j^min, rho_j^max] (the a priori range behind u, l, varphi)."""
+    from optsched.verify import Violation
+
+    out = []
+    for i, j in enumerate(instance.jobs):
+        segs = schedule.segments(j.id) if j.id in schedule else []
+        if not segs:
+            continue
+        rho = segs[0].end - segs[0].start
+        lo, hi = instance.rho_range(i)
+        if not lo - 1e-9 <= rho <= hi + 1e-9:
+            out.append(Violation("rho_range", f"{j.label} runs {rho:g} slots, outside its a priori range "
+                                              f"[{lo}, {hi}] (F_j / phi_j at the fastest and slowest states).", job=j.id))
+    return out
+
+
+def check_gpu_load(instance: RarInstance, schedule) -> list:
+    """Thm 5 step (a) for any schedule: the makespan >= max_g sum_{j on g} rho^_j / u (>= theta*_u), since
+    rho^_j / u <= rho_j and a GPU runs its jobs one after another."""
+    from optsched.verify import Violation
+
+    load: dict[tuple[int, int], float] = {}
+    ms = 0.0
+    for j in instance.jobs:
+        segs = schedule.segments(j.id) if j.id in schedule else []
+        if not segs or segs[0].gpu_ids is None:
+            continue
+        ms = max(ms, segs[0].end)
+        for s, ids in segs[0].gpu_ids.items():
+            for g in ids:
+                load[s, g] = load.get((s, g), 0.0) + j.rho_hat / instance.u
+    worst = max(load.values(), default=0.0)
+    if ms < worst - 1e-9:
+        return [Violation("gpu_load", f"The makespan {ms:g} is below the largest per-GPU estimated load {worst:g} "
+                                      f"(sum of rho^_j / u): some rho^_j exceeds u rho_j.")]
+    return []
+
+
+def register() -> None:
+    from optsched.rarddls.model import KIND
+    from optsched.verify import register_check
+
+    register_check(KIND, "rho_range")(check_rho_range)
+    register_check(KIND, "gpu_load")(check_gpu_load)

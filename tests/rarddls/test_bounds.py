@@ -49,3 +49,15 @@ def test_demo_rows_quick():
     for r in rows:
         assert r["optimum"] is not None and r["objective"] >= r["optimum"]
         assert r["ratio"] <= r["thm5_bound"]
+
+
+def test_registered_bound_checks_fire_on_too_short_schedules():
+    from optsched.rarddls import build_schedule, toy_instance
+    from optsched.verify import verify
+
+    inst = toy_instance()
+    ok = build_schedule(inst, [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}])
+    assert verify(inst, ok).ok
+    short = build_schedule(inst, [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}], completion=[1, 1, 6])
+    labels = verify(inst, short).by_label()
+    assert {"rho_range", "gpu_load", "contention_progress"} <= set(labels)
