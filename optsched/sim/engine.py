@@ -98,6 +98,10 @@ class Simulator:
     allow_unfinished : bool
         If false (default), ending with arrived but unfinished jobs and no pending event (the
         policy starved them) raises :class:`SimulationError`.
+    preempt_loading : {"abort", "finish"}
+        What preempting a loading job does: ``"abort"`` (default) stops the load at once (the
+        time loaded so far is futile); ``"finish"`` lets the load run to its end, then frees the
+        GPUs (the whole load is futile). Either way nothing is saved.
     slot : float, optional
         Slotted mode (papers that decide at slot boundaries): the policy's ``schedule`` runs only
         at multiples of ``slot`` seconds (and in a batch where one of its timers fired); a job
@@ -120,7 +124,7 @@ class Simulator:
                  stages: Mapping[Any, Sequence[float]] | None = None,
                  terminate_after: Mapping[Any, int] | None = None, seed: SeedLike = 0,
                  record_log: bool = True, progress: bool = False, allow_unfinished: bool = False,
-                 slot: float | None = None):
+                 slot: float | None = None, preempt_loading: str = "abort"):
         if not isinstance(cluster, Cluster):
             raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
         if not isinstance(policy, Policy):
@@ -140,6 +144,10 @@ class Simulator:
             raise InvalidOptionError(f"The 'slot' option must be a positive finite number of seconds (or None for "
                                      f"continuous time); got {slot!r}.")
         self.slot = None if slot is None else float(slot)
+        if preempt_loading not in ("abort", "finish"):
+            raise InvalidOptionError(f"The 'preempt_loading' option must be 'abort' or 'finish'; got "
+                                     f"{preempt_loading!r}.")
+        self.preempt_loading = preempt_loading
         self.rng = as_generator(seed)
         self.record_log = bool(record_log)
         self.progress = bool(progress)
@@ -323,9 +331,11 @@ class Simulator:
         if self._log is not None:
             self._log.append((now, "start", j.id, pl))
         load = self._load(j, pl) if self._load is not None else 0.0
+        j._last_load = 0.0
         if load > 0:
             j.phase = LOADING
             j._phase_start = now
+            j._load_end = now + load
             j._version += 1
             self._seq += 1
             heapq.heappush(self._heap, (now + load, P_LOADED, self._seq, j, j._version))
@@ -374,6 +384,20 @@ class Simulator:
                 f"Cannot preempt {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
                 f"jobs can be preempted."
             )
+        if j.phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
+            d = j._load_end - j._phase_start
+            j.loading_time += d
+            j.futile_time += d
+            j.n_futile += 1
+            j.n_preemptions += 1
+            j._version += 1  # the pending load end is stale: the GPUs are freed then instead
+            j.phase = SAVING
+            j._phase_start = j._load_end  # nothing is saved: no saving time
+            self._seq += 1
+            heapq.heappush(self._heap, (j._load_end, P_SAVED, self._seq, j, j._version))
+            if self._log is not None:
+                self._log.append((self.now, "preempt", j.id, "finish-load"))
+            return
         self._stop(j, rollback)
         j.n_preemptions += 1
         if self._log is not None:
@@ -415,7 +439,11 @@ class Simulator:
             d = now - j._phase_start
             j.loading_time += d
             j.futile_time += d
+            j.n_futile += 1
         else:
+            if now == j._phase_start and j._last_load > 0:  # no training since its load: eq. (2), futile
+                j.futile_time += j._last_load
+                j.n_futile += 1
             j._done = min(j._done + j.rate * (now - j._t), j.stages[j.stage])
             j._t = now
             j.training_time += now - j._phase_start
@@ -429,7 +457,8 @@ class Simulator:
         j._version += 1  # the pending load-end / stage-end event is stale
 
     def _after_stop(self, j: SimJob) -> None:
-        was_training = j.phase == TRAINING  # a job cut during loading has nothing to save
+        # a job cut during loading, or before any training after its load, has nothing to save
+        was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
         save = self._save(j, j.placement) if (self._save is not None and was_training) else 0.0
         j.phase = SAVING
         j._phase_start = self.now
@@ -637,7 +666,8 @@ class Simulator:
                         if ver != j._version or j.phase != LOADING:
                             n_stale += 1
                             continue
-                        j.loading_time += t - j._phase_start
+                        j._last_load = t - j._phase_start
+                        j.loading_time += j._last_load
                         self._begin_training(j)
                         r = policy.on_loaded(self, j)
                     else:  # timer

@@ -26,7 +26,7 @@ __all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
 
 JOB_COLUMNS = ["job_id", "arrival", "gpus", "work", "weight", "status", "first_start", "completion",
                "queue_delay", "jct", "waiting", "loading_time", "training_time", "saving_time", "futile_time",
-               "lost_work", "n_preemptions", "stages_done"]
+               "n_futile", "lost_work", "n_preemptions", "stages_done"]
 
 
 class SimResult:
@@ -96,6 +96,7 @@ class SimResult:
             "training_time": train,
             "saving_time": save,
             "futile_time": np.fromiter((j.futile_time for j in js), float, n),
+            "n_futile": np.fromiter((j.n_futile for j in js), np.int64, n),
             "lost_work": np.fromiter((j.lost_work for j in js), float, n),
             "n_preemptions": np.fromiter((j.n_preemptions for j in js), np.int64, n),
             "stages_done": np.fromiter((j.stage for j in js), np.int64, n),
@@ -292,8 +293,10 @@ def replay_log(log: Iterable[tuple]) -> Any:
     """Rebuild the per-job table from an event log alone (independent of the engine's counters).
 
     Returns a DataFrame with ``job_id, arrival, gpus, status, first_start, completion,
-    loading_time, training_time, saving_time, n_preemptions, work_done`` (work done = integral
-    of the logged rates over training intervals), in order of arrival.
+    loading_time, training_time, saving_time, n_preemptions, work_done, futile_time, n_futile``
+    (work done = integral of the logged rates over training intervals; futile time by Lazer's
+    eq. (2): a load cut by a preemption, or a whole load followed by no training before one), in
+    order of arrival.
 
     Examples
     --------
@@ -307,6 +310,7 @@ def replay_log(log: Iterable[tuple]) -> Any:
 
     rows: dict[Any, dict[str, Any]] = {}
     state: dict[Any, tuple[str, float, float]] = {}  # job -> (phase, since, rate)
+    last_load: dict[Any, float] = {}  # job -> length of the load that ended last (0: none)
 
     def close(jid, t):
         ph, since, rate = state.get(jid, ("waiting", t, 0.0))
@@ -326,7 +330,7 @@ def replay_log(log: Iterable[tuple]) -> Any:
         if kind == "arrival":
             rows[jid] = {"job_id": jid, "arrival": t, "gpus": np.nan, "status": "waiting", "first_start": np.nan,
                          "completion": np.nan, "loading_time": 0.0, "training_time": 0.0, "saving_time": 0.0,
-                         "n_preemptions": 0, "work_done": 0.0}
+                         "n_preemptions": 0, "work_done": 0.0, "futile_time": 0.0, "n_futile": 0}
             state[jid] = ("waiting", t, 0.0)
             continue
         r = rows[jid]
@@ -337,17 +341,35 @@ def replay_log(log: Iterable[tuple]) -> Any:
                 r["first_start"] = t
             state[jid] = ("loading", t, 0.0)
         elif kind == "train":
+            ph, since, _ = state[jid]
+            last_load[jid] = t - since if ph == "loading" else 0.0
             close(jid, t)
             state[jid] = ("training", t, float(detail))
         elif kind == "rate":
             close(jid, t)
             state[jid] = ("training", t, float(detail))
         elif kind in ("preempt", "migrate"):
-            close(jid, t)
+            ph, since, _ = state[jid]
             r["n_preemptions"] += 1
+            if detail == "finish-load":  # the load runs to its end, then the GPUs are freed: all futile
+                state[jid] = ("finishing-load", since, 0.0)
+                continue
+            if ph == "loading":
+                r["futile_time"] += t - since
+                r["n_futile"] += 1
+            elif ph == "training" and since == t and last_load.get(jid, 0.0) > 0:
+                r["futile_time"] += last_load[jid]
+                r["n_futile"] += 1
+            close(jid, t)
             state[jid] = ("saving", t, 0.0)
         elif kind == "saved":
-            close(jid, t)
+            ph, since, _ = state[jid]
+            if ph == "finishing-load":
+                r["loading_time"] += t - since
+                r["futile_time"] += t - since
+                r["n_futile"] += 1
+            else:
+                close(jid, t)
             state[jid] = ("waiting", t, 0.0)
         elif kind == "checkpoint":
             ph, since, rate = state[jid]
@@ -359,5 +381,5 @@ def replay_log(log: Iterable[tuple]) -> Any:
             r["status"] = DONE if kind == "complete" else FAILED
             state[jid] = ("done", t, 0.0)
     cols = ["job_id", "arrival", "gpus", "status", "first_start", "completion", "loading_time", "training_time",
-            "saving_time", "n_preemptions", "work_done"]
+            "saving_time", "n_preemptions", "work_done", "futile_time", "n_futile"]
     return pd.DataFrame(list(rows.values()), columns=cols)

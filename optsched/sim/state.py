@@ -37,7 +37,8 @@ class SimJob:
     policy attached to its start), ``rate`` (work units per second while training), ``stage`` (number
     of completed stages), ``first_start``, ``completion``, and the accumulators ``loading_time``,
     ``training_time``, ``saving_time``, ``lost_work`` (work rolled back on preemption),
-    ``futile_time`` (loading time of loads cut short by a preemption), ``n_preemptions``,
+    ``futile_time`` (loading time wasted by preemptions: a load cut short, or a whole load followed
+    by no training before the preemption, Lazer's eq. (2)), ``n_futile``, ``n_preemptions``,
     ``n_starts``.
 
     Use :meth:`done_work` / :meth:`remaining` for progress at the current time (the engine updates
@@ -48,8 +49,8 @@ class SimJob:
         "id", "index", "arrival", "work", "gpus", "weight", "single_server", "stages", "attrs",
         "phase", "placement", "rate", "stage", "first_start", "completion",
         "loading_time", "training_time", "saving_time", "lost_work", "futile_time",
-        "n_preemptions", "n_starts", "finish", "resources", "gpu_masks", "usage", "config",
-        "_done", "_exact_end", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
+        "n_preemptions", "n_starts", "n_futile", "finish", "resources", "gpu_masks", "usage", "config",
+        "_done", "_exact_end", "_last_load", "_load_end", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
     )
 
     def __init__(self, id: Any, index: int, arrival: float, work: float, gpus: int, weight: float = 1.0,
@@ -81,6 +82,9 @@ class SimJob:
         self.gpu_masks: dict[int, int] | None = None  # while holding GPUs: {server: bit mask of GPU ids}
         self.usage: dict[int, dict[str, float]] | None = None  # while holding: {server: {resource: amount}}
         self.config: Any = None  # what the policy chose at start (worker/PS types, ...), for the rate model
+        self.n_futile = 0  # preemptions that wasted a load: during it, or before any training after it
+        self._last_load = 0.0  # length of the load that ended last (0 if none since the last start)
+        self._load_end = 0.0  # end of the load in progress
         self.finish: float | None = None  # when its work was done (before its slot ended, in slotted mode)
         self._exact_end = 0.0  # slotted mode: unrounded time of the pending last stage end
         self._done = 0.0      # work done as of time self._t

@@ -55,7 +55,7 @@ def test_invariants(w, policy, rule, load, save, penalty):
     # the event log alone replays to the same per-job metrics
     rp = replay_log(res.log).set_index("job_id").loc[df.index]
     for col in ("arrival", "first_start", "completion", "loading_time", "training_time", "saving_time",
-                "n_preemptions"):
+                "n_preemptions", "futile_time", "n_futile"):
         np.testing.assert_allclose(rp[col].to_numpy(float), df[col].to_numpy(float), atol=1e-9, err_msg=col)
     # training time equals work at rate: integral of logged rates over training = work
     np.testing.assert_allclose(rp["work_done"].to_numpy(float), df["work"].to_numpy(float), rtol=1e-9)
