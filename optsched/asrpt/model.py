@@ -245,6 +245,8 @@ class AsrptInstance(JsonMixin):
                                                       hint=" (seconds per slot)"))
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
+        # the paper's M, g, G, read on every event by the policies: computed once (the instance is frozen)
+        object.__setattr__(self, "_dims", (c.n_servers, c.max_server_gpus, c.total_gpus))
         fs = self.metadata.get("first_slot", FIRST_SLOT)
         if isinstance(fs, bool) or fs not in (0, 1):
             raise InvalidInstanceError(
@@ -263,15 +265,15 @@ class AsrptInstance(JsonMixin):
     # -- the paper's symbols ------------------------------------------------------------------
     @property
     def M(self) -> int:
-        return self.cluster.n_servers
+        return self._dims[0]
 
     @property
     def g(self) -> int:
-        return self.cluster.max_server_gpus
+        return self._dims[1]
 
     @property
     def G(self) -> int:
-        return self.cluster.total_gpus
+        return self._dims[2]
 
     @property
     def b_inter(self) -> float:

@@ -27,6 +27,7 @@ import heapq
 import math
 from typing import Any
 
+from optsched.asrpt.formulation import _job_key
 from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, alpha_max, check_reading
@@ -73,10 +74,17 @@ def _off_slot(policy, sim) -> bool:
 class _JobInfo:
     """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
 
-    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share"):
+    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share",
+                 cache: dict | None = None):
         self.job = job
-        self.a_min = alpha_min_estimate(job, instance, seed=seed, reading=reading)
-        self.a_max = alpha_max(job, instance=instance, reading=reading)
+        key = _job_key(job)
+        hit = None if cache is None else cache.get(key)
+        if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
+            hit = (alpha_min_estimate(job, instance, seed=seed, reading=reading),
+                   alpha_max(job, instance=instance, reading=reading))
+            if cache is not None:
+                cache[key] = hit
+        self.a_min, self.a_max = hit
         self.pred = int(predicted)
         self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY
 
@@ -91,14 +99,21 @@ class HeavyEdgeRate:
         self.seed = seed
         self.reading = check_reading(reading)
         self._cache: dict = {}
+        self._params = None
 
     def alpha(self, job: AsrptJob, placement) -> float:
-        key = (job.id, tuple(sorted(placement.items())))
+        """alpha_i of the Heavy-Edge mapping on ``placement`` ({server: GPUs}). Servers are identical and
+        Heavy-Edge orders them by GPUs (ties by index), so alpha depends only on the job's profile and the
+        sorted GPU counts: memoised on that (one Heavy-Edge per profile and count vector, not per start)."""
+        counts = tuple(sorted((int(c) for c in placement.values() if c > 0), reverse=True))
+        key = (_job_key(job), counts)
         hit = self._cache.get(key)
         if hit is None:
-            servers = sorted(placement)
-            mp = heavy_edge(job, {k: placement[k] for k in servers}, seed=self.seed)
-            hit = alpha(job, placement_counts(job, mp, self.instance.M), instance=self.instance, reading=self.reading)
+            if self._params is None:
+                inst = self.instance
+                self._params = dict(g=inst.g, b_inter=inst.b_inter, b_intra=inst.b_intra)
+            mp = heavy_edge(job, list(counts), seed=self.seed)
+            hit = alpha(job, placement_counts(job, mp, len(counts)), reading=self.reading, **self._params)
             self._cache[key] = hit
         return hit
 
@@ -194,7 +209,8 @@ class ASRPT(_policy_base()):
     def on_start(self, sim):
         inst = self.instance
         pred = self.predictions or {j.id: j.predicted() for j in inst.jobs}
-        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed, self.reading) for j in inst.jobs}
+        cache: dict = {}
+        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed, self.reading, cache) for j in inst.jobs}
         self.G = inst.G
         self.v_time = 0.0
         self.v_active: list = []  # heap of (remaining, seq, job id)
@@ -362,7 +378,9 @@ class OrderedPolicy(_policy_base()):
 
     def on_start(self, sim):
         pred = self.predictions or {j.id: j.predicted() for j in self.instance.jobs}
-        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed, self.reading) for j in self.instance.jobs}
+        cache: dict = {}
+        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed, self.reading, cache)
+                     for j in self.instance.jobs}
         self.waiting: list = []
         self._slot_timer_at = None
 

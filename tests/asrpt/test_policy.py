@@ -133,3 +133,28 @@ def test_seen_communication_heavy_job_still_waits_within_its_window():
     df = res.jobs_frame().set_index("job_id")
     start = df.loc["C", "first_start"]
     assert start == pytest.approx(33.0)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data):
+    """HeavyEdgeRate memoises alpha on (profile, sorted GPU counts): equal to Heavy-Edge run on the actual
+    server ids (servers are identical, Heavy-Edge orders them by GPUs, ties by index)."""
+    from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
+    from optsched.asrpt.policy import HeavyEdgeRate
+    from optsched.asrpt.timing import alpha
+
+    from .strategies import jobs
+
+    job = data.draw(jobs(max_stages=3, max_k=3))
+    inst = random_instance(1, 6, 4, seed=0)
+    ids = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True))
+    counts = [1] * len(ids)
+    for _ in range(job.gpus - len(ids)):
+        counts[data.draw(st.integers(0, len(ids) - 1))] += 1
+    if job.gpus < len(ids) or max(counts) > inst.g:
+        return
+    pl = dict(zip(ids, counts, strict=True))
+    direct = alpha(job, placement_counts(job, heavy_edge(job, {k: pl[k] for k in sorted(pl)}, seed=0), inst.M),
+                   instance=inst)
+    assert HeavyEdgeRate(inst).alpha(job, pl) == pytest.approx(direct, rel=1e-12)
