@@ -23,6 +23,7 @@ A-SRPT, per event time (the paper's slot loop; availability only changes at even
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from typing import Any
@@ -392,18 +393,25 @@ class OrderedPolicy(_policy_base()):
         return (v, i.job.arrival, str(jid))
 
     def on_arrival(self, sim, job):
-        self.waiting.append(job.id)
+        bisect.insort(self.waiting, (self._k(job.id), job.id))  # keys are fixed: kept sorted, O(log W) per arrival
 
     def schedule(self, sim):
         if self.waiting and _off_slot(self, sim):
             return
-        for jid in sorted(self.waiting, key=self._k):
-            pl = select_servers(sim.free_gpus, self.info[jid].job.gpus, most=True)
+        i = 0
+        while i < len(self.waiting):
+            free = sim.total_free
+            if free == 0:
+                break
+            jid = self.waiting[i][1]
+            g_i = self.info[jid].job.gpus
+            pl = select_servers(sim.free_gpus, g_i, most=True) if g_i <= free else None
             if pl is None:
                 if self.work_conserving:
+                    i += 1
                     continue
                 break
-            self.waiting.remove(jid)
+            del self.waiting[i]
             sim.start(jid, pl)
 
 
