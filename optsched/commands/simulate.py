@@ -29,7 +29,7 @@ SUMMARY_KEYS = ["policy", "n_jobs", "n_done", "n_failed", "mean_jct", "p50_jct",
 
 #: The simulator's baseline policies and placement rules (kept here so that ``--help`` imports
 #: nothing heavy; a test checks them against ``optsched.sim.POLICIES`` and ``PLACEMENT_RULES``).
-POLICY_CHOICES = ("fifo", "sjf", "srtf", "las")
+POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
 
@@ -54,6 +54,8 @@ def add_parser(sub) -> None:
     p.add_argument("--placement", default="consolidate", choices=PLACEMENT_CHOICES,
                    help="placement rule (default consolidate; whole_node = Tiresias' yarn)")
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
+    p.add_argument("--period", type=float, default=None,
+                   help="srtf-periodic: seconds between decisions (default 60); las: the quantum (default 60)")
     p.add_argument("--servers", type=int, default=None, help="number of servers (default for openb: its nodes)")
     p.add_argument("--gpus-per-server", type=int, default=8)
     p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs; traces: keep the first N")
@@ -120,7 +122,13 @@ def run(args) -> int:
                                  f"OpenB traces come with their own nodes.")
     else:
         cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
-    policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill)
+    extra = {}
+    if args.period is not None:
+        if args.policy not in ("srtf-periodic", "las"):
+            raise InvalidOptionError(f"--period is for srtf-periodic (decision interval) and las (quantum); "
+                                     f"--policy is {args.policy!r}.")
+        extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
+    policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
     out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
 
     t0 = time.perf_counter()

@@ -13,7 +13,16 @@ See ``docs/simulator.md`` for how to write a policy and a rate model.
 
 from optsched.sim.engine import Simulator, simulate
 from optsched.sim.metrics import JOB_COLUMNS, SimResult, replay_log, summarize
-from optsched.sim.policies import FIFO, LAS, POLICIES, SJF, SRTF, WaitQueue, get_policy
+from optsched.sim.policies import (
+    FIFO,
+    LAS,
+    POLICIES,
+    SJF,
+    SRTF,
+    PeriodicSRTF,
+    WaitQueue,
+    get_policy,
+)
 from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
 from optsched.sim.rates import (
     ConstantRate,
@@ -40,7 +49,7 @@ from optsched.sim.state import (
 __all__ = [
     "Simulator", "simulate", "SimResult", "replay_log", "summarize", "JOB_COLUMNS",
     "Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer",
-    "FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue",
+    "FIFO", "SJF", "SRTF", "LAS", "PeriodicSRTF", "POLICIES", "get_policy", "WaitQueue",
     "register_policy", "policy_registry", "PolicySpec", "FreeResources",
     "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "FreeGPUs",
     "SimJob", "Timer", "PHASES", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",

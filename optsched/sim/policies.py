@@ -18,7 +18,7 @@ from optsched.sim.policy import Policy
 from optsched.sim.registry import get_policy, register_policy
 from optsched.sim.state import LOADING, TRAINING, WAITING, SimJob
 
-__all__ = ["FIFO", "SJF", "SRTF", "LAS", "POLICIES", "get_policy", "WaitQueue"]
+__all__ = ["FIFO", "SJF", "SRTF", "LAS", "PeriodicSRTF", "POLICIES", "get_policy", "WaitQueue"]
 
 
 class WaitQueue:
@@ -197,7 +197,8 @@ class _Preemptive(Policy):
     GPUs start in priority order (backfilling unless ``backfill=False``); if the best waiting job
     does not fit and is strictly better than the worst running job, the worst running jobs
     (fewest needed, worst first) are preempted to make room. GPUs that preempted jobs are still
-    saving are reserved for the job they were preempted for. A job started at time t is never
+    saving are reserved for the job they were preempted for (``reserve="preemptor"``, default) or go
+    to the best waiting job when the saves end (``reserve="best"``). A job started at time t is never
     preempted at the same t (no zero-time livelock). Jobs that declare other resources
     (``Job.resources``) start only where those are free too, and never preempt for them (victims
     are chosen by GPUs).
@@ -205,12 +206,18 @@ class _Preemptive(Policy):
 
     preemptive = True
 
-    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, rollback: bool = False):
+    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, rollback: bool = False,
+                 reserve: str = "preemptor"):
         super().__init__(placement=placement)
         if not isinstance(backfill, bool):
             raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
+        if reserve not in ("preemptor", "best"):
+            raise InvalidOptionError(f"The 'reserve' option of {self.name} must be 'preemptor' (GPUs being saved go "
+                                     f"to the job they were preempted for) or 'best' (to the best waiting job when "
+                                     f"the save ends); got {reserve!r}.")
         self.backfill = backfill
         self.rollback = rollback
+        self.reserve = reserve
 
     # priorities (lower value = higher priority) -------------------------------------------------
     def _wait_key(self, job):  # pragma: no cover - abstract
@@ -363,7 +370,8 @@ class _Preemptive(Policy):
                 self._since.pop(v.index, None)
                 if v.phase == "saving":
                     self._saving[v.index] = v.gpus
-                    self._for = cand
+                    if self.reserve == "preemptor":
+                        self._for = cand
                 elif v.phase == WAITING:  # zero save time: it competes again in this very round, so
                     self.queue.push(v, self._wait_key(v))  # a worse job cannot take its GPUs first
                     self._requeued.add(v.index)
@@ -371,8 +379,9 @@ class _Preemptive(Policy):
             if self._for is cand:
                 self._for = None
             self._start(sim, cand)
-        else:  # it waits for the saves, with their GPUs reserved for it
-            self._for = cand
+        else:  # it waits for the saves (with their GPUs reserved for it, unless reserve="best")
+            if self.reserve == "preemptor":
+                self._for = cand
             self.queue.push(cand, self._wait_key(cand))
         return True
 
@@ -397,7 +406,9 @@ class _Preemptive(Policy):
         return sim.free.fits_in(free, cand.gpus, cand.single_server)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, rollback={self.rollback})"
+        extra = "" if self.reserve == "preemptor" else f", reserve={self.reserve!r}"
+        return (f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, "
+                f"rollback={self.rollback}{extra})")
 
 
 class SRTF(_Preemptive):
@@ -456,8 +467,8 @@ class LAS(_Preemptive):
     name = "las"
 
     def __init__(self, *, placement: str = "consolidate", backfill: bool = True, quantum: float = 60.0,
-                 gpu_weighted: bool = False, rollback: bool = False):
-        super().__init__(placement=placement, backfill=backfill, rollback=rollback)
+                 gpu_weighted: bool = False, rollback: bool = False, reserve: str = "preemptor"):
+        super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
         if isinstance(quantum, bool) or not (isinstance(quantum, (int, float)) and quantum > 0):
             raise InvalidOptionError(f"The 'quantum' option of LAS must be a positive number of seconds; got {quantum!r}.")
         self.quantum = float(quantum)
@@ -506,7 +517,73 @@ class LAS(_Preemptive):
                 f"gpu_weighted={self.gpu_weighted})")
 
 
-POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS}
+class PeriodicSRTF(SRTF):
+    """SRTF that decides only every ``period`` seconds (ticks k * period).
+
+    Between ticks nothing starts, not even on free GPUs, except the job for which a tick's
+    preemptions are freeing GPUs (it starts when their saves end). This is the fixed scheduling
+    interval of round-based schedulers (60 s, 360 s, 600 s: the intervals of Pollux/Sia,
+    Muri/Gavel and Optimus), as studied by the Lazer paper.
+
+    Parameters
+    ----------
+    period : float
+        Seconds between decisions (> 0), default 60.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import simulate
+    >>> res = simulate(Cluster.homogeneous(1, 1), [Job(0, work=5, arrival=1)], PeriodicSRTF(period=10))
+    >>> res.jobs_frame()["first_start"].tolist()   # arrives at 1, waits for the tick at 10
+    [10.0]
+    """
+
+    name = "srtf-periodic"
+
+    def __init__(self, *, period: float = 60.0, placement: str = "consolidate", backfill: bool = True,
+                 rollback: bool = False, reserve: str = "preemptor"):
+        super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
+        if isinstance(period, bool) or not (isinstance(period, (int, float)) and 0 < period < float("inf")):
+            raise InvalidOptionError(f"The 'period' option of srtf-periodic must be a positive number of seconds; "
+                                     f"got {period!r}.")
+        self.period = float(period)
+
+    def on_start(self, sim) -> None:
+        super().on_start(sim)
+        self._tick = False
+        self._timer = sim.set_timer(at=0.0, period=self.period, data="srtf-periodic")
+        self._left = len(sim.jobs)
+
+    def on_completion(self, sim, job) -> None:
+        self._left -= 1
+        if not self._left:
+            sim.cancel_timer(self._timer)
+
+    def on_timer(self, sim, timer) -> None:
+        if timer is self._timer:
+            self._tick = True
+
+    def schedule(self, sim) -> None:
+        tick, self._tick = self._tick, False
+        if tick:
+            super().schedule(sim)
+            return
+        cand = self._for  # between ticks: only the job a tick's preemptions are freeing GPUs for
+        if cand is not None and cand.phase == WAITING and sim.fits(cand):
+            self._for = None
+            self._remove(cand)
+            self._start(sim, cand)
+
+    def _may_preempt(self, sim) -> bool:
+        return True  # schedule() runs its round only at ticks
+
+    def __repr__(self) -> str:
+        return f"PeriodicSRTF(period={self.period:g}, placement={self.placement!r}, backfill={self.backfill})"
+
+
+POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS,
+                                     "srtf-periodic": PeriodicSRTF}
 """The baseline policies (every registered policy: :func:`optsched.sim.policy_registry`)."""
 
 for _name, _cls in POLICIES.items():

@@ -115,7 +115,7 @@ class SplitContentionRate(RateModel):
     >>> jobs = [Job(0, work=10, gpus=3), Job(1, work=10, gpus=3)]   # 3 GPUs on 2-GPU servers: split
     >>> res = Simulator(Cluster.homogeneous(3, 2), jobs, get_policy("fifo", placement="first_fit"),
     ...                 rate_model=SplitContentionRate(0.5)).run()
-    >>> [sorted(s.placement) for _, (s,) in res.schedule().items()]   # both use server 1
+    >>> [sorted(res.schedule().segments(j)[0].placement) for j in (0, 1)]   # both use server 1
     [[0, 1], [1, 2]]
     >>> res.jobs_frame()["completion"].round(6).tolist()   # 2 split jobs there: rate 1 / 1.5
     [15.0, 15.0]
@@ -131,18 +131,41 @@ class SplitContentionRate(RateModel):
 
     def _reset(self, sim: Any) -> None:
         self._sim = sim
-        self._on: dict[int, tuple[int, ...]] = {}  # split training job index -> its servers
-        self._members: dict[int, dict[int, Any]] = {}  # server -> {job index: job} of split training jobs
+        self._on: dict[int, tuple[int, ...]] = {}  # registered split training job -> its servers
+        self._members: dict[int, dict[int, Any]] = {}  # server -> {job index: job} registered there
+        self._touched: set[int] = set()  # servers whose registrations changed since the last affected()
+
+    def _sync(self, j: Any) -> None:
+        """Register ``j`` where it is split and training now (and nowhere else)."""
+        from optsched.sim.state import TRAINING
+
+        cur = tuple(j.placement) if j.phase == TRAINING and j.placement is not None and len(j.placement) > 1 else None
+        old = self._on.get(j.index)
+        if old == cur:
+            return
+        members = self._members
+        if old is not None:
+            for m in old:
+                members[m].pop(j.index, None)
+            self._touched.update(old)
+            del self._on[j.index]
+        if cur is not None:
+            for m in cur:
+                members.setdefault(m, {})[j.index] = j
+            self._touched.update(cur)
+            self._on[j.index] = cur
 
     def rate(self, job, placement, sim) -> float:
-        if len(placement) <= 1:
-            return 1.0
+        from optsched.sim.state import TRAINING
+
         if sim is not self._sim:
             self._reset(sim)
+        self._sync(job)
+        if len(placement) <= 1:
+            return 1.0
         members = self._members
-        p = max(len(members.get(m, ())) for m in placement)
-        if job.index not in self._on:  # asked as it starts training, before affected() registers it
-            p += 1
+        # registered jobs that stopped in this batch (before affected() runs) no longer count
+        p = max(sum(1 for o in members.get(m, {}).values() if o.phase == TRAINING) for m in placement)
         return 1.0 / (1.0 + self.alpha * (p - 1))
 
     def affected(self, sim, changed):
@@ -150,21 +173,12 @@ class SplitContentionRate(RateModel):
 
         if sim is not self._sim:
             self._reset(sim)
-        on, members = self._on, self._members
-        servers: set[int] = set()
+        changed = list(changed)
         for j in changed:
-            old = on.pop(j.index, None)
-            if old is not None:
-                for m in old:
-                    members[m].pop(j.index, None)
-                servers.update(old)
-            if j.phase == TRAINING and j.placement is not None and len(j.placement) > 1:
-                new = tuple(j.placement)
-                on[j.index] = new
-                for m in new:
-                    members.setdefault(m, {})[j.index] = j
-                servers.update(new)
+            self._sync(j)
+        servers, self._touched = self._touched, set()
         out = {j.index: j for j in changed if j.phase == TRAINING}
+        members = self._members
         for m in servers:
             out.update(members.get(m, {}))
         return list(out.values())
