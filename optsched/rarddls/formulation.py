@@ -167,6 +167,22 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
     def makespan_def(m, j, t):
         return m.cmax >= (t + 1) * m.a[j, t]
 
+    # symmetry: servers with equal O_s are interchangeable; job 0 takes a pattern nonincreasing over each
+    # group of equal servers (any schedule can be relabelled so that it does)
+    groups: dict[int, list[int]] = {}
+    for s_, o in enumerate(instance.O):
+        groups.setdefault(o, []).append(s_)
+
+    def canonical(y):
+        return all(y[a] >= y[b] for g in groups.values() for a, b in zip(g, g[1:], strict=False))
+
+    bad = [q for q in range(len(pats[0])) if not canonical(pats[0][q])]
+    m.SYM = pyo.Set(initialize=bad)
+
+    @m.Constraint(m.SYM)
+    def symmetry(m, q):
+        return m.use[0, q] == 0
+
     m.makespan = pyo.Objective(expr=m.cmax, sense=pyo.minimize)
     return m
 
