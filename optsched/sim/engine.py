@@ -102,6 +102,12 @@ class Simulator:
         What preempting a loading job does: ``"abort"`` (default) stops the load at once (the
         time loaded so far is futile); ``"finish"`` lets the load run to its end, then frees the
         GPUs (the whole load is futile). Either way nothing is saved.
+    time_decisions : bool
+        Record the wall-clock time of each event batch (its events, hooks and ``schedule`` call;
+        ``result.decision_seconds``, mean and P95 in the summary).
+    attrs_columns : sequence of str
+        Job-table columns to copy into ``job.attrs`` besides ``user``, ``group``, ``vc``,
+        ``status`` and ``model`` (e.g. a predicted duration a policy reads).
     slot : float, optional
         Slotted mode (papers that decide at slot boundaries): the policy's ``schedule`` runs only
         at multiples of ``slot`` seconds (and in a batch where one of its timers fired); a job
@@ -124,7 +130,8 @@ class Simulator:
                  stages: Mapping[Any, Sequence[float]] | None = None,
                  terminate_after: Mapping[Any, int] | None = None, seed: SeedLike = 0,
                  record_log: bool = True, progress: bool = False, allow_unfinished: bool = False,
-                 slot: float | None = None, preempt_loading: str = "abort"):
+                 slot: float | None = None, preempt_loading: str = "abort", time_decisions: bool = False,
+                 attrs_columns: Sequence[str] = ()):
         if not isinstance(cluster, Cluster):
             raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
         if not isinstance(policy, Policy):
@@ -148,11 +155,12 @@ class Simulator:
             raise InvalidOptionError(f"The 'preempt_loading' option must be 'abort' or 'finish'; got "
                                      f"{preempt_loading!r}.")
         self.preempt_loading = preempt_loading
+        self.time_decisions = bool(time_decisions)
         self.rng = as_generator(seed)
         self.record_log = bool(record_log)
         self.progress = bool(progress)
         self.allow_unfinished = bool(allow_unfinished)
-        self.jobs: list[SimJob] = make_jobs(jobs, cluster, stages)
+        self.jobs: list[SimJob] = make_jobs(jobs, cluster, stages, attrs_columns=attrs_columns)
         for j in self.jobs:
             j._sim = self
         self._by_id: dict[Any, SimJob] = {j.id: j for j in self.jobs}
@@ -221,6 +229,20 @@ class Simulator:
     @property
     def total_free(self) -> int:
         return self.free.total_free
+
+    def load_time(self, job: Any, placement: Mapping[int, int] | None = None) -> float:
+        """Seconds ``job`` would load before training on ``placement`` (default: its own)."""
+        j = self.job(job)
+        pl = placement if placement is not None else (j.placement or {})
+        return float(self._load(j, pl)) if self._load is not None else 0.0
+
+    def save_time(self, job: Any) -> float:
+        """Seconds ``job`` would pause and save if preempted now (0 if it has not trained since its
+        last load: nothing to save)."""
+        j = self.job(job)
+        if self._save is None or j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
+            return 0.0
+        return float(self._save(j, j.placement))
 
     def fits(self, job: SimJob) -> bool:
         """Whether ``job`` fits in the free GPUs now (one server if single-server), and its declared
@@ -575,6 +597,12 @@ class Simulator:
         self._in_use = 0
         self._corunner = bool(self.rate_model.corunner_dependent)
         self._changed: list[SimJob] = []
+        self._decision_s = array("d") if self.time_decisions else None
+        clock = None
+        if self.time_decisions:
+            import time
+
+            clock = time.perf_counter
         n_events = 0
         policy = self.policy
         heap = self._heap
@@ -619,6 +647,8 @@ class Simulator:
                 same_t = 0
             self.now = t
             timer_fired = False
+            if clock is not None:
+                t_batch = clock()
             # one batch: every event at time t, in priority order
             while True:
                 if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
@@ -709,6 +739,8 @@ class Simulator:
                     r = schedule(self)
                     if r is not None:
                         self.apply(r)
+            if clock is not None:
+                self._decision_s.append(clock() - t_batch)
             if self._changed:
                 self._update_rates()
             if n_finished == n:  # every job is done: pending timers are moot

@@ -19,7 +19,8 @@ from optsched.sim.state import SimJob
 __all__ = ["make_jobs"]
 
 
-def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None) -> list[SimJob]:
+def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None, *,
+              attrs_columns: Sequence[str] = ()) -> list[SimJob]:
     total, largest = cluster.total_gpus, cluster.max_server_gpus
     # a job table: a DataFrame (has .columns) or a mapping of equal-length columns (no pandas needed)
     is_table = hasattr(jobs, "columns") or (isinstance(jobs, Mapping) and "arrival" in jobs)
@@ -72,7 +73,12 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
                 f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
                 f"or drop the job ({len(bad)} job(s) are too large)."
             )
-        extra = [c for c in ("user", "group", "vc", "status") if c in columns]
+        missing = [c for c in attrs_columns if c not in columns]
+        if missing:
+            raise InvalidInstanceError(f"attrs_columns names {missing}, which the job table does not have; columns: "
+                                       f"{columns}.")
+        extra = [c for c in ("user", "group", "vc", "status", "model") if c in columns]
+        extra += [c for c in attrs_columns if c not in extra]
         extra_vals = {c: col(c).tolist() for c in extra}
         arr_l, work_l, gp_l, w_l, s_l = arr.tolist(), work.tolist(), gpi.tolist(), weight.tolist(), single.tolist()
         for i in range(n_rows):

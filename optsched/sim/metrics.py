@@ -51,6 +51,9 @@ class SimResult:
         self.end_time = sim.now
         self.n_events = sim.n_events
         self.slot = sim.slot
+        #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
+        self.decision_seconds = (np.frombuffer(sim._decision_s, dtype=np.float64)
+                                 if sim._decision_s is not None else None)
         self.log = sim._log
         self._jobs = sim.jobs
         self._seg = sim._seg
@@ -123,9 +126,20 @@ class SimResult:
     def summary(self) -> dict[str, Any]:
         """Mean/P50/P95/P99 of JCT and waiting, makespan, total (weighted) completion and flow time,
         mean utilization, preemptions; see :func:`summarize`."""
-        out = summarize(self.job_columns())
+        cols = self.job_columns()
+        out = summarize(cols)
         out["policy"] = self.policy
         out["mean_utilization"] = self.mean_utilization()
+        span = self.end_time
+        gpus = cols["gpus"].astype(float)
+        held = float((gpus * (cols["loading_time"] + cols["training_time"] + cols["saving_time"])).sum())
+        out["mean_training_utilization"] = (float((gpus * cols["training_time"]).sum()) / (self.capacity * span)
+                                            if span > 0 else 0.0)
+        out["futile_gpu_share"] = float((gpus * cols["futile_time"]).sum()) / held if held > 0 else 0.0
+        if self.decision_seconds is not None and len(self.decision_seconds):
+            d = self.decision_seconds
+            out["decision_ms_mean"] = float(d.mean() * 1e3)
+            out["decision_ms_p95"] = float(np.percentile(d, 95) * 1e3)
         out["n_events"] = self.n_events
         return out
 
@@ -136,6 +150,27 @@ class SimResult:
 
         return pd.DataFrame({"time": self._util_t, "gpus_in_use": self._util_g,
                              "utilization": self._util_g / float(self.capacity)})
+
+    def utilization_windows(self, width: float, *, start: float = 0.0, end: float | None = None):
+        """Fraction of GPUs held, averaged over consecutive windows of ``width`` seconds (the
+        distribution of these is the per-window utilisation CDF, Lazer's Fig. 8d).
+
+        Returns a NumPy array, one value per window of ``[start, end)``.
+        """
+        if not (width > 0 and np.isfinite(width)):
+            from optsched.exceptions import InvalidOptionError
+
+            raise InvalidOptionError(f"The window 'width' must be a positive number of seconds; got {width!r}.")
+        end = self.end_time if end is None else end
+        if end <= start:
+            return np.zeros(0)
+        edges = np.append(np.arange(start, end, width), end)
+        t = np.append(self._util_t, end) if len(self._util_t) else np.array([start, end])
+        g = self._util_g if len(self._util_g) else np.zeros(1)
+        # GPU-seconds held up to each edge (piecewise-linear integral of the step function)
+        cum = np.concatenate([[0.0], np.cumsum(np.diff(t) * g)])
+        at = np.interp(edges, t, cum)
+        return np.diff(at) / (self.capacity * np.diff(edges))
 
     def mean_utilization(self, start: float = 0.0, end: float | None = None) -> float:
         """Time-average fraction of GPUs in use over ``[start, end]`` (default: 0 to the last event)."""
@@ -282,6 +317,9 @@ def summarize(df) -> dict[str, Any]:
         "total_flow_time": float(jct.sum()),
         "total_weighted_flow_time": float((w * jct).sum()),
     }
+    if "waiting" in df:  # W_k of Lazer's eq. (1): time without GPUs
+        wt = col("waiting")
+        out["p50_waiting"], out["p95_waiting"] = pct(wt, 50), pct(wt, 95)
     if "n_preemptions" in df:
         out["n_preemptions"] = int(np.asarray(df["n_preemptions"]).sum())
     if "futile_time" in df:

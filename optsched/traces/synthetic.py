@@ -81,10 +81,12 @@ def acme_outcome_rates(cluster: str = "Philly") -> dict[str, float]:
     return {k: float(v / s) for k, v in vals.items()}
 
 
-def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arrivals: str = "poisson",
+def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = None, arrivals: str = "poisson",
                        gpus: str | Mapping[int, float] = "philly", durations: str | Sequence[float] = "philly",
                        max_gpus: int | None = None, max_duration: float | None = None,
-                       outcomes: str | None = None, seed: SeedLike = 0, frame: bool = True):
+                       outcomes: str | None = None, seed: SeedLike = 0, frame: bool = True,
+                       mean_gap: float | None = None, mean_duration: float | None = None,
+                       models: Sequence[str] | Mapping[str, float] | None = None):
     """A job table (as the trace loaders return) with calibrated marginals.
 
     Parameters
@@ -93,8 +95,18 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
         Number of jobs (>= 1).
     cluster_gpus : int
         GPUs of the cluster the load is calibrated for.
-    load : float
-        Offered load in (0, 10]; 0.8 means jobs bring 80% of the cluster's GPU-seconds.
+    load : float, optional
+        Offered load in (0, 10]; 0.8 (the default) means jobs bring 80% of the cluster's
+        GPU-seconds. Not with ``mean_gap``.
+    mean_gap : float, optional
+        Mean seconds between arrivals (instead of calibrating them to ``load``), e.g. the mean
+        inter-arrival time of a trace (Helios Earth: 39 s).
+    mean_duration : float, optional
+        Scale the drawn durations so that their mean is this many seconds (before
+        ``max_duration``).
+    models : sequence of str or mapping str -> probability, optional
+        Model names drawn for the ``model`` column (uniformly from a sequence), which the
+        simulator copies into ``job.attrs["model"]`` (e.g. for load and save times per model).
     arrivals : {"poisson", "trace"}
     gpus : "philly", "openb" or mapping {gpus: probability}
     durations : "philly" or a sequence of positive seconds to resample from
@@ -125,8 +137,31 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
         raise InvalidOptionError(f"The 'n_jobs' option must be an integer >= 1; got {n_jobs!r}.")
     if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
         raise InvalidOptionError(f"The 'cluster_gpus' option must be an integer >= 1; got {cluster_gpus!r}.")
-    if not (isinstance(load, (int, float)) and 0 < load <= 10):
-        raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
+    if load is not None and mean_gap is not None:
+        raise InvalidOptionError("Give 'load' (arrivals calibrated to an offered load) or 'mean_gap' (seconds "
+                                 "between arrivals), not both.")
+    if mean_gap is None:
+        load = 0.8 if load is None else load
+        if isinstance(load, bool) or not (isinstance(load, (int, float)) and 0 < load <= 10):
+            raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
+    elif isinstance(mean_gap, bool) or not (isinstance(mean_gap, (int, float)) and 0 < mean_gap < float("inf")):
+        raise InvalidOptionError(f"The 'mean_gap' option must be a positive number of seconds; got {mean_gap!r}.")
+    if mean_duration is not None and (isinstance(mean_duration, bool) or not (
+            isinstance(mean_duration, (int, float)) and 0 < mean_duration < float("inf"))):
+        raise InvalidOptionError(f"The 'mean_duration' option must be a positive number of seconds; got "
+                                 f"{mean_duration!r}.")
+    if models is not None:
+        names = list(models)
+        if not names or not all(isinstance(m, str) and m for m in names):
+            raise InvalidOptionError(f"The 'models' option must be a non-empty list of model names (or a mapping "
+                                     f"name -> probability); got {models!r}.")
+        if isinstance(models, Mapping):
+            mp = np.array([float(v) for v in models.values()])
+            if not np.isfinite(mp).all() or (mp < 0).any() or abs(float(mp.sum()) - 1.0) > 1e-6:
+                raise InvalidOptionError(f"The probabilities of the 'models' mapping must be >= 0 and sum to 1; got "
+                                         f"{dict(models)}.")
+        else:
+            mp = np.full(len(names), 1.0 / len(names))
     rng = as_generator(seed)
     # GPU demands
     if isinstance(gpus, str):
@@ -166,10 +201,13 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
         if pool.ndim != 1 or not len(pool) or not (pool > 0).all() or not np.isfinite(pool).all():
             raise InvalidOptionError("The 'durations' array must be a non-empty list of positive finite seconds.")
     d = rng.choice(pool, size=n_jobs)
+    if mean_duration is not None:
+        d = d * (float(mean_duration) / float(d.mean()))
     if max_duration is not None:
         d = np.minimum(d, float(max_duration))
     # arrivals
-    mean_gap = float(np.mean(g * d)) / (load * cluster_gpus)
+    if mean_gap is None:
+        mean_gap = float(np.mean(g * d)) / (load * cluster_gpus)
     if arrivals == "poisson":
         gaps = rng.exponential(mean_gap, size=n_jobs)
     elif arrivals == "trace":
@@ -185,14 +223,21 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float = 0.8, arr
     if outcomes is not None:
         rates = acme_outcome_rates(outcomes)
         status = rng.choice(list(rates), size=n_jobs, p=list(rates.values()))
+    model = rng.choice(np.array(names, dtype=object), size=n_jobs, p=mp) if models is not None else None
     if not frame:
-        return {"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
-                "status": np.full(n_jobs, status, dtype=object) if isinstance(status, str) else status}
+        out = {"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
+               "status": np.full(n_jobs, status, dtype=object) if isinstance(status, str) else status}
+        if model is not None:
+            out["model"] = model
+        return out
     import pandas as pd
 
     df = pd.DataFrame({"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
                        "status": status, "user": None, "group": None, "queue_delay": np.nan, "submit_time": arr})
+    if model is not None:
+        df["model"] = model
     df.attrs.update({"trace": "synthetic", "n_jobs": int(n_jobs), "cluster_gpus": int(cluster_gpus), "load": load,
+                     "mean_gap": mean_gap,
                      "arrivals": arrivals, "gpus": gpus if isinstance(gpus, str) else dict(gpus),
                      "durations": durations if isinstance(durations, str) else "custom",
                      "seed": seed if isinstance(seed, int) else None})

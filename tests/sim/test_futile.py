@@ -59,3 +59,33 @@ def test_futile_time_is_part_of_loading_and_replays(w, policy, mode, load, save)
     rp = replay_log(res.log).set_index("job_id").loc[df.index]
     for col in ("futile_time", "n_futile", "loading_time", "saving_time", "training_time"):
         assert rp[col].to_numpy(float) == pytest.approx(df[col].to_numpy(float), abs=1e-9), col
+
+
+def test_lazer_views_metrics_and_timing():
+    import numpy as np
+
+    from optsched.traces import synthetic_workload
+
+    jobs = [Job("A", work=100), Job("B", work=10, arrival=5.0), Job("C", work=5, arrival=50)]
+    sim = Simulator(Cluster.homogeneous(1, 1), jobs, get_policy("srtf"), load_time=5.0, save_time=2.0,
+                    time_decisions=True)
+    assert sim.load_time("A", {0: 1}) == 5.0 and sim.save_time("A") == 0.0
+    res = sim.run()
+    s = res.summary()
+    df = res.jobs_frame()
+    held = (df["gpus"] * (df["loading_time"] + df["training_time"] + df["saving_time"])).sum()
+    assert s["futile_gpu_share"] == pytest.approx((df["gpus"] * df["futile_time"]).sum() / held)
+    assert s["futile_gpu_share"] > 0
+    assert s["mean_training_utilization"] == pytest.approx(115 / res.end_time)
+    assert s["p95_waiting"] >= s["p50_waiting"] >= 0
+    assert len(res.decision_seconds) > 0 and s["decision_ms_mean"] >= 0
+    w = res.utilization_windows(10.0)
+    assert len(w) == int(np.ceil(res.end_time / 10.0)) and ((w >= 0) & (w <= 1 + 1e-12)).all()
+    assert float(np.average(w, weights=np.diff(np.append(np.arange(0, res.end_time, 10.0), res.end_time)))) == \
+        pytest.approx(res.mean_utilization())
+    # job-table columns reach job.attrs (model, and attrs_columns)
+    table = synthetic_workload(20, cluster_gpus=4, models=["bert"], seed=0)
+    table["predicted"] = table["duration"] * 2
+    sim = Simulator(Cluster.homogeneous(1, 4), table, get_policy("fifo"), attrs_columns=["predicted"])
+    assert sim.jobs[0].attrs["model"] == "bert" and sim.jobs[0].attrs["predicted"] == pytest.approx(
+        table["duration"].iloc[0] * 2)

@@ -51,3 +51,25 @@ def test_bad_options(kw, msg):
     n = args.pop("n_jobs")
     with pytest.raises(InvalidOptionError, match=msg):
         synthetic_workload(n, **args)
+
+
+def test_mean_gap_mean_duration_and_models():
+    df = synthetic_workload(20000, cluster_gpus=64, mean_gap=39.0, mean_duration=600.0, models=["bert", "vgg16"],
+                            seed=4)
+    gaps = np.diff(df["arrival"].to_numpy())
+    assert abs(gaps.mean() - 39.0) < 39.0 * 0.03  # 20,000 exponential gaps: within 3%
+    assert df["duration"].mean() == pytest.approx(600.0)
+    assert set(df["model"]) == {"bert", "vgg16"} and abs((df["model"] == "bert").mean() - 0.5) < 0.02
+    cols = synthetic_workload(50, cluster_gpus=8, models={"a": 0.25, "b": 0.75}, seed=1, frame=False)
+    assert set(cols["model"]) <= {"a", "b"}
+    for kw, word in [({"load": 0.5, "mean_gap": 3.0}, "not both"), ({"mean_gap": 0}, "mean_gap"),
+                     ({"mean_duration": -1}, "mean_duration"), ({"models": []}, "models"),
+                     ({"models": {"a": 0.5}}, "sum to 1")]:
+        with pytest.raises(InvalidOptionError, match=word):
+            synthetic_workload(10, cluster_gpus=8, **kw)
+
+
+def test_default_draws_are_unchanged_by_the_new_options():
+    a = synthetic_workload(300, cluster_gpus=32, seed=7)
+    b = synthetic_workload(300, cluster_gpus=32, seed=7, load=0.8, models=["m"])
+    assert a["arrival"].tolist() == b["arrival"].tolist() and a["duration"].tolist() == b["duration"].tolist()
