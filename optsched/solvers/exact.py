@@ -20,7 +20,7 @@ The stated tolerance
 --------------------
 A result is ``optimal`` iff ``|objective - bound| <= max(tolerance * max(|objective|, 1e-10),
 2 * resolution)`` with ``tolerance`` = :data:`DEFAULT_OPTIMALITY_TOLERANCE` (1e-9 relative)
-unless given. ``resolution`` is a property of the model, not a tolerance one chooses: a model
+unless given (``SolveOptions.optimality_tolerance`` or ``tolerance=``). ``resolution`` is a property of the model, not a tolerance one chooses: a model
 whose objective coefficients are rounded to integers (CP-SAT) represents every schedule's
 objective only within ``resolution``, so its bound is lowered by ``resolution`` to stay valid
 and it cannot certify a gap below ``2 * resolution``. It is 0 for exact models and is reported
@@ -213,7 +213,7 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
               decode: Callable[[ExactModel, SolveResult], Any], evaluate: Callable[[Any], float],
               backend: str, algorithm: str, objective_name: str, options: SolveOptions | None = None,
               seed: Any = None, write_model: str | None = None, sense: str = "min",
-              tolerance: float = DEFAULT_OPTIMALITY_TOLERANCE,
+              tolerance: float | None = None,
               default_options: SolveOptions = DEFAULT_EXACT_OPTIONS, initial: Any = None,
               check_initial: Callable[[Any], Any] | None = None, own_backends: tuple[str, ...] | None = None) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
@@ -241,8 +241,9 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     write_model : str, optional
         Write the model that is solved (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
     sense : {"min", "max"}
-    tolerance : float
-        Relative optimality tolerance (default 1e-9), see the module doc.
+    tolerance : float, optional
+        Relative optimality tolerance; default ``options.optimality_tolerance`` (1e-9). See the
+        module doc.
     initial : schedule, optional
         A feasible schedule of ``instance`` (e.g. the best fast heuristic's): checked with
         ``check_initial``, installed as the solver's start (``ExactModel.warm_start``), and
@@ -284,13 +285,15 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     """
     if sense not in ("min", "max"):
         raise InvalidOptionError(f"The 'sense' of an exact model must be 'min' or 'max'; got {sense!r}.")
-    if not isinstance(tolerance, numbers.Real) or not 0 <= tolerance < 1:
+    if tolerance is not None and (not isinstance(tolerance, numbers.Real) or not 0 <= tolerance < 1):
         raise InvalidOptionError(f"The optimality 'tolerance' must be a number in [0, 1); got {tolerance!r}.")
     if own_backends is not None:
         check_backend(backend, own_backends)
     elif not isinstance(backend, str) or not backend:
         raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
     options = resolve_options(options, seed, default_options)
+    if tolerance is None:
+        tolerance = options.optimality_tolerance
     t0 = time.perf_counter()
     minimize = sense == "min"
     init_obj = None

@@ -36,6 +36,10 @@ class SolveOptions:
         For LP models: read the constraint duals into :attr:`SolveResult.duals`.
     solver_options : dict
         Raw options passed through to the solver (HiGHS option names or CP-SAT parameter names).
+    optimality_tolerance : float
+        An exact solve (:func:`optsched.solvers.exact.run_exact`) is called optimal only when
+        |objective - bound| <= this * |objective|, both recomputed (default 1e-9; a model with
+        rounded coefficients cannot certify below twice its rounding).
     """
 
     time_limit: float | None = 60.0
@@ -46,6 +50,7 @@ class SolveOptions:
     verbose: bool = False
     duals: bool = False
     solver_options: dict[str, Any] = field(default_factory=dict)
+    optimality_tolerance: float = 1e-9
 
     def __post_init__(self) -> None:
         e = InvalidOptionError
@@ -61,6 +66,9 @@ class SolveOptions:
         if self.threads is not None:
             object.__setattr__(self, "threads", check_int(self.threads, "threads", "the solve options", lo=1, exc=e))
         object.__setattr__(self, "seed", check_int(self.seed, "seed", "the solve options", lo=0, exc=e))
+        object.__setattr__(self, "optimality_tolerance",
+                           check_number(self.optimality_tolerance, "optimality_tolerance", "the solve options",
+                                        lo=0.0, hi=1.0, exc=e))
         if not isinstance(self.solver_options, dict):
             raise e(f"The 'solver_options' field of the solve options must be a dict; got {self.solver_options!r}.")
 

@@ -253,3 +253,15 @@ def test_model_summary_pyomo_and_cpsat():
         Status.OPTIMAL, 1.0, 1.0, 0.0, "fake", "")), decode=lambda em, sr: 1.0, evaluate=float, backend="fake",
         algorithm="a", objective_name="f", options=SolveOptions(verbose=True))
     assert seen.info["model_summary"]["variables"] == 3
+
+
+def test_optimality_tolerance_is_a_solve_option():
+    def run(options):
+        return _quiet(run_exact, _Inst(), build=_fake(100.0, 100.0 - 1e-6), decode=lambda em, sr: 100.0,
+                      evaluate=float, backend="fake", algorithm="a", objective_name="f", options=options)[0]
+
+    assert run(SolveOptions()).status == Status.FEASIBLE  # 1e-8 relative > the default 1e-9
+    r = run(SolveOptions(optimality_tolerance=1e-7))
+    assert r.status == Status.OPTIMAL and r.info["optimality_tolerance"] == pytest.approx(1e-5)
+    with pytest.raises(InvalidOptionError, match="optimality_tolerance"):
+        SolveOptions(optimality_tolerance=-1)
