@@ -51,6 +51,23 @@ def _register_suite() -> None:
 
 _register_suite()
 
+
+def _register_policies() -> None:
+    """The Sec. V online heuristic with each index, in the simulator's policy registry. They read
+    the stage sizes and probabilities from ``job.attrs`` (``sizes``, ``probs``)."""
+    from functools import partial
+
+    from optsched.sim import register_policy
+    from optsched.sojourn.online import StagedOnlinePolicy
+
+    for index, what in (("rank", "RANK (23)"), ("serpt", "SERPT"), ("sr", "SR rank (2)")):
+        register_policy(f"sojourn-online-{index}", partial(StagedOnlinePolicy, index), needs=("sizes", "probs"),
+                        paper="sojourn", description=f"Sec. V online heuristic, {what} index, preemptive at "
+                                                     f"checkpoints")
+
+
+_register_policies()
+
 __all__ = ["SojournInstance", "SojournSchedule", "StagedJob", "KIND", "OBJECTIVE", "pair_costs",
            "expected_sojourn", "enumerate_outcomes", "monte_carlo", "solve_exact", "rank", "serpt", "sr",
            "random_policy", "adjacent_pair_violations"]
