@@ -79,7 +79,7 @@ def list_schedule(instance: Instance, *, rule: str = "wspt", placement: str = "c
     order = _order(instance, rule, seed)
     sched = serial_sgs(instance, order, rule=placement, rng=as_generator(seed) if placement == "random" else None)
     obj = objective_value(instance, sched, OBJECTIVE)
-    return Result(algorithm=f"list-{rule}", instance=instance.name, objective=obj, objective_name=OBJECTIVE,
+    return Result(algorithm=f"rigid-{rule}", instance=instance.name, objective=obj, objective_name=OBJECTIVE,
                   schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
                   info={"order": order, "placement": placement})
 
