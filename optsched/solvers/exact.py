@@ -31,6 +31,10 @@ objective is a multiple of ``step``, e.g. the slot length when every weight is a
 its bound rounded up to the next multiple of ``step`` (down when maximising; with a 1e-6 step
 slack against float noise); a gap below one step then closes to zero, and the caller may pass
 ``mip_abs_gap = 0.999 * step`` (in model units) so the solver stops as soon as that is proven.
+**Fractional objectives** (no ``step``): when an initial schedule is known and the options set
+no ``mip_abs_gap``, the solver gets ``mip_abs_gap = tolerance * |initial objective| / 2`` (model
+units), so it stops only once the certification can succeed. A model whose coefficients are
+tiny beside its objective also needs scaling: see ``formulations/sojourn.md#solving-tolerances``.
 """
 
 from __future__ import annotations
@@ -301,6 +305,10 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         _check_initial(instance, initial, check_initial)
         init_obj = float(evaluate(initial))
     em = build(instance, backend, options)
+    if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
+        # fractional objective: let the solver stop only within the certification tolerance
+        # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
+        options = options.replace(mip_abs_gap=0.5 * tolerance * max(abs(init_obj), 1e-10) / em.scale)
     summary = model_summary(em) if options.verbose else None
     warm = False
     if initial is not None and em.warm_start is not None:
