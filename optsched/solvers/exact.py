@@ -61,8 +61,8 @@ from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
 from optsched.solvers.pyomo_backend import write_model as _write_model
 
-__all__ = ["ExactModel", "run_exact", "resolve_options", "check_backend", "model_summary", "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS",
-           "AGREEMENT_RTOL"]
+__all__ = ["ExactModel", "run_exact", "resolve_options", "check_backend", "model_summary",
+           "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS", "AGREEMENT_RTOL"]
 
 #: A result is called optimal when its recomputed relative gap is at most this (see the module doc).
 DEFAULT_OPTIMALITY_TOLERANCE = 1e-9
