@@ -2,10 +2,12 @@
 
 ``SolveOptions -> SolveResult(status, objective, bound, gap, runtime, solver, ...)``.
 Builders (in each paper package) build models and never solve; solving is
-:func:`solve_pyomo` or :func:`solve_cpsat`.
+:func:`solve_pyomo` or :func:`solve_cpsat`, and every paper's ``solve_exact`` goes through
+:func:`run_exact` (build, write, solve, decode, recompute, certify; :mod:`optsched.solvers.exact`).
 """
 
 from optsched.solvers.cpsat_backend import new_cp_model, solve_cpsat
+from optsched.solvers.exact import ExactModel, run_exact
 from optsched.solvers.info import available_solvers, solver_versions
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo, write_model
@@ -19,6 +21,6 @@ def solve(model, backend: str = "highs", options: SolveOptions | None = None) ->
     return solve_pyomo(model, backend, options)
 
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "solve_pyomo", "solve_cpsat", "new_cp_model",
+__all__ = ["SolveOptions", "SolveResult", "solve", "solve_pyomo", "solve_cpsat", "new_cp_model", "run_exact", "ExactModel",
            "write_model", "check_model_size", "max_model_size", "DEFAULT_MAX_SIZE",
            "available_solvers", "solver_versions"]
