@@ -103,7 +103,7 @@ def check_lifecycle(result: Any, *, atol: float = 1e-6) -> list[str]:
         mine = (r["W"], r["L"], r["T"], r["P"])
         if min(mine) < -atol or abs(sum(mine) - r["jct"]) > atol or abs(r["jct"] - rec.jct) > atol:
             bad.append(f"job {rec.job_id}: log W+L+T+P = {sum(mine)!r} vs JCT {r['jct']!r} (engine {rec.jct!r})")
-        for a, b, name in zip(eng, mine, "WLTP"):
+        for a, b, name in zip(eng, mine, "WLTP", strict=True):
             if abs(a - b) > atol:
                 bad.append(f"job {rec.job_id}: {name} engine {a!r} vs log {b!r}")
         if abs(r["futile"] - rec.futile_time) > atol or r["n_futile"] != rec.n_futile:

@@ -18,6 +18,7 @@ Every reading is in formulations/lazer.md (reading 4).
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from typing import Any
 
@@ -262,12 +263,28 @@ class Lazer(Policy):
             secured -= job.gpus
 
     # -- the decision round -------------------------------------------------------------------------------
+    def _unqueue(self, job) -> bool:
+        h = self.wq._b.get((job.gpus, job.single_server), [])
+        for i, e in enumerate(h):
+            if e[2] is job:
+                h[i] = h[-1]
+                h.pop()
+                heapq.heapify(h)
+                self.wq._n -= 1
+                return True
+        return False
+
     def schedule(self, sim) -> None:
         if self._completions:
+            # jobs arriving at a completion's time compete in the handler too (SRTF order over WQ
+            # and them); those it does not start then go through the orchestrator
+            for job in self._new:
+                self.wq.push(job, self._key(job))
             avail = sim.total_free - self._reserved
             secured = avail if self.secured == "all" else min(avail, self._released)
             self._completions = self._released = 0
             self._complete(sim, secured)
+            self._new = [j for j in self._new if j.phase == WAITING and self._unqueue(j)]
         if self._ended:
             ended, self._ended = self._ended, []
             for _, job, victims in ended:
