@@ -1,0 +1,91 @@
+"""Lazer's Alg. 1/2 readings on hand-made cases; the registry; bad input."""
+
+import pytest
+
+from optsched.core import Cluster, Job
+from optsched.exceptions import InvalidOptionError
+from optsched.lazer import FixedDeferral, Lazer, OracleDeferral, counterfactual_f
+from optsched.sim import Simulator, get_policy, policy_registry
+
+
+def _run(jobs, pol, gpus=1, **kw):
+    res = Simulator(Cluster.homogeneous(1, gpus), jobs, pol, load_time=1.0, save_time=2.0, **kw).run()
+    return res, res.jobs_frame().set_index("job_id")
+
+
+def test_idle_cluster_starts_at_once():
+    _, df = _run([Job("A", work=5, arrival=3)], Lazer())
+    assert df.loc["A", "first_start"] == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("x, b_start", [(0.0, 22.0), (10.0, 32.0)])
+def test_deferral_moves_the_preemption_to_t0_plus_x(x, b_start):
+    pol = Lazer(deferral=x)
+    _, df = _run([Job("A", work=100), Job("B", work=10, arrival=20)], pol)
+    assert df.loc["B", "first_start"] == pytest.approx(b_start)  # + A's 2 s save
+    assert len(pol.decisions) == 1 and pol.decisions[0].x == pytest.approx(x)
+    assert pol.decisions[0].victims == ("A",)
+
+
+def test_deferred_victims_are_hidden_from_other_arrivals():
+    pol = Lazer(deferral=10.0)
+    jobs = [Job("A", work=100), Job("A2", work=90), Job("B", work=10, arrival=20), Job("C", work=5, arrival=25)]
+    _, df = _run(jobs, pol, gpus=2)
+    # B defers with J_r = {A} (longest); C's orchestrator sees only A2 (A is in DRQ)
+    assert pol.decisions[0].victims == ("A",) and pol.decisions[1].victims == ("A2",)
+    assert df.loc["A", "n_preemptions"] == 1 and df.loc["A2", "n_preemptions"] == 1
+    assert df.loc["B", "first_start"] == pytest.approx(32.0)
+    assert df.loc["C", "first_start"] == pytest.approx(37.0)  # C deferred too: 25 + 10 + 2
+
+
+def test_no_candidate_goes_to_wq_until_a_completion():
+    pol = Lazer()
+    _, df = _run([Job("A", work=10), Job("B", work=50, arrival=2)], pol)
+    assert not pol.decisions  # B is longer than A: no J_r
+    assert df.loc["B", "first_start"] == pytest.approx(11.0)  # A's load 1 + 10 s training
+
+
+def test_oracle_sets_x_to_the_counterfactual_f():
+    pol = Lazer(deferral="oracle")
+    jobs = [Job("A", work=100), Job("B", work=50, arrival=20), Job("C", work=5, arrival=22.5)]
+    _, df = _run(jobs, pol)
+    # B at t0 = 20: A saves until 22, B would load 22..23; C (shorter) arrives at 22.5: F = 0.5
+    d = pol.decisions[0]
+    assert d.x == pytest.approx(0.5)
+    assert d.x == pytest.approx(counterfactual_f([0, 20, 22.5], [100, 50, 5], 20, 2.0, 1.0, 50))
+    assert df["n_futile"].sum() == 0
+
+
+def test_feedback_observes_f_after_the_load_window():
+    class Record(FixedDeferral):
+        needs_feedback = True
+
+        def reset(self, sim, policy):
+            self.seen = []
+
+        def observe(self, decision):
+            self.seen.append((decision.f, decision.x))
+
+    ch = Record(0.0)
+    _, df = _run([Job("A", work=100), Job("B", work=50, arrival=20), Job("C", work=5, arrival=22.5)],
+                 Lazer(deferral=ch))
+    assert ch.seen[0][0] == pytest.approx(0.5)  # F observed even though X = 0 let B load
+    assert df.loc["B", "n_futile"] == 1  # and that load was cut by C: futile
+
+
+def test_registry():
+    reg = policy_registry()
+    for name in ("lazer", "lazer-zero", "lazer-fixed", "lazer-oracle"):
+        assert reg[name].paper == "lazer"
+    assert isinstance(get_policy("lazer", deferral=30), Lazer)
+    assert get_policy("lazer-fixed", x=10).deferral.x == pytest.approx(10.0)
+    assert isinstance(get_policy("lazer-oracle").deferral, OracleDeferral)
+
+
+def test_bad_options():
+    with pytest.raises(InvalidOptionError, match="'secured'"):
+        Lazer(secured="some")
+    with pytest.raises(InvalidOptionError, match="fixed deferral 'x'"):
+        Lazer(deferral=-1.0)
+    with pytest.raises(InvalidOptionError, match="'deferral' option"):
+        Lazer(deferral="later")
