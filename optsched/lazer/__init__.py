@@ -3,7 +3,8 @@
 Importing this package registers the online policies with the simulator's registry:
 
 * ``lazer`` — Alg. 1/2 with a pluggable deferral chooser (``deferral=None | x | "oracle" | "gp"``);
-* ``lazer-zero`` (X = 0), ``lazer-fixed`` (X = ``x``, default 30 s), ``lazer-oracle`` (X = F).
+* ``lazer-zero`` (X = 0), ``lazer-fixed`` (X = ``x``, default 30 s), ``lazer-oracle`` (X = F),
+  ``lazer-gp`` (the BO predictor, :class:`~optsched.lazer.predictor.GPDeferral`).
 
 The baselines are the simulator's ``sjf``, ``srtf`` (use ``reserve="best"``) and
 ``srtf-periodic`` (``period=60/360/600``). Load and save times per model:
@@ -52,6 +53,13 @@ def _lazer_oracle(**options):
     return Lazer(deferral=OracleDeferral(), **options)
 
 
+def _lazer_gp(seed=0, **options):
+    """Lazer with the BO deferral predictor (GP, log-EI; Sec. 4.2)."""
+    from optsched.lazer.predictor import GPDeferral
+
+    return Lazer(deferral=GPDeferral(seed=seed), **options)
+
+
 def register() -> None:
     """Register Lazer's policies with the simulator's registry (idempotent)."""
     from optsched.sim import register_policy
@@ -61,6 +69,7 @@ def register() -> None:
     register_policy("lazer-zero", _lazer_zero, paper=PAPER, replace=True)
     register_policy("lazer-fixed", _lazer_fixed, paper=PAPER, replace=True)
     register_policy("lazer-oracle", _lazer_oracle, paper=PAPER, replace=True)
+    register_policy("lazer-gp", _lazer_gp, paper=PAPER, replace=True)
 
 
 register()
