@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks asrpt                    # full: Table II + Problem (8) sweep (~10-20 min)
     .venv/bin/python benchmarks/bench_asrpt.py --quick      # small sweep, 10 s limit
     .venv/bin/python benchmarks/bench_asrpt.py --only-repro # Fig. 6-9 trends only, merged into the JSON
+    .venv/bin/python benchmarks/bench_asrpt.py --only-audit # issue 16: lemma sweep, Table II readings, replay times
 
 Writes ``benchmarks/results/asrpt.json``:
 
@@ -92,6 +93,59 @@ def repro(seeds, quick):
             for k, df in res.items()}
 
 
+def audit(quick: bool) -> dict:
+    """Issue 16 measurements: the lemma sweep under both slot conventions, Table II under both readings of
+    eq. (6), perfect vs random-forest prediction with the placement-waste decomposition."""
+    import pandas as pd
+
+    from optsched.asrpt.audit import lemma_sweep, reading_changes, table2_readings, table2_summary
+    from optsched.experiments.asrpt_repro import perfect_vs_rf
+
+    out: dict = {"lemma_sweep": {}}
+    for label, kw, n in (("2x2", {}, 200 if quick else 2000),
+                         ("3x4", dict(n_servers=3, gpus=4, max_jobs=7), 30 if quick else 300)):
+        for fs in (1, 0):
+            t0 = time.perf_counter()
+            df = pd.DataFrame(lemma_sweep(n, first_slot=fs, seed=2026, time_limit=20, **kw))
+            ok = df[df.status == "optimal"]
+            row = {"cases": len(df), "proven": len(ok), "seconds": time.perf_counter() - t0,
+                   "rho_hat_gt_rho": int((ok.rho_hat > ok.rho * (1 + 1e-12)).sum())}
+            for c in [c for c in df.columns if c.startswith(("lemma2", "theorem1"))]:
+                row[f"{c}_fail"] = int((~ok[c].astype(bool)).sum())
+            out["lemma_sweep"][f"{label}-first_slot{fs}"] = row
+            print(f"  lemma sweep {label} first_slot={fs}: {row}", flush=True)
+    rows = table2_readings(n_patterns=5 if quick else 20)
+    out["table2_readings"] = json.loads(table2_summary(rows).reset_index().to_json(orient="records"))
+    out["alpha_min_changed_by_reading"] = {f"{M}x{g}": reading_changes(200, n_servers=M, gpus=g)
+                                           for M, g in ((4, 2), (3, 4))}
+    pv = perfect_vs_rf(seeds=(0, 1) if quick else (0, 1, 2, 3, 4), n_jobs=60 if quick else 200)
+    out["perfect_vs_rf"] = json.loads(pv.to_json(orient="records"))
+    print(pv.round(3).to_string(), flush=True)
+    return out
+
+
+def replay_times(sizes, *, predictor: str = "rf") -> list[dict]:
+    """Wall time of one replay of A-SRPT and of each baseline on the paper's cluster (250 x 8 GPUs, 10 Gbps,
+    300 GB/s), PAI-like jobs at the generator's default load (0.9), seed 0."""
+    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+    from optsched.experiments.asrpt_repro import build_instance, pai_like_table
+
+    rows = []
+    for n in sizes:
+        t0 = time.perf_counter()
+        inst, _ = build_instance(pai_like_table(5 * n, cluster_gpus=2000, load=0.9, seed=0), n_servers=250,
+                                 seed=0, predictor=predictor)
+        row = {"jobs": inst.n_jobs, "predictor": predictor, "build_s": time.perf_counter() - t0}
+        for name, pol in {"A-SRPT": ASRPT(inst, tau=1.0), **BASELINES(inst)}.items():
+            t1 = time.perf_counter()
+            simulate_asrpt(inst, pol)
+            row[f"{name}_s"] = time.perf_counter() - t1
+        row["A-SRPT_ms_per_job"] = 1e3 * row["A-SRPT_s"] / inst.n_jobs
+        rows.append(row)
+        print(f"  replay {row}", flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -100,7 +154,17 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-table2", action="store_true")
     ap.add_argument("--skip-repro", action="store_true", help="skip the Fig. 6-9 reproduction (~2 min for 3 seeds)")
     ap.add_argument("--only-repro", action="store_true", help="only (re)run the reproduction and merge it into the JSON")
+    ap.add_argument("--only-audit", action="store_true",
+                    help="only the issue-16 measurements (lemma sweep, Table II readings, perfect vs RF, replay "
+                         "times) merged into the JSON (~10 min)")
     a = ap.parse_args(argv or [])
+    if a.only_audit:
+        out = json.loads(OUT.read_text()) if OUT.exists() else {}
+        out["audit"] = audit(a.quick)
+        out["replay"] = replay_times([1000] if a.quick else [1000, 10000])
+        OUT.write_text(json.dumps(out, indent=2, default=str) + "\n")
+        print(f"merged the audit into {OUT}")
+        return 0
     if a.only_repro:
         out = json.loads(OUT.read_text()) if OUT.exists() else {}
         out["reproduction"] = repro([0] if a.quick else [0, 1, 2], a.quick)

@@ -382,7 +382,7 @@ class OrderedPolicy(_policy_base()):
         cache: dict = {}
         self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed, self.reading, cache)
                      for j in self.instance.jobs}
-        self.waiting: list = []
+        self.waiting: dict[int, list] = {}
         self._slot_timer_at = None
 
     def _k(self, jid):
@@ -393,25 +393,29 @@ class OrderedPolicy(_policy_base()):
         return (v, i.job.arrival, str(jid))
 
     def on_arrival(self, sim, job):
-        bisect.insort(self.waiting, (self._k(job.id), job.id))  # keys are fixed: kept sorted, O(log W) per arrival
+        # keys are fixed: one sorted list per GPU demand, O(log W) per arrival
+        g_i = self.info[job.id].job.gpus
+        bisect.insort(self.waiting.setdefault(g_i, []), (self._k(job.id), job.id))
 
     def schedule(self, sim):
-        if self.waiting and _off_slot(self, sim):
+        """Strict priority: start the head (least key) while it fits. Work-conserving: start every job that fits
+        in key order; since free GPUs only shrink during a pass, that is "repeatedly the least key among the jobs
+        with g_i <= free GPUs", taken from the heads of the per-demand lists (O(#demands) per start, no rescans
+        of jobs that cannot fit)."""
+        if not any(self.waiting.values()) or _off_slot(self, sim):
             return
-        i = 0
-        while i < len(self.waiting):
+        while True:
             free = sim.total_free
-            if free == 0:
-                break
-            jid = self.waiting[i][1]
-            g_i = self.info[jid].job.gpus
-            pl = select_servers(sim.free_gpus, g_i, most=True) if g_i <= free else None
-            if pl is None:
-                if self.work_conserving:
-                    i += 1
-                    continue
-                break
-            del self.waiting[i]
+            heads = [(q[0], g) for g, q in self.waiting.items() if q and (g <= free or not self.work_conserving)]
+            if not heads:
+                return
+            (_, jid), g_i = min(heads)
+            if g_i > free:  # strict priority: the head does not fit and blocks
+                return
+            pl = select_servers(sim.free_gpus, g_i, most=True)
+            if pl is None:  # cannot happen (g_i <= free GPUs): keep the old behaviour of skipping
+                return
+            self.waiting[g_i].pop(0)
             sim.start(jid, pl)
 
 

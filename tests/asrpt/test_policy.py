@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 from optsched.asrpt import toy_instance
 from optsched.asrpt.exact import solve_problem8
 from optsched.asrpt.generate import random_instance
-from optsched.asrpt.policy import ASRPT, BASELINES, empirical_ratio, select_servers, simulate_asrpt
+from optsched.asrpt.policy import (
+    ASRPT,
+    BASELINES,
+    OrderedPolicy,
+    empirical_ratio,
+    select_servers,
+    simulate_asrpt,
+)
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify
@@ -158,3 +165,39 @@ def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data
     direct = alpha(job, placement_counts(job, heavy_edge(job, {k: pl[k] for k in sorted(pl)}, seed=0), inst.M),
                    instance=inst)
     assert HeavyEdgeRate(inst).alpha(job, pl) == pytest.approx(direct, rel=1e-12)
+
+
+class _ScanReference(OrderedPolicy):
+    """The baselines' original rule, written plainly: sort all waiting jobs by key at every decision, start
+    each one that fits (work-conserving) or stop at the first that does not (strict priority)."""
+
+    def on_start(self, sim):
+        super().on_start(sim)
+        self.plain: list = []
+
+    def on_arrival(self, sim, job):
+        self.plain.append(job.id)
+
+    def schedule(self, sim):
+        from optsched.asrpt.policy import _off_slot
+
+        if self.plain and _off_slot(self, sim):
+            return
+        for jid in sorted(self.plain, key=self._k):
+            pl = select_servers(sim.free_gpus, self.info[jid].job.gpus, most=True)
+            if pl is None:
+                if self.work_conserving:
+                    continue
+                break
+            self.plain.remove(jid)
+            sim.start(jid, pl)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(5, 40),
+       key=st.sampled_from(["duration", "workload", "subtime"]), wc=st.booleans())
+def test_baselines_per_demand_queues_match_the_plain_scan(seed, n, key, wc):
+    inst = random_instance(n, 3, 4, seed=seed, single_gpu=0.5, arrival_rate=3.0)
+    a = simulate_asrpt(inst, OrderedPolicy(inst, key=key, work_conserving=wc)).jobs_frame()
+    b = simulate_asrpt(inst, _ScanReference(inst, key=key, work_conserving=wc)).jobs_frame()
+    assert a.set_index("job_id")["first_start"].to_dict() == pytest.approx(b.set_index("job_id")["first_start"].to_dict())
