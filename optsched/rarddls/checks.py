@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
 
 __all__ = ["slot_completions", "check_non_preemptive", "check_slotted", "check_gpu_exclusive",
            "check_contention_progress", "evaluate_objective", "register"]
@@ -66,14 +67,6 @@ def slot_completions(instance: Any, schedule: Any, *, max_slots: int = 10_000_00
     return comp
 
 
-def check_non_preemptive(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(3) each job runs in one segment with one placement."""
-    for j in instance.jobs:
-        if j.id in schedule and len(schedule.segments(j.id)) > 1:
-            yield Violation("non_preemptive", f"{j.label} runs in {len(schedule.segments(j.id))} segments; RAR jobs "
-                                              f"keep their placement from start to completion.", job=j.id)
-
-
 def check_slotted(instance: Any, schedule: Any) -> Iterable[Violation]:
     """Start and end of every segment are whole slots >= 0."""
     for jid, segs in schedule.items():
@@ -84,29 +77,8 @@ def check_slotted(instance: Any, schedule: Any) -> Iterable[Violation]:
                                     time=v)
 
 
-def check_gpu_exclusive(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """Every segment names its GPUs (gpu_ids) within the server, and a GPU holds one job at a time."""
-    caps = instance.O
-    held: dict[tuple[int, int], list[tuple[float, float, Any]]] = {}
-    for jid, segs in schedule.items():
-        for sg in segs:
-            if sg.gpu_ids is None or set(sg.gpu_ids) != {s for s, y in sg.placement.items() if y > 0}:
-                yield Violation("gpu_exclusive", f"Job {jid!r} does not name its GPUs on every server it uses "
-                                                 f"(gpu_ids = {sg.gpu_ids}).", job=jid, time=sg.start)
-                continue
-            for s, ids in sg.gpu_ids.items():
-                for g in ids:
-                    if s >= len(caps) or g >= caps[s]:
-                        yield Violation("gpu_exclusive", f"Job {jid!r} uses GPU {g} of server {s}, which does not "
-                                                         f"exist.", job=jid, time=sg.start)
-                        continue
-                    held.setdefault((s, g), []).append((sg.start, sg.end, jid))
-    for (s, g), iv in held.items():
-        iv.sort(key=lambda x: (x[0], x[1]))
-        for (_a0, a1, ja), (b0, _, jb) in zip(iv, iv[1:], strict=False):
-            if b0 < a1 - TOL:
-                yield Violation("gpu_exclusive", f"GPU {g} of server {s} holds jobs {ja!r} and {jb!r} at once "
-                                                 f"(from slot {b0:g} to {a1:g}).", job=(ja, jb), time=b0)
+#: (shared) every segment names its GPUs, and no GPU holds two jobs at once
+check_gpu_exclusive = gpu_exclusive_check(require_ids=True)
 
 
 def check_contention_progress(instance: Any, schedule: Any) -> Iterable[Violation]:
