@@ -199,7 +199,38 @@ class GPDeferral(DeferralChooser):
         return float(x)
 
     def _predict(self, x, c, std=True):
-        return self.gp.predict(self._features(x, c), return_std=std)
+        """GP mean (and std) at X = ``x`` for context ``c``: the same numbers as
+        ``gp.predict(..., return_std=std)`` from the fitted factors, without its per-call overhead."""
+        gp = self.gp
+        F = self._features(x, c)
+        ym, ysd = getattr(gp, "_y_train_mean", None), getattr(gp, "_y_train_std", None)
+        if ym is None or ysd is None or getattr(gp, "L_", None) is None:
+            return gp.predict(F, return_std=std)
+        from scipy.linalg import solve_triangular
+
+        K = gp.kernel_(F, gp.X_train_)
+        mu = K @ gp.alpha_ * ysd + ym
+        if not std:
+            return mu
+        v = solve_triangular(gp.L_, K.T, lower=True, check_finite=False)
+        var = np.maximum(gp.kernel_.diag(F) - np.einsum("ij,ij->j", v, v), 0.0)
+        return mu, np.sqrt(var) * ysd
+
+    def _lbfgsb(self, f, x0: float):
+        """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function value and
+        forward-difference slope come from one batched call per iterate."""
+        from scipy.optimize import minimize
+
+        eps = 1e-6 * (self.high - self.low)
+
+        def fg(v):
+            x = float(v[0])
+            h = eps if x + eps <= self.high else -eps
+            a, b = f(np.array([x, x + h]))
+            return float(a), np.array([(float(b) - float(a)) / h])
+
+        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(self.low, self.high)])
+        return float(r.x[0]), float(r.fun)
 
     def _std_y(self) -> float:
         s = float(np.std(self._y))
@@ -210,37 +241,33 @@ class GPDeferral(DeferralChooser):
         return -log_ei(mu / ys, sd / ys, best / ys)
 
     def _acquire(self, c):
-        from scipy.optimize import minimize
-
         best, ys = min(self._y), self._std_y()
         lo, hi = self.low, self.high
+
+        def f(xs):
+            return self._neg_log_ei(xs, c, best, ys)
+
         if self.search == "printed":
-            starts = self.rng.uniform(lo, hi, 5)
-            cand = []
-            for s in starts:
-                r = minimize(lambda v: float(self._neg_log_ei(v, c, best, ys)[0]), [s], method="L-BFGS-B",
-                             bounds=[(lo, hi)])
-                cand.append((float(r.fun), float(r.x[0])))
-            f, x = min(cand)
-            return x, -f
+            cand = [self._lbfgsb(f, float(s))[::-1] for s in self.rng.uniform(lo, hi, 5)]
+            v, x = min(cand)
+            return x, -v
         xs = np.concatenate([self.rng.uniform(lo, hi, self.n_random), np.linspace(lo, hi, self.grid)])
-        vals = self._neg_log_ei(xs, c, best, ys)
+        vals = f(xs)
         i = int(np.argmin(vals))
-        r = minimize(lambda v: float(self._neg_log_ei(v, c, best, ys)[0]), [xs[i]], method="L-BFGS-B",
-                     bounds=[(lo, hi)])
-        if float(r.fun) < vals[i]:
-            return float(r.x[0]), -float(r.fun)
+        x, v = self._lbfgsb(f, float(xs[i]))
+        if v < vals[i]:
+            return x, -v
         return float(xs[i]), -float(vals[i])
 
     def _exploit(self, c) -> float:
-        from scipy.optimize import minimize
+        def f(xs):
+            return self._predict(xs, c, std=False)
 
         xs = np.linspace(self.low, self.high, self.grid)
-        mu = self._predict(xs, c, std=False)
+        mu = f(xs)
         i = int(np.argmin(mu))
-        r = minimize(lambda v: float(self._predict(v, c, std=False)[0]), [xs[i]], method="L-BFGS-B",
-                     bounds=[(self.low, self.high)])
-        return float(r.x[0]) if float(r.fun) < mu[i] else float(xs[i])
+        x, v = self._lbfgsb(f, float(xs[i]))
+        return x if v < mu[i] else float(xs[i])
 
     # -- learning -------------------------------------------------------------------------------------
     def observe(self, decision: Decision) -> None:
