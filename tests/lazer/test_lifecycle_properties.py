@@ -1,7 +1,5 @@
 """(1) and (2) on random workloads under every policy of the study (hypothesis)."""
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,11 +8,10 @@ from hypothesis import strategies as st
 from optsched.core import Cluster, Job
 from optsched.lazer import Lazer, check_lifecycle, is_futile, lifecycle_from_log
 from optsched.lazer.baselines import baseline
+from optsched.lazer.lifecycle import srpt_total_flow
 from optsched.sim import Simulator, replay_log
 
 from .conftest import POLICIES, run, verify_run, workloads
-
-STRUCTURAL = ("one_schedule_per_job", "release", "demand", "no_self_overlap", "capacity", "gpu_exclusive")
 
 
 @settings(max_examples=60, deadline=None)
@@ -87,34 +84,12 @@ def test_one_gpu_chain_matches_eq2(T_c, load, save, delta, gap, name):
     assert lifecycle_from_log(res.log)["B"]["n_futile"] == df.loc["B", "n_futile"]
 
 
-def _srpt_total_flow(jobs):
-    """Independent SRPT on one machine (ties by arrival, id): total flow time."""
-    t = 0.0
-    rem = {j.id: j.work for j in jobs}
-    arr = {j.id: j.arrival for j in jobs}
-    done = {}
-    while rem:
-        avail = [i for i in rem if arr[i] <= t + 1e-12]
-        if not avail:
-            t = min(arr[i] for i in rem)
-            continue
-        i = min(avail, key=lambda k: (rem[k], arr[k], k))
-        nxt = min([arr[k] for k in rem if arr[k] > t + 1e-12], default=math.inf)
-        run_for = min(rem[i], nxt - t)
-        t += run_for
-        rem[i] -= run_for
-        if rem[i] <= 1e-12:
-            del rem[i]
-            done[i] = t
-    return sum(done[j.id] - j.arrival for j in jobs)
-
-
 @settings(max_examples=60, deadline=None)
 @given(spec=st.lists(st.tuples(st.integers(1, 20), st.integers(0, 30)), min_size=1, max_size=8))
 def test_zero_overheads_one_gpu_lazer_equals_srtf_equals_srpt(spec):
     jobs = [Job(i, work=float(w), arrival=float(a)) for i, (w, a) in enumerate(spec)]
     cl = Cluster.homogeneous(1, 1)
-    opt = _srpt_total_flow(jobs)
+    opt = srpt_total_flow(jobs)
     for pol in (Lazer(), baseline("srtf")):
         res = Simulator(cl, jobs, pol).run()
         assert res.summary()["total_flow_time"] == pytest.approx(opt, rel=1e-9, abs=1e-9)
