@@ -170,6 +170,51 @@ def ratios(runs, trace: str = "Earth"):
     return pd.DataFrame(rows)
 
 
+PAPER_TESTBED_JCT_P50 = {"SJF": 1.3, "SRTF": 1.5, "Pollux (60 s)": 2.1, "Muri (360 s)": 5.3, "Optimus (600 s)": 8.8}
+
+
+def testbed(seeds: Sequence[int], *, n_jobs: int = 100, gap: float | None = None):
+    """Fig. 8a-d: 100 Earth-like jobs on the 16-GPU testbed (4 servers x 4 GPUs, jobs of at most
+    4 GPUs); P50/P95 JCT and waiting over Lazer's, futile time, and the median of the per-window
+    (60 s) utilisation (Fig. 8d; GPUs held, and GPUs training). ``gap``: mean inter-arrival time
+    (default: the one that gives offered load 2 on 16 GPUs)."""
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.lazer import FAMILIES, LoadSaveModel
+    from optsched.sim import Simulator
+    from optsched.traces import synthetic_workload
+
+    rows = []
+    for sd in seeds:
+        df = synthetic_workload(n_jobs, cluster_gpus=16, mean_gap=39.0, mean_duration=59.5 * 60, models=FAMILIES,
+                                max_gpus=4, seed=sd)
+        span = float(df["arrival"].max())
+        load = float((df["gpus"] * np.minimum(df["duration"], span)).sum()) / (span * 16)
+        df["arrival"] = df["arrival"] * (load / 2.0 if gap is None else gap / 39.0)
+        ls = LoadSaveModel()
+        for p in POLICY_NAMES:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = Simulator(Cluster.homogeneous(4, 4), df, _policy(p, sd, 150), load_time=ls.load_time,
+                                save_time=ls.save_time).run()
+            s = res.summary()
+            cols = res.job_columns()
+            rows.append({"seed": sd, "policy": p, "p50_jct": s["p50_jct"], "p95_jct": s["p95_jct"],
+                         "p50_waiting": s["p50_waiting"], "p95_waiting": s["p95_waiting"],
+                         "p50_futile": float(np.percentile(cols["futile_time"], 50)),
+                         "p95_futile": float(np.percentile(cols["futile_time"], 95)),
+                         "median_window_utilization": float(np.median(res.utilization_windows(60.0))),
+                         "mean_training_utilization": s["mean_training_utilization"]})
+    m = pd.DataFrame(rows).groupby("policy", sort=False).mean(numeric_only=True).reset_index()
+    lz = m.set_index("policy").loc["Lazer"]
+    m["jct_p50_over_lazer"] = m["p50_jct"] / lz["p50_jct"]
+    m["paper_jct_p50_over_lazer"] = m["policy"].map(PAPER_TESTBED_JCT_P50)
+    m["reproduced"] = [(r > 1.0) if p in PAPER_TESTBED_JCT_P50 else None
+                       for p, r in zip(m["policy"], m["jct_p50_over_lazer"], strict=True)]
+    return m
+
+
 def search_efficiency(seeds: Sequence[int], n_jobs: int, *, rho: float = 2.0, n_search: int = 100):
     """Fig. 8e: best and mean f = |X - F| over ``n_search`` decisions for BO (the GP in acquisition),
     random search (integer X uniform in [0, 100]) and grid search (X = 0, 1, 2, ...), on the
@@ -213,6 +258,7 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
       durations cut at the arrival window: the heavy tail runs past it; see formulations/lazer.md);
     * ``fig3``: Fig. 3-5 ratios on Earth (same cluster);
     * ``deferral``: X = 0, 10, 30, 60, F (oracle), the GP, and SRTF on Earth;
+    * ``testbed``: Fig. 8a-d, 100 jobs on 16 GPUs;
     * ``fig8e``: BO vs random vs grid search, 100 searches each, best and mean f = |X - F|;
     * ``base_sweep``: load base 5/30/60/120 s on Earth.
 
@@ -242,6 +288,8 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
         pols = ["Lazer X=0", "Lazer X=10", "Lazer X=30", "Lazer X=60", "Lazer X=F (oracle)", "Lazer", "SRTF"]
         d = _runs(["Earth"], pols, sd, nj, progress, rho=rho, gp_cap=cap)
         save("deferral", d.groupby("policy", sort=False).mean(numeric_only=True).reset_index())
+    if want("testbed"):
+        save("testbed", testbed(sd if quick else list(range(max(5, n)))))
     if want("fig8e"):
         save("fig8e", search_efficiency(sd, nj, rho=rho))
     if want("base_sweep"):
