@@ -173,7 +173,7 @@ def ratios(runs, trace: str = "Earth"):
 PAPER_TESTBED_JCT_P50 = {"SJF": 1.3, "SRTF": 1.5, "Pollux (60 s)": 2.1, "Muri (360 s)": 5.3, "Optimus (600 s)": 8.8}
 
 
-def testbed_table(seeds: Sequence[int], *, n_jobs: int = 100, gap: float | None = None):
+def fig8_testbed(seeds: Sequence[int], *, n_jobs: int = 100, gap: float | None = None):
     """Fig. 8a-d: 100 Earth-like jobs on the 16-GPU testbed (4 servers x 4 GPUs, jobs of at most
     4 GPUs); P50/P95 JCT and waiting over Lazer's, futile time, and the median of the per-window
     (60 s) utilisation (Fig. 8d; GPUs held, and GPUs training). ``gap``: mean inter-arrival time
@@ -289,7 +289,7 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
         d = _runs(["Earth"], pols, sd, nj, progress, rho=rho, gp_cap=cap)
         save("deferral", d.groupby("policy", sort=False).mean(numeric_only=True).reset_index())
     if want("testbed"):
-        save("testbed", testbed_table(sd if quick else list(range(max(5, n)))))
+        save("testbed", fig8_testbed(sd if quick else list(range(max(5, n)))))
     if want("fig8e"):
         save("fig8e", search_efficiency(sd, nj, rho=rho))
     if want("base_sweep"):
