@@ -93,3 +93,16 @@ def test_zero_overheads_one_gpu_lazer_equals_srtf_equals_srpt(spec):
     for pol in (Lazer(), baseline("srtf")):
         res = Simulator(cl, jobs, pol).run()
         assert res.summary()["total_flow_time"] == pytest.approx(opt, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["srtf", "lazer-zero"])
+@pytest.mark.parametrize("gap, futile", [(2.0, False), (2.5, True), (7.0, True), (7.5, False)])
+def test_one_gpu_chain_boundaries(name, gap, futile):
+    """p = 2, l = 5: (2) holds for 2 < gap <= 7; at gap = 7 B's load has just ended (boundary)."""
+    jobs = [Job("A", work=100), Job("B", work=60, arrival=10), Job("C", work=30, arrival=10 + gap)]
+    pol = Lazer() if name == "lazer-zero" else baseline("srtf")
+    res = Simulator(Cluster.homogeneous(1, 1), jobs, pol, load_time=5.0, save_time=2.0).run()
+    df = res.jobs_frame().set_index("job_id")
+    assert is_futile(95, 60, 30, 2.0, 5.0, gap) == futile
+    assert df["n_futile"].sum() == int(futile)
+    assert df.loc["B", "futile_time"] == pytest.approx(gap - 2.0 if futile else 0.0)
