@@ -8,18 +8,11 @@ from typing import Any
 
 from optsched.core.objectives import objective_value
 from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.verify.common import check_non_preemptive  # shared with rarddls and lazer
 
 __all__ = ["check_non_preemptive", "check_iteration_time"]
 
 TOL = 1e-6
-
-
-def check_non_preemptive(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """Each job runs in one segment (the paper's non-preemptive model)."""
-    for j in instance.jobs:
-        if j.id in schedule and len(schedule.segments(j.id)) > 1:
-            yield Violation("non_preemptive", f"{j.label} runs in {len(schedule.segments(j.id))} segments; "
-                                              f"asrpt jobs are non-preemptive.", job=j.id)
 
 
 def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:

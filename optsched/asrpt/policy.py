@@ -517,3 +517,21 @@ def _register():
 
     for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
         register_algorithm(f"asrpt-{name.lower()}", KIND)(make(name))
+
+    # the online policies in the simulator's registry: they run on the jobs of an AsrptInstance
+    # (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"]) and are
+    # built with that instance, e.g. ASRPT(instance, tau=1)
+    from optsched.sim import register_policy
+
+    register_policy("asrpt-a-srpt", ASRPT, needs=("asrpt_job",), paper="asrpt",
+                    description="A-SRPT (Alg. 1), Heavy-Edge mapping; ASRPT(instance, ...) on sim_jobs(instance)")
+
+    def baseline(name):
+        def build(instance, **options):
+            return BASELINES(instance, **options)[name]
+
+        build.__doc__ = f"Baseline {name} of the A-SRPT paper; built with the AsrptInstance."
+        return build
+
+    for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
+        register_policy(f"asrpt-{name.lower()}-online", baseline(name), needs=("asrpt_job",), paper="asrpt")
