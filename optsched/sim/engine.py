@@ -296,7 +296,12 @@ class Simulator:
             pl, usage = self._parse_placement(placement, j)
         if self.res is not None or usage:
             usage = self._check_usage(j, pl, usage)
-        j.gpu_masks = self.free.take_ids(pl, gpu_ids, j.label)  # the last check; then nothing can fail
+        if self._track_ids:
+            j.gpu_masks = self.free.take_ids(pl, gpu_ids, j)  # the last check; then nothing can fail
+        elif gpu_ids:
+            raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
+                                  f"the policy class so that the engine tracks them during the run.")
+        self._holds.append(j.index)  # the order of starts and releases (GPU ids are given from it)
         self.free.allocate(pl)
         if usage:
             self.res.allocate(usage)  # type: ignore[union-attr]
@@ -442,7 +447,14 @@ class Simulator:
             )
         pl, usage = self._parse_placement(placement, j)
         usage = self._check_usage(j, pl, usage)
-        masks = self.free.take_ids(pl, gpu_ids, j.label)
+        if self._track_ids:
+            masks = self.free.take_ids(pl, gpu_ids, j)
+        elif gpu_ids:
+            raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
+                                  f"the policy class so that the engine tracks them during the run.")
+        else:
+            masks = None
+        self._holds.append(j.index)
         self.free.allocate(pl)
         if usage:
             self.res.allocate(usage)
@@ -504,11 +516,18 @@ class Simulator:
 
     def _release(self, j: SimJob, now: float) -> None:
         """The one release path: record the segment, free GPUs, their ids and resources."""
-        self._seg.append((j.index, j._hold_start, now, j.placement, j.gpu_masks, j.usage))
-        self.free.release(j.placement)
-        self.free.give_ids(j.gpu_masks)
-        if j.usage:
-            self.res.release(j.usage)
+        usage = j.usage
+        masks = j.gpu_masks
+        self._seg.append((j.index, j._hold_start, now, j.placement, masks, usage))
+        self._holds.append(~j.index)
+        free = self.free
+        free.release(j.placement)
+        if masks is not None:
+            fid = free.free_ids
+            for m, took in masks.items():
+                fid[m] |= took
+        if usage:
+            self.res.release(usage)
         self._use(-j.gpus)
         del self._holding[j.index]
         j.placement = j.gpu_masks = j.usage = None
@@ -591,6 +610,8 @@ class Simulator:
         self._training: dict[int, SimJob] = {}
         self._holding: dict[int, SimJob] = {}
         self._seg: list[tuple] = []
+        self._holds = array("q")  # job index at each start (migration included), ~index at each release
+        self._track_ids = bool(getattr(self.policy, "gpu_ids", False))
         self._log: list[tuple] | None = [] if self.record_log else None
         self._util_t = array("d")
         self._util_g = array("q")

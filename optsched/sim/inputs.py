@@ -32,8 +32,9 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
 
         def col(name: str, dtype: Any = None) -> np.ndarray:
             c = df[name]
-            c = c.to_numpy() if hasattr(c, "to_numpy") else np.asarray(c)
-            return c.astype(dtype) if dtype is not None else c
+            if hasattr(c, "to_numpy"):
+                return c.to_numpy(dtype=dtype)
+            return np.asarray(c, dtype=dtype)
 
         for c in ("arrival", "gpus"):
             if c not in columns:
@@ -46,9 +47,10 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
             raise InvalidInstanceError(
                 f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {columns}."
             )
-        lengths = {c: len(df[c]) for c in columns}
-        if len(set(lengths.values())) > 1:
-            raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
+        if not hasattr(df, "columns"):  # a mapping of columns: check they line up (a DataFrame does)
+            lengths = {c: len(df[c]) for c in columns}
+            if len(set(lengths.values())) > 1:
+                raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
         idcol = "job_id" if "job_id" in columns else "id" if "id" in columns else None
         arr = col("arrival", float)
         n_rows = len(arr)

@@ -57,6 +57,11 @@ class SimResult:
         self.log = sim._log
         self._jobs = sim.jobs
         self._seg = sim._seg
+        self._holds = sim._holds
+        # what jobs still hold at the end (run(until=...)), in start order: their starts count too
+        self._open = {j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else [])
+                      for j in sim._holding.values()}
+        self._gpu_cap = [int(c) for c in sim.cluster.gpus]
         self._util_t = np.frombuffer(sim._util_t, dtype=np.float64) if len(sim._util_t) else np.zeros(0)
         self._util_g = np.frombuffer(sim._util_g, dtype=np.int64) if len(sim._util_g) else np.zeros(0, np.int64)
         self._columns: dict[str, np.ndarray] | None = None
@@ -189,12 +194,49 @@ class SimResult:
 
         s = Schedule()
         js = self._jobs
-        for idx, a, b, pl, masks, usage in self._seg:
+        all_masks = self._gpu_masks()
+        for (idx, a, b, pl, _, usage), masks in zip(self._seg, all_masks, strict=True):
             ids = {m: ids_of(k) for m, k in masks.items()} if masks else None
             if usage:
                 pl = {**pl, **{m: {"gpus": pl.get(m, 0), **vec} for m, vec in usage.items()}}
             s._append(js[idx].id, Segment(a, b, pl, ids))
         return s
+
+    def _gpu_masks(self) -> list[dict[int, int]]:
+        """GPU ids of every segment as {server: bit mask}: tracked during the run (a policy with
+        ``gpu_ids = True``), else given now, the lowest free ids at each start, replaying starts and
+        releases in the engine's order (the same ids the engine would have picked)."""
+        if all(seg[4] is not None for seg in self._seg):
+            return [seg[4] for seg in self._seg]
+        from optsched.sim.resources import _lowest_bits
+
+        free = [(1 << c) - 1 for c in self._gpu_cap]
+        segs_of: dict[int, list[int]] = {}  # job index -> its segments, in start (= release) order
+        for k, seg in enumerate(self._seg):
+            segs_of.setdefault(seg[0], []).append(k)
+        n_started: dict[int, int] = {}
+        n_released: dict[int, int] = {}
+        out: list[dict[int, int]] = [{} for _ in self._seg]
+        for e in self._holds:
+            if e >= 0:  # a start: the lowest free ids, as the engine would have taken them
+                c = n_started.get(e, 0)
+                n_started[e] = c + 1
+                mine = segs_of.get(e, [])
+                if c < len(mine):
+                    pl, masks = self._seg[mine[c]][3], out[mine[c]]
+                else:  # still held at the end of the run
+                    pl, masks = self._open[e][c - len(mine)], {}
+                for m, g in pl.items():
+                    took = _lowest_bits(free[m], g)
+                    free[m] ^= took
+                    masks[m] = took
+            else:
+                i = ~e
+                c = n_released.get(i, 0)
+                n_released[i] = c + 1
+                for m, took in out[segs_of[i][c]].items():
+                    free[m] |= took
+        return out
 
     def segments(self):
         """One row per GPU-holding segment: ``job_id, start, end, placement, gpu_ids, usage``."""
@@ -203,8 +245,8 @@ class SimResult:
         from optsched.sim.resources import ids_of
 
         js = self._jobs
-        return pd.DataFrame([(js[i].id, a, b, dict(pl), {m: ids_of(k) for m, k in (masks or {}).items()}, usage)
-                             for i, a, b, pl, masks, usage in self._seg],
+        return pd.DataFrame([(js[i].id, a, b, dict(pl), {m: ids_of(k) for m, k in masks.items()}, usage)
+                             for (i, a, b, pl, _, usage), masks in zip(self._seg, self._gpu_masks(), strict=True)],
                             columns=["job_id", "start", "end", "placement", "gpu_ids", "usage"])
 
     # -- output ------------------------------------------------------------------------------

@@ -87,6 +87,32 @@ class WaitQueue:
         self._n -= 1
         return top[2]
 
+    def head(self, skip: Any = ()) -> tuple[Any, Any]:
+        """``(entry, class)`` of the best job whose class is not in ``skip`` (``(None, None)`` if
+        none); ``entry = (key, seq, job)``. Nothing is removed."""
+        best = best_cls = None
+        for cls, h in self._b.items():
+            if h and cls not in skip and (best is None or h[0] < best):
+                best, best_cls = h[0], cls
+        return best, best_cls
+
+    def pop_class(self, cls: Any) -> SimJob:
+        """Remove and return the best job of class ``cls`` (as found by :meth:`head`)."""
+        self._n -= 1
+        return heapq.heappop(self._b[cls])[2]
+
+    def remove(self, job: SimJob) -> None:
+        """Remove a queued job (O(jobs of its class))."""
+        h = self._b[(job.gpus, job.single_server)]
+        for i, e in enumerate(h):
+            if e[2] is job:
+                h[i] = h[-1]
+                h.pop()
+                heapq.heapify(h)
+                self._n -= 1
+                return
+        raise KeyError(f"{job.label} is not queued")
+
     def peek_key(self) -> Any:
         """Key of the overall best job (``None`` if empty)."""
         tops = [h[0] for h in self._b.values() if h]
@@ -132,19 +158,22 @@ class _QueuePolicy(Policy):
         strict = not self.backfill
         free = sim.free
         check_res = sim.res is not None  # jobs may declare other resources: check them too
-        deferred = []
+        deferred = None
         while len(q) and free.total_free > 0:
             job = q.pop_best(fits, strict, free.total_free)
             if job is None:
                 break
             if check_res and job.resources and not sim.fits(job):
+                if deferred is None:
+                    deferred = []
                 deferred.append(job)  # its GPUs are free but not its other resources
                 if strict:
                     break
                 continue
             sim.start(job)
-        for job in deferred:
-            q.push(job, self.key(job))
+        if deferred:
+            for job in deferred:
+                q.push(job, self.key(job))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill})"
@@ -247,11 +276,12 @@ class _Preemptive(Policy):
         self.queue.push(job, self._wait_key(job))
 
     def on_preempted(self, sim, job) -> None:
+        if job.index in self._requeued:  # queued again in the round that preempted it (and maybe
+            self._requeued.discard(job.index)  # restarted since): this notice is about the old run
+            return
         self._saving.pop(job.index, None)
         self._since.pop(job.index, None)
-        if job.index in self._requeued:
-            self._requeued.discard(job.index)
-        elif job.phase == WAITING:
+        if job.phase == WAITING:
             self.queue.push(job, self._wait_key(job))
 
     def on_loaded(self, sim, job) -> None:
@@ -293,14 +323,14 @@ class _Preemptive(Policy):
         time) were removed. Every job of a passed-over class (GPUs, single-server) is passed over
         too: a worse job of the same class cannot get in where a better one could not."""
         q = self.queue
+        if not len(q):
+            return
+        if not self._may_preempt(sim):
+            self._fill(sim)
+            return
         free = sim.free
-        may_preempt = self._may_preempt(sim)
         check_res = sim.res is not None  # jobs may declare other resources: check them too
         blocked: set[tuple[int, bool]] = set()
-
-        def open_class(g: int, s: bool) -> bool:
-            return (g, s) not in blocked
-
         while len(q):
             cand = self._for
             reserve = 0
@@ -314,19 +344,61 @@ class _Preemptive(Policy):
                     continue
                 else:  # GPUs it needs from the free pool: keep them from other jobs
                     reserve = max(0, cand.gpus - sum(self._saving.values()))
-            job = q.pop_best(open_class)
-            if job is None:
+            top, cls = q.head(blocked)
+            if top is None:
                 return
+            job = top[2]
             if job is not cand and free.fits(job.gpus, job.single_server) and \
                     free.total_free - reserve >= job.gpus and (not check_res or not job.resources or sim.fits(job)):
+                q.pop_class(cls)
                 self._start(sim, job)
                 continue
-            if job is not cand and may_preempt and self._make_room(sim, job):
-                continue
-            q.push(job, self._wait_key(job))  # it waits: nothing it outranks can make room now
-            blocked.add((job.gpus, job.single_server))
+            worst = self._worst(sim)
+            if worst is None or not (top[0][0] < self._run_value(sim, worst[2])):
+                self._fill(sim)  # no running job is worse than this job, nor than any job after it
+                return
+            if job is not cand:
+                q.pop_class(cls)
+                if self._make_room(sim, job):
+                    continue
+                q.push(job, self._wait_key(job))  # it waits: nothing it outranks can make room now
+            blocked.add(cls)
             if not self.backfill:
                 return
+
+    def _fill(self, sim) -> None:
+        """The round when no waiting job can preempt: start waiting jobs in priority order while
+        they fit (classes needing more than the free GPUs are skipped without a look)."""
+        q = self.queue
+        free = sim.free
+        fits = free.fits
+        strict = not self.backfill
+        check_res = sim.res is not None
+        deferred = []
+        while len(q):
+            cand = self._for
+            reserve = 0
+            if cand is not None:
+                if cand.phase != WAITING:
+                    self._for = cand = None
+                elif sim.fits(cand):  # the GPUs saved for it are free: start it first
+                    self._for = None
+                    self._remove(cand)
+                    self._start(sim, cand)
+                    continue
+                else:  # GPUs it needs from the free pool: keep them from other jobs
+                    reserve = max(0, cand.gpus - sum(self._saving.values()))
+            job = q.pop_best(fits, strict, free.total_free - reserve)
+            if job is None:
+                break
+            if check_res and job.resources and not sim.fits(job):
+                deferred.append(job)
+                if strict:
+                    break
+                continue
+            self._start(sim, job)
+        for job in deferred:
+            q.push(job, self._wait_key(job))
 
     def _make_room(self, sim, cand: SimJob) -> bool:
         """Preempt strictly worse running jobs (worst first, none started at this very time) until
@@ -386,16 +458,7 @@ class _Preemptive(Policy):
         return True
 
     def _remove(self, job) -> None:
-        q = self.queue
-        h = q._b[(job.gpus, job.single_server)]
-        for i, e in enumerate(h):
-            if e[2] is job:
-                h[i] = h[-1]
-                h.pop()
-                heapq.heapify(h)
-                q._n -= 1
-                return
-        raise AssertionError("job not queued")  # pragma: no cover
+        self.queue.remove(job)
 
     @staticmethod
     def _fits_after(sim, cand, victims) -> bool:

@@ -94,6 +94,10 @@ class Policy:
 
     name = "policy"
     preemptive = False
+    #: True if the policy names GPU ids (``Start(..., gpu_ids=...)``) or reads them during the run
+    #: (``job.gpu_ids``, ``sim.free.free_ids``): the engine then tracks ids as it goes. Otherwise
+    #: it gives each start the lowest free ids after the run (the same ids, no cost per event).
+    gpu_ids = False
 
     def __init__(self, *, placement: str = "consolidate"):
         if placement not in PLACEMENT_RULES:

@@ -69,8 +69,15 @@ class FreeGPUs:
     {1: 4, 2: 2}
     """
 
-    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n", "whole_node", "whole_free",
-                 "free_ids")
+    __slots__ = ("capacity", "free_list", "total_free", "_bucket", "_maxcap", "_n", "whole_free", "free_ids")
+
+    whole_node = False
+
+    def __new__(cls, capacity: Sequence[int] = (), *, whole_node: bool = False):
+        # whole_node=True gives the subclass, so that the default path pays nothing for it
+        if whole_node and cls is FreeGPUs:
+            cls = WholeNodeGPUs
+        return super().__new__(cls)
 
     def __init__(self, capacity: Sequence[int], *, whole_node: bool = False):
         self.capacity = [int(c) for c in capacity]
@@ -82,8 +89,7 @@ class FreeGPUs:
         for m, c in enumerate(self.capacity):
             self._bucket[c] |= 1 << m
         self.free_ids = [(1 << c) - 1 for c in self.capacity]  # per server: bit k set = GPU k free
-        self.whole_node = bool(whole_node)
-        self.whole_free = self.total_free  # GPUs on servers with every GPU free
+        self.whole_free = self.total_free  # GPUs on servers with every GPU free (kept by WholeNodeGPUs)
 
     # -- queries ---------------------------------------------------------------------------
     @property
@@ -101,27 +107,23 @@ class FreeGPUs:
 
     def fits(self, gpus: int, single_server: bool = False) -> bool:
         """Whether ``gpus`` GPUs (on one server if ``single_server``) are free now."""
-        if single_server or (self.whole_node and gpus <= self._maxcap):
+        if single_server:
             b = self._bucket
             for f in range(self._maxcap, gpus - 1, -1):
                 if b[f]:
                     return True
             return False
-        if self.whole_node:
-            return self.whole_free >= gpus
         return self.total_free >= gpus
 
     def fits_in(self, free: Sequence[int], gpus: int, single_server: bool = False) -> bool:
         """:meth:`fits` on another free vector (e.g. the free GPUs after some preemptions)."""
-        if single_server or (self.whole_node and gpus <= self._maxcap):
+        if single_server:
             return max(free, default=0) >= gpus
-        if self.whole_node:
-            return sum(c for f, c in zip(free, self.capacity, strict=True) if f == c) >= gpus
         return sum(free) >= gpus
 
     def needs_layout(self, gpus: int, single_server: bool) -> bool:
         """Whether fitting ``gpus`` depends on where the free GPUs are, not only on how many."""
-        return single_server or self.whole_node
+        return single_server
 
     def as_array(self) -> np.ndarray:
         return np.array(self.free_list, dtype=np.int64)
@@ -133,9 +135,6 @@ class FreeGPUs:
         self._bucket[old] ^= bit
         self._bucket[new] |= bit
         self.free_list[m] = new
-        if self.whole_node:
-            c = self.capacity[m]
-            self.whole_free += (new == c) * c - (old == c) * c
 
     def allocate(self, placement: Mapping[int, int]) -> None:
         """Take ``placement`` = {server: GPUs}; the caller has checked it fits."""
@@ -151,7 +150,7 @@ class FreeGPUs:
             self.total_free += g
 
     def take_ids(self, placement: Mapping[int, int], want: Mapping[int, Sequence[int]] | None = None,
-                 who: str = "the job") -> dict[int, int]:
+                 who: Any = "the job") -> dict[int, int]:
         """Take GPU ids for ``placement`` (already allocated by count): ``want`` = {server: ids}
         where the policy names them, else the lowest free ids. Returns {server: bit mask of ids}.
 
@@ -163,22 +162,25 @@ class FreeGPUs:
         out: dict[int, int] = {}
         fid = self.free_ids
         if not want:  # the lowest free ids: cannot fail (the counts were checked against the free GPUs)
-            small = self._maxcap <= 8
+            if self._maxcap <= 8:
+                for m, g in placement.items():
+                    took = _LOWEST[fid[m]][g]
+                    fid[m] ^= took
+                    out[m] = took
+                return out
             for m, g in placement.items():
                 if g <= 0:
                     continue
                 mask = fid[m]
-                if small:
-                    took = _LOWEST[mask][g]
-                else:
-                    took = 0
-                    for _ in range(g):
-                        low = mask & -mask
-                        took |= low
-                        mask ^= low
+                took = 0
+                for _ in range(g):
+                    low = mask & -mask
+                    took |= low
+                    mask ^= low
                 fid[m] ^= took
                 out[m] = took
             return out
+        who = getattr(who, "label", who)
         if want:
             unknown = [m for m in want if m not in placement]
             if unknown:
@@ -276,6 +278,8 @@ class FreeGPUs:
             return place(self.as_array(), gpus, rule="random", single_server=single_server, rng=rng)
         if rule == "whole_node":
             if gpus > self._maxcap:
+                if self.total_free < gpus:
+                    return None
                 return place(self.as_array(), gpus, rule="whole_node", capacity=np.array(self.capacity))
             rule, single_server = "consolidate", True
         if rule not in PLACEMENT_RULES:
@@ -325,6 +329,38 @@ class FreeGPUs:
                 if need == 0:
                     return dict(sorted(out.items()))
         return dict(sorted(out.items()))  # pragma: no cover - total_free guarantees a return above
+
+
+class WholeNodeGPUs(FreeGPUs):
+    """:class:`FreeGPUs` for the ``whole_node`` rule (Tiresias' "yarn" placement): a job of at most
+    one server's GPUs fits only on one server, a larger one only on servers with every GPU free.
+    ``FreeGPUs(capacity, whole_node=True)`` builds one."""
+
+    __slots__ = ()
+    whole_node = True
+
+    def fits(self, gpus: int, single_server: bool = False) -> bool:
+        if single_server or gpus <= self._maxcap:
+            b = self._bucket
+            for f in range(self._maxcap, gpus - 1, -1):
+                if b[f]:
+                    return True
+            return False
+        return self.whole_free >= gpus
+
+    def fits_in(self, free: Sequence[int], gpus: int, single_server: bool = False) -> bool:
+        if single_server or gpus <= self._maxcap:
+            return max(free, default=0) >= gpus
+        return sum(c for f, c in zip(free, self.capacity, strict=True) if f == c) >= gpus
+
+    def needs_layout(self, gpus: int, single_server: bool) -> bool:
+        return True
+
+    def _set(self, m: int, new: int) -> None:
+        old = self.free_list[m]
+        FreeGPUs._set(self, m, new)
+        c = self.capacity[m]
+        self.whole_free += (new == c) * c - (old == c) * c
 
 
 def ids_of(mask: int) -> tuple[int, ...]:

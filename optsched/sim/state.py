@@ -7,7 +7,10 @@ simulator's actions (:meth:`Simulator.start`, :meth:`Simulator.preempt`, ...).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
+
+_NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
 
 __all__ = ["SimJob", "Timer", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED", "PENDING",
            "PHASES"]
@@ -78,7 +81,7 @@ class SimJob:
         self.futile_time = 0.0
         self.n_preemptions = 0
         self.n_starts = 0
-        self.resources: dict[str, float] = {}  # declared demands of other resources (core Job.resources)
+        self.resources: Mapping[str, float] = _NO_RESOURCES  # declared demands of other resources
         self.gpu_masks: dict[int, int] | None = None  # while holding GPUs: {server: bit mask of GPU ids}
         self.usage: dict[int, dict[str, float]] | None = None  # while holding: {server: {resource: amount}}
         self.config: Any = None  # what the policy chose at start (worker/PS types, ...), for the rate model
@@ -107,8 +110,8 @@ class SimJob:
 
     @property
     def gpu_ids(self) -> dict[int, tuple[int, ...]] | None:
-        """{server: GPU ids} while the job holds GPUs (the engine picks the lowest free ids unless
-        the policy names them), else ``None``."""
+        """{server: GPU ids} while the job holds GPUs, under a policy with ``gpu_ids = True`` (the
+        engine picks the lowest free ids unless the policy names them); else ``None``."""
         if self.gpu_masks is None:
             return None
         from optsched.sim.resources import ids_of

@@ -82,6 +82,7 @@ def test_declared_job_resources_are_shared_by_gpus_and_respected_by_baselines():
 def test_gpu_ids_named_by_the_policy_and_checked():
     class Named(Policy):
         name = "named"
+        gpu_ids = True  # it names GPU ids: the engine tracks them during the run
 
         def __init__(self, ids):
             super().__init__()
@@ -102,14 +103,33 @@ def test_gpu_ids_named_by_the_policy_and_checked():
 
 @settings(max_examples=60, deadline=None)
 @given(w=workloads(), policy=st.sampled_from(["fifo", "sjf", "srtf", "las"]), rule=st.sampled_from(RULES),
-       save=st.sampled_from([0.0, 1.0]))
-def test_recorded_gpu_ids_never_overlap(w, policy, rule, save):
+       save=st.sampled_from([0.0, 1.0]), until=st.sampled_from([None, 3.0]))
+def test_recorded_gpu_ids_never_overlap_and_equal_tracking_them_during_the_run(w, policy, rule, save, until):
     cluster, jobs = w
     opts = {"quantum": 2.0} if policy == "las" else {}
-    res = Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts), save_time=save, load_time=save / 2).run()
-    s = res.schedule()
+
+    def run(track):
+        pol = get_policy(policy, placement=rule, **opts)
+        pol.gpu_ids = track  # the instance attribute overrides the class default
+        sim = Simulator(cluster, jobs, pol, save_time=save, load_time=save / 2, allow_unfinished=until is not None)
+        return sim.run(until=until)
+
+    lazy, eager = run(False), run(True)
+    s = lazy.schedule()
     assert all(sg.gpu_ids is not None for _, segs in s.items() for sg in segs)
     assert not list(gpu_exclusive_check(require_ids=True)(Instance(cluster, jobs), s))
+    assert s == eager.schedule()  # ids given after the run = ids tracked during it
+
+
+def test_naming_gpu_ids_needs_a_tracking_policy():
+    class Untracked(Policy):
+        name = "untracked"
+
+        def schedule(self, sim):
+            return [Start(j, {0: 1}, gpu_ids={0: (0,)}) for j in sim.jobs if j.phase == "waiting"]
+
+    with pytest.raises(SimulationError, match="gpu_ids = True"):
+        Simulator(Cluster.homogeneous(1, 2), [Job(0, work=1)], Untracked()).run()
 
 
 def _brute_contention(alpha):
