@@ -29,6 +29,7 @@ SUMMARY_KEYS = ["policy", "n_jobs", "n_done", "n_failed", "mean_jct", "p50_jct",
 
 #: The simulator's baseline policies and placement rules (kept here so that ``--help`` imports
 #: nothing heavy; a test checks them against ``optsched.sim.POLICIES`` and ``PLACEMENT_RULES``).
+#: Paper policies come from the registry (``optsched info``) and are checked before any work.
 POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
@@ -50,7 +51,9 @@ def add_parser(sub) -> None:
     p.add_argument("--columns", default=None, metavar="OURS=YOURS,...",
                    help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu")
     p.add_argument("--format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
-    p.add_argument("--policy", default="fifo", choices=POLICY_CHOICES, help="online policy (default fifo)")
+    p.add_argument("--policy", default="fifo", metavar="POLICY",
+                   help=f"online policy: {', '.join(POLICY_CHOICES)} (default fifo), or a paper's registered policy "
+                        f"(`optsched info` lists them all)")
     p.add_argument("--placement", default="consolidate", choices=PLACEMENT_CHOICES,
                    help="placement rule (default consolidate; whole_node = Tiresias' yarn)")
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
@@ -95,6 +98,16 @@ def _check_options(args) -> None:
         raise InvalidOptionError(_too_many(args.jobs, args.max_jobs))
 
 
+def policy_spec_needs(name: str) -> tuple[str, ...]:
+    """The job columns a registered paper policy needs (none for the baselines)."""
+    if name in POLICY_CHOICES:
+        return ()
+    from optsched.sim import policy_registry
+
+    spec = policy_registry().get(name.lower().replace("_", "-"))
+    return spec.needs if spec is not None else ()
+
+
 def _too_many(n: int, limit: int) -> str:
     return (f"The workload has {n:,} jobs, more than --max-jobs {limit:,} (about {n * BYTES_PER_JOB / 2**30:.1f} GiB "
             f"of memory at ~{BYTES_PER_JOB / 1000:.1f} KB per job). Keep fewer with --jobs N, or raise --max-jobs if "
@@ -109,7 +122,7 @@ def run(args) -> int:
 
     from optsched.core import Cluster
     from optsched.core.output import prepare_out_dir
-    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+    from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
     from optsched.sim import Simulator, get_policy
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
 
@@ -128,7 +141,21 @@ def run(args) -> int:
             raise InvalidOptionError(f"--period is for srtf-periodic (decision interval) and las (quantum); "
                                      f"--policy is {args.policy!r}.")
         extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
-    policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
+    if args.policy in POLICY_CHOICES:
+        policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
+    else:  # a paper's policy: its options are its own; the job data it needs is checked below
+        import optsched
+        from optsched.sim import policy_registry
+
+        optsched.load_plugins()
+        spec = policy_registry().get(args.policy.lower().replace("_", "-"))
+        if spec is None:
+            raise UnknownNameError(f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
+                                   f"(`optsched info` describes them).")
+        if args.no_backfill or args.placement != "consolidate":
+            raise InvalidOptionError(f"--placement and --no-backfill are options of the baselines; policy "
+                                     f"{spec.name!r} has its own.")
+        policy = spec.factory()
     out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
 
     t0 = time.perf_counter()
@@ -160,6 +187,11 @@ def run(args) -> int:
         df = df[~too_big].reset_index(drop=True) if hasattr(df, "iloc") else {k: np.asarray(v)[~too_big]
                                                                                  for k, v in df.items()}
         n_rows -= n_skipped
+    needs = policy_spec_needs(args.policy)
+    missing = [c for c in needs if c not in df]
+    if missing:
+        raise InvalidOptionError(f"Policy {args.policy!r} needs job data the workload lacks: {missing}. Give a job "
+                                 f"table with those columns, or another policy.")
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
     t_load = time.perf_counter() - t0

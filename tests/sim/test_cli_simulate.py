@@ -41,7 +41,9 @@ def test_trace_file_path(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, msg", [
     (["--trace", "nope", "--servers", "1"], "Unknown trace"),
-    (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "invalid choice: 'edf'"),
+    (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "Unknown policy 'edf'"),
+    (["--trace", "synthetic", "--policy", "sojourn-online-rank", "--servers", "1"], "needs job data"),
+    (["--trace", "synthetic", "--policy", "lazer-zero", "--servers", "1", "--no-backfill"], "its own"),
     (["--trace", "synthetic"], "--servers"),
     (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),
     (["--trace", "synthetic", "--servers", "1", "--placement", "best"], "placement"),
@@ -165,3 +167,10 @@ def test_numpy_columns_and_dataframe_give_the_same_run():
     b = Simulator(Cluster.homogeneous(2, 8), df, get_policy("srtf")).run()
     pd.testing.assert_frame_equal(a.jobs_frame(), b.jobs_frame())
     assert a.summary() == b.summary()
+
+
+def test_a_paper_policy_from_the_registry(capsys):
+    assert main(["simulate", "--trace", "synthetic", "--jobs", "200", "--servers", "4", "--policy", "lazer-zero",
+                 "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_done"] == 200 and out["policy"].startswith("lazer")
