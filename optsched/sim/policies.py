@@ -332,18 +332,10 @@ class _Preemptive(Policy):
         check_res = sim.res is not None  # jobs may declare other resources: check them too
         blocked: set[tuple[int, bool]] = set()
         while len(q):
+            reserve = self._serve_reserved(sim)
+            if reserve is None:  # the job its victims' saves were for has started
+                continue
             cand = self._for
-            reserve = 0
-            if cand is not None:
-                if cand.phase != WAITING:
-                    self._for = cand = None
-                elif sim.fits(cand):  # the GPUs saved for it are free: start it first
-                    self._for = None
-                    self._remove(cand)
-                    self._start(sim, cand)
-                    continue
-                else:  # GPUs it needs from the free pool: keep them from other jobs
-                    reserve = max(0, cand.gpus - sum(self._saving.values()))
             top, cls = q.head(blocked)
             if top is None:
                 return
@@ -366,6 +358,22 @@ class _Preemptive(Policy):
             if not self.backfill:
                 return
 
+    def _serve_reserved(self, sim) -> int | None:
+        """The job GPUs are being saved for: start it if they are free now (returns None), else
+        return how many GPUs of the free pool to keep from other jobs for it (0 if none)."""
+        cand = self._for
+        if cand is None:
+            return 0
+        if cand.phase != WAITING:
+            self._for = None
+            return 0
+        if sim.fits(cand):
+            self._for = None
+            self._remove(cand)
+            self._start(sim, cand)
+            return None
+        return max(0, cand.gpus - sum(self._saving.values()))
+
     def _fill(self, sim) -> None:
         """The round when no waiting job can preempt: start waiting jobs in priority order while
         they fit (classes needing more than the free GPUs are skipped without a look)."""
@@ -376,18 +384,9 @@ class _Preemptive(Policy):
         check_res = sim.res is not None
         deferred = []
         while len(q):
-            cand = self._for
-            reserve = 0
-            if cand is not None:
-                if cand.phase != WAITING:
-                    self._for = cand = None
-                elif sim.fits(cand):  # the GPUs saved for it are free: start it first
-                    self._for = None
-                    self._remove(cand)
-                    self._start(sim, cand)
-                    continue
-                else:  # GPUs it needs from the free pool: keep them from other jobs
-                    reserve = max(0, cand.gpus - sum(self._saving.values()))
+            reserve = self._serve_reserved(sim)
+            if reserve is None:  # the job its victims' saves were for has started
+                continue
             job = q.pop_best(fits, strict, free.total_free - reserve)
             if job is None:
                 break
