@@ -1,4 +1,12 @@
-"""``optsched info``: versions, solvers found, registered kinds, algorithms and online policies."""
+"""``optsched info``: versions, solvers found, registered kinds, algorithms and online policies.
+
+Examples::
+
+    optsched info            # a table of algorithms and one of online policies
+    optsched info --json     # the same, machine-readable
+
+Exit codes: 0 ok.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,10 @@ from optsched.commands._common import EXIT_OK, print_json, print_table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("info", help="versions, solvers found, registered instance kinds and algorithms")
+    import argparse
+
+    p = sub.add_parser("info", help="versions, solvers found, registered instance kinds and algorithms",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
