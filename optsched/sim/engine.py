@@ -285,7 +285,7 @@ class Simulator:
             raise SimulationError(self._why_not_waiting(j, "start"))
         usage = None
         if placement is None:
-            pl = self.free.place(j.gpus, self.policy.placement, j.single_server, self.rng)
+            pl = self.free.place(j.gpus, self._rule, j.single_server, self.rng)
             if pl is None:
                 raise SimulationError(
                     f"Cannot start {j.label} at t={self.now:g}: it needs {j.gpus} GPUs"
@@ -294,18 +294,22 @@ class Simulator:
                 )
         else:
             pl, usage = self._parse_placement(placement, j)
-        if self.res is not None or usage:
-            usage = self._check_usage(j, pl, usage)
-        if self._track_ids:
-            j.gpu_masks = self.free.take_ids(pl, gpu_ids, j)  # the last check; then nothing can fail
-        elif gpu_ids:
-            raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
-                                  f"the policy class so that the engine tracks them during the run.")
-        self._holds.append(j.index)  # the order of starts and releases (GPU ids are given from it)
-        self.free.allocate(pl)
-        if usage:
-            self.res.allocate(usage)  # type: ignore[union-attr]
-        j.usage = usage
+        if self._plain and not gpu_ids and not usage:  # GPUs only, ids given after the run
+            self._holds.append(j.index)  # the order of starts and releases (GPU ids are given from it)
+            self.free.allocate(pl)
+        else:
+            if self.res is not None or usage:
+                usage = self._check_usage(j, pl, usage)
+            if self._track_ids:
+                j.gpu_masks = self.free.take_ids(pl, gpu_ids, j)  # the last check; then nothing can fail
+            elif gpu_ids:
+                raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True "
+                                      f"on the policy class so that the engine tracks them during the run.")
+            self._holds.append(j.index)
+            self.free.allocate(pl)
+            if usage:
+                self.res.allocate(usage)  # type: ignore[union-attr]
+            j.usage = usage
         if config is not None:
             j.config = config
         self._use(j.gpus)
@@ -612,6 +616,8 @@ class Simulator:
         self._seg: list[tuple] = []
         self._holds = array("q")  # job index at each start (migration included), ~index at each release
         self._track_ids = bool(getattr(self.policy, "gpu_ids", False))
+        self._plain = self.res is None and not self._track_ids  # the fast path of start()
+        self._rule = self.policy.placement
         self._log: list[tuple] | None = [] if self.record_log else None
         self._util_t = array("d")
         self._util_g = array("q")
@@ -749,7 +755,11 @@ class Simulator:
                     break
                 if r is not None:
                     self.apply(r)
-            if slot is None or t == tick or abs(t / slot - round(t / slot)) < 1e-9:
+            if slot is None:
+                r = schedule(self)
+                if r is not None:
+                    self.apply(r)
+            elif t == tick or abs(t / slot - round(t / slot)) < 1e-9:
                 tick = _INF
                 r = schedule(self)
                 if r is not None:
