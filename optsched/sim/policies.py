@@ -331,6 +331,9 @@ class _Preemptive(Policy):
         free = sim.free
         check_res = sim.res is not None  # jobs may declare other resources: check them too
         blocked: set[tuple[int, bool]] = set()
+        # the smallest demand for which preempting failed in this round (failure is monotone: a later,
+        # worse job has fewer running jobs below it and finds fewer free GPUs): larger ones need not try
+        fail_any = fail_single = 1 << 62
         while len(q):
             reserve = self._serve_reserved(sim)
             if reserve is None:  # the job its victims' saves were for has started
@@ -349,11 +352,18 @@ class _Preemptive(Policy):
             if worst is None or not (top[0][0] < self._run_value(sim, worst[2])):
                 self._fill(sim)  # no running job is worse than this job, nor than any job after it
                 return
-            if job is not cand:
+            g = job.gpus
+            single = free.needs_layout(g, job.single_server)
+            if job is not cand and g < fail_any and not (single and g >= fail_single):
                 q.pop_class(cls)
                 if self._make_room(sim, job):
                     continue
                 q.push(job, self._wait_key(job))  # it waits: nothing it outranks can make room now
+                if not self._saving:  # (with saves pending, "no" may mean "wait for them": not monotone)
+                    if single:
+                        fail_single = min(fail_single, g)
+                    else:
+                        fail_any = min(fail_any, g)
             blocked.add(cls)
             if not self.backfill:
                 return
