@@ -18,6 +18,8 @@ from optsched.core import Cluster, Job
 from optsched.sim import LAS, SRTF, simulate
 from optsched.sim.state import LOADING, TRAINING, WAITING
 
+from .test_invariants import workloads
+
 
 def _jct(res):
     df = res.jobs_frame().set_index("job_id")
@@ -83,22 +85,8 @@ class CheckedLAS(_Checked, LAS):
     pass
 
 
-@st.composite
-def workloads(draw):
-    n_srv = draw(st.integers(1, 3))
-    g = draw(st.integers(1, 4))
-    n = draw(st.integers(1, 9))
-    jobs = []
-    for i in range(n):
-        gpus = draw(st.integers(1, n_srv * g))
-        single = gpus <= g and draw(st.booleans())
-        jobs.append(Job(i, work=draw(st.integers(1, 40)) / 2, gpus=gpus, single_server=single,
-                        arrival=draw(st.integers(0, 20)) / 2))
-    return Cluster.homogeneous(n_srv, g), jobs
-
-
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(w=workloads(), las=st.booleans(), backfill=st.booleans(),
+@given(w=workloads(max_jobs=9), las=st.booleans(), backfill=st.booleans(),
        placement=st.sampled_from(["consolidate", "first_fit", "least_loaded", "whole_node"]))
 def test_no_waiting_job_would_fit_without_the_running_jobs_it_outranks(w, las, backfill, placement):
     cluster, jobs = w
