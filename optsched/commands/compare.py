@@ -86,7 +86,8 @@ def run(args) -> int:
         for ext in ("png", "svg"):
             ax.figure.savefig(out / f"jct_cdf.{ext}", dpi=120)
     if args.json:
-        print_json(table.to_dict("records"))
+        print_json([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                    for row in table.to_dict("records")])  # NaN (no value) as null: valid JSON
         return EXIT_OK
     ran = table[table["skipped"].isna()] if "skipped" in table else table
     cols = ["policy"] + [m for m in METRICS if m in ran]
@@ -94,8 +95,14 @@ def run(args) -> int:
                 title=f"{args.trace}: {int(ran['n_jobs'].iloc[0]) if len(ran) else 0} jobs on "
                       f"{cluster.n_servers} servers / {cluster.total_gpus} GPUs, {args.seeds} seed(s)")
     for r in table.to_dict("records"):
-        if r.get("skipped"):
+        if isinstance(r.get("skipped"), str) and r["skipped"]:
             print(f"skipped {r['policy']}: {r['skipped']}")
+    if len(ran) and "mean_queue_delay" in ran and float(ran["mean_queue_delay"].abs().max()) <= 1e-9:
+        import warnings
+
+        warnings.warn(f"No job ever waited under any policy: the cluster ({cluster.n_servers} servers, "
+                      f"{cluster.total_gpus} GPUs) is so large that the policies cannot differ. Use fewer servers "
+                      f"(--servers N) to compare them under contention.", stacklevel=1)
     if out is not None:
         print(f"wrote {out}/compare.{formats[0]}, {out}/jct_cdf.png, {out}/jct_cdf.svg")
     return EXIT_OK

@@ -53,3 +53,18 @@ def test_cli_writes_table_and_cdf(tmp_path, capsys):
     assert main(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies", "fifo", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["policy"] == "fifo" and rows[0]["n_jobs"] == 300
+
+
+def test_cli_lists_only_real_skips_and_warns_when_no_job_waits(capsys):
+    # sojourn's policies need sizes/probs (skipped with the reason); fifo and srtf run
+    code = main(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies",
+                 "fifo,srtf,sojourn-online-rank", "--quiet"])
+    cap = capsys.readouterr()
+    assert code == 0
+    assert "skipped sojourn-online-rank: the workload has no sizes, probs" in cap.out
+    assert "skipped fifo" not in cap.out and "nan" not in cap.out
+    assert "No job ever waited" in cap.err  # 300 OpenB jobs on the 1,213 OpenB nodes
+    assert main(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies", "fifo,sojourn-online-rank",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)  # valid JSON: no NaN
+    assert {r["policy"]: r["skipped"] for r in rows}["fifo"] is None
