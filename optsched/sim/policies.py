@@ -113,11 +113,6 @@ class WaitQueue:
                 return
         raise KeyError(f"{job.label} is not queued")
 
-    def peek_key(self) -> Any:
-        """Key of the overall best job (``None`` if empty)."""
-        tops = [h[0] for h in self._b.values() if h]
-        return min(tops)[0] if tops else None
-
     def items(self):
         for h in self._b.values():
             for key, _, job in h:
