@@ -26,15 +26,21 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 from optsched.asrpt.formulation import _job_key
 from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
-from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.asrpt.model import FIRST_SLOT, AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, alpha_max, check_reading
-from optsched.exceptions import InvalidOptionError
+from optsched.core.cluster import Cluster
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.policy import Policy
+from optsched.sim.rates import RateModel
 
-__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "simulate_asrpt", "select_servers", "sim_jobs"]
+__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "simulate_asrpt",
+           "select_servers", "sim_jobs", "ClusterParams"]
 
 COMM_HEAVY = 1.5
 
@@ -56,13 +62,14 @@ def _off_slot(policy, sim) -> bool:
     """True (and a wake-up timer armed at the next slot boundary) if decisions must wait for it.
 
     Problem (8) and Algorithm 1 are time-slotted: jobs start at multiples of the slot, from slot
-    ``instance.first_slot`` on (the paper's [T] = {1, ..., T} by default: nothing starts at time 0).
-    Acting only there keeps the policies inside the model whose exact optimum OPT_A we compute."""
+    ``first_slot`` on (the paper's [T] = {1, ..., T} by default: nothing starts at time 0). Acting
+    only there keeps the policies inside the model whose exact optimum OPT_A we compute. The slot
+    and first slot are the instance's, read from the jobs in ``on_start`` (see :func:`sim_jobs`)."""
     if not policy.slotted:
         return False
-    slot = policy.instance.slot
+    slot = policy.slot
     k = sim.now / slot
-    first = policy.instance.first_slot
+    first = policy.first_slot
     if abs(k - round(k)) <= 1e-9 and round(k) >= first:
         return False
     nxt = max(first, math.ceil(k - 1e-9)) * slot
@@ -72,35 +79,84 @@ def _off_slot(policy, sim) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class ClusterParams:
+    """The paper's g (GPUs per server), B_inter and B_intra (bytes/s) of a cluster: what
+    :func:`~optsched.asrpt.timing.alpha` reads from an instance (``instance=``)."""
+
+    g: int
+    b_inter: float
+    b_intra: float
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> ClusterParams:
+        for b in ("bandwidth_intra", "bandwidth_inter"):
+            if getattr(cluster, b, None) is None:
+                raise InvalidInstanceError(f"The '{b}' field of the cluster is missing; the A-SRPT policies need "
+                                           f"both bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10)).")
+        return cls(int(cluster.max_server_gpus), float(cluster.bandwidth_inter), float(cluster.bandwidth_intra))
+
+
 class _JobInfo:
     """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
 
-    def __init__(self, instance: AsrptInstance, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share",
+    def __init__(self, params: ClusterParams, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share",
                  cache: dict | None = None):
         self.job = job
         key = _job_key(job)
         hit = None if cache is None else cache.get(key)
         if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
-            hit = (alpha_min_estimate(job, instance, seed=seed, reading=reading),
-                   alpha_max(job, instance=instance, reading=reading))
+            hit = (alpha_min_estimate(job, params, seed=seed, reading=reading),
+                   alpha_max(job, instance=params, reading=reading))
             if cache is not None:
                 cache[key] = hit
         self.a_min, self.a_max = hit
         self.pred = int(predicted)
-        self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY
+        self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY  # the constant, not the option (kept as it was)
 
 
-class HeavyEdgeRate:
-    """Rate model: 1 / alpha_i(Heavy-Edge mapping on the placement) iterations per second."""
+def _deprecated_instance(what: str, instance) -> None:
+    if instance is not None:
+        warnings.warn(f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
+                      f"(sim_jobs(instance)) when the run starts; drop the instance argument.",
+                      DeprecationWarning, stacklevel=3)
+
+
+class HeavyEdgeRate(RateModel):
+    """Rate model: 1 / alpha_i(Heavy-Edge mapping on the placement) iterations per second.
+
+    Reads g and the bandwidths from the simulator's cluster (or from :meth:`bind`) and the job's
+    profile from ``job.attrs["asrpt_job"]`` (:func:`sim_jobs`).
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> inst = toy_instance()
+    >>> rm = HeavyEdgeRate().bind(inst.cluster)
+    >>> round(rm.alpha(inst.jobs[0], {0: 2}), 6), round(rm.alpha(inst.jobs[0], {0: 1, 1: 1}), 6)
+    (0.3, 2.2)
+    """
 
     corunner_dependent = False
 
-    def __init__(self, instance: AsrptInstance, *, seed=0, reading: str = "nic-share"):
-        self.instance = instance
+    def __init__(self, instance=None, *, seed=0, reading: str = "nic-share"):
         self.seed = seed
         self.reading = check_reading(reading)
         self._cache: dict = {}
-        self._params = None
+        self._params: ClusterParams | None = None
+        self._cluster = None
+        if instance is not None:  # old form HeavyEdgeRate(instance): bind to its cluster
+            _deprecated_instance("HeavyEdgeRate", instance)
+            self.bind(getattr(instance, "cluster", instance))
+
+    def bind(self, cluster: Cluster) -> HeavyEdgeRate:
+        """Use ``cluster``'s g and bandwidths (the simulator binds its cluster at the first rate)."""
+        if cluster is not self._cluster:
+            params = ClusterParams.of(cluster)
+            if params != self._params:
+                self._cache = {}
+            self._cluster, self._params = cluster, params
+        return self
 
     def alpha(self, job: AsrptJob, placement) -> float:
         """alpha_i of the Heavy-Edge mapping on ``placement`` ({server: GPUs}). Servers are identical and
@@ -110,54 +166,82 @@ class HeavyEdgeRate:
         key = (_job_key(job), counts)
         hit = self._cache.get(key)
         if hit is None:
-            if self._params is None:
-                inst = self.instance
-                self._params = dict(g=inst.g, b_inter=inst.b_inter, b_intra=inst.b_intra)
+            p = self._params
+            if p is None:
+                raise InvalidOptionError("HeavyEdgeRate has no cluster yet: call bind(cluster) first, or let the "
+                                         "simulator bind it.")
             mp = heavy_edge(job, list(counts), seed=self.seed)
-            hit = alpha(job, placement_counts(job, mp, len(counts)), reading=self.reading, **self._params)
+            hit = alpha(job, placement_counts(job, mp, len(counts)), reading=self.reading, g=p.g,
+                        b_inter=p.b_inter, b_intra=p.b_intra)
             self._cache[key] = hit
         return hit
 
     def rate(self, job, placement, sim) -> float:
-        return 1.0 / self.alpha(job.attrs["asrpt_job"], placement)
+        if sim.cluster is not self._cluster:
+            self.bind(sim.cluster)
+        return 1.0 / self.alpha(_asrpt_job(job), placement)
 
-    def affected(self, sim, changed):
-        return ()
 
-
-def _as_rate_model(rm):
-    from optsched.sim import RateModel
-
-    class _RM(RateModel):
-        corunner_dependent = False
-
-        def rate(self, job, placement, sim):
-            return rm.rate(job, placement, sim)
-
-    return _RM()
+def _asrpt_job(job) -> AsrptJob:
+    j = job.attrs.get("asrpt_job")
+    if not isinstance(j, AsrptJob):
+        raise InvalidInstanceError(
+            f"Job {job.id!r} has no AsrptJob in its attrs['asrpt_job'] (got {j!r}); the A-SRPT policies read each "
+            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance).")
+    return j
 
 
 def sim_jobs(instance: AsrptInstance):
-    """Core Jobs for the simulator: work = n_i iterations, gpus = g_i; the AsrptJob in attrs."""
+    """Core Jobs for the simulator: work = n_i iterations, gpus = g_i; in ``attrs`` the AsrptJob
+    (``asrpt_job``) and the instance's slot length and first slot (``asrpt_slot``, ``asrpt_first_slot``)."""
     from optsched.core.job import Job
 
+    slot, first = instance.slot, instance.first_slot
     return [Job(j.id, work=float(j.iterations), gpus=j.gpus, arrival=j.arrival,
-                attrs={"asrpt_job": j}) for j in instance.jobs]
+                attrs={"asrpt_job": j, "asrpt_slot": slot, "asrpt_first_slot": first}) for j in instance.jobs]
 
 
-def _policy_base():
-    from optsched.sim import Policy
+class _AsrptPolicy(Policy):
+    """What A-SRPT and its baselines share: options ``predictions``, ``slotted``, ``seed``, ``reading``;
+    :meth:`_read_run` (from ``on_start``) reads the cluster's G, g and bandwidths, each job's AsrptJob and
+    the slot length from the simulator's jobs (:func:`sim_jobs`)."""
 
-    return Policy
+    def __init__(self, *, predictions=None, slotted: bool = True, seed=0, reading: str = "nic-share",
+                 rate: HeavyEdgeRate | None = None):
+        super().__init__(placement="consolidate")
+        self.reading = check_reading(reading)
+        self.slotted = bool(slotted)
+        self.predictions = predictions
+        self.seed = seed
+        self.rate_model = rate or HeavyEdgeRate(seed=seed, reading=self.reading)
+
+    def _read_run(self, sim) -> None:
+        cluster = sim.cluster
+        self.rate_model.bind(cluster)
+        params = self.rate_model._params if self.rate_model._cluster is cluster else ClusterParams.of(cluster)
+        self.G = int(cluster.total_gpus)
+        jobs = [_asrpt_job(j) for j in sim.jobs]
+        slots = {(j.attrs.get("asrpt_slot", 1.0), j.attrs.get("asrpt_first_slot", FIRST_SLOT)) for j in sim.jobs}
+        if len(slots) > 1:
+            raise InvalidInstanceError(f"The jobs disagree on the slot length / first slot ({sorted(slots)}); "
+                                       f"build them from one instance with sim_jobs(instance).")
+        self.slot, self.first_slot = slots.pop() if slots else (1.0, FIRST_SLOT)
+        pred = self.predictions or {j.id: j.predicted() for j in jobs}
+        cache: dict = {}
+        self.info = {j.id: _JobInfo(params, j, pred[j.id], self.seed, self.reading, cache)
+                     for j in jobs}
+        self._slot_timer_at = None
 
 
-class ASRPT(_policy_base()):
+class ASRPT(_AsrptPolicy):
     """A-SRPT (Algorithm 1).
+
+    Options only: the cluster (G, g, bandwidths), each job's stage profile and the slot length are
+    read when the run starts, from the simulator's cluster and the jobs built by :func:`sim_jobs`
+    (iterations are *not* read: the policy sees ñ). One object can run several simulations.
 
     Parameters
     ----------
-    instance : AsrptInstance
-        For the job profiles, g, G and bandwidths (iterations are *not* read: the policy sees ñ).
     predictions : mapping job id -> int, optional
         ñ_i; default each job's ``predicted_iterations`` (None = perfect: A-SRPT-Perfect).
     predictor : IterationPredictor, optional
@@ -167,10 +251,11 @@ class ASRPT(_policy_base()):
     tau : float
         Delay factor (Line 16).
     comm_heavy : float
-        COMM_HEAVY threshold (paper: 1.5).
+        COMM_HEAVY threshold of Line 12 (paper: 1.5). Which jobs are communication-heavy at all
+        (alpha^max / alpha~min >= 1.5) uses the constant :data:`COMM_HEAVY`.
     slotted : bool
-        Start jobs only at multiples of ``instance.slot`` (the paper's slotted loop; default), from slot
-        ``instance.first_slot`` on. The virtual machine Ã_1 runs in continuous time either way.
+        Start jobs only at multiples of the instance's slot (the paper's slotted loop; default), from
+        its first slot on. The virtual machine Ã_1 runs in continuous time either way.
     reading : {"nic-share", "ring-boundary"}
         Reading of eq. (6) for alpha, alpha~min and alpha^max (formulations/asrpt.md#reading).
 
@@ -181,17 +266,22 @@ class ASRPT(_policy_base()):
     References
     ----------
     Luo et al., Algorithm 1; formulations/asrpt.md.
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> pol = ASRPT(tau=1.0)
+    >>> round(simulate_asrpt(toy_instance(), pol).summary()["total_completion_time"], 3)
+    31.9
     """
 
     name = "a-srpt"
 
-    def __init__(self, instance: AsrptInstance, *, predictions=None, tau: float = 1.0,
+    def __init__(self, instance=None, *, predictions=None, tau: float = 1.0,
                  comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, slotted: bool = True,
                  predictor=None, history=(), retrain_every: float | None = None, seed=0,
                  reading: str = "nic-share"):
-        super().__init__(placement="consolidate")
-        self.reading = check_reading(reading)
-        self.slotted = bool(slotted)
+        super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading, rate=rate)
         self.predictor = predictor
         self.history = list(history)
         if retrain_every is not None and not (retrain_every > 0):
@@ -199,20 +289,13 @@ class ASRPT(_policy_base()):
         self.retrain_every = retrain_every
         if tau < 0 or not math.isfinite(tau):
             raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
-        self.instance = instance
-        self.predictions = predictions
         self.tau = float(tau)
         self.comm_heavy = float(comm_heavy)
-        self.rate_model = rate or HeavyEdgeRate(instance, seed=seed, reading=self.reading)
-        self.seed = seed
+        _deprecated_instance("ASRPT", instance)
 
     # -- per run ------------------------------------------------------------------------------
     def on_start(self, sim):
-        inst = self.instance
-        pred = self.predictions or {j.id: j.predicted() for j in inst.jobs}
-        cache: dict = {}
-        self.info = {j.id: _JobInfo(inst, j, pred[j.id], self.seed, self.reading, cache) for j in inst.jobs}
-        self.G = inst.G
+        self._read_run(sim)
         self.v_time = 0.0
         self.v_active: list = []  # heap of (remaining, seq, job id)
         self.v_seq = 0
@@ -221,7 +304,6 @@ class ASRPT(_policy_base()):
         self.timer = None
         self.virtual_completion: dict = {}
         self.started_alpha: dict = {}
-        self._slot_timer_at = None
         self._history = list(self.history)
         self.retrain_timer = None
         self.n_retrains = 0
@@ -229,7 +311,6 @@ class ASRPT(_policy_base()):
             self._refit()
             if self.retrain_every:
                 self.retrain_timer = sim.set_timer(self.retrain_every, period=self.retrain_every, data="retrain")
-
     def _refit(self) -> None:
         if self._history:
             self.predictor.fit(self._history)
@@ -309,7 +390,7 @@ class ASRPT(_policy_base()):
         budget = self.tau * g_i / self.G * info.pred * info.a_min
         if not self.slotted:
             return max(0.0, budget)
-        slot = self.instance.slot
+        slot = self.slot
         return math.floor(budget / slot + 1e-9) * slot
 
     def _start(self, sim, jid, placement):
@@ -354,37 +435,28 @@ class ASRPT(_policy_base()):
         self._arm_timer(sim)
 
 
-class OrderedPolicy(_policy_base()):
+class OrderedPolicy(_AsrptPolicy):
     """The paper's baselines: order waiting jobs by a predicted key, Heavy-Edge on the servers with
     most free GPUs.
 
     ``key``: ``"duration"`` (ñ_i alpha~min_i), ``"workload"`` (g_i ñ_i alpha~min_i) or ``"subtime"`` (r_i).
     ``work_conserving=False``: strict priority, the head blocks (SPJF, SPWF); ``True``: start every
-    job that fits in order (WCS-*).
+    job that fits in order (WCS-*). Options only, as :class:`ASRPT`.
     """
 
-    def __init__(self, instance: AsrptInstance, *, key: str = "duration", work_conserving: bool = False,
+    def __init__(self, instance=None, *, key: str = "duration", work_conserving: bool = False,
                  predictions=None, name: str | None = None, slotted: bool = True, seed=0,
                  reading: str = "nic-share"):
-        super().__init__(placement="consolidate")
-        self.reading = check_reading(reading)
-        self.slotted = bool(slotted)
+        super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading)
         if key not in ("duration", "workload", "subtime"):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
-        self.instance, self.key, self.work_conserving = instance, key, bool(work_conserving)
-        self.predictions = predictions
+        self.key, self.work_conserving = key, bool(work_conserving)
         self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
-        self.rate_model = HeavyEdgeRate(instance, seed=seed, reading=self.reading)
-        self.seed = seed
+        _deprecated_instance("OrderedPolicy", instance)
 
     def on_start(self, sim):
-        pred = self.predictions or {j.id: j.predicted() for j in self.instance.jobs}
-        cache: dict = {}
-        self.info = {j.id: _JobInfo(self.instance, j, pred[j.id], self.seed, self.reading, cache)
-                     for j in self.instance.jobs}
+        self._read_run(sim)
         self.waiting: dict[int, list] = {}
-        self._slot_timer_at = None
-
     def _k(self, jid):
         i = self.info[jid]
         if self.key == "subtime":
@@ -419,18 +491,23 @@ class OrderedPolicy(_policy_base()):
             sim.start(jid, pl)
 
 
-def BASELINES(instance, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
-    """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping."""
+#: The five baselines of Sec. V-A-1-d: paper name -> OrderedPolicy options.
+BASELINE_OPTIONS = {"SPJF": dict(key="duration"), "SPWF": dict(key="workload"),
+                    "WCS-Duration": dict(key="duration", work_conserving=True),
+                    "WCS-Workload": dict(key="workload", work_conserving=True),
+                    "WCS-SubTime": dict(key="subtime", work_conserving=True)}
+
+
+def BASELINES(instance=None, /, *, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
+    """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping (paper name -> policy)."""
+    _deprecated_instance("BASELINES", instance)
     kw = dict(predictions=predictions, seed=seed, reading=reading)
-    return {"SPJF": OrderedPolicy(instance, key="duration", name="SPJF", **kw),
-            "SPWF": OrderedPolicy(instance, key="workload", name="SPWF", **kw),
-            "WCS-Duration": OrderedPolicy(instance, key="duration", work_conserving=True, name="WCS-Duration", **kw),
-            "WCS-Workload": OrderedPolicy(instance, key="workload", work_conserving=True, name="WCS-Workload", **kw),
-            "WCS-SubTime": OrderedPolicy(instance, key="subtime", work_conserving=True, name="WCS-SubTime", **kw)}
+    return {name: OrderedPolicy(name=name, **opts, **kw) for name, opts in BASELINE_OPTIONS.items()}
 
 
 def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_options):
-    """Run ``policy`` (default :class:`ASRPT`) on ``instance`` in the shared simulator.
+    """Run ``policy`` (default :class:`ASRPT` with ``policy_options``) on ``instance`` in the shared
+    simulator, with the policy's :class:`HeavyEdgeRate` as the rate model.
 
     Returns
     -------
@@ -448,8 +525,8 @@ def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_opt
     from optsched.sim import Simulator
 
     if policy is None:
-        policy = ASRPT(instance, seed=seed, **policy_options)
-    rm = _as_rate_model(policy.rate_model)
+        policy = ASRPT(seed=seed, **policy_options)
+    rm = getattr(policy, "rate_model", None) or HeavyEdgeRate(seed=seed)
     return Simulator(instance.cluster, sim_jobs(instance), policy, rate_model=rm, seed=seed).run()
 
 
@@ -509,7 +586,7 @@ def _register():
                 raise InvalidInstanceError(f"{name} needs an instance of kind 'asrpt'; got "
                                            f"{getattr(instance, 'kind', None)!r}.")
             t0 = time.perf_counter()
-            pol = BASELINES(instance, predictions=predictions, seed=0 if seed is None else seed)[name]
+            pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
             return _result(instance, name, simulate_asrpt(instance, pol), t0)
 
         run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
@@ -518,19 +595,19 @@ def _register():
     for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
         register_algorithm(f"asrpt-{name.lower()}", KIND)(make(name))
 
-    # the online policies in the simulator's registry: they run on the jobs of an AsrptInstance
-    # (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"]) and are
-    # built with that instance, e.g. ASRPT(instance, tau=1)
+    # the online policies in the simulator's registry: options only; they run on the jobs of an
+    # AsrptInstance (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"])
+    # and read the cluster and those jobs when the run starts; their rate model is policy.rate_model
     from optsched.sim import register_policy
 
     register_policy("asrpt-a-srpt", ASRPT, needs=("asrpt_job",), paper="asrpt",
-                    description="A-SRPT (Alg. 1), Heavy-Edge mapping; ASRPT(instance, ...) on sim_jobs(instance)")
+                    description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model")
 
     def baseline(name):
-        def build(instance, **options):
-            return BASELINES(instance, **options)[name]
+        def build(**options):
+            return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
 
-        build.__doc__ = f"Baseline {name} of the A-SRPT paper; built with the AsrptInstance."
+        build.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping), on sim_jobs(instance)."
         return build
 
     for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):

@@ -124,7 +124,7 @@ def run_policies(instance, *, tau: float = 1.0, which=None) -> dict:
     from optsched.asrpt.policy import BASELINES, simulate_asrpt
 
     out = {}
-    pols = {"A-SRPT": None, **BASELINES(instance)}
+    pols = {"A-SRPT": None, **BASELINES()}
     for name, pol in pols.items():
         if which is not None and name not in which:
             continue
@@ -216,7 +216,7 @@ def perfect_vs_rf(seeds=(0, 1, 2, 3, 4), *, n_jobs: int = 200, nic_gbps=(10.0, 2
             row = {"nic_gbps": nic, "seed": seed}
             for p in ("rf", "perfect"):
                 inst, _ = build_instance(t, n_servers=n_servers, seed=seed, predictor=p, nic_gbps=nic)
-                pol = ASRPT(inst, tau=tau)
+                pol = ASRPT(tau=tau)
                 res = simulate_asrpt(inst, pol)
                 w = placement_waste(pol, inst)
                 row[f"{p}_mean_jct_s"] = float(res.summary()["total_flow_time"]) / inst.n_jobs

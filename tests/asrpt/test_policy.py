@@ -42,7 +42,7 @@ def test_toy_hand_trace():
 def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
     inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     totals = []
-    for name, pol in [("A-SRPT", None)] + list(BASELINES(inst).items()):
+    for name, pol in [("A-SRPT", None)] + list(BASELINES().items()):
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
         rep = verify(inst, res.schedule(), objective="total_completion_time")
         assert rep.ok, (name, rep.violations)
@@ -70,7 +70,7 @@ def test_unseen_jobs_go_first_and_options():
     df = res.jobs_frame()
     assert df["first_start"].iloc[0] == pytest.approx(0.0)  # job 0 (unseen, ñ=0) starts at once
     with pytest.raises(InvalidOptionError, match="tau"):
-        ASRPT(inst, tau=-1)
+        ASRPT(tau=-1)
     assert select_servers([1, 3, 2], 4, most=True) == {1: 3, 2: 1}
     assert select_servers([1, 3, 2], 3, most=False) == {0: 1, 2: 2}
     assert select_servers([1, 0], 2, most=True) is None
@@ -83,7 +83,7 @@ def test_overloaded_pai_like_workload_terminates_and_is_feasible():
     inst, eps = build_instance(pai_like_table(150, cluster_gpus=16, load=2.0, single_gpu=0.3, seed=3),
                                n_servers=2)
     assert eps >= 0
-    for pol in (None, BASELINES(inst)["WCS-Duration"]):
+    for pol in (None, BASELINES()["WCS-Duration"]):
         res = simulate_asrpt(inst, pol, tau=1.0) if pol is None else simulate_asrpt(inst, pol)
         assert verify(inst, res.schedule()).ok
 
@@ -164,7 +164,7 @@ def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data
     pl = dict(zip(ids, counts, strict=True))
     direct = alpha(job, placement_counts(job, heavy_edge(job, {k: pl[k] for k in sorted(pl)}, seed=0), inst.M),
                    instance=inst)
-    assert HeavyEdgeRate(inst).alpha(job, pl) == pytest.approx(direct, rel=1e-12)
+    assert HeavyEdgeRate().bind(inst.cluster).alpha(job, pl) == pytest.approx(direct, rel=1e-12)
 
 
 class _ScanReference(OrderedPolicy):
@@ -198,6 +198,6 @@ class _ScanReference(OrderedPolicy):
        key=st.sampled_from(["duration", "workload", "subtime"]), wc=st.booleans())
 def test_baselines_per_demand_queues_match_the_plain_scan(seed, n, key, wc):
     inst = random_instance(n, 3, 4, seed=seed, single_gpu=0.5, arrival_rate=3.0)
-    a = simulate_asrpt(inst, OrderedPolicy(inst, key=key, work_conserving=wc)).jobs_frame()
-    b = simulate_asrpt(inst, _ScanReference(inst, key=key, work_conserving=wc)).jobs_frame()
+    a = simulate_asrpt(inst, OrderedPolicy(key=key, work_conserving=wc)).jobs_frame()
+    b = simulate_asrpt(inst, _ScanReference(key=key, work_conserving=wc)).jobs_frame()
     assert a.set_index("job_id")["first_start"].to_dict() == pytest.approx(b.set_index("job_id")["first_start"].to_dict())

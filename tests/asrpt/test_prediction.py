@@ -50,10 +50,10 @@ def test_online_retraining_in_asrpt():
 
     inst = random_instance(12, 2, 2, seed=5, single_gpu=0.5, arrival_rate=1.0)
     hist = [(j.group, j.user, j.iterations) for j in inst.jobs[:3]]
-    pol = ASRPT(inst, tau=0.5, predictor=IterationPredictor("median"), history=hist, retrain_every=20.0)
+    pol = ASRPT(tau=0.5, predictor=IterationPredictor("median"), history=hist, retrain_every=20.0)
     res = simulate_asrpt(inst, pol)
     assert verify(inst, res.schedule()).ok
     assert pol.n_retrains >= 2  # fitted at the start and again on the schedule
     assert len(pol._history) == len(hist) + inst.n_jobs
     with pytest.raises(InvalidOptionError, match="retrain_every"):
-        ASRPT(inst, predictor=IterationPredictor("rf"), retrain_every=0)
+        ASRPT(predictor=IterationPredictor("rf"), retrain_every=0)

@@ -36,11 +36,10 @@ def test_hand_example_and_bad_option():
     inst_free = [2, 2]
     with pytest.raises(InvalidOptionError, match="reading"):
         enumerate_placement(j, inst_free, reading="x", **kw)
-    from optsched.asrpt import toy_instance
 
     for cls in (ASRPT, OrderedPolicy, HeavyEdgeRate):
         with pytest.raises(InvalidOptionError, match="reading"):
-            cls(toy_instance(), reading="bogus")
+            cls(reading="bogus")
 
 
 @SET
@@ -94,6 +93,6 @@ def test_policies_run_under_the_second_reading():
     for r in READINGS:
         res = simulate_asrpt(inst, tau=1.0, reading=r)
         tot[r] = res.summary()["total_completion_time"]
-        for pol in BASELINES(inst, reading=r).values():
+        for pol in BASELINES(reading=r).values():
             assert np.isfinite(simulate_asrpt(inst, pol).summary()["total_completion_time"])
     assert tot["ring-boundary"] > 0 and tot["nic-share"] > 0

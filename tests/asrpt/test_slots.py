@@ -63,7 +63,7 @@ def test_paper_convention_policies_and_lemma2(seed, n, tau):
         warnings.simplefilter("ignore")
         ex = solve_problem8(inst, options=OPT)
     assert ex.optimal
-    for pol in [None] + list(BASELINES(inst).values()):
+    for pol in [None] + list(BASELINES().values()):
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
         assert verify(inst, res.schedule()).ok
         starts = res.jobs_frame()["first_start"] / inst.slot
