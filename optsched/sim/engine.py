@@ -312,7 +312,6 @@ class Simulator:
             j.usage = usage
         if config is not None:
             j.config = config
-        self._use(j.gpus)
         self._launch(j, pl)
         return pl
 
@@ -379,7 +378,7 @@ class Simulator:
         j._phase_start = now
         j._t = now
         self._training[j.index] = j  # the rate model sees the job among the training jobs
-        j.rate = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
+        j.rate = self._const_rate or check_rate(self.rate_model.rate(j, j.placement, self), j.label)
         if self._corunner:
             self._changed.append(j)
         if self._log is not None:
@@ -462,7 +461,7 @@ class Simulator:
         self.free.allocate(pl)
         if usage:
             self.res.allocate(usage)
-        self._use(j.gpus)
+        self._reserved.append((self.now, j.gpus))  # held from now; its segment starts at the launch
         j._next_placement = (pl, masks, usage)
         self._stop(j, False)
         j.n_preemptions += 1
@@ -516,6 +515,7 @@ class Simulator:
             self._log.append((now, "saved", j.id, None))
         if j._next_placement is not None:
             (pl, j.gpu_masks, j.usage), j._next_placement = j._next_placement, None
+            self._reserved.append((now, -j.gpus))  # the reservation becomes the new segment
             self._launch(j, pl)
 
     def _release(self, j: SimJob, now: float) -> None:
@@ -532,7 +532,6 @@ class Simulator:
                 fid[m] |= took
         if usage:
             self.res.release(usage)
-        self._use(-j.gpus)
         del self._holding[j.index]
         j.placement = j.gpu_masks = j.usage = None
 
@@ -591,15 +590,6 @@ class Simulator:
             why = f"it is already {j.phase} on {j.placement}"
         return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
 
-    def _use(self, delta: int) -> None:
-        self._in_use += delta
-        ut = self._util_t
-        if ut and ut[-1] == self.now:
-            self._util_g[-1] = self._in_use
-        else:
-            ut.append(self.now)
-            self._util_g.append(self._in_use)
-
     # -- main loop ---------------------------------------------------------------------------
     def run(self, until: float | None = None):
         """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`."""
@@ -619,10 +609,10 @@ class Simulator:
         self._plain = self.res is None and not self._track_ids  # the fast path of start()
         self._rule = self.policy.placement
         self._log: list[tuple] | None = [] if self.record_log else None
-        self._util_t = array("d")
-        self._util_g = array("q")
-        self._in_use = 0
+        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
         self._corunner = bool(self.rate_model.corunner_dependent)
+        # ConstantRate (exactly, not a subclass): its rate, checked once; else 0 (ask the model)
+        self._const_rate = self.rate_model._rate if type(self.rate_model) is ConstantRate else 0.0
         self._changed: list[SimJob] = []
         self._decision_s = array("d") if self.time_decisions else None
         clock = None

@@ -62,8 +62,10 @@ class SimResult:
         self._open = {j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else [])
                       for j in sim._holding.values()}
         self._gpu_cap = [int(c) for c in sim.cluster.gpus]
-        self._util_t = np.frombuffer(sim._util_t, dtype=np.float64) if len(sim._util_t) else np.zeros(0)
-        self._util_g = np.frombuffer(sim._util_g, dtype=np.int64) if len(sim._util_g) else np.zeros(0, np.int64)
+        # GPUs in use over time is derived from the segments when first asked for (not kept per event)
+        self._held_at_end = [(j._hold_start, j.gpus) for j in sim._holding.values()]
+        self._reserved = sim._reserved
+        self._util: tuple[np.ndarray, np.ndarray] | None = None
         self._columns: dict[str, np.ndarray] | None = None
 
     # -- tables ----------------------------------------------------------------------------
@@ -147,6 +149,38 @@ class SimResult:
             out["decision_ms_p95"] = float(np.percentile(d, 95) * 1e3)
         out["n_events"] = self.n_events
         return out
+
+    @property
+    def _util_t(self) -> np.ndarray:
+        return self._utilization_steps()[0]
+
+    @property
+    def _util_g(self) -> np.ndarray:
+        return self._utilization_steps()[1]
+
+    def _utilization_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """(times, GPUs held from each time on): one step at every time the count changed, valued
+        after all changes at that time; from the segments, the holds open at the end and the GPUs
+        migrations reserved ahead of their new segment."""
+        if self._util is not None:
+            return self._util
+        gpus = np.fromiter((j.gpus for j in self._jobs), dtype=np.int64, count=len(self._jobs))
+        seg = self._seg
+        idx = np.fromiter((x[0] for x in seg), dtype=np.int64, count=len(seg))
+        a = np.fromiter((x[1] for x in seg), dtype=np.float64, count=len(seg))
+        b = np.fromiter((x[2] for x in seg), dtype=np.float64, count=len(seg))
+        g = gpus[idx]
+        extra = self._held_at_end + self._reserved
+        t = np.concatenate([a, b, np.array([x[0] for x in extra], dtype=np.float64)])
+        d = np.concatenate([g, -g, np.array([x[1] for x in extra], dtype=np.int64)])
+        if not len(t):
+            self._util = (np.zeros(0), np.zeros(0, np.int64))
+            return self._util
+        order = np.argsort(t, kind="stable")
+        t, level = t[order], np.cumsum(d[order])
+        last = np.r_[t[1:] != t[:-1], True]  # the level after the last change at each time
+        self._util = (t[last], level[last])
+        return self._util
 
     def utilization(self):
         """GPUs in use over time: DataFrame ``time, gpus_in_use, utilization`` (a step function;

@@ -147,7 +147,7 @@ class _QueuePolicy(Policy):
 
     def schedule(self, sim) -> None:
         q = self.queue
-        if not len(q):
+        if not q._n:
             return
         fits = sim.free.fits
         strict = not self.backfill
@@ -318,7 +318,7 @@ class _Preemptive(Policy):
         time) were removed. Every job of a passed-over class (GPUs, single-server) is passed over
         too: a worse job of the same class cannot get in where a better one could not."""
         q = self.queue
-        if not len(q):
+        if not q._n:
             return
         if not self._may_preempt(sim):
             self._fill(sim)
@@ -329,11 +329,15 @@ class _Preemptive(Policy):
         # the smallest demand for which preempting failed in this round (failure is monotone: a later,
         # worse job has fewer running jobs below it and finds fewer free GPUs): larger ones need not try
         fail_any = fail_single = 1 << 62
-        while len(q):
-            reserve = self._serve_reserved(sim)
-            if reserve is None:  # the job its victims' saves were for has started
-                continue
-            cand = self._for
+        while q._n:
+            if self._for is None:
+                reserve = 0
+                cand = None
+            else:
+                reserve = self._serve_reserved(sim)
+                if reserve is None:  # the job its victims' saves were for has started
+                    continue
+                cand = self._for
             top, cls = q.head(blocked)
             if top is None:
                 return
@@ -387,22 +391,28 @@ class _Preemptive(Policy):
         fits = free.fits
         strict = not self.backfill
         check_res = sim.res is not None
-        deferred = []
-        while len(q):
-            reserve = self._serve_reserved(sim)
-            if reserve is None:  # the job its victims' saves were for has started
-                continue
+        deferred = None
+        while q._n:
+            if self._for is None:
+                reserve = 0
+            else:
+                reserve = self._serve_reserved(sim)
+                if reserve is None:  # the job its victims' saves were for has started
+                    continue
             job = q.pop_best(fits, strict, free.total_free - reserve)
             if job is None:
                 break
             if check_res and job.resources and not sim.fits(job):
+                if deferred is None:
+                    deferred = []
                 deferred.append(job)
                 if strict:
                     break
                 continue
             self._start(sim, job)
-        for job in deferred:
-            q.push(job, self._wait_key(job))
+        if deferred:
+            for job in deferred:
+                q.push(job, self._wait_key(job))
 
     def _make_room(self, sim, cand: SimJob) -> bool:
         """Preempt strictly worse running jobs (worst first, none started at this very time) until
@@ -559,21 +569,47 @@ class LAS(_Preemptive):
         self._tick = False
         self._timer = None
         self._active = 0
+        self._next = None  # next quantum while the timer is off because no job waits
 
+    # Quanta run every `quantum` seconds from the first arrival while jobs are active. A quantum
+    # at which no job waits only sets `_tick` (which then stays set until a job waits), so the
+    # timer is switched off then and back on, on the same grid, when a job next waits: the
+    # decisions are those of a timer firing at every quantum, without the idle events.
     def on_arrival(self, sim, job) -> None:
         super().on_arrival(sim, job)
         self._active += 1
-        if self._timer is None:  # quanta run while jobs are active
-            self._timer = sim.set_timer(self.quantum, period=self.quantum, data="las-quantum")
+        if self._timer is None:
+            if self._next is None:  # the first active job: a new grid
+                self._timer = sim.set_timer(self.quantum, period=self.quantum, data="las-quantum")
+            else:
+                self._resume(sim)
+
+    def on_preempted(self, sim, job) -> None:
+        super().on_preempted(sim, job)
+        if self._timer is None and self._next is not None and self.queue._n:
+            self._resume(sim)
+
+    def _resume(self, sim) -> None:
+        t = self._next
+        now = sim.now
+        while t < now:  # the quanta skipped, by the same additions the timer makes
+            t += self.quantum
+        self._next = None
+        self._timer = sim.set_timer(at=t, period=self.quantum, data="las-quantum")
 
     def on_completion(self, sim, job) -> None:
         self._active -= 1
         if not self._active:
-            sim.cancel_timer(self._timer)
-            self._timer = None
+            if self._timer is not None:
+                sim.cancel_timer(self._timer)
+            self._timer = self._next = None
 
     def on_timer(self, sim, timer) -> None:
         self._tick = True
+        if not self.queue._n:  # nothing waits: off until a job waits (timer.time = the next quantum)
+            sim.cancel_timer(timer)
+            self._timer = None
+            self._next = timer.time
 
     def _may_preempt(self, sim) -> bool:
         tick, self._tick = self._tick, False

@@ -139,14 +139,24 @@ class FreeGPUs:
     def allocate(self, placement: Mapping[int, int]) -> None:
         """Take ``placement`` = {server: GPUs}; the caller has checked it fits."""
         fl = self.free_list
-        for m, g in placement.items():
-            self._set(m, fl[m] - g)
+        b = self._bucket
+        for m, g in placement.items():  # (_set inlined: this runs at every start)
+            old = fl[m]
+            bit = 1 << m
+            b[old] ^= bit
+            b[old - g] |= bit
+            fl[m] = old - g
             self.total_free -= g
 
     def release(self, placement: Mapping[int, int]) -> None:
         fl = self.free_list
+        b = self._bucket
         for m, g in placement.items():
-            self._set(m, fl[m] + g)
+            old = fl[m]
+            bit = 1 << m
+            b[old] ^= bit
+            b[old + g] |= bit
+            fl[m] = old + g
             self.total_free += g
 
     def take_ids(self, placement: Mapping[int, int], want: Mapping[int, Sequence[int]] | None = None,
@@ -355,6 +365,18 @@ class WholeNodeGPUs(FreeGPUs):
 
     def needs_layout(self, gpus: int, single_server: bool) -> bool:
         return True
+
+    def allocate(self, placement: Mapping[int, int]) -> None:
+        fl = self.free_list
+        for m, g in placement.items():
+            self._set(m, fl[m] - g)
+            self.total_free -= g
+
+    def release(self, placement: Mapping[int, int]) -> None:
+        fl = self.free_list
+        for m, g in placement.items():
+            self._set(m, fl[m] + g)
+            self.total_free += g
 
     def _set(self, m: int, new: int) -> None:
         old = self.free_list[m]

@@ -120,6 +120,8 @@ class SimJob:
 
     def remaining(self, now: float | None = None) -> float:
         """Work left (work units) at ``now``."""
+        if self.phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
+            return self.work - self._done
         return self.work - self.done_work(now)
 
     @property
