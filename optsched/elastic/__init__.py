@@ -1,0 +1,57 @@
+"""Paper 001 (Zhou et al., IEEE TCC): online scheduling of heterogeneous elastic ML jobs, PS and
+Ring-AllReduce; exact (2) / (8) over the restricted Gamma_j.
+
+Kind ``"elastic"`` (objective: sum_j w_j c_j, slots, minimised). Importing this package registers
+the kind, the verifier checks (2a)-(2o), (15a), (15b), the evaluator, the algorithms and the suite
+instances. Pyomo and OR-Tools load inside the exact functions. See ``formulations/elastic.md``.
+
+>>> from optsched.elastic import toy_instance
+>>> toy_instance().n_jobs
+2
+"""
+
+from optsched.core.registry import KindSpec, register_kind
+from optsched.elastic.model import (
+    KIND,
+    OBJECTIVE,
+    Assignment,
+    ElasticInstance,
+    ElasticJob,
+    ElasticSchedule,
+    PsType,
+    WorkerType,
+)
+
+register_kind(KindSpec(KIND, ElasticInstance, schema="elastic.schema.json", objective=OBJECTIVE, sense="min",
+                       schedule_cls=ElasticSchedule, default_exact="elastic-exact",
+                       description="elastic ML jobs (PS / Ring-AllReduce), sum w_j c_j in slots (paper 001)"))
+
+from optsched.elastic import checks as _checks  # noqa: E402
+
+_checks.register()
+
+from optsched.elastic.exact import greedy, solve_exact, solve_maxweight  # noqa: E402  (registers the algorithms)
+
+
+def toy_instance(name: str = "elastic-intro") -> ElasticInstance:
+    """Load ``toy:<name>`` from the instance library.
+
+    >>> toy_instance().horizon
+    40
+    """
+    from optsched.core.io import load_instance
+    from optsched.core.library import instance_path
+
+    return load_instance(instance_path(f"toy:{name}"))
+
+
+def _suite():
+    return [toy_instance()]
+
+
+from optsched.verify.suite import register_suite_instances  # noqa: E402
+
+register_suite_instances(KIND, _suite)
+
+__all__ = ["solve_exact", "solve_maxweight", "greedy", "ElasticInstance", "ElasticJob", "ElasticSchedule", "Assignment", "WorkerType", "PsType", "KIND",
+           "OBJECTIVE", "toy_instance"]

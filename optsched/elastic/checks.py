@@ -1,0 +1,202 @@
+"""Verifier checks of kind ``elastic``, labelled by the equations of ``formulations/elastic.md#model``.
+
+Each check recomputes from the instance's raw fields and the schedule alone: rho of (1) / (14) is
+recomputed here with its own code (not :meth:`ElasticInstance.rho`), the per-slot use of (2h) /
+(15b) is summed slot by slot. :func:`violations` runs them all with the options of a max-weight
+round ((7a) at most one schedule per job, (7b) completion by tau, no (2j)).
+
+>>> from optsched.elastic.model import ElasticInstance, ElasticSchedule, Assignment, toy_instance_dict
+>>> inst = ElasticInstance.from_dict(toy_instance_dict())
+>>> good = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1}), 1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
+>>> violations(inst, good)
+[]
+>>> short = ElasticSchedule({0: Assignment(0, 9, 1, 0, 1, {0: 1}, {0: 1}), 1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
+>>> [v.label for v in violations(inst, short)]
+['2f']
+>>> evaluate_objective(inst, good, "total_weighted_completion_time")
+25.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from optsched.verify import Violation, register_check, register_evaluator
+
+__all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "register", "LABELS"]
+
+TOL = 1e-9
+LABELS = ("2a", "horizon", "2b", "2c", "2d", "2e", "2f", "2g", "2h", "2i", "2j", "2k", "2l", "2m", "2n", "2o",
+          "15a", "15b")
+
+
+def _is_nonneg_int(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x) \
+        and float(x) >= 0 and float(x).is_integer()
+
+
+def recomputed_iteration_ms(instance: Any, j: int, m: int, p: Any, q: int, n: float) -> float:
+    """(1) / (14) from the raw fields: v + U (+ 2 pi / b with pi MB -> Mbit x 8, b Gbit/s -> Mbit/ms)."""
+    job = instance.jobs[j]
+    v = job.v[m]
+    b_mbit_per_ms = instance.worker_types[m].bandwidth * 1e9 / 1e6 / 1e3  # Gbit/s -> Mbit/ms
+    comm = 2.0 * job.grad_mb * 8.0 / b_mbit_per_ms  # ms for 2 pi of MB at b
+    if instance.architecture == "ps":
+        return v + job.update[p] + (comm if q == 0 else 0.0)
+    frac = (n - 1.0) / n
+    return v + job.update * frac + (comm * frac if q == 0 else 0.0)
+
+
+def _assigned(instance: Any, schedule: Any) -> list[tuple[int, Any, Any]]:
+    return [(i, j, schedule[j.id]) for i, j in enumerate(instance.jobs) if j.id in schedule]
+
+
+def _types_ok(instance: Any, a: Any) -> bool:
+    ps = instance.architecture == "ps"
+    m_ok = _is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types)
+    p_ok = (_is_nonneg_int(a.p) and int(a.p) < len(instance.ps_types)) if ps else a.p is None
+    srv_ok = all(0 <= h < len(instance.servers) for h in list(a.workers) + list(a.ps))
+    return m_ok and p_ok and srv_ok
+
+
+def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: float | None = None,
+               arrivals: bool = True) -> list[Violation]:
+    """Every violated constraint of (2) / (15) (``require_all``, ``arrivals``) or of a round of (7)
+    (``require_all=False``: (7a); ``tau``: (7b) completion <= tau; ``arrivals=False``: no (2j))."""
+    out: list[Violation] = []
+    ps = instance.architecture == "ps"
+    T = instance.horizon if tau is None else tau
+    ids = set(instance.job_ids)
+    for jid in schedule.job_ids:
+        if jid not in ids:
+            out.append(Violation("2a", f"The schedule has job {jid!r}, which is not in the instance.", job=jid))
+    if require_all:
+        for j in instance.jobs:
+            if j.id not in schedule:
+                out.append(Violation("2a", f"{j.label} is not scheduled ((2a): every job starts once).", job=j.id))
+    ok_jobs = []
+    for i, j, a in _assigned(instance, schedule):
+        lab = j.label
+        bad_int = False
+        for label, what, vals in (("2k", "workers", a.workers.values()), ("2l", "PSs", a.ps.values())):
+            for x in vals:
+                if not _is_nonneg_int(x):
+                    out.append(Violation(label, f"{lab} has {x!r} {what} on a server; counts are integers >= 0.",
+                                         job=j.id))
+                    bad_int = True
+        if not _is_nonneg_int(a.d) or a.d < 1:
+            out.append(Violation("2m", f"{lab} has duration d = {a.d!r}; it must be an integer >= 1.", job=j.id))
+            bad_int = True
+        if not _is_nonneg_int(a.start):
+            out.append(Violation("2n", f"{lab} starts at {a.start!r}, not a slot (integer >= 0).", job=j.id))
+            bad_int = True
+        if a.q not in (0, 1) or isinstance(a.q, bool):
+            out.append(Violation("2o", f"{lab} has q = {a.q!r}; q is 0 or 1.", job=j.id))
+            bad_int = True
+        if not _types_ok(instance, a):
+            out.append(Violation("2b" if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
+                                 else ("2c" if ps or a.p is not None else "2b"),
+                                 f"{lab} names worker type {a.m!r}, PS type {a.p!r} or a server outside "
+                                 f"{sorted(a.servers)} that the instance does not have"
+                                 + ("" if ps else " (Ring-AllReduce has no PS type)") + ".", job=j.id))
+            continue
+        if bad_int:
+            continue
+        ok_jobs.append((i, j, a))
+        n = a.n_workers
+        if n <= 0:
+            out.append(Violation("2b", f"{lab} has no worker ((2b): exactly one worker type with workers).", job=j.id))
+            continue
+        if not ps and a.n_ps > 0:
+            out.append(Violation("2c", f"{lab} has PSs but the architecture is Ring-AllReduce.", job=j.id))
+        used = {h for h, y in a.workers.items() if y > 0} | {h for h, s in a.ps.items() if s > 0}
+        one = len(used) == 1
+        if a.q != (1 if one else 0):
+            out.append(Violation("2d" if ps else "15a",
+                                 f"{lab} has q = {a.q} but its workers{' and PSs' if ps else ''} are on server(s) "
+                                 f"{sorted(used)} (q = 1 iff all on one server).", job=j.id))
+        if ps and a.n_ps < 1:
+            out.append(Violation("2e", f"{lab} has no PS ((2e): at least one).", job=j.id))
+        t_it = recomputed_iteration_ms(instance, i, int(a.m), a.p, int(a.q), n)
+        rho = 1000.0 * instance.slot / t_it
+        if a.d * n * rho < j.work * (1 - TOL):
+            out.append(Violation("2f", f"{lab} trains {a.d * n * rho:.6g} mini-batches in d = {a.d} slots with {n} "
+                                       f"workers at rho = {rho:.6g}/slot; it needs E D K = {j.work}.", job=j.id))
+        if n > j.chunks:
+            out.append(Violation("2g", f"{lab} has {n} workers but only D = {j.chunks} data chunks.", job=j.id))
+        if ps:
+            b, B = instance.worker_types[int(a.m)].bandwidth, instance.ps_types[int(a.p)].bandwidth
+            for h, s in a.ps.items():
+                if s > 0:
+                    outside = sum(y for h2, y in a.workers.items() if h2 != h)
+                    if outside * b > s * B * (1 + TOL) + TOL:
+                        out.append(Violation("2i", f"{lab} has {s} PS(s) on server {h} with {s * B:g} Gbit/s for "
+                                                   f"{outside} worker(s) elsewhere needing {outside * b:g} Gbit/s.",
+                                             job=j.id))
+        if arrivals and a.start < j.arrival:
+            out.append(Violation("2j", f"{lab} starts at slot {a.start:g} before its arrival {j.arrival}.", job=j.id))
+        if a.completion > T:
+            what = "the round's deadline tau" if tau is not None else "the horizon T"
+            out.append(Violation("horizon", f"{lab} completes at {a.completion:g}, after {what} = {T:g}.", job=j.id))
+    # (2h) / (15b): per slot, per server, per resource
+    if ok_jobs:
+        end = int(max(max(a.completion for _, _, a in ok_jobs), 1))
+        R = instance.resources
+        use = np.zeros((end, len(instance.servers), len(R)))
+        for _, _, a in ok_jobs:
+            wt = instance.worker_types[int(a.m)].resources
+            for h, y in a.workers.items():
+                use[int(a.start):int(a.completion), h, :] += [y * wt[r] for r in R]
+            if ps:
+                pt = instance.ps_types[int(a.p)].resources
+                for h, s in a.ps.items():
+                    use[int(a.start):int(a.completion), h, :] += [s * pt[r] for r in R]
+        cap = np.array([[srv.capacity[r] for r in R] for srv in instance.servers])
+        over = np.argwhere(use > cap[None, :, :] + 1e-9)
+        for t, h, r in over[:10]:
+            who = [j.id for _, j, a in ok_jobs if a.start <= t < a.completion
+                   and (a.workers.get(int(h), 0) > 0 or a.ps.get(int(h), 0) > 0)]
+            out.append(Violation("2h" if ps else "15b",
+                                 f"Server {h} uses {use[t, h, r]:g} of '{R[r]}' in slot {t} (jobs {who}); it has "
+                                 f"{cap[h, r]:g}.", job=tuple(who), time=float(t)))
+    return out
+
+
+def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
+    """``total_weighted_completion_time`` (sum w_j (t_j + d_j), every job must be scheduled),
+    ``mean_completion_time``, ``makespan``, or ``scheduled_weight`` (sum of w_j over scheduled jobs, (8))."""
+    if name == "scheduled_weight":
+        return float(sum(j.weight for j in instance.jobs if j.id in schedule))
+    missing = [j.id for j in instance.jobs if j.id not in schedule]
+    if missing:
+        raise ValueError(f"jobs {missing} are not scheduled; {name} needs every job")
+    comps = [(j.weight, float(schedule[j.id].completion)) for j in instance.jobs]
+    if name == "total_weighted_completion_time":
+        return float(sum(w * c for w, c in comps))
+    if name == "mean_completion_time":
+        return float(sum(c for _, c in comps) / len(comps))
+    if name == "makespan":
+        return float(max(c for _, c in comps))
+    raise ValueError(f"unknown objective {name!r} for kind 'elastic'; use total_weighted_completion_time, "
+                     f"mean_completion_time, makespan or scheduled_weight")
+
+
+def _label_check(label: str):
+    def check(instance: Any, schedule: Any) -> Iterable[Violation]:
+        return [v for v in violations(instance, schedule) if v.label == label]
+
+    check.__name__ = f"check_{label}"
+    check.__doc__ = f"({label}) of formulations/elastic.md#model."
+    return check
+
+
+def register() -> None:
+    from optsched.elastic.model import KIND
+
+    for label in LABELS:
+        register_check(KIND, label)(_label_check(label))
+    register_evaluator(KIND, evaluate_objective)

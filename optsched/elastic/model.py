@@ -1,0 +1,689 @@
+"""System model of paper 001 (elastic ML jobs, PS and Ring-AllReduce): instance and schedule.
+
+Instance kind ``"elastic"``. Servers offer R resources (``capacity``); worker types have a resource
+vector e_m and a bandwidth b_m (Gbit/s); PS types a vector z_p and a bandwidth B_p (PS
+architecture only). A job j has arrival a_j (slot), weight w_j, epochs E_j, data chunks D_j,
+mini-batches per chunk K_j, mini-batch time v_jm per worker type (ms), update time U_j^p per PS
+type (ms; one U_j for RAR) and gradient size pi_j (MB). The processing capacity rho of (1) and
+(14) is converted to mini-batches per slot of ``slot`` seconds (:meth:`ElasticInstance.rho`);
+the least duration with N workers is :meth:`ElasticInstance.duration`. Units, readings and labels:
+``formulations/elastic.md``.
+
+A schedule (:class:`ElasticSchedule`) maps job ids to an :class:`Assignment`: start slot, duration
+d, worker type m, PS type p, q, and the workers / PSs per server (a PS-only server is allowed).
+
+>>> inst = toy_instance_dict()
+>>> i = ElasticInstance.from_dict(inst)
+>>> [i.duration(0, m, 0, 1, 1) for m in range(2)]
+[15, 10]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from optsched.core.io import JsonMixin, require_fields
+from optsched.core.validation import check_int, check_mapping, check_number
+from optsched.exceptions import InfeasibleError, InvalidInstanceError, InvalidScheduleError
+
+__all__ = ["KIND", "OBJECTIVE", "ARCHITECTURES", "Server", "WorkerType", "PsType", "ElasticJob", "ElasticInstance",
+           "Assignment", "ElasticSchedule", "transfer_ms", "toy_instance_dict", "CEIL_GUARD"]
+
+KIND = "elastic"
+OBJECTIVE = "total_weighted_completion_time"
+ARCHITECTURES = ("ps", "rar")
+#: ceil(x - CEIL_GUARD * max(1, x)): a whole number of slots stays whole despite binary rounding.
+CEIL_GUARD = 1e-9
+BANDWIDTH = "bandwidth"
+
+
+def transfer_ms(grad_mb: float, gbps: float) -> float:
+    """pi / b in milliseconds for pi in MB (1e6 bytes) and b in Gbit/s: 8 pi / b.
+
+    >>> transfer_ms(100.0, 10.0)
+    80.0
+    """
+    return 8.0 * float(grad_mb) / float(gbps)
+
+
+def guarded_ceil(x: float) -> int:
+    """ceil(x) that keeps 15.000000000000002 at 15 (relative guard :data:`CEIL_GUARD`)."""
+    return int(math.ceil(x - CEIL_GUARD * max(1.0, abs(x))))
+
+
+def _resources(value: Any, field_: str, owner: str) -> dict[str, float]:
+    d = check_mapping(value, field_, owner)
+    out = {}
+    for r, v in d.items():
+        if not isinstance(r, str) or not r:
+            raise InvalidInstanceError(f"The '{field_}' field of {owner} must map resource names to amounts; "
+                                       f"got the key {r!r}.")
+        out[r] = check_number(v, f"{field_}.{r}", owner, lo=0.0, hint=" (resource units)")
+    return out
+
+
+@dataclass(frozen=True)
+class Server:
+    """A physical server with capacity C_h^r per resource name."""
+
+    capacity: Mapping[str, float]
+    name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"capacity": dict(self.capacity)}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+
+@dataclass(frozen=True)
+class WorkerType:
+    """A worker type: resources e_m (per resource name) and bandwidth b_m (Gbit/s)."""
+
+    resources: Mapping[str, float]
+    bandwidth: float
+    name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"resources": dict(self.resources), "bandwidth": self.bandwidth}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+
+@dataclass(frozen=True)
+class PsType(WorkerType):
+    """A parameter-server type: resources z_p and bandwidth B_p (Gbit/s)."""
+
+
+def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
+    owner = f"{what} {i}"
+    if isinstance(d, cls):
+        return d
+    if not isinstance(d, Mapping):
+        raise InvalidInstanceError(f"The {owner} must be an object with 'resources' and 'bandwidth'; got {d!r}.")
+    unknown = set(d) - {"resources", "bandwidth", "name"}
+    if unknown:
+        raise InvalidInstanceError(f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: resources, "
+                                   f"bandwidth, name.")
+    if "resources" not in d:
+        raise InvalidInstanceError(f"The {owner} has no 'resources' field; give its resource vector, e.g. "
+                                   f"{{\"gpu\": 1, \"cpu\": 4}}.")
+    res = _resources(d["resources"], "resources", owner)
+    bw = d.get("bandwidth", res.get(BANDWIDTH))
+    if bw is None:
+        raise InvalidInstanceError(f"The {owner} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no "
+                                   f"'{BANDWIDTH}' resource; add one.")
+    name = d.get("name", "")
+    if not isinstance(name, str):
+        raise InvalidInstanceError(f"The 'name' field of {owner} must be a string; got {name!r}.")
+    return cls(resources=res, bandwidth=bw, name=name)
+
+
+@dataclass(frozen=True)
+class ElasticJob:
+    """One training job (Sec. 3, Table 1).
+
+    Parameters
+    ----------
+    id : int or str
+    epochs, chunks, minibatches : int
+        E_j, D_j (data chunks; at most D_j workers), K_j (mini-batches per chunk), all >= 1.
+    v : sequence of float
+        v_jm, milliseconds per mini-batch on a type-m worker, one per worker type, > 0.
+    update : float or sequence of float
+        U_j^p per PS type (PS architecture) or U_j (RAR), milliseconds, >= 0.
+    grad_mb : float
+        pi_j, MB of gradients per worker per mini-batch, >= 0.
+    arrival : int
+        a_j, slot, >= 0.
+    weight : float
+        w_j > 0.
+
+    Examples
+    --------
+    >>> ElasticJob(0, epochs=1, chunks=1, minibatches=100_000, v=[15.0], update=[0.0], grad_mb=1.0).work
+    100000
+    """
+
+    id: int | str
+    epochs: int
+    chunks: int
+    minibatches: int
+    v: tuple[float, ...]
+    update: float | tuple[float, ...]
+    grad_mb: float
+    arrival: int = 0
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
+            raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
+        o = self.label
+        for f, hint in (("epochs", " (E_j)"), ("chunks", " (D_j, data chunks)"), ("minibatches", " (K_j)")):
+            object.__setattr__(self, f, check_int(getattr(self, f), f, o, lo=1, hint=hint))
+        object.__setattr__(self, "arrival", check_int(self.arrival, "arrival", o, lo=0, hint=" (a_j, slot)"))
+        object.__setattr__(self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True,
+                                                        hint=" (w_j)"))
+        object.__setattr__(self, "grad_mb", check_number(self.grad_mb, "grad_mb", o, lo=0.0, hint=" (pi_j, MB)"))
+        if isinstance(self.v, (str, bytes)) or not isinstance(self.v, Iterable):
+            raise InvalidInstanceError(f"The 'v' field of {o} must be a list of ms per mini-batch, one per worker "
+                                       f"type; got {self.v!r}.")
+        object.__setattr__(self, "v", tuple(check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True,
+                                                         hint=" (v_jm, ms per mini-batch)")
+                                            for k, x in enumerate(self.v)))
+        if isinstance(self.update, (str, bytes)):
+            raise InvalidInstanceError(f"The 'update' field of {o} must be a number (RAR, U_j) or a list (PS, U_j^p "
+                                       f"per PS type), in ms; got {self.update!r}.")
+        if isinstance(self.update, Iterable):
+            object.__setattr__(self, "update", tuple(check_number(x, f"update[{k}]", o, lo=0.0, hint=" (U_j^p, ms)")
+                                                     for k, x in enumerate(self.update)))
+        else:
+            object.__setattr__(self, "update", check_number(self.update, "update", o, lo=0.0, hint=" (U_j, ms)"))
+
+    @property
+    def label(self) -> str:
+        return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
+
+    @property
+    def work(self) -> int:
+        """E_j D_j K_j, the mini-batches to train."""
+        return self.epochs * self.chunks * self.minibatches
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "weight": self.weight, "epochs": self.epochs,
+                             "chunks": self.chunks, "minibatches": self.minibatches, "v": list(self.v),
+                             "update": list(self.update) if isinstance(self.update, tuple) else self.update,
+                             "grad_mb": self.grad_mb}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> ElasticJob:
+        owner = f"job at index {index}" if index is not None else "a job"
+        if not isinstance(d, Mapping):
+            raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
+        need = ("id", "epochs", "chunks", "minibatches", "v", "update", "grad_mb")
+        for key in need:
+            if key not in d:
+                raise InvalidInstanceError(f"The {owner} has no '{key}' field; every elastic job needs "
+                                           f"{', '.join(need)}.")
+        unknown = set(d) - set(need) - {"arrival", "weight"}
+        if unknown:
+            raise InvalidInstanceError(f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: "
+                                       f"{', '.join(need)}, arrival, weight.")
+        return cls(**dict(d))
+
+
+@dataclass(frozen=True)
+class ElasticInstance(JsonMixin):
+    """Servers, worker and PS types, jobs, slot length and horizon (paper 001, Sec. 3 and 6).
+
+    Parameters
+    ----------
+    servers : sequence of Server (or {"capacity": {...}} dicts)
+        C_h^r; every server names the same resources.
+    worker_types, ps_types : sequence of WorkerType / PsType (or dicts)
+        e_m, b_m and z_p, B_p; the resource names must be those of the servers; ``ps_types`` is
+        empty for ``architecture="rar"``.
+    jobs : sequence of ElasticJob (or dicts)
+    architecture : {"ps", "rar"}
+    slot : float
+        Seconds per slot (Sec. 7: 3600).
+    horizon : int
+        T, slots; every job must complete by T.
+    F : float, optional
+        Upper bound on w_j / (resource use of any schedule) (>= 1), used by the price (11).
+
+    Raises
+    ------
+    InvalidInstanceError
+        Bad data (field, value and fix in the message).
+    InfeasibleError
+        A job that fits in no configuration, or cannot finish within T.
+    """
+
+    servers: tuple[Server, ...]
+    worker_types: tuple[WorkerType, ...]
+    jobs: tuple[ElasticJob, ...]
+    ps_types: tuple[PsType, ...] = ()
+    architecture: str = "ps"
+    slot: float = 1.0
+    horizon: int = 100
+    F: float | None = None
+    name: str = "instance"
+    known_optima: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    kind = KIND
+
+    def __post_init__(self) -> None:
+        o = "the instance"
+        if self.architecture not in ARCHITECTURES:
+            raise InvalidInstanceError(f"The 'architecture' field must be one of {ARCHITECTURES} ('ps' = parameter "
+                                       f"servers, 'rar' = Ring-AllReduce); got {self.architecture!r}.")
+        for f_ in ("servers", "worker_types", "ps_types", "jobs"):
+            v = getattr(self, f_)
+            if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
+                raise InvalidInstanceError(f"The '{f_}' field must be a list; got {v!r}.")
+        servers = []
+        for h, s in enumerate(self.servers):
+            if isinstance(s, Server):
+                servers.append(s)
+                continue
+            if not isinstance(s, Mapping) or "capacity" not in s:
+                raise InvalidInstanceError(f"Server {h} must be an object with a 'capacity' field (resource name -> "
+                                           f"amount); got {s!r}.")
+            unknown = set(s) - {"capacity", "name"}
+            if unknown:
+                raise InvalidInstanceError(f"Server {h} has unknown field(s) {sorted(unknown)}; allowed: capacity, "
+                                           f"name.")
+            name = s.get("name", "")
+            if not isinstance(name, str):
+                raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
+            servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
+        if not servers:
+            raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
+        object.__setattr__(self, "servers", tuple(servers))
+        wts = tuple(_type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
+        pts = tuple(_type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
+        if not wts:
+            raise InvalidInstanceError("The 'worker_types' field is empty; give at least one worker type.")
+        if self.architecture == "ps" and not pts:
+            raise InvalidInstanceError("The 'ps_types' field is empty but the architecture is 'ps'; give at least "
+                                       "one PS type, or set 'architecture' to 'rar'.")
+        if self.architecture == "rar" and pts:
+            raise InvalidInstanceError(f"The architecture is 'rar' (Ring-AllReduce, workers only) but {len(pts)} PS "
+                                       f"type(s) are given; remove 'ps_types' or set 'architecture' to 'ps'.")
+        object.__setattr__(self, "worker_types", wts)
+        object.__setattr__(self, "ps_types", pts)
+        names = set(servers[0].capacity)
+        for h, s in enumerate(servers):
+            if set(s.capacity) != names:
+                raise InvalidInstanceError(f"Server {h} has resources {sorted(s.capacity)} but server 0 has "
+                                           f"{sorted(names)}; every server and type must name the same resources "
+                                           f"(give 0 for a resource it lacks).")
+        for what, types in (("worker type", wts), ("PS type", pts)):
+            for k, t in enumerate(types):
+                if set(t.resources) != names:
+                    raise InvalidInstanceError(f"The {what} {k} has resources {sorted(t.resources)} but the servers "
+                                               f"have {sorted(names)}; use the same resource names (0 for none).")
+                if not any(v > 0 for v in t.resources.values()):
+                    raise InvalidInstanceError(f"The {what} {k} uses no resources ({dict(t.resources)}); give it a "
+                                               f"positive amount of at least one resource.")
+                bw = check_number(t.bandwidth, "bandwidth", f"{what} {k}", lo=0.0, lo_open=True,
+                                  hint=" (Gbit/s; b_m or B_p)")
+                object.__setattr__(t, "bandwidth", bw)
+                if BANDWIDTH in t.resources and not math.isclose(t.resources[BANDWIDTH], bw, rel_tol=1e-9):
+                    raise InvalidInstanceError(f"The {what} {k} has 'bandwidth' {bw:g} Gbit/s but its '{BANDWIDTH}' "
+                                               f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
+                                               f"e_m^bandwidth, make them equal.")
+        object.__setattr__(self, "slot", check_number(self.slot, "slot", o, lo=0.0, lo_open=True, hint=" (seconds)"))
+        object.__setattr__(self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hint=" (T, slots)"))
+        if self.F is not None:
+            object.__setattr__(self, "F", check_number(self.F, "F", o, lo=1.0,
+                                                       hint=" (the weight-to-resource bound F of (11))"))
+        object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", o))
+        object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", o))
+        if not isinstance(self.name, str):
+            raise InvalidInstanceError(f"The 'name' field must be a string; got {self.name!r}.")
+        jobs = tuple(j if isinstance(j, ElasticJob) else ElasticJob.from_dict(j, i) for i, j in enumerate(self.jobs))
+        if not jobs:
+            raise InvalidInstanceError("The 'jobs' field is empty; give at least one job.")
+        object.__setattr__(self, "jobs", jobs)
+        seen: set = set()
+        M, P = len(wts), len(pts)
+        for j in jobs:
+            if j.id in seen:
+                raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
+            seen.add(j.id)
+            if len(j.v) != M:
+                raise InvalidInstanceError(f"The 'v' field of {j.label} has {len(j.v)} entries; give one per worker "
+                                           f"type ({M}).")
+            if self.architecture == "ps":
+                if not isinstance(j.update, tuple) or len(j.update) != P:
+                    raise InvalidInstanceError(f"The 'update' field of {j.label} must list U_j^p (ms) for each of the "
+                                               f"{P} PS type(s); got {j.update!r}.")
+            elif isinstance(j.update, tuple):
+                raise InvalidInstanceError(f"The 'update' field of {j.label} must be one number U_j (ms) for "
+                                           f"Ring-AllReduce; got the list {list(j.update)!r}.")
+        for i, j in enumerate(jobs):
+            d = self.min_duration(i)
+            if d is None:
+                raise InfeasibleError(f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
+                                      f"the servers' capacity. Give it a smaller worker/PS type or larger servers.")
+            if j.arrival + d > self.horizon:
+                raise InfeasibleError(f"{j.label} cannot finish within T = {self.horizon}: it arrives at slot "
+                                      f"{j.arrival} and needs at least {d} slots alone on the cluster. Raise "
+                                      f"'horizon' or lower its work.")
+
+    # -- sizes ------------------------------------------------------------------------------
+    @property
+    def n_jobs(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def H(self) -> int:
+        return len(self.servers)
+
+    @property
+    def M(self) -> int:
+        return len(self.worker_types)
+
+    @property
+    def P(self) -> int:
+        return len(self.ps_types)
+
+    @property
+    def is_ps(self) -> bool:
+        return self.architecture == "ps"
+
+    @cached_property
+    def resources(self) -> tuple[str, ...]:
+        """Resource names, sorted (the order of the R axis everywhere)."""
+        return tuple(sorted(self.servers[0].capacity))
+
+    @property
+    def R(self) -> int:
+        return len(self.resources)
+
+    @cached_property
+    def C(self) -> tuple[tuple[float, ...], ...]:
+        """C[h][r] in the order of :attr:`resources`."""
+        return tuple(tuple(s.capacity[r] for r in self.resources) for s in self.servers)
+
+    @cached_property
+    def e(self) -> tuple[tuple[float, ...], ...]:
+        """e[m][r]."""
+        return tuple(tuple(t.resources[r] for r in self.resources) for t in self.worker_types)
+
+    @cached_property
+    def z(self) -> tuple[tuple[float, ...], ...]:
+        """z[p][r] (empty for RAR)."""
+        return tuple(tuple(t.resources[r] for r in self.resources) for t in self.ps_types)
+
+    @property
+    def job_ids(self) -> list:
+        return [j.id for j in self.jobs]
+
+    def index(self, job_id: Any) -> int:
+        for i, j in enumerate(self.jobs):
+            if j.id == job_id:
+                return i
+        raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
+
+    # -- (1), (14) --------------------------------------------------------------------------
+    def iteration_ms(self, j: int, m: int, p: int | None, q: int, n: int) -> float:
+        """Milliseconds of one iteration of one worker: (1) for PS (n unused), (14) for RAR.
+
+        >>> i = ElasticInstance.from_dict(toy_instance_dict())
+        >>> i.iteration_ms(0, 0, 0, 1, 1), i.iteration_ms(0, 0, 0, 0, 1)
+        (15.0, 31.0)
+        """
+        job = self.jobs[j]
+        b = self.worker_types[m].bandwidth
+        if self.is_ps:
+            t = job.v[m] + job.update[p]  # type: ignore[index]
+            if q == 0:
+                t += 2.0 * transfer_ms(job.grad_mb, b)
+            return t
+        share = (n - 1) / n
+        t = job.v[m] + job.update * share  # type: ignore[operator]
+        if q == 0:
+            t += 2.0 * transfer_ms(job.grad_mb, b) * share
+        return t
+
+    def rho(self, j: int, m: int, p: int | None, q: int, n: int = 1) -> float:
+        """rho: mini-batches one worker trains per slot, 1000 slot / iteration_ms."""
+        return 1000.0 * self.slot / self.iteration_ms(j, m, p, q, n)
+
+    def duration(self, j: int, m: int, p: int | None, q: int, n: int) -> int:
+        """d_q(N) = ceil(E D K / (N rho)) slots (guarded ceil, see the formulation)."""
+        job = self.jobs[j]
+        return guarded_ceil(job.work * self.iteration_ms(j, m, p, q, n) / (1000.0 * self.slot * n))
+
+    # -- capacity helpers -------------------------------------------------------------------------
+    def fit_count(self, h: int, vec: tuple[float, ...], used: tuple[float, ...] | None = None) -> int:
+        """How many copies of ``vec`` fit on server h (after ``used``); large if vec is 0 where C is."""
+        best = 10**9
+        for r, a in enumerate(vec):
+            if a > 0:
+                free = self.C[h][r] - (used[r] if used else 0.0)
+                best = min(best, int(math.floor(free / a + 1e-9)) if free > -1e-12 else -1)
+        return max(best, 0) if best != -1 else 0
+
+    def fits(self, h: int, m: int, y: int, p: int | None, s: int) -> bool:
+        """y type-m workers and s type-p PSs fit together on server h."""
+        for r in range(self.R):
+            use = self.e[m][r] * y + (self.z[p][r] * s if p is not None and s else 0.0)
+            if use > self.C[h][r] + 1e-9:
+                return False
+        return True
+
+    def ps_needed(self, m: int, p: int, outside: int) -> int:
+        """s = max(1, ceil(outside b_m / B_p)): PSs on one server for ``outside`` workers elsewhere ((2i), (2e))."""
+        b, B = self.worker_types[m].bandwidth, self.ps_types[p].bandwidth
+        return max(1, guarded_ceil(outside * b / B))
+
+    def placeable(self, m: int, p: int | None, q: int, n: int) -> bool:
+        """Can N type-m workers (with their PSs) be placed on the empty cluster with this q?"""
+        H = self.H
+        if q == 1:
+            return any(self.fits(h, m, n, p, 1 if p is not None else 0) for h in range(H))
+        caps = [min(self.fit_count(h, self.e[m]), n) for h in range(H)]
+        if p is None:  # RAR, at least two servers
+            return n >= 2 and sum(1 for c in caps if c > 0) >= 2 and sum(caps) >= n
+        for nn in range(H):
+            others = sum(caps) - caps[nn]
+            for g in range(0, n):  # g < n workers on the PS server (g = n would be q = 1)
+                if n - g > others:
+                    continue
+                if self.fits(nn, m, g, p, self.ps_needed(m, p, n - g)):
+                    return True
+        return False
+
+    def min_duration(self, j: int) -> int | None:
+        """The least d over every configuration that fits the empty cluster (None: none fits)."""
+        best = None
+        ps = range(self.P) if self.is_ps else [None]
+        for m in range(self.M):
+            for p in ps:
+                for q in (1, 0):
+                    for n in range(1, self.jobs[j].chunks + 1):
+                        d = self.duration(j, m, p, q, n)
+                        if (best is None or d < best) and self.placeable(m, p, q, n):
+                            best = d
+        return best
+
+    def replace(self, **changes: Any) -> ElasticInstance:
+        return replace(self, **changes)
+
+    # -- io ---------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"schema_version": 1, "kind": KIND, "name": self.name, "architecture": self.architecture,
+                             "slot": self.slot, "horizon": self.horizon,
+                             "servers": [s.to_dict() for s in self.servers],
+                             "worker_types": [t.to_dict() for t in self.worker_types]}
+        if self.is_ps:
+            d["ps_types"] = [t.to_dict() for t in self.ps_types]
+        if self.F is not None:
+            d["F"] = self.F
+        d["jobs"] = [j.to_dict() for j in self.jobs]
+        if self.known_optima:
+            d["known_optima"] = dict(self.known_optima)
+        if self.metadata:
+            d["metadata"] = dict(self.metadata)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ElasticInstance:
+        require_fields(d, ("servers", "worker_types", "jobs", "horizon"),
+                       hint="see optsched/core/schemas/elastic.schema.json",
+                       lists=("jobs", "servers", "worker_types", "ps_types"))
+        kw = {k: d[k] for k in ("architecture", "slot", "horizon", "F", "name", "known_optima", "metadata") if k in d}
+        return cls(servers=tuple(d["servers"]), worker_types=tuple(d["worker_types"]),
+                   ps_types=tuple(d.get("ps_types", ())), jobs=tuple(d["jobs"]), **kw)
+
+
+# -- schedule --------------------------------------------------------------------------------------
+def _count_map(value: Any, field_: str, owner: str) -> dict[int, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidScheduleError(f"The '{field_}' field of {owner} must map server index -> count; got {value!r}.")
+    out: dict[int, Any] = {}
+    for k, v in value.items():
+        try:
+            h = int(k)
+        except (TypeError, ValueError):
+            raise InvalidScheduleError(f"The '{field_}' field of {owner} has the key {k!r}, not a server index.") from None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InvalidScheduleError(f"The '{field_}' field of {owner} maps server {h} to {v!r}, not a count.")
+        out[h] = v
+    return out
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The decisions of one job: start slot (x_jt), duration d_j, worker type m, PS type p (None
+    for RAR), q_j, and the workers y_jhm / PSs s_jhp per server index. Values are checked by the
+    verifier ((2k)-(2o)), not here, so a bad schedule can be loaded and reported.
+
+    >>> a = Assignment(start=0, d=10, m=1, p=0, q=1, workers={0: 1}, ps={0: 1})
+    >>> a.completion, a.n_workers
+    (10, 1)
+    """
+
+    start: float
+    d: float
+    m: int
+    p: int | None
+    q: int
+    workers: Mapping[int, float]
+    ps: Mapping[int, float] = field(default_factory=dict)
+
+    @property
+    def completion(self) -> float:
+        return self.start + self.d
+
+    @property
+    def n_workers(self) -> float:
+        return sum(self.workers.values())
+
+    @property
+    def n_ps(self) -> float:
+        return sum(self.ps.values())
+
+    @property
+    def servers(self) -> set[int]:
+        """Servers holding a worker or a PS."""
+        return {h for h, y in self.workers.items() if y > 0} | {h for h, s in self.ps.items() if s > 0}
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"start": self.start, "d": self.d, "worker_type": self.m, "q": self.q,
+                             "workers": {str(h): y for h, y in sorted(self.workers.items())}}
+        if self.p is not None:
+            d["ps_type"] = self.p
+            d["ps"] = {str(h): s for h, s in sorted(self.ps.items())}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], owner: str = "an assignment") -> Assignment:
+        if not isinstance(d, Mapping):
+            raise InvalidScheduleError(f"{owner} must be an object; got {d!r}.")
+        for key in ("start", "d", "worker_type", "q", "workers"):
+            if key not in d:
+                raise InvalidScheduleError(f"{owner} has no '{key}' field.")
+        for key in ("start", "d", "worker_type", "q"):
+            v = d[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise InvalidScheduleError(f"The '{key}' field of {owner} must be a number; got {v!r}.")
+        p = d.get("ps_type")
+        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float))):
+            raise InvalidScheduleError(f"The 'ps_type' field of {owner} must be a number; got {p!r}.")
+        return cls(start=d["start"], d=d["d"], m=d["worker_type"], p=p, q=d["q"],
+                   workers=_count_map(d["workers"], "workers", owner), ps=_count_map(d.get("ps"), "ps", owner))
+
+
+class ElasticSchedule(JsonMixin):
+    """Job id -> :class:`Assignment` (jobs absent from a max-weight schedule are not scheduled).
+
+    >>> s = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1})})
+    >>> 0 in s, s[0].completion, s.job_ids
+    (True, 10, [0])
+    """
+
+    def __init__(self, assignments: Mapping[Any, Assignment] | None = None) -> None:
+        self._a: dict[Any, Assignment] = {}
+        for jid, a in (assignments or {}).items():
+            if not isinstance(a, Assignment):
+                raise InvalidScheduleError(f"The assignment of job {jid!r} must be an Assignment; got {a!r}.")
+            self._a[jid] = a
+
+    def __contains__(self, jid: Any) -> bool:
+        return jid in self._a
+
+    def __getitem__(self, jid: Any) -> Assignment:
+        return self._a[jid]
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._a)
+
+    def items(self):
+        return self._a.items()
+
+    @property
+    def job_ids(self) -> list:
+        return list(self._a)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ElasticSchedule) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"ElasticSchedule({len(self._a)} jobs)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": KIND, "jobs": [{"id": jid, **a.to_dict()} for jid, a in self._a.items()]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ElasticSchedule:
+        if not isinstance(d, Mapping) or not isinstance(d.get("jobs"), list):
+            raise InvalidScheduleError("An elastic schedule must be an object with a 'jobs' list of "
+                                       "{id, start, d, worker_type, ps_type, q, workers, ps} objects.")
+        out = {}
+        for k, e in enumerate(d["jobs"]):
+            if not isinstance(e, Mapping) or "id" not in e:
+                raise InvalidScheduleError(f"Entry {k} of the schedule's 'jobs' must be an object with an 'id'.")
+            if e["id"] in out:
+                raise InvalidScheduleError(f"Job {e['id']!r} appears twice in the schedule ((2a): one start per job).")
+            out[e["id"]] = Assignment.from_dict(e, f"the schedule entry of job {e['id']!r}")
+        return cls(out)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ElasticSchedule:
+        from optsched.core.io import read_json
+
+        return cls.from_dict(read_json(path, what="schedule"))
+
+
+ElasticInstance.schedule_class = ElasticSchedule  # type: ignore[attr-defined]
+
+
+def toy_instance_dict() -> dict[str, Any]:
+    """The Sec. 1 example as a dict (the shipped ``toy:elastic-intro`` is the same data)."""
+    return {
+        "kind": KIND, "name": "elastic-intro", "architecture": "ps", "slot": 100.0, "horizon": 40,
+        "servers": [{"name": "gpu-box", "capacity": {"gpu": 3, "cpu": 8}}],
+        "worker_types": [{"name": "1gpu", "resources": {"gpu": 1, "cpu": 1}, "bandwidth": 1.0},
+                         {"name": "2gpu", "resources": {"gpu": 2, "cpu": 1}, "bandwidth": 1.0}],
+        "ps_types": [{"name": "ps", "resources": {"gpu": 0, "cpu": 1}, "bandwidth": 1.0}],
+        "jobs": [{"id": k, "arrival": 0, "weight": 1, "epochs": 1, "chunks": 1, "minibatches": 100_000,
+                  "v": [15.0, 10.0], "update": [0.0], "grad_mb": 1.0} for k in range(2)],
+    }
