@@ -34,6 +34,40 @@ def _compositions(total: int, caps: tuple[int, ...]) -> tuple[tuple[int, ...], .
     return tuple(out)
 
 
+def _partitions(total: int, largest: int):
+    """Multisets of positive integers with sum = ``total`` and parts <= ``largest``."""
+    if total == 0:
+        yield ()
+        return
+    for x in range(min(total, largest), 0, -1):
+        for rest in _partitions(total - x, x):
+            yield (x, *rest)
+
+
+@lru_cache(maxsize=64)
+def _dffs(cap: int) -> tuple[tuple[int, ...], ...]:
+    """Integer dual-feasible functions f on 0..cap other than the identity (f[y] = size counted for y GPUs).
+
+    Two classic families (Fekete and Schepers 2001): f(y) = cap if y > cap - k, y if k <= y <= cap - k, 0 if
+    y < k (k = 1.5, 2, ..., cap / 2), and u(y) = y if (k + 1) y / cap is integral, else
+    floor((k + 1) y / cap) cap / k (k = 1..cap - 1, kept if integral). Each is checked by enumerating every
+    multiset of sizes with sum <= cap (sum f <= cap); only valid ones are returned."""
+    cands = []
+    for k2 in range(3, cap + 1):  # k = k2 / 2
+        k = k2 / 2
+        cands.append(tuple(cap if y > cap - k else (y if y >= k else 0) for y in range(cap + 1)))
+    for k in range(1, cap):
+        f = [y if ((k + 1) * y) % cap == 0 else ((k + 1) * y // cap) * cap / k for y in range(cap + 1)]
+        if all(float(v).is_integer() for v in f):
+            cands.append(tuple(int(v) for v in f))
+    out = []
+    for f in cands:
+        ok = all(sum(f[x] for x in part) <= cap for tot in range(1, cap + 1) for part in _partitions(tot, tot))
+        if ok and f not in out and f != tuple(range(cap + 1)):
+            out.append(f)
+    return tuple(out)
+
+
 def patterns(instance: RarInstance, j: int) -> list[tuple[int, ...]]:
     """Every placement y_j = (y_j1..y_jS) with sum_s y_js = G_j (1), 0 <= y_js <= O_s (5 read as Z_+)."""
     return list(_compositions(instance.jobs[j].gpus, tuple(instance.O)))
@@ -163,9 +197,72 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
     def min_duration(m, j):  # valid cut: at least ceil(F_j / phi_j^max) active slots
         return sum(m.a[j, t] for t in m.T) >= -(-instance.jobs[j].iterations // phi_max[j])
 
+    # -- strengthening (valid for every replayed schedule; formulations/rarddls.md#milp-cuts) --------------
+    # x[j,q,t]: job j starts in slot t with pattern q. With pattern q (r servers) job j needs at least
+    # dlo[j,q] = ceil(F_j / phi_j(r, 1 if split)) and at most dhi[j,q] = ceil(F_j / phi_j(r, p_max)) slots.
+    dlo, dhi = {}, {}
+    for j, q in m.JQ:
+        r = nserv[j, q]
+        F = instance.jobs[j].iterations
+        dlo[j, q] = -(-F // instance.phi(j, r, 1 if r >= 2 else 0))
+        dhi[j, q] = -(-F // instance.phi(j, r, P if r >= 2 else 0))
+    m.dlo, m.dhi = dlo, dhi
+    m.x = pyo.Var(m.JQT, domain=pyo.Binary)
+    for j, q, t in m.JQT:
+        if t + dlo[j, q] > H:  # cannot end by the horizon
+            m.x[j, q, t].fix(0)
+
+    @m.Constraint(m.J, m.T)
+    def start_pattern(m, j, t):
+        return sum(m.x[j, q, t] for q in range(len(pats[j]))) == m.s[j, t]
+
+    @m.Constraint(m.JQ)
+    def pattern_start(m, j, q):
+        return sum(m.x[j, q, t] for t in m.T) == m.use[j, q]
+
+    @m.Constraint(m.JQT)
+    def active_window(m, j, q, t):  # started with q in the last dlo slots => running with q now
+        return m.v[j, q, t] >= sum(m.x[j, q, u] for u in range(max(0, t - dlo[j, q] + 1), t + 1))
+
+    @m.Constraint(m.JQT)
+    def active_within(m, j, q, t):  # running with q now => started with q in the last dhi slots
+        return m.v[j, q, t] <= sum(m.x[j, q, u] for u in range(max(0, t - dhi[j, q] + 1), t + 1))
+
+    # z[t] = 1 while some job is still running (nonincreasing); capacity scaled by it, cmax = sum_t z[t]
+    m.z = pyo.Var(m.T, bounds=(0, 1))
+
+    @m.Constraint(m.T)
+    def open_monotone(m, t):
+        if t == 0:
+            return pyo.Constraint.Skip
+        return m.z[t] <= m.z[t - 1]
+
+    @m.Constraint(m.S, m.T)
+    def open_capacity(m, s, t):
+        return sum(pats[j][q][s] * m.v[j, q, t] for j, q in m.JQ if pats[j][q][s] > 0) <= instance.O[s] * m.z[t]
+
+    # dual-feasible functions: any set of items that fits in O_s has sum f(y) <= O_s, so the per-slot
+    # capacity also holds with sizes f(y) (a 3-GPU job on a 4-GPU server blocks the last GPU for all but
+    # 1-GPU pieces)
+    m.DFF = pyo.Set(initialize=[(s_, k) for s_ in range(S) for k in range(len(_dffs(instance.O[s_])))], dimen=2)
+
+    @m.Constraint(m.DFF, m.T)
+    def capacity_dff(m, s, k, t):
+        f = _dffs(instance.O[s])[k]
+        return (sum(f[pats[j][q][s]] * m.v[j, q, t] for j, q in m.JQ if f[pats[j][q][s]] > 0)
+                <= instance.O[s] * m.z[t])
+
+    @m.Constraint(m.J, m.T)
+    def open_active(m, j, t):
+        return m.a[j, t] <= m.z[t]
+
     @m.Constraint(m.J, m.T)
     def makespan_def(m, j, t):
         return m.cmax >= (t + 1) * m.a[j, t]
+
+    @m.Constraint()
+    def makespan_open(m):
+        return m.cmax >= sum(m.z[t] for t in m.T)
 
     # symmetry: servers with equal O_s are interchangeable; job 0 takes a pattern nonincreasing over each
     # group of equal servers (any schedule can be relabelled so that it does)
@@ -221,3 +318,41 @@ def build_theta_star(instance: RarInstance, *, max_size: int | None = None):
 
     m.theta = pyo.Objective(expr=m.th, sense=pyo.minimize)
     return m
+
+
+def set_start(model, instance: RarInstance, starts, placements) -> None:
+    """Set every variable of a :func:`build_milp` model to the schedule given by start slots and placements
+    (completions and contention replayed with :func:`~optsched.rarddls.evaluate.replay`), for a MIP start.
+
+    Every replayed schedule that ends by the horizon satisfies every row of the model (that is the
+    exactness argument of ``formulations/rarddls.md#milp``)."""
+    from optsched.rarddls.evaluate import contention_counts, replay
+
+    J, H = instance.n_jobs, model.horizon
+    pls = [{int(s): int(y) for s, y in p.items() if y > 0} for p in placements]
+    comp = replay(instance, starts, pls).completion
+    for var in (model.use, model.v, model.s, model.x, model.L, model.prog, model.z):
+        for idx in var:
+            if not var[idx].fixed:
+                var[idx].set_value(0)
+    S = len(instance.O)
+    for j in range(J):
+        y = tuple(pls[j].get(s, 0) for s in range(S))
+        q = model.pats[j].index(y)
+        model.use[j, q].set_value(1)
+        model.s[j, starts[j]].set_value(1)
+        model.x[j, q, starts[j]].set_value(1)
+    for t in range(H):
+        active = [j for j in range(J) if starts[j] <= t < comp[j]]
+        p = contention_counts(instance, active, pls)
+        for j in active:
+            y = tuple(pls[j].get(s, 0) for s in range(S))
+            q = model.pats[j].index(y)
+            model.v[j, q, t].set_value(1)
+            r = sum(1 for v in y if v > 0)
+            model.prog[j, t].set_value(instance.phi(j, r, p[j]))
+            if r >= 2:
+                model.L[j, t, p[j]].set_value(1)
+        if any(c > t for c in comp):
+            model.z[t].set_value(1)
+    model.cmax.set_value(max(comp))
