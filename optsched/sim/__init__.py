@@ -12,7 +12,7 @@ See ``docs/simulator.md`` for how to write a policy and a rate model.
 """
 
 from optsched.sim.engine import Simulator, simulate
-from optsched.sim.metrics import JOB_COLUMNS, SimResult, replay_log, summarize
+from optsched.sim.metrics import JOB_COLUMNS, RunRecord, SimResult, replay_log, summarize
 from optsched.sim.policies import (
     FIFO,
     LAS,
@@ -42,15 +42,16 @@ from optsched.sim.state import (
     SAVING,
     TRAINING,
     WAITING,
+    Phase,
     SimJob,
     Timer,
 )
 
 __all__ = [
-    "Simulator", "simulate", "SimResult", "replay_log", "summarize", "JOB_COLUMNS",
+    "Simulator", "simulate", "SimResult", "RunRecord", "replay_log", "summarize", "JOB_COLUMNS",
     "Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer",
     "FIFO", "SJF", "SRTF", "LAS", "PeriodicSRTF", "POLICIES", "get_policy", "WaitQueue",
     "register_policy", "policy_registry", "PolicySpec", "FreeResources",
     "RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "FreeGPUs",
-    "SimJob", "Timer", "PHASES", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",
+    "SimJob", "Timer", "PHASES", "Phase", "PENDING", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED",
 ]

@@ -48,6 +48,7 @@ __all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL
 P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
 _INF = math.inf
 _MAX_BATCHES_AT_ONE_TIME = 100_000
+_STALE = object()  # what an event handler returns for a stale heap entry
 
 Overhead = float | Callable[[SimJob, Mapping[int, int]], float]
 
@@ -183,6 +184,7 @@ class Simulator:
         self.capacity = cluster.total_gpus
         self.now = 0.0
         self._ran = False
+        self._new_run_state()
 
     def _resources(self, cluster: Cluster) -> FreeResources | None:
         """Free amounts of the servers' other resources, or None when no server declares any."""
@@ -591,56 +593,68 @@ class Simulator:
         return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
 
     # -- main loop ---------------------------------------------------------------------------
-    def run(self, until: float | None = None):
-        """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`."""
-        from optsched.sim.metrics import SimResult
-
-        if self._ran:
-            raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
-        self._ran = True
-        self._heap: list[tuple] = []
+    def _new_run_state(self) -> None:
+        """The state of one run (created with the Simulator, so that the read-only views work before
+        :meth:`run`)."""
+        self._heap: list[tuple] = []  # (time, priority, seq, job or timer, version)
         self._seq = 0
         self._timer_id = 0
         self._training: dict[int, SimJob] = {}
         self._holding: dict[int, SimJob] = {}
-        self._seg: list[tuple] = []
+        self._seg: list[tuple] = []  # (job index, start, end, placement, GPU masks, resource usage)
         self._holds = array("q")  # job index at each start (migration included), ~index at each release
+        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
         self._track_ids = bool(getattr(self.policy, "gpu_ids", False))
         self._plain = self.res is None and not self._track_ids  # the fast path of start()
         self._rule = self.policy.placement
         self._log: list[tuple] | None = [] if self.record_log else None
-        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
         self._corunner = bool(self.rate_model.corunner_dependent)
         # ConstantRate (exactly, not a subclass): its rate, checked once; else 0 (ask the model)
         self._const_rate = self.rate_model._rate if type(self.rate_model) is ConstantRate else 0.0
         self._changed: list[SimJob] = []
         self._decision_s = array("d") if self.time_decisions else None
+        self._n_finished = 0
+        self.n_events = 0  # events processed (set by run)
+        self._bar = None
+        self._bar_step = max(1, len(self.jobs) // 200)
+
+    def run(self, until: float | None = None):
+        """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`.
+
+        The loop takes the next time, handles every event at that time (one method per kind:
+        :meth:`_stage_end`, :meth:`_save_end`, :meth:`_load_end`, :meth:`_arrive`,
+        :meth:`_timer_fires`; each returns the hook's decisions, or ``_STALE`` for an entry made
+        stale by a preemption, a rate change or a cancelled timer), then calls the policy's
+        ``schedule`` once and updates co-runner-dependent rates.
+        """
+        from optsched.sim.metrics import SimResult
+
+        if self._ran:
+            raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
+        self._ran = True
         clock = None
         if self.time_decisions:
             import time
 
             clock = time.perf_counter
-        n_events = 0
         policy = self.policy
         heap = self._heap
         pop = heapq.heappop
         arrivals = sorted(self.jobs, key=lambda j: (j.arrival, j.index))
         n = len(arrivals)
         ai = 0
-        n_finished = 0
-        bar = None
         if self.progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=n, desc=f"simulate {policy.name}", unit="job", mininterval=0.5)
-        bar_step = max(1, n // 200)
+            self._bar = tqdm(total=n, desc=f"simulate {policy.name}", unit="job", mininterval=0.5)
         self.apply(policy.on_start(self))
-        on_arrival, on_completion = policy.on_arrival, policy.on_completion
+        handlers = (self._stage_end, self._save_end, self._load_end, None, self._timer_fires)
+        arrive = self._arrive
         schedule = policy.schedule
-        log = self._log
+        apply = self.apply
         stop = _INF if until is None else float(until)
         next_arr = arrivals[0].arrival if n else _INF
-        terminate = self._terminate
+        n_events = 0
         same_t = 0
         n_stale = 0  # heap entries made stale by a preemption, rate change or cancelled timer
         slot = self.slot
@@ -663,112 +677,54 @@ class Simulator:
             else:
                 same_t = 0
             self.now = t
-            timer_fired = False
+            self._timer_fired = False
             if clock is not None:
                 t_batch = clock()
-            # one batch: every event at time t, in priority order
+            # one batch: every event at time t, in priority order (arrivals after the engine's own
+            # events, before timers)
             while True:
                 if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
                     _, prio, _, obj, ver = pop(heap)
-                    n_events += 1  # stale entries are subtracted below (n_stale)
-                    if prio == P_STAGE:
-                        j = obj
-                        if ver != j._version:
-                            n_stale += 1
-                            continue
-                        j._done = j.stages[j.stage]
-                        j._t = t
-                        j.stage += 1
-                        if j.stage == len(j.stages) or terminate.get(j.index) == j.stage:
-                            j.finish = t if slot is None else min(j._exact_end, t)
-                            j.training_time += j.finish - j._phase_start
-                            j.phase = DONE if j.stage == len(j.stages) else FAILED
-                            j.completion = t
-                            del self._training[j.index]
-                            if self._corunner:
-                                self._changed.append(j)
-                            self._release(j, t)
-                            j._version += 1
-                            n_finished += 1
-                            if log is not None:
-                                log.append((t, "complete" if j.phase == DONE else "fail", j.id, j.stage))
-                            if bar is not None and n_finished % bar_step == 0:
-                                bar.update(bar_step)
-                            r = on_completion(self, j)
-                        else:
-                            if log is not None:
-                                log.append((t, "checkpoint", j.id, j.stage))
-                            self._push_stage_end(j)
-                            r = policy.on_checkpoint(self, j)
-                    elif prio == P_SAVED:
-                        j = obj
-                        if ver != -1:
-                            if ver != j._version or j.phase != SAVING:
-                                n_stale += 1
-                                continue
-                            self._release_after_save(j)
-                        r = policy.on_preempted(self, j)
-                    elif prio == P_LOADED:
-                        j = obj
-                        if ver != j._version or j.phase != LOADING:
-                            n_stale += 1
-                            continue
-                        j._last_load = t - j._phase_start
-                        j.loading_time += j._last_load
-                        self._begin_training(j)
-                        r = policy.on_loaded(self, j)
-                    else:  # timer
-                        tm = obj
-                        if not tm.active:
-                            n_stale += 1
-                            continue
-                        if tm.period is not None:
-                            tm.time = t + tm.period
-                            self._seq += 1
-                            heapq.heappush(heap, (tm.time, P_TIMER, self._seq, tm, 0))
-                        else:
-                            tm.active = False
-                        if log is not None:
-                            log.append((t, "timer", None, tm.id))
-                        timer_fired = True
-                        r = policy.on_timer(self, tm)
+                    n_events += 1
+                    r = handlers[prio](obj, ver, t)
+                    if r is _STALE:
+                        n_stale += 1
+                        continue
                 elif next_arr == t:
                     j = arrivals[ai]
                     ai += 1
                     next_arr = arrivals[ai].arrival if ai < n else _INF
                     n_events += 1
-                    j.phase = WAITING
-                    if log is not None:
-                        log.append((t, "arrival", j.id, None))
-                    r = on_arrival(self, j)
+                    r = arrive(j, t)
                 else:
                     break
                 if r is not None:
-                    self.apply(r)
+                    apply(r)
             if slot is None:
                 r = schedule(self)
                 if r is not None:
-                    self.apply(r)
+                    apply(r)
             elif t == tick or abs(t / slot - round(t / slot)) < 1e-9:
                 tick = _INF
                 r = schedule(self)
                 if r is not None:
-                    self.apply(r)
+                    apply(r)
             else:  # inside a slot: the policy decides at its end (or now if it asked, by a timer)
                 tick = min(tick, self._slot_ceil(t))
-                if timer_fired:
+                if self._timer_fired:
                     r = schedule(self)
                     if r is not None:
-                        self.apply(r)
+                        apply(r)
             if clock is not None:
                 self._decision_s.append(clock() - t_batch)
             if self._changed:
                 self._update_rates()
-            if n_finished == n:  # every job is done: pending timers are moot
+            if self._n_finished == n:  # every job is done: pending timers are moot
                 break
         self.n_events = n_events - n_stale  # events processed (stale heap entries not counted)
+        bar = self._bar
         if bar is not None:
-            bar.update(n_finished - bar.n)
+            bar.update(self._n_finished - bar.n)
             bar.close()
         policy.on_end(self)
         if until is None and not self.allow_unfinished:
@@ -780,7 +736,90 @@ class Simulator:
                     f"{j.label} ({j.phase}, {j.gpus} GPUs). A policy must start every waiting job eventually "
                     f"(or pass allow_unfinished=True)."
                 )
-        return SimResult(self)
+        return SimResult(self.record())
+
+    def record(self):
+        """The run's records as a :class:`~optsched.sim.metrics.RunRecord` (what
+        :class:`~optsched.sim.metrics.SimResult` is built from)."""
+        from optsched.sim.metrics import RunRecord
+
+        holding = self._holding.values()
+        return RunRecord(
+            policy=self.policy.name, cluster=self.cluster, capacity=self.capacity, end_time=self.now,
+            n_events=self.n_events, slot=self.slot, jobs=self.jobs, segments=self._seg,
+            holds=self._holds,
+            open_holds={j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else [])
+                        for j in holding},
+            held_at_end=[(j._hold_start, j.gpus) for j in holding], reserved=self._reserved, log=self._log,
+            decision_seconds=self._decision_s,
+        )
+
+    # -- one method per event kind (each returns the hook's decisions, or _STALE) -------------------
+    def _stage_end(self, j: SimJob, ver: int, t: float) -> Any:
+        """A stage of ``j`` ends: a checkpoint, its completion, or its early termination."""
+        if ver != j._version:
+            return _STALE
+        j._done = j.stages[j.stage]
+        j._t = t
+        j.stage += 1
+        if j.stage == len(j.stages) or self._terminate.get(j.index) == j.stage:
+            j.finish = t if self.slot is None else min(j._exact_end, t)
+            j.training_time += j.finish - j._phase_start
+            j.phase = DONE if j.stage == len(j.stages) else FAILED
+            j.completion = t
+            del self._training[j.index]
+            if self._corunner:
+                self._changed.append(j)
+            self._release(j, t)
+            j._version += 1
+            self._n_finished += 1
+            if self._log is not None:
+                self._log.append((t, "complete" if j.phase == DONE else "fail", j.id, j.stage))
+            if self._bar is not None and self._n_finished % self._bar_step == 0:
+                self._bar.update(self._bar_step)
+            return self.policy.on_completion(self, j)
+        if self._log is not None:
+            self._log.append((t, "checkpoint", j.id, j.stage))
+        self._push_stage_end(j)
+        return self.policy.on_checkpoint(self, j)
+
+    def _save_end(self, j: SimJob, ver: int, t: float) -> Any:
+        """The pause-and-save of a preempted ``j`` ends (``ver == -1``: a zero-time save whose
+        GPUs were freed at once; only the hook is due)."""
+        if ver != -1:
+            if ver != j._version or j.phase != SAVING:
+                return _STALE
+            self._release_after_save(j)
+        return self.policy.on_preempted(self, j)
+
+    def _load_end(self, j: SimJob, ver: int, t: float) -> Any:
+        """``j`` has loaded: it starts training."""
+        if ver != j._version or j.phase != LOADING:
+            return _STALE
+        j._last_load = t - j._phase_start
+        j.loading_time += j._last_load
+        self._begin_training(j)
+        return self.policy.on_loaded(self, j)
+
+    def _arrive(self, j: SimJob, t: float) -> Any:
+        j.phase = WAITING
+        if self._log is not None:
+            self._log.append((t, "arrival", j.id, None))
+        return self.policy.on_arrival(self, j)
+
+    def _timer_fires(self, tm: Timer, ver: int, t: float) -> Any:
+        if not tm.active:
+            return _STALE
+        if tm.period is not None:
+            tm.time = t + tm.period
+            self._seq += 1
+            heapq.heappush(self._heap, (tm.time, P_TIMER, self._seq, tm, 0))
+        else:
+            tm.active = False
+        if self._log is not None:
+            self._log.append((t, "timer", None, tm.id))
+        self._timer_fired = True
+        return self.policy.on_timer(self, tm)
 
     def _update_rates(self) -> None:
         changed, self._changed = self._changed, []

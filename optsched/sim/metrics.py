@@ -15,6 +15,7 @@ the GPUs are held, idle, in between, which is neither waiting nor training).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,27 @@ __all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
 JOB_COLUMNS = ["job_id", "arrival", "gpus", "work", "weight", "status", "first_start", "completion",
                "queue_delay", "jct", "waiting", "loading_time", "training_time", "saving_time", "futile_time",
                "n_futile", "lost_work", "n_preemptions", "stages_done"]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a run hands to :class:`SimResult`: an explicit snapshot of the engine's records
+    (:meth:`Simulator.record`), not its private fields."""
+
+    policy: str
+    cluster: Any
+    capacity: int
+    end_time: float
+    n_events: int
+    slot: float | None
+    jobs: list  # the SimJobs, in input order
+    segments: list  # (job index, start, end, placement, GPU masks or None, resource usage or None)
+    holds: Any  # array of job index at each start (migrations included), ~index at each release
+    open_holds: dict  # job index -> placements still held at the end (run(until=...)), in start order
+    held_at_end: list  # (hold start, GPUs) of the jobs holding GPUs at the end
+    reserved: list  # migrations: (time, +GPUs) reserved ahead of the new segment, (time, -GPUs) at it
+    log: list | None
+    decision_seconds: Any  # array of seconds per event batch, or None
 
 
 class SimResult:
@@ -44,27 +66,27 @@ class SimResult:
         timer (timer id).
     """
 
-    def __init__(self, sim: Any):
-        self.policy = sim.policy.name
-        self.cluster = sim.cluster
-        self.capacity = sim.capacity
-        self.end_time = sim.now
-        self.n_events = sim.n_events
-        self.slot = sim.slot
+    def __init__(self, run: RunRecord | Any):
+        if not isinstance(run, RunRecord):  # a Simulator that has run
+            run = run.record()
+        self.policy = run.policy
+        self.cluster = run.cluster
+        self.capacity = run.capacity
+        self.end_time = run.end_time
+        self.n_events = run.n_events
+        self.slot = run.slot
         #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
-        self.decision_seconds = (np.frombuffer(sim._decision_s, dtype=np.float64)
-                                 if sim._decision_s is not None else None)
-        self.log = sim._log
-        self._jobs = sim.jobs
-        self._seg = sim._seg
-        self._holds = sim._holds
-        # what jobs still hold at the end (run(until=...)), in start order: their starts count too
-        self._open = {j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else [])
-                      for j in sim._holding.values()}
-        self._gpu_cap = [int(c) for c in sim.cluster.gpus]
+        self.decision_seconds = (np.frombuffer(run.decision_seconds, dtype=np.float64)
+                                 if run.decision_seconds is not None else None)
+        self.log = run.log
+        self._jobs = run.jobs
+        self._seg = run.segments
+        self._holds = run.holds
+        self._open = run.open_holds
+        self._gpu_cap = [int(c) for c in run.cluster.gpus]
         # GPUs in use over time is derived from the segments when first asked for (not kept per event)
-        self._held_at_end = [(j._hold_start, j.gpus) for j in sim._holding.values()]
-        self._reserved = sim._reserved
+        self._held_at_end = run.held_at_end
+        self._reserved = run.reserved
         self._util: tuple[np.ndarray, np.ndarray] | None = None
         self._columns: dict[str, np.ndarray] | None = None
 
@@ -89,7 +111,7 @@ class SimResult:
         ids = np.empty(n, dtype=object)
         ids[:] = [j.id for j in js]
         status = np.empty(n, dtype=object)
-        status[:] = [j.phase for j in js]
+        status[:] = [j.phase.value for j in js]  # plain strings (tables, files)
         cols = {
             "job_id": ids,
             "arrival": arrival,

@@ -7,22 +7,29 @@ simulator's actions (:meth:`Simulator.start`, :meth:`Simulator.preempt`, ...).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 _NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
 
-__all__ = ["SimJob", "Timer", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED", "PENDING",
+__all__ = ["SimJob", "Timer", "Phase", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED", "PENDING",
            "PHASES"]
 
-# job phases (SimJob.phase)
-PENDING = "pending"    # not arrived yet
-WAITING = "waiting"    # arrived, holds no GPU
-LOADING = "loading"    # holds GPUs, loading (model, data, checkpoint) before training
-TRAINING = "training"  # holds GPUs, making progress at its rate
-SAVING = "saving"      # holds GPUs, pause-and-save after a preemption
-DONE = "done"          # finished all its work
-FAILED = "failed"      # terminated early at a checkpoint (its outcome, known only to the engine)
+class Phase(StrEnum):
+    """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``)."""
+
+    PENDING = "pending"    # not arrived yet
+    WAITING = "waiting"    # arrived, holds no GPU
+    LOADING = "loading"    # holds GPUs, loading (model, data, checkpoint) before training
+    TRAINING = "training"  # holds GPUs, making progress at its rate
+    SAVING = "saving"      # holds GPUs, pause-and-save after a preemption
+    DONE = "done"          # finished all its work
+    FAILED = "failed"      # terminated early at a checkpoint (its outcome, known only to the engine)
+
+
+PENDING, WAITING, LOADING, TRAINING = Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING
+SAVING, DONE, FAILED = Phase.SAVING, Phase.DONE, Phase.FAILED
 PHASES = (PENDING, WAITING, LOADING, TRAINING, SAVING, DONE, FAILED)
 
 

@@ -1,0 +1,44 @@
+"""The engine's structure (issue 10 item 7): per-run state before run(), phases as a StrEnum,
+results built from an explicit record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optsched.core import Cluster, Job
+from optsched.sim import SRTF, Phase, RunRecord, SimResult, Simulator
+from optsched.sim.state import TRAINING, WAITING
+
+
+def _sim():
+    jobs = [Job(0, work=4, gpus=2), Job(1, work=2, gpus=2, arrival=1)]
+    return Simulator(Cluster.homogeneous(1, 2), jobs, SRTF())
+
+
+def test_views_work_before_run():
+    sim = _sim()
+    assert sim.training_jobs() == []
+    assert sim.running_jobs() == []
+    assert sim.n_events == 0
+
+
+def test_phases_are_a_str_enum_that_compares_with_strings():
+    assert Phase.WAITING == "waiting" and WAITING is Phase.WAITING and TRAINING == "training"
+    res = _sim().run()
+    status = res.jobs_frame()["status"].tolist()
+    assert status == ["done", "done"] and all(type(s) is str for s in status)  # plain strings in tables
+    json.dumps(res.summary())  # nothing an encoder cannot write
+
+
+def test_result_is_built_from_a_record():
+    sim = _sim()
+    res = sim.run()
+    rec = sim.record()
+    assert isinstance(rec, RunRecord)
+    again = SimResult(rec)
+    assert again.jobs_frame().equals(res.jobs_frame())
+    assert again.summary() == pytest.approx(res.summary())
+    with pytest.raises(AttributeError):
+        rec.policy = "x"  # frozen
