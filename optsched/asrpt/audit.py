@@ -42,7 +42,7 @@ def lemma_sweep(n_cases: int, *, first_slot: int = 1, seed: int = 0, taus=(0.0, 
         s = int(rng.integers(0, 10**6))
         n = int(rng.integers(1, max_jobs + 1))
         tau = float(taus[c % len(taus)])
-        inst = random_instance(n, n_servers, gpus, seed=s, single_gpu=0.3, mean_slots=2.0,
+        inst = random_instance(n, n_servers=n_servers, gpus_per_server=gpus, seed=s, single_gpu=0.3, mean_slots=2.0,
                                arrival_rate=1.0).with_first_slot(first_slot)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -237,7 +237,7 @@ def reading_changes(n_jobs: int = 200, *, seed: int = 0, n_servers: int = 3, gpu
     from optsched.asrpt.heavy_edge import min_server_availability
     from optsched.asrpt.placement import enumerate_placement
 
-    inst = random_instance(n_jobs, n_servers, gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3)
+    inst = random_instance(n_jobs, n_servers=n_servers, gpus_per_server=gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3)
     changed, rows = 0, []
     for j in inst.jobs:
         free = min_server_availability(j, gpus)

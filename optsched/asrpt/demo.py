@@ -26,7 +26,7 @@ def demo_instances(quick: bool = False):
     if not quick:
         from optsched.asrpt.generate import random_instance
 
-        out.append(random_instance(8, 3, 4, seed=0, single_gpu=0.3, arrival_rate=2.0))
+        out.append(random_instance(8, n_servers=3, gpus_per_server=4, seed=0, single_gpu=0.3, arrival_rate=2.0))
     return out
 
 
@@ -83,8 +83,8 @@ def demo_rows(quick: bool = False) -> list[dict]:
             for br in check_bounds(inst, opt_a=opt.objective, inputs=b, rtol=1e-4):
                 part[0].setdefault(br.name, f"{br.lhs:.4g} <= {br.rhs:.4g}: {br.holds}")
             for row, res in zip(part[len(exact):], algos, strict=True):
-                if res.algorithm.startswith("a-srpt"):
-                    tau = float(res.algorithm.split("=")[1].rstrip("]"))
+                if res.algorithm == "asrpt-a-srpt":
+                    tau = res.info["params"]["tau"]
                     rs = {x.name: x for x in check_bounds(inst, opt_a=opt.objective, gamma_a=res.objective, tau=tau,
                                                            inputs=b, rtol=1e-4)}
                     row["theorem_1"] = f"{rs['theorem_1'].lhs:.4g} <= {rs['theorem_1'].rhs:.4g}: {rs['theorem_1'].holds}"

@@ -10,9 +10,9 @@ import numpy as np
 from optsched.asrpt.formulation import (
     OBJ_SCALE,
     arrival_slot,
+    build_problem8,
     build_problem8_cpsat,
-    build_problem8_cpsat_ti,
-    build_problem8_pyomo,
+    build_problem8_ti_cpsat,
     horizon_slots,
     job_patterns,
 )
@@ -135,14 +135,14 @@ def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
     pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
     info = {"patterns": sum(len(v) for v in pats.values())}
     if backend in ("cpsat", "cpsat-ti"):
-        build = build_problem8_cpsat if backend == "cpsat" else build_problem8_cpsat_ti
+        build = build_problem8_cpsat if backend == "cpsat" else build_problem8_ti_cpsat
         model, h = build(instance, patterns=pats, max_size=max_size)
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
         info.update(horizon_slots=h["T"], objective_rounding=rounding)
         em = ExactModel(model, (backend, pats, h), scale=scale, resolution=rounding, info=info)
     else:
-        model = build_problem8_pyomo(instance, patterns=pats, max_size=max_size)
+        model = build_problem8(instance, patterns=pats, max_size=max_size)
         info.update(horizon_slots=model.horizon, objective_rounding=0.0)
         em = ExactModel(model, (backend, pats, None), info=info)
     return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))

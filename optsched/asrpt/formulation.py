@@ -10,7 +10,10 @@ Two builders (build only; :mod:`optsched.asrpt.exact` solves):
 
 * :func:`build_problem8_cpsat`: CP-SAT, one optional interval per (job, pattern), a cumulative
   per server, a redundant cumulative on the whole cluster;
-* :func:`build_problem8_pyomo`: time-indexed MILP x[i, p, t] (cross-check on small instances).
+* :func:`build_problem8`: time-indexed MILP x[i, p, t] (cross-check on small instances);
+* :func:`build_problem8_ti_cpsat`: the time-indexed model for CP-SAT.
+
+Former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` remain as aliases.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
 
-__all__ = ["Pattern", "job_patterns", "best_split", "horizon_slots", "build_problem8_cpsat", "build_problem8_pyomo",
-           "OBJ_SCALE"]
+__all__ = ["Pattern", "job_patterns", "best_split", "horizon_slots", "build_problem8", "build_problem8_cpsat",
+           "build_problem8_ti_cpsat", "build_problem8_pyomo", "build_problem8_cpsat_ti", "OBJ_SCALE"]
 
 #: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it; error <= 0.5/OBJ_SCALE slot per job).
 OBJ_SCALE = 10_000
@@ -162,7 +165,7 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
     return m, {"start": start, "use": use, "patterns": pats, "T": T}
 
 
-def build_problem8_pyomo(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
     """Time-indexed MILP of Problem (8) (build only).
 
     x[i, p, t] = 1 iff job i starts at slot t with pattern p. Components named after
@@ -220,7 +223,7 @@ def build_problem8_pyomo(instance: AsrptInstance, *, patterns: dict | None = Non
     return m
 
 
-def build_problem8_cpsat_ti(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
     """Time-indexed CP-SAT model of Problem (8): Booleans x[i, p, t] (start slot t, pattern p), per-server
     per-slot capacity (3) as linear constraints, objective (8) in units of slot / OBJ_SCALE. Its LP
     relaxation is the strong time-indexed one (better bounds than the interval model on many jobs).
@@ -254,3 +257,8 @@ def build_problem8_cpsat_ti(instance: AsrptInstance, *, patterns: dict | None = 
     m.Minimize(sum((OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
                    for (i, p, t), v in x.items()))
     return m, {"x": x, "patterns": pats, "T": T}
+
+
+#: Former names (issue 10: ``build_<formulation>`` / ``build_<formulation>_cpsat``).
+build_problem8_pyomo = build_problem8
+build_problem8_cpsat_ti = build_problem8_ti_cpsat

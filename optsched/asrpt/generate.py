@@ -10,22 +10,33 @@ from __future__ import annotations
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
-from optsched.core.seeds import as_generator
+from optsched.core.compat import deprecated_alias, deprecated_positional
+from optsched.core.seeds import SeedLike, as_generator
 
 __all__ = ["random_instance"]
 
 
-def random_instance(n_jobs: int = 8, n_servers: int = 3, gpus: int = 4, *, single_gpu: float = 0.4,
-                    max_stages: int = 3, max_replicas: int = 2, mean_slots: float = 6.0, arrival_rate: float = 0.5,
-                    slot: float = 10.0, b_inter: float = 1.25e9, b_intra: float = 3e11,
-                    prediction_noise: float = 0.3, unseen: float = 0.1, seed=0, name: str | None = None
-                    ) -> AsrptInstance:
-    """A random instance (deterministic for a given seed).
+def random_instance(n_jobs: int = 8, *args: int, n_servers: int | None = None, gpus_per_server: int | None = None,
+                    single_gpu: float = 0.4, max_stages: int = 3, max_replicas: int = 2, mean_slots: float = 6.0,
+                    arrival_rate: float = 0.5, slot: float = 10.0, b_inter: float = 1.25e9, b_intra: float = 3e11,
+                    prediction_noise: float = 0.3, unseen: float = 0.1, seed: SeedLike = None,
+                    name: str | None = None, gpus: int | None = None) -> AsrptInstance:
+    """A random instance on ``n_servers`` x ``gpus_per_server`` GPUs (default 3 x 4), deterministic
+    for a given seed.
 
-    >>> inst = random_instance(4, 2, 2, seed=1)
+    ``random_instance(n, M, g, ...)`` (servers and GPUs by position) and ``gpus=`` still work, with a
+    DeprecationWarning.
+
+    >>> inst = random_instance(4, n_servers=2, gpus_per_server=2, seed=1)
     >>> inst.n_jobs, inst.G
     (4, 4)
     """
+    pos = deprecated_positional("random_instance", args, ("n_servers", "gpus_per_server"),
+                                {"n_servers": n_servers, "gpus_per_server": gpus_per_server})
+    n_servers = pos.get("n_servers", 3 if n_servers is None else n_servers)
+    if gpus is not None:
+        gpus_per_server = deprecated_alias("random_instance", "gpus", "gpus_per_server", gpus)
+    gpus = pos.get("gpus_per_server", 4 if gpus_per_server is None else gpus_per_server)
     rng = as_generator(seed)
     jobs = []
     t = 0.0

@@ -23,7 +23,7 @@ from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InvalidInstanceError, ModelTooLargeError
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 
-__all__ = ["availability_patterns", "PlacementResult", "build_placement_model", "solve_placement", "enumerate_placement",
+__all__ = ["availability_patterns", "PlacementResult", "build_placement", "build_placement_model", "solve_placement", "enumerate_placement",
            "alpha_min_exact", "count_placements"]
 
 
@@ -54,9 +54,9 @@ def _check_free(job: AsrptJob, free, exact_usage: bool) -> np.ndarray:
     return free
 
 
-def build_placement_model(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g: int | None = None,
-                          b_inter: float | None = None, b_intra: float | None = None, exact_usage: bool = False,
-                          max_size: int | None = None, reading: str = "nic-share"):
+def build_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g: int | None = None,
+                    b_inter: float | None = None, b_intra: float | None = None, exact_usage: bool = False,
+                    max_size: int | None = None, reading: str = "nic-share"):
     """Build (never solve) the placement MILP for ``job`` on servers with ``free`` GPUs.
 
     Components are named after the labels of ``formulations/asrpt.md``: ``replicas_placed`` (2),
@@ -70,7 +70,7 @@ def build_placement_model(job: AsrptJob, free, *, instance: AsrptInstance | None
     --------
     >>> from optsched.asrpt import toy_instance
     >>> inst = toy_instance()
-    >>> m = build_placement_model(inst.jobs[0], [2, 2], instance=inst)
+    >>> m = build_placement(inst.jobs[0], [2, 2], instance=inst)
     >>> sorted(c.name for c in m.component_objects(ctype=None, descend_into=False))[:4]
     ['A', 'K', 'M', 'S']
     """
@@ -201,7 +201,7 @@ def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     options = options or SolveOptions(time_limit=60, threads=1)
     t0 = time.perf_counter()
-    model = build_placement_model(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage,
+    model = build_placement(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage,
                                   reading=reading)
     sr = solve_pyomo(model, backend, options)
     x = _decode(model, job.n_stages, len(model.free)) if sr.has_solution else None
@@ -312,3 +312,7 @@ def availability_patterns(g_i: int, g: int, n: int = 20, *, min_servers: int = 2
         if np.all(parts <= g):
             out.append([int(p) for p in parts])
     return out
+
+
+#: Former name (issue 10: ``build_<formulation>``).
+build_placement_model = build_placement

@@ -39,7 +39,7 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.policy import Policy
 from optsched.sim.rates import RateModel
 
-__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "simulate_asrpt",
+__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "BASELINE_NAMES", "simulate_asrpt",
            "select_servers", "sim_jobs", "ClusterParams"]
 
 COMM_HEAVY = 1.5
@@ -549,7 +549,7 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
             "result": res}
 
 
-def _result(instance, name, res, t0):
+def _result(instance, name, res, t0, params):
     import time
 
     from optsched.core.result import Result, Status
@@ -558,42 +558,43 @@ def _result(instance, name, res, t0):
     obj = float(sum(sched.completion(j.id) for j in instance.jobs))
     return Result(algorithm=name, instance=instance.name, objective=obj, objective_name="total_completion_time",
                   schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
-                  info={"summary": res.summary()})
+                  info={"summary": res.summary(), "params": params})
+
+
+#: Registry name of each baseline (``Result.algorithm``) -> the paper's name (BASELINES' keys).
+BASELINE_NAMES = {f"asrpt-{name.lower()}": name for name in BASELINE_OPTIONS}
 
 
 def _register():
     import time
 
     from optsched.asrpt.model import KIND
-    from optsched.core.registry import register_algorithm
+    from optsched.core.registry import check_kind, register_algorithm
 
-    @register_algorithm("a-srpt", KIND, description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping")
+    @register_algorithm("asrpt-a-srpt", KIND, aliases=("a-srpt",),
+                        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping")
     def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
-        """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s)."""
-        if getattr(instance, "kind", None) != KIND:
-            from optsched.exceptions import InvalidInstanceError
+        """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
 
-            raise InvalidInstanceError(f"a-srpt needs an instance of kind 'asrpt'; got {getattr(instance, 'kind', None)!r}.")
+        ``Result.algorithm`` is ``"asrpt-a-srpt"``; ``tau`` is in ``info["params"]``."""
+        check_kind(instance, KIND, "asrpt-a-srpt")
         t0 = time.perf_counter()
         res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
-        return _result(instance, f"a-srpt[tau={tau:g}]", res, t0)
+        return _result(instance, "asrpt-a-srpt", res, t0, {"tau": float(tau)})
 
-    def make(name):
+    def make(algo, name):
         def run(instance, *, predictions=None, seed=None):
-            if getattr(instance, "kind", None) != KIND:
-                from optsched.exceptions import InvalidInstanceError
-
-                raise InvalidInstanceError(f"{name} needs an instance of kind 'asrpt'; got "
-                                           f"{getattr(instance, 'kind', None)!r}.")
+            check_kind(instance, KIND, algo)
             t0 = time.perf_counter()
             pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
-            return _result(instance, name, simulate_asrpt(instance, pol), t0)
+            return _result(instance, algo, simulate_asrpt(instance, pol), t0,
+                           {"baseline": name, **BASELINE_OPTIONS[name]})
 
         run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
         return run
 
-    for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
-        register_algorithm(f"asrpt-{name.lower()}", KIND)(make(name))
+    for algo, name in BASELINE_NAMES.items():
+        register_algorithm(algo, KIND)(make(algo, name))
 
     # the online policies in the simulator's registry: options only; they run on the jobs of an
     # AsrptInstance (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"])

@@ -31,6 +31,7 @@ __all__ = [
 
 _KINDS: dict[str, KindSpec] = {}
 _ALGORITHMS: dict[str, AlgorithmSpec] = {}
+_ALIASES: dict[str, str] = {}  # old algorithm name -> registry name (found by get_algorithm, not listed)
 
 SENSES = ("min", "max")
 
@@ -167,7 +168,8 @@ class AlgorithmSpec:
     """A registered algorithm.
 
     ``func(instance, *, seed=None, **options) -> Result``. Exact ones accept ``backend=`` (one
-    of ``backends``) and ``options=`` (:class:`optsched.solvers.SolveOptions`).
+    of ``backends``) and ``options=`` (:class:`optsched.solvers.SolveOptions`). ``aliases``: old
+    names :func:`get_algorithm` still finds (not listed by :func:`algorithms`).
     """
 
     name: str
@@ -178,6 +180,7 @@ class AlgorithmSpec:
     backends: tuple[str, ...] = ()
     description: str = ""
     suite_options: dict[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
 
     def __call__(self, instance: Any, **kwargs: Any) -> Any:
         return self.func(instance, **kwargs)
@@ -192,11 +195,24 @@ def register_algorithm(
     backends: tuple[str, ...] = (),
     description: str = "",
     suite_options: dict[str, Any] | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: register ``func`` under ``name`` for instances of ``kind``."""
+    """Decorator: register ``func`` under ``name`` for instances of ``kind``.
+
+    ``name`` is ``<key>-<algorithm>`` and equals the ``Result.algorithm`` the function returns
+    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve.
+
+    >>> @register_algorithm("doc-first", "doc", aliases=("doc-old",))
+    ... def first(instance): return instance
+    >>> get_algorithm("doc-old").name, [a.name for a in algorithms("doc")]
+    ('doc-first', ['doc-first'])
+    >>> _ = _ALGORITHMS.pop("doc-first"), _ALIASES.pop("doc-old")
+    """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         doc = (func.__doc__ or "").strip().splitlines()
+        for alias in aliases:
+            _ALIASES[alias] = name
         _ALGORITHMS[name] = AlgorithmSpec(
             name=name,
             kind=kind,
@@ -206,6 +222,7 @@ def register_algorithm(
             backends=tuple(backends),
             description=description or (doc[0] if doc else ""),
             suite_options=dict(suite_options or {}),
+            aliases=tuple(aliases),
         )
         return func
 
@@ -214,7 +231,7 @@ def register_algorithm(
 
 def get_algorithm(name: str) -> AlgorithmSpec:
     try:
-        return _ALGORITHMS[name]
+        return _ALGORITHMS[_ALIASES.get(name, name)]
     except KeyError:
         raise UnknownNameError(
             f"Unknown algorithm or model {name!r}; known: {sorted(_ALGORITHMS)}. "

@@ -6,7 +6,12 @@ See ``formulations/rigid.md``.
 
 from optsched.rigid.brute import brute_force_optimum
 from optsched.rigid.exact import solve_exact
-from optsched.rigid.formulation import build_cpsat, build_time_indexed, slot_data
+from optsched.rigid.formulation import (
+    build_cpsat,
+    build_interval_cpsat,
+    build_time_indexed,
+    slot_data,
+)
 from optsched.rigid.generate import random_instance
 from optsched.rigid.heuristics import ORDER_RULES, list_schedule
 from optsched.rigid.sgs import decode_placements, serial_sgs
@@ -18,7 +23,7 @@ def _suite_instances():
 
     toy = library_root() / "toy"
     out = [load_instance(p) for p in sorted(toy.glob("rigid-*.json"))]
-    out += [random_instance(5, 2, 2, single_server=0.5, seed=s) for s in (1, 2)]
+    out += [random_instance(5, n_servers=2, gpus_per_server=2, single_server=0.5, seed=s) for s in (1, 2)]
     return out
 
 
@@ -30,5 +35,5 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["solve_exact", "build_time_indexed", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
+__all__ = ["solve_exact", "build_time_indexed", "build_interval_cpsat", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
            "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance"]

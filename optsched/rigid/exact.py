@@ -10,7 +10,7 @@ from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
-from optsched.rigid.formulation import build_cpsat, build_time_indexed
+from optsched.rigid.formulation import build_interval_cpsat, build_time_indexed
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
@@ -78,7 +78,7 @@ def build_exact(instance: Instance, backend: str, options: SolveOptions, *, hori
     :mod:`optsched.solvers.exact`)."""
     step = instance.slot if _integral_weights(instance) else None
     if backend == "cpsat":
-        model, handles = build_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
     else:
         model, handles = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size), None
     em = ExactModel(model, handles, scale=instance.slot, step=step)
@@ -107,7 +107,7 @@ def warm_start_exact(instance: Instance, em: ExactModel, schedule: Schedule) -> 
     if em.handles is not None:  # CP-SAT
         h, model = em.handles, em.model
         model.clear_hints()
-        # the server choices of single-server jobs are Booleans named on_<j>_<server> (formulation.build_cpsat)
+        # the server choices of single-server jobs are Booleans named on_<j>_<server> (formulation.build_interval_cpsat)
         on = {v.name: i for i, v in enumerate(model.proto.variables) if v.name.startswith("on_")}
         starts = _starts_of(instance, schedule, h["data"].T)
         for j, (t, pl) in enumerate(starts):

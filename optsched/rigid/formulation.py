@@ -5,8 +5,8 @@ weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans
 (any split of its GPUs, fixed for its run) or is single-server.
 
 * :func:`build_time_indexed` - Pyomo MILP, time-indexed (T1)-(T5).
-* :func:`build_cpsat` - CP-SAT model with one interval per job and per-server cumulatives
-  with variable demands (C1)-(C4).
+* :func:`build_interval_cpsat` - CP-SAT model with one interval per job and per-server cumulatives
+  with variable demands (C1)-(C4) (former name ``build_cpsat``, kept as an alias).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from optsched.core.units import to_slots
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers.size import check_model_size
 
-__all__ = ["SlotData", "slot_data", "build_time_indexed", "build_cpsat"]
+__all__ = ["SlotData", "slot_data", "build_time_indexed", "build_interval_cpsat", "build_cpsat"]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     return m
 
 
-def build_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
+def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
     """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4).
 
     Returns ``(model, handles)`` where ``handles`` has ``start`` (list of IntVar), ``alloc``
@@ -183,3 +183,7 @@ def build_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_siz
     model.AddCumulative(ivs, d.g, sum(d.G))  # redundant total cumulative (stronger propagation)
     model.Minimize(sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n)))  # (C4)
     return model, {"start": start, "alloc": alloc, "data": d}
+
+
+#: Former name (issue 10: ``build_<formulation>_cpsat``).
+build_cpsat = build_interval_cpsat

@@ -8,6 +8,10 @@ problem*:
   objective ``successful_sojourn_time`` (1) and 3-cycle rows ``transitivity`` (L2), all of them
   or none (to be added lazily by :func:`add_transitivity`).
 * :func:`build_lop_cpsat` - the same model for CP-SAT with integer (scaled) costs.
+
+Both take the instance (``build_lop(instance, *, max_size)``, the shape of every paper's
+builders) or its :class:`~optsched.sojourn.evaluate.PairCosts` (computed once and shared by the
+exact back ends).
 """
 
 from __future__ import annotations
@@ -27,6 +31,17 @@ __all__ = ["build_lop", "add_transitivity", "build_lop_cpsat", "order_from_y", "
 CPSAT_SCALE = 1e9
 
 
+def _pair_costs(x) -> PairCosts:
+    """``x`` itself if it is a PairCosts, else the pair costs of the instance ``x``."""
+    if isinstance(x, PairCosts):
+        return x
+    from optsched.core.registry import check_kind
+    from optsched.sojourn.evaluate import pair_costs
+    from optsched.sojourn.model import KIND
+
+    return pair_costs(check_kind(x, KIND, "build_lop"))
+
+
 def pair_weights(pc: PairCosts) -> tuple[float, np.ndarray]:
     """``(constant, w)`` with objective (1) = ``constant + sum_{i<j} w[i,j] y[i,j]``,
     ``w[i,j] = c[i,j] - c[j,i]`` (upper triangle) and ``constant = sum_i d_i + sum_{i<j} c[j,i]``."""
@@ -37,13 +52,13 @@ def pair_weights(pc: PairCosts) -> tuple[float, np.ndarray]:
     return const, w
 
 
-def build_lop(pc: PairCosts, *, cycles: str | Iterable[tuple[int, int, int]] = "all", max_size: int | None = None,
+def build_lop(pc, *, cycles: str | Iterable[tuple[int, int, int]] = "all", max_size: int | None = None,
               name: str = "sojourn"):
     """Pyomo linear-ordering MILP of objective (1).
 
     Parameters
     ----------
-    pc : PairCosts
+    pc : SojournInstance or PairCosts
     cycles : "all", "none" or iterable of (i, j, k) with i < j < k
         Which 3-cycle rows (L2) to build now; "none" starts empty for lazy addition.
 
@@ -66,8 +81,12 @@ def build_lop(pc: PairCosts, *, cycles: str | Iterable[tuple[int, int, int]] = "
     >>> m = build_lop(pair_costs(inst))
     >>> sorted(c.name for c in m.component_objects(descend_into=False) if c.name[0].islower())
     ['successful_sojourn_time', 'transitivity', 'y']
+    >>> len(build_lop(inst).y) == len(m.y)  # the instance itself works too
+    True
     """
     import pyomo.environ as pyo
+
+    pc = _pair_costs(pc)
 
     n = pc.n
     if isinstance(cycles, str):
@@ -140,7 +159,7 @@ def order_from_y(B: np.ndarray) -> list[int]:
     return [int(k) for k in sorted(range(len(wins)), key=lambda k: (-wins[k], k))]
 
 
-def build_lop_cpsat(pc: PairCosts, *, max_size: int | None = None, hint: list[int] | None = None):
+def build_lop_cpsat(pc, *, max_size: int | None = None, hint: list[int] | None = None):
     """CP-SAT linear-ordering model with integer costs ``W = round(w * scale)``.
 
     Returns ``(model, handles)``; ``handles`` has ``y`` (dict of BoolVar), ``scale``,
@@ -149,6 +168,7 @@ def build_lop_cpsat(pc: PairCosts, *, max_size: int | None = None, hint: list[in
     """
     from ortools.sat.python import cp_model
 
+    pc = _pair_costs(pc)
     n = pc.n
     n_tri = n * (n - 1) * (n - 2) // 6
     check_model_size("sojourn linear-ordering (CP-SAT)", n * (n - 1) // 2, n_tri, max_size)

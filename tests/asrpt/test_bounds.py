@@ -94,7 +94,7 @@ def test_theorem1_follows_from_lemmas_1_to_3(b, slack, tau):
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 5), M=st.integers(1, 2))
 def test_lemma1_and_lemma3_against_exact_opt_a(seed, n, M):
-    inst = random_instance(n, M, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=M, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = solve_problem8(inst, options=OPT)

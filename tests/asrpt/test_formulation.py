@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.formulation import build_problem8_pyomo
-from optsched.asrpt.placement import build_placement_model
+from optsched.asrpt.formulation import build_problem8
+from optsched.asrpt.placement import build_placement
 
 MD = Path(__file__).resolve().parents[2] / "formulations" / "asrpt.md"
 
@@ -19,8 +19,8 @@ def test_every_label_is_a_model_component():
     found = labels()
     assert len(found) >= 12
     inst = toy_instance()
-    models = {"placement": build_placement_model(inst.jobs[1], [2, 2], instance=inst),
-              "problem8": build_problem8_pyomo(inst)}
+    models = {"placement": build_placement(inst.jobs[1], [2, 2], instance=inst),
+              "problem8": build_problem8(inst)}
     missing = [(lab, which) for lab, which in found if models[which].component(lab) is None]
     assert not missing, missing
 

@@ -15,7 +15,7 @@ from optsched.asrpt.heavy_edge import (
 from optsched.asrpt.model import AsrptJob, Stage
 from optsched.asrpt.placement import (
     alpha_min_exact,
-    build_placement_model,
+    build_placement,
     enumerate_placement,
     solve_placement,
 )
@@ -88,7 +88,7 @@ def test_estimates_are_ordered_on_profiles():
 
 def test_model_components_and_infeasible():
     j = vgg19_like()
-    m = build_placement_model(j, [4, 4], g=8, b_inter=1.25e9, b_intra=3e11)
+    m = build_placement(j, [4, 4], g=8, b_inter=1.25e9, b_intra=3e11)
     for name in ("replicas_placed", "server_capacity", "comp", "comm", "allreduce", "bottleneck", "per_iteration_time"):
         assert hasattr(m, name)
     with pytest.raises(InfeasibleError, match="g_i = 8"):

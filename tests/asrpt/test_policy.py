@@ -40,7 +40,7 @@ def test_toy_hand_trace():
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 5), tau=st.sampled_from([0.0, 0.5, 2.0]))
 def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
-    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     totals = []
     for name, pol in [("A-SRPT", None)] + list(BASELINES().items()):
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
@@ -154,7 +154,7 @@ def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data
     from .strategies import jobs
 
     job = data.draw(jobs(max_stages=3, max_k=3))
-    inst = random_instance(1, 6, 4, seed=0)
+    inst = random_instance(1, n_servers=6, gpus_per_server=4, seed=0)
     ids = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True))
     counts = [1] * len(ids)
     for _ in range(job.gpus - len(ids)):
@@ -197,7 +197,7 @@ class _ScanReference(OrderedPolicy):
 @given(seed=st.integers(0, 10**6), n=st.integers(5, 40),
        key=st.sampled_from(["duration", "workload", "subtime"]), wc=st.booleans())
 def test_baselines_per_demand_queues_match_the_plain_scan(seed, n, key, wc):
-    inst = random_instance(n, 3, 4, seed=seed, single_gpu=0.5, arrival_rate=3.0)
+    inst = random_instance(n, n_servers=3, gpus_per_server=4, seed=seed, single_gpu=0.5, arrival_rate=3.0)
     a = simulate_asrpt(inst, OrderedPolicy(key=key, work_conserving=wc)).jobs_frame()
     b = simulate_asrpt(inst, _ScanReference(key=key, work_conserving=wc)).jobs_frame()
     assert a.set_index("job_id")["first_start"].to_dict() == pytest.approx(b.set_index("job_id")["first_start"].to_dict())

@@ -50,13 +50,13 @@ def test_one_policy_object_runs_several_instances(seeds, make):
 
     shared = fresh()
     for i, s in enumerate(seeds):
-        inst = random_instance(8, 2 + i % 2, 2 + 2 * (i % 2), seed=s, arrival_rate=2.0,
+        inst = random_instance(8, n_servers=2 + i % 2, gpus_per_server=2 + 2 * (i % 2), seed=s, arrival_rate=2.0,
                                slot=[10.0, 2.5, 1.0][i % 3])
         _approx(_times(simulate_asrpt(inst, shared)), _times(simulate_asrpt(inst, fresh())))
 
 
 def test_registry_policies_run_on_sim_jobs_with_their_rate_model():
-    inst = random_instance(10, 3, 4, seed=5, arrival_rate=2.0)
+    inst = random_instance(10, n_servers=3, gpus_per_server=4, seed=5, arrival_rate=2.0)
     pol = get_policy("asrpt-a-srpt", tau=1.0)
     res = Simulator(inst.cluster, sim_jobs(inst), pol, rate_model=pol.rate_model).run()
     _approx(_times(res), _times(simulate_asrpt(inst, tau=1.0)))
@@ -84,7 +84,7 @@ def test_old_positional_instance_warns_and_gives_the_same_run():
 def test_slot_read_from_the_jobs():
     """The slot length and first slot come from the instance through sim_jobs: every start of the slotted
     policies is a multiple of the slot, at or after the first slot."""
-    inst = random_instance(10, 2, 4, seed=2, arrival_rate=1.0, slot=2.5)
+    inst = random_instance(10, n_servers=2, gpus_per_server=4, seed=2, arrival_rate=1.0, slot=2.5)
     for pol in (ASRPT(tau=1.0), *BASELINES().values()):
         df = simulate_asrpt(inst, pol).jobs_frame()
         for t in df["first_start"]:

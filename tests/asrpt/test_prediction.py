@@ -48,7 +48,7 @@ def test_online_retraining_in_asrpt():
     from optsched.asrpt.policy import ASRPT, simulate_asrpt
     from optsched.verify import verify
 
-    inst = random_instance(12, 2, 2, seed=5, single_gpu=0.5, arrival_rate=1.0)
+    inst = random_instance(12, n_servers=2, gpus_per_server=2, seed=5, single_gpu=0.5, arrival_rate=1.0)
     hist = [(j.group, j.user, j.iterations) for j in inst.jobs[:3]]
     pol = ASRPT(tau=0.5, predictor=IterationPredictor("median"), history=hist, retrain_every=20.0)
     res = simulate_asrpt(inst, pol)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
 from optsched.asrpt.exact import solve_problem8
-from optsched.asrpt.formulation import build_problem8_pyomo, horizon_slots, job_patterns
+from optsched.asrpt.formulation import build_problem8, horizon_slots, job_patterns
 from optsched.asrpt.generate import random_instance
 from optsched.core.registry import get_algorithm
 from optsched.core.schedule import Schedule
@@ -33,7 +33,7 @@ def test_toy_known_optimum_both_backends():
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
 def test_cpsat_equals_time_indexed_on_random_small(seed, n):
-    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = solve_problem8(inst, backend="cpsat", options=OPT)
@@ -67,7 +67,7 @@ def test_verifier_catches_short_and_overlapping_runs():
 def test_registered_and_model_labels():
     spec = get_algorithm("asrpt-exact")
     assert spec.exact and spec.kind == "asrpt"
-    m = build_problem8_pyomo(toy_instance())
+    m = build_problem8(toy_instance())
     for name in ("one_pattern_per_job", "release", "capacity", "total_completion_time"):
         assert hasattr(m, name)
 
@@ -84,7 +84,7 @@ def test_wrong_kind_rejected():
 
 @pytest.mark.slow
 def test_eight_jobs_three_by_four_proven_within_60s():
-    inst = random_instance(8, 3, 4, seed=0, single_gpu=0.3, arrival_rate=2.0)
+    inst = random_instance(8, n_servers=3, gpus_per_server=4, seed=0, single_gpu=0.3, arrival_rate=2.0)
     r = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=60))
     assert r.optimal and verify_result(inst, r).ok
 
@@ -111,7 +111,7 @@ def test_certified_results_three_backends(seed, n):
     from optsched.asrpt.exact import OBJECTIVE, solve_exact
     from optsched.core.objectives import objective_value
 
-    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     res = {b: solve_exact(inst, backend=b, options=OPT, seed=seed) for b in ("cpsat", "cpsat-ti", "highs")}
     for b, r in res.items():
         assert r.optimal, (b, r)
@@ -131,7 +131,7 @@ def test_certified_results_three_backends(seed, n):
 def test_grid_heuristic_is_feasible_no_better_than_optimum_and_hinted_exactly(seed, n):
     from optsched.asrpt.exact import best_heuristic, solve_exact
 
-    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     h = best_heuristic(inst)
     assert verify(inst, h).ok
     opt = solve_exact(inst, backend="highs", options=OPT, initial=None)
@@ -148,7 +148,7 @@ def test_never_worse_than_warm_start_and_bad_initial_refused():
     from optsched.core.objectives import objective_value
     from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 
-    inst = random_instance(8, 3, 4, seed=1, single_gpu=0.3, arrival_rate=2.0)
+    inst = random_instance(8, n_servers=3, gpus_per_server=4, seed=1, single_gpu=0.3, arrival_rate=2.0)
     h = best_heuristic(inst)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

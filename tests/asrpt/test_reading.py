@@ -88,7 +88,7 @@ def test_policies_run_under_the_second_reading():
     from optsched.asrpt.generate import random_instance
     from optsched.asrpt.policy import BASELINES, simulate_asrpt
 
-    inst = random_instance(6, 2, 2, seed=3)
+    inst = random_instance(6, n_servers=2, gpus_per_server=2, seed=3)
     tot = {}
     for r in READINGS:
         res = simulate_asrpt(inst, tau=1.0, reading=r)

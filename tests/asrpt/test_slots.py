@@ -21,7 +21,7 @@ OPT = SolveOptions(threads=1, time_limit=30)
 
 
 def test_default_is_the_papers_convention_and_bad_values_are_refused():
-    inst = random_instance(3, 2, 2, seed=1)
+    inst = random_instance(3, n_servers=2, gpus_per_server=2, seed=1)
     assert inst.first_slot == 1
     assert inst.with_first_slot(0).first_slot == 0
     assert arrival_slot(inst.jobs[0], inst) == 1  # released at 0: starts at slot 1 at the earliest
@@ -38,7 +38,7 @@ def test_finding5_instance_under_both_conventions():
     released at 0. With start slots {0..T} (old) OPT_A = 6.59 s and slotted A-SRPT's start at 10 s breaks
     Lemma 2 (16.59 > 11.23). With the paper's {1..T} the optimum also starts at 10 s: OPT_A = 16.59 s and
     Lemma 2 holds (16.59 <= 21.23)."""
-    base = random_instance(1, 2, 2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    base = random_instance(1, n_servers=2, gpus_per_server=2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     old = base.with_first_slot(0)
     ex_old = solve_problem8(old, options=OPT)
     r_old = empirical_ratio(old, ex_old.objective, tau=0.0)
@@ -58,7 +58,7 @@ def test_paper_convention_policies_and_lemma2(seed, n, tau):
     """Under the paper's convention: every policy starts on the grid from slot 1, is feasible and no better
     than the exact optimum; the printed Lemma 2 and Theorem 1 hold for slotted A-SRPT unless Heavy-Edge is
     suboptimal beyond rho (rho_hat > rho, item 2); the corrected ones always."""
-    inst = random_instance(n, 2, 2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ex = solve_problem8(inst, options=OPT)

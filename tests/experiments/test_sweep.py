@@ -24,7 +24,7 @@ def exact_vs_wspt(n: int, seed: int) -> dict:
     from optsched.rigid import list_schedule, random_instance, solve_exact
     from optsched.solvers import SolveOptions
 
-    inst = random_instance(n, 2, 2, seed=seed)
+    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed)
     opt = solve_exact(inst, options=SolveOptions(time_limit=20, threads=1))
     return {"optimum": opt.objective, "wspt": list_schedule(inst).objective, "status": str(opt.status)}
 
@@ -32,7 +32,7 @@ def exact_vs_wspt(n: int, seed: int) -> dict:
 def heuristics(n: int, seed: int) -> dict:
     from optsched.rigid import list_schedule, random_instance
 
-    inst = random_instance(n, 2, 4, seed=seed)
+    inst = random_instance(n, n_servers=2, gpus_per_server=4, seed=seed)
     return {"wspt": list_schedule(inst, rule="wspt").objective, "fifo": list_schedule(inst, rule="fifo").objective}
 
 

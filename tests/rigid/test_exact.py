@@ -68,7 +68,7 @@ def test_optimum_below_every_heuristic_and_backends_agree(inst):
 
 
 def test_bench_instance_solves_and_write_model(tmp_path):
-    inst = random_instance(10, 3, 4, single_server=0.5, seed=2)
+    inst = random_instance(10, n_servers=3, gpus_per_server=4, single_server=0.5, seed=2)
     r = solve_exact(inst, options=OPT, write_model=str(tmp_path / "m.lp"))
     assert r.status == Status.OPTIMAL and (tmp_path / "m.lp").read_text().count("one_start_per_job") >= 1
 
@@ -92,8 +92,8 @@ def _labels(prefix: str) -> list[str]:
 def test_every_model_label_in_the_markdown_is_a_model_component():
     labels = _labels("T")
     assert len(labels) == 5
-    span = random_instance(3, 2, 2, seed=1)
-    mixed = random_instance(3, 2, 2, single_server=1.0, seed=1)
+    span = random_instance(3, n_servers=2, gpus_per_server=2, seed=1)
+    mixed = random_instance(3, n_servers=2, gpus_per_server=2, single_server=1.0, seed=1)
     m_span, m_mixed = build_time_indexed(span), build_time_indexed(mixed)
     for tag, name in labels:
         model = m_span if tag == "T2" else m_mixed
@@ -130,7 +130,7 @@ def test_time_limited_run_is_feasible_with_a_warning_and_a_valid_bound():
 
     from optsched.exceptions import SolverLimitWarning
 
-    inst = random_instance(30, 4, 4, single_server=1.0, seed=10)
+    inst = random_instance(30, n_servers=4, gpus_per_server=4, single_server=1.0, seed=10)
     opt = SolveOptions(time_limit=0.5, threads=1, mip_abs_gap=0.999)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -178,7 +178,7 @@ def test_warm_start_reaches_highs_as_a_mip_start(inst):
 def test_exact_solve_never_worse_than_its_warm_start(backend):
     import warnings
 
-    inst = random_instance(40, 4, 4, single_server=1.0, seed=11)
+    inst = random_instance(40, n_servers=4, gpus_per_server=4, single_server=1.0, seed=11)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = solve_exact(inst, backend=backend, options=SolveOptions(time_limit=1, threads=1))

@@ -33,3 +33,24 @@ def test_model_value_equals_evaluator():
     assert pyo.value(m.successful_sojourn_time) == __import__("pytest").approx(pc.order_value(order))
     for (i, j, k) in m.CYCLES:
         assert 0 <= pyo.value(m.transitivity[i, j, k].body) <= 1
+
+
+def test_builders_take_the_instance_or_its_pair_costs():
+    """Issue 10 item 6: build_<formulation>(instance, *, max_size) like every paper; PairCosts still work."""
+    import pytest
+
+    from optsched.exceptions import InvalidInstanceError, ModelTooLargeError
+    from optsched.sojourn.formulation import build_lop_cpsat
+    from optsched.sojourn.generate import random_instance
+
+    inst = random_instance(5, seed=2)
+    pc = pair_costs(inst)
+    a, b = build_lop(inst), build_lop(pc)
+    assert len(a.y) == len(b.y) == 10 and len(a.transitivity) == len(b.transitivity) == 10
+    (_, ha), (_, hb) = build_lop_cpsat(inst), build_lop_cpsat(pc)
+    assert ha["scale"] == pytest.approx(hb["scale"]) and ha["constant"] == pytest.approx(hb["constant"])
+    for build in (build_lop, build_lop_cpsat):
+        with pytest.raises(ModelTooLargeError):
+            build(inst, max_size=1)
+    with pytest.raises(InvalidInstanceError, match="kind 'sojourn'"):
+        build_lop(object())
