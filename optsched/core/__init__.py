@@ -26,8 +26,6 @@ from optsched.core.result import Result, Status, relative_gap
 from optsched.core.schedule import Schedule, Segment
 from optsched.core.seeds import SeedLike, as_generator
 
-register_kind("rigid", Instance, schema="rigid.schema.json")
-
 __all__ = [
     "Cluster", "Server", "Job", "JobId", "Instance", "SCHEMA_VERSION", "Schedule", "Segment",
     "Result", "Status", "relative_gap", "load_instance", "save_instance", "instance_from_dict",

@@ -23,6 +23,7 @@ __all__ = [
     "AlgorithmSpec",
     "register_kind",
     "get_kind",
+    "discover_kind",
     "kinds",
     "register_algorithm",
     "get_algorithm",
@@ -95,7 +96,37 @@ def register_kind(kind: str | KindSpec, cls: type | None = None, *, schema: str 
     return spec
 
 
+def discover_kind(kind: str) -> bool:
+    """Import the package that registers ``kind`` if it is not registered yet: the subpackage
+    ``optsched.<kind>`` when one exists (plugins are found by the packages present, never by a
+    list). Returns True if ``kind`` is registered afterwards.
+
+    So ``optsched.core.load_instance("rigid.json")`` works without importing ``optsched.rigid``
+    first, although the kind is registered by that package."""
+    if kind in _KINDS:
+        return True
+    import importlib
+    import importlib.util
+
+    if not isinstance(kind, str) or not kind.isidentifier() or kind in _SHARED:
+        return False
+    name = f"optsched.{kind}"
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        importlib.import_module(name)
+    return kind in _KINDS
+
+
+#: Shared layers, never imported as a kind's package by :func:`discover_kind` (= optsched.SHARED_PACKAGES).
+_SHARED = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
+
+
 def get_kind(kind: str) -> KindSpec:
+    if kind not in _KINDS:
+        discover_kind(kind)
     try:
         return _KINDS[kind]
     except KeyError:

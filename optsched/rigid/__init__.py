@@ -1,9 +1,12 @@
 """Rigid GPU jobs on a multi-server cluster (kind ``rigid``): the common problem of the
 foundation, its exact models (HiGHS, CP-SAT), list-scheduling heuristics and enumeration.
 
-See ``formulations/rigid.md``.
+See ``formulations/rigid.md``. Importing this package registers the kind (:mod:`optsched.rigid.model`),
+its verifier checks (:mod:`optsched.rigid.checks`), the algorithms and the suite instances.
 """
 
+from optsched.rigid import checks as _checks
+from optsched.rigid import model as _model
 from optsched.rigid.brute import brute_force_optimum
 from optsched.rigid.exact import solve_exact
 from optsched.rigid.formulation import (
@@ -16,6 +19,9 @@ from optsched.rigid.generate import random_instance
 from optsched.rigid.heuristics import ORDER_RULES, list_schedule
 from optsched.rigid.sgs import decode_placements, serial_sgs
 
+_model.register()
+_checks.register()
+
 
 def _suite_instances():
     from optsched.core.io import load_instance
@@ -27,13 +33,13 @@ def _suite_instances():
     return out
 
 
-def _register() -> None:
+def _register_suite() -> None:
     from optsched.verify.suite import register_suite_instances
 
     register_suite_instances("rigid", _suite_instances)
 
 
-_register()
+_register_suite()
 
 __all__ = ["solve_exact", "build_time_indexed", "build_interval_cpsat", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
            "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance"]

@@ -1,6 +1,5 @@
 """Independent verification: feasibility checks by equation label, bound checks, the common suite."""
 
-from optsched.verify import feasibility as _feasibility  # noqa: F401  (registers the rigid checks)
 from optsched.verify.common import check_gpu_exclusive, check_non_preemptive, gpu_exclusive_check
 from optsched.verify.core import verify, verify_result
 from optsched.verify.feasibility import register_cluster_checks, usage_profile

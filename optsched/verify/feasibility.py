@@ -1,9 +1,10 @@
-"""Independent feasibility checks of cluster schedules (kind ``rigid``).
+"""Independent feasibility checks of cluster schedules, for any kind whose schedules are
+:class:`optsched.core.Schedule`s of cluster jobs.
 
 Everything is recomputed from the instance and the schedule alone; the solver's or the
-algorithm's own report is never trusted. Labels are those of ``formulations/rigid.md``.
-Paper packages whose schedules are cluster schedules register these same checks for their kind
-with :func:`register_cluster_checks` and add their own.
+algorithm's own report is never trusted. Labels are those of ``formulations/rigid.md`` (R1)-(R7).
+No kind is registered here: each paper package (``rigid``, ``asrpt``, ``rarddls``, ...) registers
+these checks for its kind with :func:`register_cluster_checks` and adds its own.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.objectives import objective_value
 from optsched.verify.common import check_gpu_exclusive
-from optsched.verify.registry import register_check, register_evaluator
+from optsched.verify.registry import register_check
 from optsched.verify.report import Violation
 
 __all__ = ["check_all_scheduled", "check_release", "check_demand", "check_no_self_overlap",
@@ -174,6 +174,3 @@ def register_cluster_checks(kind: str, *, work_at_rate_one: bool = True) -> None
     if work_at_rate_one:
         register_check(kind, "work")(check_work)
 
-
-register_cluster_checks("rigid")
-register_evaluator("rigid", objective_value)

@@ -32,7 +32,16 @@ def register_check(kind: str, label: str) -> Callable[[Check], Check]:
     return deco
 
 
+def _discover(kind: str) -> None:
+    """The package of ``kind`` registers its checks when imported: import it if needed."""
+    if kind not in _CHECKS:
+        from optsched.core.registry import discover_kind
+
+        discover_kind(kind)
+
+
 def checks_for(kind: str) -> list[tuple[str, Check]]:
+    _discover(kind)
     return list(_CHECKS.get(kind, []))
 
 
@@ -41,4 +50,5 @@ def register_evaluator(kind: str, func: Callable[[Any, Any, str], float]) -> Non
 
 
 def evaluator_for(kind: str) -> Callable[[Any, Any, str], float] | None:
+    _discover(kind)
     return _EVALUATORS.get(kind)

@@ -35,6 +35,10 @@ def register_suite_instances(kind: str, factory: Callable[[], list[Any]]) -> Non
 
 
 def suite_instances(kind: str) -> list[Any]:
+    if kind not in _SUITE:  # the kind's package registers them when imported
+        from optsched.core.registry import discover_kind
+
+        discover_kind(kind)
     f = _SUITE.get(kind)
     return list(f()) if f else []
 
