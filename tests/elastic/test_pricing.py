@@ -1,0 +1,111 @@
+"""Pricing (13)/(21): the exact oracle against brute force, and the paper's Alg. 4-7 against the exact
+optimum of their case (Thm 1 / Thm 6). Counterexamples are kept as (seed, k) of ``pricing_case``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from optsched.elastic.checks import violations
+from optsched.elastic.model import ElasticSchedule
+from optsched.elastic.pricing import (
+    Prices,
+    a_mincost1,
+    a_mincost2,
+    a_ramincost1,
+    a_ramincost2,
+    brute_force,
+    compare_with_brute_force,
+    min_cost,
+    pricing_case,
+    window_cost,
+)
+
+
+def _feasible(inst, priced, tau):
+    s = ElasticSchedule({inst.jobs[0].id: priced.config.assignment(priced.start)})
+    return violations(inst, s, require_all=False, tau=tau, arrivals=False)
+
+
+@pytest.mark.parametrize("k", range(40))
+def test_oracle_equals_brute_force(k):
+    inst, tau, pr = pricing_case(11, k, max_servers=2)
+    for residual in (True, False):
+        ref = brute_force(inst, 0, pr, residual=residual)
+        got = min_cost(inst, 0, pr, residual=residual)
+        assert (ref is None) == (got is None)
+        if ref is None:
+            continue
+        assert got.cost == pytest.approx(ref.cost, rel=1e-9, abs=1e-9)
+        assert got.cost == pytest.approx(window_cost(pr, got.config, got.start), rel=1e-9, abs=1e-12)
+        if residual:
+            assert _feasible(inst, got, tau) == []
+            omega = pr.residual(inst)
+            for h, vec in got.config.use:  # fits the residual capacity in every slot of its window
+                assert np.all(omega[got.start:got.start + got.config.d, h, :] + 1e-9 >= np.asarray(vec))
+        for q in (0, 1):
+            rq, gq = brute_force(inst, 0, pr, q=q, residual=residual), min_cost(inst, 0, pr, q=q, residual=residual)
+            assert (rq is None) == (gq is None)
+            if rq is not None:
+                assert gq.cost == pytest.approx(rq.cost, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_oracle_equals_brute_force_three_servers():
+    stats = compare_with_brute_force(60, seed=5, max_servers=3)
+    assert stats["oracle_mismatch"] == 0
+
+
+def test_zero_prices_cost_nothing_and_full_servers_fit_nothing():
+    inst, tau, pr = pricing_case(11, 0, max_servers=2)
+    zero = Prices(np.zeros_like(pr.beta), np.zeros_like(pr.delta))
+    assert min_cost(inst, 0, zero).cost == pytest.approx(0.0)
+    full = Prices(np.broadcast_to(np.asarray(inst.C, float), pr.beta.shape).copy(), pr.delta)
+    assert min_cost(inst, 0, full) is None
+    assert min_cost(inst, 0, full, residual=False) is not None  # the dual (9) ignores the allocation
+
+
+# Thm 1: "Algorithm 4 and Algorithm 5 yield an optimal solution of problem (13)". Counterexamples
+# to Alg. 4 (A_mincost1, q = 0) found by compare_with_brute_force(100, seed=0, max_servers=2).
+ALG4_SUBOPTIMAL = [(0, 2), (0, 68)]
+
+
+@pytest.mark.parametrize(("seed", "k"), ALG4_SUBOPTIMAL)
+def test_alg4_counterexamples(seed, k):
+    inst, tau, pr = pricing_case(seed, k, max_servers=2)
+    opt = brute_force(inst, 0, pr, q=0)
+    got = a_mincost1(inst, 0, pr)
+    assert got is not None and opt is not None
+    assert got.cost > opt.cost * (1 + 1e-6)  # Thm 1 fails here: Alg. 4 is not optimal
+    assert _feasible(inst, got, tau) == []  # but what it returns is a feasible schedule
+    assert min_cost(inst, 0, pr, q=0).cost == pytest.approx(opt.cost)
+
+
+# The literal text of Alg. 4 (N^ set once per L, line 6, and decreased over the loop on n) returns
+# schedules with PSs and no worker ((2b)) or too few workers ((2f)).
+ALG4_LITERAL_INFEASIBLE = [(0, 2, "2b"), (0, 20, "2b"), (0, 34, "2f"), (0, 36, "2b")]
+
+
+@pytest.mark.parametrize(("seed", "k", "label"), ALG4_LITERAL_INFEASIBLE)
+def test_alg4_literal_n_hat_gives_infeasible_schedules(seed, k, label):
+    inst, tau, pr = pricing_case(seed, k, max_servers=2)
+    got = a_mincost1(inst, 0, pr, reset_n_hat=False)
+    assert label in {v.label for v in _feasible(inst, got, tau)}
+    fixed = a_mincost1(inst, 0, pr)
+    assert fixed is None or _feasible(inst, fixed, tau) == []
+
+
+@pytest.mark.parametrize("k", range(0, 30))
+def test_printed_subroutines_return_feasible_schedules_no_better_than_the_optimum(k):
+    inst, tau, pr = pricing_case(3, k, max_servers=2)
+    subs = (a_mincost2, a_mincost1) if inst.is_ps else (a_ramincost1, a_ramincost2)
+    opt = min_cost(inst, 0, pr)
+    for f in subs:
+        got = f(inst, 0, pr)
+        if got is None:
+            continue
+        assert _feasible(inst, got, tau) == []
+        assert opt is not None and got.cost >= opt.cost - 1e-9 * max(1.0, abs(opt.cost))
+        assert math.isclose(got.cost, window_cost(pr, got.config, got.start), rel_tol=1e-9, abs_tol=1e-12)
