@@ -68,7 +68,11 @@ def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, 
         r = solve_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
                             options=SolveOptions(time_limit=60, threads=1))
         if r.status.value != "optimal":
-            raise RuntimeError(f"Best split for {parts} not proven optimal ({r.status}).") from None
+            from optsched.exceptions import SolverError
+
+            raise SolverError(f"The best stage split of a job on servers with {list(parts)} GPUs was not proven "
+                              f"optimal by the placement MILP within 60 s ({r.status}); Problem (8) needs it exact. "
+                              f"Use fewer replicas per stage or fewer servers per job.") from None
     return r.x, float(r.alpha)
 
 

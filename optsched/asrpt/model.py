@@ -19,7 +19,7 @@ from typing import Any
 from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.exceptions import InvalidInstanceError
+from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
 __all__ = ["Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
 
@@ -310,7 +310,7 @@ class AsrptInstance(JsonMixin):
         for j in self.jobs:
             if j.id == job_id:
                 return j
-        raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
+        raise UnknownNameError(f"No job with id {job_id!r} in instance {self.name!r}.")
 
     def replace(self, **changes: Any) -> AsrptInstance:
         return replace(self, **changes)

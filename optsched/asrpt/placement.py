@@ -20,7 +20,13 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, beta_upper
 from optsched.core.result import Status
 from optsched.core.seeds import as_generator
-from optsched.exceptions import InfeasibleError, InvalidInstanceError, ModelTooLargeError
+from optsched.exceptions import (
+    InfeasibleError,
+    InternalError,
+    InvalidInstanceError,
+    ModelTooLargeError,
+    SolverError,
+)
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 
 __all__ = ["availability_patterns", "PlacementResult", "build_placement", "build_placement_model", "solve_placement", "enumerate_placement",
@@ -207,8 +213,8 @@ def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
     x = _decode(model, job.n_stages, len(model.free)) if sr.has_solution else None
     a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading) if x is not None else None
     if a is not None and sr.objective is not None and not np.isclose(a, sr.objective, rtol=1e-6, atol=1e-6):
-        raise RuntimeError(f"The placement MILP's alpha {sr.objective} differs from eq. (7) on its x, {a}; "
-                           f"model and formula disagree (a bug: please report it).")
+        raise InternalError(f"The placement MILP's alpha {sr.objective} differs from eq. (7) on its x, {a}; "
+                            f"model and formula disagree (a bug: please report it).")
     gap = None if a is None or sr.bound is None else max(0.0, a - sr.bound) / max(a, 1e-12)
     return PlacementResult(x=x, alpha=a, status=sr.status, bound=sr.bound, gap=gap,
                            runtime=time.perf_counter() - t0, method=f"milp[{backend}]",
@@ -287,7 +293,8 @@ def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOpt
                     reading: str = "nic-share") -> float:
     """alpha^min_i: the exact minimum of eq. (7) over all placements on the empty cluster.
 
-    Raises ``RuntimeError`` if the MILP is not proven optimal (a true minimum is needed by the bounds).
+    Raises :class:`~optsched.exceptions.SolverError` if the MILP is not proven optimal (a true minimum
+    is needed by the bounds).
     """
     free = [instance.g] * min(instance.M, job.gpus)  # identical empty servers: g_i of them always suffice
     try:
@@ -295,7 +302,8 @@ def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOpt
     except ModelTooLargeError:
         r = solve_placement(job, free, instance=instance, options=options, reading=reading)
     if r.status != Status.OPTIMAL:
-        raise RuntimeError(f"alpha^min of {job.label} not proven ({r.status}); raise the time limit.")
+        raise SolverError(f"alpha^min of {job.label} was not proven optimal ({r.status}); raise the time limit "
+                          f"(options=SolveOptions(time_limit=...)).")
     return float(r.alpha)
 
 

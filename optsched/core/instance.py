@@ -12,7 +12,7 @@ from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
 from optsched.core.job import Job, JobId
 from optsched.core.validation import check_mapping, check_number
-from optsched.exceptions import InvalidInstanceError
+from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
 __all__ = ["Instance", "SCHEMA_VERSION"]
 
@@ -119,7 +119,7 @@ class Instance(JsonMixin):
         for j in self.jobs:
             if j.id == job_id:
                 return j
-        raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
+        raise UnknownNameError(f"No job with id {job_id!r} in instance {self.name!r}.")
 
     @property
     def arrivals(self) -> np.ndarray:

@@ -62,7 +62,9 @@ class KindSpec:
 
     def __post_init__(self) -> None:
         if self.sense not in SENSES:
-            raise ValueError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
+            from optsched.exceptions import InvalidOptionError
+
+            raise InvalidOptionError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
 
     _LEGACY = {"cls": "instance_cls"}
 

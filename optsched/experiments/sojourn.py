@@ -140,7 +140,10 @@ def optimum(pc) -> tuple[float, list[int], str]:
 
     out = solve_lop_highs(pc, SolveOptions(time_limit=300, threads=1))
     if not out.get("proven"):
-        raise RuntimeError(f"HiGHS did not prove the optimum within 300 s ({out['message']}).")
+        from optsched.exceptions import SolverError
+
+        raise SolverError(f"HiGHS did not prove the optimum of this {pc.n}-job instance within 300 s "
+                          f"({out['message']}); use fewer jobs.")
     return out["objective"], out["order"], "highs"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optsched.core.instance import Instance
+from optsched.core.registry import check_kind
 from optsched.core.units import to_slots
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers.size import check_model_size
@@ -44,9 +45,7 @@ class SlotData:
 
 
 def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
-    if getattr(instance, "kind", None) != "rigid":
-        raise InvalidInstanceError(f"The rigid exact models need an instance of kind 'rigid'; got "
-                                   f"{getattr(instance, 'kind', type(instance).__name__)!r}.")
+    check_kind(instance, "rigid", "The rigid exact models")
     s = instance.slot
     p = [to_slots(j.work, s, what=f"'work' of {j.label}") for j in instance.jobs]
     r = [to_slots(j.arrival, s, what=f"'arrival' of {j.label}") for j in instance.jobs]

@@ -6,10 +6,10 @@ import time
 
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import register_algorithm
+from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidInstanceError, UnknownNameError
+from optsched.exceptions import UnknownNameError
 from optsched.rigid.sgs import serial_sgs
 
 __all__ = ["list_schedule", "ORDER_RULES"]
@@ -72,9 +72,7 @@ def list_schedule(instance: Instance, *, rule: str = "wspt", placement: str = "c
     >>> list_schedule(inst, rule="wspt").objective
     20.0
     """
-    if getattr(instance, "kind", None) != "rigid":
-        raise InvalidInstanceError(f"list_schedule needs an instance of kind 'rigid'; got "
-                                   f"{getattr(instance, 'kind', type(instance).__name__)!r}.")
+    check_kind(instance, "rigid", "list_schedule")
     t0 = time.perf_counter()
     order = _order(instance, rule, seed)
     sched = serial_sgs(instance, order, rule=placement, rng=as_generator(seed) if placement == "random" else None)

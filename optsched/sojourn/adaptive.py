@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InternalError, InvalidOptionError
 from optsched.sojourn.evaluate import poisson_binomial, stage_indices
 from optsched.sojourn.model import SojournInstance
 
@@ -165,7 +165,8 @@ def _sequence_policy(instance: SojournInstance, stages: Sequence[tuple[Any, int]
         for k, st in seq:
             if progress[k] != DONE and progress[k] == st - 1:
                 return k
-        raise AssertionError("no alive stage left")
+        raise InternalError("The stage sequence has no alive stage left while a job is still alive (a bug: "
+                            "please report it).")
 
     return choose
 
