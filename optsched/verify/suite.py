@@ -6,7 +6,10 @@ For each algorithm and each suite instance of its kind:
 * ``objective``: the result's objective equals the verifier's recomputed value;
 * ``deterministic``: the same seed gives the same objective and schedule;
 * ``rejects_wrong_kind``: an instance of another kind raises ``InvalidInstanceError``;
-* ``exact_is_lower``: (exact models) the proven optimum is <= every algorithm's objective.
+* ``algorithm_name``: ``Result.algorithm`` is the registry name (exact models: ``<name>[<backend>]``);
+* ``optimal``: the kind's default exact model proves the instance optimal (:func:`exact_optimum`);
+* ``exact_is_lower``: that optimum is at least as good as the algorithm's objective, in the
+  kind's sense (never skipped: an instance not proven optimal fails it).
 
 And for each kind, malformed instance dicts are rejected at the boundary with
 ``InvalidInstanceError`` (``rejects_malformed``).
@@ -24,7 +27,7 @@ from optsched.exceptions import InvalidInstanceError
 from optsched.verify.core import verify_result
 
 __all__ = ["register_suite_instances", "suite_instances", "check_algorithm", "malformed_variants",
-           "WrongKindInstance"]
+           "WrongKindInstance", "exact_optimum", "check_optimal", "check_exact_is_lower"]
 
 _SUITE: dict[str, Callable[[], list[Any]]] = {}
 
@@ -57,14 +60,23 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7) -> dict[str, bool | str]:
-    """Run the per-instance checks of the suite; returns {check: True or a failure message}."""
+def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7,
+                    optimum: Any = None) -> dict[str, bool | str]:
+    """Run the per-instance checks of the suite; returns {check: True or a failure message}.
+
+    With ``optimum`` (the Result of :func:`exact_optimum` on ``instance``) a heuristic also gets
+    ``exact_is_lower``."""
     out: dict[str, bool | str] = {}
     kw = dict(spec.suite_options)
     r1 = spec.func(instance, seed=seed, **kw)
     rep = verify_result(instance, r1)
     out["feasible"] = True if rep.ok or all(v.label == "objective" for v in rep.violations) else rep.summary()
     out["objective"] = True if not any(v.label == "objective" for v in rep.violations) else rep.summary()
+    name_ok = r1.algorithm == spec.name or (spec.exact and r1.algorithm.startswith(spec.name + "["))
+    out["algorithm_name"] = True if name_ok else (f"Result.algorithm is {r1.algorithm!r}, not the registry name "
+                                                  f"{spec.name!r}")
+    if optimum is not None and not spec.exact:
+        out["exact_is_lower"] = check_exact_is_lower(spec.kind, optimum, r1.objective)
     r2 = spec.func(instance, seed=seed, **kw)
     same = (r1.objective == r2.objective) and _same(r1.schedule, r2.schedule)
     out["deterministic"] = True if same else f"two runs with seed={seed} differ: {r1.objective} vs {r2.objective}"
@@ -76,6 +88,38 @@ def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7) -> dic
     except Exception as e:  # noqa: BLE001 - any other error is a failure of the contract
         out["rejects_wrong_kind"] = f"raised {type(e).__name__} instead of InvalidInstanceError: {e}"
     return out
+
+
+def exact_optimum(kind: str, instance: Any) -> Any:
+    """The kind's default exact model run on ``instance`` with its suite options (seed 0): a Result."""
+    from optsched.core.registry import default_exact_model
+
+    exact = default_exact_model(kind)
+    return exact.func(instance, seed=0, **exact.suite_options)
+
+
+def check_optimal(result: Any) -> bool | str:
+    """True if ``result`` is proven optimal, else why not."""
+    if result.optimal:
+        return True
+    return (f"{result.algorithm} did not prove suite instance {result.instance!r} optimal: {result.status} "
+            f"(objective {result.objective}, bound {result.bound}); a suite instance must be solved exactly "
+            f"within the suite options' limits")
+
+
+def check_exact_is_lower(kind: str, optimum: Any, objective: float | None, *, rtol: float = 1e-6) -> bool | str:
+    """True if the proven ``optimum`` (a Result) is at least as good as ``objective`` in the kind's sense."""
+    from optsched.core.registry import get_kind
+
+    if not optimum.optimal:
+        return f"no proven optimum to compare with ({optimum.algorithm}: {optimum.status})"
+    if objective is None:
+        return "the algorithm returned no objective"
+    spec = get_kind(kind)
+    if spec.better(optimum.objective, objective, rtol=rtol):
+        return True
+    return (f"the proven optimum {optimum.objective} of {optimum.algorithm} is worse than the algorithm's "
+            f"{objective} ({spec.sense}imised): the exact model or the algorithm is wrong")
 
 
 def _wrong_type(value: Any) -> Any:
