@@ -15,21 +15,101 @@ from optsched.rarddls.formulation import build_milp, build_theta_star, patterns
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 from optsched.solvers import SolveOptions, solve_pyomo
 
-__all__ = ["solve_exact", "enumerate_optimum", "theta_star", "heuristic_horizon", "ENUM_MAX_JOBS"]
+__all__ = ["solve_exact", "enumerate_optimum", "theta_star", "heuristic_horizon", "best_heuristic",
+           "sgs_schedule", "lower_bound", "ENUM_MAX_JOBS"]
 
 ENUM_MAX_JOBS = 3
 
 
-def heuristic_horizon(instance: RarInstance) -> int:
-    """The best makespan of SJF-BCO (kappa over sizes), LS and FF: an upper bound on T*."""
+def best_heuristic(instance: RarInstance) -> tuple[int, list[int] | None, list[dict[int, int]] | None]:
+    """The best schedule of SJF-BCO (kappa over sizes), LS, FF and :func:`sgs_schedule`:
+    (makespan, starts, placements), an upper bound on T* with a schedule that attains it (starts and placements
+    None only for the serial bound, when every heuristic fails)."""
+    from optsched.rarddls.evaluate import decisions
     from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco
 
-    best = instance.serial_horizon()
+    best: tuple[int, list[int] | None, list[dict[int, int]] | None] = (instance.serial_horizon(), None, None)
     for f, kw in ((sjf_bco, {"kappas": "sizes"}), (list_scheduling, {}), (first_fit, {})):
         try:
-            best = min(best, int(f(instance, **kw).objective))
+            r = f(instance, **kw)
         except Exception:  # noqa: BLE001 - a heuristic that finds nothing gives no bound
             continue
+        if int(r.objective) < best[0]:
+            st, pl = decisions(instance, r.schedule)
+            best = (int(r.objective), st, pl)
+    ms, st, pl = sgs_schedule(instance)
+    if ms < best[0]:
+        best = (int(ms), st, pl)
+    return best
+
+
+def heuristic_horizon(instance: RarInstance) -> int:
+    """The best makespan of SJF-BCO (kappa over sizes), LS, FF and :func:`sgs_schedule`: an upper bound on T*."""
+    return best_heuristic(instance)[0]
+
+
+def _fits(instance: RarInstance, starts, pls, comp, jobs) -> bool:
+    """(2) for the given job indices: GPUs in use per server <= O_s at each of their start slots."""
+    caps = instance.O
+    for t in {starts[j] for j in jobs}:
+        use = [0] * len(caps)
+        for j in jobs:
+            if starts[j] <= t < comp[j]:
+                for s, y in pls[j].items():
+                    use[s] += y
+        if any(x > o for x, o in zip(use, caps, strict=True)):
+            return False
+    return True
+
+
+def sgs_schedule(instance: RarInstance, *, n_orders: int = 24, seed: int = 0
+                 ) -> tuple[int, list[int], list[dict[int, int]]]:
+    """Serial schedule generation: jobs one by one (in a few fixed and ``n_orders`` seeded random orders), each at
+    the (placement, start) that ends it earliest among the starts {0} U {completions so far}, keeping (2) for every
+    job placed so far (completions replayed with (6)-(9), so a later start may slow an earlier job).
+
+    Returns (makespan, starts, placements) of the best order; a feasible schedule, an upper bound on T*."""
+    import numpy as np
+
+    n = instance.n_jobs
+    pats = [[{s: y for s, y in enumerate(p) if y > 0} for p in patterns(instance, j)] for j in range(n)]
+    d1 = [-(-job.iterations // instance.phi(j, 1, 0)) for j, job in enumerate(instance.jobs)]
+    area = [instance.jobs[j].gpus * d1[j] for j in range(n)]
+    orders = [sorted(range(n), key=lambda j: (-area[j], j)), sorted(range(n), key=lambda j: (-d1[j], j)),
+              sorted(range(n), key=lambda j: (-instance.jobs[j].gpus, -d1[j], j))]
+    rng = np.random.default_rng(seed)
+    orders += [list(rng.permutation(n)) for _ in range(n_orders)]
+    far = 10 ** 9
+    best = (far, None, None)
+    for order in orders:
+        starts, pls = [far] * n, [pats[j][0] for j in range(n)]
+        done: list[int] = []
+        comp = [far] * n
+        ok = True
+        for j in order:
+            cand = sorted({0} | {comp[k] for k in done})
+            choice = None
+            for pl in pats[j]:
+                for t in cand:
+                    if choice is not None and t >= choice[0]:
+                        break
+                    starts[j], pls[j] = t, pl
+                    c = replay(instance, starts, pls, stop_at=far).completion
+                    if _fits(instance, starts, pls, c, done + [j]):
+                        key = (c[j], max(c[k] for k in done + [j]))
+                        if choice is None or key < choice[1]:
+                            choice = (c[j], key, t, pl)
+                        break
+            if choice is None:
+                ok = False
+                break
+            starts[j], pls[j] = choice[2], choice[3]
+            done.append(j)
+            comp = replay(instance, starts, pls, stop_at=far).completion
+        if ok:
+            ms = max(comp)
+            if ms < best[0]:
+                best = (ms, list(starts), [dict(p) for p in pls])
     return best
 
 
@@ -125,8 +205,9 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
     if seed is not None:
         options = options.replace(seed=int(seed))
     t0 = time.perf_counter()
-    H = int(horizon) if horizon is not None else heuristic_horizon(instance)
-    info: dict = {"horizon_slots": H}
+    H_heur, st0, pl0 = best_heuristic(instance)
+    H = int(horizon) if horizon is not None else H_heur
+    info: dict = {"horizon_slots": H, "heuristic_makespan": H_heur}
     if backend == "enumerate":
         best, starts, pl = enumerate_optimum(instance, horizon=H)
         pls = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
@@ -136,20 +217,35 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
                       runtime=time.perf_counter() - t0, solver="enumeration", info=info)
     if backend == "cpsat":
         raise InvalidOptionError("rarddls-exact has no CP-SAT model; use backend='highs' or 'enumerate'.")
-    model = build_milp(instance, horizon=H, max_size=max_size)
-    info["n_vars"] = model.nvariables()
-    info["n_constraints"] = model.nconstraints()
-    if write_model:
-        from optsched.solvers import write_model as _write
+    import math
 
-        _write(model, write_model)
-    sr = solve_pyomo(model, backend, options)
-    sched, obj = None, None
-    if sr.has_solution:
-        J = instance.n_jobs
+    lb = lower_bound(instance)
+    info["lower_bound"] = lb
+    # prove the incumbent: with a heuristic schedule of makespan H_heur <= H in hand, the MILP only has to look for
+    # a strictly shorter one, on H_heur - 1 slots (no solution there = the incumbent is optimal)
+    incumbent = st0 is not None and H_heur <= H
+    grid = H_heur - 1 if incumbent else H
+    info["model_slots"] = grid
+    solver, sr = "none", None
+    if incumbent and H_heur <= lb:
+        info.update({"n_vars": 0, "n_constraints": 0, "solver_message": "incumbent meets the lower bound",
+                     "solver_runtime": 0.0, "milp_objective": None})
+    else:
+        model = build_milp(instance, horizon=grid, max_size=max_size)
+        info["n_vars"] = model.nvariables()
+        info["n_constraints"] = model.nconstraints()
+        if write_model:
+            from optsched.solvers import write_model as _write
+
+            _write(model, write_model)
+        sr = solve_pyomo(model, backend, options)
+        solver = f"{sr.solver} {sr.solver_version}"
+        info.update({"solver_message": sr.message, "solver_runtime": sr.runtime, "milp_objective": sr.objective})
+    sched, obj, bound = None, None, None
+    if sr is not None and sr.has_solution:
         starts, pls = [], []
-        for j in range(J):
-            starts.append(max(range(H), key=lambda t: model.s[j, t].value or 0))
+        for j in range(instance.n_jobs):
+            starts.append(max(range(grid), key=lambda t: model.s[j, t].value or 0))
             q = max(range(len(model.pats[j])), key=lambda q: model.use[j, q].value or 0)
             pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
         rep = replay(instance, starts, pls)
@@ -158,20 +254,32 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
             raise InternalError(f"The replayed makespan {obj} exceeds the MILP's {sr.objective}: model and evaluator "
                                 f"disagree (a bug: please report it).")
         sched = build_schedule(instance, starts, pls, completion=rep.completion)
-    bound = None if sr.bound is None else float(sr.bound)
-    if bound is not None and obj is not None:
-        import math
-
-        bound = min(float(math.ceil(bound - 1e-6)), obj)  # integer makespan; never beyond the incumbent
+        if sr.bound is not None:
+            bound = float(math.ceil(sr.bound - 1e-6))  # integer makespan
+    elif incumbent:
+        obj = float(H_heur)
+        sched = build_schedule(instance, st0, pl0)
+        if sr is None or sr.status == Status.INFEASIBLE:
+            bound = obj  # nothing shorter exists on the grid of H_heur - 1 slots
+        elif sr.bound is not None:
+            bound = float(math.ceil(sr.bound - 1e-6))
+    if obj is not None:
+        bound = max(float(lb), bound if bound is not None else float(lb))
+        bound = min(bound, obj)  # never beyond the incumbent
     gap = None if obj is None or bound is None else max(0.0, obj - bound) / max(abs(obj), 1e-10)
-    status = sr.status
+    status = sr.status if sr is not None else Status.OPTIMAL
     if obj is not None:
         status = Status.OPTIMAL if (bound is not None and obj - bound < 1 - 1e-9) else Status.FEASIBLE
-    info.update({"solver_message": sr.message, "solver_runtime": sr.runtime,
-                 "milp_objective": sr.objective})
     return Result(algorithm=f"rarddls-exact[{backend}]", instance=instance.name, objective=obj,
                   objective_name=OBJECTIVE, schedule=sched, status=status, bound=bound, gap=gap,
-                  runtime=time.perf_counter() - t0, solver=f"{sr.solver} {sr.solver_version}", info=info)
+                  runtime=time.perf_counter() - t0, solver=solver, info=info)
+
+
+def lower_bound(instance: RarInstance) -> int:
+    """max(max_j rho_j^min, ceil(sum_j G_j rho_j^min / N)): every job runs at least rho_j^min slots on G_j GPUs."""
+    rmin = [instance.rho_range(j)[0] for j in range(instance.n_jobs)]
+    area = sum(job.gpus * r for job, r in zip(instance.jobs, rmin, strict=True))
+    return int(max(max(rmin), -(-area // instance.N)))
 
 
 def theta_star(instance: RarInstance, *, options: SolveOptions | None = None, max_size: int | None = None

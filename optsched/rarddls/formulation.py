@@ -264,8 +264,10 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
     def makespan_open(m):
         return m.cmax >= sum(m.z[t] for t in m.T)
 
-    # symmetry: servers with equal O_s are interchangeable; job 0 takes a pattern nonincreasing over each
-    # group of equal servers (any schedule can be relabelled so that it does)
+    # symmetry: servers with equal O_s are interchangeable; one job j* takes a pattern nonincreasing over each
+    # group of equal servers (any schedule can be relabelled so that it does). j* is the job with the fewest
+    # patterns left unchanged by swapping equal servers (such a pattern leaves the swap unbroken), then the
+    # largest G_j * (one-server slots): on 2x4 GPUs an odd G_j breaks the swap completely.
     groups: dict[int, list[int]] = {}
     for s_, o in enumerate(instance.O):
         groups.setdefault(o, []).append(s_)
@@ -273,12 +275,37 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
     def canonical(y):
         return all(y[a] >= y[b] for g in groups.values() for a, b in zip(g, g[1:], strict=False))
 
-    bad = [q for q in range(len(pats[0])) if not canonical(pats[0][q])]
-    m.SYM = pyo.Set(initialize=bad)
+    def invariant(y):
+        return all(y[a] == y[b] for g in groups.values() for a, b in zip(g, g[1:], strict=False))
+
+    def sym_key(j):
+        d1 = -(-instance.jobs[j].iterations // instance.phi(j, 1, 0))
+        return (sum(invariant(y) for y in pats[j]), -instance.jobs[j].gpus * d1, j)
+
+    m.server_groups = [g for g in groups.values() if len(g) > 1]
+    m.sym_job = min(range(J), key=sym_key)
+    bad = [(m.sym_job, q) for q in range(len(pats[m.sym_job])) if not canonical(pats[m.sym_job][q])]
+    m.SYM = pyo.Set(initialize=bad, dimen=2)
 
     @m.Constraint(m.SYM)
-    def symmetry(m, q):
-        return m.use[0, q] == 0
+    def symmetry(m, j, q):
+        return m.use[j, q] == 0
+
+    # identical jobs (same G_j, F_j, m_j, Delta_j: same patterns and rates) are interchangeable: order their starts
+    # (relabelling jobs first, then servers, keeps both orderings)
+    twins = []
+    for j in range(J):
+        for k in range(j + 1, J):
+            a, b = instance.jobs[j], instance.jobs[k]
+            if (a.gpus, a.iterations, a.grad_size, a.compute) == (b.gpus, b.iterations, b.grad_size, b.compute):
+                twins.append((j, k))
+                break  # chain j < k < ... : consecutive pairs suffice
+    m.twins = twins
+    m.TWINS = pyo.Set(initialize=twins, dimen=2)
+
+    @m.Constraint(m.TWINS)
+    def identical_order(m, j, k):
+        return sum(t * m.s[j, t] for t in m.T) <= sum(t * m.s[k, t] for t in m.T)
 
     m.makespan = pyo.Objective(expr=m.cmax, sense=pyo.minimize)
     return m
@@ -329,7 +356,24 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
     from optsched.rarddls.evaluate import contention_counts, replay
 
     J, H = instance.n_jobs, model.horizon
+    starts = [int(a) for a in starts]
     pls = [{int(s): int(y) for s, y in p.items() if y > 0} for p in placements]
+    # the same schedule up to the symmetries the model breaks: identical jobs in start order, then servers of
+    # equal size relabelled so that job sym_job's pattern is nonincreasing over each group
+    nxt = dict(model.twins)
+    for head in set(nxt) - set(nxt.values()):
+        chain = [head]
+        while chain[-1] in nxt:
+            chain.append(nxt[chain[-1]])
+        pairs = sorted(((starts[j], pls[j]) for j in chain), key=lambda sp: sp[0])
+        for j, (a, pl) in zip(chain, pairs, strict=True):
+            starts[j], pls[j] = a, pl
+    ystar = pls[model.sym_job]
+    relabel = {}
+    for g in model.server_groups:
+        for new, old in zip(g, sorted(g, key=lambda s: -ystar.get(s, 0)), strict=True):
+            relabel[old] = new
+    pls = [{relabel.get(s, s): y for s, y in p.items()} for p in pls]
     comp = replay(instance, starts, pls).completion
     for var in (model.use, model.v, model.s, model.x, model.L, model.prog, model.z):
         for idx in var:
