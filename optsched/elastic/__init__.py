@@ -31,13 +31,14 @@ from optsched.elastic import checks as _checks  # noqa: E402
 _checks.register()
 
 from optsched.elastic.exact import greedy, solve_exact, solve_maxweight  # noqa: E402  (registers the algorithms)
+from optsched.elastic.primal_dual import a_maxweight, a_online  # noqa: E402  (registers elastic-online)
 
 
 def toy_instance(name: str = "elastic-intro") -> ElasticInstance:
     """Load ``toy:<name>`` from the instance library.
 
     >>> toy_instance().horizon
-    40
+    400
     """
     from optsched.core.io import load_instance
     from optsched.core.library import instance_path
@@ -53,5 +54,5 @@ from optsched.verify.suite import register_suite_instances  # noqa: E402
 
 register_suite_instances(KIND, _suite)
 
-__all__ = ["solve_exact", "solve_maxweight", "greedy", "ElasticInstance", "ElasticJob", "ElasticSchedule", "Assignment", "WorkerType", "PsType", "KIND",
+__all__ = ["solve_exact", "solve_maxweight", "greedy", "a_maxweight", "a_online", "ElasticInstance", "ElasticJob", "ElasticSchedule", "Assignment", "WorkerType", "PsType", "KIND",
            "OBJECTIVE", "toy_instance"]

@@ -6,7 +6,10 @@ Not the Sec. 7 generator (issue 13, item 8): sizes here are chosen so that the e
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from optsched.core.seeds import as_generator
 from optsched.elastic.model import ElasticInstance
@@ -19,7 +22,8 @@ RESOURCE_NAMES = ("gpu", "cpu", "mem", "disk")
 def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2, n_ps_types: int = 2,
                     n_resources: int = 3, max_chunks: int = 4, architecture: str = "ps", horizon: int | None = None,
                     max_arrival: int | None = None, slot: float = 60.0, seed: Any = None,
-                    name: str | None = None) -> ElasticInstance:
+                    name: str | None = None, capacity_scale: float = 1.0, weights: str = "small",
+                    F: float = 2.0) -> ElasticInstance:
     """A random instance with integer weights in 1..5 and durations of a few slots.
 
     Servers have 2-4 GPUs, 8-16 CPUs, 16-64 GB (as many of these resources as ``n_resources``,
@@ -27,6 +31,10 @@ def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2,
     5-20 Gbit/s. A job has E in 1..3, D in 1..``max_chunks``, v 10-50 ms, U 0-20 ms, pi 1-10 MB
     and K set so that one type-0 worker alone would need about D..4D slots. ``horizon`` defaults to
     the serial bound max_j a_j + sum_j (least duration of j), which always admits a schedule.
+    ``capacity_scale`` multiplies every server capacity (Thm 3's second assumption needs small
+    demands). ``weights="resource"`` draws w_j uniformly in [1, F] times the least total resource use
+    of any schedule of j (sum over slots, servers and resources), so that 1 <= w_j / sum f(l) <= F
+    holds at least for j's leanest schedule (Thm 3's first assumption); the instance then carries F.
 
     Examples
     --------
@@ -62,7 +70,7 @@ def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2,
     for r in names:  # one worker of any type and one PS of any type fit on every server
         need = max(w["resources"][r] for w in wts) + max([p["resources"][r] for p in pts] or [0])
         for srv in servers:
-            srv["capacity"][r] = max(srv["capacity"][r], need)
+            srv["capacity"][r] = max(srv["capacity"][r], need) * capacity_scale
     amax = n_jobs // 2 if max_arrival is None else int(max_arrival)
     jobs = []
     for k in range(n_jobs):
@@ -83,4 +91,19 @@ def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2,
     inst = ElasticInstance.from_dict(doc)
     if horizon is None:
         horizon = max(j.arrival for j in inst.jobs) + sum(inst.min_duration(i) for i in range(inst.n_jobs))
-    return inst.replace(horizon=int(horizon))
+    inst = inst.replace(horizon=int(horizon))
+    if weights == "resource":
+        from optsched.elastic.pricing import Prices, min_cost
+
+        T = inst.horizon
+        unit = Prices(np.zeros((T, inst.H, inst.R)), np.ones((T, inst.H, inst.R)))
+        new = []
+        for i, job in enumerate(inst.jobs):
+            least = min_cost(inst, i, unit, residual=False).cost
+            new.append(replace(job, weight=float(round(least * float(rng.uniform(1.0, F)), 6))))
+        inst = inst.replace(jobs=tuple(new), F=float(F) * (1 + 1e-6))
+    elif weights != "small":
+        from optsched.exceptions import InvalidOptionError
+
+        raise InvalidOptionError(f"The 'weights' option must be 'small' or 'resource'; got {weights!r}.")
+    return inst

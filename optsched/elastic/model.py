@@ -679,7 +679,7 @@ ElasticInstance.schedule_class = ElasticSchedule  # type: ignore[attr-defined]
 def toy_instance_dict() -> dict[str, Any]:
     """The Sec. 1 example as a dict (the shipped ``toy:elastic-intro`` is the same data)."""
     return {
-        "kind": KIND, "name": "elastic-intro", "architecture": "ps", "slot": 100.0, "horizon": 40,
+        "kind": KIND, "name": "elastic-intro", "architecture": "ps", "slot": 100.0, "horizon": 400,
         "servers": [{"name": "gpu-box", "capacity": {"gpu": 3, "cpu": 8}}],
         "worker_types": [{"name": "1gpu", "resources": {"gpu": 1, "cpu": 1}, "bandwidth": 1.0},
                          {"name": "2gpu", "resources": {"gpu": 2, "cpu": 1}, "bandwidth": 1.0}],

@@ -1,6 +1,6 @@
 """Pricing: the cheapest schedule of one job at given resource prices, (12)/(13) (PS) and (20)/(21) (RAR).
 
-* :func:`min_cost` - the **exact oracle**. By the dominance argument of
+* :func:`min_cost` - the **exact oracle** (ties in cost: earliest completion, then least total use). By the dominance argument of
   ``formulations/elastic.md#gamma`` (nonnegative prices never make a dominating schedule dearer)
   it enumerates worker type m, PS type p, q, the useful N with d = d_q(N), the start t^-, and for
   q = 0 the PS server n and its worker count g < N; the other N - g workers go greedily to the
@@ -165,7 +165,13 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                     cz = PZ[t + d] - PZ[t] if PZ is not None else None
                     wmin = omega[t:t + d].min(axis=0)
                     cand = _best_at(instance, j, m, p, qq, n_w, d, t, c, cz, wmin, e, z)
-                    if cand is not None and (best is None or cand[0] < best.cost - 1e-12):
+                    if cand is None:
+                        continue
+                    tol = 1e-12 * max(1.0, abs(cand[0]))
+                    # ties (e.g. every price 0 at the start of Alg. 3): earliest completion, then least use
+                    if (best is None or cand[0] < best.cost - tol
+                            or (cand[0] <= best.cost + tol
+                                and (t + d, cand[1].total_use) < (best.start + best.config.d, best.config.total_use))):
                         best = Priced(float(cand[0]), cand[1], t)
     return best
 

@@ -142,8 +142,8 @@ def test_infeasible_jobs_are_named():
         no_fit(d)
         ElasticInstance.from_dict(d)
     d = copy.deepcopy(toy_instance_dict())
-    d["jobs"][1]["arrival"] = 35  # needs 10 slots, T = 40
-    with pytest.raises(InfeasibleError, match="job 1 cannot finish within T = 40"):
+    d["jobs"][1]["arrival"] = 395  # needs 10 slots, T = 400
+    with pytest.raises(InfeasibleError, match="job 1 cannot finish within T = 400"):
         ElasticInstance.from_dict(d)
 
 
@@ -179,7 +179,7 @@ def test_each_check_fires_on_its_violation():
     assert _labels(inst, with_(ps={0: -1})) == {"2l"}
     assert _labels(inst, with_(d=0)) == {"2m"}
     assert _labels(inst, with_(q=2)) == {"2o"}
-    assert _labels(inst, with_(start=35)) == {"horizon"}
+    assert _labels(inst, with_(start=395)) == {"horizon"}
     assert _labels(inst, with_(m=5)) == {"2b"}
     assert _labels(inst, with_(p=3)) == {"2c"}
     late = copy.deepcopy(toy_instance_dict())

@@ -1,0 +1,234 @@
+"""A_maxweight (Alg. 3), A_dual (Alg. 2) and A_online (Alg. 1) of paper 001.
+
+* :func:`a_maxweight` - the primal-dual batch algorithm for (8): jobs in a fixed order (default
+  arrival order; ``order="weight"`` by weight, descending; the paper is silent), each priced by the
+  exact oracle (default) or by the printed Alg. 4/5 (6/7 for RAR, ``oracle="paper"``); scheduled
+  iff u_j = w_j - cost > 0; prices updated by (11) with lambda = 2 T H R F + 1 (T the horizon by
+  default, ``lam_T="tau"`` for the round's tau). delta starts at 0 (Alg. 3 line 1).
+* :func:`a_online` - Alg. 1 with tau_0 = 1, tau_i = 2^(i-1): in round i the jobs that have arrived by
+  tau_i and are not yet scheduled go to A_dual (Alg. 2: up to alpha calls of A_maxweight, the
+  iota-th placed in [(iota - 1) tau_i, iota tau_i)), and the round's schedule runs from alpha tau_i.
+  ``alpha="thm5"`` is Thm 5's alpha from w(J) (offline knowledge: flagged in the result);
+  ``alpha="per_round"`` (default, as in Sec. 7) is alpha_i from w(J_i) with an early stop once every
+  job of J_i is scheduled. Round windows [alpha_i tau_i, ...) are kept disjoint with a running max.
+  ``placement="compact"`` starts each round's schedule at max(tau_i, end of the previous round)
+  instead (not the paper's; a variant to show what the offset costs).
+
+Both are registered: ``elastic-online`` (a full schedule, sum w_j c_j) is a kind algorithm;
+A_maxweight's objective is the scheduled weight of (8), so it is a plain function.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.result import Result, Status
+from optsched.elastic.checks import evaluate_objective
+from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.pricing import Prices, min_cost, paper_min_cost
+from optsched.exceptions import InvalidOptionError
+
+__all__ = ["a_maxweight", "a_online", "MaxWeightRun", "price_base", "weight_bound_F", "alpha_thm5", "gamma_ratio"]
+
+
+def weight_bound_F(instance: ElasticInstance, tau: int | None = None) -> float:
+    """F of the first assumption: max_j w_j / min_l sum_{t, h, r} f_jh^r(l) (the least total use of
+    any schedule of j, by the exact oracle at unit prices), at least 1; ``instance.F`` if given."""
+    if instance.F is not None:
+        return float(instance.F)
+    T = int(tau or instance.horizon)
+    unit = Prices(np.zeros((T, instance.H, instance.R)), np.ones((T, instance.H, instance.R)))
+    best = 1.0
+    for j, job in enumerate(instance.jobs):
+        c = min_cost(instance, j, unit, residual=False)
+        if c is not None and c.cost > 0:
+            best = max(best, job.weight / c.cost)
+    return best
+
+
+def price_base(instance: ElasticInstance, *, T: int, F: float) -> float:
+    """lambda = 2 T H R F + 1 of (11)."""
+    return 2.0 * T * instance.H * instance.R * F + 1.0
+
+
+def gamma_ratio(lam: float) -> float:
+    """gamma = 2 log2 lambda, Thm 3's ratio (the paper's log is base 2, see the Thm 5 reading)."""
+    return 2.0 * math.log2(lam)
+
+
+def alpha_thm5(total_weight: float, w_min: float, lam: float) -> int:
+    """alpha = floor((log w(J) - log w_min) / (log gamma - log(gamma - 1))) + 1, gamma = 2 log2 lambda."""
+    g = gamma_ratio(lam)
+    if g <= 1:
+        return 1
+    return int(math.floor((math.log2(total_weight) - math.log2(w_min)) / (math.log2(g) - math.log2(g - 1)))) + 1
+
+
+@dataclass
+class MaxWeightRun:
+    """One run of A_maxweight: chosen schedules (start relative to the round), u_j, final prices."""
+
+    tau: int
+    lam: float
+    chosen: dict[int, Any] = field(default_factory=dict)  # job index -> Priced
+    utility: dict[int, float] = field(default_factory=dict)
+    prices: Prices | None = None
+
+    @property
+    def weight(self) -> float:
+        return float(sum(self._w.get(j, 0.0) for j in self.chosen))
+
+    _w: dict[int, float] = field(default_factory=dict)
+
+
+def a_maxweight(instance: ElasticInstance, jobs: list[int] | None = None, *, tau: int, order: str = "arrival",
+                oracle: str = "exact", lam: float | None = None, F: float | None = None,
+                lam_T: str = "horizon") -> MaxWeightRun:
+    """Alg. 3 on the job indices ``jobs`` (default all) with deadline ``tau`` (see the module doc).
+
+    Returns a :class:`MaxWeightRun` whose ``chosen[j]`` is the priced schedule of job index j (start
+    in [0, tau - d]), ``utility[j]`` = u_j at its turn, ``prices`` the final beta and delta.
+
+    Guarantee
+    ---------
+    Thm 3 claims weight >= OPT(8) / (2 log lambda); :func:`optsched.elastic.bounds.certificate`
+    checks it per run with the dual (9).
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> run = a_maxweight(toy_instance(), tau=16)
+    >>> sorted(run.chosen), run.weight  # job 1 would cost more than its weight 1 at the raised prices
+    ([0], 1.0)
+    """
+    jobs = list(range(instance.n_jobs)) if jobs is None else list(jobs)
+    if order == "arrival":
+        jobs.sort(key=lambda j: (instance.jobs[j].arrival, j))
+    elif order == "weight":
+        jobs.sort(key=lambda j: (-instance.jobs[j].weight, j))
+    else:
+        raise InvalidOptionError(f"The 'order' option must be 'arrival' or 'weight'; got {order!r}.")
+    if oracle not in ("exact", "paper"):
+        raise InvalidOptionError(f"The 'oracle' option must be 'exact' or 'paper'; got {oracle!r}.")
+    if lam_T not in ("horizon", "tau"):
+        raise InvalidOptionError(f"The 'lam_T' option must be 'horizon' or 'tau'; got {lam_T!r}.")
+    if lam is None:
+        F = weight_bound_F(instance) if F is None else F
+        lam = price_base(instance, T=instance.horizon if lam_T == "horizon" else tau, F=F)
+    prices = Prices.zero(instance, tau)
+    run = MaxWeightRun(tau=tau, lam=lam, prices=prices)
+    run._w = {j: instance.jobs[j].weight for j in range(instance.n_jobs)}
+    f = min_cost if oracle == "exact" else paper_min_cost
+    for j in jobs:
+        c = f(instance, j, prices)
+        if c is None:
+            continue
+        u = instance.jobs[j].weight - c.cost
+        run.utility[j] = u
+        if u > 0:
+            run.chosen[j] = c
+            prices.allocate(instance, j, c.config, c.start, lam=lam)
+    return run
+
+
+@register_algorithm(f"{KIND}-online", KIND)
+@requires_kind(KIND)
+def a_online(instance: ElasticInstance, *, alpha: str | int = "per_round", placement: str = "paper",
+             order: str = "arrival", oracle: str = "exact", lam_T: str = "horizon", max_rounds: int = 40,
+             seed: Any = None) -> Result:
+    """A_online (Alg. 1) with A_dual (Alg. 2) and A_maxweight (Alg. 3): the paper's online algorithm.
+
+    Parameters
+    ----------
+    alpha : "per_round" (default), "thm5" or an int
+        alpha_i from w(J_i) with early stop (Sec. 7), Thm 5's alpha from w(J) (needs every job in
+        advance: ``info["alpha_offline"]`` is True), or a fixed number of A_maxweight calls per round.
+    placement : "paper" (default) or "compact"
+        Round i's schedule starts at alpha tau_i (running max so rounds stay disjoint), or at
+        max(tau_i, the end of the previous round's schedule).
+    order, oracle, lam_T
+        Passed to :func:`a_maxweight`.
+
+    Returns
+    -------
+    Result
+        The schedule, sum w_j c_j, and ``info``: alpha per round, rounds used, idle slots inside the
+        run windows, jobs completing after T (the schedule then fails the ``horizon`` check), lambda.
+
+    Guarantee
+    ---------
+    Thm 5 claims sum w_j c_j <= 4 alpha OPT(2) with Thm 5's alpha (``alpha="thm5"``).
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> r = a_online(toy_instance())
+    >>> r.objective, r.info["late_jobs"]
+    (516.0, [])
+    """
+    if placement not in ("paper", "compact"):
+        raise InvalidOptionError(f"The 'placement' option must be 'paper' or 'compact'; got {placement!r}.")
+    if not (alpha in ("per_round", "thm5") or (isinstance(alpha, int) and not isinstance(alpha, bool) and alpha >= 1)):
+        raise InvalidOptionError(f"The 'alpha' option must be 'per_round', 'thm5' or an int >= 1; got {alpha!r}.")
+    t0 = time.perf_counter()
+    F = weight_bound_F(instance)
+    lam_h = price_base(instance, T=instance.horizon, F=F)
+    w_min = min(j.weight for j in instance.jobs)
+    w_all = sum(j.weight for j in instance.jobs)
+    left = set(range(instance.n_jobs))
+    out: dict[Any, Assignment] = {}
+    rounds = []
+    prev_end = 0
+    i = 0
+    while left and i < max_rounds:
+        i += 1
+        tau = 1 if i == 1 else 2 ** (i - 1)
+        J_i = sorted(j for j in left if instance.jobs[j].arrival <= tau)
+        if not J_i:
+            continue
+        lam = lam_h if lam_T == "horizon" else price_base(instance, T=tau, F=F)
+        if alpha == "thm5":
+            a_i = alpha_thm5(w_all, w_min, lam_h)
+        elif alpha == "per_round":
+            a_i = alpha_thm5(sum(instance.jobs[j].weight for j in J_i), w_min, lam)
+        else:
+            a_i = int(alpha)
+        start = max(a_i * tau, prev_end) if placement == "paper" else max(tau, prev_end)
+        todo = list(J_i)
+        used = 0
+        local: dict[int, tuple[int, Any]] = {}
+        for iota in range(1, a_i + 1):
+            if not todo:
+                break
+            run = a_maxweight(instance, todo, tau=tau, order=order, oracle=oracle, lam=lam)
+            used = iota
+            for j, c in run.chosen.items():
+                local[j] = ((iota - 1) * tau + c.start, c)
+            todo = [j for j in todo if j not in run.chosen]
+        end = start
+        for j, (rel, c) in local.items():
+            a = c.config.assignment(start + rel)
+            out[instance.jobs[j].id] = a
+            end = max(end, int(a.completion))
+            left.discard(j)
+        window = used * tau
+        busy = np.zeros(max(window, 1), dtype=bool)
+        for rel, c in local.values():
+            busy[rel:rel + c.config.d] = True
+        rounds.append({"round": i, "tau": tau, "jobs": len(J_i), "scheduled": len(local), "alpha": a_i,
+                       "maxweight_calls": used, "start": start, "idle_slots": int(window - busy[:window].sum())})
+        prev_end = max(prev_end, start + a_i * tau if placement == "paper" else end)
+    sched = ElasticSchedule(out)
+    late = [jid for jid, a in out.items() if a.completion > instance.horizon]
+    info = {"alpha": alpha, "alpha_offline": alpha == "thm5", "lambda": lam_h, "F": F, "rounds": rounds,
+            "rounds_used": len(rounds), "late_jobs": late, "unscheduled": [instance.jobs[j].id for j in left],
+            "placement": placement, "oracle": oracle, "order": order}
+    obj = evaluate_objective(instance, sched, OBJECTIVE) if not left else None
+    return Result(algorithm=f"{KIND}-online", instance=instance.name, objective=obj, objective_name=OBJECTIVE,
+                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0, info=info)

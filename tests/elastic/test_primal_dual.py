@@ -1,0 +1,95 @@
+"""A_maxweight (Alg. 3) with the Thm 3 certificate, and A_online (Alg. 1-2) against the exact optima."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.elastic import toy_instance
+from optsched.elastic.bounds import certificate, thm5_check
+from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.exact import solve_exact, solve_maxweight
+from optsched.elastic.generate import random_instance
+from optsched.elastic.model import ElasticSchedule
+from optsched.elastic.primal_dual import a_maxweight, a_online, alpha_thm5
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+
+from .strategies import small_instances
+
+OPTS = SolveOptions(time_limit=30, threads=1)
+
+
+def _run_schedule(inst, run):
+    return ElasticSchedule({inst.jobs[j].id: c.config.assignment(c.start) for j, c in run.chosen.items()})
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from(["exact", "paper"]),
+       st.sampled_from(["arrival", "weight"]))
+def test_maxweight_feasible_and_certificate_is_a_valid_dual_bound(inst, oracle, order):
+    tau = max(3, inst.horizon // 2)
+    run = a_maxweight(inst, tau=tau, oracle=oracle, order=order)
+    s = _run_schedule(inst, run)
+    assert violations(inst, s, require_all=False, tau=tau, arrivals=False) == []
+    opt = solve_maxweight(inst, tau=tau, options=OPTS)
+    assert opt.optimal
+    P = evaluate_objective(inst, s, "scheduled_weight")
+    assert P <= opt.objective + 1e-9
+    cert = certificate(inst, run)
+    assert cert["P"] == pytest.approx(P)
+    # weak duality: the dual (9) built from the final prices bounds OPT(8) from above
+    assert cert["D"] >= opt.objective - 1e-6 * max(1.0, opt.objective)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_certificate_meets_thm3_where_the_assumptions_hold(seed):
+    inst = random_instance(6, n_servers=2, seed=seed, capacity_scale=40, weights="resource", F=2.0)
+    run = a_maxweight(inst, tau=12)
+    cert = certificate(inst, run, F=inst.F)
+    assert cert["assumption_small_demand"]["holds"]
+    if cert["assumptions_hold"]:
+        assert cert["holds_log2"], cert["D_over_P"]  # a failure here would be a counterexample to Thm 3
+    assert cert["D_over_P"] >= 1 - 1e-12
+
+
+def test_alpha_of_thm5():
+    # gamma = 2 log2 lambda; lambda = 3: gamma = 3.17, log2(gamma / (gamma - 1)) = 0.546; log2(8 / 1) = 3 -> 5 + 1
+    assert alpha_thm5(8.0, 1.0, 3.0) == math.floor(3 / math.log2((2 * math.log2(3)) / (2 * math.log2(3) - 1))) + 1
+    assert alpha_thm5(1.0, 1.0, 100.0) == 1
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from(["paper", "compact"]),
+       st.sampled_from(["per_round", "thm5", 1]))
+def test_online_schedules_every_job_and_is_no_better_than_the_optimum(inst, placement, alpha):
+    big = inst.replace(horizon=inst.horizon * 64)  # room for the alpha tau_i offsets
+    r = a_online(big, placement=placement, alpha=alpha)
+    assert not r.info["unscheduled"]
+    assert verify_result(big, r).ok, verify_result(big, r).summary()
+    opt = solve_exact(inst, options=OPTS)
+    assert opt.optimal
+    assert r.objective >= opt.objective - 1e-9
+    chk = thm5_check(r, opt.objective)
+    assert chk["ratio"] >= 1 - 1e-12
+    assert all(a.start >= big.jobs[big.index(jid)].arrival for jid, a in r.schedule.items())
+
+
+def test_online_reports_late_jobs_and_options():
+    inst = toy_instance().replace(horizon=100)
+    r = a_online(inst)
+    assert r.info["late_jobs"], "alpha tau_i = 15 x 16 is beyond T = 100"
+    assert not verify_result(inst, r).ok
+    assert "horizon" in verify_result(inst, r).by_label()
+    with pytest.raises(InvalidOptionError):
+        a_online(toy_instance(), placement="early")
+    with pytest.raises(InvalidOptionError):
+        a_online(toy_instance(), alpha=0)
+    with pytest.raises(InvalidOptionError):
+        a_maxweight(toy_instance(), tau=10, oracle="greedy")
+    with pytest.raises(InvalidInstanceError):
+        a_online(object())
