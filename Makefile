@@ -51,7 +51,7 @@ notebooks: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check optsched tests benchmarks
-	$(PY) -m mypy optsched/core optsched/verify --ignore-missing-imports --follow-imports=silent
+	$(PY) -m mypy optsched/core optsched/solvers optsched/verify --ignore-missing-imports --follow-imports=silent
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -33,7 +33,7 @@ def new_cp_model():
 def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: Any = None) -> SolveResult:
     """Solve a CP-SAT model.
 
-    ``raw`` of the result is the ``CpSolver``: read values with ``result.raw.Value(var)``.
+    ``raw`` of the result is the ``CpSolver``: read values with ``result.raw.value(var)``.
     A run stopped by its time limit is FEASIBLE (or NO_SOLUTION), with a
     :class:`SolverLimitWarning`; CP-SAT's OPTIMAL honours ``mip_rel_gap``/``mip_abs_gap`` and the
     gap is recomputed from objective and bound.
@@ -56,9 +56,9 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
         except (AttributeError, TypeError, ValueError) as e:
             raise SolverError(f"CP-SAT has no parameter {k!r} accepting {v!r} ({e}).") from None
     t0 = time.perf_counter()
-    code = solver.Solve(model, callback) if callback is not None else solver.Solve(model)
+    code = solver.solve(model, callback) if callback is not None else solver.solve(model)
     runtime = time.perf_counter() - t0
-    has_obj = bool(model.HasObjective())
+    has_obj = bool(model.has_objective())
     mapping = {
         cp_model.OPTIMAL: Status.OPTIMAL,
         cp_model.FEASIBLE: Status.FEASIBLE,
@@ -69,13 +69,13 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     status = mapping.get(code, Status.ERROR)
     obj = bound = None
     if status in (Status.OPTIMAL, Status.FEASIBLE) and has_obj:
-        obj = float(solver.ObjectiveValue())
-        bound = float(solver.BestObjectiveBound())
+        obj = float(solver.objective_value)
+        bound = float(solver.best_objective_bound)
     elif status == Status.OPTIMAL:  # pure feasibility model
         obj = bound = 0.0
-    msg = solver.StatusName(code)
+    msg = solver.status_name(code)
     if status == Status.ERROR:
-        raise SolverError(f"CP-SAT rejected the model ({msg}): {model.Validate()}")
+        raise SolverError(f"CP-SAT rejected the model ({msg}): {model.validate()}")
     if status in (Status.FEASIBLE, Status.NO_SOLUTION):
         warnings.warn(f"CP-SAT stopped after {runtime:.1f} s ({msg}): objective {obj}, bound {bound}; "
                       f"not proven optimal.", SolverLimitWarning, stacklevel=2)

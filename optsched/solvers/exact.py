@@ -127,7 +127,7 @@ def resolve_options(options: SolveOptions | None, seed: Any = None,
         return options
     if isinstance(seed, np.random.Generator):
         return options.replace(seed=int(seed.integers(0, 2**31 - 1)))
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0:
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
         return options.replace(seed=int(seed))
     raise InvalidOptionError(
         f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}.")
@@ -171,7 +171,7 @@ def model_summary(em: ExactModel | Any) -> dict[str, Any]:
     """Variables, constraints, non-zeros (and the horizon, when the model states one) of a built
     model, Pyomo or CP-SAT (what ``optsched solve -v`` prints). O(model size)."""
     info = dict(getattr(em, "info", {}) or {})
-    model = getattr(em, "model", em)
+    model: Any = getattr(em, "model", em)
     out: dict[str, Any] = {"kind": None, "variables": None, "constraints": None, "nonzeros": None,
                            "horizon": info.get("horizon_slots")}
     if model is None:
@@ -356,7 +356,7 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     opt_tol = (max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution * (1 + 1e-9))  # 1e-9: rounding slack
                if obj is not None else None)
     info["optimality_tolerance"] = opt_tol
-    if obj is not None and bound is not None and abs(obj - bound) <= opt_tol:
+    if obj is not None and bound is not None and opt_tol is not None and abs(obj - bound) <= opt_tol:
         status = Status.OPTIMAL
     gap = relative_gap(obj, bound)
     if status != Status.OPTIMAL and status not in (Status.INFEASIBLE, Status.UNBOUNDED):

@@ -32,9 +32,9 @@ def available_solvers() -> dict[str, bool]:
         from ortools.sat.python import cp_model
 
         m = cp_model.CpModel()
-        x = m.NewBoolVar("x")
-        m.Add(x == 1)
-        out["cpsat"] = cp_model.CpSolver().Solve(m) == cp_model.OPTIMAL
+        x = m.new_bool_var("x")
+        m.add(x == 1)
+        out["cpsat"] = cp_model.CpSolver().solve(m) == cp_model.OPTIMAL
     except Exception:
         out["cpsat"] = False
     try:

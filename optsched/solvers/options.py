@@ -85,7 +85,7 @@ class SolveResult:
     ``objective`` is the incumbent's value (None without a solution); ``bound`` the best proven
     bound; ``gap`` is recomputed here from both (never taken from the solver's log).
     ``raw`` is the back end's own object: the Pyomo model with the solution loaded, or the
-    ``CpSolver`` (read values with ``result.raw.Value(var)``).
+    ``CpSolver`` (read values with ``result.raw.value(var)``).
     """
 
     status: Status
