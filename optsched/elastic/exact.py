@@ -27,7 +27,7 @@ from optsched.solvers.exact import ExactModel, run_exact
 
 __all__ = ["solve_exact", "solve_maxweight", "greedy", "greedy_schedule", "BACKENDS"]
 
-BACKENDS = ("highs", "cpsat")
+BACKENDS = ("highs", "cpsat", "cpsat-direct")
 
 
 class _Usage:
@@ -116,6 +116,14 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
             column_set,
         )
 
+        if backend == "cpsat-direct":
+            if sense != "min":
+                raise InvalidOptionError("The direct CP-SAT model is (2) only; use 'highs' or 'cpsat' for (8).")
+            from optsched.elastic.formulation import build_direct_cpsat
+
+            model, h = build_direct_cpsat(instance, max_size=max_size)
+            return ExactModel(model, h, scale=1.0 / h["wscale"], step=1.0 if h["wscale"] == 1 else None,
+                              info={"model": "direct"})
         cs = column_set(instance, sense=sense, tau=tau, max_size=max_size)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
         info = {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "horizon_slots": cs.tau or instance.horizon}
@@ -165,6 +173,10 @@ def _chosen(instance: ElasticInstance, cs, sched: ElasticSchedule) -> set[int]:
 
 def _decode(instance: ElasticInstance):
     def decode(em: ExactModel, sr: SolveResult) -> ElasticSchedule:
+        if em.info.get("model") == "direct":
+            from optsched.elastic.formulation import decode_direct_cpsat
+
+            return decode_direct_cpsat(instance, em.handles, sr.raw)
         cs = em.handles["cs"]
         if em.model is None:
             chosen = []
@@ -203,7 +215,8 @@ def solve_exact(instance: ElasticInstance, *, backend: str = "highs", options: S
     Parameters
     ----------
     instance : ElasticInstance
-    backend : {"highs", "cpsat"} or a Pyomo MILP solver name
+    backend : {"highs", "cpsat", "cpsat-direct"} or a Pyomo MILP solver name
+        ``cpsat-direct`` is (2) without Gamma_j (:func:`~optsched.elastic.formulation.build_direct_cpsat`).
     options : SolveOptions
         Default 60 s, one thread, ``mip_abs_gap = 0.999`` when every weight is an integer, HiGHS
         presolve off (``solver_options={"presolve": "on"}`` restores it).
@@ -243,7 +256,7 @@ def solve_exact(instance: ElasticInstance, *, backend: str = "highs", options: S
                      evaluate=lambda s: evaluate_objective(instance, s, OBJECTIVE), backend=backend,
                      algorithm=f"{KIND}-exact[{backend}]", objective_name=OBJECTIVE, options=options, seed=seed,
                      write_model=write_model, sense="min", initial=initial,
-                     check_initial=lambda s: violations(instance, s), own_backends=("cpsat",))
+                     check_initial=lambda s: violations(instance, s), own_backends=("cpsat", "cpsat-direct"))
 
 
 def solve_maxweight(instance: ElasticInstance, *, tau: int | None = None, backend: str = "highs",
@@ -274,4 +287,4 @@ def solve_maxweight(instance: ElasticInstance, *, tau: int | None = None, backen
                      algorithm=f"{KIND}-maxweight-exact[{backend}]", objective_name="scheduled_weight",
                      options=options, seed=seed, write_model=write_model, sense="max", initial=initial,
                      check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
-                     own_backends=("cpsat",))
+                     own_backends=("cpsat", "cpsat-direct"))

@@ -6,6 +6,9 @@
   ``scheduled_weight`` = (8)), both on binary ``x[k]`` over the flat column list ``model.cols``.
 * :func:`build_set_partitioning_cpsat`: the same model in CP-SAT (integer weights are required
   there; fractional ones are scaled and rounded, ``resolution`` reported).
+* :func:`build_direct_cpsat`: (2) / (15) directly in CP-SAT, without Gamma_j (one interval per job,
+  a cumulative per server and resource with variable demands, (2f) by table, (2d) / (2i) by
+  enforcement): an independent check of the Gamma_j restriction.
 
 Columns come from :mod:`optsched.elastic.gamma`; the size is estimated from counts before any
 column is enumerated (:class:`~optsched.exceptions.ModelTooLargeError`). Component names are the
@@ -27,7 +30,8 @@ from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import check_model_size
 
-__all__ = ["ColumnSet", "column_set", "build_set_partitioning", "build_set_partitioning_cpsat", "SENSES"]
+__all__ = ["ColumnSet", "column_set", "build_set_partitioning", "build_set_partitioning_cpsat", "build_direct_cpsat",
+           "decode_direct_cpsat", "SENSES"]
 
 SENSES = ("min", "max")
 
@@ -175,3 +179,121 @@ def build_set_partitioning_cpsat(instance: ElasticInstance, *, sense: str = "min
     else:
         model.Maximize(obj)
     return model, {"x": x, "scale": sc, "eps": eps, "cs": cs}
+
+
+def _int_scale_of(vals: list[float], what: str) -> int:
+    for s in (1, 10, 100, 1000, 10**4, 10**5, 10**6):
+        if all(abs(v * s - round(v * s)) < 1e-9 * max(1.0, abs(v * s)) for v in vals):
+            return s
+    raise InvalidOptionError(f"The direct CP-SAT model needs {what} with at most 6 decimals; scale the instance.")
+
+
+def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None) -> tuple[Any, dict[str, Any]]:
+    """(2) / (15) directly in CP-SAT, without Gamma_j: per job one-hot worker type ``msel`` and PS type
+    ``psel``, integer workers ``y[h][m]`` and PSs ``s[h][p]`` per server, one-hot worker count
+    ``nsel`` ((2f) by table: d >= d_q(N) for the chosen m, p, q, N), ``q`` <=> exactly one server used
+    ((2d) / (15a) by enforcement), (2i) enforced per (m, p) on each server that holds a PS, and one
+    interval [start, start + d) per job in a cumulative per (server, resource) with variable demands
+    ((2h) / (15b)). Objective (2): sum_j w_j (start_j + d_j), weights scaled to integers.
+
+    Returns ``(model, handles)``; the decoder reads ``handles["jobs"][j]``.
+    """
+    from optsched.solvers import new_cp_model
+
+    H, R, T = instance.H, instance.R, instance.horizon
+    M, P = instance.M, instance.P
+    ps = instance.is_ps
+    n_vars = sum(H * (M + P) + M + P + j.chunks + 4 + H * R for j in instance.jobs)
+    check_model_size("elastic (2) direct CP-SAT", n_vars, instance.n_jobs * (H * (M * P + 4) + 8) + H * R, max_size)
+    rscale = [_int_scale_of([instance.C[h][r] for h in range(H)] + [instance.e[m][r] for m in range(M)]
+                            + [instance.z[p][r] for p in range(P)], f"resource '{instance.resources[r]}'")
+              for r in range(R)]
+    bw = [t.bandwidth for t in instance.worker_types] + [t.bandwidth for t in instance.ps_types]
+    bscale = _int_scale_of(bw, "bandwidths")
+    wscale = _int_scale_of([j.weight for j in instance.jobs], "weights")
+    model = new_cp_model()
+    jobs = []
+    dem_by = {(h, r): [] for h in range(H) for r in range(R)}
+    ivs = []
+    for j, job in enumerate(instance.jobs):
+        D = job.chunks
+        start = model.NewIntVar(job.arrival, T - 1, f"start[{j}]")
+        d = model.NewIntVar(1, T, f"d[{j}]")
+        end = model.NewIntVar(1, T, f"end[{j}]")
+        iv = model.NewIntervalVar(start, d, end, f"iv[{j}]")
+        msel = [model.NewBoolVar(f"m[{j},{m}]") for m in range(M)]
+        model.AddExactlyOne(msel)
+        psel = [model.NewBoolVar(f"p[{j},{p}]") for p in range(P)]
+        if ps:
+            model.AddExactlyOne(psel)
+        y = [[model.NewIntVar(0, D, f"y[{j},{h},{m}]") for m in range(M)] for h in range(H)]
+        s = [[model.NewIntVar(0, D + 1, f"s[{j},{h},{p}]") for p in range(P)] for h in range(H)]
+        for h in range(H):
+            for m in range(M):
+                model.Add(y[h][m] == 0).OnlyEnforceIf(msel[m].Not())  # (2b)
+            for p in range(P):
+                model.Add(s[h][p] == 0).OnlyEnforceIf(psel[p].Not())  # (2c)
+        n = sum(y[h][m] for h in range(H) for m in range(M))
+        nsel = [model.NewBoolVar(f"n[{j},{k}]") for k in range(1, D + 1)]
+        model.AddExactlyOne(nsel)
+        model.Add(n == sum((k + 1) * nsel[k] for k in range(D)))  # 1 <= N <= D (2g)
+        if ps:
+            model.Add(sum(s[h][p] for h in range(H) for p in range(P)) >= 1)  # (2e)
+        used = [model.NewBoolVar(f"u[{j},{h}]") for h in range(H)]
+        hasps = [model.NewBoolVar(f"hp[{j},{h}]") for h in range(H)]
+        for h in range(H):
+            tot = sum(y[h]) + sum(s[h])
+            model.Add(tot >= 1).OnlyEnforceIf(used[h])
+            model.Add(tot == 0).OnlyEnforceIf(used[h].Not())
+            model.Add(sum(s[h]) >= 1).OnlyEnforceIf(hasps[h])
+            model.Add(sum(s[h]) == 0).OnlyEnforceIf(hasps[h].Not())
+        q = model.NewBoolVar(f"q[{j}]")
+        model.Add(sum(used) == 1).OnlyEnforceIf(q)  # (2d) / (15a)
+        model.Add(sum(used) >= 2).OnlyEnforceIf(q.Not())
+        if ps:  # (2i): b_m (N - y_h) <= B_p s_h on every server holding a PS
+            for h in range(H):
+                for m in range(M):
+                    bm = round(instance.worker_types[m].bandwidth * bscale)
+                    for p in range(P):
+                        Bp = round(instance.ps_types[p].bandwidth * bscale)
+                        model.Add(bm * (n - y[h][m]) <= Bp * s[h][p]).OnlyEnforceIf([msel[m], psel[p], hasps[h]])
+        # (2f) by table: d >= d_q(N) for the chosen m, p, q and N
+        for m in range(M):
+            for p in (range(P) if ps else [None]):
+                for qq in (0, 1):
+                    for k in range(1, D + 1):
+                        lits = [msel[m], nsel[k - 1], q if qq else q.Not()] + ([psel[p]] if ps else [])
+                        model.Add(d >= instance.duration(j, m, p, qq, k)).OnlyEnforceIf(lits)
+        for h in range(H):
+            for r in range(R):
+                expr = (sum(round(instance.e[m][r] * rscale[r]) * y[h][m] for m in range(M))
+                        + sum(round(instance.z[p][r] * rscale[r]) * s[h][p] for p in range(P)))
+                ub = round(instance.C[h][r] * rscale[r])
+                dem = model.NewIntVar(0, max(ub, 0), f"dem[{j},{h},{r}]")  # a demand above C is infeasible anyway
+                model.Add(dem == expr)
+                dem_by[h, r].append(dem)
+        ivs.append(iv)
+        jobs.append({"start": start, "d": d, "msel": msel, "psel": psel, "y": y, "s": s, "q": q})
+    for h in range(H):
+        for r in range(R):
+            model.AddCumulative(ivs, dem_by[h, r], round(instance.C[h][r] * rscale[r]))  # (2h) / (15b)
+    model.Minimize(sum(round(j.weight * wscale) * (jobs[k]["start"] + jobs[k]["d"])
+                       for k, j in enumerate(instance.jobs)))  # (2)
+    return model, {"jobs": jobs, "wscale": wscale}
+
+
+def decode_direct_cpsat(instance: ElasticInstance, handles: dict[str, Any], solver: Any):
+    """The schedule of a solved :func:`build_direct_cpsat` model (``solver`` is the ``CpSolver``)."""
+    from optsched.elastic.model import Assignment, ElasticSchedule
+
+    out = {}
+    for k, job in enumerate(instance.jobs):
+        v = handles["jobs"][k]
+        m = next(i for i, b in enumerate(v["msel"]) if solver.Value(b))
+        p = next((i for i, b in enumerate(v["psel"]) if solver.Value(b)), None) if instance.is_ps else None
+        workers = {h: int(solver.Value(v["y"][h][m])) for h in range(instance.H) if solver.Value(v["y"][h][m])}
+        psd = ({h: int(solver.Value(v["s"][h][p])) for h in range(instance.H) if solver.Value(v["s"][h][p])}
+               if p is not None else {})
+        out[job.id] = Assignment(start=int(solver.Value(v["start"])), d=int(solver.Value(v["d"])), m=m, p=p,
+                                 q=int(solver.Value(v["q"])), workers=workers, ps=psd)
+    return ElasticSchedule(out)

@@ -23,20 +23,33 @@ from .strategies import small_instances
 OPTS = SolveOptions(time_limit=30, threads=1)
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_instances(max_jobs=5, max_servers=3, max_chunks=3))
-def test_highs_equals_cpsat_and_schedules_verify(inst):
+def _three_way(inst):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a time limit would be a SolverLimitWarning
         rh = solve_exact(inst, options=OPTS)
         rc = solve_exact(inst, backend="cpsat", options=OPTS, initial=None)
-    assert rh.optimal and rc.optimal
+        rd = solve_exact(inst, backend="cpsat-direct", options=OPTS, initial=None)
+    assert rh.optimal and rc.optimal and rd.optimal
     assert rh.objective == pytest.approx(rc.objective)
-    for r in (rh, rc):
+    assert rh.objective == pytest.approx(rd.objective)  # the direct model has no Gamma_j restriction
+    for r in (rh, rc, rd):
         assert verify_result(inst, r).ok
     g = greedy(inst)
     assert verify_result(inst, g).ok
     assert g.objective >= rh.objective - 1e-9
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=5, max_servers=3, max_chunks=3))
+def test_gamma_highs_equals_gamma_cpsat_equals_direct_cpsat(inst):
+    _three_way(inst)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=5, max_servers=3, max_chunks=3))
+def test_three_models_agree_on_60_instances(inst):
+    _three_way(inst)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
