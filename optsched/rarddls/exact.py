@@ -16,7 +16,8 @@ from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 from optsched.solvers import SolveOptions, solve_pyomo
 
 __all__ = ["solve_exact", "enumerate_optimum", "theta_star", "heuristic_horizon", "best_heuristic",
-           "sgs_schedule", "lower_bound", "ENUM_MAX_JOBS"]
+           "sgs_schedule", "lower_bound", "min_slots",
+           "ENUM_MAX_JOBS"]
 
 ENUM_MAX_JOBS = 3
 
@@ -34,11 +35,11 @@ def best_heuristic(instance: RarInstance) -> tuple[int, list[int] | None, list[d
             r = f(instance, **kw)
         except Exception:  # noqa: BLE001 - a heuristic that finds nothing gives no bound
             continue
-        if int(r.objective) < best[0]:
+        if int(r.objective) < best[0] or (int(r.objective) == best[0] and best[1] is None):
             st, pl = decisions(instance, r.schedule)
             best = (int(r.objective), st, pl)
     ms, st, pl = sgs_schedule(instance)
-    if ms < best[0]:
+    if ms < best[0] or (ms == best[0] and best[1] is None):
         best = (int(ms), st, pl)
     return best
 
@@ -275,11 +276,20 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
                   runtime=time.perf_counter() - t0, solver=solver, info=info)
 
 
+def min_slots(instance: RarInstance, j: int) -> int:
+    """Fewest slots job index j can run: min over its placements (r servers) of ceil(F_j / phi_j(r, 1 if split));
+    phi is nonincreasing in p and a split job counts itself (p >= 1)."""
+    F = instance.jobs[j].iterations
+    rs = {sum(1 for y in q if y > 0) for q in patterns(instance, j)}
+    return min(-(-F // instance.phi(j, r, 1 if r >= 2 else 0)) for r in rs)
+
+
 def lower_bound(instance: RarInstance) -> int:
-    """max(max_j rho_j^min, ceil(sum_j G_j rho_j^min / N)): every job runs at least rho_j^min slots on G_j GPUs."""
-    rmin = [instance.rho_range(j)[0] for j in range(instance.n_jobs)]
-    area = sum(job.gpus * r for job, r in zip(instance.jobs, rmin, strict=True))
-    return int(max(max(rmin), -(-area // instance.N)))
+    """max(max_j d_j, ceil(sum_j G_j d_j / N)) with d_j = :func:`min_slots`: every job runs at least d_j slots on
+    G_j GPUs."""
+    d = [min_slots(instance, j) for j in range(instance.n_jobs)]
+    area = sum(job.gpus * dj for job, dj in zip(instance.jobs, d, strict=True))
+    return int(max(max(d), -(-area // instance.N)))
 
 
 def theta_star(instance: RarInstance, *, options: SolveOptions | None = None, max_size: int | None = None

@@ -77,8 +77,10 @@ def milp_size(instance: RarInstance, horizon: int) -> tuple[int, int]:
     """(variables, constraints) estimate of :func:`build_milp`."""
     J, S, H, P = instance.n_jobs, len(instance.O), horizon, instance.p_max
     Q = sum(len(patterns(instance, j)) for j in range(J))
-    n_vars = Q * H + Q + 3 * J * H + J * H * P + 1
-    n_cons = S * H + J * (S * H + min(instance.n_g, S) * H + 5 * H + 3)
+    n_dff = sum(len(_dffs(o)) for o in instance.O)
+    n_vars = 2 * Q * H + Q + 3 * J * H + J * H * P + H + 1
+    n_cons = (2 * S * H + n_dff * H + H + 1 + 2 * Q + 3 * Q * H + J
+              + J * (S * H + min(instance.n_g, S) * H + 7 * H + 3))
     return n_vars, n_cons
 
 
