@@ -177,7 +177,10 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
     options : SolveOptions
         Default 60 s, 1 thread, ``mip_abs_gap = 0.999`` (integer makespan).
     horizon : int, optional
-        Slots of the grid; default the best heuristic makespan (SJF-BCO, LS, FF), an upper bound on T*.
+        Upper bound on the makespan searched (slots); default the best heuristic makespan H_heur
+        (:func:`best_heuristic`: SJF-BCO, LS, FF, SGS). With a heuristic schedule of makespan H_heur <= horizon
+        in hand the MILP is built on H_heur - 1 slots and only looks for a shorter schedule (infeasible there:
+        the heuristic schedule is optimal); if H_heur meets :func:`lower_bound` no MILP is solved.
 
     Returns
     -------

@@ -6,7 +6,11 @@
   number of jobs split on every server where j is split, (6)) bound the iterations done per slot by
   phi_j(servers, p) ((7)-(9)). The level is exact because phi is nonincreasing in p: the solver never
   gains by a level above the true count. Decoding replays the chosen starts and placements with
-  the slotted evaluator.
+  the slotted evaluator. Valid rows tighten it (formulations/rarddls.md#milp-cuts): start x pattern
+  binaries x[j,q,t] with activity windows of d^lo..d^hi slots, z[t] "some job still runs" (capacity scaled by
+  it, cmax = sum_t z[t]: the area bound), capacity with dual-feasible sizes, server and identical-job
+  symmetry. :func:`set_start` puts a replayed schedule into the variables (MIP start, and the tests'
+  proof that every replayed schedule satisfies every row).
 * :func:`build_theta_star`: (14)-(16) without time: each job takes G_j distinct GPUs, minimize the
   largest per-GPU sum of rho^_j / u (theta*_u of Lemma 4).
 
