@@ -43,7 +43,7 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
     rows = []
     for n in sizes:
         for seed in seeds:
-            inst = random_instance(n, 3, 4, seed=seed, single_gpu=0.3, arrival_rate=2.0)
+            inst = random_instance(n, n_servers=3, gpus_per_server=4, seed=seed, single_gpu=0.3, arrival_rate=2.0)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 r = solve_problem8(inst, options=SolveOptions(time_limit=time_limit, threads=1, seed=0))
@@ -65,7 +65,7 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
                     row[f"asrpt_tau{tau:g}_ratio"] = e["ratio"]
                     row[f"asrpt_tau{tau:g}_theorem1_bound"] = e["theorem_1_bound"]
                     row[f"asrpt_tau{tau:g}_lemma2_holds"] = e["lemma_2_holds"]
-                for name, pol in BASELINES(inst).items():
+                for name, pol in BASELINES().items():
                     res = simulate_asrpt(inst, pol)
                     row[f"{name}_ratio"] = res.summary()["total_completion_time"] / r.objective
             rows.append(row)
@@ -136,7 +136,7 @@ def replay_times(sizes, *, predictor: str = "rf") -> list[dict]:
         inst, _ = build_instance(pai_like_table(5 * n, cluster_gpus=2000, load=0.9, seed=0), n_servers=250,
                                  seed=0, predictor=predictor)
         row = {"jobs": inst.n_jobs, "predictor": predictor, "build_s": time.perf_counter() - t0}
-        for name, pol in {"A-SRPT": ASRPT(inst, tau=1.0), **BASELINES(inst)}.items():
+        for name, pol in {"A-SRPT": ASRPT(tau=1.0), **BASELINES()}.items():
             t1 = time.perf_counter()
             simulate_asrpt(inst, pol)
             row[f"{name}_s"] = time.perf_counter() - t1

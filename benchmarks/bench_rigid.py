@@ -25,7 +25,7 @@ def main(argv=None, sizes=(8, 12, 16, 20), seeds=(0, 1, 2), time_limit=60.0) -> 
     rows = []
     for n in sizes:
         for seed in seeds:
-            inst = random_instance(n, 2, 4, single_server=0.5, max_work=10, arrival_span=max(1, n // 4), seed=seed)
+            inst = random_instance(n, n_servers=2, gpus_per_server=4, single_server=0.5, max_work=10, arrival_span=max(1, n // 4), seed=seed)
             h = list_schedule(inst)
             for backend, threads in (("highs", 1), ("cpsat", 2)):
                 with warnings.catch_warnings():

@@ -80,7 +80,9 @@ class Simulator:
         ``single_server`` (as returned by the loaders of :mod:`optsched.traces`).
     policy : Policy
     rate_model : RateModel, optional
-        Default :class:`~optsched.sim.rates.ConstantRate` (rate 1: work is in seconds).
+        Default: the policy's ``rate_model`` attribute if it has one (a policy that brings its own
+        model of training speed), else :class:`~optsched.sim.rates.ConstantRate` (rate 1: work is in
+        seconds).
     load_time, save_time : float or callable (job, placement) -> float
         Seconds of loading before each (re)start and of pause-and-save after each preemption of
         a job that had started training (default 0).
@@ -142,6 +144,8 @@ class Simulator:
             )
         self.cluster = cluster
         self.policy = policy
+        if rate_model is None:  # a policy that comes with its rate model (e.g. A-SRPT's Heavy-Edge) brings it
+            rate_model = getattr(policy, "rate_model", None)
         self.rate_model = rate_model if rate_model is not None else ConstantRate()
         if not isinstance(self.rate_model, RateModel):
             raise InvalidOptionError(f"The 'rate_model' must be an optsched.sim.RateModel; got {rate_model!r}.")

@@ -42,3 +42,22 @@ def test_result_is_built_from_a_record():
     assert again.summary() == pytest.approx(res.summary())
     with pytest.raises(AttributeError):
         rec.policy = "x"  # frozen
+
+
+def test_a_policy_brings_its_rate_model():
+    from optsched.sim import FIFO, ConstantRate, PlacementRate
+
+    class Slow(FIFO):
+        name = "slow-fifo"
+
+        def __init__(self):
+            super().__init__()
+            self.rate_model = PlacementRate(0.0)
+
+    jobs = [Job(0, work=4, gpus=1)]
+    pol = Slow()
+    sim = Simulator(Cluster.homogeneous(1, 1), jobs, pol)
+    assert sim.rate_model is pol.rate_model
+    explicit = ConstantRate(2.0)
+    assert Simulator(Cluster.homogeneous(1, 1), jobs, Slow(), rate_model=explicit).rate_model is explicit
+    assert Simulator(Cluster.homogeneous(1, 1), jobs, FIFO()).rate_model.__class__ is ConstantRate

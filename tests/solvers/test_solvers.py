@@ -77,7 +77,7 @@ def test_time_limit_is_never_reported_optimal():
     # A hard knapsack-like MIP stopped after a tiny time limit: FEASIBLE or NO_SOLUTION, with a warning.
     from optsched.rigid import build_time_indexed, random_instance
 
-    inst = random_instance(40, 4, 8, single_server=0.5, max_work=12, arrival_span=30, seed=5)
+    inst = random_instance(40, n_servers=4, gpus_per_server=8, single_server=0.5, max_work=12, arrival_span=30, seed=5)
     m = build_time_indexed(inst)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -140,7 +140,7 @@ def test_model_size_guard():
 def test_builder_refuses_before_building():
     from optsched.rigid import build_time_indexed, random_instance
 
-    inst = random_instance(30, 2, 4, max_work=20, seed=1)
+    inst = random_instance(30, n_servers=2, gpus_per_server=4, max_work=20, seed=1)
     with pytest.raises(ModelTooLargeError, match="rigid time-indexed"):
         build_time_indexed(inst, max_size=1000)
 
