@@ -1,0 +1,384 @@
+"""Back ends ``"auto"`` and ``"portfolio"`` for any exact model with several back ends.
+
+A paper's ``solve_exact`` hands its ``build``/``decode`` to :func:`plan_backend`, which returns
+what :func:`optsched.solvers.exact.run_exact` gets; the certification (objective recomputed by
+the evaluator, bound never beyond it, ``optimal`` only within the tolerance) stays in
+``run_exact``, for every back end.
+
+``"auto"``
+    The paper's rule picks one member back end before any model is built (for the time-indexed
+    versus interval models: :func:`auto_time_indexed`); ``Result.info`` holds
+    ``backend`` (the one used) and ``auto_rule`` (why).
+
+``"portfolio"``
+    Every member (default CP-SAT and HiGHS) is built in this process, then solved side by side
+    in forked processes, one thread each, same time limit, same warm start. As soon as one
+    member proves its incumbent optimal, or the best incumbent and the best bound of the
+    finished members meet, the others are stopped. The result is the best incumbent (by the
+    kind's evaluator) and the best bound of any member; ``Result.info`` names the ``winner``
+    (whose incumbent is returned), ``bound_from`` (whose bound) and holds ``portfolio``, one
+    row per member (status, objective, bound, runtime, stopped early or not).
+    Members share the warm start, not incumbents found during the run (HiGHS, called through
+    Pyomo, takes no new incumbent mid-solve).
+
+Where ``fork`` is not available (Windows, macOS spawn), ``method="sequential"`` runs the members
+one after another, each with an equal share of the time limit.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from optsched.core.result import Status
+from optsched.exceptions import InvalidOptionError, SolverError
+from optsched.solvers.exact import ExactModel, _default_solve, check_backend
+from optsched.solvers.options import SolveOptions, SolveResult
+
+__all__ = ["AUTO", "PORTFOLIO", "BackendPlan", "plan_backend", "auto_time_indexed", "AUTO_TI_MAX_STARTS",
+           "AUTO_TI_MAX_JOBS"]
+
+AUTO = "auto"
+PORTFOLIO = "portfolio"
+#: ``auto`` picks the time-indexed MILP (HiGHS) when the model has at most this many start
+#: variables x[j, t] (sum over jobs of the start slots in the horizon) ...
+AUTO_TI_MAX_STARTS = 20_000
+#: ... and at most this many jobs; otherwise the interval model (CP-SAT). See docs/exact.md.
+AUTO_TI_MAX_JOBS = 120
+
+
+def auto_time_indexed(n_starts: int, n_jobs: int, *, cpsat_ok: bool = True, max_starts: int = AUTO_TI_MAX_STARTS,
+                      max_jobs: int = AUTO_TI_MAX_JOBS) -> tuple[str, str]:
+    """The ``auto`` rule between a time-indexed MILP (``"highs"``) and an interval model
+    (``"cpsat"``): ``(backend, reason)``.
+
+    The time-indexed model's size grows with the horizon (one binary per job and start slot),
+    the interval model's does not; the time-indexed LP bound is far stronger while the model
+    fits. So: HiGHS while ``n_starts <= max_starts`` and ``n_jobs <= max_jobs`` (or when
+    ``cpsat_ok`` is false), else CP-SAT.
+
+    >>> auto_time_indexed(5_000, 30)[0], auto_time_indexed(200_000, 30)[0]
+    ('highs', 'cpsat')
+    """
+    if not cpsat_ok:
+        return "highs", "time-indexed MILP: the interval model cannot take this instance (e.g. fractional weights)"
+    if n_starts <= max_starts and n_jobs <= max_jobs:
+        return "highs", (f"time-indexed MILP: {n_starts} start variables <= {max_starts} and {n_jobs} jobs <= "
+                         f"{max_jobs} (short horizon)")
+    return "cpsat", (f"interval model: {n_starts} start variables (limit {max_starts}) or {n_jobs} jobs "
+                     f"(limit {max_jobs}) (long horizon)")
+
+
+@dataclass(frozen=True)
+class BackendPlan:
+    """What :func:`run_exact` gets: ``backend``, ``build``, ``decode``, ``own_backends``."""
+
+    backend: str
+    build: Callable[[Any, str, SolveOptions], ExactModel]
+    decode: Callable[[ExactModel, SolveResult], Any]
+    own_backends: tuple[str, ...]
+    requested: str
+
+
+def plan_backend(backend: Any, *, build: Callable[[Any, str, SolveOptions], ExactModel],
+                 decode: Callable[[ExactModel, SolveResult], Any], own: tuple[str, ...] = ("cpsat",),
+                 members: Sequence[str] = ("cpsat", "highs"), auto: Callable[[], tuple[str, str]] | None = None,
+                 evaluate: Callable[[Any], float] | None = None, sense: str = "min",
+                 method: str | None = None) -> BackendPlan:
+    """Resolve ``"auto"``/``"portfolio"`` (or pass a plain back end through), refusing an
+    unknown one with :class:`InvalidOptionError` listing the known ones, before any model is built.
+
+    Parameters
+    ----------
+    backend : str
+        ``"auto"``, ``"portfolio"``, one of ``own`` or a Pyomo solver name (``"highs"``).
+    build, decode : callable
+        The paper's, as for :func:`run_exact`.
+    own : tuple of str
+        The paper's own (non-Pyomo) back ends.
+    members : sequence of str
+        The portfolio's back ends (each must be valid on its own).
+    auto : callable, optional
+        ``auto() -> (backend, reason)``: the paper's rule; without it ``"auto"`` is refused.
+    evaluate : callable, optional
+        The kind's evaluator: picks the portfolio's best incumbent by its true objective
+        (else by the members' solver objectives).
+    sense : {"min", "max"}
+    method : {"fork", "sequential"}, optional
+        How the portfolio runs its members; default ``fork`` where available.
+    """
+    known = tuple(dict.fromkeys((*own, *members, AUTO, PORTFOLIO)))
+    if not isinstance(backend, str) or not backend:
+        raise InvalidOptionError(f"The 'backend' option must be one of {list(known)} or a Pyomo solver name; "
+                                 f"got {backend!r}.")
+    if backend == AUTO:
+        if auto is None:
+            raise InvalidOptionError(f"This model has no 'auto' rule; choose one of {[k for k in known if k != AUTO]}.")
+        chosen, reason = auto()
+        check_backend(chosen, own)
+
+        def build_auto(inst: Any, b: str, o: SolveOptions) -> ExactModel:
+            em = build(inst, chosen, o)
+            return replace(em, info={**em.info, "backend_requested": AUTO, "backend": chosen, "auto_rule": reason})
+
+        return BackendPlan(chosen, build_auto, decode, own, AUTO)
+    if backend == PORTFOLIO:
+        for b in members:
+            check_backend(b, own)
+        if method is None:
+            method = "fork" if "fork" in mp.get_all_start_methods() else "sequential"
+        if method not in ("fork", "sequential"):
+            raise InvalidOptionError(f"The portfolio 'method' must be 'fork' or 'sequential'; got {method!r}.")
+        pf = _Portfolio(tuple(members), build, decode, evaluate, sense == "max", method)
+        return BackendPlan(PORTFOLIO, pf.build, pf.decode, (*own, PORTFOLIO), PORTFOLIO)
+    try:
+        check_backend(backend, own)
+    except InvalidOptionError:
+        raise InvalidOptionError(f"Unknown back end {backend!r}: choose one of {list(known)} or an installed Pyomo "
+                                 f"MILP solver name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk').") from None
+    return BackendPlan(backend, build, decode, own, backend)
+
+
+# --------------------------------------------------------------------------- portfolio
+
+
+@dataclass
+class _Member:
+    name: str
+    em: ExactModel
+    warm: bool = False
+
+
+@dataclass
+class _Handles:
+    members: list[_Member]
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def _kind_value(em: ExactModel, v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else em.offset + em.scale * v
+
+
+@dataclass
+class _Portfolio:
+    members: tuple[str, ...]
+    build_one: Callable[[Any, str, SolveOptions], ExactModel]
+    decode_one: Callable[[ExactModel, SolveResult], Any]
+    evaluate: Callable[[Any], float] | None
+    maximize: bool
+    method: str
+
+    # -- build: every member here (errors before anything is solved), one ExactModel for run_exact
+    def build(self, instance: Any, backend: str, options: SolveOptions) -> ExactModel:
+        from optsched.exceptions import ModelTooLargeError
+
+        ms, failed, first_err = [], {}, None
+        for b in self.members:
+            try:
+                ms.append(_Member(b, self.build_one(instance, b, options)))
+            except (ModelTooLargeError, InvalidOptionError) as e:  # this member cannot take the instance
+                failed[b] = f"{type(e).__name__}: {e}"
+                first_err = first_err or e
+        if not ms:
+            assert first_err is not None
+            raise first_err
+        same = len({(m.em.scale, m.em.offset) for m in ms}) == 1
+        scale, offset = (ms[0].em.scale, ms[0].em.offset) if same else (1.0, 0.0)
+        steps = {m.em.step for m in ms}
+        step = steps.pop() if len(steps) == 1 else None
+        handles = _Handles(ms, failed)
+        info: dict[str, Any] = {"backend": PORTFOLIO, "portfolio_members": [m.name for m in ms]}
+        for m in ms:
+            info.update({k: v for k, v in m.em.info.items() if k not in info})
+        if failed:
+            info["portfolio_failed"] = dict(failed)
+
+        def warm_start(schedule: Any) -> None:
+            for m in ms:
+                if m.em.warm_start is not None:
+                    m.em.warm_start(schedule)
+                    m.warm = True
+
+        return ExactModel(None, handles, scale=scale, offset=offset,
+                          resolution=max(m.em.resolution for m in ms), step=step, solve=self.solve, info=info,
+                          warm_start=warm_start)
+
+    def decode(self, em: ExactModel, sr: SolveResult) -> Any:
+        return sr.raw["schedule"]
+
+    # -- solve: members side by side, best incumbent and best bound
+    def _member_options(self, em: ExactModel, m: _Member, options: SolveOptions, share: int) -> SolveOptions:
+        o = options.replace(threads=1)
+        if options.mip_abs_gap is not None:  # in the portfolio's model units -> the member's
+            o = o.replace(mip_abs_gap=options.mip_abs_gap * em.scale / m.em.scale)
+        if share > 1 and options.time_limit is not None:
+            o = o.replace(time_limit=options.time_limit / share)
+        return o
+
+    def _better(self, a: float, b: float) -> bool:
+        return a > b if self.maximize else a < b
+
+    def solve(self, em: ExactModel, options: SolveOptions) -> SolveResult:
+        h: _Handles = em.handles
+        t0 = time.perf_counter()
+        if self.method == "fork" and len(h.members) > 1:
+            rows = self._run_forked(em, h.members, options)
+        else:
+            rows = {m.name: _run_member(m, self._member_options(em, m, options, len(h.members)), self.decode_one)
+                    for m in h.members}
+        return self._combine(em, h, rows, options, time.perf_counter() - t0)
+
+    def _closed(self, em: ExactModel, rows: dict[str, dict], options: SolveOptions) -> bool:
+        """True when the finished members' best incumbent and best bound meet (optimal proven)."""
+        if any(r.get("status") == Status.OPTIMAL for r in rows.values()):
+            return True
+        objs = [self._obj(r) for r in rows.values() if r.get("schedule") is not None]
+        bnds = [r["kind_bound"] for r in rows.values() if r.get("kind_bound") is not None]
+        if not objs or not bnds:
+            return False
+        obj = max(objs) if self.maximize else min(objs)
+        bnd = min(bnds) if self.maximize else max(bnds)
+        tol = max(options.optimality_tolerance * max(abs(obj), 1e-10),
+                  (options.mip_abs_gap or 0.0) * em.scale, em.step or 0.0)
+        return abs(obj - bnd) < tol if em.step else abs(obj - bnd) <= tol
+
+    def _obj(self, r: dict) -> float:
+        if "kind_objective" not in r:
+            r["kind_objective"] = (float(self.evaluate(r["schedule"])) if self.evaluate is not None
+                                   else r["solver_objective"])
+        return r["kind_objective"]
+
+    def _run_forked(self, em: ExactModel, members: list[_Member], options: SolveOptions) -> dict[str, dict]:
+        from multiprocessing.connection import wait
+
+        ctx = mp.get_context("fork")
+        procs, conns, rows = {}, {}, {}
+        for m in members:
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_child, args=(m, self._member_options(em, m, options, 1), self.decode_one, send),
+                            name=f"optsched-portfolio-{m.name}", daemon=True)
+            p.start()
+            send.close()
+            procs[m.name], conns[recv] = p, m.name
+        # a member that ignores its time limit is stopped after the limit + 50 % + 30 s
+        deadline = None if options.time_limit is None else time.monotonic() + 1.5 * options.time_limit + 30
+        while conns:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = wait(list(conns), timeout=timeout)
+            if not ready:
+                break
+            for c in ready:
+                name = conns.pop(c)
+                try:
+                    rows[name] = _with_kind_bound(c.recv(), next(m for m in members if m.name == name), self.maximize)
+                except EOFError:
+                    rows[name] = {"error": f"the {name} process ended without a result "
+                                           f"(exit code {procs[name].exitcode})"}
+                c.close()
+            if conns and self._closed(em, rows, options):
+                break
+        for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
+            procs[name].terminate()
+            rows[name] = {"stopped": True, "message": "stopped: the gap was closed by another member"
+                          if self._closed(em, rows, options) else "stopped: past the time limit"}
+            c.close()
+        for p in procs.values():
+            p.join(timeout=10)
+            if p.is_alive():  # pragma: no cover - terminate was ignored
+                p.kill()
+                p.join()
+        return rows
+
+    def _combine(self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions,
+                 runtime: float) -> SolveResult:
+        for name, r in rows.items():
+            if "kind_bound" not in r and "error" not in r and not r.get("stopped"):
+                rows[name] = _with_kind_bound(r, next(m for m in h.members if m.name == name), self.maximize)
+        sols = {n: r for n, r in rows.items() if r.get("schedule") is not None}
+        bnds = {n: r["kind_bound"] for n, r in rows.items() if r.get("kind_bound") is not None}
+        table = {}
+        for n, r in rows.items():
+            table[n] = {"status": r.get("status").value if isinstance(r.get("status"), Status) else
+                        ("stopped" if r.get("stopped") else "error"),
+                        "objective": self._obj(r) if n in sols else None, "bound": r.get("kind_bound"),
+                        "runtime": r.get("runtime"), "message": r.get("message") or r.get("error")}
+        info: dict[str, Any] = em.info  # type: ignore[assignment]  (a dict: run_exact copies it after the solve)
+        info["portfolio"] = table
+        errors = {n: r["error"] for n, r in rows.items() if "error" in r}
+        if not sols and not bnds and errors and len(errors) == len(rows):
+            raise SolverError("Every portfolio member failed: " + "; ".join(f"{n}: {e}" for n, e in errors.items()))
+        winner = None
+        for n in sols:  # members in order: ties go to the first
+            if winner is None or self._better(self._obj(sols[n]), self._obj(sols[winner])):
+                winner = n
+        bound_from = None
+        for n, b in bnds.items():
+            if bound_from is None or (b < bnds[bound_from] if self.maximize else b > bnds[bound_from]):
+                bound_from = n
+        info["winner"], info["bound_from"] = winner, bound_from
+        info["proved_by"] = next((n for n, r in rows.items() if r.get("status") == Status.OPTIMAL), None)
+        obj = bound = None
+        if winner is not None:
+            obj = (sols[winner]["solver_objective"] - em.offset) / em.scale
+        if bound_from is not None:  # run_exact lowers (raises) by em.resolution again: undo that here
+            kb = bnds[bound_from]
+            bound = ((kb - em.resolution if self.maximize else kb + em.resolution) - em.offset) / em.scale
+        statuses = [r.get("status") for r in rows.values()]
+        if Status.INFEASIBLE in statuses and winner is None:
+            status = Status.INFEASIBLE
+        elif winner is None:
+            status = Status.NO_SOLUTION
+        else:
+            status = Status.OPTIMAL if Status.OPTIMAL in statuses else Status.FEASIBLE
+        versions = " + ".join(f"{n} {r.get('version', '')}".strip() for n, r in rows.items())
+        msg = "; ".join(f"{n}: {t['status']}" for n, t in table.items())
+        return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=PORTFOLIO,
+                           solver_version=f"({versions})", message=msg,
+                           raw={"schedule": sols[winner]["schedule"] if winner else None, "winner": winner})
+
+
+def _with_kind_bound(r: dict, m: _Member, maximize: bool) -> dict:
+    """Add the member's bound in the kind's units (valid: widened by the member's resolution)."""
+    if "error" in r or r.get("stopped"):
+        return r
+    b = _kind_value(m.em, r.get("bound"))
+    if b is not None:
+        b = b + m.em.resolution if maximize else b - m.em.resolution
+        if m.em.step:
+            q = b / m.em.step
+            b = (math.floor(q + 1e-6) if maximize else math.ceil(q - 1e-6)) * m.em.step
+    r["kind_bound"] = b
+    return r
+
+
+def _run_member(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any]) -> dict:
+    """Solve one member and decode its incumbent; errors become an ``error`` entry."""
+    from optsched.exceptions import SolverLimitWarning
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverLimitWarning)
+            sr = m.em.solve(m.em, options) if m.em.solve is not None else _default_solve(m.em, m.name, options,
+                                                                                      m.warm)
+        sched = decode(m.em, sr) if sr.has_solution else None
+    except Exception as e:  # noqa: BLE001 - reported per member; all failing raises SolverError
+        return {"error": f"{type(e).__name__}: {e}"}
+    obj = sr.objective if sched is not None else None
+    return {"status": sr.status, "solver_objective": _kind_value(m.em, obj), "bound": sr.bound,
+            "runtime": sr.runtime, "message": sr.message, "version": sr.solver_version, "schedule": sched}
+
+
+def _child(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], conn: Any) -> None:
+    try:
+        row = _run_member(m, options, decode)
+        try:
+            conn.send(row)
+        except Exception as e:  # noqa: BLE001 - e.g. an unpicklable schedule
+            conn.send({"error": f"cannot send the {m.name} result: {e}"})
+    finally:
+        conn.close()
