@@ -14,6 +14,7 @@ from optsched.rigid.formulation import build_interval_cpsat, build_time_indexed
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 
 __all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact",
            "warm_start_exact", "best_heuristic"]
@@ -146,7 +147,7 @@ def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
     return schedule_from_time_indexed(instance, em.model)
 
 
-@register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat"),
+@register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat", "auto", "portfolio"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOptions | None = None,
                 seed=None, initial="heuristic", horizon_slots: int | None = None, max_size: int | None = None,
@@ -156,9 +157,10 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     Parameters
     ----------
     instance : Instance (kind ``rigid``); every work and arrival a whole number of slots.
-    backend : {"highs", "cpsat"} or any Pyomo solver name
+    backend : {"highs", "cpsat", "auto", "portfolio"} or any Pyomo solver name
         ``highs``/Pyomo solvers solve the time-indexed MILP (T1)-(T5); ``cpsat`` the interval
-        model (C1)-(C4).
+        model (C1)-(C4); ``auto`` picks one by size and horizon, ``portfolio`` runs both side by
+        side (:mod:`optsched.solvers.portfolio`, docs/exact.md).
     options : SolveOptions
         Time limit, gaps, threads, seed. Default: 60 s, gap 0, one thread. When all weights are
         integers and ``mip_abs_gap`` is None it is set to 0.999 (the objective in slots is then
@@ -210,15 +212,27 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
     if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
+    evaluate = lambda s: objective_value(instance, s, OBJECTIVE)  # noqa: E731
+    plan = plan_backend(backend, build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots,
+                                                                      max_size=max_size),
+                        decode=lambda em, sr: decode_exact(instance, em, sr), own=("cpsat",), evaluate=evaluate,
+                        auto=lambda: _auto_backend(instance, horizon_slots))
     if isinstance(initial, str):
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
         initial = best_heuristic(instance)
     return run_exact(
         instance,
-        build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots, max_size=max_size),
-        decode=lambda em, sr: decode_exact(instance, em, sr),
-        evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
-        backend=backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
+        build=plan.build, decode=plan.decode, evaluate=evaluate,
+        backend=plan.backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
         write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations,
-        own_backends=("cpsat",))
+        own_backends=plan.own_backends)
+
+
+def _auto_backend(instance: Instance, horizon_slots: int | None) -> tuple[str, str]:
+    """The ``auto`` rule: start variables of the time-indexed model vs :func:`auto_time_indexed`."""
+    from optsched.rigid.formulation import slot_data
+
+    d = slot_data(instance, horizon_slots)
+    starts = sum(max(0, d.T - p - r + 1) for p, r in zip(d.p, d.r, strict=True))
+    return auto_time_indexed(starts, d.n, cpsat_ok=_integral_weights(instance))
