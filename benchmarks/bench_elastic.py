@@ -172,6 +172,30 @@ def alpha_sec7():
     return out
 
 
+def bench_pricing_speed():
+    """One exact pricing at the issue's size (H = 150, tau = 256, M = 8, P = 10, D = 50) at three
+    allocation levels of (11)'s prices (lambda = 1000)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from optsched.elastic.generate import random_instance
+    from optsched.elastic.pricing import min_cost, random_prices
+
+    inst = random_instance(1, n_servers=150, n_worker_types=8, n_ps_types=10, max_chunks=50, seed=1,
+                           capacity_scale=4)
+    inst = inst.replace(jobs=(replace(inst.jobs[0], chunks=50, minibatches=inst.jobs[0].minibatches * 20),),
+                        horizon=10**5)
+    out = {}
+    for fill in (0.0, 0.3, 0.8):
+        pr = random_prices(inst, 256, lam=1000.0, fill=fill, rng=np.random.default_rng(0))
+        t0 = time.perf_counter()
+        c = min_cost(inst, 0, pr)
+        out[f"fill_{fill}_s"] = round(time.perf_counter() - t0, 3)
+        out[f"fill_{fill}_choice"] = {"N": c.config.n_workers, "d": c.config.d, "q": c.config.q, "cost": c.cost}
+    return out
+
+
 def bench_pricing(n, seed0=0):
     try:
         from optsched.elastic import pricing
@@ -187,13 +211,14 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--only", default="", help="comma-separated sections (exact2, exact8, pricing, certificates, "
-                                                 "online, alpha); the others are kept from --out")
+                                                 "online, alpha, pricing_speed); the others are kept from --out")
     a = ap.parse_args(argv)
     seeds = [0, 1] if a.quick else [0, 1, 2, 3, 4]
     t0 = time.perf_counter()
     res = {"machine": platform.processor() or platform.machine(), "python": platform.python_version(),
            "limit_s": a.limit, "seeds": seeds}
-    only = set(a.only.split(",")) if a.only else {"exact2", "exact8", "pricing", "certificates", "online", "alpha"}
+    only = set(a.only.split(",")) if a.only else {"exact2", "exact8", "pricing", "certificates", "online", "alpha",
+                                                  "pricing_speed"}
     prev = json.loads(Path(a.out).read_text()) if a.only and Path(a.out).exists() else {}
     res.update({k: v for k, v in prev.items() if k not in ("targets", "targets_detail", "wall_s")})
     if "exact2" in only:
@@ -214,6 +239,8 @@ def main(argv=None) -> int:
         res["online"] = bench_online(5 if a.quick else 30)
     if "alpha" in only:
         res["alpha_sec7"] = alpha_sec7()
+    if "pricing_speed" in only:
+        res["pricing_speed"] = bench_pricing_speed()
     e2 = res["exact2"]
     res["targets_detail"] = {
         "exact2 J=6 H=3 <= 10 s": {"proven": f"{e2['J6-H3-highs']['proven']}/{e2['J6-H3-highs']['of']}",
@@ -224,14 +251,23 @@ def main(argv=None) -> int:
                                                 "max_runtime_s": res["exact8"]["max_runtime"],
                                                 "median_columns": res["exact8"]["median_columns"]},
     }
+    def worst(block):  # an unproven seed counts with its (limit-hitting) runtime
+        return max(r["runtime"] for r in block["runs"])
+
     res["targets"] = [
-        {"case": "elastic exact (2) J=6 H=3, max over seeds (s)", "measured": e2["J6-H3-highs"]["max_runtime"],
+        {"case": f"elastic exact (2) J=6 H=3, slowest of {e2['J6-H3-highs']['of']} seeds, "
+                 f"{e2['J6-H3-highs']['proven']} proven (s)", "measured": worst(e2["J6-H3-highs"]),
          "target": 10.0, "unit": "s"},
-        {"case": "elastic exact (2) J=8 H=3, max over seeds (s)", "measured": e2["J8-H3-highs"]["max_runtime"],
+        {"case": f"elastic exact (2) J=8 H=3, slowest of {e2['J8-H3-highs']['of']} seeds, "
+                 f"{e2['J8-H3-highs']['proven']} proven (s)", "measured": worst(e2["J8-H3-highs"]),
          "target": 60.0, "unit": "s"},
-        {"case": "elastic exact (8) J=8 H=3 tau=16, max over seeds (s)", "measured": res["exact8"]["max_runtime"],
-         "target": 60.0, "unit": "s"},
+        {"case": f"elastic exact (8) J=8 H=3 tau=16, slowest of {res['exact8']['of']} seeds, "
+                 f"{res['exact8']['proven']} proven (s)", "measured": worst(res["exact8"]), "target": 60.0,
+         "unit": "s"},
     ]
+    if "pricing_speed" in res:
+        res["targets"].append({"case": "elastic one exact pricing H=150 tau=256 M=8 P=10 D=50, 30 % allocated (s)",
+                               "measured": res["pricing_speed"]["fill_0.3_s"], "target": 2.0, "unit": "s"})
     if "pricing" in res:
         res["targets"].append({"case": "elastic exact pricing oracle = brute force (mismatches)",
                                "measured": res["pricing"]["oracle_mismatch"], "target": 0, "unit": "count"})

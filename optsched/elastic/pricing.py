@@ -41,7 +41,7 @@ from optsched.elastic.model import ElasticInstance, guarded_ceil
 
 __all__ = ["Prices", "Priced", "min_cost", "brute_force", "a_mincost1", "a_mincost2", "a_ramincost1",
            "a_ramincost2", "paper_min_cost", "window_cost", "compare_with_brute_force", "random_prices",
-           "pricing_case"]
+           "pricing_case", "min_cost_reference"]
 
 EPS = 1e-9
 
@@ -138,10 +138,9 @@ def _greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
     return out if left == 0 else None
 
 
-def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True,
-             types: Iterable[tuple[int, Any]] | None = None) -> Priced | None:
-    """The exact oracle: the least-cost schedule of job index ``j`` that completes by tau (see the
-    module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits."""
+def min_cost_reference(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None,
+                       residual: bool = True, types: Iterable[tuple[int, Any]] | None = None) -> Priced | None:
+    """The exact oracle, one start at a time in plain loops (the reference for :func:`min_cost`)."""
     tau = prices.tau
     omega = prices.residual(instance) if residual else np.broadcast_to(
         np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
@@ -173,6 +172,136 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                             or (cand[0] <= best.cost + tol
                                 and (t + d, cand[1].total_use) < (best.start + best.config.d, best.config.total_use))):
                         best = Priced(float(cand[0]), cand[1], t)
+    return best
+
+
+def _better(cost: float, t: int, d: int, cfg: Config, best: Priced | None) -> bool:
+    if best is None:
+        return True
+    tol = 1e-12 * max(1.0, abs(cost))
+    return cost < best.cost - tol or (cost <= best.cost + tol and (t + d, cfg.total_use)
+                                      < (best.start + best.config.d, best.config.total_use))
+
+
+def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
+    """F[t, x] = the least cost of x workers on the servers at window t (cheapest first, per-server caps),
+    inf beyond the total cap; with the sort order, the rank and the caps before each server."""
+    order = np.argsort(c, axis=1, kind="stable")
+    cs = np.take_along_axis(c, order, axis=1)
+    ks = np.take_along_axis(caps, order, axis=1).astype(float)
+    before = np.cumsum(ks, axis=1) - ks
+    x = np.arange(xmax + 1, dtype=float)
+    take = np.clip(x[None, None, :] - before[:, :, None], 0.0, ks[:, :, None])
+    F = (np.where(take > 0, cs[:, :, None] * take, 0.0)).sum(axis=1)
+    F[x[None, :] > ks.sum(axis=1)[:, None]] = np.inf
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :].repeat(order.shape[0], 0), axis=1)
+    before_n = np.take_along_axis(before, rank, axis=1)  # caps of the servers cheaper than n, per (t, n)
+    return F, before_n
+
+
+def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True,
+             types: Iterable[tuple[int, Any]] | None = None) -> Priced | None:
+    """The exact oracle: the least-cost schedule of job index ``j`` that completes by tau (see the
+    module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits.
+
+    Vectorised over the starts (and the PS server and its worker count g for q = 0): for each
+    (m, p, q, useful N) a lower bound N min_h c + min_h c_z skips the block when it cannot beat the
+    best so far; the greedy cost of k workers on the servers other than n is F(k) if the servers
+    cheaper than n hold at least k, else F(k + cap_n) - cap_n c_n (n's block is then wholly taken).
+    The winning start is rebuilt by :func:`min_cost_reference`'s per-start routine. Same optimum as
+    the reference (tested against it and against brute force)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    tau = prices.tau
+    omega = prices.residual(instance) if residual else np.broadcast_to(
+        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    H = instance.H
+    D = instance.jobs[j].chunks
+    best: Priced | None = None
+    ps_types = list(range(instance.P)) if instance.is_ps else [None]
+    pairs = list(types) if types is not None else [(m, p) for m in range(instance.M) for p in ps_types]
+    qs = (1, 0) if q is None else (q,)
+    wmins: dict[int, np.ndarray] = {}
+
+    def wmin_of(d: int) -> np.ndarray:
+        if d not in wmins:
+            wmins[d] = sliding_window_view(omega, d, axis=0).min(axis=-1)  # (tau - d + 1, H, R)
+        return wmins[d]
+
+    slot_cache: dict[tuple[int, int], tuple] = {}
+    for m, p in pairs:
+        e = np.asarray(instance.e[m], dtype=float)
+        PW = np.vstack([np.zeros(H), np.cumsum((prices.delta * e[None, None, :]).sum(-1), axis=0)])
+        z = np.asarray(instance.z[p], dtype=float) if p is not None else None
+        PZ = (np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
+              if z is not None else None)
+        for qq in qs:
+            for n_w, d in useful_counts(instance, j, m, p, qq):
+                if d > tau:
+                    continue
+                c = PW[d:] - PW[:-d]  # (T', H) window price of one worker
+                cz = PZ[d:] - PZ[:-d] if PZ is not None else None
+                lb = float((n_w * c.min(axis=1) + (cz.min(axis=1) if cz is not None else 0.0)).min())
+                if best is not None:
+                    tol = 1e-12 * max(1.0, abs(best.cost))
+                    if lb > best.cost + tol or (lb >= best.cost - tol and d >= best.start + best.config.d):
+                        continue
+                wmin = wmin_of(d)
+                pos = e > 0
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    capw = np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2) if pos.any() else \
+                        np.full(c.shape, D, dtype=float)
+                capw = np.clip(capw, 0, D)
+                if qq == 1:
+                    need = n_w * e + (z if z is not None else 0.0)
+                    ok = np.all(need[None, None, :] <= wmin + EPS, axis=2)
+                    cost = np.where(ok, n_w * c + (cz if cz is not None else 0.0), np.inf)
+                    per_t = cost.min(axis=1)
+                elif p is None:  # RAR q = 0, spanning at least two servers
+                    key = (m, d)
+                    if key not in slot_cache:
+                        slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+                    F, before_n = slot_cache[key]
+                    plain = F[:, n_w]
+                    first = np.argmin(np.where(capw > 0, c, np.inf), axis=1)
+                    tt = np.arange(c.shape[0])
+                    cap0 = capw[tt, first]
+                    # all N on the cheapest server: move one worker to the next cheapest slot
+                    excl1 = np.where(before_n[tt, first] >= 1, F[:, 1],
+                                     F[tt, np.minimum(1 + cap0, 2 * D + 1).astype(int)] - cap0 * c[tt, first])
+                    per_t = np.where(cap0 >= n_w, (n_w - 1) * c[tt, first] + excl1, plain)
+                else:  # PS q = 0: PS server n with g < N workers, the rest greedily elsewhere
+                    key = (m, d)
+                    if key not in slot_cache:
+                        slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+                    F, before_n = slot_cache[key]
+                    g = np.arange(n_w)
+                    k = n_w - g
+                    b, B = instance.worker_types[m].bandwidth, instance.ps_types[p].bandwidth
+                    s_g = np.array([instance.ps_needed(m, p, int(x)) for x in k], dtype=float)
+                    per_t = np.full(c.shape[0], np.inf)
+                    for n in range(H):
+                        use = g[None, :, None] * e[None, None, :] + s_g[None, :, None] * z[None, None, :]
+                        fit = np.all(use <= wmin[:, n, None, :] + EPS, axis=2)  # (T', N)
+                        A = before_n[:, n][:, None]
+                        capn = capw[:, n][:, None]
+                        idx = np.minimum(k[None, :] + capn, 2 * D + 1).astype(int)
+                        far = np.take_along_axis(F, idx, axis=1) - capn * c[:, n][:, None]
+                        near = F[:, k]
+                        others = np.where(k[None, :] <= A, near, far)
+                        tot = g[None, :] * c[:, n][:, None] + s_g[None, :] * cz[:, n][:, None] + others
+                        tot = np.where(fit, tot, np.inf)
+                        per_t = np.minimum(per_t, tot.min(axis=1))
+                    del b, B
+                if not np.isfinite(per_t).any():
+                    continue
+                vmin = float(per_t.min())
+                t = int(np.flatnonzero(per_t <= vmin + 1e-12 * max(1.0, abs(vmin)))[0])
+                cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t] if cz is not None else None,
+                                wmin[t], e, z)
+                if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
+                    best = Priced(float(cand[0]), cand[1], t)
     return best
 
 

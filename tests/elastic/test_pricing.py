@@ -19,6 +19,7 @@ from optsched.elastic.pricing import (
     brute_force,
     compare_with_brute_force,
     min_cost,
+    min_cost_reference,
     pricing_case,
     window_cost,
 )
@@ -50,6 +51,18 @@ def test_oracle_equals_brute_force(k):
             assert (rq is None) == (gq is None)
             if rq is not None:
                 assert gq.cost == pytest.approx(rq.cost, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("k", range(60))
+def test_vectorised_oracle_equals_the_reference_loop(k):
+    inst, tau, pr = pricing_case(21, k, max_servers=4, max_tau=16)
+    for residual in (True, False):
+        for q in (None, 0, 1):
+            a = min_cost_reference(inst, 0, pr, q=q, residual=residual)
+            b = min_cost(inst, 0, pr, q=q, residual=residual)
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert b.cost == pytest.approx(a.cost, rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.slow
