@@ -17,7 +17,7 @@ labels of ``formulations/elastic.md#exact``.
 >>> from optsched.elastic import toy_instance
 >>> m = build_set_partitioning(toy_instance())
 >>> len(m.cols), len(m.one_schedule_per_job)
-(114, 2)
+(1554, 2)
 """
 
 from __future__ import annotations
