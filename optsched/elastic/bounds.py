@@ -8,6 +8,10 @@
   reported beside 2 log2 lambda (the paper's base) and 2 ln lambda, with both assumptions checked:
   1 <= w_j / sum f(l) <= F for the chosen schedules, and f_jh^r(l) / C_h^r <= 1 / log2 lambda.
 * :func:`thm5_check` - an A_online result against an optimum of (2): ratio vs 4 alpha.
+* :func:`lemma2_check` - per round of A_online: A_dual's weight >= OPT of (7) for J_i (exact (8) on the
+  round's jobs with deadline tau_i) and its length <= alpha_i tau_i.
+* :func:`lemma1_chain` - sum_{k <= i} w(J^s_k) >= sum_{k <= i} w(J*_k), J*_k the jobs an optimum of (2)
+  completes in (tau_(k-1), tau_k].
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.pricing import min_cost
 
-__all__ = ["certificate", "thm5_check"]
+__all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
 
 
 def certificate(instance: ElasticInstance, run: Any, jobs: list[int] | None = None, *, F: float | None = None
@@ -80,3 +84,40 @@ def thm5_check(result: Any, optimum: float) -> dict[str, Any]:
     ratio = result.objective / optimum
     return {"ratio": ratio, "alpha": a, "four_alpha": 4 * a, "holds": ratio <= 4 * a + 1e-9,
             "alpha_offline": result.info.get("alpha_offline"), "late_jobs": result.info.get("late_jobs")}
+
+
+def lemma2_check(instance: ElasticInstance, result: Any, *, options: Any = None) -> list[dict[str, Any]]:
+    """Lemma 2 per round of an A_online result (see the module doc). OPT(7) comes from the exact (8)
+    on the sub-instance of the round's jobs (arrivals ignored inside the round, as in (7))."""
+    from optsched.elastic.exact import solve_maxweight
+    from optsched.solvers import SolveOptions
+
+    options = options or SolveOptions(time_limit=30, threads=1)
+    out = []
+    for r in result.info["rounds"]:
+        ids = set(r["J_i"])
+        sub = instance.replace(jobs=tuple(j for j in instance.jobs if j.id in ids), name=f"{instance.name}-round")
+        opt = solve_maxweight(sub, tau=r["tau"], options=options)
+        out.append({"round": r["round"], "tau": r["tau"], "alpha": r["alpha"], "weight": r["weight"],
+                    "opt7": opt.objective, "opt7_proven": opt.optimal, "length": r["length"],
+                    "weight_ok": r["weight"] >= opt.objective - 1e-9 if opt.optimal else None,
+                    "length_ok": r["length"] <= r["alpha"] * r["tau"]})
+    return out
+
+
+def lemma1_chain(instance: ElasticInstance, result: Any, optimum_schedule: Any) -> list[dict[str, Any]]:
+    """Lemma 1's chain for every round index i up to the last one needed by either schedule."""
+    comp = {jid: a.completion for jid, a in optimum_schedule.items()}
+    w = {j.id: j.weight for j in instance.jobs}
+    by_round = {r["round"]: r["weight"] for r in result.info["rounds"]}
+    last = max(max(by_round, default=1), 1)
+    while 2 ** (last - 1) < max(comp.values()):
+        last += 1
+    out, acc_s, acc_opt = [], 0.0, 0.0
+    for i in range(1, last + 1):
+        lo = 1 if i == 1 else 2 ** (i - 2)  # tau_(i-1) with tau_0 = 1
+        hi = 2 ** (i - 1)
+        acc_s += by_round.get(i, 0.0)
+        acc_opt += sum(w[jid] for jid, c in comp.items() if (c <= hi if i == 1 else lo < c <= hi))
+        out.append({"round": i, "tau": hi, "online_cum": acc_s, "opt_cum": acc_opt, "holds": acc_s >= acc_opt - 1e-9})
+    return out

@@ -222,7 +222,10 @@ def a_online(instance: ElasticInstance, *, alpha: str | int = "per_round", place
         for rel, c in local.values():
             busy[rel:rel + c.config.d] = True
         rounds.append({"round": i, "tau": tau, "jobs": len(J_i), "scheduled": len(local), "alpha": a_i,
-                       "maxweight_calls": used, "start": start, "idle_slots": int(window - busy[:window].sum())})
+                       "maxweight_calls": used, "start": start, "idle_slots": int(window - busy[:window].sum()),
+                       "J_i": [instance.jobs[j].id for j in J_i], "J_i_s": [instance.jobs[j].id for j in local],
+                       "weight": float(sum(instance.jobs[j].weight for j in local)),
+                       "length": int(max((rel + c.config.d for rel, c in local.values()), default=0))})
         prev_end = max(prev_end, start + a_i * tau if placement == "paper" else end)
     sched = ElasticSchedule(out)
     late = [jid for jid, a in out.items() if a.completion > instance.horizon]

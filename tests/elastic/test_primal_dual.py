@@ -93,3 +93,19 @@ def test_online_reports_late_jobs_and_options():
         a_maxweight(toy_instance(), tau=10, oracle="greedy")
     with pytest.raises(InvalidInstanceError):
         a_online(object())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lemma2_per_round_and_lemma1_chain(seed):
+    from optsched.elastic.bounds import lemma1_chain, lemma2_check
+
+    inst = random_instance(4, n_servers=2, seed=seed)
+    big = inst.replace(horizon=inst.horizon * 64)
+    r = a_online(big)
+    for row in lemma2_check(big, r, options=OPTS):
+        assert row["opt7_proven"]
+        assert row["weight_ok"] and row["length_ok"], row
+    opt = solve_exact(inst, options=OPTS)
+    chain = lemma1_chain(inst, r, opt.schedule)
+    assert chain and all(x["holds"] for x in chain), chain
+    assert chain[-1]["opt_cum"] == pytest.approx(sum(j.weight for j in inst.jobs))
