@@ -9,6 +9,8 @@ import numpy as np
 
 from optsched.asrpt.formulation import (
     OBJ_SCALE,
+    Problem8TimeIndexedVariables,
+    Problem8Variables,
     arrival_slot,
     build_problem8,
     build_problem8_cpsat,
@@ -103,70 +105,75 @@ def _grid_starts(instance: AsrptInstance, schedule: Schedule, pats: dict, T: int
     return out
 
 
+def _is_cpsat_x(v: Problem8TimeIndexedVariables) -> bool:
+    return isinstance(v.x, dict)  # CP-SAT Booleans by key; the Pyomo model's x otherwise
+
+
 def warm_start_exact(instance: AsrptInstance, em: ExactModel, schedule: Schedule) -> None:
     """Install a grid schedule as the start of a :func:`build_exact` model (CP-SAT hints or a
     full HiGHS MIP start)."""
-    backend, pats, h = em.handles
-    T = h["T"] if h is not None else em.model.horizon
-    chosen = _grid_starts(instance, schedule, pats, T)
-    if backend == "cpsat":
+    v = em.handles
+    chosen = _grid_starts(instance, schedule, v.patterns, v.horizon)
+    if isinstance(v, Problem8Variables):
         em.model.clear_hints()
         for i, (t, k) in enumerate(chosen):
-            em.model.add_hint(h["start"][i], t)
-            for q, b in enumerate(h["use"][i]):
+            em.model.add_hint(v.start[i], t)
+            for q, b in enumerate(v.use[i]):
                 em.model.add_hint(b, q == k)
-    elif backend == "cpsat-ti":
+    elif _is_cpsat_x(v):
         em.model.clear_hints()
-        for (i, q, t), v in h["x"].items():
-            em.model.add_hint(v, chosen[i] == (t, q))
+        for (i, q, t), x in v.x.items():
+            em.model.add_hint(x, chosen[i] == (t, q))
     else:
-        for (i, q, t) in em.model.IPT:
-            em.model.x[i, q, t].value = 1.0 if chosen[i] == (t, q) else 0.0
+        for (i, q, t), x in v.x.items():
+            x.value = 1.0 if chosen[i] == (t, q) else 0.0
 
 
 def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
                 max_size: int | None = None) -> ExactModel:
-    """The model :func:`solve_exact` solves for ``backend``.
+    """The model :func:`solve_exact` solves for ``backend``; its ``handles`` are the model's
+    variables (:class:`~optsched.asrpt.formulation.Problem8Variables` or
+    :class:`~optsched.asrpt.formulation.Problem8TimeIndexedVariables`).
 
     CP-SAT models count time in units of slot / OBJ_SCALE with the durations n_i alpha_i rounded
     to that unit: ``resolution`` = n * 0.5 * slot / OBJ_SCALE (the worst-case total rounding),
     so the bound is lowered by it and optimality is certified within twice it. The Pyomo model
     is exact (``scale`` 1, ``resolution`` 0)."""
     pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
-    info = {"patterns": sum(len(v) for v in pats.values())}
+    info: dict = {"patterns": sum(len(v) for v in pats.values())}
     if backend in ("cpsat", "cpsat-ti"):
         build = build_problem8_cpsat if backend == "cpsat" else build_problem8_ti_cpsat
         model, h = build(instance, patterns=pats, max_size=max_size)
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
-        info.update(horizon_slots=h["T"], objective_rounding=rounding)
-        em = ExactModel(model, (backend, pats, h), scale=scale, resolution=rounding, info=info)
+        info.update(horizon_slots=h.horizon, objective_rounding=rounding)
+        em = ExactModel(model, h, scale=scale, resolution=rounding, info=info)
     else:
         model = build_problem8(instance, patterns=pats, max_size=max_size)
         info.update(horizon_slots=model.horizon, objective_rounding=0.0)
-        em = ExactModel(model, (backend, pats, None), info=info)
+        em = ExactModel(model, Problem8TimeIndexedVariables.of(model), info=info)
     return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
 
 
 def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
     """The schedule of a solved :func:`build_exact` model."""
-    backend, pats, h = em.handles
+    v = em.handles
+    pats = v.patterns
     starts, chosen = {}, {}
-    if backend == "cpsat":
-        val = sr.raw.Value
+    if isinstance(v, Problem8Variables):
+        val = sr.raw.value
         for i, j in enumerate(instance.jobs):
-            starts[j.id] = val(h["start"][i])
-            chosen[j.id] = next(p for b, p in zip(h["use"][i], pats[j.id], strict=True) if val(b))
-    elif backend == "cpsat-ti":
-        val = sr.raw.Value
-        for (i, p, t), v in h["x"].items():
-            if val(v):
+            starts[j.id] = val(v.start[i])
+            chosen[j.id] = next(p for b, p in zip(v.use[i], pats[j.id], strict=True) if val(b))
+    elif _is_cpsat_x(v):
+        val = sr.raw.value
+        for (i, p, t), x in v.x.items():
+            if val(x):
                 j = instance.jobs[i]
                 starts[j.id], chosen[j.id] = t, pats[j.id][p]
     else:
-        model = em.model
-        for (i, p, t) in model.IPT:
-            if (model.x[i, p, t].value or 0) > 0.5:
+        for (i, p, t), x in v.x.items():
+            if (x.value or 0) > 0.5:
                 j = instance.jobs[i]
                 starts[j.id], chosen[j.id] = t, pats[j.id][p]
     return _schedule(instance, starts, chosen)

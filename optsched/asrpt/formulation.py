@@ -22,6 +22,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
 
-__all__ = ["Pattern", "job_patterns", "best_split", "horizon_slots", "build_problem8", "build_problem8_cpsat",
+__all__ = ["Pattern", "Problem8Variables", "Problem8TimeIndexedVariables", "job_patterns", "best_split", "horizon_slots", "build_problem8", "build_problem8_cpsat",
            "build_problem8_ti_cpsat", "build_problem8_pyomo", "build_problem8_cpsat_ti", "OBJ_SCALE"]
 
 #: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it; error <= 0.5/OBJ_SCALE slot per job).
@@ -123,11 +124,46 @@ def horizon_slots(instance: AsrptInstance, patterns: dict) -> int:
     return r + sum(min(p.slots for p in patterns[j.id]) for j in instance.jobs)
 
 
-def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
-    """CP-SAT model of Problem (8): returns ``(model, handles)``.
+@dataclass(frozen=True)
+class Problem8Variables:
+    """The variables of a :func:`build_problem8_cpsat` model (CP-SAT intervals).
 
-    handles: ``start[i]`` (slot var), ``use[i][p]`` (Bool), ``patterns[job id]``, ``T``.
-    Objective: sum_i (slot * t_i + n_i alpha_i(p)) in units of slot / OBJ_SCALE.
+    ``start[i]`` (1) start slot of job i (instance order); ``use[i][p]`` the Boolean of pattern
+    ``patterns[job id][p]`` (one per job, (2)); ``interval[i][p]`` its optional interval
+    (present iff ``use[i][p]``); ``patterns`` by job id; ``horizon`` T in slots.
+    """
+
+    start: list[Any]
+    use: list[list[Any]]
+    interval: list[list[Any]]
+    patterns: dict
+    horizon: int
+
+
+@dataclass(frozen=True)
+class Problem8TimeIndexedVariables:
+    """The variables of a time-indexed model of Problem (8): ``x[(i, p, t)]`` = 1 iff job i (instance
+    order) starts at slot t with pattern ``patterns[job id][p]`` (CP-SAT Booleans for
+    :func:`build_problem8_ti_cpsat`, the Pyomo ``x`` for :func:`build_problem8`); ``patterns``;
+    ``horizon`` T in slots."""
+
+    x: Any
+    patterns: dict
+    horizon: int
+
+    @classmethod
+    def of(cls, model: Any) -> Problem8TimeIndexedVariables:
+        """The handles of a Pyomo model built by :func:`build_problem8`."""
+        return cls(x=model.x, patterns=model.patterns, horizon=model.horizon)
+
+
+def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None,
+                         max_size: int | None = None) -> tuple[Any, Problem8Variables]:
+    """CP-SAT model of Problem (8): returns ``(model, variables)`` (:class:`Problem8Variables`).
+
+    Objective: sum_i (slot * t_i + n_i alpha_i(p)) in units of slot / OBJ_SCALE. Constraints are
+    named after the labels of ``formulations/asrpt.md`` (``one_pattern_per_job``, ``horizon``,
+    ``capacity``, ``cluster_capacity``).
     """
     from optsched.solvers import new_cp_model
 
@@ -138,18 +174,22 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
                      max_size)
     m = new_cp_model()
     M, g = instance.M, instance.g
-    start, use, per_server, demands, all_iv, all_dem = [], [], [[] for _ in range(M)], [[] for _ in range(M)], [], []
-    obj = []
+    start, use, intervals = [], [], []
+    per_server: list[list[Any]] = [[] for _ in range(M)]
+    demands: list[list[int]] = [[] for _ in range(M)]
+    all_iv, all_dem, obj = [], [], []
     for job in instance.jobs:
         P = pats[job.id]
         r = arrival_slot(job, instance)
         dmin = min(p.slots for p in P)
-        s = m.NewIntVar(r, T - dmin, f"t[{job.id}]")  # (1) release
-        bs = [m.NewBoolVar(f"use[{job.id},{p.counts}]") for p in P]
-        m.AddExactlyOne(bs)  # one pattern per job (2): the pattern fixes x^m_{i,s}
+        s = m.new_int_var(r, T - dmin, f"t[{job.id}]")  # (1) release
+        bs = [m.new_bool_var(f"use[{job.id},{p.counts}]") for p in P]
+        m.add_exactly_one(bs).with_name("one_pattern_per_job")  # (2): the pattern fixes x^m_{i,s}
+        ivs = []
         for b, p in zip(bs, P, strict=True):
-            m.Add(s + p.slots <= T).OnlyEnforceIf(b)
-            iv = m.NewOptionalFixedSizeIntervalVar(s, p.slots, b, f"run[{job.id},{p.counts}]")
+            m.add(s + p.slots <= T).only_enforce_if(b).with_name("horizon")
+            iv = m.new_optional_fixed_size_interval_var(s, p.slots, b, f"run[{job.id},{p.counts}]")
+            ivs.append(iv)
             all_iv.append(iv)
             all_dem.append(job.gpus)
             for k in range(M):
@@ -158,15 +198,16 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
                     demands[k].append(p.counts[k])
         start.append(s)
         use.append(bs)
+        intervals.append(ivs)
         obj.append(OBJ_SCALE * s)
         obj += [round(p.time / instance.slot * OBJ_SCALE) * b for b, p in zip(bs, P, strict=True)]
     for k in range(M):  # (3) capacity per server
         if per_server[k]:
-            m.AddCumulative(per_server[k], demands[k], g)
+            m.add_cumulative(per_server[k], demands[k], g).with_name("capacity")
     if all_iv:  # redundant: the whole cluster
-        m.AddCumulative(all_iv, all_dem, instance.G)
-    m.Minimize(sum(obj))
-    return m, {"start": start, "use": use, "patterns": pats, "T": T}
+        m.add_cumulative(all_iv, all_dem, instance.G).with_name("cluster_capacity")
+    m.minimize(sum(obj))
+    return m, Problem8Variables(start=start, use=use, interval=intervals, patterns=pats, horizon=T)
 
 
 def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
@@ -227,12 +268,13 @@ def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max
     return m
 
 
-def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None):
+def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = None,
+                            max_size: int | None = None) -> tuple[Any, Problem8TimeIndexedVariables]:
     """Time-indexed CP-SAT model of Problem (8): Booleans x[i, p, t] (start slot t, pattern p), per-server
     per-slot capacity (3) as linear constraints, objective (8) in units of slot / OBJ_SCALE. Its LP
     relaxation is the strong time-indexed one (better bounds than the interval model on many jobs).
 
-    Returns ``(model, handles)`` with ``handles["x"][(i, p, t)]``, ``patterns`` and ``T``.
+    Returns ``(model, variables)`` (:class:`Problem8TimeIndexedVariables`, ``x`` a dict of Booleans).
     """
     from optsched.solvers import new_cp_model
 
@@ -243,7 +285,7 @@ def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = 
            for t in range(arrival_slot(j, instance), T - pat.slots + 1)]
     check_model_size("asrpt Problem (8) CP-SAT time-indexed", len(idx), instance.n_jobs + instance.M * T, max_size)
     m = new_cp_model()
-    x = {k: m.NewBoolVar(f"x[{k[0]},{k[1]},{k[2]}]") for k in idx}
+    x = {k: m.new_bool_var(f"x[{k[0]},{k[1]},{k[2]}]") for k in idx}
     by_job: dict[int, list] = {}
     cover: dict[tuple[int, int], list] = {}
     for (i, p, t), v in x.items():
@@ -254,13 +296,13 @@ def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = 
                 for u in range(t, t + pat.slots):
                     cover.setdefault((k, u), []).append((pat.counts[k], v))
     for i in range(len(jobs)):
-        m.AddExactlyOne(by_job[i])
+        m.add_exactly_one(by_job[i]).with_name("one_pattern_per_job")
     for terms in cover.values():
         if sum(c for c, _ in terms) > instance.g:
-            m.Add(sum(c * v for c, v in terms) <= instance.g)
-    m.Minimize(sum((OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
+            m.add(sum(c * v for c, v in terms) <= instance.g).with_name("capacity")
+    m.minimize(sum((OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
                    for (i, p, t), v in x.items()))
-    return m, {"x": x, "patterns": pats, "T": T}
+    return m, Problem8TimeIndexedVariables(x=x, patterns=pats, horizon=T)
 
 
 #: Former names (issue 10: ``build_<formulation>`` / ``build_<formulation>_cpsat``).

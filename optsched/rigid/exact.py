@@ -10,7 +10,12 @@ from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
-from optsched.rigid.formulation import build_interval_cpsat, build_time_indexed
+from optsched.rigid.formulation import (
+    IntervalVariables,
+    TimeIndexedVariables,
+    build_interval_cpsat,
+    build_time_indexed,
+)
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, run_exact
@@ -22,16 +27,16 @@ __all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "
 OBJECTIVE = "total_weighted_completion_time"
 
 
-def schedule_from_time_indexed(instance: Instance, model) -> Schedule:
+def schedule_from_time_indexed(instance: Instance, model, variables: TimeIndexedVariables | None = None) -> Schedule:
     """Read start slots (and per-server splits, when modelled) from a solved time-indexed model."""
     import pyomo.environ as pyo
 
-    d, s = model.data, instance.slot
+    v = variables if variables is not None else TimeIndexedVariables.of(model)
+    d, s = v.data, instance.slot
     jobs = instance.jobs
     start_slot = {}
-    for (j, t) in model.JT:
-        v = model.x[j, t].value
-        if v is not None and v > 0.5:
+    for (j, t), x in v.x.items():
+        if x.value is not None and x.value > 0.5:
             start_slot[j] = t
     if len(start_slot) != len(jobs):
         raise InvalidOptionError("The model has no complete solution loaded (some job has no start).")
@@ -42,24 +47,25 @@ def schedule_from_time_indexed(instance: Instance, model) -> Schedule:
         pl: dict[int, int] = {}
         for srv in range(len(d.G)):
             if d.single[j]:
-                if (j, srv, t) in model.JST_single and pyo.value(model.y[j, srv, t]) > 0.5:
+                if (j, srv, t) in v.y and pyo.value(v.y[j, srv, t]) > 0.5:
                     pl[srv] = d.g[j]
             else:
-                k = int(round(pyo.value(model.w[j, srv, t])))
+                k = int(round(pyo.value(v.w[j, srv, t])))
                 if k > 0:
                     pl[srv] = k
         sched.add(jobs[j].id, t * s, t * s + jobs[j].work, pl)
     return sched
 
 
-def schedule_from_cpsat(instance: Instance, solver, handles) -> Schedule:
+def schedule_from_cpsat(instance: Instance, solver, variables: IntervalVariables) -> Schedule:
+    """Read starts and placements from a solved :func:`build_interval_cpsat` model."""
     s = instance.slot
     sched = Schedule()
     for j, job in enumerate(instance.jobs):
-        t = solver.Value(handles["start"][j])
+        t = solver.value(variables.start[j])
         pl = {}
-        for srv, a in enumerate(handles["alloc"][j]):
-            k = int(solver.Value(a)) if not isinstance(a, int) else a
+        for srv, a in enumerate(variables.alloc[j]):
+            k = int(solver.value(a)) if not isinstance(a, int) else a
             if k > 0:
                 pl[srv] = k
         sched.add(job.id, t * s, t * s + job.work, pl)
@@ -78,10 +84,12 @@ def build_exact(instance: Instance, backend: str, options: SolveOptions, *, hori
     integer weights that is an integer, so ``step`` = one slot length (see
     :mod:`optsched.solvers.exact`)."""
     step = instance.slot if _integral_weights(instance) else None
+    handles: IntervalVariables | TimeIndexedVariables
     if backend == "cpsat":
         model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
     else:
-        model, handles = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size), None
+        model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
+        handles = TimeIndexedVariables.of(model)
     em = ExactModel(model, handles, scale=instance.slot, step=step)
     return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
 
@@ -105,31 +113,29 @@ def _starts_of(instance: Instance, schedule: Schedule, T: int) -> list[tuple[int
 def warm_start_exact(instance: Instance, em: ExactModel, schedule: Schedule) -> None:
     """Install a feasible schedule as the start of a :func:`build_exact` model: CP-SAT hints on
     the starts (and the splits of spanning jobs), or a full assignment of x (and y/w) for HiGHS."""
-    if em.handles is not None:  # CP-SAT
-        h, model = em.handles, em.model
+    v = em.handles
+    if isinstance(v, IntervalVariables):  # CP-SAT
+        model = em.model
         model.clear_hints()
-        # the server choices of single-server jobs are Booleans named on_<j>_<server> (formulation.build_interval_cpsat)
-        on = {v.name: i for i, v in enumerate(model.proto.variables) if v.name.startswith("on_")}
-        starts = _starts_of(instance, schedule, h["data"].T)
-        for j, (t, pl) in enumerate(starts):
-            model.add_hint(h["start"][j], t)
-            for srv, a in enumerate(h["alloc"][j]):
-                if not h["data"].single[j]:
+        for j, (t, pl) in enumerate(_starts_of(instance, schedule, v.data.T)):
+            model.add_hint(v.start[j], t)
+            if v.data.single[j]:
+                for srv, b in v.on[j].items():
+                    model.add_hint(b, pl.get(srv, 0) > 0)
+            else:
+                for srv, a in enumerate(v.alloc[j]):
                     model.add_hint(a, pl.get(srv, 0))
-                elif f"on_{j}_{srv}" in on:
-                    model.add_hint(model.get_bool_var_from_proto_index(on[f"on_{j}_{srv}"]), pl.get(srv, 0) > 0)
         # (CP-SAT may lose a hint in presolve and end worse; run_exact then returns the start)
         return
-    m = em.model
-    d = m.data
+    d = v.data
     chosen = _starts_of(instance, schedule, d.T)
-    for (j, t) in m.JT:
-        m.x[j, t].value = 1.0 if chosen[j][0] == t else 0.0
+    for (j, t), x in v.x.items():
+        x.value = 1.0 if chosen[j][0] == t else 0.0
     if d.mixed:
-        for (j, srv, t) in m.JST_single:
-            m.y[j, srv, t].value = 1.0 if chosen[j][0] == t and chosen[j][1].get(srv, 0) > 0 else 0.0
-        for (j, srv, t) in m.JST_span:
-            m.w[j, srv, t].value = float(chosen[j][1].get(srv, 0)) if chosen[j][0] == t else 0.0
+        for (j, srv, t), y in v.y.items():
+            y.value = 1.0 if chosen[j][0] == t and chosen[j][1].get(srv, 0) > 0 else 0.0
+        for (j, srv, t), w in v.w.items():
+            w.value = float(chosen[j][1].get(srv, 0)) if chosen[j][0] == t else 0.0
 
 
 def best_heuristic(instance: Instance) -> Schedule:
@@ -142,9 +148,9 @@ def best_heuristic(instance: Instance) -> Schedule:
 
 def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
     """The schedule of a solved :func:`build_exact` model."""
-    if em.handles is not None:
+    if isinstance(em.handles, IntervalVariables):
         return schedule_from_cpsat(instance, sr.raw, em.handles)
-    return schedule_from_time_indexed(instance, em.model)
+    return schedule_from_time_indexed(instance, em.model, em.handles)
 
 
 @register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat", "auto", "portfolio"),

@@ -12,6 +12,7 @@ weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from optsched.core.instance import Instance
 from optsched.core.registry import check_kind
@@ -19,7 +20,8 @@ from optsched.core.units import to_slots
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers.size import check_model_size
 
-__all__ = ["SlotData", "slot_data", "build_time_indexed", "build_interval_cpsat", "build_cpsat"]
+__all__ = ["SlotData", "slot_data", "TimeIndexedVariables", "IntervalVariables", "build_time_indexed",
+           "build_interval_cpsat", "build_cpsat"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,43 @@ class SlotData:
     def mixed(self) -> bool:
         """True if per-server variables are needed (some job is single-server, or resources)."""
         return any(self.single)
+
+
+@dataclass(frozen=True)
+class TimeIndexedVariables:
+    """The variables of a :func:`build_time_indexed` model (Pyomo components).
+
+    ``x[j, t]`` (T1) start of job j at slot t; ``y[j, m, t]`` and ``w[j, m, t]`` the server of a
+    single-server job and the split of a spanning one (``None`` when every job may span
+    servers); ``data`` the slot data.
+    """
+
+    x: Any
+    y: Any
+    w: Any
+    data: SlotData
+
+    @classmethod
+    def of(cls, model: Any) -> TimeIndexedVariables:
+        """The handles of a model built by :func:`build_time_indexed`."""
+        return cls(x=model.x, y=getattr(model, "y", None), w=getattr(model, "w", None), data=model.data)
+
+
+@dataclass(frozen=True)
+class IntervalVariables:
+    """The variables of a :func:`build_interval_cpsat` model (CP-SAT).
+
+    ``start[j]`` (C1) start slot; ``interval[j]`` its fixed-size interval; ``on[j]`` (C2)
+    ``{server: BoolVar}`` for a single-server job (empty for a spanning job); ``alloc[j][m]``
+    (C2) GPUs of job j on server m (an ``IntVar`` of a spanning job, ``g_j * on[j][m]`` or 0 of a
+    single-server job); ``data`` the slot data.
+    """
+
+    start: list[Any]
+    interval: list[Any]
+    on: list[dict[int, Any]]
+    alloc: list[list[Any]]
+    data: SlotData
 
 
 def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
@@ -142,11 +181,13 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     return m
 
 
-def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
+def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None,
+                         max_size: int | None = None) -> tuple[Any, IntervalVariables]:
     """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4).
 
-    Returns ``(model, handles)`` where ``handles`` has ``start`` (list of IntVar), ``alloc``
-    (alloc[j][m], GPUs of job j on server m) and ``data``.
+    Returns ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
+    (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the labels
+    of the markdown (``one_server``, ``split_demand``, ``capacity``, ``cluster_capacity``).
     """
     from ortools.sat.python import cp_model
 
@@ -156,32 +197,32 @@ def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None
         raise InvalidOptionError("CP-SAT needs integer job weights; use backend='highs' for fractional weights.")
     check_model_size("rigid CP-SAT", n * (2 + M), M + 1 + n, max_size)
     model = cp_model.CpModel()
-    start, ivs, alloc = [], [], []
+    start, ivs, on, alloc = [], [], [], []
     for j in range(n):
-        s = model.NewIntVar(d.r[j], T - d.p[j], f"start_{j}")  # (C1) release by domain
+        s = model.new_int_var(d.r[j], T - d.p[j], f"start_{j}")  # (C1) release by domain
         start.append(s)
-        ivs.append(model.NewFixedSizeIntervalVar(s, d.p[j], f"run_{j}"))
-        row = []
+        ivs.append(model.new_fixed_size_interval_var(s, d.p[j], f"run_{j}"))
+        bs: dict[int, Any] = {}
+        row: list[Any] = []
         if d.single[j]:
-            bs = []
             for srv in range(M):
                 if d.g[j] <= d.G[srv]:
-                    b = model.NewBoolVar(f"on_{j}_{srv}")
-                    bs.append(b)
-                    row.append(d.g[j] * b)
+                    bs[srv] = model.new_bool_var(f"on_{j}_{srv}")
+                    row.append(d.g[j] * bs[srv])
                 else:
                     row.append(0)
-            model.AddExactlyOne(bs)  # (C2) one server
+            model.add_exactly_one(list(bs.values())).with_name("one_server")  # (C2) one server
         else:
-            vs = [model.NewIntVar(0, min(d.g[j], d.G[srv]), f"alloc_{j}_{srv}") for srv in range(M)]
-            model.Add(sum(vs) == d.g[j])  # (C2) the split adds up to g_j
-            row = vs
+            row = [model.new_int_var(0, min(d.g[j], d.G[srv]), f"alloc_{j}_{srv}") for srv in range(M)]
+            model.add(sum(row) == d.g[j]).with_name("split_demand")  # (C2) the split adds up to g_j
+        on.append(bs)
         alloc.append(row)
     for srv in range(M):  # (C3) per-server cumulative with variable demands
-        model.AddCumulative(ivs, [alloc[j][srv] for j in range(n)], d.G[srv])
-    model.AddCumulative(ivs, d.g, sum(d.G))  # redundant total cumulative (stronger propagation)
-    model.Minimize(sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n)))  # (C4)
-    return model, {"start": start, "alloc": alloc, "data": d}
+        model.add_cumulative(ivs, [alloc[j][srv] for j in range(n)], d.G[srv]).with_name("capacity")
+    # (C3) redundant whole-cluster cumulative (stronger propagation)
+    model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
+    model.minimize(sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n)))  # (C4)
+    return model, IntervalVariables(start=start, interval=ivs, on=on, alloc=alloc, data=d)
 
 
 #: Former name (issue 10: ``build_<formulation>_cpsat``).

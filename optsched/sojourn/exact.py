@@ -72,12 +72,12 @@ def _trivial(pc: PairCosts) -> ExactModel:
         v = float(pc.d.sum())
         return SolveResult(Status.OPTIMAL, v, v, 0.0, "none", "", message="one job", raw={"order": [0]})
 
-    return ExactModel(None, {"pc": pc}, solve=solve)
+    return ExactModel(None, None, solve=solve)
 
 
 def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> ExactModel:
     """The linear-ordering MILP as HiGHS solves it: objective (1) = const + max|w| * (scaled objective)."""
-    from optsched.sojourn.formulation import build_lop, pair_weights
+    from optsched.sojourn.formulation import LopVariables, build_lop, pair_weights
 
     if pc.n == 1:
         return _trivial(pc)
@@ -87,11 +87,26 @@ def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> Ex
     k = 1.0 / wmax if wmax > 0 else 1.0
     # scaled, constant moved out (HiGHS's absolute tolerances are then relative to the pair weights)
     model.successful_sojourn_time.set_value(sum(float(w[i, j] * k) * model.y[i, j] for (i, j) in model.PAIRS))
-    handles: dict[str, Any] = {"pc": pc, "start": None}
+    handles = LopVariables.of(model)
+
+    def warm_start(order: list[int]) -> None:  # a complete MIP start of y; the lazy loop reads it back
+        pos = {k: p for p, k in enumerate(order)}
+        for (i, j), y in handles.y.items():
+            y.value = 1.0 if pos[i] < pos[j] else 0.0
+
     return ExactModel(model, handles, scale=1.0 / k, offset=const,
                       solve=lambda em, o: _lazy_loop(em, o, cycles=cycles, solver=solver, max_rounds=max_rounds),
-                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0},
-                      warm_start=lambda order: handles.update(start=list(order)))
+                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0}, warm_start=warm_start)
+
+
+def _installed_start(v: Any) -> list[int] | None:
+    """The order installed by the warm start (every y has a value), else None."""
+    from optsched.sojourn.formulation import before_matrix, order_from_y
+
+    vals = {key: y.value for key, y in v.y.items()}
+    if not vals or any(x is None for x in vals.values()):
+        return None
+    return order_from_y(before_matrix(v.pc.n, vals))
 
 
 def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: str, max_rounds: int) -> SolveResult:
@@ -107,7 +122,8 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
     )
     from optsched.solvers import solve_pyomo
 
-    pc, model = em.handles["pc"], em.model
+    hv, model = em.handles, em.model
+    pc = hv.pc
     n = pc.n
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
@@ -118,13 +134,9 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
     options = options.replace(mip_abs_gap=HIGHS_ABS_GAP, solver_options=so)
     incumbent = _rank_start(pc)
     inc_val, inc_model = pc.order_value(incumbent), None
-    start = em.handles.get("start")
+    start = _installed_start(hv)  # also the MIP start of the first MILP (the y values)
     if start is not None and pc.order_value(start) < inc_val:
         incumbent, inc_val = list(start), pc.order_value(start)
-    if start is not None and solver == "highs":  # also a MIP start for the first MILP
-        pos = {k: p for p, k in enumerate(start)}
-        for (i, j) in model.PAIRS:
-            model.y[i, j].value = 1.0 if pos[i] < pos[j] else 0.0
     bound, rounds, msg, version = None, 0, "", ""
     proven = False
     while rounds < max_rounds:
@@ -139,7 +151,7 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
             bound = sr.bound if bound is None else max(bound, sr.bound)
         if not sr.has_solution:
             break
-        B = before_matrix(n, {(i, j): model.y[i, j].value for (i, j) in model.PAIRS})
+        B = before_matrix(n, {key: y.value for key, y in hv.y.items()})
         cyc = three_cycles(B)
         if not cyc:
             order = order_from_y(B)
@@ -183,8 +195,8 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
             from optsched.sojourn.formulation import order_from_y
 
             B = np.zeros((pc.n, pc.n), dtype=bool)
-            for (i, j), v in h["y"].items():
-                if sr.raw.Value(v):
+            for (i, j), y in h.y.items():
+                if sr.raw.value(y):
                     B[i, j] = True
                 else:
                     B[j, i] = True
@@ -194,10 +206,10 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
     def warm_start(order: list[int]) -> None:
         model.clear_hints()
         pos = {k: p for p, k in enumerate(order)}
-        for (i, j), v in h["y"].items():
-            model.add_hint(v, pos[i] < pos[j])
+        for (i, j), y in h.y.items():
+            model.add_hint(y, pos[i] < pos[j])
 
-    return ExactModel(model, {"pc": pc}, scale=1.0 / h["scale"], offset=h["constant"], resolution=h["eps"],
+    return ExactModel(model, h, scale=1.0 / h.scale, offset=h.constant, resolution=h.eps,
                       solve=solve, warm_start=warm_start)
 
 
@@ -210,7 +222,7 @@ def _search_model(pc: PairCosts, backend: str) -> ExactModel:
         return SolveResult(Status.OPTIMAL, v, v, time.perf_counter() - t0, backend, "", message="exhaustive",
                            raw={"order": order})
 
-    return ExactModel(None, {"pc": pc}, solve=solve)
+    return ExactModel(None, None, solve=solve)
 
 
 def best_heuristic(instance: SojournInstance, pc: PairCosts | None = None) -> SojournSchedule:
@@ -230,7 +242,8 @@ def build_exact(pc: PairCosts, backend: str, *, cycles: str = "lazy", max_rounds
     return _highs_model(pc, cycles, backend, max_rounds)
 
 
-def _legacy(em: ExactModel, options: SolveOptions, write_model: str | None) -> tuple[SolveResult, dict[str, Any]]:
+def _legacy(em: ExactModel, pc: PairCosts, options: SolveOptions,
+            write_model: str | None) -> tuple[SolveResult, dict[str, Any]]:
     from optsched.solvers import write_model as _write
 
     if write_model and em.model is not None:
@@ -239,7 +252,7 @@ def _legacy(em: ExactModel, options: SolveOptions, write_model: str | None) -> t
         warnings.simplefilter("ignore", SolverLimitWarning)
         sr = em.solve(em, options)
     order = sr.raw["order"] if sr.has_solution else None
-    out = {"order": order, "objective": None if order is None else em.handles["pc"].order_value(order),
+    out = {"order": order, "objective": None if order is None else pc.order_value(order),
            "bound": None if sr.bound is None else em.offset + em.scale * sr.bound - em.resolution,
            "message": sr.message, "solver": sr.solver, "solver_version": sr.solver_version}
     return sr, out
@@ -251,7 +264,7 @@ def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy
     3-cycle rows (``cycles="lazy"``) or with all C(N,3) rows (``"all"``); a dict with ``order``,
     ``objective`` (recomputed), ``bound``, ``rounds``, ``rows``, ``proven``, ``message``.
     Uncertified: :func:`solve_exact` is the certified entry point."""
-    sr, out = _legacy(_highs_model(pc, cycles, solver, max_rounds), options, write_model)
+    sr, out = _legacy(_highs_model(pc, cycles, solver, max_rounds), pc, options, write_model)
     raw = sr.raw if isinstance(sr.raw, dict) else {}
     out.update(rounds=raw.get("rounds", 0), rows=raw.get("rows", 0), proven=raw.get("proven", sr.status == Status.OPTIMAL))
     return out
@@ -260,7 +273,7 @@ def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy
 def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | None = None) -> dict[str, Any]:
     """Solve the linear-ordering model with CP-SAT (all 3-cycle rows; RANK order as a hint); a
     dict like :func:`solve_lop_highs` (``bound`` already lowered by the rounding ``eps``)."""
-    return _legacy(_cpsat_model(pc), options, write_model)[1]
+    return _legacy(_cpsat_model(pc), pc, options, write_model)[1]
 
 
 @register_algorithm("sojourn-exact", "sojourn", exact=True, backends=BACKENDS,

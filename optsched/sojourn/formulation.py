@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from optsched.sojourn.evaluate import PairCosts
 from optsched.solvers.size import check_model_size
 
-__all__ = ["build_lop", "add_transitivity", "build_lop_cpsat", "order_from_y", "three_cycles", "pair_weights",
+__all__ = ["LopVariables", "LopCpsatVariables", "build_lop", "add_transitivity", "build_lop_cpsat", "order_from_y", "three_cycles", "pair_weights",
            "CPSAT_SCALE"]
 
 #: CP-SAT needs integer costs: the largest |pair weight| is scaled to this value.
@@ -159,12 +161,39 @@ def order_from_y(B: np.ndarray) -> list[int]:
     return [int(k) for k in sorted(range(len(wins)), key=lambda k: (-wins[k], k))]
 
 
-def build_lop_cpsat(pc, *, max_size: int | None = None, hint: list[int] | None = None):
+@dataclass(frozen=True)
+class LopVariables:
+    """The variables of a :func:`build_lop` model: ``y[i, j]`` (L1) for i < j (the Pyomo
+    component) and the pair costs ``pc`` of objective (1)."""
+
+    y: Any
+    pc: PairCosts
+
+    @classmethod
+    def of(cls, model: Any) -> LopVariables:
+        """The handles of a model built by :func:`build_lop`."""
+        return cls(y=model.y, pc=model.pc)
+
+
+@dataclass(frozen=True)
+class LopCpsatVariables:
+    """The variables of a :func:`build_lop_cpsat` model: ``y[(i, j)]`` (L1) Booleans for i < j, the
+    integer cost ``scale``, the ``constant`` of (1) and the rounding ``eps``:
+    ``|objective (1) - (constant + model objective / scale)| <= eps`` for every order."""
+
+    y: dict[tuple[int, int], Any]
+    scale: float
+    constant: float
+    eps: float
+
+
+def build_lop_cpsat(pc, *, max_size: int | None = None,
+                    hint: list[int] | None = None) -> tuple[Any, LopCpsatVariables]:
     """CP-SAT linear-ordering model with integer costs ``W = round(w * scale)``.
 
-    Returns ``(model, handles)``; ``handles`` has ``y`` (dict of BoolVar), ``scale``,
-    ``constant`` and ``eps``: ``|objective(1) - (constant + W.y/scale)| <= eps`` for every order,
-    so a CP-SAT bound ``B`` gives the valid bound ``constant + B/scale - eps`` on objective (1).
+    Returns ``(model, variables)`` (:class:`LopCpsatVariables`): a CP-SAT bound ``B`` gives the
+    valid bound ``constant + B/scale - eps`` on objective (1). The (L2) rows are named
+    ``transitivity``.
     """
     from ortools.sat.python import cp_model
 
@@ -179,13 +208,13 @@ def build_lop_cpsat(pc, *, max_size: int | None = None, hint: list[int] | None =
     iu = np.triu_indices(n, 1)
     eps = float(np.abs(W[iu] / scale - w[iu]).sum())  # |(1) - scaled model| <= eps for every order
     model = cp_model.CpModel()
-    y = {(i, j): model.NewBoolVar(f"y_{i}_{j}") for i, j in itertools.combinations(range(n), 2)}
+    y = {(i, j): model.new_bool_var(f"y_{i}_{j}") for i, j in itertools.combinations(range(n), 2)}
     for i, j, k in itertools.combinations(range(n), 3):  # (L2)
-        model.Add(y[i, j] + y[j, k] - y[i, k] <= 1)
-        model.Add(y[i, j] + y[j, k] - y[i, k] >= 0)
-    model.Minimize(sum(int(W[i, j]) * y[i, j] for (i, j) in y if W[i, j] != 0))  # (1), scaled
+        model.add(y[i, j] + y[j, k] - y[i, k] <= 1).with_name("transitivity")
+        model.add(y[i, j] + y[j, k] - y[i, k] >= 0).with_name("transitivity")
+    model.minimize(sum(int(W[i, j]) * y[i, j] for (i, j) in y if W[i, j] != 0))  # (1), scaled
     if hint is not None:
         pos = {k: p for p, k in enumerate(hint)}
         for (i, j), v in y.items():
-            model.AddHint(v, pos[i] < pos[j])
-    return model, {"y": y, "scale": scale, "constant": const, "eps": eps}
+            model.add_hint(v, pos[i] < pos[j])
+    return model, LopCpsatVariables(y=y, scale=scale, constant=const, eps=eps)

@@ -48,7 +48,7 @@ def test_builders_take_the_instance_or_its_pair_costs():
     a, b = build_lop(inst), build_lop(pc)
     assert len(a.y) == len(b.y) == 10 and len(a.transitivity) == len(b.transitivity) == 10
     (_, ha), (_, hb) = build_lop_cpsat(inst), build_lop_cpsat(pc)
-    assert ha["scale"] == pytest.approx(hb["scale"]) and ha["constant"] == pytest.approx(hb["constant"])
+    assert ha.scale == pytest.approx(hb.scale) and ha.constant == pytest.approx(hb.constant)
     for build in (build_lop, build_lop_cpsat):
         with pytest.raises(ModelTooLargeError):
             build(inst, max_size=1)
