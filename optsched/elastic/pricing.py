@@ -1,6 +1,6 @@
 """Pricing: the cheapest schedule of one job at given resource prices, (12)/(13) (PS) and (20)/(21) (RAR).
 
-* :func:`min_cost` - the **exact oracle** (ties in cost: earliest completion, then least total use). By the dominance argument of
+* :func:`min_cost` - the **exact oracle** (ties in cost: earliest completion first). By the dominance argument of
   ``formulations/elastic.md#gamma`` (nonnegative prices never make a dominating schedule dearer)
   it enumerates worker type m, PS type p, q, the useful N with d = d_q(N), the start t^-, and for
   q = 0 the PS server n and its worker count g < N; the other N - g workers go greedily to the
@@ -253,6 +253,15 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                     capw = np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2) if pos.any() else \
                         np.full(c.shape, D, dtype=float)
                 capw = np.clip(capw, 0, D)
+                if qq == 0 and best is not None:
+                    # a tighter bound: N workers anywhere within the caps (F) plus the cheapest PS
+                    key = (m, d)
+                    if key not in slot_cache:
+                        slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+                    lb2 = float((slot_cache[key][0][:, n_w] + (cz.min(axis=1) if cz is not None else 0.0)).min())
+                    tol = 1e-12 * max(1.0, abs(best.cost))
+                    if lb2 > best.cost + tol or (lb2 >= best.cost - tol and d >= best.start + best.config.d):
+                        continue
                 if qq == 1:
                     need = n_w * e + (z if z is not None else 0.0)
                     ok = np.all(need[None, None, :] <= wmin + EPS, axis=2)
@@ -280,24 +289,27 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                     k = n_w - g
                     b, B = instance.worker_types[m].bandwidth, instance.ps_types[p].bandwidth
                     s_g = np.array([instance.ps_needed(m, p, int(x)) for x in k], dtype=float)
-                    per_t = np.full(c.shape[0], np.inf)
-                    for n in range(H):
-                        use = g[None, :, None] * e[None, None, :] + s_g[None, :, None] * z[None, None, :]
-                        fit = np.all(use <= wmin[:, n, None, :] + EPS, axis=2)  # (T', N)
-                        A = before_n[:, n][:, None]
-                        capn = capw[:, n][:, None]
-                        idx = np.minimum(k[None, :] + capn, 2 * D + 1).astype(int)
-                        far = np.take_along_axis(F, idx, axis=1) - capn * c[:, n][:, None]
-                        near = F[:, k]
-                        others = np.where(k[None, :] <= A, near, far)
-                        tot = g[None, :] * c[:, n][:, None] + s_g[None, :] * cz[:, n][:, None] + others
-                        tot = np.where(fit, tot, np.inf)
-                        per_t = np.minimum(per_t, tot.min(axis=1))
+                    use = g[:, None] * e[None, :] + s_g[:, None] * z[None, :]  # (N, R)
+                    fit = np.ones((c.shape[0], H, n_w), dtype=bool)
+                    for r in range(use.shape[1]):
+                        fit &= use[None, None, :, r] <= wmin[:, :, None, r] + EPS
+                    tt = np.arange(c.shape[0])[:, None, None]
+                    capn = capw[:, :, None]
+                    idx = np.minimum(k[None, None, :] + capn, 2 * D + 1).astype(int)
+                    far = F[tt, idx] - capn * c[:, :, None]
+                    near = F[:, k][:, None, :]
+                    others = np.where(k[None, None, :] <= before_n[:, :, None], near, far)
+                    tot = g[None, None, :] * c[:, :, None] + s_g[None, None, :] * cz[:, :, None] + others
+                    per_t = np.where(fit, tot, np.inf).min(axis=(1, 2))
                     del b, B
                 if not np.isfinite(per_t).any():
                     continue
                 vmin = float(per_t.min())
                 t = int(np.flatnonzero(per_t <= vmin + 1e-12 * max(1.0, abs(vmin)))[0])
+                if best is not None:
+                    tol = 1e-12 * max(1.0, abs(best.cost))
+                    if vmin > best.cost + tol or (vmin >= best.cost - tol and t + d >= best.start + best.config.d):
+                        continue
                 cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t] if cz is not None else None,
                                 wmin[t], e, z)
                 if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
