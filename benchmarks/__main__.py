@@ -26,9 +26,6 @@ RESULTS = HERE / "results"
 
 #: Targets of benchmarks whose JSON predates the "targets" convention: (file, case, path, target, unit).
 LEGACY_TARGETS = [
-    ("sim.json", "sim philly-1k (s)", ("cases", "philly-1k", "sim_seconds"), 0.1, "s"),
-    ("sim.json", "sim 1M jobs SRTF (s)", ("cases", "synthetic-1m", "sim_seconds"), 120.0, "s"),
-    ("sim.json", "sim 1M jobs peak RSS (MiB)", ("cases", "synthetic-1m", "peak_rss_mib"), 4096.0, "MiB"),
     ("startup.json", "optsched --help (s)", ("cases", "help", "seconds"), 0.15, "s"),
     ("startup.json", "simulate 1k jobs, whole process (s)", ("cases", "simulate-1k", "seconds"), 0.3, "s"),
 ]

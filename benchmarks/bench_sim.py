@@ -24,7 +24,9 @@ GPUs, Poisson arrivals), seed 0. ``sim_seconds`` covers building the Simulator f
 and running it (event log off); generation time is reported apart.
 
 Usage: ``python -m benchmarks sim`` (all), ``python -m benchmarks.bench_sim --quick`` (no 1M case),
-``python -m benchmarks.bench_sim --case philly-1k``.
+``python -m benchmarks.bench_sim --case philly-1k``; ``--plot`` redraws ``docs/sim-scaling.png`` (time vs
+jobs, log-log) from the stored results. The issue's targets are written as ``"targets"`` for the
+``python -m benchmarks`` table.
 """
 
 from __future__ import annotations
@@ -50,7 +52,32 @@ CASES = {
                            rate="split-contention"),
     "contention-10k-constant": dict(n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0,
                                     repeat=3),
+    # issue "Scale": a busy Philly-like trace with LAS, 1M jobs with LAS and FIFO, a Helios-sized replay, and the
+    # growth of SRTF's time with the number of jobs (with synthetic-100k-... and synthetic-1m)
+    "philly-1k-las": dict(n=1000, servers=27, gpus=4, load=1.1, policy="las", max_duration=86400.0, repeat=5),
+    "synthetic-1m-las": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="las", max_duration=86400.0,
+                             repeat=1),
+    "synthetic-1m-fifo": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="fifo", max_duration=86400.0,
+                              repeat=1),
+    "scale-10k": dict(n=10_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=3),
+    "scale-100k": dict(n=100_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
+    "scale-300k": dict(n=300_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
+    "helios-3.36m": dict(n=3_360_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
 }
+#: cases of a million jobs or more (skipped by --quick)
+BIG = {"synthetic-1m", "synthetic-1m-las", "synthetic-1m-fifo", "helios-3.36m"}
+#: the issue's targets: (case, field, target, unit)
+TARGETS = [
+    ("philly-1k", "sim_seconds", 0.1, "s"),
+    ("synthetic-1m", "sim_seconds", 15.0, "s"),
+    ("synthetic-1m", "peak_rss_mib", 0.8 * 1024, "MiB"),
+    ("synthetic-1m-las", "sim_seconds", 25.0, "s"),
+    ("synthetic-1m-fifo", "sim_seconds", 25.0, "s"),
+    ("philly-1k-las", "sim_seconds", 0.08, "s"),
+    ("helios-3.36m", "sim_seconds", 60.0, "s"),
+    ("helios-3.36m", "peak_rss_mib", 2.5 * 1024, "MiB"),
+]
+SCALING = ["scale-10k", "scale-100k", "scale-300k", "synthetic-1m", "helios-3.36m"]  # SRTF, load 1.0, capped
 RESULTS = Path(__file__).parent / "results" / "sim.json"
 
 
@@ -95,39 +122,96 @@ def run_case(name: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_sim")
     ap.add_argument("--case", action="append", choices=list(CASES), help="run only these cases")
-    ap.add_argument("--quick", action="store_true", help="skip the 1,000,000-job case")
+    ap.add_argument("--quick", action="store_true", help="skip the cases of a million jobs or more")
+    ap.add_argument("--plot", action="store_true", help="only redraw docs/sim-scaling.png from the stored results")
+    ap.add_argument("--timeout", type=float, default=None, help="give up a case after this many seconds")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(run_case(args.child)))
         return 0
-    names = args.case or [n for n in CASES if not (args.quick and n == "synthetic-1m")]
-    rows = []
-    for name in names:
-        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_sim", "--child", name], capture_output=True,
-                             text=True, cwd=Path(__file__).resolve().parents[1])
+    if args.plot:
+        return plot_scaling()
+    names = args.case or [n for n in CASES if not (args.quick and n in BIG)]
+    for name in names:  # each case is saved as soon as it ends: a late failure loses nothing
+        try:
+            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_sim", "--child", name], capture_output=True,
+                                 text=True, cwd=Path(__file__).resolve().parents[1], timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            c = CASES[name]
+            save({"case": name, **{k: v for k, v in c.items() if k != "repeat"}, "sim_seconds": None,
+                  "timed_out_after_seconds": args.timeout})
+            print(f"{name:22s} {c['n']:>9,d} jobs  not finished within {args.timeout:g} s", flush=True)
+            continue
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
             raise SystemExit(f"bench_sim: case {name} failed")
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        rows.append(row)
+        save(row)
         print(f"{name:22s} {row['n']:>9,d} jobs  {row['sim_seconds']:8.3f} s  {row['events']:>9,d} events  "
               f"{row['events_per_second']:>9,d} ev/s  peak {row['peak_rss_mib']:8.1f} MiB  "
               f"preemptions {row['n_preemptions']:,d}", flush=True)
+    plot_scaling()
+    return 0
+
+
+def save(row: dict) -> None:
+    """Merge one case's row into benchmarks/results/sim.json (with the targets it measures)."""
     old = {}
     if RESULTS.exists():
         try:
             old = {r["case"]: r for r in json.loads(RESULTS.read_text()).get("cases", [])}
         except (json.JSONDecodeError, KeyError, TypeError):
             old = {}
-    old.update({r["case"]: r for r in rows})
+    old[row["case"]] = row
     payload = {"benchmark": "sim", "python": platform.python_version(), "machine": platform.machine(),
                "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                "cases": [old[k] for k in CASES if k in old]}
+    payload["targets"] = [{"case": f"sim {case} {field}", "measured": old[case][field], "target": target,
+                           "unit": unit} for case, field, target, unit in TARGETS if case in old and
+                          old[case].get(field) is not None]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     from optsched.core.io import atomic_write_text
 
     atomic_write_text(RESULTS, json.dumps(payload, indent=2) + "\n")
+
+
+def plot_scaling() -> int:
+    """docs/sim-scaling.png: SRTF's simulation time against the number of jobs (log-log, with the
+    fitted exponent) and the time per event, from the stored results."""
+    import numpy as np
+
+    rows = {r["case"]: r for r in json.loads(RESULTS.read_text())["cases"]} if RESULTS.exists() else {}
+    pts = sorted((rows[c]["n"], rows[c]["sim_seconds"], rows[c]["events"]) for c in SCALING
+                 if rows.get(c, {}).get("sim_seconds"))
+    if len(pts) < 2:
+        return 0
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n, t, ev = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+    slope, icpt = np.polyfit(np.log10(n), np.log10(t), 1)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    ax.loglog(n, t, "o-", label="SRTF, 750 x 8 GPUs, load 1.0")
+    ax.loglog(n, 10 ** icpt * n ** slope, "--", color="grey", label=f"fit: time ~ jobs^{slope:.2f}")
+    ax.loglog(n, t[0] * n / n[0], ":", color="black", label="linear")
+    ax.set_xlabel("jobs")
+    ax.set_ylabel("simulation time (s)")
+    ax.set_title("time vs jobs")
+    ax.legend(fontsize=8)
+    ax2.semilogx(n, 1e6 * t / ev, "o-", label="µs per event")
+    ax2.semilogx(n, ev / n, "s--", color="tab:orange", label="events per job")
+    ax2.set_xlabel("jobs")
+    ax2.set_title("per event, and events per job")
+    ax2.set_ylim(bottom=0)
+    ax2.legend(fontsize=8)
+    fig.suptitle("optsched.sim on 2 shared cores (benchmarks/results/sim.json)", fontsize=9)
+    fig.tight_layout()
+    out = Path(__file__).resolve().parents[1] / "docs" / "sim-scaling.png"
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out} (exponent {slope:.2f})")
     return 0
 
 
