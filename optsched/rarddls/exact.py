@@ -9,11 +9,11 @@ import time
 
 from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
-from optsched.exceptions import InternalError, InvalidOptionError, ModelTooLargeError
+from optsched.exceptions import InternalError, ModelTooLargeError
 from optsched.rarddls.evaluate import build_schedule, replay
-from optsched.rarddls.formulation import build_milp, build_theta_star, patterns
+from optsched.rarddls.formulation import build_milp, build_theta_star, milp_to_cpsat, patterns
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
-from optsched.solvers import SolveOptions, solve_pyomo
+from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
 
 __all__ = ["solve_exact", "enumerate_optimum", "theta_star", "heuristic_horizon", "best_heuristic",
            "sgs_schedule", "lower_bound", "min_slots",
@@ -161,7 +161,7 @@ def enumerate_optimum(instance: RarInstance, *, horizon: int | None = None,
     return best, arg[0], arg[1]
 
 
-@register_algorithm("rarddls-exact", KIND, exact=True, backends=("highs", "enumerate"),
+@register_algorithm("rarddls-exact", KIND, exact=True, backends=("highs", "cpsat", "enumerate"),
                     suite_options={"options": SolveOptions(time_limit=30, threads=1)})
 @requires_kind(KIND)
 def solve_exact(instance: RarInstance, *, backend: str = "highs", options: SolveOptions | None = None, seed=None,
@@ -171,8 +171,10 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
     Parameters
     ----------
     instance : RarInstance
-    backend : {"highs", "enumerate"} or a Pyomo solver name
+    backend : {"highs", "cpsat", "enumerate"} or a Pyomo solver name
         ``highs``: the time-indexed MILP (:func:`~optsched.rarddls.formulation.build_milp`);
+        ``cpsat``: the same rows with every variable integral, solved by CP-SAT
+        (:func:`~optsched.rarddls.formulation.milp_to_cpsat`; ``threads`` = workers);
         ``enumerate``: every placement x start slot (<= 3 jobs).
     options : SolveOptions
         Default 60 s, 1 thread, ``mip_abs_gap = 0.999`` (integer makespan).
@@ -219,8 +221,6 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
         return Result(algorithm="rarddls-exact[enumerate]", instance=instance.name, objective=float(best),
                       objective_name=OBJECTIVE, schedule=sched, status=Status.OPTIMAL, bound=float(best), gap=0.0,
                       runtime=time.perf_counter() - t0, solver="enumeration", info=info)
-    if backend == "cpsat":
-        raise InvalidOptionError("rarddls-exact has no CP-SAT model; use backend='highs' or 'enumerate'.")
     import math
 
     lb = lower_bound(instance)
@@ -242,15 +242,25 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
             from optsched.solvers import write_model as _write
 
             _write(model, write_model)
-        sr = solve_pyomo(model, backend, options)
+        if backend == "cpsat":  # the same rows, all variables integral, solved by CP-SAT
+            cm, cvar = milp_to_cpsat(model)
+            sr = solve_cpsat(cm, options)
+
+            def value(v):
+                return sr.raw.value(cvar[v]) if sr.has_solution else None
+        else:
+            sr = solve_pyomo(model, backend, options)
+
+            def value(v):
+                return v.value
         solver = f"{sr.solver} {sr.solver_version}"
         info.update({"solver_message": sr.message, "solver_runtime": sr.runtime, "milp_objective": sr.objective})
     sched, obj, bound = None, None, None
     if sr is not None and sr.has_solution:
         starts, pls = [], []
         for j in range(instance.n_jobs):
-            starts.append(max(range(grid), key=lambda t: model.s[j, t].value or 0))
-            q = max(range(len(model.pats[j])), key=lambda q: model.use[j, q].value or 0)
+            starts.append(max(range(grid), key=lambda t: value(model.s[j, t]) or 0))
+            q = max(range(len(model.pats[j])), key=lambda q: value(model.use[j, q]) or 0)
             pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
         rep = replay(instance, starts, pls)
         obj = float(rep.makespan)

@@ -19,12 +19,13 @@ Component names are the labels of ``formulations/rarddls.md``.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from optsched.rarddls.model import RarInstance
 from optsched.solvers import check_model_size
 
-__all__ = ["patterns", "build_milp", "build_theta_star", "milp_size"]
+__all__ = ["patterns", "build_milp", "build_theta_star", "milp_size", "set_start", "milp_to_cpsat"]
 
 
 @lru_cache(maxsize=256)
@@ -406,3 +407,56 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
         if any(c > t for c in comp):
             model.z[t].set_value(1)
     model.cmax.set_value(max(comp))
+
+
+def milp_to_cpsat(model):
+    """The rows of a :func:`build_milp` model as a CP-SAT model, for the ``cpsat`` back end.
+
+    Every coefficient of the MILP is an integer, and prog, z and cmax take integer values in every replayed
+    schedule (iterations per slot, 0/1, slots), so solving with all variables integral keeps the optimum.
+    Returns ``(cp_model, var)`` with ``var[v]`` the CP-SAT variable of the Pyomo variable ``v`` (a ComponentMap);
+    each CP-SAT constraint carries the name of its Pyomo row."""
+    import pyomo.environ as pyo
+    from pyomo.common.collections import ComponentMap
+    from pyomo.repn import generate_standard_repn
+
+    from optsched.exceptions import InternalError
+    from optsched.solvers import new_cp_model
+
+    cm = new_cp_model()
+    var = ComponentMap()
+    big = 10 ** 6
+    for v in model.component_data_objects(pyo.Var, descend_into=True):
+        if v.fixed:
+            lo = hi = int(round(v.value))
+        else:
+            lo = 0 if v.lb is None else int(math.ceil(v.lb - 1e-9))
+            hi = big if v.ub is None else int(math.floor(v.ub + 1e-9))
+        var[v] = cm.new_int_var(lo, hi, v.name)
+
+    def integral(x, what):
+        if abs(x - round(x)) > 1e-9:
+            raise InternalError(f"{what}: coefficient {x} is not an integer; the CP-SAT translation needs integers.")
+        return int(round(x))
+
+    for c in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        r = generate_standard_repn(c.body)
+        if not r.is_linear():
+            raise InternalError(f"Row {c.name} is not linear.")
+        const = float(r.constant)
+        lo = None if c.lower is None else pyo.value(c.lower) - const
+        hi = None if c.upper is None else pyo.value(c.upper) - const
+        if not r.linear_vars:  # every variable fixed: a constant row
+            if (lo is not None and lo > 1e-9) or (hi is not None and hi < -1e-9):
+                cm.add_bool_or([]).with_name(c.name)  # violated: the model is infeasible
+            continue
+        expr = sum(integral(k, c.name) * var[v] for k, v in zip(r.linear_coefs, r.linear_vars, strict=True))
+        if lo is not None and hi is not None and abs(lo - hi) < 1e-9:
+            cm.add(expr == integral(lo, c.name)).with_name(c.name)
+            continue
+        if lo is not None:
+            cm.add(expr >= math.ceil(lo - 1e-9)).with_name(c.name)
+        if hi is not None:
+            cm.add(expr <= math.floor(hi + 1e-9)).with_name(c.name)
+    cm.minimize(var[model.cmax])
+    return cm, var

@@ -127,3 +127,34 @@ def test_horizon_below_the_optimum_is_infeasible():
     best, _, _ = enumerate_optimum(inst)
     r = solve_exact(inst, options=OPTS, horizon=best - 1)
     assert r.objective is None and not r.optimal
+
+
+@settings(max_examples=8, deadline=None)
+@given(small_instances(max_jobs=3, caps=[2, 2]))
+def test_cpsat_backend_agrees_with_enumeration(instance):
+    best, _, _ = enumerate_optimum(instance)
+    r = solve_exact(instance, backend="cpsat", options=OPTS)
+    assert r.optimal and r.objective == best
+    assert verify_result(instance, r).ok
+
+
+@settings(max_examples=10, deadline=None)
+@given(schedules(max_jobs=3))
+def test_cpsat_translation_accepts_every_replayed_schedule(sched):
+    from ortools.sat.python import cp_model
+
+    from optsched.rarddls.formulation import milp_to_cpsat
+
+    inst, starts, pls = sched
+    comp = replay(inst, starts, pls).completion
+    assume(_fits(inst, starts, pls, comp, range(inst.n_jobs)))
+    model = build_milp(inst, horizon=max(comp))
+    set_start(model, inst, starts, pls)
+    cm, var = milp_to_cpsat(model)
+    for v in model.component_data_objects(pyo.Var):
+        cm.add(var[v] == int(round(v.value)))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 10
+    assert solver.solve(cm) == cp_model.OPTIMAL
+    assert solver.objective_value == max(comp)
