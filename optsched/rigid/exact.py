@@ -241,4 +241,4 @@ def _auto_backend(instance: Instance, horizon_slots: int | None) -> tuple[str, s
 
     d = slot_data(instance, horizon_slots)
     starts = sum(max(0, d.T - p - r + 1) for p, r in zip(d.p, d.r, strict=True))
-    return auto_time_indexed(starts, d.n, cpsat_ok=_integral_weights(instance))
+    return auto_time_indexed(starts, sum(d.p) / max(d.n, 1), cpsat_ok=_integral_weights(instance))

@@ -41,37 +41,40 @@ from optsched.solvers.exact import ExactModel, _default_solve, check_backend
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["AUTO", "PORTFOLIO", "BackendPlan", "plan_backend", "auto_time_indexed", "AUTO_TI_MAX_STARTS",
-           "AUTO_TI_MAX_JOBS"]
+           "AUTO_TI_MAX_MEAN_WORK"]
 
 AUTO = "auto"
 PORTFOLIO = "portfolio"
 #: ``auto`` picks the time-indexed MILP (HiGHS) when the model has at most this many start
 #: variables x[j, t] (sum over jobs of the start slots in the horizon) ...
 AUTO_TI_MAX_STARTS = 20_000
-#: ... and at most this many jobs; otherwise the interval model (CP-SAT). See docs/exact.md.
-AUTO_TI_MAX_JOBS = 120
+#: ... and the jobs' mean work is at most this many slots (a short horizon per job); otherwise the
+#: interval model (CP-SAT). Measured in docs/exact.md#auto.
+AUTO_TI_MAX_MEAN_WORK = 5.0
 
 
-def auto_time_indexed(n_starts: int, n_jobs: int, *, cpsat_ok: bool = True, max_starts: int = AUTO_TI_MAX_STARTS,
-                      max_jobs: int = AUTO_TI_MAX_JOBS) -> tuple[str, str]:
+def auto_time_indexed(n_starts: int, mean_work: float, *, cpsat_ok: bool = True,
+                      max_starts: int = AUTO_TI_MAX_STARTS,
+                      max_mean_work: float = AUTO_TI_MAX_MEAN_WORK) -> tuple[str, str]:
     """The ``auto`` rule between a time-indexed MILP (``"highs"``) and an interval model
     (``"cpsat"``): ``(backend, reason)``.
 
-    The time-indexed model's size grows with the horizon (one binary per job and start slot),
-    the interval model's does not; the time-indexed LP bound is far stronger while the model
-    fits. So: HiGHS while ``n_starts <= max_starts`` and ``n_jobs <= max_jobs`` (or when
-    ``cpsat_ok`` is false), else CP-SAT.
+    The time-indexed model has one binary per job and start slot, so its size grows with the
+    horizon and the jobs' lengths in slots; its LP bound is strong when jobs are a few slots
+    long, where the interval model's bound stays weak. The interval model's size does not
+    depend on the horizon. So: HiGHS while ``mean_work <= max_mean_work`` slots and
+    ``n_starts <= max_starts`` (or when ``cpsat_ok`` is false), else CP-SAT.
 
-    >>> auto_time_indexed(5_000, 30)[0], auto_time_indexed(200_000, 30)[0]
-    ('highs', 'cpsat')
+    >>> auto_time_indexed(5_000, 3.5)[0], auto_time_indexed(5_000, 20.0)[0], auto_time_indexed(200_000, 3.5)[0]
+    ('highs', 'cpsat', 'cpsat')
     """
     if not cpsat_ok:
         return "highs", "time-indexed MILP: the interval model cannot take this instance (e.g. fractional weights)"
-    if n_starts <= max_starts and n_jobs <= max_jobs:
-        return "highs", (f"time-indexed MILP: {n_starts} start variables <= {max_starts} and {n_jobs} jobs <= "
-                         f"{max_jobs} (short horizon)")
-    return "cpsat", (f"interval model: {n_starts} start variables (limit {max_starts}) or {n_jobs} jobs "
-                     f"(limit {max_jobs}) (long horizon)")
+    if n_starts <= max_starts and mean_work <= max_mean_work:
+        return "highs", (f"time-indexed MILP (short horizon): {n_starts} start variables <= {max_starts}, mean work "
+                         f"{mean_work:.3g} <= {max_mean_work:g} slots")
+    return "cpsat", (f"interval model (long horizon): {n_starts} start variables (limit {max_starts}), mean work "
+                     f"{mean_work:.3g} slots (limit {max_mean_work:g})")
 
 
 @dataclass(frozen=True)
@@ -366,7 +369,7 @@ def _run_member(m: _Member, options: SolveOptions, decode: Callable[[ExactModel,
             sr = m.em.solve(m.em, options) if m.em.solve is not None else _default_solve(m.em, m.name, options,
                                                                                       m.warm)
         sched = decode(m.em, sr) if sr.has_solution else None
-    except Exception as e:  # noqa: BLE001 - reported per member; all failing raises SolverError
+    except Exception as e:  # reported per member; all failing raises SolverError
         return {"error": f"{type(e).__name__}: {e}"}
     obj = sr.objective if sched is not None else None
     return {"status": sr.status, "solver_objective": _kind_value(m.em, obj), "bound": sr.bound,
@@ -374,11 +377,27 @@ def _run_member(m: _Member, options: SolveOptions, decode: Callable[[ExactModel,
 
 
 def _child(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], conn: Any) -> None:
+    _private_locks()
     try:
         row = _run_member(m, options, decode)
         try:
             conn.send(row)
-        except Exception as e:  # noqa: BLE001 - e.g. an unpicklable schedule
+        except Exception as e:  # e.g. an unpicklable schedule
             conn.send({"error": f"cannot send the {m.name} result: {e}"})
     finally:
         conn.close()
+
+
+def _private_locks() -> None:
+    """In a forked member: locks shared with the parent through fork become private ones.
+
+    Pyomo guards its output capture with a ``multiprocessing.Lock`` (a semaphore shared with
+    every forked process); a member stopped while holding it would leave the parent waiting for
+    it (200 s, then ``DeveloperError``). The member is single-threaded, so a private lock is safe.
+    """
+    import sys
+    import threading
+
+    deps = sys.modules.get("pyomo.common.dependencies")
+    if deps is not None and hasattr(deps, "capture_output_lock"):
+        deps.capture_output_lock = threading.Lock()
