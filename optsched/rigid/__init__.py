@@ -17,6 +17,7 @@ from optsched.rigid.formulation import (
 )
 from optsched.rigid.generate import random_instance
 from optsched.rigid.heuristics import ORDER_RULES, list_schedule
+from optsched.rigid.pyjobshop import to_pyjobshop
 from optsched.rigid.sgs import decode_placements, serial_sgs
 
 _model.register()
@@ -42,4 +43,5 @@ def _register_suite() -> None:
 _register_suite()
 
 __all__ = ["solve_exact", "build_time_indexed", "build_interval_cpsat", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
-           "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance"]
+           "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance",
+           "to_pyjobshop"]
