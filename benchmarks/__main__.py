@@ -59,8 +59,9 @@ def collect_targets() -> list[dict]:
         if f.is_file():
             v = _lookup(json.loads(f.read_text()), path)
             if v is not None and not any(r["case"] == case for r in rows):
-                rows.append({"benchmark": Path(fname).stem, "case": case, "measured": v, "target": target,
-                             "unit": unit})
+                rows.append(
+                    {"benchmark": Path(fname).stem, "case": case, "measured": v, "target": target, "unit": unit}
+                )
     for r in rows:
         m, t = r.get("measured"), r.get("target")
         ok = None
@@ -76,8 +77,10 @@ def print_summary(rows: list[dict]) -> None:
     for r in rows:
         res = {True: "pass", False: "FAIL", None: "-"}[r["pass"]]
         sense = ">=" if r.get("sense") == "min" else "<="
-        print(f"{r['benchmark']:10s} {str(r['case'])[:52]:52s} {sense}{r['target']!s:>8s} "
-              f"{r['measured']!s:>10.10s} {r.get('ratio') if r.get('ratio') is not None else '-'!s:>7s}  {res}")
+        print(
+            f"{r['benchmark']:10s} {str(r['case'])[:52]:52s} {sense}{r['target']!s:>8s} "
+            f"{r['measured']!s:>10.10s} {r.get('ratio') if r.get('ratio') is not None else '-'!s:>7s}  {res}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,10 +99,23 @@ def main(argv: list[str] | None = None) -> int:
     print_summary(rows)
     from optsched.core.io import atomic_write_text
 
-    atomic_write_text(RESULTS / "summary.json", json.dumps(
-        {"machine": {"python": platform.python_version(), "system": platform.system(), "machine": platform.machine(),
-                     "cpus": os.cpu_count()},
-         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "targets": rows}, indent=2) + "\n")
+    atomic_write_text(
+        RESULTS / "summary.json",
+        json.dumps(
+            {
+                "machine": {
+                    "python": platform.python_version(),
+                    "system": platform.system(),
+                    "machine": platform.machine(),
+                    "cpus": os.cpu_count(),
+                },
+                "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                "targets": rows,
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     return 0
 
 

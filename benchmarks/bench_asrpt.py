@@ -47,17 +47,35 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 r = solve_problem8(inst, options=SolveOptions(time_limit=time_limit, threads=1, seed=0))
-            row = {"n_jobs": n, "seed": seed, "backend": "cpsat", "status": str(r.status), "objective": r.objective,
-                   "bound": r.bound, "gap": r.gap, "runtime": r.runtime, "patterns": r.info["patterns"],
-                   "horizon_slots": r.info["horizon_slots"],
-                   "verified": verify_result(inst, r).ok if r.schedule is not None else None}
+            row = {
+                "n_jobs": n,
+                "seed": seed,
+                "backend": "cpsat",
+                "status": str(r.status),
+                "objective": r.objective,
+                "bound": r.bound,
+                "gap": r.gap,
+                "runtime": r.runtime,
+                "patterns": r.info["patterns"],
+                "horizon_slots": r.info["horizon_slots"],
+                "verified": verify_result(inst, r).ok if r.schedule is not None else None,
+            }
             if r.optimal:
                 b = bound_inputs(inst)
                 a1 = opt_a1(b)
-                row.update({"opt_a1": a1, "rho": b.rho, "kappa": b.kappa, "opt_a1_over_opt_a": a1 / r.objective,
-                            "lemma1_holds": a1 <= b.rho * r.objective, "opt_a1_tilde": opt_a1_tilde(b),
-                            "lemma3_rhs": lemma3_rhs(b), "lemma3_holds": opt_a1_tilde(b) <= lemma3_rhs(b),
-                            "eps_bar": b.eps_bar})
+                row.update(
+                    {
+                        "opt_a1": a1,
+                        "rho": b.rho,
+                        "kappa": b.kappa,
+                        "opt_a1_over_opt_a": a1 / r.objective,
+                        "lemma1_holds": a1 <= b.rho * r.objective,
+                        "opt_a1_tilde": opt_a1_tilde(b),
+                        "lemma3_rhs": lemma3_rhs(b),
+                        "lemma3_holds": opt_a1_tilde(b) <= lemma3_rhs(b),
+                        "eps_bar": b.eps_bar,
+                    }
+                )
                 from optsched.asrpt.policy import BASELINES, empirical_ratio, simulate_asrpt
 
                 for tau in (0.0, 1.0):
@@ -73,11 +91,20 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
             if n == cross_check_size:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    h = solve_problem8(inst, backend="highs",
-                                       options=SolveOptions(time_limit=time_limit, threads=1))
-                rows.append({"n_jobs": n, "seed": seed, "backend": "highs", "status": str(h.status),
-                             "objective": h.objective, "bound": h.bound, "gap": h.gap, "runtime": h.runtime,
-                             "verified": verify_result(inst, h).ok if h.schedule is not None else None})
+                    h = solve_problem8(inst, backend="highs", options=SolveOptions(time_limit=time_limit, threads=1))
+                rows.append(
+                    {
+                        "n_jobs": n,
+                        "seed": seed,
+                        "backend": "highs",
+                        "status": str(h.status),
+                        "objective": h.objective,
+                        "bound": h.bound,
+                        "gap": h.gap,
+                        "runtime": h.runtime,
+                        "verified": verify_result(inst, h).ok if h.schedule is not None else None,
+                    }
+                )
                 print(f"  problem8 n={n} seed={seed}: {h}", flush=True)
     return rows
 
@@ -89,8 +116,10 @@ def repro(seeds, quick):
     res = reproduce_seeds(seeds, quick=quick)
     for k, df in res.items():
         print(f"== {k}: {PAPER_CLAIMS[k]}\n{df.round(3).to_string()}", flush=True)
-    return {k: {"paper": PAPER_CLAIMS[k], "seeds": list(seeds), "table": json.loads(df.to_json(orient="index"))}
-            for k, df in res.items()}
+    return {
+        k: {"paper": PAPER_CLAIMS[k], "seeds": list(seeds), "table": json.loads(df.to_json(orient="index"))}
+        for k, df in res.items()
+    }
 
 
 def audit(quick: bool) -> dict:
@@ -102,22 +131,29 @@ def audit(quick: bool) -> dict:
     from optsched.experiments.asrpt_repro import perfect_vs_rf
 
     out: dict = {"lemma_sweep": {}}
-    for label, kw, n in (("2x2", {}, 200 if quick else 2000),
-                         ("3x4", dict(n_servers=3, gpus=4, max_jobs=7), 30 if quick else 300)):
+    for label, kw, n in (
+        ("2x2", {}, 200 if quick else 2000),
+        ("3x4", dict(n_servers=3, gpus=4, max_jobs=7), 30 if quick else 300),
+    ):
         for fs in (1, 0):
             t0 = time.perf_counter()
             df = pd.DataFrame(lemma_sweep(n, first_slot=fs, seed=2026, time_limit=20, **kw))
             ok = df[df.status == "optimal"]
-            row = {"cases": len(df), "proven": len(ok), "seconds": time.perf_counter() - t0,
-                   "rho_hat_gt_rho": int((ok.rho_hat > ok.rho * (1 + 1e-12)).sum())}
+            row = {
+                "cases": len(df),
+                "proven": len(ok),
+                "seconds": time.perf_counter() - t0,
+                "rho_hat_gt_rho": int((ok.rho_hat > ok.rho * (1 + 1e-12)).sum()),
+            }
             for c in [c for c in df.columns if c.startswith(("lemma2", "theorem1"))]:
                 row[f"{c}_fail"] = int((~ok[c].astype(bool)).sum())
             out["lemma_sweep"][f"{label}-first_slot{fs}"] = row
             print(f"  lemma sweep {label} first_slot={fs}: {row}", flush=True)
     rows = table2_readings(n_patterns=5 if quick else 20)
     out["table2_readings"] = json.loads(table2_summary(rows).reset_index().to_json(orient="records"))
-    out["alpha_min_changed_by_reading"] = {f"{M}x{g}": reading_changes(200, n_servers=M, gpus=g)
-                                           for M, g in ((4, 2), (3, 4))}
+    out["alpha_min_changed_by_reading"] = {
+        f"{M}x{g}": reading_changes(200, n_servers=M, gpus=g) for M, g in ((4, 2), (3, 4))
+    }
     pv = perfect_vs_rf(seeds=(0, 1) if quick else (0, 1, 2, 3, 4), n_jobs=60 if quick else 200)
     out["perfect_vs_rf"] = json.loads(pv.to_json(orient="records"))
     print(pv.round(3).to_string(), flush=True)
@@ -133,8 +169,9 @@ def replay_times(sizes, *, predictor: str = "rf") -> list[dict]:
     rows = []
     for n in sizes:
         t0 = time.perf_counter()
-        inst, _ = build_instance(pai_like_table(5 * n, cluster_gpus=2000, load=0.9, seed=0), n_servers=250,
-                                 seed=0, predictor=predictor)
+        inst, _ = build_instance(
+            pai_like_table(5 * n, cluster_gpus=2000, load=0.9, seed=0), n_servers=250, seed=0, predictor=predictor
+        )
         row = {"jobs": inst.n_jobs, "predictor": predictor, "build_s": time.perf_counter() - t0}
         for name, pol in {"A-SRPT": ASRPT(tau=1.0), **BASELINES()}.items():
             t1 = time.perf_counter()
@@ -153,10 +190,15 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float)
     ap.add_argument("--skip-table2", action="store_true")
     ap.add_argument("--skip-repro", action="store_true", help="skip the Fig. 6-9 reproduction (~2 min for 3 seeds)")
-    ap.add_argument("--only-repro", action="store_true", help="only (re)run the reproduction and merge it into the JSON")
-    ap.add_argument("--only-audit", action="store_true",
-                    help="only the issue-16 measurements (lemma sweep, Table II readings, perfect vs RF, replay "
-                         "times) merged into the JSON (~10 min)")
+    ap.add_argument(
+        "--only-repro", action="store_true", help="only (re)run the reproduction and merge it into the JSON"
+    )
+    ap.add_argument(
+        "--only-audit",
+        action="store_true",
+        help="only the issue-16 measurements (lemma sweep, Table II readings, perfect vs RF, replay "
+        "times) merged into the JSON (~10 min)",
+    )
     a = ap.parse_args(argv or [])
     if a.only_audit:
         out = json.loads(OUT.read_text()) if OUT.exists() else {}

@@ -49,9 +49,12 @@ def predictor(n_points=(100, 200), n_calls: int = 40) -> dict:
             t = time.perf_counter()
             gp._exploit(c)
             exp.append(time.perf_counter() - t)
-        out[str(n)] = {"fit_ms": fit * 1e3, "acquisition_ms_median": float(np.median(acq)) * 1e3,
-                       "acquisition_ms_p95": float(np.percentile(acq, 95)) * 1e3,
-                       "exploitation_ms_median": float(np.median(exp)) * 1e3}
+        out[str(n)] = {
+            "fit_ms": fit * 1e3,
+            "acquisition_ms_median": float(np.median(acq)) * 1e3,
+            "acquisition_ms_p95": float(np.percentile(acq, 95)) * 1e3,
+            "exploitation_ms_median": float(np.median(exp)) * 1e3,
+        }
     return out
 
 
@@ -62,8 +65,12 @@ def delays(n_jobs: int) -> dict:
     out = {}
     for p in ("SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)", "Lazer X=0", "Lazer"):
         row, _, _ = simulate_policy("Earth", p, 0, n_jobs, rho=2.0)
-        out[p] = {"decision_ms_mean": row["decision_ms_mean"], "wall_s": row["wall_s"],
-                  "n_decisions": row["n_decisions"], "share_x_positive": row["share_x_positive"]}
+        out[p] = {
+            "decision_ms_mean": row["decision_ms_mean"],
+            "wall_s": row["wall_s"],
+            "n_decisions": row["n_decisions"],
+            "share_x_positive": row["share_x_positive"],
+        }
     return out
 
 
@@ -94,23 +101,53 @@ def main(argv: list[str] | None = None) -> int:
         dl = delays(1200 if a.quick else 5000)
         n_big = 20_000 if a.quick else 100_000
         rp = replay(n_big)
-    res = {"machine": platform.platform(), "python": platform.python_version(), "quick": a.quick,
-           "predictor": pred, "delays": dl, "replay": {"n_jobs": n_big, **rp},
-           "paper": {"delay_ms": {"SJF/SRTF": 3.8, "periodic": 20.5, "Lazer": 7.1}},
-           "targets": [
-               {"case": "lazer predictor acquisition median n=100 (ms)",
-                "measured": pred["100"]["acquisition_ms_median"], "target": 10.0, "unit": "ms"},
-               {"case": "lazer predictor exploitation median n=100 (ms)",
-                "measured": pred["100"]["exploitation_ms_median"], "target": 2.0, "unit": "ms"},
-               {"case": f"lazer SRTF {n_big // 1000}k Earth jobs on 512 GPUs (s)",
-                "measured": rp["SRTF"]["wall_s"], "target": 15.0 * n_big / 100_000, "unit": "s"},
-               {"case": f"lazer Lazer {n_big // 1000}k Earth jobs on 512 GPUs (s)",
-                "measured": rp["Lazer"]["wall_s"], "target": 120.0 * n_big / 100_000, "unit": "s"},
-               {"case": f"lazer SRTF {n_big // 1000}k Earth jobs at offered load 2 (s)",
-                "measured": rp["SRTF rho=2"]["wall_s"], "target": 15.0 * n_big / 100_000, "unit": "s"},
-               {"case": f"lazer Lazer {n_big // 1000}k Earth jobs at offered load 2 (s)",
-                "measured": rp["Lazer rho=2"]["wall_s"], "target": 120.0 * n_big / 100_000, "unit": "s"},
-           ]}
+    res = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "quick": a.quick,
+        "predictor": pred,
+        "delays": dl,
+        "replay": {"n_jobs": n_big, **rp},
+        "paper": {"delay_ms": {"SJF/SRTF": 3.8, "periodic": 20.5, "Lazer": 7.1}},
+        "targets": [
+            {
+                "case": "lazer predictor acquisition median n=100 (ms)",
+                "measured": pred["100"]["acquisition_ms_median"],
+                "target": 10.0,
+                "unit": "ms",
+            },
+            {
+                "case": "lazer predictor exploitation median n=100 (ms)",
+                "measured": pred["100"]["exploitation_ms_median"],
+                "target": 2.0,
+                "unit": "ms",
+            },
+            {
+                "case": f"lazer SRTF {n_big // 1000}k Earth jobs on 512 GPUs (s)",
+                "measured": rp["SRTF"]["wall_s"],
+                "target": 15.0 * n_big / 100_000,
+                "unit": "s",
+            },
+            {
+                "case": f"lazer Lazer {n_big // 1000}k Earth jobs on 512 GPUs (s)",
+                "measured": rp["Lazer"]["wall_s"],
+                "target": 120.0 * n_big / 100_000,
+                "unit": "s",
+            },
+            {
+                "case": f"lazer SRTF {n_big // 1000}k Earth jobs at offered load 2 (s)",
+                "measured": rp["SRTF rho=2"]["wall_s"],
+                "target": 15.0 * n_big / 100_000,
+                "unit": "s",
+            },
+            {
+                "case": f"lazer Lazer {n_big // 1000}k Earth jobs at offered load 2 (s)",
+                "measured": rp["Lazer rho=2"]["wall_s"],
+                "target": 120.0 * n_big / 100_000,
+                "unit": "s",
+            },
+        ],
+    }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(Path(a.out), json.dumps(res, indent=2) + "\n")
     print(json.dumps({"predictor": pred, "replay": rp}, indent=1))

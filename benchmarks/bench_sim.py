@@ -48,17 +48,19 @@ CASES = {
     "overload-100k": dict(n=100_000, servers=750, gpus=8, load=1.1, policy="srtf", max_duration=86400.0, repeat=1),
     "synthetic-1m": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
     # co-runner-dependent rates: every split job slows with the split jobs on its servers
-    "contention-10k": dict(n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0, repeat=3,
-                           rate="split-contention"),
-    "contention-10k-constant": dict(n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0,
-                                    repeat=3),
+    "contention-10k": dict(
+        n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0, repeat=3, rate="split-contention"
+    ),
+    "contention-10k-constant": dict(
+        n=10_000, servers=64, gpus=4, load=0.9, policy="srtf", max_duration=86400.0, repeat=3
+    ),
     # issue "Scale": a busy Philly-like trace with LAS, 1M jobs with LAS and FIFO, a Helios-sized replay, and the
     # growth of SRTF's time with the number of jobs (with synthetic-100k-... and synthetic-1m)
     "philly-1k-las": dict(n=1000, servers=27, gpus=4, load=1.1, policy="las", max_duration=86400.0, repeat=5),
-    "synthetic-1m-las": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="las", max_duration=86400.0,
-                             repeat=1),
-    "synthetic-1m-fifo": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="fifo", max_duration=86400.0,
-                              repeat=1),
+    "synthetic-1m-las": dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="las", max_duration=86400.0, repeat=1),
+    "synthetic-1m-fifo": dict(
+        n=1_000_000, servers=750, gpus=8, load=1.0, policy="fifo", max_duration=86400.0, repeat=1
+    ),
     "scale-10k": dict(n=10_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=3),
     "scale-100k": dict(n=100_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
     "scale-300k": dict(n=300_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1),
@@ -90,8 +92,9 @@ def run_case(name: str) -> dict:
     c = CASES[name]
     cluster = Cluster.homogeneous(c["servers"], c["gpus"])
     t0 = time.perf_counter()
-    df = synthetic_workload(c["n"], cluster_gpus=cluster.total_gpus, load=c["load"], max_duration=c["max_duration"],
-                            seed=0)
+    df = synthetic_workload(
+        c["n"], cluster_gpus=cluster.total_gpus, load=c["load"], max_duration=c["max_duration"], seed=0
+    )
     gen = time.perf_counter() - t0
     times, run_only = [], []
     res = None
@@ -109,13 +112,20 @@ def run_case(name: str) -> dict:
     sim_s = times[len(times) // 2]
     s = res.summary()
     return {
-        "case": name, **{k: v for k, v in c.items() if k != "repeat"}, "repeats": c["repeat"],
-        "generate_seconds": round(gen, 4), "sim_seconds": round(sim_s, 4),
+        "case": name,
+        **{k: v for k, v in c.items() if k != "repeat"},
+        "repeats": c["repeat"],
+        "generate_seconds": round(gen, 4),
+        "sim_seconds": round(sim_s, 4),
         "run_seconds": round(run_only[len(run_only) // 2], 4),
-        "events": res.n_events, "events_per_second": round(res.n_events / sim_s),
+        "events": res.n_events,
+        "events_per_second": round(res.n_events / sim_s),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "mean_jct": s["mean_jct"], "p99_jct": s["p99_jct"], "mean_queue_delay": s["mean_queue_delay"],
-        "n_preemptions": s["n_preemptions"], "mean_utilization": round(s["mean_utilization"], 4),
+        "mean_jct": s["mean_jct"],
+        "p99_jct": s["p99_jct"],
+        "mean_queue_delay": s["mean_queue_delay"],
+        "n_preemptions": s["n_preemptions"],
+        "mean_utilization": round(s["mean_utilization"], 4),
     }
 
 
@@ -135,12 +145,23 @@ def main(argv: list[str] | None = None) -> int:
     names = args.case or [n for n in CASES if not (args.quick and n in BIG)]
     for name in names:  # each case is saved as soon as it ends: a late failure loses nothing
         try:
-            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_sim", "--child", name], capture_output=True,
-                                 text=True, cwd=Path(__file__).resolve().parents[1], timeout=args.timeout)
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.bench_sim", "--child", name],
+                capture_output=True,
+                text=True,
+                cwd=Path(__file__).resolve().parents[1],
+                timeout=args.timeout,
+            )
         except subprocess.TimeoutExpired:
             c = CASES[name]
-            save({"case": name, **{k: v for k, v in c.items() if k != "repeat"}, "sim_seconds": None,
-                  "timed_out_after_seconds": args.timeout})
+            save(
+                {
+                    "case": name,
+                    **{k: v for k, v in c.items() if k != "repeat"},
+                    "sim_seconds": None,
+                    "timed_out_after_seconds": args.timeout,
+                }
+            )
             print(f"{name:22s} {c['n']:>9,d} jobs  not finished within {args.timeout:g} s", flush=True)
             continue
         if out.returncode != 0:
@@ -148,9 +169,12 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"bench_sim: case {name} failed")
         row = json.loads(out.stdout.strip().splitlines()[-1])
         save(row)
-        print(f"{name:22s} {row['n']:>9,d} jobs  {row['sim_seconds']:8.3f} s  {row['events']:>9,d} events  "
-              f"{row['events_per_second']:>9,d} ev/s  peak {row['peak_rss_mib']:8.1f} MiB  "
-              f"preemptions {row['n_preemptions']:,d}", flush=True)
+        print(
+            f"{name:22s} {row['n']:>9,d} jobs  {row['sim_seconds']:8.3f} s  {row['events']:>9,d} events  "
+            f"{row['events_per_second']:>9,d} ev/s  peak {row['peak_rss_mib']:8.1f} MiB  "
+            f"preemptions {row['n_preemptions']:,d}",
+            flush=True,
+        )
     plot_scaling()
     return 0
 
@@ -164,12 +188,19 @@ def save(row: dict) -> None:
         except (json.JSONDecodeError, KeyError, TypeError):
             old = {}
     old[row["case"]] = row
-    payload = {"benchmark": "sim", "python": platform.python_version(), "machine": platform.machine(),
-               "cpus": __import__("os").cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-               "cases": [old[k] for k in CASES if k in old]}
-    payload["targets"] = [{"case": f"sim {case} {field}", "measured": old[case][field], "target": target,
-                           "unit": unit} for case, field, target, unit in TARGETS if case in old and
-                          old[case].get(field) is not None]
+    payload = {
+        "benchmark": "sim",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": __import__("os").cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "cases": [old[k] for k in CASES if k in old],
+    }
+    payload["targets"] = [
+        {"case": f"sim {case} {field}", "measured": old[case][field], "target": target, "unit": unit}
+        for case, field, target, unit in TARGETS
+        if case in old and old[case].get(field) is not None
+    ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     from optsched.core.io import atomic_write_text
 
@@ -182,8 +213,9 @@ def plot_scaling() -> int:
     import numpy as np
 
     rows = {r["case"]: r for r in json.loads(RESULTS.read_text())["cases"]} if RESULTS.exists() else {}
-    pts = sorted((rows[c]["n"], rows[c]["sim_seconds"], rows[c]["events"]) for c in SCALING
-                 if rows.get(c, {}).get("sim_seconds"))
+    pts = sorted(
+        (rows[c]["n"], rows[c]["sim_seconds"], rows[c]["events"]) for c in SCALING if rows.get(c, {}).get("sim_seconds")
+    )
     if len(pts) < 2:
         return 0
     import matplotlib
@@ -195,7 +227,7 @@ def plot_scaling() -> int:
     slope, icpt = np.polyfit(np.log10(n), np.log10(t), 1)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
     ax.loglog(n, t, "o-", label="SRTF, 750 x 8 GPUs, load 1.0")
-    ax.loglog(n, 10 ** icpt * n ** slope, "--", color="grey", label=f"fit: time ~ jobs^{slope:.2f}")
+    ax.loglog(n, 10**icpt * n**slope, "--", color="grey", label=f"fit: time ~ jobs^{slope:.2f}")
     ax.loglog(n, t[0] * n / n[0], ":", color="black", label="linear")
     ax.set_xlabel("jobs")
     ax.set_ylabel("simulation time (s)")

@@ -71,8 +71,11 @@ def largest_n(method: str, family: str, ns: list[int], seeds: int, limit: float)
             times.append(t)
             oks.append(ok and t <= limit)
         rows.append({"N": n, "mean_s": float(np.mean(times)), "max_s": float(np.max(times)), "all_proven": all(oks)})
-        print(f"  {method:10s} {family:10s} N={n:4d}: mean {np.mean(times):7.2f} s, max {np.max(times):7.2f} s, "
-              f"proven {sum(oks)}/{seeds}", flush=True)
+        print(
+            f"  {method:10s} {family:10s} N={n:4d}: mean {np.mean(times):7.2f} s, max {np.max(times):7.2f} s, "
+            f"proven {sum(oks)}/{seeds}",
+            flush=True,
+        )
         if not all(oks):
             break
         best = n
@@ -117,8 +120,11 @@ def exhaustive_speedup(n: int = 9, seeds: int = 3) -> dict:
     out["exhaustive_paper_style_s_estimated"] = float(np.mean(t_paper))
     for m, ts in list(out["methods"].items()):
         mt = float(np.mean(ts))
-        out["methods"][m] = {"mean_s": mt, "speedup_vs_vectorised": float(np.mean(t_enum)) / mt,
-                             "speedup_vs_paper_style": float(np.mean(t_paper)) / mt}
+        out["methods"][m] = {
+            "mean_s": mt,
+            "speedup_vs_vectorised": float(np.mean(t_enum)) / mt,
+            "speedup_vs_paper_style": float(np.mean(t_paper)) / mt,
+        }
     return out
 
 
@@ -128,8 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(RESULTS))
     a = ap.parse_args(argv)
     seeds = 1 if a.quick else 3
-    res: dict = {"machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
-                 "time_limit_s": LIMIT, "threads": 1, "seeds_per_size": seeds}
+    res: dict = {
+        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine()},
+        "time_limit_s": LIMIT,
+        "threads": 1,
+        "seeds_per_size": seeds,
+    }
     t0 = time.perf_counter()
     sweeps = {
         "highs": [10, 20, 40, 60, 80, 100, 150, 200, 300, 400] if not a.quick else [10, 40],

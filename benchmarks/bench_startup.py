@@ -26,9 +26,25 @@ RESULTS = Path(__file__).parent / "results" / "startup.json"
 OPT = [sys.executable, "-m", "optsched.cli"]
 CASES = {
     "import": ([sys.executable, "-c", "import optsched"], None),
-    "help": (OPT + ["--help"], 0.15),
-    "simulate-1k": (OPT + ["simulate", "--trace", "synthetic", "--jobs", "1000", "--servers", "27",
-                           "--gpus-per-server", "4", "--policy", "srtf", "--json"], 0.3),
+    "help": ([*OPT, "--help"], 0.15),
+    "simulate-1k": (
+        [
+            *OPT,
+            "simulate",
+            "--trace",
+            "synthetic",
+            "--jobs",
+            "1000",
+            "--servers",
+            "27",
+            "--gpus-per-server",
+            "4",
+            "--policy",
+            "srtf",
+            "--json",
+        ],
+        0.3,
+    ),
 }
 
 
@@ -52,14 +68,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name, (cmd, target) in CASES.items():
             t = _time(cmd, cwd)
-            rows.append({"case": name, "seconds": round(t, 4), "target": target,
-                         "pass": None if target is None else t <= target})
+            rows.append(
+                {
+                    "case": name,
+                    "seconds": round(t, 4),
+                    "target": target,
+                    "pass": None if target is None else t <= target,
+                }
+            )
             print(f"{name:12s} {t:7.3f} s   target {target if target is not None else '-'}", flush=True)
     finally:
         shutil.rmtree(cwd, ignore_errors=True)
-    payload = {"benchmark": "startup", "python": platform.python_version(), "machine": platform.machine(),
-               "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-               "cases": rows}
+    payload = {
+        "benchmark": "startup",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "cases": rows,
+    }
     atomic_write_text(RESULTS, json.dumps(payload, indent=2) + "\n")
     return 0
 

@@ -26,20 +26,31 @@ SHARED_PACKAGES = frozenset({"core", "solvers", "sim", "traces", "verify", "expe
 
 # name -> module that defines it (imported lazily by __getattr__)
 _LAZY = {
-    "Cluster": "optsched.core", "Server": "optsched.core", "Job": "optsched.core", "Instance": "optsched.core",
-    "Schedule": "optsched.core", "Segment": "optsched.core", "Result": "optsched.core", "Status": "optsched.core",
-    "algorithms": "optsched.core", "get_algorithm": "optsched.core",
-    "SolveOptions": "optsched.solvers", "SolveResult": "optsched.solvers",
-    "verify": "optsched.verify", "verify_result": "optsched.verify",
+    "Cluster": "optsched.core",
+    "Server": "optsched.core",
+    "Job": "optsched.core",
+    "Instance": "optsched.core",
+    "Schedule": "optsched.core",
+    "Segment": "optsched.core",
+    "Result": "optsched.core",
+    "Status": "optsched.core",
+    "algorithms": "optsched.core",
+    "get_algorithm": "optsched.core",
+    "SolveOptions": "optsched.solvers",
+    "SolveResult": "optsched.solvers",
+    "verify": "optsched.verify",
+    "verify_result": "optsched.verify",
     "exceptions": None,
-    "InfeasibleError": "optsched.exceptions", "InvalidInstanceError": "optsched.exceptions",
-    "ModelTooLargeError": "optsched.exceptions", "OptschedError": "optsched.exceptions",
+    "InfeasibleError": "optsched.exceptions",
+    "InvalidInstanceError": "optsched.exceptions",
+    "ModelTooLargeError": "optsched.exceptions",
+    "OptschedError": "optsched.exceptions",
     "SolverUnavailableError": "optsched.exceptions",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from optsched import exceptions  # noqa: F401
-    from optsched.core import (  # noqa: F401
+    from optsched import exceptions
+    from optsched.core import (
         Cluster,
         Instance,
         Job,
@@ -51,15 +62,15 @@ if TYPE_CHECKING:  # pragma: no cover
         algorithms,
         get_algorithm,
     )
-    from optsched.exceptions import (  # noqa: F401
+    from optsched.exceptions import (
         InfeasibleError,
         InvalidInstanceError,
         ModelTooLargeError,
         OptschedError,
         SolverUnavailableError,
     )
-    from optsched.solvers import SolveOptions, SolveResult  # noqa: F401
-    from optsched.verify import verify, verify_result  # noqa: F401
+    from optsched.solvers import SolveOptions, SolveResult
+    from optsched.verify import verify, verify_result
 
 
 def __getattr__(name: str) -> Any:
@@ -78,8 +89,11 @@ def __getattr__(name: str) -> Any:
 def plugin_packages() -> tuple[str, ...]:
     """The paper packages present in this installation (every subpackage that is not a shared layer)."""
     here = Path(__file__).parent
-    return tuple(f"optsched.{m.name}" for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name)
-                 if m.ispkg and m.name not in SHARED_PACKAGES)
+    return tuple(
+        f"optsched.{m.name}"
+        for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name)
+        if m.ispkg and m.name not in SHARED_PACKAGES
+    )
 
 
 _loaded = False
@@ -161,8 +175,30 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Cluster", "Server", "Job", "Instance", "Schedule", "Segment", "Result", "Status",
-    "SolveOptions", "SolveResult", "load_instance", "load_plugins", "plugin_packages", "solve", "verify",
-    "verify_result", "algorithms", "get_algorithm", "toy_path", "instance_path", "exceptions", "OptschedError",
-    "InvalidInstanceError", "InfeasibleError", "SolverUnavailableError", "ModelTooLargeError",
+    "Cluster",
+    "Server",
+    "Job",
+    "Instance",
+    "Schedule",
+    "Segment",
+    "Result",
+    "Status",
+    "SolveOptions",
+    "SolveResult",
+    "load_instance",
+    "load_plugins",
+    "plugin_packages",
+    "solve",
+    "verify",
+    "verify_result",
+    "algorithms",
+    "get_algorithm",
+    "toy_path",
+    "instance_path",
+    "exceptions",
+    "OptschedError",
+    "InvalidInstanceError",
+    "InfeasibleError",
+    "SolverUnavailableError",
+    "ModelTooLargeError",
 ]

@@ -38,8 +38,11 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from optsched import __version__
 
-    p = _Parser(prog="optsched", description="Exact optimization and paper algorithms for scheduling "
-                                             "distributed deep-learning jobs on GPU clusters.")
+    p = _Parser(
+        prog="optsched",
+        description="Exact optimization and paper algorithms for scheduling "
+        "distributed deep-learning jobs on GPU clusters.",
+    )
     p.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
@@ -73,8 +76,15 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     try:
         return int(args.func(args))
-    except (InvalidInstanceError, InvalidScheduleError, InvalidOptionError, UnknownNameError,
-            TraceFormatError, ModelTooLargeError, DataNotFoundError) as e:
+    except (
+        InvalidInstanceError,
+        InvalidScheduleError,
+        InvalidOptionError,
+        UnknownNameError,
+        TraceFormatError,
+        ModelTooLargeError,
+        DataNotFoundError,
+    ) as e:
         _report(e)
         return EXIT_BAD_INPUT
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:

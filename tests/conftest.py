@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
 
-settings.register_profile("default", deadline=None, max_examples=60,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", deadline=None, max_examples=40, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", deadline=None, max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,8 +38,7 @@ def _source_copy(dest: Path) -> Path:
     or a developer's own build) race on those folders; and a wheel built from the tracked files
     alone shows what a clean clone (CI) would ship.
     """
-    r = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=ROOT,
-                       capture_output=True)
+    r = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=ROOT, capture_output=True)
     if r.returncode == 0:
         for rel in filter(None, r.stdout.decode().split("\0")):
             src = ROOT / rel
@@ -47,8 +46,12 @@ def _source_copy(dest: Path) -> Path:
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest / rel)
     else:  # not a git checkout (an sdist): everything but build products
-        shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(".venv", "build", "dist", "*.egg-info", ".git"),
-                        dirs_exist_ok=True)
+        shutil.copytree(
+            ROOT,
+            dest,
+            ignore=shutil.ignore_patterns(".venv", "build", "dist", "*.egg-info", ".git"),
+            dirs_exist_ok=True,
+        )
     return dest
 
 
@@ -74,17 +77,22 @@ def installed(tmp_path_factory):
 
 def test_wheel_ships_instances_schemas_and_traces(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
-    for must in ("optsched/instances/toy/rigid-2x2-five.json", "optsched/core/schemas/rigid.schema.json",
-                 "optsched/traces/data/alibaba-gpu-2023-openb/jobs.csv.gz",
-                 "optsched/traces/data/alibaba-gpu-2023-openb/LICENSE-Apache-2.0.txt",
-                 "optsched/traces/data/philly/philly_runtime.csv", "optsched/traces/data/acme/cluster_summary.csv"):
+    for must in (
+        "optsched/instances/toy/rigid-2x2-five.json",
+        "optsched/core/schemas/rigid.schema.json",
+        "optsched/traces/data/alibaba-gpu-2023-openb/jobs.csv.gz",
+        "optsched/traces/data/alibaba-gpu-2023-openb/LICENSE-Apache-2.0.txt",
+        "optsched/traces/data/philly/philly_runtime.csv",
+        "optsched/traces/data/acme/cluster_summary.csv",
+    ):
         assert must in names, must
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "notebooks/"))]
 
 
 def test_imports_from_site_packages_not_the_checkout(installed):
-    r = _run([str(installed["py"]), "-c", "import optsched; print(optsched.__file__)"], installed["cwd"],
-             installed["env"])
+    r = _run(
+        [str(installed["py"]), "-c", "import optsched; print(optsched.__file__)"], installed["cwd"], installed["env"]
+    )
     assert "site-packages" in r.stdout and str(ROOT) not in r.stdout
 
 
@@ -97,8 +105,25 @@ def test_cli_from_an_empty_folder(installed):
     assert out["status"] == "optimal" and out["verified"] and out["objective"] == pytest.approx(19)
     r = _run([opt, "simulate", "--trace", "openb", "--policy", "srtf", "--json"], cwd, env)
     assert json.loads(r.stdout)["n_jobs"] > 6000
-    r = _run([opt, "simulate", "--trace", "synthetic", "--jobs", "1000", "--servers", "4", "--gpus-per-server", "8",
-              "--policy", "las", "--json"], cwd, env)
+    r = _run(
+        [
+            opt,
+            "simulate",
+            "--trace",
+            "synthetic",
+            "--jobs",
+            "1000",
+            "--servers",
+            "4",
+            "--gpus-per-server",
+            "8",
+            "--policy",
+            "las",
+            "--json",
+        ],
+        cwd,
+        env,
+    )
     assert json.loads(r.stdout)["n_jobs"] == 1000
     assert "sojourn-tables" in _run([opt, "reproduce", "--list"], cwd, env).stdout
 

@@ -48,8 +48,11 @@ def _violations(layer: str, allowed: set[str], root: Path = PKG) -> list[str]:
     for f in sorted((root / layer).rglob("*.py")):
         for line, tgt in _imports(f, root):
             if tgt != layer and tgt not in allowed:
-                bad.append(f"{f.relative_to(root.parent)}:{line} imports optsched.{tgt}" if tgt != "TOP"
-                           else f"{f.relative_to(root.parent)}:{line} imports the top-level optsched package")
+                bad.append(
+                    f"{f.relative_to(root.parent)}:{line} imports optsched.{tgt}"
+                    if tgt != "TOP"
+                    else f"{f.relative_to(root.parent)}:{line} imports the top-level optsched package"
+                )
     return bad
 
 
@@ -72,5 +75,7 @@ def test_experiments_never_import_the_cli():
 def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "optsched" / "fake"
     bad.mkdir(parents=True)
-    (bad / "m.py").write_text('"""import optsched.experiments"""\nimport optsched\nfrom optsched.experiments import demo\n')
+    (bad / "m.py").write_text(
+        '"""import optsched.experiments"""\nimport optsched\nfrom optsched.experiments import demo\n'
+    )
     assert len(_violations("fake", PAPER_ALLOWED, tmp_path / "optsched")) == 2

@@ -20,8 +20,12 @@ def _py_files(folder: Path):
 
 
 def _hits(files, pattern):
-    return [f"{f.relative_to(ROOT)}:{i}: {line.strip()}" for f in files
-            for i, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+    return [
+        f"{f.relative_to(ROOT)}:{i}: {line.strip()}"
+        for f in files
+        for i, line in enumerate(f.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
 
 
 def test_package_has_no_absolute_or_checkout_paths():

@@ -6,7 +6,7 @@ load inside the functions that need them.
 """
 
 from optsched.asrpt import checks as _checks
-from optsched.asrpt import exact as _exact  # noqa: F401  (registers asrpt-exact)
+from optsched.asrpt import exact as _exact
 from optsched.asrpt.model import KIND, AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.timing import alpha, alpha_max, stage_times
 from optsched.core.registry import register_kind
@@ -20,7 +20,7 @@ _bounds.register()
 
 from optsched.asrpt import policy as _policy  # noqa: E402  (A-SRPT and the baselines, on optsched.sim)
 
-_policy._register()
+_policy.register()
 
 
 def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:

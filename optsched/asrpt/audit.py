@@ -19,13 +19,31 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
 
-__all__ = ["lemma_sweep", "opt_a_lower_bound", "opt_a_if_all_fit", "lemma2_gap_job", "lemma2_gap_case", "random_gap_jobs",
-           "table2_readings", "table2_summary", "reading_changes",
-           "lemma2_search"]
+__all__ = [
+    "lemma_sweep",
+    "opt_a_lower_bound",
+    "opt_a_if_all_fit",
+    "lemma2_gap_job",
+    "lemma2_gap_case",
+    "random_gap_jobs",
+    "table2_readings",
+    "table2_summary",
+    "reading_changes",
+    "lemma2_search",
+]
 
 
-def lemma_sweep(n_cases: int, *, first_slot: int = 1, seed: int = 0, taus=(0.0, 0.5, 2.0), max_jobs: int = 5,
-                n_servers: int = 2, gpus: int = 2, time_limit: float = 30.0) -> list[dict]:
+def lemma_sweep(
+    n_cases: int,
+    *,
+    first_slot: int = 1,
+    seed: int = 0,
+    taus=(0.0, 0.5, 2.0),
+    max_jobs: int = 5,
+    n_servers: int = 2,
+    gpus: int = 2,
+    time_limit: float = 30.0,
+) -> list[dict]:
     """One row per generated instance: Gamma_A (slotted and continuous), OPT_A (proven), and whether
     the printed / corrected Lemma 2 and Theorem 1 hold. Instances: ``random_instance`` with 1..max_jobs
     jobs, 30 % single-GPU, jobs of ~2 slots (the setting of finding 5); tau cycles through ``taus``.
@@ -42,8 +60,9 @@ def lemma_sweep(n_cases: int, *, first_slot: int = 1, seed: int = 0, taus=(0.0, 
         s = int(rng.integers(0, 10**6))
         n = int(rng.integers(1, max_jobs + 1))
         tau = float(taus[c % len(taus)])
-        inst = random_instance(n, n_servers=n_servers, gpus_per_server=gpus, seed=s, single_gpu=0.3, mean_slots=2.0,
-                               arrival_rate=1.0).with_first_slot(first_slot)
+        inst = random_instance(
+            n, n_servers=n_servers, gpus_per_server=gpus, seed=s, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+        ).with_first_slot(first_slot)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ex = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=time_limit))
@@ -70,8 +89,12 @@ def opt_a_lower_bound(instance: AsrptInstance) -> float:
     from optsched.asrpt.formulation import arrival_slot
     from optsched.asrpt.placement import alpha_min_exact
 
-    return float(sum(arrival_slot(j, instance) * instance.slot + j.iterations * alpha_min_exact(j, instance)
-                     for j in instance.jobs))
+    return float(
+        sum(
+            arrival_slot(j, instance) * instance.slot + j.iterations * alpha_min_exact(j, instance)
+            for j in instance.jobs
+        )
+    )
 
 
 def opt_a_if_all_fit(instance: AsrptInstance) -> float | None:
@@ -98,13 +121,17 @@ def opt_a_if_all_fit(instance: AsrptInstance) -> float | None:
 def lemma2_gap_job(job_id=0, *, iterations: int = 10, arrival: float = 0.0) -> AsrptJob:
     """The job of the Lemma 1 counterexample (two stages x two replicas, heavy AllReduce in stage 0):
     on 2-GPU servers Heavy-Edge gives alpha~min = 4.0001 s, the exact minimum is 3.2005 s, alpha^max = 4.2 s."""
-    return AsrptJob(job_id, [Stage(k=2, p_f=0.4, p_b=0.6, d_out=5e8, h=6e8),
-                             Stage(k=2, p_f=0.8, p_b=1.2, d_in=5e8, h=1e8)],
-                    iterations=iterations, arrival=arrival)
+    return AsrptJob(
+        job_id,
+        [Stage(k=2, p_f=0.4, p_b=0.6, d_out=5e8, h=6e8), Stage(k=2, p_f=0.8, p_b=1.2, d_in=5e8, h=1e8)],
+        iterations=iterations,
+        arrival=arrival,
+    )
 
 
-def lemma2_gap_case(n_servers: int, n_jobs: int = 1, *, iterations: int = 10, spacing: float = 0.0,
-                    slot: float = 1.0) -> AsrptInstance:
+def lemma2_gap_case(
+    n_servers: int, n_jobs: int = 1, *, iterations: int = 10, spacing: float = 0.0, slot: float = 1.0
+) -> AsrptInstance:
     """``n_jobs`` copies of :func:`lemma2_gap_job` (perfect predictions) arriving ``spacing`` s apart on
     ``n_servers`` x 2 GPUs with B_inter = 1 GB/s, B_intra = 1 TB/s (the counterexample's cluster)."""
     cl = Cluster.homogeneous(n_servers, 2, bandwidth_inter=1e9, bandwidth_intra=1e12)
@@ -126,15 +153,30 @@ def lemma2_search(cases, *, tau: float = 0.0) -> list[dict]:
         b = bound_inputs(inst)
         gamma = float(simulate_asrpt(inst, tau=tau).summary()["total_completion_time"])
         r2, r2c = lemma2_rhs(b, opt, tau=tau), lemma2_corrected_rhs(b, opt, tau=tau)
-        rows.append({"instance": inst.name, "I": inst.n_jobs, "M": inst.M, "g": inst.g, "G": inst.G,
-                     "gamma_a": gamma, "opt_a": opt, "rho": b.rho, "kappa": b.kappa, "rho_hat": b.rho_hat,
-                     "lemma2_rhs": r2, "lemma2_holds": gamma <= r2 * (1 + 1e-9),
-                     "lemma2_corrected_rhs": r2c, "lemma2_corrected_holds": gamma <= r2c * (1 + 1e-9)})
+        rows.append(
+            {
+                "instance": inst.name,
+                "I": inst.n_jobs,
+                "M": inst.M,
+                "g": inst.g,
+                "G": inst.G,
+                "gamma_a": gamma,
+                "opt_a": opt,
+                "rho": b.rho,
+                "kappa": b.kappa,
+                "rho_hat": b.rho_hat,
+                "lemma2_rhs": r2,
+                "lemma2_holds": gamma <= r2 * (1 + 1e-9),
+                "lemma2_corrected_rhs": r2c,
+                "lemma2_corrected_holds": gamma <= r2c * (1 + 1e-9),
+            }
+        )
     return rows
 
 
-def random_gap_jobs(n_trials: int, *, seed=1, g_choices=(2, 4), extra_servers: int = 30, iterations: int = 100
-                    ) -> list[dict]:
+def random_gap_jobs(
+    n_trials: int, *, seed=1, g_choices=(2, 4), extra_servers: int = 30, iterations: int = 100
+) -> list[dict]:
     """The search that found ``instances/papers/asrpt/lemma2-counterexample.json``.
 
     ``n_trials`` random jobs (1-3 stages of 1-3 replicas, activations and parameters of 0, 10, 50 or 500 MB,
@@ -153,9 +195,17 @@ def random_gap_jobs(n_trials: int, *, seed=1, g_choices=(2, 4), extra_servers: i
         if sum(ks) < 2:
             continue
         acts = [float(rng.choice([0, 1, 5, 50])) * 1e7 for _ in range(S - 1)]
-        st = [Stage(k=k, p_f=float(rng.uniform(.1, 1)), p_b=float(rng.uniform(.1, 1)),
-                    d_in=acts[s - 1] / k if s else 0.0, d_out=acts[s] / k if s + 1 < S else 0.0,
-                    h=float(rng.choice([0, 1, 5, 50])) * 1e7) for s, k in enumerate(ks)]
+        st = [
+            Stage(
+                k=k,
+                p_f=float(rng.uniform(0.1, 1)),
+                p_b=float(rng.uniform(0.1, 1)),
+                d_in=acts[s - 1] / k if s else 0.0,
+                d_out=acts[s] / k if s + 1 < S else 0.0,
+                h=float(rng.choice([0, 1, 5, 50])) * 1e7,
+            )
+            for s, k in enumerate(ks)
+        ]
         job = AsrptJob(0, st, iterations=iterations)
         m0 = math.ceil(job.gpus / g) + 1
 
@@ -179,8 +229,15 @@ def random_gap_jobs(n_trials: int, *, seed=1, g_choices=(2, 4), extra_servers: i
     return rows
 
 
-def table2_readings(*, n_patterns: int = 20, seed: int = 0, readings=("nic-share", "ring-boundary"),
-                    gpus: int = 8, b_inter: float = 10e9 / 8, b_intra: float = 300e9) -> list[dict]:
+def table2_readings(
+    *,
+    n_patterns: int = 20,
+    seed: int = 0,
+    readings=("nic-share", "ring-boundary"),
+    gpus: int = 8,
+    b_inter: float = 10e9 / 8,
+    b_intra: float = 300e9,
+) -> list[dict]:
     """Table II (Heavy-Edge vs exact placement, VGG19-like and GPT-like profiles, ``n_patterns`` GPU
     availabilities of :func:`optsched.asrpt.placement.availability_patterns`) under each reading of eq. (6).
 
@@ -205,13 +262,24 @@ def table2_readings(*, n_patterns: int = 20, seed: int = 0, readings=("nic-share
                 mp = heavy_edge(job, free, seed=seed)
                 t_he = time.perf_counter() - t0
                 a_he = alpha(job, placement_counts(job, mp, len(free)), reading=reading, **kw)
-                ex = solve_placement(job, free, exact_usage=True, reading=reading,
-                                     options=SolveOptions(time_limit=60, threads=1), **kw)
+                ex = solve_placement(
+                    job, free, exact_usage=True, reading=reading, options=SolveOptions(time_limit=60, threads=1), **kw
+                )
                 en = enumerate_placement(job, free, exact_usage=True, reading=reading, **kw)
-                rows.append({"reading": reading, "model": name, "pattern": idx, "free": free,
-                             "he_pitt_ms": 1e3 * a_he, "he_pct_ms": 1e3 * t_he, "ilp_pitt_ms": 1e3 * ex.alpha,
-                             "ilp_pct_ms": 1e3 * ex.runtime, "ilp_status": ex.status.value,
-                             "enum_pitt_ms": 1e3 * en.alpha})
+                rows.append(
+                    {
+                        "reading": reading,
+                        "model": name,
+                        "pattern": idx,
+                        "free": free,
+                        "he_pitt_ms": 1e3 * a_he,
+                        "he_pct_ms": 1e3 * t_he,
+                        "ilp_pitt_ms": 1e3 * ex.alpha,
+                        "ilp_pct_ms": 1e3 * ex.runtime,
+                        "ilp_status": ex.status.value,
+                        "enum_pitt_ms": 1e3 * en.alpha,
+                    }
+                )
     return rows
 
 
@@ -223,8 +291,13 @@ def table2_summary(rows: list[dict]):
     df = pd.DataFrame(rows)
     df["he_optimal"] = np.isclose(df.he_pitt_ms, df.ilp_pitt_ms, rtol=1e-9)
     agg = df.groupby(["reading", "model"]).agg(
-        he_pitt_ms=("he_pitt_ms", "mean"), ilp_pitt_ms=("ilp_pitt_ms", "mean"), he_optimal=("he_optimal", "sum"),
-        cases=("he_optimal", "size"), he_pct_ms=("he_pct_ms", "mean"), ilp_pct_ms=("ilp_pct_ms", "mean"))
+        he_pitt_ms=("he_pitt_ms", "mean"),
+        ilp_pitt_ms=("ilp_pitt_ms", "mean"),
+        he_optimal=("he_optimal", "sum"),
+        cases=("he_optimal", "size"),
+        he_pct_ms=("he_pct_ms", "mean"),
+        ilp_pct_ms=("ilp_pct_ms", "mean"),
+    )
     agg["he_over_ilp"] = agg.he_pitt_ms / agg.ilp_pitt_ms
     return agg
 
@@ -237,14 +310,22 @@ def reading_changes(n_jobs: int = 200, *, seed: int = 0, n_servers: int = 3, gpu
     from optsched.asrpt.heavy_edge import min_server_availability
     from optsched.asrpt.placement import enumerate_placement
 
-    inst = random_instance(n_jobs, n_servers=n_servers, gpus_per_server=gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3)
+    inst = random_instance(
+        n_jobs, n_servers=n_servers, gpus_per_server=gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3
+    )
     changed, rows = 0, []
     for j in inst.jobs:
         free = min_server_availability(j, gpus)
-        a = [enumerate_placement(j, free, instance=inst, exact_usage=True, reading=r).alpha
-             for r in ("nic-share", "ring-boundary")]
+        a = [
+            enumerate_placement(j, free, instance=inst, exact_usage=True, reading=r).alpha
+            for r in ("nic-share", "ring-boundary")
+        ]
         rows.append(a)
         changed += not math.isclose(a[0], a[1], rel_tol=1e-9)
     arr = np.array(rows)
-    return {"jobs": n_jobs, "changed": int(changed), "mean_ratio": float(np.mean(arr[:, 1] / arr[:, 0])),
-            "min_ratio": float(np.min(arr[:, 1] / arr[:, 0]))}
+    return {
+        "jobs": n_jobs,
+        "changed": int(changed),
+        "mean_ratio": float(np.mean(arr[:, 1] / arr[:, 0])),
+        "min_ratio": float(np.min(arr[:, 1] / arr[:, 0])),
+    }

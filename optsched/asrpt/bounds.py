@@ -33,9 +33,23 @@ import numpy as np
 
 from optsched.asrpt.model import AsrptInstance
 
-__all__ = ["srpt_completions", "srpt_total", "BoundInputs", "bound_inputs", "opt_a1", "opt_a1_tilde",
-           "lemma1_rhs", "lemma1_corrected_rhs", "lemma2_rhs", "lemma2_corrected_rhs", "lemma3_rhs", "theorem1_ratio",
-           "theorem1_corrected_ratio", "check_bounds", "BoundRow"]
+__all__ = [
+    "srpt_completions",
+    "srpt_total",
+    "BoundInputs",
+    "bound_inputs",
+    "opt_a1",
+    "opt_a1_tilde",
+    "lemma1_rhs",
+    "lemma1_corrected_rhs",
+    "lemma2_rhs",
+    "lemma2_corrected_rhs",
+    "lemma3_rhs",
+    "theorem1_ratio",
+    "theorem1_corrected_ratio",
+    "check_bounds",
+    "BoundRow",
+]
 
 
 def srpt_completions(releases: Sequence[float], sizes: Sequence[float]) -> np.ndarray:
@@ -143,7 +157,9 @@ def bound_inputs(instance: AsrptInstance, *, predictions: Sequence[float] | None
     if predictions is None:
         predictions = [j.predicted() for j in jobs]
     return BoundInputs(
-        I=len(jobs), G=instance.G, g_max=max(j.gpus for j in jobs),
+        I=len(jobs),
+        G=instance.G,
+        g_max=max(j.gpus for j in jobs),
         alpha_max=np.array([alpha_max(j, instance=instance) for j in jobs]),
         alpha_min_est=np.array([alpha_min_estimate(j, instance, seed=seed) for j in jobs]),
         alpha_min=np.array([alpha_min_exact(j, instance) for j in jobs]),
@@ -183,11 +199,10 @@ def lemma3_rhs(b: BoundInputs) -> float:
 
 
 def lemma2_rhs(b: BoundInputs, opt_a: float, *, tau: float) -> float:
-    if b.G <= b.g_max:
+    if b.g_max >= b.G:
         return math.inf
     d = b.G - b.g_max
-    return ((1 + tau + b.rho * b.G / d) * opt_a1_tilde(b) + b.I * b.g_max * b.a_max * b.eps / d
-            + b.rho * opt_a)
+    return (1 + tau + b.rho * b.G / d) * opt_a1_tilde(b) + b.I * b.g_max * b.a_max * b.eps / d + b.rho * opt_a
 
 
 def lemma2_corrected_rhs(b: BoundInputs, opt_a: float, *, tau: float) -> float:
@@ -199,33 +214,37 @@ def lemma2_corrected_rhs(b: BoundInputs, opt_a: float, *, tau: float) -> float:
     alpha^min_i, needs alpha^max_i <= rho alpha^min_i, which fails when Heavy-Edge is suboptimal
     (alpha~min_i > alpha^min_i); with rho_hat it holds by definition (and rho_hat <= rho kappa, so
     the printed bound with rho kappa in place of the last rho also holds)."""
-    if b.G <= b.g_max:
+    if b.g_max >= b.G:
         return math.inf
     d = b.G - b.g_max
-    return ((1 + tau + b.rho * b.G / d) * opt_a1_tilde(b) + b.I * b.g_max * b.a_max * b.eps / d
-            + b.rho_hat * opt_a)
+    return (1 + tau + b.rho * b.G / d) * opt_a1_tilde(b) + b.I * b.g_max * b.a_max * b.eps / d + b.rho_hat * opt_a
 
 
 def theorem1_corrected_ratio(b: BoundInputs, *, tau: float) -> float:
     """Theorem 1 from the corrected Lemmas 1 (kappa) and 2 (rho_hat):
 
-    Gamma_A / OPT_A <= (1 + tau + rho q) kappa + rho_hat + (2 g^max alpha^max / alpha^min)(1 + tau + (1 + rho) q) eps_bar,
+    Gamma_A / OPT_A <= (1 + tau + rho q) kappa + rho_hat
+                       + (2 g^max alpha^max / alpha^min)(1 + tau + (1 + rho) q) eps_bar,
     q = G / (G - g^max). (I / OPT_A <= 2 G / (alpha^min (I + 1)) directly: the k-th completion in any
     schedule of A is >= k alpha^min / G, so no rho is needed in front of the eps_bar term.)"""
-    if b.G <= b.g_max:
+    if b.g_max >= b.G:
         return math.inf
     q = b.G / (b.G - b.g_max)
-    return ((1 + tau + b.rho * q) * b.kappa + b.rho_hat
-            + 2 * b.g_max * b.a_max / b.a_min * (1 + tau + (1 + b.rho) * q) * b.eps_bar)
+    return (
+        (1 + tau + b.rho * q) * b.kappa
+        + b.rho_hat
+        + 2 * b.g_max * b.a_max / b.a_min * (1 + tau + (1 + b.rho) * q) * b.eps_bar
+    )
 
 
 def theorem1_ratio(b: BoundInputs, *, tau: float) -> float:
     """The competitive-ratio bound of Theorem 1 (dimensionless)."""
-    if b.G <= b.g_max:
+    if b.g_max >= b.G:
         return math.inf
     q = b.G / (b.G - b.g_max)
-    return ((2 + tau + b.rho * q) * b.rho
-            + 2 * b.rho * b.g_max * b.a_max / b.a_min * (1 + tau + (1 + b.rho) * q) * b.eps_bar)
+    return (2 + tau + b.rho * q) * b.rho + 2 * b.rho * b.g_max * b.a_max / b.a_min * (
+        1 + tau + (1 + b.rho) * q
+    ) * b.eps_bar
 
 
 @dataclass
@@ -240,9 +259,16 @@ class BoundRow:
         return asdict(self)
 
 
-def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a: float | None = None,
-                 tau: float = 0.0, predictions=None, inputs: BoundInputs | None = None, rtol: float = 1e-9
-                 ) -> list[BoundRow]:
+def check_bounds(
+    instance: AsrptInstance,
+    *,
+    opt_a: float | None = None,
+    gamma_a: float | None = None,
+    tau: float = 0.0,
+    predictions=None,
+    inputs: BoundInputs | None = None,
+    rtol: float = 1e-9,
+) -> list[BoundRow]:
     """Evaluate every inequality that the given numbers allow.
 
     Parameters
@@ -279,14 +305,25 @@ def check_bounds(instance: AsrptInstance, *, opt_a: float | None = None, gamma_a
         rhs2 = lemma2_rhs(b, opt_a, tau=tau)
         rows.append(BoundRow("lemma_2", gamma_a, rhs2, gamma_a <= rhs2 * (1 + rtol), f"tau={tau:g}"))
         rc2 = lemma2_corrected_rhs(b, opt_a, tau=tau)
-        rows.append(BoundRow("lemma_2_corrected", gamma_a, rc2, gamma_a <= rc2 * (1 + rtol),
-                             f"rho_hat={b.rho_hat:.6g}"))
+        rows.append(
+            BoundRow("lemma_2_corrected", gamma_a, rc2, gamma_a <= rc2 * (1 + rtol), f"rho_hat={b.rho_hat:.6g}")
+        )
         ratio = theorem1_ratio(b, tau=tau)
-        rows.append(BoundRow("theorem_1", gamma_a / opt_a, ratio, gamma_a / opt_a <= ratio * (1 + rtol),
-                             f"eps_bar={b.eps_bar:g}"))
+        rows.append(
+            BoundRow(
+                "theorem_1", gamma_a / opt_a, ratio, gamma_a / opt_a <= ratio * (1 + rtol), f"eps_bar={b.eps_bar:g}"
+            )
+        )
         rc = theorem1_corrected_ratio(b, tau=tau)
-        rows.append(BoundRow("theorem_1_corrected", gamma_a / opt_a, rc, gamma_a / opt_a <= rc * (1 + rtol),
-                             f"kappa={b.kappa:.6g}, rho_hat={b.rho_hat:.6g}"))
+        rows.append(
+            BoundRow(
+                "theorem_1_corrected",
+                gamma_a / opt_a,
+                rc,
+                gamma_a / opt_a <= rc * (1 + rtol),
+                f"kappa={b.kappa:.6g}, rho_hat={b.rho_hat:.6g}",
+            )
+        )
     return rows
 
 
@@ -315,8 +352,11 @@ def verifier_lemma_1(instance, schedule):
     total = sum(schedule.completion(j.id) for j in instance.jobs if j.id in schedule)
     a1 = opt_a1(b)
     if a1 > b.kappa * total * (1 + 1e-9) + 1e-9:
-        yield Violation("lemma_1_corrected", f"OPT_A1 = {a1:g} > kappa * (total completion of this schedule) = "
-                                             f"{b.kappa:g} * {total:g}: the schedule runs jobs faster than alpha allows.")
+        yield Violation(
+            "lemma_1_corrected",
+            f"OPT_A1 = {a1:g} > kappa * (total completion of this schedule) = "
+            f"{b.kappa:g} * {total:g}: the schedule runs jobs faster than alpha allows.",
+        )
 
 
 def verifier_lemma_3(instance, schedule):

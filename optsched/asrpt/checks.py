@@ -33,9 +33,13 @@ def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
             _, a = best_split(j, counts, instance)
             need = j.iterations * a
             if seg.duration < need - TOL * max(1.0, need):
-                yield Violation("bottleneck", f"{j.label} runs {seg.duration:g} s on {dict(seg.placement)}; its "
-                                              f"{j.iterations} iterations need >= {need:g} s (alpha = {a:g} s).",
-                                job=j.id, time=seg.start)
+                yield Violation(
+                    "bottleneck",
+                    f"{j.label} runs {seg.duration:g} s on {dict(seg.placement)}; its "
+                    f"{j.iterations} iterations need >= {need:g} s (alpha = {a:g} s).",
+                    job=j.id,
+                    time=seg.start,
+                )
 
 
 def register() -> None:

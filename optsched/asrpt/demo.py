@@ -52,11 +52,24 @@ def placement_rows(quick: bool = False) -> list[dict]:
             t_he = time.perf_counter() - t0
             a_he = alpha(job, placement_counts(job, mp, len(free)), **kw)
             inst = f"placement-{name}-{'-'.join(map(str, free))}"
-            for algo, obj, rt, st, b in (("placement-milp[highs]", ex.alpha, ex.runtime, str(ex.status), ex.bound),
-                                         ("heavy-edge", a_he, t_he, "heuristic", None)):
-                rows.append({"instance": inst, "algorithm": algo, "objective": obj, "optimum": ex.alpha,
-                             "bound": b, "gap": ex.gap if b is not None else None, "ratio": obj / ex.alpha,
-                             "runtime": rt, "status": st, "verified": bool(ok)})
+            for algo, obj, rt, st, b in (
+                ("placement-milp[highs]", ex.alpha, ex.runtime, str(ex.status), ex.bound),
+                ("heavy-edge", a_he, t_he, "heuristic", None),
+            ):
+                rows.append(
+                    {
+                        "instance": inst,
+                        "algorithm": algo,
+                        "objective": obj,
+                        "optimum": ex.alpha,
+                        "bound": b,
+                        "gap": ex.gap if b is not None else None,
+                        "ratio": obj / ex.alpha,
+                        "runtime": rt,
+                        "status": st,
+                        "verified": bool(ok),
+                    }
+                )
     return rows
 
 
@@ -82,12 +95,18 @@ def demo_rows(quick: bool = False) -> list[dict]:
             b = bound_inputs(inst)
             for br in check_bounds(inst, opt_a=opt.objective, inputs=b, rtol=1e-4):
                 part[0].setdefault(br.name, f"{br.lhs:.4g} <= {br.rhs:.4g}: {br.holds}")
-            for row, res in zip(part[len(exact):], algos, strict=True):
+            for row, res in zip(part[len(exact) :], algos, strict=True):
                 if res.algorithm == "asrpt-a-srpt":
                     tau = res.info["params"]["tau"]
-                    rs = {x.name: x for x in check_bounds(inst, opt_a=opt.objective, gamma_a=res.objective, tau=tau,
-                                                           inputs=b, rtol=1e-4)}
-                    row["theorem_1"] = f"{rs['theorem_1'].lhs:.4g} <= {rs['theorem_1'].rhs:.4g}: {rs['theorem_1'].holds}"
+                    rs = {
+                        x.name: x
+                        for x in check_bounds(
+                            inst, opt_a=opt.objective, gamma_a=res.objective, tau=tau, inputs=b, rtol=1e-4
+                        )
+                    }
+                    row["theorem_1"] = (
+                        f"{rs['theorem_1'].lhs:.4g} <= {rs['theorem_1'].rhs:.4g}: {rs['theorem_1'].holds}"
+                    )
                     row["lemma_2"] = f"{rs['lemma_2'].lhs:.4g} <= {rs['lemma_2'].rhs:.4g}: {rs['lemma_2'].holds}"
         rows += part
     rows += placement_rows(quick)

@@ -16,11 +16,25 @@ from optsched.core.seeds import SeedLike, as_generator
 __all__ = ["random_instance"]
 
 
-def random_instance(n_jobs: int = 8, *args: int, n_servers: int | None = None, gpus_per_server: int | None = None,
-                    single_gpu: float = 0.4, max_stages: int = 3, max_replicas: int = 2, mean_slots: float = 6.0,
-                    arrival_rate: float = 0.5, slot: float = 10.0, b_inter: float = 1.25e9, b_intra: float = 3e11,
-                    prediction_noise: float = 0.3, unseen: float = 0.1, seed: SeedLike = None,
-                    name: str | None = None, gpus: int | None = None) -> AsrptInstance:
+def random_instance(
+    n_jobs: int = 8,
+    *args: int,
+    n_servers: int | None = None,
+    gpus_per_server: int | None = None,
+    single_gpu: float = 0.4,
+    max_stages: int = 3,
+    max_replicas: int = 2,
+    mean_slots: float = 6.0,
+    arrival_rate: float = 0.5,
+    slot: float = 10.0,
+    b_inter: float = 1.25e9,
+    b_intra: float = 3e11,
+    prediction_noise: float = 0.3,
+    unseen: float = 0.1,
+    seed: SeedLike = None,
+    name: str | None = None,
+    gpus: int | None = None,
+) -> AsrptInstance:
     """A random instance on ``n_servers`` x ``gpus_per_server`` GPUs (default 3 x 4), deterministic
     for a given seed.
 
@@ -31,8 +45,12 @@ def random_instance(n_jobs: int = 8, *args: int, n_servers: int | None = None, g
     >>> inst.n_jobs, inst.G
     (4, 4)
     """
-    pos = deprecated_positional("random_instance", args, ("n_servers", "gpus_per_server"),
-                                {"n_servers": n_servers, "gpus_per_server": gpus_per_server})
+    pos = deprecated_positional(
+        "random_instance",
+        args,
+        ("n_servers", "gpus_per_server"),
+        {"n_servers": n_servers, "gpus_per_server": gpus_per_server},
+    )
     n_servers = pos.get("n_servers", 3 if n_servers is None else n_servers)
     if gpus is not None:
         gpus_per_server = deprecated_alias("random_instance", "gpus", "gpus_per_server", gpus)
@@ -58,10 +76,16 @@ def random_instance(n_jobs: int = 8, *args: int, n_servers: int | None = None, g
         act = [float(rng.uniform(5e6, 6e7)) for _ in range(len(ks) - 1)]  # whole-batch bytes
         for s, k in enumerate(ks):
             p = float(rng.uniform(0.05, 0.3))
-            stages.append(Stage(k=k, p_f=p / 3 / k * k, p_b=2 * p / 3,
-                                d_in=act[s - 1] / k if s > 0 else 0.0,
-                                d_out=act[s] / k if s + 1 < len(ks) else 0.0,
-                                h=float(rng.uniform(1e7, 3e8)) if k > 1 else 0.0))
+            stages.append(
+                Stage(
+                    k=k,
+                    p_f=p / 3 / k * k,
+                    p_b=2 * p / 3,
+                    d_in=act[s - 1] / k if s > 0 else 0.0,
+                    d_out=act[s] / k if s + 1 < len(ks) else 0.0,
+                    h=float(rng.uniform(1e7, 3e8)) if k > 1 else 0.0,
+                )
+            )
         job = AsrptJob(i, stages, iterations=1)
         base = max(st.p_f + st.p_b for st in stages)
         n_it = max(1, int(round(rng.uniform(0.3, 1.7) * mean_slots * slot / base)))
@@ -69,9 +93,21 @@ def random_instance(n_jobs: int = 8, *args: int, n_servers: int | None = None, g
             pred = 0
         else:
             pred = max(0, int(round(n_it * (1 + rng.uniform(-prediction_noise, prediction_noise)))))
-        jobs.append(job.replace(iterations=n_it, predicted_iterations=pred, arrival=float(round(t / slot) * slot),
-                                group=f"g{int(rng.integers(0, max(1, n_jobs // 2)))}", user=f"u{int(rng.integers(0, 3))}"))
+        jobs.append(
+            job.replace(
+                iterations=n_it,
+                predicted_iterations=pred,
+                arrival=float(round(t / slot) * slot),
+                group=f"g{int(rng.integers(0, max(1, n_jobs // 2)))}",
+                user=f"u{int(rng.integers(0, 3))}",
+            )
+        )
         t += float(rng.exponential(slot / arrival_rate))
     cl = Cluster.homogeneous(n_servers, gpus, bandwidth_inter=b_inter, bandwidth_intra=b_intra)
-    return AsrptInstance(cl, jobs, name=name or f"asrpt-rand-{n_jobs}x{n_servers}x{gpus}-s{seed}", slot=slot,
-                         metadata={"generator": "optsched.asrpt.generate.random_instance", "seed": str(seed)})
+    return AsrptInstance(
+        cl,
+        jobs,
+        name=name or f"asrpt-rand-{n_jobs}x{n_servers}x{gpus}-s{seed}",
+        slot=slot,
+        metadata={"generator": "optsched.asrpt.generate.random_instance", "seed": str(seed)},
+    )

@@ -17,8 +17,14 @@ from optsched.asrpt.timing import alpha
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["job_graph", "double_binary_tree_edges", "heavy_edge", "placement_counts", "min_server_availability",
-           "alpha_min_estimate"]
+__all__ = [
+    "job_graph",
+    "double_binary_tree_edges",
+    "heavy_edge",
+    "placement_counts",
+    "min_server_availability",
+    "alpha_min_estimate",
+]
 
 
 def double_binary_tree_edges(k: int) -> list[tuple[int, int]]:
@@ -119,8 +125,10 @@ def heavy_edge(job: AsrptJob, available: Sequence[int] | dict, *, seed=None, gra
     else:
         items = [(m, int(c)) for m, c in enumerate(available) if c > 0]
     if sum(c for _, c in items) != job.gpus:
-        raise InvalidInstanceError(f"Heavy-Edge needs exactly g_i = {job.gpus} GPUs for {job.label}; the "
-                                   f"'available' servers offer {sum(c for _, c in items)}. Select servers first.")
+        raise InvalidInstanceError(
+            f"Heavy-Edge needs exactly g_i = {job.gpus} GPUs for {job.label}; the "
+            f"'available' servers offer {sum(c for _, c in items)}. Select servers first."
+        )
     rng = as_generator(seed)
     G = job_graph(job) if graph is None else graph
     order = sorted(items, key=lambda mc: (-mc[1], mc[0]))

@@ -108,15 +108,18 @@ class AsrptJob:
             if isinstance(x, Mapping):
                 unknown = set(x) - set(_STAGE_FIELDS)
                 if unknown:
-                    raise InvalidInstanceError(f"The {so} has unknown field(s) {sorted(unknown)}; "
-                                               f"allowed: {', '.join(_STAGE_FIELDS)}.")
+                    raise InvalidInstanceError(
+                        f"The {so} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(_STAGE_FIELDS)}."
+                    )
                 x = Stage(**x)
             if not isinstance(x, Stage):
                 raise InvalidInstanceError(f"The {so} must be a Stage or an object; got {x!r}.")
             stages.append(x.validated(so))
         if not stages:
-            raise InvalidInstanceError(f"The 'stages' field of {owner} is empty; give at least one stage, "
-                                       f"e.g. [{{\"k\": 1, \"p_f\": 0.01, \"p_b\": 0.02}}].")
+            raise InvalidInstanceError(
+                f"The 'stages' field of {owner} is empty; give at least one stage, "
+                f'e.g. [{{"k": 1, "p_f": 0.01, "p_b": 0.02}}].'
+            )
         for s in range(1, len(stages)):
             a = stages[s - 1].d_out * stages[s - 1].k
             b = stages[s].d_in * stages[s].k
@@ -124,18 +127,24 @@ class AsrptJob:
                 raise InvalidInstanceError(
                     f"The 'd_in' field of stage {s} of {owner} is {stages[s].d_in:g} bytes, inconsistent with "
                     f"stage {s - 1}: the paper requires 2 d_out[s-1]/k[s] = 2 d_in[s]/k[s-1], i.e. "
-                    f"d_in[s] = d_out[s-1] * k[s-1] / k[s] = {a / stages[s].k:g}; fix d_in or d_out.")
+                    f"d_in[s] = d_out[s-1] * k[s-1] / k[s] = {a / stages[s].k:g}; fix d_in or d_out."
+                )
         object.__setattr__(self, "stages", tuple(stages))
         object.__setattr__(self, "iterations", check_int(self.iterations, "iterations", owner, lo=1))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0,
-                                                         hint=" (seconds)"))
+        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
         if self.predicted_iterations is not None:
-            object.__setattr__(self, "predicted_iterations",
-                               check_int(self.predicted_iterations, "predicted_iterations", owner, lo=0,
-                                         hint=" (0 = unseen job), or null"))
+            object.__setattr__(
+                self,
+                "predicted_iterations",
+                check_int(
+                    self.predicted_iterations, "predicted_iterations", owner, lo=0, hint=" (0 = unseen job), or null"
+                ),
+            )
         if self.allreduce not in ALLREDUCE:
-            raise InvalidInstanceError(f"The 'allreduce' field of {owner} must be 'rar' (ring) or 'tar' "
-                                       f"(double binary tree); got {self.allreduce!r}.")
+            raise InvalidInstanceError(
+                f"The 'allreduce' field of {owner} must be 'rar' (ring) or 'tar' "
+                f"(double binary tree); got {self.allreduce!r}."
+            )
         object.__setattr__(self, "attrs", check_mapping(self.attrs, "attrs", owner))
 
     @property
@@ -163,8 +172,12 @@ class AsrptJob:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "iterations": self.iterations,
-                             "stages": [s.to_dict() for s in self.stages]}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "arrival": self.arrival,
+            "iterations": self.iterations,
+            "stages": [s.to_dict() for s in self.stages],
+        }
         if self.predicted_iterations is not None:
             d["predicted_iterations"] = self.predicted_iterations
         for f in ("group", "user"):
@@ -183,14 +196,26 @@ class AsrptJob:
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         for key in ("id", "stages", "iterations"):
             if key not in d:
-                raise InvalidInstanceError(f"The {owner} has no '{key}' field; every asrpt job needs 'id', "
-                                           f"'stages' and 'iterations'.")
-        allowed = {"id", "stages", "iterations", "arrival", "predicted_iterations", "group", "user",
-                   "allreduce", "attrs"}
+                raise InvalidInstanceError(
+                    f"The {owner} has no '{key}' field; every asrpt job needs 'id', 'stages' and 'iterations'."
+                )
+        allowed = {
+            "id",
+            "stages",
+            "iterations",
+            "arrival",
+            "predicted_iterations",
+            "group",
+            "user",
+            "allreduce",
+            "attrs",
+        }
         unknown = set(d) - allowed
         if unknown:
-            raise InvalidInstanceError(f"The {owner} (id {d.get('id')!r}) has unknown field(s) {sorted(unknown)}; "
-                                       f"put free-form data under 'attrs'.")
+            raise InvalidInstanceError(
+                f"The {owner} (id {d.get('id')!r}) has unknown field(s) {sorted(unknown)}; "
+                f"put free-form data under 'attrs'."
+            )
         return cls(**dict(d))
 
 
@@ -232,17 +257,23 @@ class AsrptInstance(JsonMixin):
         if not c.is_homogeneous:
             raise InvalidInstanceError(
                 f"The 'servers' of an asrpt cluster must all have the same number of GPUs (the paper's M x g "
-                f"model); got {[s.gpus for s in c.servers]}. Use Cluster.homogeneous(M, g).")
+                f"model); got {[s.gpus for s in c.servers]}. Use Cluster.homogeneous(M, g)."
+            )
         for b in ("bandwidth_intra", "bandwidth_inter"):
             if getattr(c, b) is None:
-                raise InvalidInstanceError(f"The '{b}' field of the cluster is missing; asrpt needs both "
-                                           f"bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10)).")
+                raise InvalidInstanceError(
+                    f"The '{b}' field of the cluster is missing; asrpt needs both "
+                    f"bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10))."
+                )
         if isinstance(self.jobs, (str, bytes)) or not isinstance(self.jobs, Iterable):
             raise InvalidInstanceError(f"The 'jobs' field must be a list of jobs; got {self.jobs!r}.")
         jobs = tuple(j if isinstance(j, AsrptJob) else AsrptJob.from_dict(j, i) for i, j in enumerate(self.jobs))
         object.__setattr__(self, "jobs", jobs)
-        object.__setattr__(self, "slot", check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True,
-                                                      hint=" (seconds per slot)"))
+        object.__setattr__(
+            self,
+            "slot",
+            check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True, hint=" (seconds per slot)"),
+        )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
         # the paper's M, g, G, read on every event by the policies: computed once (the instance is frozen)
@@ -251,7 +282,8 @@ class AsrptInstance(JsonMixin):
         if isinstance(fs, bool) or fs not in (0, 1):
             raise InvalidInstanceError(
                 f"The 'first_slot' field of the instance metadata must be 1 (the paper's start slots [T] = "
-                f"{{1, ..., T}}) or 0 (start slots {{0, ..., T}}); got {fs!r}.")
+                f"{{1, ..., T}}) or 0 (start slots {{0, ..., T}}); got {fs!r}."
+            )
         seen: set = set()
         for j in jobs:
             if j.id in seen:
@@ -260,7 +292,8 @@ class AsrptInstance(JsonMixin):
             if j.gpus > c.total_gpus:
                 raise InvalidInstanceError(
                     f"{j.label} needs {j.gpus} GPUs (sum of its stage replicas 'k'), more than the cluster's "
-                    f"{c.total_gpus}; lower 'k' of some stage or add servers.")
+                    f"{c.total_gpus}; lower 'k' of some stage or add servers."
+                )
 
     # -- the paper's symbols ------------------------------------------------------------------
     @property
@@ -317,8 +350,13 @@ class AsrptInstance(JsonMixin):
 
     # -- io ---------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"schema_version": 1, "kind": KIND, "name": self.name,
-                             "cluster": self.cluster.to_dict(), "jobs": [j.to_dict() for j in self.jobs]}
+        d: dict[str, Any] = {
+            "schema_version": 1,
+            "kind": KIND,
+            "name": self.name,
+            "cluster": self.cluster.to_dict(),
+            "jobs": [j.to_dict() for j in self.jobs],
+        }
         if self.slot != 1.0:
             d["slot"] = self.slot
         if self.known_optima:
@@ -330,7 +368,11 @@ class AsrptInstance(JsonMixin):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AsrptInstance:
         require_fields(d, ("cluster", "jobs"), hint="see instances/schema/asrpt.schema.json")
-        return cls(cluster=Cluster.from_dict(d["cluster"]),
-                   jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),
-                   name=str(d.get("name", "instance")), slot=d.get("slot", 1.0),
-                   known_optima=d.get("known_optima", {}), metadata=d.get("metadata", {}))
+        return cls(
+            cluster=Cluster.from_dict(d["cluster"]),
+            jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),
+            name=str(d.get("name", "instance")),
+            slot=d.get("slot", 1.0),
+            known_optima=d.get("known_optima", {}),
+            metadata=d.get("metadata", {}),
+        )

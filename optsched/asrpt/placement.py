@@ -29,8 +29,16 @@ from optsched.exceptions import (
 )
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 
-__all__ = ["availability_patterns", "PlacementResult", "build_placement", "build_placement_model", "solve_placement", "enumerate_placement",
-           "alpha_min_exact", "count_placements"]
+__all__ = [
+    "availability_patterns",
+    "PlacementResult",
+    "build_placement",
+    "build_placement_model",
+    "solve_placement",
+    "enumerate_placement",
+    "alpha_min_exact",
+    "count_placements",
+]
 
 
 @dataclass
@@ -55,14 +63,25 @@ def _check_free(job: AsrptJob, free, exact_usage: bool) -> np.ndarray:
     tot = int(free.sum())
     if tot < job.gpus or (exact_usage and tot != job.gpus):
         need = "exactly" if exact_usage else "at least"
-        raise InfeasibleError(f"{job.label} needs {need} g_i = {job.gpus} GPUs; the free GPUs {free.tolist()} add "
-                              f"up to {tot}. Free more GPUs or choose other servers.")
+        raise InfeasibleError(
+            f"{job.label} needs {need} g_i = {job.gpus} GPUs; the free GPUs {free.tolist()} add "
+            f"up to {tot}. Free more GPUs or choose other servers."
+        )
     return free
 
 
-def build_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g: int | None = None,
-                    b_inter: float | None = None, b_intra: float | None = None, exact_usage: bool = False,
-                    max_size: int | None = None, reading: str = "nic-share"):
+def build_placement(
+    job: AsrptJob,
+    free,
+    *,
+    instance: AsrptInstance | None = None,
+    g: int | None = None,
+    b_inter: float | None = None,
+    b_intra: float | None = None,
+    exact_usage: bool = False,
+    max_size: int | None = None,
+    reading: str = "nic-share",
+):
     """Build (never solve) the placement MILP for ``job`` on servers with ``free`` GPUs.
 
     Components are named after the labels of ``formulations/asrpt.md``: ``replicas_placed`` (2),
@@ -95,8 +114,7 @@ def build_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
     m.M = pyo.RangeSet(0, M - 1)
     m.A = pyo.Set(initialize=[s for s in range(S) if st[s].k > 1])  # stages with an AllReduce
     m.K = pyo.Param(m.S, initialize={s: st[s].k for s in range(S)})
-    m.x = pyo.Var(m.S, m.M, domain=pyo.NonNegativeIntegers,
-                  bounds=lambda _, s, mm: (0, min(st[s].k, int(free[mm]))))
+    m.x = pyo.Var(m.S, m.M, domain=pyo.NonNegativeIntegers, bounds=lambda _, s, mm: (0, min(st[s].k, int(free[mm]))))
     m.y = pyo.Var(m.S, m.M, domain=pyo.Binary)  # stage s has a replica on server m
     m.z = pyo.Var(m.A, m.M, domain=pyo.Binary)  # all k_s replicas of stage s are on server m
     m.alpha = pyo.Var(domain=pyo.NonNegativeReals)
@@ -134,8 +152,16 @@ def build_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
         return e
 
     if reading == "ring-boundary":
-        m.AV = pyo.Set(dimen=3, initialize=[(s, k, v) for s in range(S) if st[s].k > 1 for k in range(M)
-                                            for v in range(1, min(st[s].k, int(free[k])) + 1)])
+        m.AV = pyo.Set(
+            dimen=3,
+            initialize=[
+                (s, k, v)
+                for s in range(S)
+                if st[s].k > 1
+                for k in range(M)
+                for v in range(1, min(st[s].k, int(free[k])) + 1)
+            ],
+        )
         m.w = pyo.Var(m.AV, domain=pyo.Binary)  # w[s, m, v] = [x[s, m] = v]
 
         @m.Constraint(m.A, m.M, [0, 1])
@@ -151,8 +177,10 @@ def build_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
             return 0.0
         vol = 2.0 * (st[s].k - 1) * st[s].h / st[s].k
         if reading == "ring-boundary":
-            return sum(_allreduce(job, s, v, g, b_inter, b_intra, reading) * m.w[s, k, v]
-                       for v in range(1, min(st[s].k, int(free[k])) + 1))
+            return sum(
+                _allreduce(job, s, v, g, b_inter, b_intra, reading) * m.w[s, k, v]
+                for v in range(1, min(st[s].k, int(free[k])) + 1)
+            )
         return vol * g / b_inter - vol * (g / b_inter - 1.0 / b_intra) * m.z[s, k]
 
     @m.Constraint(m.S, m.M)
@@ -169,9 +197,19 @@ def _decode(model, S: int, M: int) -> np.ndarray:
     return np.array([[int(round(model.x[s, k].value or 0)) for k in range(M)] for s in range(S)], dtype=np.int64)
 
 
-def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
-                    b_intra=None, exact_usage: bool = False, options: SolveOptions | None = None,
-                    backend: str = "highs", reading: str = "nic-share") -> PlacementResult:
+def solve_placement(
+    job: AsrptJob,
+    free,
+    *,
+    instance: AsrptInstance | None = None,
+    g=None,
+    b_inter=None,
+    b_intra=None,
+    exact_usage: bool = False,
+    options: SolveOptions | None = None,
+    backend: str = "highs",
+    reading: str = "nic-share",
+) -> PlacementResult:
     """Exact minimum-alpha placement of ``job`` on ``free`` GPUs per server (MILP, HiGHS by default).
 
     Returns
@@ -207,18 +245,26 @@ def solve_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = Non
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     options = options or SolveOptions(time_limit=60, threads=1)
     t0 = time.perf_counter()
-    model = build_placement(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage,
-                                  reading=reading)
+    model = build_placement(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage, reading=reading)
     sr = solve_pyomo(model, backend, options)
     x = _decode(model, job.n_stages, len(model.free)) if sr.has_solution else None
     a = alpha(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading) if x is not None else None
     if a is not None and sr.objective is not None and not np.isclose(a, sr.objective, rtol=1e-6, atol=1e-6):
-        raise InternalError(f"The placement MILP's alpha {sr.objective} differs from eq. (7) on its x, {a}; "
-                            f"model and formula disagree (a bug: please report it).")
+        raise InternalError(
+            f"The placement MILP's alpha {sr.objective} differs from eq. (7) on its x, {a}; "
+            f"model and formula disagree (a bug: please report it)."
+        )
     gap = None if a is None or sr.bound is None else max(0.0, a - sr.bound) / max(a, 1e-12)
-    return PlacementResult(x=x, alpha=a, status=sr.status, bound=sr.bound, gap=gap,
-                           runtime=time.perf_counter() - t0, method=f"milp[{backend}]",
-                           info={"solver_runtime": sr.runtime, "solver": f"{sr.solver} {sr.solver_version}"})
+    return PlacementResult(
+        x=x,
+        alpha=a,
+        status=sr.status,
+        bound=sr.bound,
+        gap=gap,
+        runtime=time.perf_counter() - t0,
+        method=f"milp[{backend}]",
+        info={"solver_runtime": sr.runtime, "solver": f"{sr.solver} {sr.solver_version}"},
+    )
 
 
 def _stage_splits(k: int, caps: np.ndarray):
@@ -232,7 +278,7 @@ def _stage_splits(k: int, caps: np.ndarray):
             return
         for v in range(min(left, int(caps[i])) + 1):
             for rest in rec(i + 1, left - v):
-                yield (v,) + rest
+                yield (v, *rest)
 
     yield from rec(0, k)
 
@@ -246,9 +292,18 @@ def count_placements(job: AsrptJob, free) -> int:
     return total
 
 
-def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
-                        b_intra=None, exact_usage: bool = False, limit: int = 2_000_000,
-                        reading: str = "nic-share") -> PlacementResult:
+def enumerate_placement(
+    job: AsrptJob,
+    free,
+    *,
+    instance: AsrptInstance | None = None,
+    g=None,
+    b_inter=None,
+    b_intra=None,
+    exact_usage: bool = False,
+    limit: int = 2_000_000,
+    reading: str = "nic-share",
+) -> PlacementResult:
     """Exhaustive search over count matrices (the cross-check of :func:`solve_placement`).
 
     Raises
@@ -270,8 +325,10 @@ def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None =
     free = _check_free(job, free, exact_usage)
     n = count_placements(job, free)
     if n > limit:
-        raise ModelTooLargeError(f"Enumerating placements of {job.label} on {free.tolist()} visits up to {n:,} "
-                                 f"matrices, above the limit {limit:,}; use solve_placement (MILP).")
+        raise ModelTooLargeError(
+            f"Enumerating placements of {job.label} on {free.tolist()} visits up to {n:,} "
+            f"matrices, above the limit {limit:,}; use solve_placement (MILP)."
+        )
     t0 = time.perf_counter()
     best, best_x = np.inf, None
     rows = [list(_stage_splits(st.k, free)) for st in job.stages]
@@ -285,12 +342,21 @@ def enumerate_placement(job: AsrptJob, free, *, instance: AsrptInstance | None =
             best, best_x = a, x
     if best_x is None:
         raise InfeasibleError(f"No placement of {job.label} uses exactly {free.tolist()}.")
-    return PlacementResult(x=best_x, alpha=float(best), status=Status.OPTIMAL, bound=float(best), gap=0.0,
-                           runtime=time.perf_counter() - t0, method="enumeration", info={"candidates": n})
+    return PlacementResult(
+        x=best_x,
+        alpha=float(best),
+        status=Status.OPTIMAL,
+        bound=float(best),
+        gap=0.0,
+        runtime=time.perf_counter() - t0,
+        method="enumeration",
+        info={"candidates": n},
+    )
 
 
-def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOptions | None = None,
-                    reading: str = "nic-share") -> float:
+def alpha_min_exact(
+    job: AsrptJob, instance: AsrptInstance, *, options: SolveOptions | None = None, reading: str = "nic-share"
+) -> float:
     """alpha^min_i: the exact minimum of eq. (7) over all placements on the empty cluster.
 
     Raises :class:`~optsched.exceptions.SolverError` if the MILP is not proven optimal (a true minimum
@@ -302,13 +368,16 @@ def alpha_min_exact(job: AsrptJob, instance: AsrptInstance, *, options: SolveOpt
     except ModelTooLargeError:
         r = solve_placement(job, free, instance=instance, options=options, reading=reading)
     if r.status != Status.OPTIMAL:
-        raise SolverError(f"alpha^min of {job.label} was not proven optimal ({r.status}); raise the time limit "
-                          f"(options=SolveOptions(time_limit=...)).")
+        raise SolverError(
+            f"alpha^min of {job.label} was not proven optimal ({r.status}); raise the time limit "
+            f"(options=SolveOptions(time_limit=...))."
+        )
     return float(r.alpha)
 
 
-def availability_patterns(g_i: int, g: int, n: int = 20, *, min_servers: int = 2, max_servers: int = 4,
-                          seed=0) -> list[list[int]]:
+def availability_patterns(
+    g_i: int, g: int, n: int = 20, *, min_servers: int = 2, max_servers: int = 4, seed=0
+) -> list[list[int]]:
     """``n`` random GPU availabilities (free GPUs per server, each <= g, adding up to g_i, spread over
     ``min_servers``..``max_servers`` servers): a fragmented cluster."""
     rng = as_generator(seed)

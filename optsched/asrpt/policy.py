@@ -39,8 +39,18 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.policy import Policy
 from optsched.sim.rates import RateModel
 
-__all__ = ["HeavyEdgeRate", "ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "BASELINE_NAMES", "simulate_asrpt",
-           "select_servers", "sim_jobs", "ClusterParams"]
+__all__ = [
+    "HeavyEdgeRate",
+    "ASRPT",
+    "OrderedPolicy",
+    "BASELINES",
+    "BASELINE_OPTIONS",
+    "BASELINE_NAMES",
+    "simulate_asrpt",
+    "select_servers",
+    "sim_jobs",
+    "ClusterParams",
+]
 
 COMM_HEAVY = 1.5
 
@@ -73,9 +83,9 @@ def _off_slot(policy, sim) -> bool:
     if abs(k - round(k)) <= 1e-9 and round(k) >= first:
         return False
     nxt = max(first, math.ceil(k - 1e-9)) * slot
-    if getattr(policy, "_slot_timer_at", None) != nxt:
+    if getattr(policy, "slot_timer_at", None) != nxt:
         sim.set_timer(at=nxt)
-        policy._slot_timer_at = nxt
+        policy.slot_timer_at = nxt
     return True
 
 
@@ -92,22 +102,33 @@ class ClusterParams:
     def of(cls, cluster: Cluster) -> ClusterParams:
         for b in ("bandwidth_intra", "bandwidth_inter"):
             if getattr(cluster, b, None) is None:
-                raise InvalidInstanceError(f"The '{b}' field of the cluster is missing; the A-SRPT policies need "
-                                           f"both bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10)).")
+                raise InvalidInstanceError(
+                    f"The '{b}' field of the cluster is missing; the A-SRPT policies need "
+                    f"both bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10))."
+                )
         return cls(int(cluster.max_server_gpus), float(cluster.bandwidth_inter), float(cluster.bandwidth_intra))
 
 
 class _JobInfo:
     """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
 
-    def __init__(self, params: ClusterParams, job: AsrptJob, predicted: int, seed=0, reading: str = "nic-share",
-                 cache: dict | None = None):
+    def __init__(
+        self,
+        params: ClusterParams,
+        job: AsrptJob,
+        predicted: int,
+        seed=0,
+        reading: str = "nic-share",
+        cache: dict | None = None,
+    ):
         self.job = job
         key = _job_key(job)
         hit = None if cache is None else cache.get(key)
         if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
-            hit = (alpha_min_estimate(job, params, seed=seed, reading=reading),
-                   alpha_max(job, instance=params, reading=reading))
+            hit = (
+                alpha_min_estimate(job, params, seed=seed, reading=reading),
+                alpha_max(job, instance=params, reading=reading),
+            )
             if cache is not None:
                 cache[key] = hit
         self.a_min, self.a_max = hit
@@ -117,9 +138,12 @@ class _JobInfo:
 
 def _deprecated_instance(what: str, instance) -> None:
     if instance is not None:
-        warnings.warn(f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
-                      f"(sim_jobs(instance)) when the run starts; drop the instance argument.",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
+            f"(sim_jobs(instance)) when the run starts; drop the instance argument.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
 
 class HeavyEdgeRate(RateModel):
@@ -158,6 +182,11 @@ class HeavyEdgeRate(RateModel):
             self._cluster, self._params = cluster, params
         return self
 
+    @property
+    def params(self) -> ClusterParams | None:
+        """The bound cluster's g and bandwidths (None before :meth:`bind`)."""
+        return self._params
+
     def alpha(self, job: AsrptJob, placement) -> float:
         """alpha_i of the Heavy-Edge mapping on ``placement`` ({server: GPUs}). Servers are identical and
         Heavy-Edge orders them by GPUs (ties by index), so alpha depends only on the job's profile and the
@@ -168,11 +197,18 @@ class HeavyEdgeRate(RateModel):
         if hit is None:
             p = self._params
             if p is None:
-                raise InvalidOptionError("HeavyEdgeRate has no cluster yet: call bind(cluster) first, or let the "
-                                         "simulator bind it.")
+                raise InvalidOptionError(
+                    "HeavyEdgeRate has no cluster yet: call bind(cluster) first, or let the simulator bind it."
+                )
             mp = heavy_edge(job, list(counts), seed=self.seed)
-            hit = alpha(job, placement_counts(job, mp, len(counts)), reading=self.reading, g=p.g,
-                        b_inter=p.b_inter, b_intra=p.b_intra)
+            hit = alpha(
+                job,
+                placement_counts(job, mp, len(counts)),
+                reading=self.reading,
+                g=p.g,
+                b_inter=p.b_inter,
+                b_intra=p.b_intra,
+            )
             self._cache[key] = hit
         return hit
 
@@ -187,7 +223,8 @@ def _asrpt_job(job) -> AsrptJob:
     if not isinstance(j, AsrptJob):
         raise InvalidInstanceError(
             f"Job {job.id!r} has no AsrptJob in its attrs['asrpt_job'] (got {j!r}); the A-SRPT policies read each "
-            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance).")
+            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance)."
+        )
     return j
 
 
@@ -197,8 +234,16 @@ def sim_jobs(instance: AsrptInstance):
     from optsched.core.job import Job
 
     slot, first = instance.slot, instance.first_slot
-    return [Job(j.id, work=float(j.iterations), gpus=j.gpus, arrival=j.arrival,
-                attrs={"asrpt_job": j, "asrpt_slot": slot, "asrpt_first_slot": first}) for j in instance.jobs]
+    return [
+        Job(
+            j.id,
+            work=float(j.iterations),
+            gpus=j.gpus,
+            arrival=j.arrival,
+            attrs={"asrpt_job": j, "asrpt_slot": slot, "asrpt_first_slot": first},
+        )
+        for j in instance.jobs
+    ]
 
 
 class _AsrptPolicy(Policy):
@@ -206,8 +251,15 @@ class _AsrptPolicy(Policy):
     :meth:`_read_run` (from ``on_start``) reads the cluster's G, g and bandwidths, each job's AsrptJob and
     the slot length from the simulator's jobs (:func:`sim_jobs`)."""
 
-    def __init__(self, *, predictions=None, slotted: bool = True, seed=0, reading: str = "nic-share",
-                 rate: HeavyEdgeRate | None = None):
+    def __init__(
+        self,
+        *,
+        predictions=None,
+        slotted: bool = True,
+        seed=0,
+        reading: str = "nic-share",
+        rate: HeavyEdgeRate | None = None,
+    ):
         super().__init__(placement="consolidate")
         self.reading = check_reading(reading)
         self.slotted = bool(slotted)
@@ -218,19 +270,20 @@ class _AsrptPolicy(Policy):
     def _read_run(self, sim) -> None:
         cluster = sim.cluster
         self.rate_model.bind(cluster)
-        params = self.rate_model._params if self.rate_model._cluster is cluster else ClusterParams.of(cluster)
+        params = self.rate_model.params
         self.G = int(cluster.total_gpus)
         jobs = [_asrpt_job(j) for j in sim.jobs]
         slots = {(j.attrs.get("asrpt_slot", 1.0), j.attrs.get("asrpt_first_slot", FIRST_SLOT)) for j in sim.jobs}
         if len(slots) > 1:
-            raise InvalidInstanceError(f"The jobs disagree on the slot length / first slot ({sorted(slots)}); "
-                                       f"build them from one instance with sim_jobs(instance).")
+            raise InvalidInstanceError(
+                f"The jobs disagree on the slot length / first slot ({sorted(slots)}); "
+                f"build them from one instance with sim_jobs(instance)."
+            )
         self.slot, self.first_slot = slots.pop() if slots else (1.0, FIRST_SLOT)
         pred = self.predictions or {j.id: j.predicted() for j in jobs}
         cache: dict = {}
-        self.info = {j.id: _JobInfo(params, j, pred[j.id], self.seed, self.reading, cache)
-                     for j in jobs}
-        self._slot_timer_at = None
+        self.info = {j.id: _JobInfo(params, j, pred[j.id], self.seed, self.reading, cache) for j in jobs}
+        self.slot_timer_at = None  # the wake-up timer armed at the next slot boundary
 
 
 class ASRPT(_AsrptPolicy):
@@ -277,15 +330,28 @@ class ASRPT(_AsrptPolicy):
 
     name = "a-srpt"
 
-    def __init__(self, instance=None, *, predictions=None, tau: float = 1.0,
-                 comm_heavy: float = COMM_HEAVY, rate: HeavyEdgeRate | None = None, slotted: bool = True,
-                 predictor=None, history=(), retrain_every: float | None = None, seed=0,
-                 reading: str = "nic-share"):
+    def __init__(
+        self,
+        instance=None,
+        *,
+        predictions=None,
+        tau: float = 1.0,
+        comm_heavy: float = COMM_HEAVY,
+        rate: HeavyEdgeRate | None = None,
+        slotted: bool = True,
+        predictor=None,
+        history=(),
+        retrain_every: float | None = None,
+        seed=0,
+        reading: str = "nic-share",
+    ):
         super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading, rate=rate)
         self.predictor = predictor
         self.history = list(history)
         if retrain_every is not None and not (retrain_every > 0):
-            raise InvalidOptionError(f"The 'retrain_every' option must be a number of seconds > 0; got {retrain_every!r}.")
+            raise InvalidOptionError(
+                f"The 'retrain_every' option must be a number of seconds > 0; got {retrain_every!r}."
+            )
         self.retrain_every = retrain_every
         if tau < 0 or not math.isfinite(tau):
             raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
@@ -311,6 +377,7 @@ class ASRPT(_AsrptPolicy):
             self._refit()
             if self.retrain_every:
                 self.retrain_timer = sim.set_timer(self.retrain_every, period=self.retrain_every, data="retrain")
+
     def _refit(self) -> None:
         if self._history:
             self.predictor.fit(self._history)
@@ -444,9 +511,18 @@ class OrderedPolicy(_AsrptPolicy):
     job that fits in order (WCS-*). Options only, as :class:`ASRPT`.
     """
 
-    def __init__(self, instance=None, *, key: str = "duration", work_conserving: bool = False,
-                 predictions=None, name: str | None = None, slotted: bool = True, seed=0,
-                 reading: str = "nic-share"):
+    def __init__(
+        self,
+        instance=None,
+        *,
+        key: str = "duration",
+        work_conserving: bool = False,
+        predictions=None,
+        name: str | None = None,
+        slotted: bool = True,
+        seed=0,
+        reading: str = "nic-share",
+    ):
         super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading)
         if key not in ("duration", "workload", "subtime"):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
@@ -457,6 +533,7 @@ class OrderedPolicy(_AsrptPolicy):
     def on_start(self, sim):
         self._read_run(sim)
         self.waiting: dict[int, list] = {}
+
     def _k(self, jid):
         i = self.info[jid]
         if self.key == "subtime":
@@ -492,10 +569,13 @@ class OrderedPolicy(_AsrptPolicy):
 
 
 #: The five baselines of Sec. V-A-1-d: paper name -> OrderedPolicy options.
-BASELINE_OPTIONS = {"SPJF": dict(key="duration"), "SPWF": dict(key="workload"),
-                    "WCS-Duration": dict(key="duration", work_conserving=True),
-                    "WCS-Workload": dict(key="workload", work_conserving=True),
-                    "WCS-SubTime": dict(key="subtime", work_conserving=True)}
+BASELINE_OPTIONS = {
+    "SPJF": dict(key="duration"),
+    "SPWF": dict(key="workload"),
+    "WCS-Duration": dict(key="duration", work_conserving=True),
+    "WCS-Workload": dict(key="workload", work_conserving=True),
+    "WCS-SubTime": dict(key="subtime", work_conserving=True),
+}
 
 
 def BASELINES(instance=None, /, *, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
@@ -540,13 +620,19 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
     res = simulate_asrpt(instance, tau=tau, slotted=slotted, seed=seed)
     gamma = float(res.summary()["total_completion_time"])
     rows = {r.name: r for r in check_bounds(instance, opt_a=opt_a, gamma_a=gamma, tau=tau)}
-    return {"gamma_a": gamma, "opt_a": opt_a, "ratio": gamma / opt_a,
-            "theorem_1_bound": rows["theorem_1"].rhs, "lemma_2_rhs": rows["lemma_2"].rhs,
-            "lemma_2_holds": rows["lemma_2"].holds, "theorem_1_holds": rows["theorem_1"].holds,
-            "lemma_2_corrected_rhs": rows["lemma_2_corrected"].rhs,
-            "lemma_2_corrected_holds": rows["lemma_2_corrected"].holds,
-            "theorem_1_corrected_holds": rows["theorem_1_corrected"].holds,
-            "result": res}
+    return {
+        "gamma_a": gamma,
+        "opt_a": opt_a,
+        "ratio": gamma / opt_a,
+        "theorem_1_bound": rows["theorem_1"].rhs,
+        "lemma_2_rhs": rows["lemma_2"].rhs,
+        "lemma_2_holds": rows["lemma_2"].holds,
+        "theorem_1_holds": rows["theorem_1"].holds,
+        "lemma_2_corrected_rhs": rows["lemma_2_corrected"].rhs,
+        "lemma_2_corrected_holds": rows["lemma_2_corrected"].holds,
+        "theorem_1_corrected_holds": rows["theorem_1_corrected"].holds,
+        "result": res,
+    }
 
 
 def _result(instance, name, res, t0, params):
@@ -556,23 +642,34 @@ def _result(instance, name, res, t0, params):
 
     sched = res.schedule()
     obj = float(sum(sched.completion(j.id) for j in instance.jobs))
-    return Result(algorithm=name, instance=instance.name, objective=obj, objective_name="total_completion_time",
-                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
-                  info={"summary": res.summary(), "params": params})
+    return Result(
+        algorithm=name,
+        instance=instance.name,
+        objective=obj,
+        objective_name="total_completion_time",
+        schedule=sched,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info={"summary": res.summary(), "params": params},
+    )
 
 
 #: Registry name of each baseline (``Result.algorithm``) -> the paper's name (BASELINES' keys).
 BASELINE_NAMES = {f"asrpt-{name.lower()}": name for name in BASELINE_OPTIONS}
 
 
-def _register():
+def register():
     import time
 
     from optsched.asrpt.model import KIND
     from optsched.core.registry import check_kind, register_algorithm
 
-    @register_algorithm("asrpt-a-srpt", KIND, aliases=("a-srpt",),
-                        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping")
+    @register_algorithm(
+        "asrpt-a-srpt",
+        KIND,
+        aliases=("a-srpt",),
+        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping",
+    )
     def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
         """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
 
@@ -587,8 +684,9 @@ def _register():
             check_kind(instance, KIND, algo)
             t0 = time.perf_counter()
             pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
-            return _result(instance, algo, simulate_asrpt(instance, pol), t0,
-                           {"baseline": name, **BASELINE_OPTIONS[name]})
+            return _result(
+                instance, algo, simulate_asrpt(instance, pol), t0, {"baseline": name, **BASELINE_OPTIONS[name]}
+            )
 
         run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
         return run
@@ -601,8 +699,13 @@ def _register():
     # and read the cluster and those jobs when the run starts; their rate model is policy.rate_model
     from optsched.sim import register_policy
 
-    register_policy("asrpt-a-srpt", ASRPT, needs=("asrpt_job",), paper="asrpt",
-                    description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model")
+    register_policy(
+        "asrpt-a-srpt",
+        ASRPT,
+        needs=("asrpt_job",),
+        paper="asrpt",
+        description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model",
+    )
 
     def baseline(name):
         def build(**options):

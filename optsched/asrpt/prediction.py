@@ -47,8 +47,15 @@ class IterationPredictor:
     Luo et al., Sec. IV-C-3 and Fig. 9; L. Breiman, Random Forests (2001).
     """
 
-    def __init__(self, kind: str = "rf", *, n_estimators: int = 100, max_samples: float | None = None,
-                 seed: int | None = 0, n_jobs: int = 1):
+    def __init__(
+        self,
+        kind: str = "rf",
+        *,
+        n_estimators: int = 100,
+        max_samples: float | None = None,
+        seed: int | None = 0,
+        n_jobs: int = 1,
+    ):
         if kind not in KINDS:
             raise InvalidOptionError(f"The 'kind' of an IterationPredictor must be one of {KINDS}; got {kind!r}.")
         self.kind = kind
@@ -77,9 +84,13 @@ class IterationPredictor:
 
             X = np.array([[self.groups_[g], self.users_[u]] for g, u, _ in rows], dtype=float)
             y = np.array([n for _, _, n in rows], dtype=float)
-            self.model_ = RandomForestRegressor(n_estimators=self.n_estimators, criterion="squared_error",
-                                                max_samples=self.max_samples, random_state=self.seed,
-                                                n_jobs=self.n_jobs).fit(X, y)
+            self.model_ = RandomForestRegressor(
+                n_estimators=self.n_estimators,
+                criterion="squared_error",
+                max_samples=self.max_samples,
+                random_state=self.seed,
+                n_jobs=self.n_jobs,
+            ).fit(X, y)
         return self
 
     def predict(self, jobs: Iterable[Sequence], actual: Sequence[int] | None = None) -> np.ndarray:
@@ -87,7 +98,9 @@ class IterationPredictor:
         keys = [tuple(j)[:2] for j in jobs]
         if self.kind == "perfect":
             if actual is None:
-                raise InvalidOptionError("The perfect predictor needs the actual iterations: predict(jobs, actual=...).")
+                raise InvalidOptionError(
+                    "The perfect predictor needs the actual iterations: predict(jobs, actual=...)."
+                )
             return np.asarray(actual, dtype=np.int64)
         if not hasattr(self, "groups_"):
             raise InvalidOptionError("Call fit(history) before predict().")
@@ -119,5 +132,4 @@ def with_predictions(instance, predictor: IterationPredictor):
     """A copy of ``instance`` whose jobs carry ``predicted_iterations`` from ``predictor`` (fitted)."""
     jobs = instance.jobs
     pred = predictor.predict([(j.group, j.user) for j in jobs], actual=[j.iterations for j in jobs])
-    return instance.replace(jobs=tuple(j.replace(predicted_iterations=int(p)) for j, p in zip(jobs, pred,
-                                                                                             strict=True)))
+    return instance.replace(jobs=tuple(j.replace(predicted_iterations=int(p)) for j, p in zip(jobs, pred, strict=True)))

@@ -43,8 +43,16 @@ def vgg19_like(job_id=0, *, iterations: int = 1000, allreduce: str = "rar", **kw
     >>> vgg19_like().gpus
     8
     """
-    return _pipeline(job_id, (2, 2, 3, 1), (0.013, 0.011, 0.020, 0.001), (51.4 * MB, 25.7 * MB, 3.2 * MB),
-                     (1.2 * MB, 8.9 * MB, 66 * MB, 494 * MB), iterations=iterations, allreduce=allreduce, **kw)
+    return _pipeline(
+        job_id,
+        (2, 2, 3, 1),
+        (0.013, 0.011, 0.020, 0.001),
+        (51.4 * MB, 25.7 * MB, 3.2 * MB),
+        (1.2 * MB, 8.9 * MB, 66 * MB, 494 * MB),
+        iterations=iterations,
+        allreduce=allreduce,
+        **kw,
+    )
 
 
 def gpt_like(job_id=0, *, iterations: int = 1000, n_stages: int = 8, **kw) -> AsrptJob:
@@ -53,15 +61,20 @@ def gpt_like(job_id=0, *, iterations: int = 1000, n_stages: int = 8, **kw) -> As
     >>> gpt_like().gpus
     8
     """
-    return _pipeline(job_id, (1,) * n_stages, (0.0034,) * n_stages, (12.6 * MB,) * (n_stages - 1),
-                     (0.0,) * n_stages, iterations=iterations, **kw)
+    return _pipeline(
+        job_id,
+        (1,) * n_stages,
+        (0.0034,) * n_stages,
+        (12.6 * MB,) * (n_stages - 1),
+        (0.0,) * n_stages,
+        iterations=iterations,
+        **kw,
+    )
 
 
-def paper_cluster(n_servers: int = 4, *, gpus: int = 8, nic_gbps: float = 10.0, intra_gbyte: float = 300.0
-                  ) -> Cluster:
+def paper_cluster(n_servers: int = 4, *, gpus: int = 8, nic_gbps: float = 10.0, intra_gbyte: float = 300.0) -> Cluster:
     """Sec. V-B cluster: ``gpus`` per server, NIC ``nic_gbps`` Gbit/s, intra ``intra_gbyte`` GB/s."""
-    return Cluster.homogeneous(n_servers, gpus, bandwidth_inter=nic_gbps * 1e9 / 8,
-                               bandwidth_intra=intra_gbyte * 1e9)
+    return Cluster.homogeneous(n_servers, gpus, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=intra_gbyte * 1e9)
 
 
 PROFILES = {"VGG19": vgg19_like, "GPT-175B": gpt_like}

@@ -21,8 +21,17 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["as_placement", "stage_times", "alpha", "alpha_max", "spread_placement", "consolidated_placement",
-           "beta_upper", "READINGS", "check_reading"]
+__all__ = [
+    "as_placement",
+    "stage_times",
+    "alpha",
+    "alpha_max",
+    "spread_placement",
+    "consolidated_placement",
+    "beta_upper",
+    "READINGS",
+    "check_reading",
+]
 
 #: Readings of the garbled eq. (6) (formulations/asrpt.md#reading): ``"nic-share"`` (default: each of the
 #: x local replicas pushes its 2(k-1)h/k bytes through the NIC share (x/g) B_inter, time independent of x)
@@ -36,8 +45,9 @@ def check_reading(reading: str) -> str:
     if reading not in READINGS:
         from optsched.exceptions import InvalidOptionError
 
-        raise InvalidOptionError(f"The 'reading' option (of eq. (6)) must be one of {', '.join(READINGS)}; "
-                                 f"got {reading!r}.")
+        raise InvalidOptionError(
+            f"The 'reading' option (of eq. (6)) must be one of {', '.join(READINGS)}; got {reading!r}."
+        )
     return reading
 
 
@@ -59,15 +69,20 @@ def as_placement(job: AsrptJob, x, *, free: Sequence[int] | None = None) -> np.n
         x = arr
     x = np.asarray(x)
     if x.ndim != 2 or x.shape[0] != job.n_stages:
-        raise InvalidInstanceError(f"A placement of {job.label} must be a matrix with one row per stage "
-                                   f"({job.n_stages}) and one column per server; got shape {x.shape}.")
+        raise InvalidInstanceError(
+            f"A placement of {job.label} must be a matrix with one row per stage "
+            f"({job.n_stages}) and one column per server; got shape {x.shape}."
+        )
     if not np.all(np.equal(np.mod(x, 1), 0)) or np.any(x < 0):
-        raise InvalidInstanceError(f"A placement of {job.label} must hold non-negative integer counts; got {x.tolist()}.")
+        raise InvalidInstanceError(
+            f"A placement of {job.label} must hold non-negative integer counts; got {x.tolist()}."
+        )
     x = x.astype(np.int64)
     for s, st in enumerate(job.stages):
         if x[s].sum() != st.k:
-            raise InvalidInstanceError(f"Stage {s} of {job.label} has {int(x[s].sum())} replicas placed; eq. (2) "
-                                       f"needs exactly k = {st.k}.")
+            raise InvalidInstanceError(
+                f"Stage {s} of {job.label} has {int(x[s].sum())} replicas placed; eq. (2) needs exactly k = {st.k}."
+            )
     if free is not None:
         free = np.asarray(free, dtype=np.int64)
         if len(free) != x.shape[1]:
@@ -75,8 +90,10 @@ def as_placement(job: AsrptJob, x, *, free: Sequence[int] | None = None) -> np.n
         over = np.nonzero(x.sum(axis=0) > free)[0]
         if len(over):
             m = int(over[0])
-            raise InvalidInstanceError(f"The placement of {job.label} puts {int(x[:, m].sum())} GPUs on server {m}, "
-                                       f"which has {int(free[m])} free (eq. 3).")
+            raise InvalidInstanceError(
+                f"The placement of {job.label} puts {int(x[:, m].sum())} GPUs on server {m}, "
+                f"which has {int(free[m])} free (eq. 3)."
+            )
     return x
 
 
@@ -97,8 +114,9 @@ def _neighbour_times(job: AsrptJob, s: int, x: np.ndarray, m: int, g: int, b_int
     return g * inter / b_inter, intra / b_intra
 
 
-def _allreduce(job: AsrptJob, s: int, xsm: int, g: int, b_inter: float, b_intra: float,
-               reading: str = "nic-share") -> float:
+def _allreduce(
+    job: AsrptJob, s: int, xsm: int, g: int, b_inter: float, b_intra: float, reading: str = "nic-share"
+) -> float:
     """Eq. (6): each replica moves V = 2(k-1)h/k bytes; over B_intra if all k replicas share the server.
     Otherwise, ``nic-share``: the x local replicas each push V through the NIC share (x/g) B_inter (x
     cancels: g V / B_inter); ``ring-boundary``: only the ring's boundary link leaves the server, V bytes
@@ -132,8 +150,16 @@ def stage_times(job: AsrptJob, x, *, g: int, b_inter: float, b_intra: float, rea
     return out
 
 
-def alpha(job: AsrptJob, x, *, instance: AsrptInstance | None = None, g: int | None = None,
-          b_inter: float | None = None, b_intra: float | None = None, reading: str = "nic-share") -> float:
+def alpha(
+    job: AsrptJob,
+    x,
+    *,
+    instance: AsrptInstance | None = None,
+    g: int | None = None,
+    b_inter: float | None = None,
+    b_intra: float | None = None,
+    reading: str = "nic-share",
+) -> float:
     """Per-iteration training time alpha_i(x) = max_{m,s} beta^m_{i,s} (eq. 7), seconds.
 
     Parameters
@@ -181,8 +207,9 @@ def _params(instance, g, b_inter, b_intra):
     if g is None or b_inter is None or b_intra is None:
         raise InvalidInstanceError("alpha needs g, b_inter and b_intra: pass instance= or all three.")
     if not (b_inter > 0 and b_intra > 0 and g >= 1):
-        raise InvalidInstanceError(f"Bandwidths must be > 0 and g >= 1; got g={g}, b_inter={b_inter}, "
-                                   f"b_intra={b_intra}.")
+        raise InvalidInstanceError(
+            f"Bandwidths must be > 0 and g >= 1; got g={g}, b_inter={b_inter}, b_intra={b_intra}."
+        )
     return int(g), float(b_inter), float(b_intra)
 
 
@@ -202,8 +229,15 @@ def consolidated_placement(job: AsrptJob) -> np.ndarray:
     return np.array([[st.k] for st in job.stages], dtype=np.int64)
 
 
-def alpha_max(job: AsrptJob, *, instance: AsrptInstance | None = None, g=None, b_inter=None,
-              b_intra=None, reading: str = "nic-share") -> float:
+def alpha_max(
+    job: AsrptJob,
+    *,
+    instance: AsrptInstance | None = None,
+    g=None,
+    b_inter=None,
+    b_intra=None,
+    reading: str = "nic-share",
+) -> float:
     """alpha^max_i: eq. (7) with each replica alone on its own server, with 1/g of B_inter.
 
     References
@@ -211,8 +245,7 @@ def alpha_max(job: AsrptJob, *, instance: AsrptInstance | None = None, g=None, b
     Sec. III-B ("alpha^max_i can be computed using Eq. (7) if the job is assigned to g_i servers");
     formulations/asrpt.md#alpha-max.
     """
-    return alpha(job, spread_placement(job), instance=instance, g=g, b_inter=b_inter, b_intra=b_intra,
-                 reading=reading)
+    return alpha(job, spread_placement(job), instance=instance, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading)
 
 
 def beta_upper(job: AsrptJob, s: int, *, g: int, b_inter: float, b_intra: float) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -11,8 +12,19 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 #: Column name -> unit shown in the header.
-UNITS = {"runtime": "s", "mean_jct": "s", "p50_jct": "s", "p95_jct": "s", "p99_jct": "s", "makespan": "s",
-         "mean_queue_delay": "s", "p95_queue_delay": "s", "p99_queue_delay": "s", "sim_seconds": "s", "load_seconds": "s"}
+UNITS = {
+    "runtime": "s",
+    "mean_jct": "s",
+    "p50_jct": "s",
+    "p95_jct": "s",
+    "p99_jct": "s",
+    "makespan": "s",
+    "mean_queue_delay": "s",
+    "p95_queue_delay": "s",
+    "p99_queue_delay": "s",
+    "sim_seconds": "s",
+    "load_seconds": "s",
+}
 
 
 def fmt_runtime(v: float) -> str:
@@ -26,10 +38,8 @@ def _fmt(v: Any, column: str = "") -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):  # numpy scalars print as plain numbers
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             v = v.item()
-        except (TypeError, ValueError):
-            pass
     if isinstance(v, float):
         if math.isnan(v):
             return "-"
@@ -47,8 +57,9 @@ def _header(c: str) -> str:
     return f"{c} [{UNITS[c]}]" if c in UNITS else c
 
 
-def print_table(rows: list[dict[str, Any]], columns: list[str] | None = None, file=None, *,
-                title: str | None = None) -> None:
+def print_table(
+    rows: list[dict[str, Any]], columns: list[str] | None = None, file=None, *, title: str | None = None
+) -> None:
     """An aligned table: rich on a terminal, plain text otherwise (pipes, files, tests).
 
     Units stand in the headers, runtimes in ms or s, gaps below 1e-9 as 0.
@@ -85,8 +96,13 @@ def add_output_options(p, *, out_help: str = "write the results into this folder
     """``--out DIR``, ``--force`` and ``--format`` with the same meaning in every command."""
     p.add_argument("--out", default=None, metavar="DIR", help=out_help)
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
-    p.add_argument("--format", action="append", default=None, choices=["csv", "json", "parquet"],
-                   help="table file format(s) for --out (repeatable; default csv)")
+    p.add_argument(
+        "--format",
+        action="append",
+        default=None,
+        choices=["csv", "json", "parquet"],
+        help="table file format(s) for --out (repeatable; default csv)",
+    )
 
 
 def print_json(obj: Any, file=None) -> None:

@@ -21,8 +21,12 @@ from optsched.commands._common import EXIT_OK, add_output_options, print_json, p
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("compare", help="every online policy on one workload: one table, one JCT CDF",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "compare",
+        help="every online policy on one workload: one table, one JCT CDF",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--trace", required=True, help="openb | openb-sample | synthetic | a trace file")
     p.add_argument("--policies", default="all", help="'all' or a comma list (see `optsched info`)")
     p.add_argument("--placement", default=None, help="placement rule for every policy that takes one")
@@ -70,39 +74,61 @@ def run(args) -> int:
     else:
         cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
     if args.trace == "synthetic":
+
         def workload(seed):
-            return synthetic_workload(args.jobs or 1000, cluster_gpus=cluster.total_gpus, load=args.load,
-                                      max_gpus=cluster.max_server_gpus * cluster.n_servers, seed=seed)
+            return synthetic_workload(
+                args.jobs or 1000,
+                cluster_gpus=cluster.total_gpus,
+                load=args.load,
+                max_gpus=cluster.max_server_gpus * cluster.n_servers,
+                seed=seed,
+            )
     else:
         df = load_trace(args.trace)
         if args.jobs is not None:
             df = df.iloc[: args.jobs]
         workload = df
-    table, per_job = compare(workload, cluster, policies=policies, seeds=args.seeds, placement=args.placement,
-                             progress=not args.quiet and sys.stderr.isatty())
+    table, per_job = compare(
+        workload,
+        cluster,
+        policies=policies,
+        seeds=args.seeds,
+        placement=args.placement,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
     if out is not None:
         write_table(table, out, "compare", formats=formats)
         ax = plot_jct_cdf(per_job)
         for ext in ("png", "svg"):
             ax.figure.savefig(out / f"jct_cdf.{ext}", dpi=120)
     if args.json:
-        print_json([{k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-                    for row in table.to_dict("records")])  # NaN (no value) as null: valid JSON
+        print_json(
+            [
+                {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                for row in table.to_dict("records")
+            ]
+        )  # NaN (no value) as null: valid JSON
         return EXIT_OK
     ran = table[table["skipped"].isna()] if "skipped" in table else table
     cols = ["policy"] + [m for m in METRICS if m in ran]
-    print_table(ran[cols].to_dict("records"), cols,
-                title=f"{args.trace}: {int(ran['n_jobs'].iloc[0]) if len(ran) else 0} jobs on "
-                      f"{cluster.n_servers} servers / {cluster.total_gpus} GPUs, {args.seeds} seed(s)")
+    print_table(
+        ran[cols].to_dict("records"),
+        cols,
+        title=f"{args.trace}: {int(ran['n_jobs'].iloc[0]) if len(ran) else 0} jobs on "
+        f"{cluster.n_servers} servers / {cluster.total_gpus} GPUs, {args.seeds} seed(s)",
+    )
     for r in table.to_dict("records"):
         if isinstance(r.get("skipped"), str) and r["skipped"]:
             print(f"skipped {r['policy']}: {r['skipped']}")
     if len(ran) and "mean_queue_delay" in ran and float(ran["mean_queue_delay"].abs().max()) <= 1e-9:
         import warnings
 
-        warnings.warn(f"No job ever waited under any policy: the cluster ({cluster.n_servers} servers, "
-                      f"{cluster.total_gpus} GPUs) is so large that the policies cannot differ. Use fewer servers "
-                      f"(--servers N) to compare them under contention.", stacklevel=1)
+        warnings.warn(
+            f"No job ever waited under any policy: the cluster ({cluster.n_servers} servers, "
+            f"{cluster.total_gpus} GPUs) is so large that the policies cannot differ. Use fewer servers "
+            f"(--servers N) to compare them under contention.",
+            stacklevel=1,
+        )
     if out is not None:
         print(f"wrote {out}/compare.{formats[0]}, {out}/jct_cdf.png, {out}/jct_cdf.svg")
     return EXIT_OK

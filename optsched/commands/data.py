@@ -21,12 +21,20 @@ def add_parser(sub) -> None:
 
     from optsched.traces.datasets import DATASETS
 
-    p = sub.add_parser("data", help="list shipped trace data, fetch the public traces too large to ship",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "data",
+        help="list shipped trace data, fetch the public traces too large to ship",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("action", choices=["list", "fetch", "path"])
     p.add_argument("name", nargs="?", choices=sorted(DATASETS), help="dataset (for fetch and path)")
-    p.add_argument("--data-dir", default=None, metavar="DIR", help="data folder (default: $OPTSCHED_DATA, then "
-                                                                  "the user cache folder)")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="data folder (default: $OPTSCHED_DATA, then the user cache folder)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -44,8 +52,10 @@ def run(args) -> int:
         try:
             paths = fetch(args.name, data_dir=args.data_dir, progress=True)
         except OSError as e:  # requests/pooch network errors derive from OSError or carry one
-            print(f"optsched: error: download of {args.name!r} failed ({e}); check the network, or download the "
-                  f"files by hand into {data_dirs(args.data_dir)[0] / args.name}.")
+            print(
+                f"optsched: error: download of {args.name!r} failed ({e}); check the network, or download the "
+                f"files by hand into {data_dirs(args.data_dir)[0] / args.name}."
+            )
             return EXIT_FAILED
         for pth in paths:
             print(pth)

@@ -23,11 +23,20 @@ from optsched.commands._common import (
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("demo", help="exact optimum vs algorithms on benchmark instances, verified, one table",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "demo",
+        help="exact optimum vs algorithms on benchmark instances, verified, one table",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--quick", action="store_true", help="smaller instances and limits (seconds, not minutes)")
-    p.add_argument("--only", action="append", default=None, metavar="KEY",
-                   help="only this package (rigid, sojourn, asrpt, ...); repeatable")
+    p.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="KEY",
+        help="only this package (rigid, sojourn, asrpt, ...); repeatable",
+    )
     p.add_argument("--json", action="store_true")
     add_output_options(p, out_help="also write the table (demo.csv ...) into this folder")
     p.set_defaults(func=run)
@@ -45,7 +54,7 @@ def run(args) -> int:
     if args.json:
         print_json(rows)
     else:
-        print_table(rows, ["paper"] + COLUMNS)
+        print_table(rows, ["paper", *COLUMNS])
         n_bad = sum(1 for r in rows if not r.get("verified"))
         print(f"\n{len(rows)} rows; {n_bad} failed verification. ratio = objective / proven optimum.")
     return EXIT_OK if all(r.get("verified") for r in rows) else EXIT_FAILED

@@ -18,8 +18,12 @@ from optsched.commands._common import EXIT_OK, print_json, print_table
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("info", help="versions, solvers found, registered instance kinds and algorithms",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "info",
+        help="versions, solvers found, registered instance kinds and algorithms",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -37,10 +41,20 @@ def run(args) -> int:
         "packages": solver_versions(),
         "solvers": available_solvers(),
         "kinds": kinds(),
-        "algorithms": [{"name": a.name, "kind": a.kind, "exact": a.exact, "backends": list(a.backends),
-                        "description": a.description} for a in algorithms()],
-        "policies": [{"name": p.name, "paper": p.paper, "needs": list(p.needs), "description": p.description}
-                     for p in policy_registry().values()],
+        "algorithms": [
+            {
+                "name": a.name,
+                "kind": a.kind,
+                "exact": a.exact,
+                "backends": list(a.backends),
+                "description": a.description,
+            }
+            for a in algorithms()
+        ],
+        "policies": [
+            {"name": p.name, "paper": p.paper, "needs": list(p.needs), "description": p.description}
+            for p in policy_registry().values()
+        ],
     }
     if args.json:
         print_json(info)
@@ -50,11 +64,28 @@ def run(args) -> int:
     print("solvers:  " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in info["solvers"].items()))
     print("instance kinds: " + ", ".join(info["kinds"]))
     print()
-    print_table([{"algorithm": a["name"], "kind": a["kind"], "exact": "yes" if a["exact"] else "",
-                  "backends": ",".join(a["backends"]), "description": a["description"][:70]}
-                 for a in info["algorithms"]])
+    print_table(
+        [
+            {
+                "algorithm": a["name"],
+                "kind": a["kind"],
+                "exact": "yes" if a["exact"] else "",
+                "backends": ",".join(a["backends"]),
+                "description": a["description"][:70],
+            }
+            for a in info["algorithms"]
+        ]
+    )
     print()
-    print_table([{"online policy": p["name"], "paper": p["paper"] or "baseline",
-                  "needs": ",".join(p["needs"]) or "-", "description": p["description"][:70]}
-                 for p in info["policies"]])
+    print_table(
+        [
+            {
+                "online policy": p["name"],
+                "paper": p["paper"] or "baseline",
+                "needs": ",".join(p["needs"]) or "-",
+                "description": p["description"][:70],
+            }
+            for p in info["policies"]
+        ]
+    )
     return EXIT_OK

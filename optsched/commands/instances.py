@@ -16,9 +16,12 @@ from optsched.commands._common import EXIT_OK, print_json, print_table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("instances", help="list the shipped instances (use a name such as toy:rigid-2x2-five "
-                                         "wherever a file is expected)",
-                       description=__doc__, formatter_class=_raw())
+    p = sub.add_parser(
+        "instances",
+        help="list the shipped instances (use a name such as toy:rigid-2x2-five wherever a file is expected)",
+        description=__doc__,
+        formatter_class=_raw(),
+    )
     p.add_argument("--kind", default=None, help="only instances of this kind (rigid, sojourn, asrpt, ...)")
     p.add_argument("--path", default=None, metavar="NAME", help="print the file path of one instance")
     p.add_argument("--json", action="store_true", help="machine-readable output")

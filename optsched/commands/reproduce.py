@@ -20,8 +20,12 @@ from optsched.commands._common import EXIT_OK, add_output_options, print_table
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("reproduce", help="run a paper reproduction (tables beside the paper's numbers)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "reproduce",
+        help="run a paper reproduction (tables beside the paper's numbers)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("name", nargs="?", help="reproduction name (see --list)")
     p.add_argument("--list", action="store_true", help="list the registered reproductions")
     p.add_argument("--quick", action="store_true", help="a minute-long version (fewer trials, smaller sizes)")
@@ -54,8 +58,11 @@ def run(args) -> int:
         if out is not None:
             written.extend(str(p) for p in write_table(df, out, name, formats=formats))
         if not args.quiet:
-            print(f"[{time.perf_counter() - t0:7.1f} s] {name}: {len(df)} rows"
-                  + (f" -> {out / name}.{formats[0]}" if out is not None else ""), file=sys.stderr)
+            print(
+                f"[{time.perf_counter() - t0:7.1f} s] {name}: {len(df)} rows"
+                + (f" -> {out / name}.{formats[0]}" if out is not None else ""),
+                file=sys.stderr,
+            )
         if out is None:
             print(f"\n== {name}")
             print(df.to_string(index=False))
@@ -64,8 +71,9 @@ def run(args) -> int:
         repro.run(save, quick=args.quick, seeds=args.seeds, progress=not args.quiet and sys.stderr.isatty())
     except BaseException:
         if written:
-            print(f"optsched: the run failed; the {len(written)} files written before are kept in {out}.",
-                  file=sys.stderr)
+            print(
+                f"optsched: the run failed; the {len(written)} files written before are kept in {out}.", file=sys.stderr
+            )
         raise
     if out is not None:
         print(f"wrote {len(written)} files to {out}")

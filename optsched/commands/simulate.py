@@ -23,9 +23,24 @@ import time
 
 from optsched.commands._common import EXIT_OK, print_json, print_table
 
-SUMMARY_KEYS = ["policy", "n_jobs", "n_done", "n_failed", "mean_jct", "p50_jct", "p95_jct", "p99_jct",
-                "mean_queue_delay", "p99_queue_delay", "makespan", "total_weighted_flow_time", "mean_utilization",
-                "utilization_window", "n_preemptions", "n_events"]
+SUMMARY_KEYS = [
+    "policy",
+    "n_jobs",
+    "n_done",
+    "n_failed",
+    "mean_jct",
+    "p50_jct",
+    "p95_jct",
+    "p99_jct",
+    "mean_queue_delay",
+    "p99_queue_delay",
+    "makespan",
+    "total_weighted_flow_time",
+    "mean_utilization",
+    "utilization_window",
+    "n_preemptions",
+    "n_events",
+]
 
 #: The simulator's baseline policies and placement rules (kept here so that ``--help`` imports
 #: nothing heavy; a test checks them against ``optsched.sim.POLICIES`` and ``PLACEMENT_RULES``).
@@ -41,24 +56,48 @@ BYTES_PER_JOB = 2700
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("simulate", help="replay a trace (or a synthetic workload) with an online policy",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "simulate",
+        help="replay a trace (or a synthetic workload) with an online policy",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", help="openb | openb-sample | synthetic | a trace file (Philly .json, "
-                                     "Helios/Acme/OpenB .csv)")
-    src.add_argument("--jobs-csv", metavar="FILE", help="a CSV or Parquet job file: arrival, gpus, duration "
-                                                        "(s; optional job_id, user, work)")
-    p.add_argument("--columns", default=None, metavar="OURS=YOURS,...",
-                   help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu")
+    src.add_argument(
+        "--trace", help="openb | openb-sample | synthetic | a trace file (Philly .json, Helios/Acme/OpenB .csv)"
+    )
+    src.add_argument(
+        "--jobs-csv",
+        metavar="FILE",
+        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work)",
+    )
+    p.add_argument(
+        "--columns",
+        default=None,
+        metavar="OURS=YOURS,...",
+        help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu",
+    )
     p.add_argument("--format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
-    p.add_argument("--policy", default="fifo", metavar="POLICY",
-                   help=f"online policy: {', '.join(POLICY_CHOICES)} (default fifo), or a paper's registered policy "
-                        f"(`optsched info` lists them all)")
-    p.add_argument("--placement", default="consolidate", choices=PLACEMENT_CHOICES,
-                   help="placement rule (default consolidate; whole_node = Tiresias' yarn)")
+    p.add_argument(
+        "--policy",
+        default="fifo",
+        metavar="POLICY",
+        help=f"online policy: {', '.join(POLICY_CHOICES)} (default fifo), or a paper's registered policy "
+        f"(`optsched info` lists them all)",
+    )
+    p.add_argument(
+        "--placement",
+        default="consolidate",
+        choices=PLACEMENT_CHOICES,
+        help="placement rule (default consolidate; whole_node = Tiresias' yarn)",
+    )
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
-    p.add_argument("--period", type=float, default=None,
-                   help="srtf-periodic: seconds between decisions (default 60); las: the quantum (default 60)")
+    p.add_argument(
+        "--period",
+        type=float,
+        default=None,
+        help="srtf-periodic: seconds between decisions (default 60); las: the quantum (default 60)",
+    )
     p.add_argument("--servers", type=int, default=None, help="number of servers (default for openb: its nodes)")
     p.add_argument("--gpus-per-server", type=int, default=8)
     p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs; traces: keep the first N")
@@ -66,13 +105,24 @@ def add_parser(sub) -> None:
     p.add_argument("--arrivals", default="poisson", choices=("poisson", "trace"), help="synthetic arrivals")
     p.add_argument("--load-time", type=float, default=0.0, help="seconds of loading before each (re)start")
     p.add_argument("--save-time", type=float, default=0.0, help="seconds of pause-and-save after a preemption")
-    p.add_argument("--skip-oversized", action="store_true",
-                   help="drop (and count) jobs needing more GPUs than the cluster has, instead of refusing")
-    p.add_argument("--max-jobs", type=int, default=5_000_000,
-                   help="refuse workloads with more jobs (memory estimate ~2.7 KB/job; default 5,000,000)")
+    p.add_argument(
+        "--skip-oversized",
+        action="store_true",
+        help="drop (and count) jobs needing more GPUs than the cluster has, instead of refusing",
+    )
+    p.add_argument(
+        "--max-jobs",
+        type=int,
+        default=5_000_000,
+        help="refuse workloads with more jobs (memory estimate ~2.7 KB/job; default 5,000,000)",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, metavar="DIR", help="write jobs, utilization and summary.json to this "
-                                                              "folder (checked first; see --force)")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write jobs, utilization and summary.json to this folder (checked first; see --force)",
+    )
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
     p.add_argument("--out-format", default="csv", choices=("csv", "parquet"))
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar")
@@ -83,8 +133,12 @@ def add_parser(sub) -> None:
 def _check_options(args) -> None:
     from optsched.exceptions import InvalidOptionError
 
-    for name, value, low in (("--servers", args.servers, 1), ("--gpus-per-server", args.gpus_per_server, 1),
-                             ("--jobs", args.jobs, 1), ("--max-jobs", args.max_jobs, 1)):
+    for name, value, low in (
+        ("--servers", args.servers, 1),
+        ("--gpus-per-server", args.gpus_per_server, 1),
+        ("--jobs", args.jobs, 1),
+        ("--max-jobs", args.max_jobs, 1),
+    ):
         if value is not None and value < low:
             raise InvalidOptionError(f"{name} must be >= {low}; got {value}.")
     for name, value in (("--load-time", args.load_time), ("--save-time", args.save_time)):
@@ -109,9 +163,11 @@ def policy_spec_needs(name: str) -> tuple[str, ...]:
 
 
 def _too_many(n: int, limit: int) -> str:
-    return (f"The workload has {n:,} jobs, more than --max-jobs {limit:,} (about {n * BYTES_PER_JOB / 2**30:.1f} GiB "
-            f"of memory at ~{BYTES_PER_JOB / 1000:.1f} KB per job). Keep fewer with --jobs N, or raise --max-jobs if "
-            f"this machine has the memory.")
+    return (
+        f"The workload has {n:,} jobs, more than --max-jobs {limit:,} (about {n * BYTES_PER_JOB / 2**30:.1f} GiB "
+        f"of memory at ~{BYTES_PER_JOB / 1000:.1f} KB per job). Keep fewer with --jobs N, or raise --max-jobs if "
+        f"this machine has the memory."
+    )
 
 
 def run(args) -> int:
@@ -131,15 +187,18 @@ def run(args) -> int:
     if args.trace in ("openb", "openb-sample") and args.servers is None:
         cluster = openb_cluster()
     elif args.servers is None:
-        raise InvalidOptionError(f"Give --servers N (and --gpus-per-server G) for {name!r}; only the shipped "
-                                 f"OpenB traces come with their own nodes.")
+        raise InvalidOptionError(
+            f"Give --servers N (and --gpus-per-server G) for {name!r}; only the shipped "
+            f"OpenB traces come with their own nodes."
+        )
     else:
         cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
     extra = {}
     if args.period is not None:
         if args.policy not in ("srtf-periodic", "las"):
-            raise InvalidOptionError(f"--period is for srtf-periodic (decision interval) and las (quantum); "
-                                     f"--policy is {args.policy!r}.")
+            raise InvalidOptionError(
+                f"--period is for srtf-periodic (decision interval) and las (quantum); --policy is {args.policy!r}."
+            )
         extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
     if args.policy in POLICY_CHOICES:
         policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
@@ -150,11 +209,14 @@ def run(args) -> int:
         optsched.load_plugins()
         spec = policy_registry().get(args.policy.lower().replace("_", "-"))
         if spec is None:
-            raise UnknownNameError(f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
-                                   f"(`optsched info` describes them).")
+            raise UnknownNameError(
+                f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
+                f"(`optsched info` describes them)."
+            )
         if args.no_backfill or args.placement != "consolidate":
-            raise InvalidOptionError(f"--placement and --no-backfill are options of the baselines; policy "
-                                     f"{spec.name!r} has its own.")
+            raise InvalidOptionError(
+                f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
+            )
         policy = spec.factory()
     out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
 
@@ -162,11 +224,21 @@ def run(args) -> int:
     # the job table: a dict of NumPy columns for the generator (no pandas import: a fast start-up),
     # a DataFrame from the loaders; the code below treats both as {column: array}
     if args.trace == "synthetic":
-        df = synthetic_workload(args.jobs or 1000, cluster_gpus=cluster.total_gpus, load=args.load,
-                                arrivals=args.arrivals, max_gpus=cluster.total_gpus, seed=args.seed, frame=False)
+        df = synthetic_workload(
+            args.jobs or 1000,
+            cluster_gpus=cluster.total_gpus,
+            load=args.load,
+            arrivals=args.arrivals,
+            max_gpus=cluster.total_gpus,
+            seed=args.seed,
+            frame=False,
+        )
     else:
-        df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace,
-                                                                                             format=args.format)
+        df = (
+            read_jobs(args.jobs_csv, columns=args.columns)
+            if args.jobs_csv
+            else load_trace(args.trace, format=args.format)
+        )
         if args.jobs is not None:
             df = df.iloc[: args.jobs]
     n_rows = len(df["arrival"])
@@ -184,31 +256,54 @@ def run(args) -> int:
                 f"{int(gpus[i])}. Use a larger cluster (--servers, --gpus-per-server) or --skip-oversized to drop "
                 f"and count them."
             )
-        df = df[~too_big].reset_index(drop=True) if hasattr(df, "iloc") else {k: np.asarray(v)[~too_big]
-                                                                                 for k, v in df.items()}
+        df = (
+            df[~too_big].reset_index(drop=True)
+            if hasattr(df, "iloc")
+            else {k: np.asarray(v)[~too_big] for k, v in df.items()}
+        )
         n_rows -= n_skipped
     needs = policy_spec_needs(args.policy)
     missing = [c for c in needs if c not in df]
     if missing:
-        raise InvalidOptionError(f"Policy {args.policy!r} needs job data the workload lacks: {missing}. Give a job "
-                                 f"table with those columns, or another policy.")
+        raise InvalidOptionError(
+            f"Policy {args.policy!r} needs job data the workload lacks: {missing}. Give a job "
+            f"table with those columns, or another policy."
+        )
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
     t_load = time.perf_counter() - t0
-    sim = Simulator(cluster, df, policy, load_time=args.load_time, save_time=args.save_time, seed=args.seed,
-                    record_log=False, progress=not args.quiet and sys.stderr.isatty() and n_rows >= 10000)
+    sim = Simulator(
+        cluster,
+        df,
+        policy,
+        load_time=args.load_time,
+        save_time=args.save_time,
+        seed=args.seed,
+        record_log=False,
+        progress=not args.quiet and sys.stderr.isatty() and n_rows >= 10000,
+    )
     t1 = time.perf_counter()
     res = sim.run()
     t_run = time.perf_counter() - t1
     summary = res.summary()
     summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
-    summary.update({"trace": name, "servers": cluster.n_servers, "gpus": cluster.total_gpus,
-                    "n_skipped_oversized": n_skipped, "load_seconds": round(t_load, 3), "sim_seconds": round(t_run, 3)})
+    summary.update(
+        {
+            "trace": name,
+            "servers": cluster.n_servers,
+            "gpus": cluster.total_gpus,
+            "n_skipped_oversized": n_skipped,
+            "load_seconds": round(t_load, 3),
+            "sim_seconds": round(t_run, 3),
+        }
+    )
     waiting = res.job_columns()["waiting"]
     if len(waiting) and float(np.nanmax(waiting)) <= 1e-9:
-        msg = (f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
-               f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
-               f"Use fewer servers (--servers N) to compare policies under contention.")
+        msg = (
+            f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
+            f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
+            f"Use fewer servers (--servers N) to compare policies under contention."
+        )
         summary["warning"] = msg
         warnings.warn(msg, stacklevel=1)
     if out_dir is not None:
@@ -216,8 +311,10 @@ def run(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{name}: {n_rows} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
-              f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)")
+        print(
+            f"{name}: {n_rows} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
+            f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
+        )
         if n_skipped:
             print(f"skipped {n_skipped} job(s) larger than the cluster (--skip-oversized)")
         print_table([{"metric": k, "value": summary.get(k)} for k in SUMMARY_KEYS])

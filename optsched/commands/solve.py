@@ -24,23 +24,37 @@ PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc"
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("solve", help="solve an instance with a registered exact model or algorithm",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "solve",
+        help="solve an instance with a registered exact model or algorithm",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("instance", help="instance JSON file, or a shipped name such as toy:rigid-2x2-five")
-    p.add_argument("--model", default=None,
-                   help="registered model or algorithm name (default: the exact model of the instance's kind; "
-                        "`optsched info` lists them)")
-    p.add_argument("--backend", default=None,
-                   help="exact back end: highs (default), cpsat, or the model's others (`optsched info`); "
-                        f"Pyomo models also take {', '.join(PYOMO_EXTRA)} when installed")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="registered model or algorithm name (default: the exact model of the instance's kind; "
+        "`optsched info` lists them)",
+    )
+    p.add_argument(
+        "--backend",
+        default=None,
+        help="exact back end: highs (default), cpsat, or the model's others (`optsched info`); "
+        f"Pyomo models also take {', '.join(PYOMO_EXTRA)} when installed",
+    )
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, metavar="DIR", help="write schedule.json and result.json to this folder")
     p.add_argument("--force", action="store_true", help="replace the files of an existing --out folder")
-    p.add_argument("--write-model", default=None, metavar="FILE",
-                   help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)")
+    p.add_argument(
+        "--write-model",
+        default=None,
+        metavar="FILE",
+        help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -62,8 +76,9 @@ def _check_options(args, spec) -> str | None:
     allowed = backends + ([b for b in PYOMO_EXTRA if b not in backends] if "highs" in backends else [])
     backend = args.backend or backends[0]
     if backend not in allowed:
-        raise InvalidOptionError(f"--backend {backend!r} is not a back end of model {spec.name!r}; choose from "
-                                 f"{allowed}.")
+        raise InvalidOptionError(
+            f"--backend {backend!r} is not a back end of model {spec.name!r}; choose from {allowed}."
+        )
     return backend
 
 
@@ -84,19 +99,23 @@ def run(args) -> int:
     else:
         spec = get_algorithm(args.model)
     if spec.kind != inst.kind:
-        raise InvalidOptionError(f"Model {spec.name!r} is for instances of kind {spec.kind!r}; "
-                                 f"{args.instance} is of kind {inst.kind!r}. See `optsched info`.")
+        raise InvalidOptionError(
+            f"Model {spec.name!r} is for instances of kind {spec.kind!r}; "
+            f"{args.instance} is of kind {inst.kind!r}. See `optsched info`."
+        )
     if getattr(inst, "n_jobs", len(getattr(inst, "jobs", ()) or ())) == 0:
-        raise InvalidInstanceError(f"{args.instance}: the 'jobs' list is empty; there is nothing to schedule. "
-                                   f"Add at least one job.")
+        raise InvalidInstanceError(
+            f"{args.instance}: the 'jobs' list is empty; there is nothing to schedule. Add at least one job."
+        )
     backend = _check_options(args, spec)
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
         kw["backend"] = backend
         # mip_abs_gap stays None: each exact model knows whether its objective is integral
-        kw["options"] = SolveOptions(time_limit=args.time_limit, mip_rel_gap=args.gap, threads=args.threads,
-                                     seed=args.seed)
+        kw["options"] = SolveOptions(
+            time_limit=args.time_limit, mip_rel_gap=args.gap, threads=args.threads, seed=args.seed
+        )
         if args.write_model:
             kw["write_model"] = args.write_model
     result = spec(inst, **kw)
@@ -106,9 +125,15 @@ def run(args) -> int:
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_json"):
             result.schedule.to_json(out / "schedule.json")
-        atomic_write_text(out / "result.json", json.dumps(
-            {**row, "violations": [] if report is None else [str(v) for v in report.violations]},
-            indent=2, default=str) + "\n")
+        atomic_write_text(
+            out / "result.json",
+            json.dumps(
+                {**row, "violations": [] if report is None else [str(v) for v in report.violations]},
+                indent=2,
+                default=str,
+            )
+            + "\n",
+        )
     if args.json:
         res = dict(row)
         res["violations"] = [] if report is None else [str(v) for v in report.violations]
@@ -116,8 +141,14 @@ def run(args) -> int:
             res["schedule"] = result.schedule.to_dict()
         print_json(res)
     else:
-        print_table([{k: row[k] for k in ("instance", "algorithm", "status", "objective", "bound", "gap",
-                                          "runtime", "verified")}])
+        print_table(
+            [
+                {
+                    k: row[k]
+                    for k in ("instance", "algorithm", "status", "objective", "bound", "gap", "runtime", "verified")
+                }
+            ]
+        )
         if report is not None and not report.ok:
             print(report.summary())
         if out is not None:

@@ -18,12 +18,15 @@ from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_ta
 def add_parser(sub) -> None:
     import argparse
 
-    p = sub.add_parser("verify", help="check a schedule file against an instance, constraint by constraint",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "verify",
+        help="check a schedule file against an instance, constraint by constraint",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("instance", help="instance JSON file, or a shipped name such as toy:rigid-2x2-five")
     p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out DIR`: DIR/schedule.json)")
-    p.add_argument("--objective", default=None,
-                   help="objective to recompute (default: the instance kind's objective)")
+    p.add_argument("--objective", default=None, help="objective to recompute (default: the instance kind's objective)")
     p.add_argument("--claimed", type=float, default=None, help="objective value to check against")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -48,8 +51,10 @@ def run(args) -> int:
         hint = " (it has a schedule.json: give that file)" if (sp / "schedule.json").is_file() else ""
         raise InvalidScheduleError(f"{str(sp)!r} is a directory, not a schedule file{hint}.")
     if not sp.is_file():
-        raise InvalidScheduleError(f"Schedule file {str(sp)!r} does not exist; write one with "
-                                   f"`optsched solve INSTANCE --out DIR` (DIR/schedule.json).")
+        raise InvalidScheduleError(
+            f"Schedule file {str(sp)!r} does not exist; write one with "
+            f"`optsched solve INSTANCE --out DIR` (DIR/schedule.json)."
+        )
     schedule = sched_cls.load(args.schedule)
     objective = args.objective or spec.get("objective", "total_weighted_completion_time")
     report = verify(inst, schedule, objective=objective, claimed=args.claimed)

@@ -79,8 +79,7 @@ class Cluster:
             raise InvalidInstanceError(
                 f"The 'servers' field of the cluster must be a list of servers; got {servers!r}."
             )
-        servers = tuple(s if isinstance(s, Server) else Server(**_server_kwargs(s, i))
-                        for i, s in enumerate(servers))
+        servers = tuple(s if isinstance(s, Server) else Server(**_server_kwargs(s, i)) for i, s in enumerate(servers))
         if not servers:
             raise InvalidInstanceError(
                 "The 'servers' field of the cluster is empty; give at least one server, "
@@ -94,8 +93,9 @@ class Cluster:
         for name in ("bandwidth_intra", "bandwidth_inter"):
             v = getattr(self, name)
             if v is not None:
-                object.__setattr__(self, name, check_number(v, name, "the cluster", lo=0.0, lo_open=True,
-                                                            hint=" (bytes/s)"))
+                object.__setattr__(
+                    self, name, check_number(v, name, "the cluster", lo=0.0, lo_open=True, hint=" (bytes/s)")
+                )
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
@@ -163,12 +163,11 @@ class Cluster:
         if isinstance(servers, Mapping) and {"count", "gpus"} <= set(servers):
             # compact form {"count": 4, "gpus": 8}
             n = check_int(servers["count"], "servers.count", "the cluster", lo=1)
-            servers = [{"gpus": servers["gpus"], "name": f"s{i}",
-                        "resources": servers.get("resources", {})} for i in range(n)]
+            servers = [
+                {"gpus": servers["gpus"], "name": f"s{i}", "resources": servers.get("resources", {})} for i in range(n)
+            ]
         if not isinstance(servers, Sequence) or isinstance(servers, (str, bytes)):
-            raise InvalidInstanceError(
-                f"The 'servers' field of the cluster must be a list; got {servers!r}."
-            )
+            raise InvalidInstanceError(f"The 'servers' field of the cluster must be a list; got {servers!r}.")
         return cls(
             tuple(Server(**_server_kwargs(s, i)) for i, s in enumerate(servers)),
             bandwidth_intra=d.get("bandwidth_intra"),
@@ -178,7 +177,7 @@ class Cluster:
 
 def _server_kwargs(s: Any, i: int) -> dict[str, Any]:
     if not isinstance(s, Mapping):
-        raise InvalidInstanceError(f"Server {i} of the cluster must be an object like {{\"gpus\": 8}}; got {s!r}.")
+        raise InvalidInstanceError(f'Server {i} of the cluster must be an object like {{"gpus": 8}}; got {s!r}.')
     if "gpus" not in s:
         raise InvalidInstanceError(f"Server {i} of the cluster has no 'gpus' field; add e.g. \"gpus\": 8.")
     unknown = set(s) - {"gpus", "name", "resources"}

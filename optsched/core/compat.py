@@ -11,8 +11,9 @@ from optsched.exceptions import InvalidOptionError
 __all__ = ["deprecated_positional", "deprecated_alias"]
 
 
-def deprecated_positional(who: str, args: Sequence[Any], names: Sequence[str], given: Mapping[str, Any],
-                          *, stacklevel: int = 3) -> dict[str, Any]:
+def deprecated_positional(
+    who: str, args: Sequence[Any], names: Sequence[str], given: Mapping[str, Any], *, stacklevel: int = 3
+) -> dict[str, Any]:
     """Map the old positional ``args`` of ``who`` onto keyword ``names`` (warning once per call).
 
     ``given`` holds the keywords passed as well; a name given both ways is an error.
@@ -28,21 +29,26 @@ def deprecated_positional(who: str, args: Sequence[Any], names: Sequence[str], g
     if not args:
         return {}
     if len(args) > len(names):
-        raise InvalidOptionError(f"{who} takes at most {len(names)} option(s) by position ({', '.join(names)}), "
-                                 f"deprecated; got {len(args)}. Pass them by keyword.")
+        raise InvalidOptionError(
+            f"{who} takes at most {len(names)} option(s) by position ({', '.join(names)}), "
+            f"deprecated; got {len(args)}. Pass them by keyword."
+        )
     out = dict(zip(names, args, strict=False))
     both = [n for n in out if given.get(n) is not None]
     if both:
-        raise InvalidOptionError(f"{who} got {', '.join(both)} both by position and by keyword; pass it by "
-                                 f"keyword only.")
+        raise InvalidOptionError(
+            f"{who} got {', '.join(both)} both by position and by keyword; pass it by keyword only."
+        )
     shown = ", ".join(f"{n}={v!r}" for n, v in out.items())
-    warnings.warn(f"{who}(..., {', '.join(map(repr, args))}) is deprecated: pass {shown} by keyword.",
-                  DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"{who}(..., {', '.join(map(repr, args))}) is deprecated: pass {shown} by keyword.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
     return out
 
 
 def deprecated_alias(who: str, old: str, new: str, value: Any, *, stacklevel: int = 3) -> Any:
     """Warn that option ``old`` of ``who`` is now ``new``; return ``value``."""
-    warnings.warn(f"The '{old}' option of {who} is deprecated; use '{new}'.", DeprecationWarning,
-                  stacklevel=stacklevel)
+    warnings.warn(f"The '{old}' option of {who} is deprecated; use '{new}'.", DeprecationWarning, stacklevel=stacklevel)
     return value

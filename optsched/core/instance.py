@@ -66,11 +66,15 @@ class Instance(JsonMixin):
             raise InvalidInstanceError(f"The 'jobs' field must be a list of jobs; got {self.jobs!r}.")
         jobs = tuple(j if isinstance(j, Job) else Job.from_dict(j, i) for i, j in enumerate(self.jobs))
         object.__setattr__(self, "jobs", jobs)
-        object.__setattr__(self, "slot", check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True,
-                                                      hint=" (seconds per slot)"))
+        object.__setattr__(
+            self,
+            "slot",
+            check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True, hint=" (seconds per slot)"),
+        )
         if self.horizon is not None:
-            object.__setattr__(self, "horizon", check_number(self.horizon, "horizon", "the instance",
-                                                             lo=0.0, hint=" (seconds)"))
+            object.__setattr__(
+                self, "horizon", check_number(self.horizon, "horizon", "the instance", lo=0.0, hint=" (seconds)")
+            )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
         seen: set[JobId] = set()
@@ -97,7 +101,8 @@ class Instance(JsonMixin):
                     raise InvalidInstanceError(
                         f"The 'resources' field of {j.label} uses '{r}', which no server declares (servers "
                         f"declare {sorted(declared) or 'no resources'}); add '{r}' to the servers' resources or "
-                        f"fix its name.")
+                        f"fix its name."
+                    )
                 caps = [s.resources.get(r, 0.0) for s in self.cluster.servers]
                 limit = max(caps) if j.single_server else sum(caps)
                 if v > limit:

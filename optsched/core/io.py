@@ -13,8 +13,17 @@ from typing import Any
 from optsched.core.registry import get_kind
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["load_instance", "instance_from_dict", "save_instance", "validate_against_schema",
-           "schema_path", "atomic_write_text", "read_json", "JsonMixin", "require_fields"]
+__all__ = [
+    "load_instance",
+    "instance_from_dict",
+    "save_instance",
+    "validate_against_schema",
+    "schema_path",
+    "atomic_write_text",
+    "read_json",
+    "JsonMixin",
+    "require_fields",
+]
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
@@ -185,8 +194,14 @@ class JsonMixin:
         self.to_json(path)
 
 
-def require_fields(d: Any, required: tuple[str, ...], *, what: str = "instance",
-                   hint: str = "see instances/schema/", lists: tuple[str, ...] = ("jobs",)) -> None:
+def require_fields(
+    d: Any,
+    required: tuple[str, ...],
+    *,
+    what: str = "instance",
+    hint: str = "see instances/schema/",
+    lists: tuple[str, ...] = ("jobs",),
+) -> None:
     """Check that ``d`` is a mapping with the ``required`` keys, and that the ``lists`` keys
     present are lists; raise :class:`InvalidInstanceError` naming the field and the fix."""
     if not isinstance(d, Mapping):

@@ -52,11 +52,11 @@ class Job:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
             raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
         owner = f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
-        object.__setattr__(self, "work", check_number(self.work, "work", owner, lo=0.0, lo_open=True,
-                                                      hint=" (seconds)"))
+        object.__setattr__(
+            self, "work", check_number(self.work, "work", owner, lo=0.0, lo_open=True, hint=" (seconds)")
+        )
         object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", owner, lo=1))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0,
-                                                         hint=" (seconds)"))
+        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
         object.__setattr__(self, "weight", check_number(self.weight, "weight", owner, lo=0.0, lo_open=True))
         object.__setattr__(self, "single_server", check_bool(self.single_server, "single_server", owner))
         res = check_mapping(self.resources, "resources", owner)

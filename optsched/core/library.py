@@ -101,8 +101,10 @@ def resolve_instance(text: str | Path) -> Path:
     if p.is_dir():
         from optsched.exceptions import InvalidInstanceError
 
-        raise InvalidInstanceError(f"{str(p)!r} is a directory, not an instance file: give a .json file or a "
-                                   f"shipped name such as toy:rigid-2x2-five (`optsched instances` lists them).")
+        raise InvalidInstanceError(
+            f"{str(p)!r} is a directory, not an instance file: give a .json file or a "
+            f"shipped name such as toy:rigid-2x2-five (`optsched instances` lists them)."
+        )
     if is_library_name(str(text)) or (not p.suffix and p.parent == Path(".")):
         return instance_path(str(text))
     return p

@@ -53,13 +53,16 @@ def prepare_out_dir(path: str | Path, *, force: bool = False, option: str = "--o
     if p.exists() and not p.is_dir():
         raise InvalidOptionError(f"{option} {str(p)!r} is a file; {option} names a folder. Give a folder path.")
     if p.is_dir() and any(p.iterdir()) and not force:
-        raise InvalidOptionError(f"{option} {str(p)!r} already exists and is not empty; give a new folder, or "
-                                 f"add --force to replace the files in it.")
+        raise InvalidOptionError(
+            f"{option} {str(p)!r} already exists and is not empty; give a new folder, or "
+            f"add --force to replace the files in it."
+        )
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise InvalidOptionError(f"{option} {str(p)!r} cannot be created ({e.strerror}); give a writable "
-                                 f"folder.") from None
+        raise InvalidOptionError(
+            f"{option} {str(p)!r} cannot be created ({e.strerror}); give a writable folder."
+        ) from None
     if not os.access(p, os.W_OK):
         raise InvalidOptionError(f"{option} {str(p)!r} is not writable; give a writable folder.")
     return p

@@ -31,8 +31,15 @@ __all__ = ["PLACEMENT_RULES", "place"]
 PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 
 
-def place(free: np.ndarray, gpus: int, *, rule: str = "consolidate", single_server: bool = False,
-          rng: np.random.Generator | None = None, capacity: np.ndarray | None = None) -> dict[int, int] | None:
+def place(
+    free: np.ndarray,
+    gpus: int,
+    *,
+    rule: str = "consolidate",
+    single_server: bool = False,
+    rng: np.random.Generator | None = None,
+    capacity: np.ndarray | None = None,
+) -> dict[int, int] | None:
     """Return ``{server: GPUs}`` summing to ``gpus`` within ``free``, or ``None`` if it does not fit.
 
     Examples

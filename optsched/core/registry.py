@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from optsched.exceptions import UnknownNameError
 
@@ -66,7 +66,7 @@ class KindSpec:
 
             raise InvalidOptionError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
 
-    _LEGACY = {"cls": "instance_cls"}
+    _LEGACY: ClassVar[dict[str, str]] = {"cls": "instance_cls"}
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, self._LEGACY.get(key, key))
@@ -80,10 +80,17 @@ class KindSpec:
         return a <= b + tol if self.sense == "min" else a >= b - tol
 
 
-def register_kind(kind: str | KindSpec, cls: type | None = None, *, schema: str | None = None,
-                  objective: str = "total_weighted_completion_time", sense: str = "min",
-                  schedule_cls: type | None = None, default_exact: str | None = None,
-                  description: str = "") -> KindSpec:
+def register_kind(
+    kind: str | KindSpec,
+    cls: type | None = None,
+    *,
+    schema: str | None = None,
+    objective: str = "total_weighted_completion_time",
+    sense: str = "min",
+    schedule_cls: type | None = None,
+    default_exact: str | None = None,
+    description: str = "",
+) -> KindSpec:
     """Register an instance kind: either a :class:`KindSpec`, or its fields as arguments
     (``register_kind("rigid", Instance, schema="rigid.schema.json")``). Returns the spec."""
     if isinstance(kind, KindSpec):
@@ -91,9 +98,16 @@ def register_kind(kind: str | KindSpec, cls: type | None = None, *, schema: str 
     else:
         if cls is None:
             raise TypeError("register_kind(name, cls, ...) needs the instance class")
-        spec = KindSpec(kind, cls, schema=schema, objective=objective, sense=sense,
-                        schedule_cls=schedule_cls or getattr(cls, "schedule_class", None),
-                        default_exact=default_exact, description=description)
+        spec = KindSpec(
+            kind,
+            cls,
+            schema=schema,
+            objective=objective,
+            sense=sense,
+            schedule_cls=schedule_cls or getattr(cls, "schedule_class", None),
+            default_exact=default_exact,
+            description=description,
+        )
     _KINDS[spec.name] = spec
     return spec
 
@@ -154,7 +168,8 @@ def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
         raise InvalidInstanceError(
             f"{who} needs an instance of kind {kind!r}; got "
             f"{got if got is not None else type(instance).__name__!r}. Load one with optsched.load_instance "
-            f"(`optsched instances --kind {kind}` lists shipped ones).")
+            f"(`optsched instances --kind {kind}` lists shipped ones)."
+        )
     return instance
 
 
@@ -166,7 +181,7 @@ def requires_kind(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     >>> f(object())
     Traceback (most recent call last):
     ...
-    optsched.exceptions.InvalidInstanceError: f needs an instance of kind 'rigid'; got 'object'. Load one with optsched.load_instance (`optsched instances --kind rigid` lists shipped ones).
+    optsched.exceptions.InvalidInstanceError: f needs an instance of kind 'rigid'; got 'object'. ...
     """
     import functools
 
@@ -192,8 +207,10 @@ def default_exact_model(kind: str) -> AlgorithmSpec:
         return exact[0]
     if not exact:
         raise UnknownNameError(f"No exact model is registered for kind {kind!r}; name an algorithm with --model.")
-    raise UnknownNameError(f"Kind {kind!r} has several exact models {[a.name for a in exact]} and no default; "
-                           f"name one with --model (or set default_exact in its KindSpec).")
+    raise UnknownNameError(
+        f"Kind {kind!r} has several exact models {[a.name for a in exact]} and no default; "
+        f"name one with --model (or set default_exact in its KindSpec)."
+    )
 
 
 @dataclass(frozen=True)
@@ -267,12 +284,10 @@ def get_algorithm(name: str) -> AlgorithmSpec:
         return _ALGORITHMS[_ALIASES.get(name, name)]
     except KeyError:
         raise UnknownNameError(
-            f"Unknown algorithm or model {name!r}; known: {sorted(_ALGORITHMS)}. "
-            f"List them with `optsched info`."
+            f"Unknown algorithm or model {name!r}; known: {sorted(_ALGORITHMS)}. List them with `optsched info`."
         ) from None
 
 
 def algorithms(kind: str | None = None, *, exact: bool | None = None) -> list[AlgorithmSpec]:
-    out = [a for a in _ALGORITHMS.values() if (kind is None or a.kind == kind)
-           and (exact is None or a.exact == exact)]
+    out = [a for a in _ALGORITHMS.values() if (kind is None or a.kind == kind) and (exact is None or a.exact == exact)]
     return sorted(out, key=lambda a: a.name)

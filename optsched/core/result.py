@@ -93,7 +93,13 @@ class Result:
         }
 
     def __repr__(self) -> str:
-        b = "" if self.bound is None else f", bound={self.bound:.6g}, gap={self.gap if self.gap is not None else float('nan'):.3g}"
+        b = (
+            ""
+            if self.bound is None
+            else f", bound={self.bound:.6g}, gap={self.gap if self.gap is not None else float('nan'):.3g}"
+        )
         obj = "None" if self.objective is None else f"{self.objective:.6g}"
-        return (f"Result({self.algorithm!r} on {self.instance!r}: {self.objective_name}={obj}, "
-                f"status={self.status.value}{b}, runtime={self.runtime:.3f}s)")
+        return (
+            f"Result({self.algorithm!r} on {self.instance!r}: {self.objective_name}={obj}, "
+            f"status={self.status.value}{b}, runtime={self.runtime:.3f}s)"
+        )

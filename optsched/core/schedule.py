@@ -60,8 +60,10 @@ class Segment:
                 g = check_int(vec.pop("gpus", 0), f"placement[{k2}].gpus", "a segment", lo=0, exc=e)
                 usage.setdefault(k2, {}).update(vec)
                 if g == 0 and not vec:
-                    raise InvalidScheduleError(f"placement[{k2}] of a segment uses nothing (no GPU, no resource); "
-                                               f"drop the server or give its use.")
+                    raise InvalidScheduleError(
+                        f"placement[{k2}] of a segment uses nothing (no GPU, no resource); "
+                        f"drop the server or give its use."
+                    )
                 pl[k2] = g
             else:
                 pl[k2] = check_int(v, f"placement[{k2}]", "a segment", lo=1, exc=e)
@@ -70,8 +72,9 @@ class Segment:
                 pl[k2] = 0
             for r, a in vec.items():
                 if not isinstance(r, str) or r == "gpus":
-                    raise InvalidScheduleError(f"placement[{k2}] of a segment: resource names are strings other "
-                                               f"than 'gpus'; got {r!r}.")
+                    raise InvalidScheduleError(
+                        f"placement[{k2}] of a segment: resource names are strings other than 'gpus'; got {r!r}."
+                    )
                 vec[r] = check_number(a, f"placement[{k2}].{r}", "a segment", lo=0.0, exc=e)
         object.__setattr__(self, "placement", dict(sorted(pl.items())))
         object.__setattr__(self, "usage", {k: usage[k] for k in sorted(usage)} if usage else None)
@@ -86,7 +89,9 @@ class Segment:
                         f"(its placement count); got {list(v)}."
                     )
                 if any(x < 0 for x in ids[k2]):
-                    raise InvalidScheduleError(f"The 'gpu_ids' of server {k2} in a segment must be >= 0; got {list(v)}.")
+                    raise InvalidScheduleError(
+                        f"The 'gpu_ids' of server {k2} in a segment must be >= 0; got {list(v)}."
+                    )
             object.__setattr__(self, "gpu_ids", ids)
 
     @property
@@ -134,19 +139,32 @@ class Schedule(JsonMixin):
             for s in segs:
                 self._append(jid, s if isinstance(s, Segment) else Segment(**s))
 
-    def _append(self, job_id: JobId, seg: Segment) -> None:
+    def add_segment(self, job_id: JobId, seg: Segment) -> None:
+        """Add one :class:`Segment` of ``job_id`` (kept in time order)."""
         self._seg.setdefault(job_id, []).append(seg)
         self._seg[job_id].sort(key=lambda x: (x.start, x.end))
 
-    def add(self, job_id: JobId, start: float, end: float, placement: Mapping[int, int],
-            gpu_ids: Mapping[int, Sequence[int]] | None = None) -> None:
+    _append = add_segment
+
+    def add(
+        self,
+        job_id: JobId,
+        start: float,
+        end: float,
+        placement: Mapping[int, int],
+        gpu_ids: Mapping[int, Sequence[int]] | None = None,
+    ) -> None:
         """Add one run segment of ``job_id``."""
         ids = None if gpu_ids is None else {k: tuple(v) for k, v in gpu_ids.items()}
         self._append(job_id, Segment(start, end, placement, ids))
 
     @classmethod
-    def from_starts(cls, durations: Mapping[JobId, float], starts: Mapping[JobId, float],
-                    placements: Mapping[JobId, Mapping[int, int]]) -> Schedule:
+    def from_starts(
+        cls,
+        durations: Mapping[JobId, float],
+        starts: Mapping[JobId, float],
+        placements: Mapping[JobId, Mapping[int, int]],
+    ) -> Schedule:
         """Non-preemptive schedule: job j runs ``[starts[j], starts[j] + durations[j])``."""
         s = cls()
         for j, t in starts.items():
@@ -202,7 +220,7 @@ class Schedule(JsonMixin):
         if not isinstance(d, Mapping) or not isinstance(d.get("jobs"), list):
             raise InvalidScheduleError(
                 "A schedule must be an object with a 'jobs' list: "
-                "{\"jobs\": [{\"id\": 0, \"segments\": [{\"start\": 0, \"end\": 3, \"placement\": {\"0\": 2}}]}]}."
+                '{"jobs": [{"id": 0, "segments": [{"start": 0, "end": 3, "placement": {"0": 2}}]}]}.'
             )
         s = cls()
         for i, item in enumerate(d["jobs"]):
@@ -234,8 +252,16 @@ class Schedule(JsonMixin):
         import pandas as pd
 
         rows = [
-            {"job": j, "segment": k, "start": s.start, "end": s.end, "duration": s.duration,
-             "servers": ",".join(map(str, s.placement)), "gpus": s.gpus}
-            for j, segs in self._seg.items() for k, s in enumerate(segs)
+            {
+                "job": j,
+                "segment": k,
+                "start": s.start,
+                "end": s.end,
+                "duration": s.duration,
+                "servers": ",".join(map(str, s.placement)),
+                "gpus": s.gpus,
+            }
+            for j, segs in self._seg.items()
+            for k, s in enumerate(segs)
         ]
         return pd.DataFrame(rows, columns=["job", "segment", "start", "end", "duration", "servers", "gpus"])

@@ -42,9 +42,12 @@ def check_int(
     ok = _is_int(value) and (lo is None or value >= lo) and (hi is None or value <= hi)
     if not ok:
         rng = (
-            f" in [{lo}, {hi}]" if lo is not None and hi is not None
-            else f" >= {lo}" if lo is not None
-            else f" <= {hi}" if hi is not None
+            f" in [{lo}, {hi}]"
+            if lo is not None and hi is not None
+            else f" >= {lo}"
+            if lo is not None
+            else f" <= {hi}"
+            if hi is not None
             else ""
         )
         raise exc(f"The '{field}' field{where(owner)} must be an integer{rng}{hint}; got {value!r}.")
@@ -83,15 +86,17 @@ def check_number(
     return float(value)
 
 
-def check_bool(value: Any, field: str, owner: str | None = None, *,
-               exc: type[Exception] = InvalidInstanceError) -> bool:
+def check_bool(
+    value: Any, field: str, owner: str | None = None, *, exc: type[Exception] = InvalidInstanceError
+) -> bool:
     if not isinstance(value, bool):
         raise exc(f"The '{field}' field{where(owner)} must be true or false; got {value!r}.")
     return value
 
 
-def check_mapping(value: Any, field: str, owner: str | None = None, *,
-                  exc: type[Exception] = InvalidInstanceError) -> dict:
+def check_mapping(
+    value: Any, field: str, owner: str | None = None, *, exc: type[Exception] = InvalidInstanceError
+) -> dict:
     if value is None:
         return {}
     if not isinstance(value, Mapping):

@@ -24,8 +24,17 @@ from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 
-__all__ = ["pai_like_table", "job_for_group", "build_instance", "run_policies", "reproduce", "reproduce_seeds",
-           "PAPER_CLAIMS", "perfect_vs_rf", "placement_waste"]
+__all__ = [
+    "pai_like_table",
+    "job_for_group",
+    "build_instance",
+    "run_policies",
+    "reproduce",
+    "reproduce_seeds",
+    "PAPER_CLAIMS",
+    "perfect_vs_rf",
+    "placement_waste",
+]
 
 PAPER_CLAIMS = {
     "fig6": "A-SRPT reduces total JCT by 31%-91% vs the baselines (37.5k-150k jobs, 250 x 8 GPUs); SPJF worst",
@@ -35,8 +44,17 @@ PAPER_CLAIMS = {
 }
 
 
-def pai_like_table(n_jobs: int, *, single_gpu: float = 0.7, n_groups: int | None = None, repeat_exact: float = 0.6,
-                   load: float = 0.9, cluster_gpus: int = 64, median_s: float = 600.0, seed=0):
+def pai_like_table(
+    n_jobs: int,
+    *,
+    single_gpu: float = 0.7,
+    n_groups: int | None = None,
+    repeat_exact: float = 0.6,
+    load: float = 0.9,
+    cluster_gpus: int = 64,
+    median_s: float = 600.0,
+    seed=0,
+):
     """A PAI-shaped job table: recurring groups (each with a user, a GPU demand in {1, 2, 4, 8} -- 1 with
     probability ``single_gpu`` -- and a typical duration, lognormal around ``median_s``); a job repeats
     its group's duration exactly with probability ``repeat_exact``, else x lognormal(0, 0.8);
@@ -55,8 +73,16 @@ def pai_like_table(n_jobs: int, *, single_gpu: float = 0.7, n_groups: int | None
     rate = load * cluster_gpus / float(np.mean(dur * gpus))
     arrival = np.cumsum(rng.exponential(1.0 / rate, n_jobs)) - 0.0
     arrival[0] = 0.0
-    return pd.DataFrame({"job_id": np.arange(n_jobs), "arrival": np.round(arrival), "duration": dur, "gpus": gpus,
-                         "group": [f"g{k}" for k in grp], "user": [f"u{g_user[k]}" for k in grp]})
+    return pd.DataFrame(
+        {
+            "job_id": np.arange(n_jobs),
+            "arrival": np.round(arrival),
+            "duration": dur,
+            "gpus": gpus,
+            "group": [f"g{k}" for k in grp],
+            "user": [f"u{g_user[k]}" for k in grp],
+        }
+    )
 
 
 def job_for_group(gpus: int, rng) -> dict:
@@ -72,8 +98,13 @@ def job_for_group(gpus: int, rng) -> dict:
         if len(ks) == 2:
             j = _pipeline(0, ks, (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB))
         else:
-            j = _pipeline(0, ks, (0.013, 0.011, 0.020, 0.001), (51.4 * MB, 25.7 * MB, 3.2 * MB),
-                          (1.2 * MB, 8.9 * MB, 66 * MB, 494 * MB))
+            j = _pipeline(
+                0,
+                ks,
+                (0.013, 0.011, 0.020, 0.001),
+                (51.4 * MB, 25.7 * MB, 3.2 * MB),
+                (1.2 * MB, 8.9 * MB, 66 * MB, 494 * MB),
+            )
         return {"stages": list(j.stages)}
     if kind == "gpt":
         j = _pipeline(0, (1,) * gpus, (0.0034 * 8 / gpus,) * gpus, (12.6 * MB,) * (gpus - 1), (0.0,) * gpus)
@@ -82,8 +113,18 @@ def job_for_group(gpus: int, rng) -> dict:
     return {"stages": [Stage(k=gpus, p_f=p / 3 / gpus, p_b=2 * p / 3 / gpus, h=1.36e9)]}
 
 
-def build_instance(table, *, n_servers: int = 8, gpus: int = 8, nic_gbps: float = 10.0, intra_gbyte: float = 300.0,
-                   predictor: str = "rf", train_fraction: float = 0.8, slot: float = 1.0, seed=0):
+def build_instance(
+    table,
+    *,
+    n_servers: int = 8,
+    gpus: int = 8,
+    nic_gbps: float = 10.0,
+    intra_gbyte: float = 300.0,
+    predictor: str = "rf",
+    train_fraction: float = 0.8,
+    slot: float = 1.0,
+    seed=0,
+):
     """Instance from a job table: group -> model config, n_i = duration / alpha~min_i, predictions fitted
     on the first ``train_fraction`` of the table; the returned instance holds the remaining jobs.
 
@@ -112,9 +153,18 @@ def build_instance(table, *, n_servers: int = 8, gpus: int = 8, nic_gbps: float 
     n_act = [n for _, _, n in test]
     p = pred.predict([(r.group, r.user) for r, _, _ in test], actual=n_act)
     t0 = min(r.arrival for r, _, _ in test)
-    jobs = [AsrptJob(i, c["stages"], iterations=n, arrival=float(round((r.arrival - t0) / slot) * slot),
-                     predicted_iterations=int(pi), group=r.group, user=r.user)
-            for i, ((r, c, n), pi) in enumerate(zip(test, p, strict=True))]
+    jobs = [
+        AsrptJob(
+            i,
+            c["stages"],
+            iterations=n,
+            arrival=float(round((r.arrival - t0) / slot) * slot),
+            predicted_iterations=int(pi),
+            group=r.group,
+            user=r.user,
+        )
+        for i, ((r, c, n), pi) in enumerate(zip(test, p, strict=True))
+    ]
     inst = AsrptInstance(cl, jobs, name=f"pai-like-{len(jobs)}", slot=slot)
     return inst, average_prediction_error(n_act, p)
 
@@ -133,8 +183,9 @@ def run_policies(instance, *, tau: float = 1.0, which=None) -> dict:
     return out
 
 
-def reproduce(*, quick: bool = False, seed: int = 0, table=None, n_servers: int = 4, tau: float = 1.0,
-              load: float = 2.0) -> dict:
+def reproduce(
+    *, quick: bool = False, seed: int = 0, table=None, n_servers: int = 4, tau: float = 1.0, load: float = 2.0
+) -> dict:
     """The four figures as DataFrames (rows: x value; columns: policies; values: total JCT in hours)."""
     import pandas as pd
 
@@ -154,17 +205,17 @@ def reproduce(*, quick: bool = False, seed: int = 0, table=None, n_servers: int 
         return {k: v / 3600 for k, v in r.items()}, eps, inst.n_jobs
 
     fig6 = {}
-    for n in ([base_n // 2, base_n] if quick else [base_n // 4, base_n // 2, 3 * base_n // 4, base_n]):
+    for n in [base_n // 2, base_n] if quick else [base_n // 4, base_n // 2, 3 * base_n // 4, base_n]:
         r, _, m = row(tbl(n))
         fig6[m] = r
     res["fig6"] = pd.DataFrame(fig6).T.rename_axis("jobs")
     fig7 = {}
-    for s in ([0.8, 0.0] if quick else [0.8, 0.6, 0.4, 0.2, 0.0]):
+    for s in [0.8, 0.0] if quick else [0.8, 0.6, 0.4, 0.2, 0.0]:
         r, _, _ = row(tbl(base_n // 2, single=s))
         fig7[f"{int(100 * s)}%"] = r
     res["fig7"] = pd.DataFrame(fig7).T.rename_axis("single-GPU jobs")
     fig8 = {}
-    for bw in ([1, 50] if quick else [1, 5, 10, 25, 50]):
+    for bw in [1, 50] if quick else [1, 5, 10, 25, 50]:
         r, _, _ = row(tbl(base_n // 2, single=0.0), nic_gbps=bw)
         fig8[f"{bw} Gbps"] = r
     res["fig8"] = pd.DataFrame(fig8).T.rename_axis("NIC")
@@ -195,12 +246,24 @@ def placement_waste(policy, instance) -> dict:
         extra += n[jid] * (a - info.a_min) * info.job.gpus
         slowed += a / info.a_min > policy.comm_heavy
         worst = max(worst, a / info.a_min)
-    return {"gpu_busy_s": busy, "waste_share": extra / busy if busy else 0.0, "jobs_slowed": int(slowed),
-            "max_slowdown": worst}
+    return {
+        "gpu_busy_s": busy,
+        "waste_share": extra / busy if busy else 0.0,
+        "jobs_slowed": int(slowed),
+        "max_slowdown": worst,
+    }
 
 
-def perfect_vs_rf(seeds=(0, 1, 2, 3, 4), *, n_jobs: int = 200, nic_gbps=(10.0, 2400.0), n_servers: int = 4,
-                  load: float = 2.0, tau: float = 1.0, single_gpu: float = 0.7):
+def perfect_vs_rf(
+    seeds=(0, 1, 2, 3, 4),
+    *,
+    n_jobs: int = 200,
+    nic_gbps=(10.0, 2400.0),
+    n_servers: int = 4,
+    load: float = 2.0,
+    tau: float = 1.0,
+    single_gpu: float = 0.7,
+):
     """Item 5 of issue 16: A-SRPT with the random forest vs perfect prediction, per seed and NIC bandwidth,
     with the share of busy GPU-seconds wasted on placements slower than alpha~min (:func:`placement_waste`).
 

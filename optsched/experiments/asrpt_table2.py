@@ -19,14 +19,21 @@ from optsched.solvers import SolveOptions
 __all__ = ["availability_patterns", "table2_rows", "table2", "PAPER_TABLE2"]
 
 #: Paper's Table II: (PITT ms, PCT ms) for Heavy-Edge and the Gurobi ILP (MacBook M1 Max).
-PAPER_TABLE2 = {"VGG19": {"he_pitt": 88.11, "he_pct": 1.94, "ilp_pitt": 82.96, "ilp_pct": 55318.86},
-                "GPT-175B": {"he_pitt": 10.14, "he_pct": 1.52, "ilp_pitt": 10.14, "ilp_pct": 2288.12}}
+PAPER_TABLE2 = {
+    "VGG19": {"he_pitt": 88.11, "he_pct": 1.94, "ilp_pitt": 82.96, "ilp_pct": 55318.86},
+    "GPT-175B": {"he_pitt": 10.14, "he_pct": 1.52, "ilp_pitt": 10.14, "ilp_pct": 2288.12},
+}
 
 
-
-
-def table2_rows(*, n_patterns: int = 20, seed: int = 0, cross_check: bool = True, gpus: int = 8,
-                b_inter: float = 10e9 / 8, b_intra: float = 300e9) -> list[dict]:
+def table2_rows(
+    *,
+    n_patterns: int = 20,
+    seed: int = 0,
+    cross_check: bool = True,
+    gpus: int = 8,
+    b_inter: float = 10e9 / 8,
+    b_intra: float = 300e9,
+) -> list[dict]:
     rows = []
     opts = SolveOptions(time_limit=60, threads=1)
     for name, make in PROFILES.items():
@@ -38,10 +45,18 @@ def table2_rows(*, n_patterns: int = 20, seed: int = 0, cross_check: bool = True
             t_he = time.perf_counter() - t0
             a_he = alpha(job, placement_counts(job, mp, len(free)), **kw)
             ex = solve_placement(job, free, exact_usage=True, options=opts, **kw)
-            row = {"model": name, "pattern": idx, "free": free, "he_pitt_ms": 1e3 * a_he, "he_pct_ms": 1e3 * t_he,
-                   "ilp_pitt_ms": 1e3 * ex.alpha, "ilp_pct_ms": 1e3 * ex.runtime,
-                   "ilp_solver_ms": 1e3 * ex.info["solver_runtime"], "ilp_status": str(ex.status),
-                   "ilp_gap": ex.gap}
+            row = {
+                "model": name,
+                "pattern": idx,
+                "free": free,
+                "he_pitt_ms": 1e3 * a_he,
+                "he_pct_ms": 1e3 * t_he,
+                "ilp_pitt_ms": 1e3 * ex.alpha,
+                "ilp_pct_ms": 1e3 * ex.runtime,
+                "ilp_solver_ms": 1e3 * ex.info["solver_runtime"],
+                "ilp_status": str(ex.status),
+                "ilp_gap": ex.gap,
+            }
             if cross_check:
                 en = enumerate_placement(job, free, exact_usage=True, **kw)
                 row["enum_pitt_ms"] = 1e3 * en.alpha
@@ -55,11 +70,15 @@ def table2(rows: list[dict] | None = None, **kw):
     import pandas as pd
 
     df = pd.DataFrame(rows if rows is not None else table2_rows(**kw))
-    agg = df.groupby("model").agg(he_pitt_ms=("he_pitt_ms", "mean"), he_pct_ms=("he_pct_ms", "mean"),
-                                  ilp_pitt_ms=("ilp_pitt_ms", "mean"), ilp_pct_ms=("ilp_pct_ms", "mean"),
-                                  ilp_pct_max_ms=("ilp_pct_ms", "max"),
-                                  optimal=("ilp_status", lambda s: int((s == "optimal").sum())),
-                                  he_optimal=("he_pitt_ms", "size"))
+    agg = df.groupby("model").agg(
+        he_pitt_ms=("he_pitt_ms", "mean"),
+        he_pct_ms=("he_pct_ms", "mean"),
+        ilp_pitt_ms=("ilp_pitt_ms", "mean"),
+        ilp_pct_ms=("ilp_pct_ms", "mean"),
+        ilp_pct_max_ms=("ilp_pct_ms", "max"),
+        optimal=("ilp_status", lambda s: int((s == "optimal").sum())),
+        he_optimal=("he_pitt_ms", "size"),
+    )
     agg["he_optimal"] = df.assign(eq=np.isclose(df.he_pitt_ms, df.ilp_pitt_ms, rtol=1e-9)).groupby("model").eq.sum()
     agg["he_over_ilp"] = agg.he_pitt_ms / agg.ilp_pitt_ms
     for k in ("he_pitt", "he_pct", "ilp_pitt", "ilp_pct"):

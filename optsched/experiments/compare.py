@@ -25,8 +25,17 @@ from optsched.exceptions import InvalidOptionError
 __all__ = ["available_policies", "compare", "plot_jct_cdf", "METRICS"]
 
 #: Metrics of the comparison table (seconds unless the name says otherwise).
-METRICS = ("mean_jct", "p50_jct", "p95_jct", "p99_jct", "mean_queue_delay", "p95_queue_delay", "makespan",
-           "mean_utilization", "n_preemptions")
+METRICS = (
+    "mean_jct",
+    "p50_jct",
+    "p95_jct",
+    "p99_jct",
+    "mean_queue_delay",
+    "p95_queue_delay",
+    "makespan",
+    "mean_utilization",
+    "n_preemptions",
+)
 
 
 def available_policies() -> dict[str, dict[str, Any]]:
@@ -40,8 +49,10 @@ def available_policies() -> dict[str, dict[str, Any]]:
     load_plugins()
     from optsched.sim import policy_registry
 
-    return {name: {"factory": spec.factory, "needs": spec.needs, "description": spec.description}
-            for name, spec in policy_registry().items()}
+    return {
+        name: {"factory": spec.factory, "needs": spec.needs, "description": spec.description}
+        for name, spec in policy_registry().items()
+    }
 
 
 def _missing(needs: Sequence[str], table: Any) -> list[str]:
@@ -65,9 +76,16 @@ def _ci95(values: Sequence[float]) -> tuple[float, float, float]:
     return float(a.mean()), float(a.mean() - h), float(a.mean() + h)
 
 
-def compare(workload: Any | Callable[[int], Any], cluster: Any, *, policies: Sequence[str] | str = "all",
-            seeds: int = 1, placement: str | None = None, progress: bool = True,
-            sim_options: dict[str, Any] | None = None):
+def compare(
+    workload: Any | Callable[[int], Any],
+    cluster: Any,
+    *,
+    policies: Sequence[str] | str = "all",
+    seeds: int = 1,
+    placement: str | None = None,
+    progress: bool = True,
+    sim_options: dict[str, Any] | None = None,
+):
     """Run each policy on the same workload; one row per policy.
 
     Parameters
@@ -114,8 +132,7 @@ def compare(workload: Any | Callable[[int], Any], cluster: Any, *, policies: Seq
             spec = reg[name]
             miss = _missing(spec["needs"], tables[0])
             if miss:
-                rows.append({"policy": name, "skipped": f"the workload has no {', '.join(miss)} "
-                                                         f"(needed by {name})"})
+                rows.append({"policy": name, "skipped": f"the workload has no {', '.join(miss)} (needed by {name})"})
                 if bar:
                     bar.advance(task, seeds)
                 continue
@@ -156,8 +173,11 @@ def plot_jct_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True):
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
     for name, df in per_job.items():
-        jct = np.sort(df.loc[df["status"] == "done", "jct"].to_numpy(dtype=float)) if "status" in df else \
-            np.sort(df["jct"].to_numpy(dtype=float))
+        jct = (
+            np.sort(df.loc[df["status"] == "done", "jct"].to_numpy(dtype=float))
+            if "status" in df
+            else np.sort(df["jct"].to_numpy(dtype=float))
+        )
         if len(jct) == 0:
             continue
         ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=name)

@@ -14,8 +14,7 @@ from optsched.verify.rows import exact_vs_algorithm_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
 
-COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status",
-           "verified"]
+COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status", "verified"]
 
 
 def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress: bool = True) -> list[dict]:
@@ -46,15 +45,17 @@ def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress
         if progress:
             import sys
 
-            print(f"[demo] {pkg.rsplit('.', 1)[-1]}: {len(part)} rows in {time.perf_counter() - t0:.1f} s",
-                  file=sys.stderr)
+            print(
+                f"[demo] {pkg.rsplit('.', 1)[-1]}: {len(part)} rows in {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
     return rows
 
 
 def rows_dataframe(rows: list[dict]):
     import pandas as pd
 
-    cols = ["paper"] + COLUMNS
+    cols = ["paper", *COLUMNS]
     return pd.DataFrame(rows, columns=cols + [c for c in (rows[0] if rows else {}) if c not in cols])
 
 

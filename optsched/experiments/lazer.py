@@ -32,15 +32,21 @@ POLICY_NAMES = ["SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)
 
 #: Table 2 (printed unit: minutes), per trace: metric -> six (P50, P95) pairs in POLICY_NAMES order.
 PAPER_TABLE2 = {
-    "Earth": {"jct": [(5.6, 12.6), (7.4, 29.0), (9.9, 94.5), (8.2, 24.4), (10.8, 22.9), (4.6, 10.4)],
-              "waiting": [(0.2, 50.7), (1.0, 255.0), (2.9, 1667.9), (4.5, 286.7), (6.9, 270.8), (0.1, 1.1)],
-              "futile": [(0.0, 0.0), (1.3, 128.0), (6.4, 252.4), (0.0, 0.0), (0.0, 0.0), (0.1, 4.3)]},
-    "Saturn": {"jct": [(5.3, 129.5), (8.1, 595.1), (8.7, 2260.7), (6.6, 24.8), (9.6, 27.1), (2.8, 13.2)],
-               "waiting": [(0.4, 1286.3), (1.6, 13988.2), (3.1, 53772.9), (4.7, 329.6), (7.4, 418.8), (0.0, 4.6)],
-               "futile": [(0.0, 0.0), (4.0, 231.8), (7.6, 377.2), (0.0, 0.0), (0.0, 0.0), (0.2, 5.3)]},
-    "Uranus": {"jct": [(14.6, 6999.9), (9.7, 245.6), (14.2, 1018.4), (11.1, 73.9), (12.8, 68.7), (5.9, 29.9)],
-               "waiting": [(2.9, 167529.8), (1.8, 4835.8), (4.4, 23585.2), (5.82, 986.5), (8.7, 917.1), (0.2, 88.3)],
-               "futile": [(0.0, 0.0), (1.7, 223.5), (2.8, 331.2), (0.0, 0.0), (0.0, 0.0), (0.0, 4.7)]},
+    "Earth": {
+        "jct": [(5.6, 12.6), (7.4, 29.0), (9.9, 94.5), (8.2, 24.4), (10.8, 22.9), (4.6, 10.4)],
+        "waiting": [(0.2, 50.7), (1.0, 255.0), (2.9, 1667.9), (4.5, 286.7), (6.9, 270.8), (0.1, 1.1)],
+        "futile": [(0.0, 0.0), (1.3, 128.0), (6.4, 252.4), (0.0, 0.0), (0.0, 0.0), (0.1, 4.3)],
+    },
+    "Saturn": {
+        "jct": [(5.3, 129.5), (8.1, 595.1), (8.7, 2260.7), (6.6, 24.8), (9.6, 27.1), (2.8, 13.2)],
+        "waiting": [(0.4, 1286.3), (1.6, 13988.2), (3.1, 53772.9), (4.7, 329.6), (7.4, 418.8), (0.0, 4.6)],
+        "futile": [(0.0, 0.0), (4.0, 231.8), (7.6, 377.2), (0.0, 0.0), (0.0, 0.0), (0.2, 5.3)],
+    },
+    "Uranus": {
+        "jct": [(14.6, 6999.9), (9.7, 245.6), (14.2, 1018.4), (11.1, 73.9), (12.8, 68.7), (5.9, 29.9)],
+        "waiting": [(2.9, 167529.8), (1.8, 4835.8), (4.4, 23585.2), (5.82, 986.5), (8.7, 917.1), (0.2, 88.3)],
+        "futile": [(0.0, 0.0), (1.7, 223.5), (2.8, 331.2), (0.0, 0.0), (0.0, 0.0), (0.0, 4.7)],
+    },
 }
 
 
@@ -49,12 +55,19 @@ def _policy(name: str, seed: int, gp_cap: int = 500):
     from optsched.lazer.baselines import baseline
     from optsched.lazer.predictor import GPDeferral
 
-    table = {"SJF": lambda: baseline("sjf"), "SRTF": lambda: baseline("srtf"),
-             "Pollux (60 s)": lambda: baseline("srtf-60"), "Muri (360 s)": lambda: baseline("srtf-360"),
-             "Optimus (600 s)": lambda: baseline("srtf-600"), "Lazer": lambda: Lazer(deferral=GPDeferral(seed=seed, cap=gp_cap)),
-             "Lazer X=0": lambda: Lazer(), "Lazer X=10": lambda: Lazer(deferral=10.0),
-             "Lazer X=30": lambda: Lazer(deferral=30.0), "Lazer X=60": lambda: Lazer(deferral=60.0),
-             "Lazer X=F (oracle)": lambda: Lazer(deferral="oracle")}
+    table = {
+        "SJF": lambda: baseline("sjf"),
+        "SRTF": lambda: baseline("srtf"),
+        "Pollux (60 s)": lambda: baseline("srtf-60"),
+        "Muri (360 s)": lambda: baseline("srtf-360"),
+        "Optimus (600 s)": lambda: baseline("srtf-600"),
+        "Lazer": lambda: Lazer(deferral=GPDeferral(seed=seed, cap=gp_cap)),
+        "Lazer X=0": lambda: Lazer(),
+        "Lazer X=10": lambda: Lazer(deferral=10.0),
+        "Lazer X=30": lambda: Lazer(deferral=30.0),
+        "Lazer X=60": lambda: Lazer(deferral=60.0),
+        "Lazer X=F (oracle)": lambda: Lazer(deferral="oracle"),
+    }
     return table[name]()
 
 
@@ -63,8 +76,9 @@ def workload(trace: str, n_jobs: int, seed: int, *, gpus: int = 512):
     from optsched.traces import synthetic_workload
 
     gap, dur_min, _ = TRACES[trace]
-    return synthetic_workload(n_jobs, cluster_gpus=gpus, mean_gap=gap, mean_duration=dur_min * 60.0,
-                              models=FAMILIES, max_gpus=8, seed=seed)
+    return synthetic_workload(
+        n_jobs, cluster_gpus=gpus, mean_gap=gap, mean_duration=dur_min * 60.0, models=FAMILIES, max_gpus=8, seed=seed
+    )
 
 
 def servers_for_load(df, rho: float) -> int:
@@ -74,8 +88,17 @@ def servers_for_load(df, rho: float) -> int:
     return max(1, int(round(float((df["gpus"].to_numpy() * work).sum()) / span / rho / 8)))
 
 
-def simulate_policy(trace: str, policy: str, seed: int, n_jobs: int, *, base: float = 60.0,
-                    servers: int | None = 64, rho: float | None = None, gp_cap: int = 500):
+def simulate_policy(
+    trace: str,
+    policy: str,
+    seed: int,
+    n_jobs: int,
+    *,
+    base: float = 60.0,
+    servers: int | None = 64,
+    rho: float | None = None,
+    gp_cap: int = 500,
+):
     """One run on ``servers`` x 8 GPUs (or as many as give offered load ``rho``): (summary row,
     policy object, result)."""
     from optsched.core import Cluster
@@ -90,24 +113,47 @@ def simulate_policy(trace: str, policy: str, seed: int, n_jobs: int, *, base: fl
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = Simulator(Cluster.homogeneous(servers, 8), df, pol, load_time=ls.load_time, save_time=ls.save_time,
-                        time_decisions=True, record_log=False).run()
+        res = Simulator(
+            Cluster.homogeneous(servers, 8),
+            df,
+            pol,
+            load_time=ls.load_time,
+            save_time=ls.save_time,
+            time_decisions=True,
+            record_log=False,
+        ).run()
     wall = time.perf_counter() - t
     cols = res.job_columns()
     s = res.summary()
     fut = cols["futile_time"]
     dec = getattr(pol, "decisions", [])
-    row = {"trace": trace, "policy": policy, "seed": seed, "base": base, "n_jobs": n_jobs, "gpus": servers * 8,
-           "p50_jct": s["p50_jct"] / 60, "p95_jct": s["p95_jct"] / 60,
-           "p50_waiting": s["p50_waiting"] / 60, "p95_waiting": s["p95_waiting"] / 60,
-           "p50_futile": float(np.percentile(fut, 50)) / 60, "p95_futile": float(np.percentile(fut, 95)) / 60,
-           "futile_gpu_share": s["futile_gpu_share"], "n_futile": int(cols["n_futile"].sum()),
-           "median_W": float(np.median(cols["waiting"])), "median_L": float(np.median(cols["loading_time"])),
-           "median_T": float(np.median(cols["training_time"])), "median_P": float(np.median(cols["saving_time"])),
-           "mean_L": float(np.mean(cols["loading_time"])), "mean_P": float(np.mean(cols["saving_time"])),
-           "decision_ms_mean": s.get("decision_ms_mean", float("nan")), "n_decisions": len(dec),
-           "share_x_positive": (sum(d.x > 0 for d in dec) / len(dec)) if dec else float("nan"),
-           "mean_training_utilization": s["mean_training_utilization"], "wall_s": wall}
+    row = {
+        "trace": trace,
+        "policy": policy,
+        "seed": seed,
+        "base": base,
+        "n_jobs": n_jobs,
+        "gpus": servers * 8,
+        "p50_jct": s["p50_jct"] / 60,
+        "p95_jct": s["p95_jct"] / 60,
+        "p50_waiting": s["p50_waiting"] / 60,
+        "p95_waiting": s["p95_waiting"] / 60,
+        "p50_futile": float(np.percentile(fut, 50)) / 60,
+        "p95_futile": float(np.percentile(fut, 95)) / 60,
+        "futile_gpu_share": s["futile_gpu_share"],
+        "n_futile": int(cols["n_futile"].sum()),
+        "median_W": float(np.median(cols["waiting"])),
+        "median_L": float(np.median(cols["loading_time"])),
+        "median_T": float(np.median(cols["training_time"])),
+        "median_P": float(np.median(cols["saving_time"])),
+        "mean_L": float(np.mean(cols["loading_time"])),
+        "mean_P": float(np.mean(cols["saving_time"])),
+        "decision_ms_mean": s.get("decision_ms_mean", float("nan")),
+        "n_decisions": len(dec),
+        "share_x_positive": (sum(d.x > 0 for d in dec) / len(dec)) if dec else float("nan"),
+        "mean_training_utilization": s["mean_training_utilization"],
+        "wall_s": wall,
+    }
     return row, pol, res
 
 
@@ -133,15 +179,26 @@ def table2(runs):
     for r in m.itertuples(index=False):
         k = POLICY_NAMES.index(r.policy)
         pap = PAPER_TABLE2[r.trace]
-        out.append({"trace": r.trace, "policy": r.policy,
-                    "jct_p50": r.p50_jct, "paper_jct_p50": pap["jct"][k][0],
-                    "jct_p95": r.p95_jct, "paper_jct_p95": pap["jct"][k][1],
-                    "waiting_p50": r.p50_waiting, "paper_waiting_p50": pap["waiting"][k][0],
-                    "waiting_p95": r.p95_waiting, "paper_waiting_p95": pap["waiting"][k][1],
-                    "futile_p50": r.p50_futile, "paper_futile_p50": pap["futile"][k][0],
-                    "futile_p95": r.p95_futile, "paper_futile_p95": pap["futile"][k][1],
-                    "paper_w95_le_jct95": pap["waiting"][k][1] <= pap["jct"][k][1],
-                    "ours_w95_le_jct95": r.p95_waiting <= r.p95_jct + 1e-9})
+        out.append(
+            {
+                "trace": r.trace,
+                "policy": r.policy,
+                "jct_p50": r.p50_jct,
+                "paper_jct_p50": pap["jct"][k][0],
+                "jct_p95": r.p95_jct,
+                "paper_jct_p95": pap["jct"][k][1],
+                "waiting_p50": r.p50_waiting,
+                "paper_waiting_p50": pap["waiting"][k][0],
+                "waiting_p95": r.p95_waiting,
+                "paper_waiting_p95": pap["waiting"][k][1],
+                "futile_p50": r.p50_futile,
+                "paper_futile_p50": pap["futile"][k][0],
+                "futile_p95": r.p95_futile,
+                "paper_futile_p95": pap["futile"][k][1],
+                "paper_w95_le_jct95": pap["waiting"][k][1] <= pap["jct"][k][1],
+                "ours_w95_le_jct95": r.p95_waiting <= r.p95_jct + 1e-9,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -159,14 +216,28 @@ def ratios(runs, trace: str = "Earth"):
     for p, r in m.iterrows():
         jr = r.p50_jct / sjf.p50_jct
         wr = r.median_W / sjf.median_W if sjf.median_W > 0 else float("nan")
-        rows.append({"policy": p, "median_W_s": r.median_W, "median_L_s": r.median_L, "median_T_s": r.median_T,
-                     "median_P_s": r.median_P, "mean_P_s": r.mean_P,
-                     "jct_over_sjf": jr, "paper_fig3": paper_jct.get(p, float("nan")),
-                     "fig3_reproduced": (jr > 1.0) if p in paper_jct else None,
-                     "W_over_sjf": wr, "paper_fig5": paper_w.get(p, float("nan")),
-                     "futile_gpu_share": r.futile_gpu_share, "paper_fig4": paper_share.get(p, float("nan")),
-                     "fig4_reproduced": ((r.futile_gpu_share > 0.01) if paper_share.get(p, 0) > 0
-                                         else (r.futile_gpu_share == 0)) if p in paper_share else None})
+        rows.append(
+            {
+                "policy": p,
+                "median_W_s": r.median_W,
+                "median_L_s": r.median_L,
+                "median_T_s": r.median_T,
+                "median_P_s": r.median_P,
+                "mean_P_s": r.mean_P,
+                "jct_over_sjf": jr,
+                "paper_fig3": paper_jct.get(p, float("nan")),
+                "fig3_reproduced": (jr > 1.0) if p in paper_jct else None,
+                "W_over_sjf": wr,
+                "paper_fig5": paper_w.get(p, float("nan")),
+                "futile_gpu_share": r.futile_gpu_share,
+                "paper_fig4": paper_share.get(p, float("nan")),
+                "fig4_reproduced": (
+                    (r.futile_gpu_share > 0.01) if paper_share.get(p, 0) > 0 else (r.futile_gpu_share == 0)
+                )
+                if p in paper_share
+                else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -187,8 +258,9 @@ def fig8_testbed(seeds: Sequence[int], *, n_jobs: int = 100, gap: float | None =
 
     rows = []
     for sd in seeds:
-        df = synthetic_workload(n_jobs, cluster_gpus=16, mean_gap=39.0, mean_duration=59.5 * 60, models=FAMILIES,
-                                max_gpus=4, seed=sd)
+        df = synthetic_workload(
+            n_jobs, cluster_gpus=16, mean_gap=39.0, mean_duration=59.5 * 60, models=FAMILIES, max_gpus=4, seed=sd
+        )
         span = float(df["arrival"].max())
         load = float((df["gpus"] * np.minimum(df["duration"], span)).sum()) / (span * 16)
         df["arrival"] = df["arrival"] * (load / 2.0 if gap is None else gap / 39.0)
@@ -196,22 +268,33 @@ def fig8_testbed(seeds: Sequence[int], *, n_jobs: int = 100, gap: float | None =
         for p in POLICY_NAMES:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = Simulator(Cluster.homogeneous(4, 4), df, _policy(p, sd, 150), load_time=ls.load_time,
-                                save_time=ls.save_time).run()
+                res = Simulator(
+                    Cluster.homogeneous(4, 4), df, _policy(p, sd, 150), load_time=ls.load_time, save_time=ls.save_time
+                ).run()
             s = res.summary()
             cols = res.job_columns()
-            rows.append({"seed": sd, "policy": p, "p50_jct": s["p50_jct"], "p95_jct": s["p95_jct"],
-                         "p50_waiting": s["p50_waiting"], "p95_waiting": s["p95_waiting"],
-                         "p50_futile": float(np.percentile(cols["futile_time"], 50)),
-                         "p95_futile": float(np.percentile(cols["futile_time"], 95)),
-                         "median_window_utilization": float(np.median(res.utilization_windows(60.0))),
-                         "mean_training_utilization": s["mean_training_utilization"]})
+            rows.append(
+                {
+                    "seed": sd,
+                    "policy": p,
+                    "p50_jct": s["p50_jct"],
+                    "p95_jct": s["p95_jct"],
+                    "p50_waiting": s["p50_waiting"],
+                    "p95_waiting": s["p95_waiting"],
+                    "p50_futile": float(np.percentile(cols["futile_time"], 50)),
+                    "p95_futile": float(np.percentile(cols["futile_time"], 95)),
+                    "median_window_utilization": float(np.median(res.utilization_windows(60.0))),
+                    "mean_training_utilization": s["mean_training_utilization"],
+                }
+            )
     m = pd.DataFrame(rows).groupby("policy", sort=False).mean(numeric_only=True).reset_index()
     lz = m.set_index("policy").loc["Lazer"]
     m["jct_p50_over_lazer"] = m["p50_jct"] / lz["p50_jct"]
     m["paper_jct_p50_over_lazer"] = m["policy"].map(PAPER_TESTBED_JCT_P50)
-    m["reproduced"] = [(r > 1.0) if p in PAPER_TESTBED_JCT_P50 else None
-                       for p, r in zip(m["policy"], m["jct_p50_over_lazer"], strict=True)]
+    m["reproduced"] = [
+        (r > 1.0) if p in PAPER_TESTBED_JCT_P50 else None
+        for p, r in zip(m["policy"], m["jct_p50_over_lazer"], strict=True)
+    ]
     return m
 
 
@@ -242,15 +325,31 @@ def search_efficiency(seeds: Sequence[int], n_jobs: int, *, rho: float = 2.0, n_
         f_rand = np.abs(rng.integers(0, 101, len(F)) - F)
         f_grid = np.abs(np.arange(len(F)) % 101 - F)
         for name, f in (("BO (GP, log-EI)", np.array(f_bo)), ("random", f_rand), ("grid", f_grid)):
-            rows.append({"seed": sd, "method": name, "n": len(F), "best_f": float(f.min()) if len(f) else np.nan,
-                         "mean_f": float(f.mean()) if len(f) else np.nan, "share_F_zero": float(np.mean(F == 0))})
+            rows.append(
+                {
+                    "seed": sd,
+                    "method": name,
+                    "n": len(F),
+                    "best_f": float(f.min()) if len(f) else np.nan,
+                    "mean_f": float(f.mean()) if len(f) else np.nan,
+                    "share_F_zero": float(np.mean(F == 0)),
+                }
+            )
     df = pd.DataFrame(rows).groupby("method", sort=False).mean(numeric_only=True).reset_index()
     df["paper_best_f_ratio_vs_BO"] = df["method"].map({"random": 1.5, "grid": 1.4})
     return df
 
 
-def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progress: bool = False,
-        only: Sequence[str] | None = None, n_jobs: int | None = None, rho: float = 2.0) -> None:
+def run(
+    save: Callable,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    progress: bool = False,
+    only: Sequence[str] | None = None,
+    n_jobs: int | None = None,
+    rho: float = 2.0,
+) -> None:
     """Tables (each saved when done):
 
     * ``table2_512``: Earth on 512 GPUs as printed (Table 1's gaps; the finding: nothing waits);
@@ -298,8 +397,7 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
         parts = []
         for base in (5.0, 30.0, 60.0, 120.0):
             pols = ["SJF", "SRTF", "Pollux (60 s)", "Lazer X=0"] + ([] if quick else ["Lazer"])
-            parts.append(_runs(["Earth"], pols, sd, nj, progress,
-                               base=base, rho=rho, gp_cap=cap))
+            parts.append(_runs(["Earth"], pols, sd, nj, progress, base=base, rho=rho, gp_cap=cap))
         b = pd.concat(parts)
         save("base_sweep", b.groupby(["base", "policy"], sort=False).mean(numeric_only=True).reset_index())
 
@@ -307,9 +405,14 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
 def _register() -> None:
     from optsched.experiments.registry import register_reproduction
 
-    register_reproduction("lazer", run, paper="lazer", quick_seconds=40,
-                          description="Table 2, Fig. 3-5 of paper 004 (SJF, SRTF, periodic SRTF 60/360/600 s, "
-                                      "Lazer), load-time sweep, deferral ablation, share of X > 0, decision delay")
+    register_reproduction(
+        "lazer",
+        run,
+        paper="lazer",
+        quick_seconds=40,
+        description="Table 2, Fig. 3-5 of paper 004 (SJF, SRTF, periodic SRTF 60/360/600 s, "
+        "Lazer), load-time sweep, deferral ablation, share of X > 0, decision delay",
+    )
 
 
 _register()

@@ -26,8 +26,12 @@ __all__ = ["fig4", "fig5", "fig6", "fig7", "sensitivity", "slowdown", "run"]
 def _algos():
     from optsched.rarddls import first_fit, list_scheduling, random_schedule, sjf_bco
 
-    return {"SJF-BCO": lambda i, s: sjf_bco(i, kappas="sizes"), "FF": lambda i, s: first_fit(i),
-            "LS": lambda i, s: list_scheduling(i), "RAND": lambda i, s: random_schedule(i, seed=s)}
+    return {
+        "SJF-BCO": lambda i, s: sjf_bco(i, kappas="sizes"),
+        "FF": lambda i, s: first_fit(i),
+        "LS": lambda i, s: list_scheduling(i),
+        "RAND": lambda i, s: random_schedule(i, seed=s),
+    }
 
 
 def _safe(f, inst, seed):
@@ -45,9 +49,13 @@ def _summary(rows, keys):
 
     df = pd.DataFrame(rows)
     g = df.groupby(keys, sort=False)
-    out = g.agg(makespan_mean=("makespan", "mean"), makespan_std=("makespan", "std"),
-                jct_mean=("jct", "mean"), jct_std=("jct", "std"), seeds=("makespan", "count")).reset_index()
-    return out
+    return g.agg(
+        makespan_mean=("makespan", "mean"),
+        makespan_std=("makespan", "std"),
+        jct_mean=("jct", "mean"),
+        jct_std=("jct", "std"),
+        seeds=("makespan", "count"),
+    ).reset_index()
 
 
 def fig4(seeds: Sequence[int], *, extra: float = 0.15, T: int = 1200):
@@ -93,8 +101,12 @@ def fig5(seeds: Sequence[int], *, kappas: Sequence[int] = tuple(range(1, 33)), T
     df["claim"] = "makespan changes only at kappa in {2,4,8,16,32}; first drops, then rises, then drops (Fig. 5)"
     df["steps_only_at_sizes"] = bool(steps_only_at_sizes)
     df["pattern_at_sizes"] = pattern
-    df["reproduced"] = bool(steps_only_at_sizes and pattern.lstrip("0").startswith("-") and "+" in pattern
-                            and pattern.rstrip("0").endswith("-"))
+    df["reproduced"] = bool(
+        steps_only_at_sizes
+        and pattern.lstrip("0").startswith("-")
+        and "+" in pattern
+        and pattern.rstrip("0").endswith("-")
+    )
     return df
 
 
@@ -161,12 +173,27 @@ def slowdown():
     inst = slowdown_preset()
     alone = replay(inst.replace(jobs=inst.jobs[:1]), [0], [{0: 4}]).completion[0]
     four = replay(inst, [0] * 4, [{0: 1, 1: 1, 2: 1, 3: 1}] * 4).completion
-    return pd.DataFrame([{"alone_one_server": alone, "four_spread": max(four), "ratio": max(four) / alone,
-                          "paper": "295 s -> 675 s (x2.29)", "reproduced": alone == 295 and max(four) == 675}])
+    return pd.DataFrame(
+        [
+            {
+                "alone_one_server": alone,
+                "four_spread": max(four),
+                "ratio": max(four) / alone,
+                "paper": "295 s -> 675 s (x2.29)",
+                "reproduced": alone == 295 and max(four) == 675,
+            }
+        ]
+    )
 
 
-def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progress: bool = False,
-        only: Sequence[str] | None = None) -> None:
+def run(
+    save: Callable,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    progress: bool = False,
+    only: Sequence[str] | None = None,
+) -> None:
     """All tables; ``quick``: 1 seed, fewer kappa and server values (under a minute)."""
     n = seeds if seeds is not None else (1 if quick else 5)
     sd = list(range(n))
@@ -190,9 +217,14 @@ def run(save: Callable, *, quick: bool = False, seeds: int | None = None, progre
 def _register() -> None:
     from optsched.experiments.registry import register_reproduction
 
-    register_reproduction("rarddls-sec7", run, paper="rarddls", quick_seconds=40,
-                          description="Fig. 4-7 of paper 002 (SJF-BCO vs FF, LS, RAND; kappa; servers; lambda), "
-                                      "50 % contention run, Sec. 1 slowdown preset")
+    register_reproduction(
+        "rarddls-sec7",
+        run,
+        paper="rarddls",
+        quick_seconds=40,
+        description="Fig. 4-7 of paper 002 (SJF-BCO vs FF, LS, RAND; kappa; servers; lambda), "
+        "50 % contention run, Sec. 1 slowdown preset",
+    )
 
 
 _register()

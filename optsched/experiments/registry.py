@@ -25,8 +25,14 @@ from optsched.exceptions import UnknownNameError
 __all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions", "MODULES"]
 
 #: Modules that register reproductions when imported (missing ones are skipped).
-MODULES = ("optsched.experiments.sojourn", "optsched.experiments.asrpt_table2", "optsched.experiments.asrpt_repro",
-           "optsched.experiments.rarddls", "optsched.experiments.elastic", "optsched.experiments.lazer")
+MODULES = (
+    "optsched.experiments.sojourn",
+    "optsched.experiments.asrpt_table2",
+    "optsched.experiments.asrpt_repro",
+    "optsched.experiments.rarddls",
+    "optsched.experiments.elastic",
+    "optsched.experiments.lazer",
+)
 
 _REPRO: dict[str, Reproduction] = {}
 
@@ -40,8 +46,9 @@ class Reproduction:
     quick_seconds: float | None = None  # rough wall time of --quick on 2 cores
 
 
-def register_reproduction(name: str, run: Callable[..., Any], *, description: str, paper: str,
-                          quick_seconds: float | None = None) -> None:
+def register_reproduction(
+    name: str, run: Callable[..., Any], *, description: str, paper: str, quick_seconds: float | None = None
+) -> None:
     _REPRO[name] = Reproduction(name, run, description, paper, quick_seconds)
 
 
@@ -64,5 +71,6 @@ def get_reproduction(name: str) -> Reproduction:
     try:
         return _REPRO[name]
     except KeyError:
-        raise UnknownNameError(f"Unknown reproduction {name!r}; known: {sorted(_REPRO)} "
-                               f"(`optsched reproduce --list`).") from None
+        raise UnknownNameError(
+            f"Unknown reproduction {name!r}; known: {sorted(_REPRO)} (`optsched reproduce --list`)."
+        ) from None

@@ -21,9 +21,22 @@ import numpy as np
 
 from optsched.core.seeds import SeedLike
 
-__all__ = ["PAPER_MEANS", "PAPER_RATIOS", "PAPER_STAGES", "run_trials", "mean_table", "ratio_table",
-           "stages_table", "rank_vs_n", "plot_rank_vs_n", "adaptive_study", "all_tables", "optimum",
-           "DEFAULT_TRIALS", "TABLE_OF_SET"]
+__all__ = [
+    "PAPER_MEANS",
+    "PAPER_RATIOS",
+    "PAPER_STAGES",
+    "run_trials",
+    "mean_table",
+    "ratio_table",
+    "stages_table",
+    "rank_vs_n",
+    "plot_rank_vs_n",
+    "adaptive_study",
+    "all_tables",
+    "optimum",
+    "DEFAULT_TRIALS",
+    "TABLE_OF_SET",
+]
 
 DEFAULT_TRIALS = 5000
 N_PAPER = (3, 4, 5, 6, 7, 8)
@@ -112,10 +125,12 @@ SR P75 1.447 1.406 1.405 1.406 1.416 1.411
 RANK P75 1.000 1.000 1.000 1.000 1.000 1.000"""),
 }
 #: Table XIV (workload set 1, N = 5, stages 2..8).
-PAPER_STAGES = {"stages": [2, 3, 4, 5, 6, 7, 8],
-                "OPTIMAL": [1.786, 2.742, 3.701, 4.668, 5.625, 6.593, 7.547],
-                "RANK": [1.788, 2.745, 3.705, 4.674, 5.632, 6.600, 7.555],
-                "MAX CR": [1.082, 1.076, 1.063, 1.060, 1.061, 1.059, 1.064]}
+PAPER_STAGES = {
+    "stages": [2, 3, 4, 5, 6, 7, 8],
+    "OPTIMAL": [1.786, 2.742, 3.701, 4.668, 5.625, 6.593, 7.547],
+    "RANK": [1.788, 2.745, 3.705, 4.674, 5.632, 6.600, 7.555],
+    "MAX CR": [1.082, 1.076, 1.063, 1.060, 1.061, 1.059, 1.064],
+}
 
 
 # --------------------------------------------------------------------------- one trial
@@ -142,8 +157,10 @@ def optimum(pc) -> tuple[float, list[int], str]:
     if not out.get("proven"):
         from optsched.exceptions import SolverError
 
-        raise SolverError(f"HiGHS did not prove the optimum of this {pc.n}-job instance within 300 s "
-                          f"({out['message']}); use fewer jobs.")
+        raise SolverError(
+            f"HiGHS did not prove the optimum of this {pc.n}-job instance within 300 s "
+            f"({out['message']}); use fewer jobs."
+        )
     return out["objective"], out["order"], "highs"
 
 
@@ -168,9 +185,16 @@ def _trial(set_id: int, n: int, rng: np.random.Generator, stages: int, algos: Se
     return out
 
 
-def run_trials(*, sets: Iterable[int] = (1, 2, 3, 4, 5), n_values: Iterable[int] = N_PAPER,
-               trials: int = DEFAULT_TRIALS, seed: SeedLike = 0, stages: int = 2,
-               algos: Sequence[str] = ALGOS, progress: bool = False):
+def run_trials(
+    *,
+    sets: Iterable[int] = (1, 2, 3, 4, 5),
+    n_values: Iterable[int] = N_PAPER,
+    trials: int = DEFAULT_TRIALS,
+    seed: SeedLike = 0,
+    stages: int = 2,
+    algos: Sequence[str] = ALGOS,
+    progress: bool = False,
+):
     """Per-trial values of every algorithm: DataFrame (set, N, stages, trial, OPTIMAL, RANK, ...).
 
     Each (set, N) cell has its own reproducible stream (``SeedSequence(seed).spawn``)."""
@@ -189,8 +213,10 @@ def run_trials(*, sets: Iterable[int] = (1, 2, 3, 4, 5), n_values: Iterable[int]
         if progress:
             import sys
 
-            print(f"[sojourn] set {s} N={n} stages={stages}: {trials} trials in {time.perf_counter() - t0:.1f} s",
-                  file=sys.stderr)
+            print(
+                f"[sojourn] set {s} N={n} stages={stages}: {trials} trials in {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
     return pd.DataFrame(rows)
 
 
@@ -233,12 +259,32 @@ def mean_table(raw, set_id: int, paper_set: int | None = None):
             paper = PAPER_MEANS.get(paper_set, {}).get(a)
             pv = paper[N_PAPER.index(n)] if paper is not None and n in N_PAPER else math.nan
             se = (hi - lo) / (2 * 1.96) if not math.isnan(hi) else math.nan
-            rows.append({"N": n, "algorithm": a, "mean": m, "ci_lo": lo, "ci_hi": hi, "paper": pv,
-                         "z": (m - pv) / se if se and not math.isnan(pv) else math.nan, "trials": len(g)})
+            rows.append(
+                {
+                    "N": n,
+                    "algorithm": a,
+                    "mean": m,
+                    "ci_lo": lo,
+                    "ci_hi": hi,
+                    "paper": pv,
+                    "z": (m - pv) / se if se and not math.isnan(pv) else math.nan,
+                    "trials": len(g),
+                }
+            )
         r = (g["RANK"] / g["OPTIMAL"]).to_numpy()
         m, lo, hi = _mean_ci(r)
-        rows.append({"N": n, "algorithm": "RANK/OPTIMAL (mean ratio)", "mean": m, "ci_lo": lo, "ci_hi": hi,
-                     "paper": math.nan, "z": math.nan, "trials": len(g)})
+        rows.append(
+            {
+                "N": n,
+                "algorithm": "RANK/OPTIMAL (mean ratio)",
+                "mean": m,
+                "ci_lo": lo,
+                "ci_hi": hi,
+                "paper": math.nan,
+                "z": math.nan,
+                "trials": len(g),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -259,34 +305,64 @@ def ratio_table(raw, set_id: int, paper_set: int | None = None):
                 else:
                     v, lo, hi = _quantile_ci(cr, 0.95 if stat == "P95" else 0.75)
                 pv = paper.get((a, stat))
-                rows.append({"N": n, "algorithm": a, "stat": stat, "ours": v, "ci_lo": lo, "ci_hi": hi,
-                             "paper": pv[N_PAPER.index(n)] if pv and n in N_PAPER else math.nan,
-                             "trials": len(g)})
+                rows.append(
+                    {
+                        "N": n,
+                        "algorithm": a,
+                        "stat": stat,
+                        "ours": v,
+                        "ci_lo": lo,
+                        "ci_hi": hi,
+                        "paper": pv[N_PAPER.index(n)] if pv and n in N_PAPER else math.nan,
+                        "trials": len(g),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def stages_table(*, trials: int = DEFAULT_TRIALS, seed: SeedLike = 1, stage_values: Iterable[int] = range(2, 9),
-                 n: int = 5):
+def stages_table(
+    *, trials: int = DEFAULT_TRIALS, seed: SeedLike = 1, stage_values: Iterable[int] = range(2, 9), n: int = 5
+):
     """Table XIV: set 1, N = 5, 2..8 stages: OPTIMAL, RANK (95 % CI) and max RANK/OPTIMAL."""
     import pandas as pd
 
     rows = []
     for m in stage_values:
-        raw = run_trials(sets=(1,), n_values=(n,), trials=trials, seed=(seed * 1000 + m) if isinstance(seed, int)
-                         else seed, stages=m, algos=("OPTIMAL", "RANK"))
+        raw = run_trials(
+            sets=(1,),
+            n_values=(n,),
+            trials=trials,
+            seed=(seed * 1000 + m) if isinstance(seed, int) else seed,
+            stages=m,
+            algos=("OPTIMAL", "RANK"),
+        )
         k = PAPER_STAGES["stages"].index(m) if m in PAPER_STAGES["stages"] else None
         o, olo, ohi = _mean_ci(raw["OPTIMAL"].to_numpy())
         r, rlo, rhi = _mean_ci(raw["RANK"].to_numpy())
-        rows.append({"stages": m, "OPTIMAL": o, "OPTIMAL_ci": (olo, ohi),
-                     "OPTIMAL_paper": PAPER_STAGES["OPTIMAL"][k] if k is not None else math.nan,
-                     "RANK": r, "RANK_ci": (rlo, rhi), "RANK_paper": PAPER_STAGES["RANK"][k] if k is not None else math.nan,
-                     "MAX_CR": float((raw["RANK"] / raw["OPTIMAL"]).max()),
-                     "MAX_CR_paper": PAPER_STAGES["MAX CR"][k] if k is not None else math.nan, "trials": trials})
+        rows.append(
+            {
+                "stages": m,
+                "OPTIMAL": o,
+                "OPTIMAL_ci": (olo, ohi),
+                "OPTIMAL_paper": PAPER_STAGES["OPTIMAL"][k] if k is not None else math.nan,
+                "RANK": r,
+                "RANK_ci": (rlo, rhi),
+                "RANK_paper": PAPER_STAGES["RANK"][k] if k is not None else math.nan,
+                "MAX_CR": float((raw["RANK"] / raw["OPTIMAL"]).max()),
+                "MAX_CR_paper": PAPER_STAGES["MAX CR"][k] if k is not None else math.nan,
+                "trials": trials,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def rank_vs_n(*, n_values: Iterable[int] = (3, 5, 8, 12, 16, 20, 25, 30, 35, 40), sets: Iterable[int] = (1, 5),
-              trials: int = 200, seed: SeedLike = 2):
+def rank_vs_n(
+    *,
+    n_values: Iterable[int] = (3, 5, 8, 12, 16, 20, 25, 30, 35, 40),
+    sets: Iterable[int] = (1, 5),
+    trials: int = 200,
+    seed: SeedLike = 2,
+):
     """Extension beyond the paper's N <= 8: exact optimum up to N = 40. Per (set, N): mean of
     E_RANK / E_OPTIMAL with 95 % CI, its max, and the fraction of trials where RANK is optimal;
     also SERPT and SR ratios and how each optimum was proven."""
@@ -297,12 +373,21 @@ def rank_vs_n(*, n_values: Iterable[int] = (3, 5, 8, 12, 16, 20, 25, 30, 35, 40)
     for (s, n), g in raw.groupby(["set", "N"]):
         ratio = (g["RANK"] / g["OPTIMAL"]).to_numpy()
         m, lo, hi = _mean_ci(ratio)
-        rows.append({"set": s, "N": n, "rank_ratio_mean": m, "ci_lo": lo, "ci_hi": hi, "rank_ratio_max": ratio.max(),
-                     "rank_optimal_frac": float(np.mean(ratio <= 1 + 1e-12)),
-                     "serpt_ratio_mean": float((g["SERPT"] / g["OPTIMAL"]).mean()),
-                     "sr_ratio_mean": float((g["SR"] / g["OPTIMAL"]).mean()),
-                     "proved_by": ",".join(f"{k}:{v}" for k, v in g["opt_method"].value_counts().items()),
-                     "trials": len(g)})
+        rows.append(
+            {
+                "set": s,
+                "N": n,
+                "rank_ratio_mean": m,
+                "ci_lo": lo,
+                "ci_hi": hi,
+                "rank_ratio_max": ratio.max(),
+                "rank_optimal_frac": float(np.mean(ratio <= 1 + 1e-12)),
+                "serpt_ratio_mean": float((g["SERPT"] / g["OPTIMAL"]).mean()),
+                "sr_ratio_mean": float((g["SR"] / g["OPTIMAL"]).mean()),
+                "proved_by": ",".join(f"{k}:{v}" for k, v in g["opt_method"].value_counts().items()),
+                "trials": len(g),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -312,8 +397,14 @@ def plot_rank_vs_n(df, ax=None):
 
     ax = ax or plt.subplots(figsize=(6, 3.5))[1]
     for s, g in df.groupby("set"):
-        ax.errorbar(g["N"], g["rank_ratio_mean"] - 1, yerr=[g["rank_ratio_mean"] - g["ci_lo"], g["ci_hi"] - g["rank_ratio_mean"]],
-                    marker="o", capsize=3, label=f"workload set {s}")
+        ax.errorbar(
+            g["N"],
+            g["rank_ratio_mean"] - 1,
+            yerr=[g["rank_ratio_mean"] - g["ci_lo"], g["ci_hi"] - g["rank_ratio_mean"]],
+            marker="o",
+            capsize=3,
+            label=f"workload set {s}",
+        )
     ax.set_xlabel("number of jobs N")
     ax.set_ylabel("E[RANK] / E[OPTIMAL] - 1")
     ax.set_yscale("log")
@@ -357,8 +448,16 @@ def all_tables(*, trials: int = DEFAULT_TRIALS, seed: SeedLike = 0, progress: bo
     return out
 
 
-def reproduce(save, *, quick: bool = False, seeds: int | None = None, progress: bool = False,
-              trials: int | None = None, ext_trials: int | None = None, seed: int = 0) -> None:
+def reproduce(
+    save,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    progress: bool = False,
+    trials: int | None = None,
+    ext_trials: int | None = None,
+    seed: int = 0,
+) -> None:
     """Every table of Sec. IV-V, each handed to ``save(name, df)`` as soon as it is computed.
 
     Full run: 5,000 trials per cell, the N <= 40 extension with 200 trials, the adaptive study
@@ -379,8 +478,10 @@ def reproduce(save, *, quick: bool = False, seeds: int | None = None, progress: 
     from optsched.sojourn.online import online_table
 
     # Tables XVI-XVIII: one calibrated workload (load 0.9 on 50 servers) run on W servers
-    save("sojourn_online", online_table(n_jobs=600 if quick else 3000, servers=(5, 10, 20, 50, 100),
-                                        reference_servers=50, seed=seed))
+    save(
+        "sojourn_online",
+        online_table(n_jobs=600 if quick else 3000, servers=(5, 10, 20, 50, 100), reference_servers=50, seed=seed),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,8 +509,13 @@ def main(argv: list[str] | None = None) -> int:
         if out is not None:
             write_table(df, out, name)
 
-    reproduce(save, quick=a.quick, trials=None if a.quick else a.trials, ext_trials=None if a.quick else a.ext_trials,
-              seed=a.seed)
+    reproduce(
+        save,
+        quick=a.quick,
+        trials=None if a.quick else a.trials,
+        ext_trials=None if a.quick else a.ext_trials,
+        seed=a.seed,
+    )
     print(f"\n[{time.perf_counter() - t0:.0f} s]")
     return 0
 
@@ -417,9 +523,14 @@ def main(argv: list[str] | None = None) -> int:
 def _register() -> None:
     from optsched.experiments.registry import register_reproduction
 
-    register_reproduction("sojourn-tables", reproduce, paper="sojourn", quick_seconds=60,
-                          description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
-                                      "study, online Tables XVI-XVIII (paper 003)")
+    register_reproduction(
+        "sojourn-tables",
+        reproduce,
+        paper="sojourn",
+        quick_seconds=60,
+        description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
+        "study, online Tables XVI-XVIII (paper 003)",
+    )
 
 
 _register()

@@ -19,6 +19,7 @@ See ``docs/sweeps.md`` for running on a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -72,12 +73,14 @@ def provenance() -> dict[str, Any]:
 
     pkgs = {}
     for p in _PACKAGES:
-        try:
+        with contextlib.suppress(md.PackageNotFoundError):
             pkgs[p] = md.version(p)
-        except md.PackageNotFoundError:
-            pass
-    return {"optsched_version": __version__, "git_commit": _git_commit(), "packages": json.dumps(pkgs, sort_keys=True),
-            "machine": f"{platform.node()} {platform.system()} {platform.machine()} {os.cpu_count()} cpus"}
+    return {
+        "optsched_version": __version__,
+        "git_commit": _git_commit(),
+        "packages": json.dumps(pkgs, sort_keys=True),
+        "machine": f"{platform.node()} {platform.system()} {platform.machine()} {os.cpu_count()} cpus",
+    }
 
 
 def _func_name(func: Callable[..., Any]) -> str:
@@ -88,13 +91,15 @@ def _call(func: Callable[..., Mapping[str, Any]], params: Mapping[str, Any], pro
     t0 = time.perf_counter()
     res = func(**params)
     if not isinstance(res, Mapping):
-        raise InvalidOptionError(f"A sweep function must return a mapping of results; {_func_name(func)} returned "
-                                 f"{type(res).__name__}.")
+        raise InvalidOptionError(
+            f"A sweep function must return a mapping of results; {_func_name(func)} returned {type(res).__name__}."
+        )
     row = dict(params)
     clash = sorted(set(res) & (set(params) | set(PROVENANCE)))
     if clash:
-        raise InvalidOptionError(f"{_func_name(func)} returns {clash}, which are parameter or provenance column names; "
-                                 f"rename them.")
+        raise InvalidOptionError(
+            f"{_func_name(func)} returns {clash}, which are parameter or provenance column names; rename them."
+        )
     row.update(res)
     row.update(prov)
     row["function"] = _func_name(func)
@@ -132,7 +137,8 @@ def _existing(out: Path, func: Callable[..., Any], prov: Mapping[str, Any], forc
             if have != [str(want)]:
                 raise InvalidOptionError(
                     f"The sweep folder {str(out)!r} has results with {col} {have}, not {want!r}; they are not mixed "
-                    f"in silently. Use another folder, or force=True (--force) to mix them.")
+                    f"in silently. Use another folder, or force=True (--force) to mix them."
+                )
     return {str(r["cell"]): r for r in done.to_dict("records")}
 
 
@@ -153,8 +159,14 @@ def _progress(total: int, enabled: bool):
         TimeRemainingColumn,
     )
 
-    prog = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TimeRemainingColumn(), transient=True)
+    prog = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    )
     task = prog.add_task("sweep", total=total)
     prog.start()
 
@@ -172,21 +184,32 @@ def _dask_client(scheduler_address: str | None, n_workers: int):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise InvalidOptionError("executor='dask' needs dask[distributed]: pip install 'optsched[distributed]'.") \
-            from None
+        raise InvalidOptionError(
+            "executor='dask' needs dask[distributed]: pip install 'optsched[distributed]'."
+        ) from None
     if scheduler_address is None:
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), cluster
     try:
         return Client(scheduler_address, timeout="10s"), None
     except (OSError, TimeoutError) as e:
-        raise InvalidOptionError(f"Cannot reach the Dask scheduler at {scheduler_address!r} within 10 s ({e}); "
-                                 f"check the address and that the scheduler is running.") from None
+        raise InvalidOptionError(
+            f"Cannot reach the Dask scheduler at {scheduler_address!r} within 10 s ({e}); "
+            f"check the address and that the scheduler is running."
+        ) from None
 
 
-def sweep(func: Callable[..., Mapping[str, Any]], points: Iterable[Mapping[str, Any]], *,
-          executor: str = "processes", n_workers: int | None = None, scheduler_address: str | None = None,
-          out: str | Path | None = None, force: bool = False, progress: bool = True):
+def sweep(
+    func: Callable[..., Mapping[str, Any]],
+    points: Iterable[Mapping[str, Any]],
+    *,
+    executor: str = "processes",
+    n_workers: int | None = None,
+    scheduler_address: str | None = None,
+    out: str | Path | None = None,
+    force: bool = False,
+    progress: bool = True,
+):
     """Run ``func(**point)`` for every point and return one DataFrame row per point.
 
     Parameters

@@ -64,8 +64,13 @@ def register() -> None:
     """Register Lazer's policies with the simulator's registry (idempotent)."""
     from optsched.sim import register_policy
 
-    register_policy("lazer", Lazer, paper=PAPER, replace=True,
-                    description="Lazer (Alg. 1/2): orchestrator, deferral X, completion handler")
+    register_policy(
+        "lazer",
+        Lazer,
+        paper=PAPER,
+        replace=True,
+        description="Lazer (Alg. 1/2): orchestrator, deferral X, completion handler",
+    )
     register_policy("lazer-zero", _lazer_zero, paper=PAPER, replace=True)
     register_policy("lazer-fixed", _lazer_fixed, paper=PAPER, replace=True)
     register_policy("lazer-oracle", _lazer_oracle, paper=PAPER, replace=True)
@@ -74,6 +79,22 @@ def register() -> None:
 
 register()
 
-__all__ = ["Lazer", "LoadSaveModel", "PARAMETER_COUNTS", "SOURCES", "FAMILIES", "DEFAULT_VARIANT",
-           "Decision", "DeferralChooser", "ZeroDeferral", "FixedDeferral", "OracleDeferral", "counterfactual_f",
-           "is_futile", "lifecycle_from_log", "check_lifecycle", "register", "PAPER"]
+__all__ = [
+    "Lazer",
+    "LoadSaveModel",
+    "PARAMETER_COUNTS",
+    "SOURCES",
+    "FAMILIES",
+    "DEFAULT_VARIANT",
+    "Decision",
+    "DeferralChooser",
+    "ZeroDeferral",
+    "FixedDeferral",
+    "OracleDeferral",
+    "counterfactual_f",
+    "is_futile",
+    "lifecycle_from_log",
+    "check_lifecycle",
+    "register",
+    "PAPER",
+]

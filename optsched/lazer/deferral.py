@@ -17,8 +17,15 @@ from typing import Any
 
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["Decision", "DeferralChooser", "ZeroDeferral", "FixedDeferral", "OracleDeferral",
-           "counterfactual_f", "make_chooser"]
+__all__ = [
+    "Decision",
+    "DeferralChooser",
+    "ZeroDeferral",
+    "FixedDeferral",
+    "OracleDeferral",
+    "counterfactual_f",
+    "make_chooser",
+]
 
 
 @dataclass
@@ -141,5 +148,7 @@ def make_chooser(deferral: Any) -> DeferralChooser:
         from optsched.lazer.predictor import GPDeferral
 
         return GPDeferral()
-    raise InvalidOptionError(f"The 'deferral' option of Lazer must be None/'zero', a number of seconds, 'oracle', "
-                             f"'gp' or a DeferralChooser; got {deferral!r}.")
+    raise InvalidOptionError(
+        f"The 'deferral' option of Lazer must be None/'zero', a number of seconds, 'oracle', "
+        f"'gp' or a DeferralChooser; got {deferral!r}."
+    )

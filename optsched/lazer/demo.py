@@ -10,9 +10,19 @@ __all__ = ["demo_rows"]
 
 
 def _row(instance, algorithm, objective, optimum, runtime, verified, **extra):
-    return {"instance": instance, "algorithm": algorithm, "objective": objective, "optimum": optimum,
-            "bound": None, "gap": None, "ratio": (objective / optimum) if optimum else None, "runtime": runtime,
-            "status": "heuristic", "verified": verified, **extra}
+    return {
+        "instance": instance,
+        "algorithm": algorithm,
+        "objective": objective,
+        "optimum": optimum,
+        "bound": None,
+        "gap": None,
+        "ratio": (objective / optimum) if optimum else None,
+        "runtime": runtime,
+        "status": "heuristic",
+        "verified": verified,
+        **extra,
+    }
 
 
 def _verified(cluster, jobs, res) -> bool:
@@ -29,8 +39,12 @@ def _policies():
     from optsched.lazer.baselines import baseline
     from optsched.lazer.policy import Lazer
 
-    return {"sjf": lambda: baseline("sjf"), "srtf": lambda: baseline("srtf"), "lazer": lambda: Lazer(),
-            "lazer-oracle": lambda: Lazer(deferral="oracle")}
+    return {
+        "sjf": lambda: baseline("sjf"),
+        "srtf": lambda: baseline("srtf"),
+        "lazer": lambda: Lazer(),
+        "lazer-oracle": lambda: Lazer(deferral="oracle"),
+    }
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
@@ -50,9 +64,18 @@ def demo_rows(quick: bool = False) -> list[dict]:
             t = time.perf_counter()
             res = Simulator(one, jobs, _policies()[name](), load_time=5.0, save_time=2.0).run()
             df = res.jobs_frame()
-            rows.append(_row(f"lazer-chain-gap{gap:g}", name, float(df["futile_time"].sum()), None,
-                             time.perf_counter() - t, _verified(one, jobs, res) and check_lifecycle(res) == [],
-                             objective_name="futile seconds", eq2_futile=is_futile(95, 60, 30, 2, 5, gap)))
+            rows.append(
+                _row(
+                    f"lazer-chain-gap{gap:g}",
+                    name,
+                    float(df["futile_time"].sum()),
+                    None,
+                    time.perf_counter() - t,
+                    _verified(one, jobs, res) and check_lifecycle(res) == [],
+                    objective_name="futile seconds",
+                    eq2_futile=is_futile(95, 60, 30, 2, 5, gap),
+                )
+            )
     # l = p = 0 on one GPU: SRPT is optimal for total flow time (Schrage 1968)
     rng = np.random.default_rng(4)
     jobs = [Job(i, work=float(rng.integers(1, 20)), arrival=float(rng.integers(0, 30))) for i in range(12)]
@@ -66,15 +89,25 @@ def demo_rows(quick: bool = False) -> list[dict]:
         rows.append(_row("lazer-srpt-12", name, v, opt, rt, ok, objective_name="total flow time"))
     # 1,000 Earth-like jobs (Table 1 gaps and mean duration) on 8 x 8 GPUs
     n = 300 if quick else 1000
-    df = synthetic_workload(n, cluster_gpus=64, mean_gap=39.0, mean_duration=59.5 * 60, models=FAMILIES,
-                            max_gpus=8, seed=0)
+    df = synthetic_workload(
+        n, cluster_gpus=64, mean_gap=39.0, mean_duration=59.5 * 60, models=FAMILIES, max_gpus=8, seed=0
+    )
     ls = LoadSaveModel()
     cl = Cluster.homogeneous(8, 8)
     for name in ("sjf", "srtf", "lazer"):
         t = time.perf_counter()
         res = Simulator(cl, df, _policies()[name](), load_time=ls.load_time, save_time=ls.save_time).run()
         s = res.summary()
-        rows.append(_row(f"lazer-earth-{n}", name, s["mean_jct"], None, time.perf_counter() - t,
-                         check_lifecycle(res) == [], objective_name="mean JCT (s)",
-                         futile_gpu_share=s["futile_gpu_share"]))
+        rows.append(
+            _row(
+                f"lazer-earth-{n}",
+                name,
+                s["mean_jct"],
+                None,
+                time.perf_counter() - t,
+                check_lifecycle(res) == [],
+                objective_name="mean JCT (s)",
+                futile_gpu_share=s["futile_gpu_share"],
+            )
+        )
     return rows

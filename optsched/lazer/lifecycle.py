@@ -51,8 +51,17 @@ def lifecycle_from_log(log: Iterable[tuple]) -> dict[Any, dict[str, float]]:
         if jid is None or kind in ("timer", "checkpoint", "rate"):
             continue
         if kind == "arrival":
-            out[jid] = {"arrival": t, "completion": float("nan"), "jct": float("nan"), "W": 0.0, "L": 0.0,
-                        "T": 0.0, "P": 0.0, "futile": 0.0, "n_futile": 0}
+            out[jid] = {
+                "arrival": t,
+                "completion": float("nan"),
+                "jct": float("nan"),
+                "W": 0.0,
+                "L": 0.0,
+                "T": 0.0,
+                "P": 0.0,
+                "futile": 0.0,
+                "n_futile": 0,
+            }
             state[jid] = ("W", t)
             continue
         r = out[jid]
@@ -107,8 +116,10 @@ def check_lifecycle(result: Any, *, atol: float = 1e-6) -> list[str]:
             if abs(a - b) > atol:
                 bad.append(f"job {rec.job_id}: {name} engine {a!r} vs log {b!r}")
         if abs(r["futile"] - rec.futile_time) > atol or r["n_futile"] != rec.n_futile:
-            bad.append(f"job {rec.job_id}: futile engine {rec.futile_time!r}/{rec.n_futile} vs log "
-                       f"{r['futile']!r}/{r['n_futile']}")
+            bad.append(
+                f"job {rec.job_id}: futile engine {rec.futile_time!r}/{rec.n_futile} vs log "
+                f"{r['futile']!r}/{r['n_futile']}"
+            )
         if rec.futile_time > rec.loading_time + atol:
             bad.append(f"job {rec.job_id}: futile {rec.futile_time!r} > L {rec.loading_time!r}")
     return bad

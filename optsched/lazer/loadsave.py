@@ -19,8 +19,16 @@ from typing import Any
 
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = ["PARAMETER_COUNTS", "SOURCES", "FAMILIES", "DEFAULT_VARIANT", "BYTES_PER_PARAM", "BANDWIDTH",
-           "BASE_LOAD_SWEEP", "LoadSaveModel"]
+__all__ = [
+    "PARAMETER_COUNTS",
+    "SOURCES",
+    "FAMILIES",
+    "DEFAULT_VARIANT",
+    "BYTES_PER_PARAM",
+    "BANDWIDTH",
+    "BASE_LOAD_SWEEP",
+    "LoadSaveModel",
+]
 
 BYTES_PER_PARAM = 12.0
 """fp32 weights (4 B) + Adam's two moments (4 B each): what a resumable checkpoint holds."""
@@ -36,27 +44,46 @@ _TNT = "Han et al., Transformer in Transformer, NeurIPS 2021, Table 3"
 
 #: Parameter counts of named variants (variant -> parameters).
 PARAMETER_COUNTS: dict[str, float] = {
-    "convnext_tiny": 28_589_128, "convnext_small": 50_223_688, "convnext_base": 88_591_464,
+    "convnext_tiny": 28_589_128,
+    "convnext_small": 50_223_688,
+    "convnext_base": 88_591_464,
     "convnext_large": 197_767_336,
-    "efficientnet_b0": 5_288_548, "efficientnet_b4": 19_341_616, "efficientnet_b7": 66_347_960,
-    "vgg19": 143_667_240, "vgg19_bn": 143_678_248,
-    "vit_b_16": 86_567_656, "vit_l_16": 304_326_632, "vit_h_14": 632_045_800,
-    "swin_t": 28_288_354, "swin_s": 49_606_258, "swin_b": 87_768_224,
-    "conformer_ti": 23.5e6, "conformer_s": 37.7e6, "conformer_b": 83.3e6,
-    "tnt_s": 23.8e6, "tnt_b": 65.6e6,
+    "efficientnet_b0": 5_288_548,
+    "efficientnet_b4": 19_341_616,
+    "efficientnet_b7": 66_347_960,
+    "vgg19": 143_667_240,
+    "vgg19_bn": 143_678_248,
+    "vit_b_16": 86_567_656,
+    "vit_l_16": 304_326_632,
+    "vit_h_14": 632_045_800,
+    "swin_t": 28_288_354,
+    "swin_s": 49_606_258,
+    "swin_b": 87_768_224,
+    "conformer_ti": 23.5e6,
+    "conformer_s": 37.7e6,
+    "conformer_b": 83.3e6,
+    "tnt_s": 23.8e6,
+    "tnt_b": 65.6e6,
 }
 
 #: Where each count comes from.
-SOURCES: dict[str, str] = {v: (_CONFORMER if v.startswith("conformer") else _TNT if v.startswith("tnt") else _TV)
-                           for v in PARAMETER_COUNTS}
+SOURCES: dict[str, str] = {
+    v: (_CONFORMER if v.startswith("conformer") else _TNT if v.startswith("tnt") else _TV) for v in PARAMETER_COUNTS
+}
 
 #: The seven model families of Sec. 3.1, assigned uniformly to jobs.
 FAMILIES = ("ConvNeXt", "EfficientNet", "VGG19", "ViT", "Swin", "Conformer", "TNT")
 
 #: A family name alone means this variant (base size: mean p over the seven = 7.9 s, Sec. 3.2's ~8 s).
-DEFAULT_VARIANT: dict[str, str] = {"ConvNeXt": "convnext_base", "EfficientNet": "efficientnet_b4",
-                                   "VGG19": "vgg19", "ViT": "vit_b_16", "Swin": "swin_b",
-                                   "Conformer": "conformer_b", "TNT": "tnt_b"}
+DEFAULT_VARIANT: dict[str, str] = {
+    "ConvNeXt": "convnext_base",
+    "EfficientNet": "efficientnet_b4",
+    "VGG19": "vgg19",
+    "ViT": "vit_b_16",
+    "Swin": "swin_b",
+    "Conformer": "conformer_b",
+    "TNT": "tnt_b",
+}
 
 
 def _seconds(value: Any, name: str) -> float:
@@ -100,14 +127,22 @@ class LoadSaveModel:
     (8.31, 68.31)
     """
 
-    def __init__(self, *, base: float = 60.0, bytes_per_param: float = BYTES_PER_PARAM,
-                 bandwidth: float = BANDWIDTH, counts: Mapping[str, float] | None = None, attr: str = "model"):
+    def __init__(
+        self,
+        *,
+        base: float = 60.0,
+        bytes_per_param: float = BYTES_PER_PARAM,
+        bandwidth: float = BANDWIDTH,
+        counts: Mapping[str, float] | None = None,
+        attr: str = "model",
+    ):
         self.base = _seconds(base, "base")
         self.bytes_per_param = _seconds(bytes_per_param, "bytes_per_param")
         self.bandwidth = _seconds(bandwidth, "bandwidth")
         if self.bandwidth <= 0 or self.bytes_per_param <= 0:
-            raise InvalidOptionError(f"'bandwidth' and 'bytes_per_param' must be > 0; got {bandwidth!r} and "
-                                     f"{bytes_per_param!r}.")
+            raise InvalidOptionError(
+                f"'bandwidth' and 'bytes_per_param' must be > 0; got {bandwidth!r} and {bytes_per_param!r}."
+            )
         table = dict(PARAMETER_COUNTS if counts is None else counts)
         for name, n in table.items():
             try:
@@ -115,8 +150,10 @@ class LoadSaveModel:
             except (TypeError, ValueError):
                 v = float("nan")
             if isinstance(n, bool) or not (v >= 0 and math.isfinite(v)):
-                raise InvalidInstanceError(f"The parameter count of model {name!r} must be a finite number >= 0; "
-                                           f"got {n!r}. Fix the 'counts' table.")
+                raise InvalidInstanceError(
+                    f"The parameter count of model {name!r} must be a finite number >= 0; "
+                    f"got {n!r}. Fix the 'counts' table."
+                )
             table[name] = v
         self.counts = table
         self.attr = attr
@@ -128,7 +165,8 @@ class LoadSaveModel:
         if name not in self.counts:
             raise InvalidInstanceError(
                 f"Model {model!r} has no load/save entry; use one of {sorted(self.counts)} or a family "
-                f"{list(DEFAULT_VARIANT)}, or pass counts={{{model!r}: n_params}} to LoadSaveModel.")
+                f"{list(DEFAULT_VARIANT)}, or pass counts={{{model!r}: n_params}} to LoadSaveModel."
+            )
         return self.counts[name]
 
     def save_seconds(self, model: Any) -> float:
@@ -147,7 +185,8 @@ class LoadSaveModel:
         if self.attr not in attrs:
             raise InvalidInstanceError(
                 f"{getattr(job, 'label', job)!r} has no {self.attr!r} attribute, so its load/save time is unknown; "
-                f"add a '{self.attr}' column to the job table (e.g. synthetic_workload(models=FAMILIES)).")
+                f"add a '{self.attr}' column to the job table (e.g. synthetic_workload(models=FAMILIES))."
+            )
         return attrs[self.attr]
 
     def load_time(self, job: Any, placement: Any = None) -> float:
@@ -159,5 +198,7 @@ class LoadSaveModel:
         return self.save_seconds(self._model_of(job))
 
     def __repr__(self) -> str:
-        return (f"LoadSaveModel(base={self.base:g}, bytes_per_param={self.bytes_per_param:g}, "
-                f"bandwidth={self.bandwidth:g}, {len(self.counts)} models)")
+        return (
+            f"LoadSaveModel(base={self.base:g}, bytes_per_param={self.bytes_per_param:g}, "
+            f"bandwidth={self.bandwidth:g}, {len(self.counts)} models)"
+        )

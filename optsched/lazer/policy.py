@@ -18,7 +18,6 @@ Every reading is in formulations/lazer.md (reading 4).
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from typing import Any
 
@@ -67,9 +66,11 @@ class Lazer(Policy):
     def __init__(self, *, deferral: Any = None, secured: str = "all", placement: str = "consolidate"):
         super().__init__(placement=placement)
         if secured not in ("all", "released"):
-            raise InvalidOptionError(f"The 'secured' option of Lazer must be 'all' (every free GPU not kept for a "
-                                     f"preemptor) or 'released' (only the GPUs completed jobs released); got "
-                                     f"{secured!r}.")
+            raise InvalidOptionError(
+                f"The 'secured' option of Lazer must be 'all' (every free GPU not kept for a "
+                f"preemptor) or 'released' (only the GPUs completed jobs released); got "
+                f"{secured!r}."
+            )
         self.deferral = make_chooser(deferral)
         self.secured = secured
 
@@ -264,15 +265,7 @@ class Lazer(Policy):
 
     # -- the decision round -------------------------------------------------------------------------------
     def _unqueue(self, job) -> bool:
-        h = self.wq._b.get((job.gpus, job.single_server), [])
-        for i, e in enumerate(h):
-            if e[2] is job:
-                h[i] = h[-1]
-                h.pop()
-                heapq.heapify(h)
-                self.wq._n -= 1
-                return True
-        return False
+        return self.wq.discard(job)
 
     def schedule(self, sim) -> None:
         if self._completions:
@@ -304,4 +297,3 @@ class Lazer(Policy):
 
     def __repr__(self) -> str:
         return f"Lazer(deferral={self.deferral!r}, secured={self.secured!r}, placement={self.placement!r})"
-

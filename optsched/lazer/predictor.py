@@ -74,8 +74,10 @@ def _pos(value, name, *, strict=True, integer=False):
         ok = float(value).is_integer()
     if not ok or (value <= 0 if strict else value < 0):
         kind = "an integer" if integer else "a finite number"
-        raise InvalidOptionError(f"The '{name}' option of the deferral predictor must be {kind} "
-                                 f"{'> 0' if strict else '>= 0'}; got {value!r}.")
+        raise InvalidOptionError(
+            f"The '{name}' option of the deferral predictor must be {kind} "
+            f"{'> 0' if strict else '>= 0'}; got {value!r}."
+        )
     return value
 
 
@@ -124,9 +126,22 @@ class GPDeferral(DeferralChooser):
     name = "gp"
     needs_feedback = True
 
-    def __init__(self, *, low: float = 0.0, high: float = 100.0, n_bootstrap: int = 10, min_updates: int = 100,
-                 cap: int = 500, ei_threshold: float = 0.1, refit_every: int = 10, search: str = "grid",
-                 n_random: int = 5, grid: int = 101, zero_below: float = 1.0, seed=0):
+    def __init__(
+        self,
+        *,
+        low: float = 0.0,
+        high: float = 100.0,
+        n_bootstrap: int = 10,
+        min_updates: int = 100,
+        cap: int = 500,
+        ei_threshold: float = 0.1,
+        refit_every: int = 10,
+        search: str = "grid",
+        n_random: int = 5,
+        grid: int = 101,
+        zero_below: float = 1.0,
+        seed=0,
+    ):
         _pos(low, "low", strict=False)
         _pos(high, "high")
         if not high > low:
@@ -176,8 +191,12 @@ class GPDeferral(DeferralChooser):
         c = decision.context
         if c[2] > self.high and not self._warned_l:
             self._warned_l = True
-            warnings.warn(f"A load time l_new = {c[2]:g} s exceeds the deferral search space's upper end h = "
-                          f"{self.high:g} s: X can never cover the whole load.", PredictorWarning, stacklevel=2)
+            warnings.warn(
+                f"A load time l_new = {c[2]:g} s exceeds the deferral search space's upper end h = "
+                f"{self.high:g} s: X can never cover the whole load.",
+                PredictorWarning,
+                stacklevel=2,
+            )
         if self.gp is None:
             stage = "bootstrap"
             if not self._strata:
@@ -280,9 +299,13 @@ class GPDeferral(DeferralChooser):
             self._fit()
             if self.gp is not None and self.stage == "bootstrap":
                 self.stage = "acquisition"
-        if self.stage == "acquisition" and decision.stage == "acquisition" and (
-                (self.n_updates >= self.min_updates and self._last_ei < self.ei_threshold)
-                or self.n_updates >= self.cap):
+        if (
+            self.stage == "acquisition"
+            and decision.stage == "acquisition"
+            and (
+                (self.n_updates >= self.min_updates and self._last_ei < self.ei_threshold) or self.n_updates >= self.cap
+            )
+        ):
             self.stage = "exploitation"
 
     def _fit(self) -> None:
@@ -292,25 +315,34 @@ class GPDeferral(DeferralChooser):
         t = time.perf_counter()
         refit = self._kernel is None or self.n_updates % self.refit_every == 0
         if self._kernel is None:
-            kernel = ConstantKernel(1.0, (1e-3, 1e3)) * Matern(length_scale=np.ones(5), nu=2.5,
-                                                               length_scale_bounds=(1e-2, 1e3)) \
-                + WhiteKernel(1e-2, (1e-6, 1e1))
+            kernel = ConstantKernel(1.0, (1e-3, 1e3)) * Matern(
+                length_scale=np.ones(5), nu=2.5, length_scale_bounds=(1e-2, 1e3)
+            ) + WhiteKernel(1e-2, (1e-6, 1e1))
         else:
             kernel = self._kernel
-        gp = GaussianProcessRegressor(kernel=kernel, normalize_y=True, optimizer="fmin_l_bfgs_b" if refit else None,
-                                      random_state=int(self.rng.integers(2**31)))
+        gp = GaussianProcessRegressor(
+            kernel=kernel,
+            normalize_y=True,
+            optimizer="fmin_l_bfgs_b" if refit else None,
+            random_state=int(self.rng.integers(2**31)),
+        )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # convergence chatter of the hyperparameter search
                 gp.fit(np.array(self._z), np.array(self._y))
-        except Exception as e:  # noqa: BLE001 - any failure keeps the previous GP
-            warnings.warn(f"The GP fit failed at {self.n_updates} updates ({type(e).__name__}: {e}); keeping the "
-                          f"previous GP.", PredictorWarning, stacklevel=2)
+        except Exception as e:
+            warnings.warn(
+                f"The GP fit failed at {self.n_updates} updates ({type(e).__name__}: {e}); keeping the previous GP.",
+                PredictorWarning,
+                stacklevel=2,
+            )
             return
         self.gp = gp
         self._kernel = gp.kernel_
         self.timings["fit"].append(time.perf_counter() - t)
 
     def __repr__(self) -> str:
-        return (f"GPDeferral(low={self.low:g}, high={self.high:g}, n_bootstrap={self.n_bootstrap}, "
-                f"cap={self.cap}, search={self.search!r})")
+        return (
+            f"GPDeferral(low={self.low:g}, high={self.high:g}, n_bootstrap={self.n_bootstrap}, "
+            f"cap={self.cap}, search={self.search!r})"
+        )

@@ -59,8 +59,9 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
     cmap = plt.get_cmap("tab10" if len(jobs) <= 10 else "tab20")
     colour = {j: cmap(i % cmap.N) for i, j in enumerate(jobs)}
     busy: list[list[float]] = [[-float("inf")] * cap[m] for m in range(n_srv)]
-    segs_all = sorted(((s.start, s.end, j, s) for j, segs in schedule.items() for s in segs),
-                      key=lambda x: (x[0], x[1], str(x[2])))
+    segs_all = sorted(
+        ((s.start, s.end, j, s) for j, segs in schedule.items() for s in segs), key=lambda x: (x[0], x[1], str(x[2]))
+    )
     for a, b, j, s in segs_all:
         for m, g in s.placement.items():
             if m >= n_srv or g <= 0:
@@ -76,8 +77,13 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
             h = 0.8 / max(cap[m], 1)
             ys = [m + 0.1 + r * h for r in rows] or [m + 0.9]
             for y in ys:
-                ax.broken_barh([(a, b - a)], (y, h), color=colour[j], edgecolor="red" if over else "black",
-                               linewidth=1.5 if over else 0.5)
+                ax.broken_barh(
+                    [(a, b - a)],
+                    (y, h),
+                    color=colour[j],
+                    edgecolor="red" if over else "black",
+                    linewidth=1.5 if over else 0.5,
+                )
             ax.text(a + (b - a) / 2, (min(ys) + max(ys) + h) / 2, str(j), ha="center", va="center", fontsize=8)
     ax.set_yticks([i + 0.5 for i in range(n_srv)])
     ax.set_yticklabels([f"server {i}" for i in range(n_srv)])

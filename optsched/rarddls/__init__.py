@@ -15,9 +15,17 @@ functions. See ``formulations/rarddls.md``.
 from optsched.core.registry import KindSpec, register_kind
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance, RarJob
 
-register_kind(KindSpec(KIND, RarInstance, schema="rarddls.schema.json", objective=OBJECTIVE, sense="min",
-                       default_exact="rarddls-exact",
-                       description="RAR jobs under communication contention, makespan in slots (paper 002)"))
+register_kind(
+    KindSpec(
+        KIND,
+        RarInstance,
+        schema="rarddls.schema.json",
+        objective=OBJECTIVE,
+        sense="min",
+        default_exact="rarddls-exact",
+        description="RAR jobs under communication contention, makespan in slots (paper 002)",
+    )
+)
 
 from optsched.rarddls import checks as _checks  # noqa: E402
 
@@ -52,5 +60,16 @@ from optsched.verify.suite import register_suite_instances  # noqa: E402
 
 register_suite_instances(KIND, _suite)
 
-__all__ = ["RarInstance", "RarJob", "KIND", "OBJECTIVE", "toy_instance", "replay", "build_schedule", "sjf_bco",
-           "first_fit", "list_scheduling", "random_schedule"]
+__all__ = [
+    "RarInstance",
+    "RarJob",
+    "KIND",
+    "OBJECTIVE",
+    "toy_instance",
+    "replay",
+    "build_schedule",
+    "sjf_bco",
+    "first_fit",
+    "list_scheduling",
+    "random_schedule",
+]

@@ -38,8 +38,9 @@ class BoundReport:
         return [k for k, v in self.holds.items() if not v]
 
 
-def check_bounds(instance: RarInstance, *, exact_result=None, algo_result=None, theta_star_value=None,
-                 options=None, kappas="all") -> BoundReport:
+def check_bounds(
+    instance: RarInstance, *, exact_result=None, algo_result=None, theta_star_value=None, options=None, kappas="all"
+) -> BoundReport:
     """Evaluate every claim on ``instance`` (solves what is not given; T* must be proven optimal)."""
     from optsched.rarddls.exact import solve_exact, theta_star
     from optsched.rarddls.sjfbco import passes_bound, sjf_bco
@@ -58,13 +59,26 @@ def check_bounds(instance: RarInstance, *, exact_result=None, algo_result=None, 
     u_real = max(1.0, max(j.rho_hat / p for j, p in zip(instance.jobs, rho_real, strict=True)))
     l_real = min(1.0, min(j.rho_hat / p for j, p in zip(instance.jobs, rho_real, strict=True)))
     rep = BoundReport()
-    rep.values = {"T_alg": T_alg, "T_star": T_star, "W_max": W, "theta_tilde": th, "theta_star": theta_star_value,
-                  "u": u, "l": lo, "varphi": vphi, "n_g": ng, "u_real": u_real, "l_real": l_real,
-                  "passes": r.info["passes"], "passes_bound": passes_bound(instance, r.info["T"]),
-                  "lemma2_gap": th - W, "ratio": (T_alg / T_star) if T_star else None,
-                  "thm5_bound": ng * vphi * u / lo}
+    rep.values = {
+        "T_alg": T_alg,
+        "T_star": T_star,
+        "W_max": W,
+        "theta_tilde": th,
+        "theta_star": theta_star_value,
+        "u": u,
+        "l": lo,
+        "varphi": vphi,
+        "n_g": ng,
+        "u_real": u_real,
+        "l_real": l_real,
+        "passes": r.info["passes"],
+        "passes_bound": passes_bound(instance, r.info["T"]),
+        "lemma2_gap": th - W,
+        "ratio": (T_alg / T_star) if T_star else None,
+        "thm5_bound": ng * vphi * u / lo,
+    }
     eps = 1e-9
-    rep.holds["lemma2_le"] = W <= th + eps
+    rep.holds["lemma2_le"] = th + eps >= W
     rep.holds["lemma2_eq"] = abs(W - th) <= 1e-6
     rep.holds["lemma3_printed"] = T_alg <= ng * W + eps
     rep.holds["lemma3_provable"] = T_alg <= ng * (u / lo) * W + eps
@@ -88,8 +102,14 @@ def check_rho_range(instance: RarInstance, schedule) -> list:
         rho = segs[0].end - segs[0].start
         lo, hi = instance.rho_range(i)
         if not lo - 1e-9 <= rho <= hi + 1e-9:
-            out.append(Violation("rho_range", f"{j.label} runs {rho:g} slots, outside its a priori range "
-                                              f"[{lo}, {hi}] (F_j / phi_j at the fastest and slowest states).", job=j.id))
+            out.append(
+                Violation(
+                    "rho_range",
+                    f"{j.label} runs {rho:g} slots, outside its a priori range "
+                    f"[{lo}, {hi}] (F_j / phi_j at the fastest and slowest states).",
+                    job=j.id,
+                )
+            )
     return out
 
 
@@ -110,8 +130,13 @@ def check_gpu_load(instance: RarInstance, schedule) -> list:
                 load[s, g] = load.get((s, g), 0.0) + j.rho_hat / instance.u
     worst = max(load.values(), default=0.0)
     if ms < worst - 1e-9:
-        return [Violation("gpu_load", f"The makespan {ms:g} is below the largest per-GPU estimated load {worst:g} "
-                                      f"(sum of rho^_j / u): some rho^_j exceeds u rho_j.")]
+        return [
+            Violation(
+                "gpu_load",
+                f"The makespan {ms:g} is below the largest per-GPU estimated load {worst:g} "
+                f"(sum of rho^_j / u): some rho^_j exceeds u rho_j.",
+            )
+        ]
     return []
 
 

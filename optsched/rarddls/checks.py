@@ -17,8 +17,15 @@ from typing import Any
 from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
 from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
 
-__all__ = ["slot_completions", "check_non_preemptive", "check_slotted", "check_gpu_exclusive",
-           "check_contention_progress", "evaluate_objective", "register"]
+__all__ = [
+    "slot_completions",
+    "check_non_preemptive",
+    "check_slotted",
+    "check_gpu_exclusive",
+    "check_contention_progress",
+    "evaluate_objective",
+    "register",
+]
 
 TOL = 1e-9
 
@@ -73,8 +80,7 @@ def check_slotted(instance: Any, schedule: Any) -> Iterable[Violation]:
         for sg in segs:
             for what, v in (("start", sg.start), ("end", sg.end)):
                 if abs(v - round(v)) > TOL or v < 0:
-                    yield Violation("slotted", f"Job {jid!r} has {what} {v:g}, not a whole slot >= 0.", job=jid,
-                                    time=v)
+                    yield Violation("slotted", f"Job {jid!r} has {what} {v:g}, not a whole slot >= 0.", job=jid, time=v)
 
 
 #: (shared) every segment names its GPUs, and no GPU holds two jobs at once
@@ -90,9 +96,14 @@ def check_contention_progress(instance: Any, schedule: Any) -> Iterable[Violatio
             continue
         end = segs[j.id].end
         if abs(end - comp[j.id]) > TOL:
-            yield Violation("contention_progress", f"{j.label} ends at slot {end:g}; under (6)-(9) its {j.iterations} "
-                                                   f"iterations are done at the end of slot {comp[j.id] - 1} "
-                                                   f"(completion {comp[j.id]}).", job=j.id, time=end)
+            yield Violation(
+                "contention_progress",
+                f"{j.label} ends at slot {end:g}; under (6)-(9) its {j.iterations} "
+                f"iterations are done at the end of slot {comp[j.id] - 1} "
+                f"(completion {comp[j.id]}).",
+                job=j.id,
+                time=end,
+            )
 
 
 def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:

@@ -15,8 +15,10 @@ def demo_instances(quick: bool = False):
     out = [toy_instance()]
     out += [random_instance(n, gpus_per_server=[2, 2], seed=s) for n, s in ((4, 1), (5, 2))]
     if not quick:
-        out += [random_instance(6, gpus_per_server=[4, 4, 4], seed=3), random_instance(8, gpus_per_server=[4, 4],
-                                                                                     seed=4)]
+        out += [
+            random_instance(6, gpus_per_server=[4, 4, 4], seed=3),
+            random_instance(8, gpus_per_server=[4, 4], seed=4),
+        ]
     return out
 
 

@@ -62,8 +62,7 @@ class Replay:
         return max(self.completion)
 
 
-def replay(instance, starts: Sequence[int], placements: Sequence[Placement],
-           stop_at: int | None = None) -> Replay:
+def replay(instance, starts: Sequence[int], placements: Sequence[Placement], stop_at: int | None = None) -> Replay:
     """Event-driven slotted evaluation of (6)-(9).
 
     Parameters
@@ -89,8 +88,9 @@ def replay(instance, starts: Sequence[int], placements: Sequence[Placement],
     """
     n = instance.n_jobs
     if len(starts) != n or len(placements) != n:
-        raise InvalidScheduleError(f"replay needs one start and one placement per job ({n}); "
-                                   f"got {len(starts)} and {len(placements)}.")
+        raise InvalidScheduleError(
+            f"replay needs one start and one placement per job ({n}); got {len(starts)} and {len(placements)}."
+        )
     rem = [float(j.iterations) for j in instance.jobs]
     comp: list[int | None] = [None] * n
     order = sorted(range(n), key=lambda j: starts[j])
@@ -126,8 +126,9 @@ def replay(instance, starts: Sequence[int], placements: Sequence[Placement],
     return Replay([int(c) if c is not None else -1 for c in comp])
 
 
-def assign_gpu_ids(instance, starts: Sequence[int], completion: Sequence[int],
-                   placements: Sequence[Placement]) -> list[dict[int, tuple[int, ...]]]:
+def assign_gpu_ids(
+    instance, starts: Sequence[int], completion: Sequence[int], placements: Sequence[Placement]
+) -> list[dict[int, tuple[int, ...]]]:
     """GPU ids per server for each job: the lowest ids free at its start (interval colouring per
     server; always succeeds when the per-slot capacity (2) holds)."""
     n = instance.n_jobs
@@ -137,17 +138,23 @@ def assign_gpu_ids(instance, starts: Sequence[int], completion: Sequence[int],
         for s, y in sorted(placements[j].items()):
             cand = [g for g in range(instance.O[s]) if free_at[s][g] <= starts[j]][:y]
             if len(cand) < y:
-                raise InvalidScheduleError(f"Server {s} has fewer than {y} GPUs free at slot {starts[j]} for "
-                                           f"{instance.jobs[j].label}: capacity (2) is violated.")
+                raise InvalidScheduleError(
+                    f"Server {s} has fewer than {y} GPUs free at slot {starts[j]} for "
+                    f"{instance.jobs[j].label}: capacity (2) is violated."
+                )
             for g in cand:
                 free_at[s][g] = completion[j]
             ids[j][s] = tuple(cand)
     return ids
 
 
-def build_schedule(instance, starts: Sequence[int], placements: Sequence[Placement],
-                   gpu_ids: Sequence[Mapping[int, Sequence[int]]] | None = None,
-                   completion: Sequence[int] | None = None) -> Schedule:
+def build_schedule(
+    instance,
+    starts: Sequence[int],
+    placements: Sequence[Placement],
+    gpu_ids: Sequence[Mapping[int, Sequence[int]]] | None = None,
+    completion: Sequence[int] | None = None,
+) -> Schedule:
     """A :class:`~optsched.core.Schedule` with one segment [a_j, C_j) per job, its placement and GPU ids
     (completions from :func:`replay` unless given; GPU ids from :func:`assign_gpu_ids` unless given)."""
     comp = list(completion) if completion is not None else replay(instance, starts, placements).completion

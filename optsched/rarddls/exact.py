@@ -15,9 +15,17 @@ from optsched.rarddls.formulation import build_milp, build_theta_star, milp_to_c
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
 
-__all__ = ["solve_exact", "enumerate_optimum", "theta_star", "heuristic_horizon", "best_heuristic",
-           "sgs_schedule", "lower_bound", "min_slots",
-           "ENUM_MAX_JOBS"]
+__all__ = [
+    "solve_exact",
+    "enumerate_optimum",
+    "theta_star",
+    "heuristic_horizon",
+    "best_heuristic",
+    "sgs_schedule",
+    "lower_bound",
+    "min_slots",
+    "ENUM_MAX_JOBS",
+]
 
 ENUM_MAX_JOBS = 3
 
@@ -33,7 +41,7 @@ def best_heuristic(instance: RarInstance) -> tuple[int, list[int] | None, list[d
     for f, kw in ((sjf_bco, {"kappas": "sizes"}), (list_scheduling, {}), (first_fit, {})):
         try:
             r = f(instance, **kw)
-        except Exception:  # noqa: BLE001 - a heuristic that finds nothing gives no bound
+        except Exception:
             continue
         if int(r.objective) < best[0] or (int(r.objective) == best[0] and best[1] is None):
             st, pl = decisions(instance, r.schedule)
@@ -63,8 +71,9 @@ def _fits(instance: RarInstance, starts, pls, comp, jobs) -> bool:
     return True
 
 
-def sgs_schedule(instance: RarInstance, *, n_orders: int = 24, seed: int = 0
-                 ) -> tuple[int, list[int], list[dict[int, int]]]:
+def sgs_schedule(
+    instance: RarInstance, *, n_orders: int = 24, seed: int = 0
+) -> tuple[int, list[int], list[dict[int, int]]]:
     """Serial schedule generation: jobs one by one (in a few fixed and ``n_orders`` seeded random orders), each at
     the (placement, start) that ends it earliest among the starts {0} U {completions so far}, keeping (2) for every
     job placed so far (completions replayed with (6)-(9), so a later start may slow an earlier job).
@@ -76,11 +85,14 @@ def sgs_schedule(instance: RarInstance, *, n_orders: int = 24, seed: int = 0
     pats = [[{s: y for s, y in enumerate(p) if y > 0} for p in patterns(instance, j)] for j in range(n)]
     d1 = [-(-job.iterations // instance.phi(j, 1, 0)) for j, job in enumerate(instance.jobs)]
     area = [instance.jobs[j].gpus * d1[j] for j in range(n)]
-    orders = [sorted(range(n), key=lambda j: (-area[j], j)), sorted(range(n), key=lambda j: (-d1[j], j)),
-              sorted(range(n), key=lambda j: (-instance.jobs[j].gpus, -d1[j], j))]
+    orders = [
+        sorted(range(n), key=lambda j: (-area[j], j)),
+        sorted(range(n), key=lambda j: (-d1[j], j)),
+        sorted(range(n), key=lambda j: (-instance.jobs[j].gpus, -d1[j], j)),
+    ]
     rng = np.random.default_rng(seed)
     orders += [list(rng.permutation(n)) for _ in range(n_orders)]
-    far = 10 ** 9
+    far = 10**9
     best = (far, None, None)
     for order in orders:
         starts, pls = [far] * n, [pats[j][0] for j in range(n)]
@@ -96,8 +108,8 @@ def sgs_schedule(instance: RarInstance, *, n_orders: int = 24, seed: int = 0
                         break
                     starts[j], pls[j] = t, pl
                     c = replay(instance, starts, pls, stop_at=far).completion
-                    if _fits(instance, starts, pls, c, done + [j]):
-                        key = (c[j], max(c[k] for k in done + [j]))
+                    if _fits(instance, starts, pls, c, [*done, j]):
+                        key = (c[j], max(c[k] for k in [*done, j]))
                         if choice is None or key < choice[1]:
                             choice = (c[j], key, t, pl)
                         break
@@ -128,8 +140,9 @@ def _feasible(instance: RarInstance, starts, pls, comp) -> bool:
     return True
 
 
-def enumerate_optimum(instance: RarInstance, *, horizon: int | None = None,
-                      max_combinations: int = 2_000_000) -> tuple[int, list[int], list[tuple[int, ...]]]:
+def enumerate_optimum(
+    instance: RarInstance, *, horizon: int | None = None, max_combinations: int = 2_000_000
+) -> tuple[int, list[int], list[tuple[int, ...]]]:
     """Minimum makespan by enumeration of placements x start slots (min start 0, starts < horizon).
 
     Returns (T*, starts, placements). Only for <= 3 jobs (raises ModelTooLargeError beyond
@@ -139,12 +152,14 @@ def enumerate_optimum(instance: RarInstance, *, horizon: int | None = None,
         raise ModelTooLargeError(f"Enumeration is for <= {ENUM_MAX_JOBS} jobs; this instance has {J}. Use the MILP.")
     H = int(horizon) if horizon is not None else heuristic_horizon(instance)
     pats = [patterns(instance, j) for j in range(J)]
-    n_comb = H ** J
+    n_comb = H**J
     for p in pats:
         n_comb *= len(p)
     if n_comb > max_combinations:
-        raise ModelTooLargeError(f"Enumeration would visit about {n_comb:,} combinations (> {max_combinations:,}); "
-                                 f"use the MILP or a shorter horizon.")
+        raise ModelTooLargeError(
+            f"Enumeration would visit about {n_comb:,} combinations (> {max_combinations:,}); "
+            f"use the MILP or a shorter horizon."
+        )
     best, arg = H + 1, None
     for pl in itertools.product(*pats):
         dicts = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
@@ -156,16 +171,31 @@ def enumerate_optimum(instance: RarInstance, *, horizon: int | None = None,
             if ms < best and _feasible(instance, st, pl, comp):
                 best, arg = ms, (list(st), list(pl))
     if arg is None:
-        raise InternalError(f"Enumeration found no schedule within the horizon {H}, which came from a feasible "
-                            f"heuristic schedule; please report this bug.")
+        raise InternalError(
+            f"Enumeration found no schedule within the horizon {H}, which came from a feasible "
+            f"heuristic schedule; please report this bug."
+        )
     return best, arg[0], arg[1]
 
 
-@register_algorithm("rarddls-exact", KIND, exact=True, backends=("highs", "cpsat", "enumerate"),
-                    suite_options={"options": SolveOptions(time_limit=30, threads=1)})
+@register_algorithm(
+    "rarddls-exact",
+    KIND,
+    exact=True,
+    backends=("highs", "cpsat", "enumerate"),
+    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+)
 @requires_kind(KIND)
-def solve_exact(instance: RarInstance, *, backend: str = "highs", options: SolveOptions | None = None, seed=None,
-                horizon: int | None = None, max_size: int | None = None, write_model: str | None = None) -> Result:
+def solve_exact(
+    instance: RarInstance,
+    *,
+    backend: str = "highs",
+    options: SolveOptions | None = None,
+    seed=None,
+    horizon: int | None = None,
+    max_size: int | None = None,
+    write_model: str | None = None,
+) -> Result:
     """Exact minimum makespan of RAR-DDLS (1)-(9) on the slot grid.
 
     Parameters
@@ -218,9 +248,19 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
         best, starts, pl = enumerate_optimum(instance, horizon=H)
         pls = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
         sched = build_schedule(instance, starts, pls)
-        return Result(algorithm="rarddls-exact[enumerate]", instance=instance.name, objective=float(best),
-                      objective_name=OBJECTIVE, schedule=sched, status=Status.OPTIMAL, bound=float(best), gap=0.0,
-                      runtime=time.perf_counter() - t0, solver="enumeration", info=info)
+        return Result(
+            algorithm="rarddls-exact[enumerate]",
+            instance=instance.name,
+            objective=float(best),
+            objective_name=OBJECTIVE,
+            schedule=sched,
+            status=Status.OPTIMAL,
+            bound=float(best),
+            gap=0.0,
+            runtime=time.perf_counter() - t0,
+            solver="enumeration",
+            info=info,
+        )
     import math
 
     lb = lower_bound(instance)
@@ -232,8 +272,15 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
     info["model_slots"] = grid
     solver, sr = "none", None
     if incumbent and H_heur <= lb:
-        info.update({"n_vars": 0, "n_constraints": 0, "solver_message": "incumbent meets the lower bound",
-                     "solver_runtime": 0.0, "milp_objective": None})
+        info.update(
+            {
+                "n_vars": 0,
+                "n_constraints": 0,
+                "solver_message": "incumbent meets the lower bound",
+                "solver_runtime": 0.0,
+                "milp_objective": None,
+            }
+        )
     else:
         model = build_milp(instance, horizon=grid, max_size=max_size)
         info["n_vars"] = model.nvariables()
@@ -253,6 +300,7 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
 
             def value(v):
                 return v.value
+
         solver = f"{sr.solver} {sr.solver_version}"
         info.update({"solver_message": sr.message, "solver_runtime": sr.runtime, "milp_objective": sr.objective})
     sched, obj, bound = None, None, None
@@ -265,8 +313,10 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
         rep = replay(instance, starts, pls)
         obj = float(rep.makespan)
         if sr.objective is not None and obj > sr.objective + 1e-6:
-            raise InternalError(f"The replayed makespan {obj} exceeds the MILP's {sr.objective}: model and evaluator "
-                                f"disagree (a bug: please report it).")
+            raise InternalError(
+                f"The replayed makespan {obj} exceeds the MILP's {sr.objective}: model and evaluator "
+                f"disagree (a bug: please report it)."
+            )
         sched = build_schedule(instance, starts, pls, completion=rep.completion)
         if sr.bound is not None:
             bound = float(math.ceil(sr.bound - 1e-6))  # integer makespan
@@ -284,9 +334,19 @@ def solve_exact(instance: RarInstance, *, backend: str = "highs", options: Solve
     status = sr.status if sr is not None else Status.OPTIMAL
     if obj is not None:
         status = Status.OPTIMAL if (bound is not None and obj - bound < 1 - 1e-9) else Status.FEASIBLE
-    return Result(algorithm=f"rarddls-exact[{backend}]", instance=instance.name, objective=obj,
-                  objective_name=OBJECTIVE, schedule=sched, status=status, bound=bound, gap=gap,
-                  runtime=time.perf_counter() - t0, solver=solver, info=info)
+    return Result(
+        algorithm=f"rarddls-exact[{backend}]",
+        instance=instance.name,
+        objective=obj,
+        objective_name=OBJECTIVE,
+        schedule=sched,
+        status=status,
+        bound=bound,
+        gap=gap,
+        runtime=time.perf_counter() - t0,
+        solver=solver,
+        info=info,
+    )
 
 
 def min_slots(instance: RarInstance, j: int) -> int:
@@ -305,8 +365,9 @@ def lower_bound(instance: RarInstance) -> int:
     return int(max(max(d), -(-area // instance.N)))
 
 
-def theta_star(instance: RarInstance, *, options: SolveOptions | None = None, max_size: int | None = None
-               ) -> tuple[float, float, bool]:
+def theta_star(
+    instance: RarInstance, *, options: SolveOptions | None = None, max_size: int | None = None
+) -> tuple[float, float, bool]:
     """theta*_u of (14)-(16): (value, proven lower bound, proven optimal)."""
     from optsched.rarddls.sjfbco import theta_lower_bound
 

@@ -19,6 +19,7 @@ Component names are the labels of ``formulations/rarddls.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache
 
@@ -84,8 +85,7 @@ def milp_size(instance: RarInstance, horizon: int) -> tuple[int, int]:
     Q = sum(len(patterns(instance, j)) for j in range(J))
     n_dff = sum(len(_dffs(o)) for o in instance.O)
     n_vars = 2 * Q * H + Q + 3 * J * H + J * H * P + H + 1
-    n_cons = (2 * S * H + n_dff * H + H + 1 + 2 * Q + 3 * Q * H + J
-              + J * (S * H + min(instance.n_g, S) * H + 7 * H + 3))
+    n_cons = 2 * S * H + n_dff * H + H + 1 + 2 * Q + 3 * Q * H + J + J * (S * H + min(instance.n_g, S) * H + 7 * H + 3)
     return n_vars, n_cons
 
 
@@ -188,13 +188,16 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
         one = v_r(m, j, t, 1)
         return m.prog[j, t] <= instance.phi(j, 1, 0) * one + phi_max[j] * (m.a[j, t] - one)
 
-    m.JRT = pyo.Set(initialize=[(j, r, t) for j in multi for r in range(2, min(instance.jobs[j].gpus, S) + 1)
-                                for t in range(H)], dimen=3)
+    m.JRT = pyo.Set(
+        initialize=[(j, r, t) for j in multi for r in range(2, min(instance.jobs[j].gpus, S) + 1) for t in range(H)],
+        dimen=3,
+    )
 
     @m.Constraint(m.JRT)
     def rate_split(m, j, r, t):  # (7)-(9) on r >= 2 servers at level p
-        return (m.prog[j, t] <= sum(instance.phi(j, r, p) * m.L[j, t, p] for p in m.P)
-                + phi_max[j] * (1 - v_r(m, j, t, r)))
+        return m.prog[j, t] <= sum(instance.phi(j, r, p) * m.L[j, t, p] for p in m.P) + phi_max[j] * (
+            1 - v_r(m, j, t, r)
+        )
 
     @m.Constraint(m.J)
     def iterations(m, j):  # (9): F_j iterations done
@@ -256,8 +259,7 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
     @m.Constraint(m.DFF, m.T)
     def capacity_dff(m, s, k, t):
         f = _dffs(instance.O[s])[k]
-        return (sum(f[pats[j][q][s]] * m.v[j, q, t] for j, q in m.JQ if f[pats[j][q][s]] > 0)
-                <= instance.O[s] * m.z[t])
+        return sum(f[pats[j][q][s]] * m.v[j, q, t] for j, q in m.JQ if f[pats[j][q][s]] > 0) <= instance.O[s] * m.z[t]
 
     @m.Constraint(m.J, m.T)
     def open_active(m, j, t):
@@ -280,10 +282,10 @@ def build_milp(instance: RarInstance, *, horizon: int, max_size: int | None = No
         groups.setdefault(o, []).append(s_)
 
     def canonical(y):
-        return all(y[a] >= y[b] for g in groups.values() for a, b in zip(g, g[1:], strict=False))
+        return all(y[a] >= y[b] for g in groups.values() for a, b in itertools.pairwise(g))
 
     def invariant(y):
-        return all(y[a] == y[b] for g in groups.values() for a, b in zip(g, g[1:], strict=False))
+        return all(y[a] == y[b] for g in groups.values() for a, b in itertools.pairwise(g))
 
     def sym_key(j):
         d1 = -(-instance.jobs[j].iterations // instance.phi(j, 1, 0))
@@ -347,8 +349,9 @@ def build_theta_star(instance: RarInstance, *, max_size: int | None = None):
     def symmetry(m, g):
         if g == 0:
             return pyo.Constraint.Skip
-        return (sum(instance.jobs[j].rho_hat * m.z[j, g] for j in m.J)
-                <= sum(instance.jobs[j].rho_hat * m.z[j, g - 1] for j in m.J))
+        return sum(instance.jobs[j].rho_hat * m.z[j, g] for j in m.J) <= sum(
+            instance.jobs[j].rho_hat * m.z[j, g - 1] for j in m.J
+        )
 
     m.theta = pyo.Objective(expr=m.th, sense=pyo.minimize)
     return m
@@ -425,7 +428,7 @@ def milp_to_cpsat(model):
 
     cm = new_cp_model()
     var = ComponentMap()
-    big = 10 ** 6
+    big = 10**6
     for v in model.component_data_objects(pyo.Var, descend_into=True):
         if v.fixed:
             lo = hi = int(round(v.value))

@@ -20,8 +20,16 @@ __all__ = ["random_instance", "paper_instance", "slowdown_preset", "PAPER_SIZES"
 PAPER_SIZES = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 
 
-def random_instance(n_jobs: int, *, n_servers: int = 2, gpus_per_server: int | list[int] = 2, seed=None,
-                    max_iterations: int = 20, alpha: float = 0.5, xi: float = 1.0) -> RarInstance:
+def random_instance(
+    n_jobs: int,
+    *,
+    n_servers: int = 2,
+    gpus_per_server: int | list[int] = 2,
+    seed=None,
+    max_iterations: int = 20,
+    alpha: float = 0.5,
+    xi: float = 1.0,
+) -> RarInstance:
     """A small instance: G_j in 1..min(4, N), F_j in [4, max_iterations], a few slots per job.
 
     >>> random_instance(3, seed=1).n_jobs
@@ -38,8 +46,17 @@ def random_instance(n_jobs: int, *, n_servers: int = 2, gpus_per_server: int | l
         grad = float(rng.choice([0.5, 1.0, 2.0]))
         rho_hat = float(rng.integers(2, 9))
         jobs.append(RarJob(i, G, F, grad, compute, rho_hat))
-    return RarInstance(Cluster(tuple({"gpus": c} for c in caps)), tuple(jobs), b_e=10.0 * (1 + alpha) * max(caps), b_i=1000.0, C=100.0,
-                       xi1=xi, xi2=0.05, alpha=alpha, name=f"random-{n_jobs}j-{len(caps)}s-{seed}")
+    return RarInstance(
+        Cluster(tuple({"gpus": c} for c in caps)),
+        tuple(jobs),
+        b_e=10.0 * (1 + alpha) * max(caps),
+        b_i=1000.0,
+        C=100.0,
+        xi1=xi,
+        xi2=0.05,
+        alpha=alpha,
+        name=f"random-{n_jobs}j-{len(caps)}s-{seed}",
+    )
 
 
 def slowdown_preset() -> RarInstance:
@@ -52,12 +69,28 @@ def slowdown_preset() -> RarInstance:
     share_factor = (1.0 / 59.5 - compute) / 8.0  # 2 share f(4) / b_e with b_e = 1, f(4) = 4
     m = share_factor / 0.75
     jobs = tuple(RarJob(i, 4, F, m, compute, 295.0) for i in range(4))
-    return RarInstance(Cluster(tuple({"gpus": 4} for _ in range(4))), jobs, b_e=1.0, b_i=1e9, C=1e9, xi1=1.0,
-                       xi2=0.0, alpha=0.0, name="sec1-slowdown-preset")
+    return RarInstance(
+        Cluster(tuple({"gpus": 4} for _ in range(4))),
+        jobs,
+        b_e=1.0,
+        b_i=1e9,
+        C=1e9,
+        xi1=1.0,
+        xi2=0.0,
+        alpha=0.0,
+        name="sec1-slowdown-preset",
+    )
 
 
-def paper_instance(*, seed=None, n_servers: int = 20, extra: float = 0.15, lam: float = 1.0,
-                   horizon: int | None = 1200, sizes: dict[int, int] | None = None) -> RarInstance:
+def paper_instance(
+    *,
+    seed=None,
+    n_servers: int = 20,
+    extra: float = 0.15,
+    lam: float = 1.0,
+    horizon: int | None = 1200,
+    sizes: dict[int, int] | None = None,
+) -> RarInstance:
     """The Sec. 7 workload (160 jobs on ``n_servers`` servers with O_s in {4, 8, 16, 32}).
 
     Calibration: tau_j^min = Delta_j + xi_2 + (one-server comm) is drawn in [0.01, 0.05]; b^e, C, m_j are set
@@ -98,5 +131,15 @@ def paper_instance(*, seed=None, n_servers: int = 20, extra: float = 0.15, lam: 
             rho_hat = float(np.clip(base * F, 50.0, 300.0))
             jobs.append(RarJob(i, G, F, m, compute, rho_hat, lam=lam))
             i += 1
-    return RarInstance(Cluster(tuple({"gpus": c} for c in caps)), tuple(jobs), b_e=b_e, b_i=b_i, C=C, xi1=xi,
-                       xi2=0.0005, alpha=alpha, horizon=horizon, name=f"paper-sec7-{n_servers}s-seed{seed}")
+    return RarInstance(
+        Cluster(tuple({"gpus": c} for c in caps)),
+        tuple(jobs),
+        b_e=b_e,
+        b_i=b_i,
+        C=C,
+        xi1=xi,
+        xi2=0.0005,
+        alpha=alpha,
+        horizon=horizon,
+        name=f"paper-sec7-{n_servers}s-seed{seed}",
+    )

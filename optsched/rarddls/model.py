@@ -81,12 +81,21 @@ class RarJob:
         o = self.label
         object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", o, lo=1, hint=" (G_j)"))
         object.__setattr__(self, "iterations", check_int(self.iterations, "iterations", o, lo=1, hint=" (F_j)"))
-        object.__setattr__(self, "grad_size", check_number(self.grad_size, "grad_size", o, lo=0.0, lo_open=True,
-                                                           hint=" (m_j, data units)"))
-        object.__setattr__(self, "compute", check_number(self.compute, "compute", o, lo=0.0,
-                                                         hint=" (Delta_j = Delta^f M + Delta^b, slots)"))
-        object.__setattr__(self, "rho_hat", check_number(self.rho_hat, "rho_hat", o, lo=0.0, lo_open=True,
-                                                         hint=" (estimated execution time, slots)"))
+        object.__setattr__(
+            self,
+            "grad_size",
+            check_number(self.grad_size, "grad_size", o, lo=0.0, lo_open=True, hint=" (m_j, data units)"),
+        )
+        object.__setattr__(
+            self,
+            "compute",
+            check_number(self.compute, "compute", o, lo=0.0, hint=" (Delta_j = Delta^f M + Delta^b, slots)"),
+        )
+        object.__setattr__(
+            self,
+            "rho_hat",
+            check_number(self.rho_hat, "rho_hat", o, lo=0.0, lo_open=True, hint=" (estimated execution time, slots)"),
+        )
         object.__setattr__(self, "lam", check_number(self.lam, "lam", o, lo=1.0, hint=" (lambda_j of LBSGF)"))
 
     @property
@@ -98,8 +107,14 @@ class RarJob:
         return {}
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "gpus": self.gpus, "iterations": self.iterations,
-                             "grad_size": self.grad_size, "compute": self.compute, "rho_hat": self.rho_hat}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "gpus": self.gpus,
+            "iterations": self.iterations,
+            "grad_size": self.grad_size,
+            "compute": self.compute,
+            "rho_hat": self.rho_hat,
+        }
         if self.lam != 1.0:
             d["lam"] = self.lam
         return d
@@ -112,12 +127,14 @@ class RarJob:
         need = ("id", "gpus", "iterations", "grad_size", "compute", "rho_hat")
         for key in need:
             if key not in d:
-                raise InvalidInstanceError(f"The {owner} has no '{key}' field; every rarddls job needs "
-                                           f"{', '.join(need)}.")
+                raise InvalidInstanceError(
+                    f"The {owner} has no '{key}' field; every rarddls job needs {', '.join(need)}."
+                )
         unknown = set(d) - set(need) - {"lam"}
         if unknown:
-            raise InvalidInstanceError(f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: "
-                                       f"{', '.join(need)}, lam.")
+            raise InvalidInstanceError(
+                f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(need)}, lam."
+            )
         return cls(**dict(d))
 
 
@@ -191,15 +208,19 @@ class RarInstance(JsonMixin):
         object.__setattr__(self, "b_e", check_number(self.b_e, "b_e", o, **pos, hint=" (data units per slot)"))
         object.__setattr__(self, "b_i", check_number(self.b_i, "b_i", o, **pos, hint=" (data units per slot)"))
         object.__setattr__(self, "C", check_number(self.C, "C", o, **pos, hint=" (data units per slot)"))
-        object.__setattr__(self, "xi1", check_number(self.xi1, "xi1", o, lo=0.0, lo_open=True, hi=1.0,
-                                                     hint=" (the paper's xi_1 in (0, 1])"))
+        object.__setattr__(
+            self,
+            "xi1",
+            check_number(self.xi1, "xi1", o, lo=0.0, lo_open=True, hi=1.0, hint=" (the paper's xi_1 in (0, 1])"),
+        )
         object.__setattr__(self, "xi2", check_number(self.xi2, "xi2", o, lo=0.0, hint=" (slots per server)"))
         object.__setattr__(self, "alpha", check_number(self.alpha, "alpha", o, lo=0.0))
         if self.k_reading not in K_READINGS:
             raise InvalidInstanceError(f"The 'k_reading' field must be one of {K_READINGS}; got {self.k_reading!r}.")
         if self.gamma_reading not in GAMMA_READINGS:
-            raise InvalidInstanceError(f"The 'gamma_reading' field must be one of {GAMMA_READINGS}; "
-                                       f"got {self.gamma_reading!r}.")
+            raise InvalidInstanceError(
+                f"The 'gamma_reading' field must be one of {GAMMA_READINGS}; got {self.gamma_reading!r}."
+            )
         if self.f is not None and not callable(self.f):
             raise InvalidInstanceError(f"The 'f' field must be a callable k -> f(k) or None; got {self.f!r}.")
         if self.horizon is not None:
@@ -213,8 +234,10 @@ class RarInstance(JsonMixin):
                 raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
             seen.add(j.id)
             if j.gpus > N:
-                raise InvalidInstanceError(f"The 'gpus' field of {j.label} must be an integer in [1, {N}] (the "
-                                           f"cluster's GPUs); got {j.gpus}. Lower it or add servers.")
+                raise InvalidInstanceError(
+                    f"The 'gpus' field of {j.label} must be an integer in [1, {N}] (the "
+                    f"cluster's GPUs); got {j.gpus}. Lower it or add servers."
+                )
         self._check_f()
         for i, j in enumerate(jobs):
             tmax = self.tau_range(i)[1]
@@ -222,10 +245,15 @@ class RarInstance(JsonMixin):
                 raise InvalidInstanceError(
                     f"{j.label} can reach a state with tau_j = {tmax:.4g} slots >= 1, so phi_j = floor(1/tau_j) = 0 "
                     f"iterations per slot and it never finishes; use a finer slot (scale 'compute', 'xi2' and "
-                    f"'rho_hat' up and 'b_e', 'b_i', 'C' down) or lower 'grad_size'/'compute'.")
+                    f"'rho_hat' up and 'b_e', 'b_i', 'C' down) or lower 'grad_size'/'compute'."
+                )
         if self.b_i < self.b_e:
-            warnings.warn(f"b_i = {self.b_i:g} < b_e = {self.b_e:g}: intra-server links slower than the network "
-                          f"(the paper assumes b_i >> b_e).", OptschedWarning, stacklevel=3)
+            warnings.warn(
+                f"b_i = {self.b_i:g} < b_e = {self.b_e:g}: intra-server links slower than the network "
+                f"(the paper assumes b_i >> b_e).",
+                OptschedWarning,
+                stacklevel=3,
+            )
 
     # -- (7) and f --------------------------------------------------------------------------
     def fk(self, k: float) -> float:
@@ -248,19 +276,23 @@ class RarInstance(JsonMixin):
 
     def _check_f(self) -> None:
         if abs(self.fk(1.0) - 1.0) > 1e-9:
-            raise InvalidInstanceError(f"The degradation factor must satisfy f(1) = 1; got f(1) = {self.fk(1.0)!r}. "
-                                       f"Use e.g. f(k) = k + alpha (k - 1).")
+            raise InvalidInstanceError(
+                f"The degradation factor must satisfy f(1) = 1; got f(1) = {self.fk(1.0)!r}. "
+                f"Use e.g. f(k) = k + alpha (k - 1)."
+            )
         ks = sorted({self.k_of_p(p) for p in range(1, max(self.cluster.max_server_gpus, 1) + 1)})
         vals = [self.fk(k) for k in ks]
         if any(v <= 0 for v in vals):
             raise InvalidInstanceError(
                 f"f(alpha, k) <= 0 at k = {ks[[v <= 0 for v in vals].index(True)]:g} (k_reading "
                 f"{self.k_reading!r}, xi1 = {self.xi1:g}, alpha = {self.alpha:g}): with k = xi1 p the linear f is <= 0 "
-                f"once alpha >= xi1 / (1 - xi1); use k_reading 'max1' or 'affine', or a smaller alpha.")
+                f"once alpha >= xi1 / (1 - xi1); use k_reading 'max1' or 'affine', or a smaller alpha."
+            )
         for (k1, v1), (k2, v2) in zip(zip(ks, vals, strict=True), zip(ks[1:], vals[1:], strict=True), strict=False):
             if v2 <= v1:
-                raise InvalidInstanceError(f"The degradation factor f must be increasing in k; got f({k1:g}) = {v1:g} "
-                                           f">= f({k2:g}) = {v2:g}.")
+                raise InvalidInstanceError(
+                    f"The degradation factor f must be increasing in k; got f({k1:g}) = {v1:g} >= f({k2:g}) = {v2:g}."
+                )
 
     # -- (8), (9) -----------------------------------------------------------------------------
     def tau(self, j: int, servers: int, p: int) -> float:
@@ -377,11 +409,23 @@ class RarInstance(JsonMixin):
         if self.f is not None and getattr(self.f, "linear_alpha", None) is None:
             from optsched.exceptions import InvalidOptionError
 
-            raise InvalidOptionError("This instance has a custom degradation factor 'f' (a Python callable), which "
-                                     "JSON cannot hold; use the linear f (alpha) to save it.")
-        d: dict[str, Any] = {"schema_version": 1, "kind": KIND, "name": self.name, "cluster": self.cluster.to_dict(),
-                             "b_e": self.b_e, "b_i": self.b_i, "C": self.C, "xi1": self.xi1, "xi2": self.xi2,
-                             "alpha": self.alpha, "jobs": [j.to_dict() for j in self.jobs]}
+            raise InvalidOptionError(
+                "This instance has a custom degradation factor 'f' (a Python callable), which "
+                "JSON cannot hold; use the linear f (alpha) to save it."
+            )
+        d: dict[str, Any] = {
+            "schema_version": 1,
+            "kind": KIND,
+            "name": self.name,
+            "cluster": self.cluster.to_dict(),
+            "b_e": self.b_e,
+            "b_i": self.b_i,
+            "C": self.C,
+            "xi1": self.xi1,
+            "xi2": self.xi2,
+            "alpha": self.alpha,
+            "jobs": [j.to_dict() for j in self.jobs],
+        }
         if self.k_reading != "max1":
             d["k_reading"] = self.k_reading
         if self.gamma_reading != "servers":
@@ -397,9 +441,16 @@ class RarInstance(JsonMixin):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RarInstance:
         require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/rarddls.schema.json")
-        kw = {k: d[k] for k in ("b_e", "b_i", "C", "xi1", "xi2", "alpha", "k_reading", "gamma_reading", "horizon")
-              if k in d}
-        return cls(cluster=Cluster.from_dict(d["cluster"]),
-                   jobs=tuple(RarJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),
-                   name=str(d.get("name", "instance")), known_optima=d.get("known_optima", {}),
-                   metadata=d.get("metadata", {}), **kw)
+        kw = {
+            k: d[k]
+            for k in ("b_e", "b_i", "C", "xi1", "xi2", "alpha", "k_reading", "gamma_reading", "horizon")
+            if k in d
+        }
+        return cls(
+            cluster=Cluster.from_dict(d["cluster"]),
+            jobs=tuple(RarJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),
+            name=str(d.get("name", "instance")),
+            known_optima=d.get("known_optima", {}),
+            metadata=d.get("metadata", {}),
+            **kw,
+        )

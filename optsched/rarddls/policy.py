@@ -80,15 +80,16 @@ class ReplayStarts(Policy):
     def on_start(self, sim):
         for jid, t, pl in self.plan:
             sim.set_timer(at=float(t), data=(jid, dict(pl)))
-        return None
+        return
 
     def on_timer(self, sim, timer):
         jid, pl = timer.data
         return [Start(jid, pl)]
 
 
-def simulate_decisions(instance: RarInstance, starts: Sequence[float],
-                       placements: Sequence[Mapping[int, int]]) -> list[float]:
+def simulate_decisions(
+    instance: RarInstance, starts: Sequence[float], placements: Sequence[Mapping[int, int]]
+) -> list[float]:
     """Continuous-time completions (slots) of the given decisions on the shared simulator."""
     from optsched.core.job import Job
     from optsched.sim import Simulator

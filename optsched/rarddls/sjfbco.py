@@ -26,8 +26,16 @@ from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionErr
 from optsched.rarddls.evaluate import build_schedule, replay
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 
-__all__ = ["Pass", "run_pass", "kappa_values", "sjf_bco", "first_fit", "list_scheduling", "random_schedule",
-           "theta_lower_bound"]
+__all__ = [
+    "Pass",
+    "run_pass",
+    "kappa_values",
+    "sjf_bco",
+    "first_fit",
+    "list_scheduling",
+    "random_schedule",
+    "theta_lower_bound",
+]
 
 RULES = ("sjf-bco", "ff", "ls", "rand")
 
@@ -86,9 +94,16 @@ class _Cluster:
         self.first = np.concatenate([[0], np.cumsum(caps)[:-1]])
 
 
-def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: str = "sjf-bco",
-             order: Sequence[int] | None = None, rng: np.random.Generator | None = None,
-             cl: _Cluster | None = None) -> Pass:
+def run_pass(
+    instance: RarInstance,
+    theta: float,
+    kappa: int | None,
+    *,
+    rule: str = "sjf-bco",
+    order: Sequence[int] | None = None,
+    rng: np.random.Generator | None = None,
+    cl: _Cluster | None = None,
+) -> Pass:
     """One pass of Alg. 1 Lines 8-18 for fixed (theta_u, kappa) (or of a baseline ``rule``)."""
     n = instance.n_jobs
     cl = cl or _Cluster(instance)
@@ -162,7 +177,7 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
         job = instance.jobs[j]
         G = job.gpus
         add = job.rho_hat / u
-        lbsgf = rule == "sjf-bco" and (kappa is None or G > kappa)
+        lbsgf = rule == "sjf-bco" and (kappa is None or kappa < G)
         while True:
             avail = (holder < 0) & (U + add <= theta + eps)
             chosen = None
@@ -214,8 +229,15 @@ def run_pass(instance: RarInstance, theta: float, kappa: int | None, *, rule: st
     return Pass(theta, kappa, True, starts, pls, ids, comp, U, max(comp))
 
 
-def _bisect(instance: RarInstance, *, rule: str, kappas: list[int | None], T: int, bisection: str,
-            rng: np.random.Generator | None) -> tuple[Pass | None, int, list[dict]]:
+def _bisect(
+    instance: RarInstance,
+    *,
+    rule: str,
+    kappas: list[int | None],
+    T: int,
+    bisection: str,
+    rng: np.random.Generator | None,
+) -> tuple[Pass | None, int, list[dict]]:
     """Alg. 1 Lines 4-24. Returns the best pass, the number of passes and a log of theta steps."""
     if bisection not in ("printed", "feasibility"):
         raise InvalidOptionError(f"bisection must be 'printed' or 'feasibility'; got {bisection!r}.")
@@ -234,8 +256,13 @@ def _bisect(instance: RarInstance, *, rule: str, kappas: list[int | None], T: in
             passes += 1
             if p.ok and p.makespan < m_theta:  # Lines 17-18 after the last job
                 m_theta, p_theta = p.makespan, p
-        log.append({"theta": theta, "makespan": m_theta if p_theta is not None else None,
-                    "kappa": p_theta.kappa if p_theta is not None else None})
+        log.append(
+            {
+                "theta": theta,
+                "makespan": m_theta if p_theta is not None else None,
+                "kappa": p_theta.kappa if p_theta is not None else None,
+            }
+        )
         improved = p_theta is not None and m_theta < m
         if improved:  # Lines 19-21
             m, best = m_theta, p_theta
@@ -250,13 +277,30 @@ def _bisect(instance: RarInstance, *, rule: str, kappas: list[int | None], T: in
 def _result(instance: RarInstance, name: str, p: Pass, t0: float, info: dict) -> Result:
     rep = replay(instance, p.starts, p.placements)
     if rep.completion != p.completion:
-        raise InternalError(f"{name}: the pass's incremental simulation ({p.completion}) and the slotted "
-                            f"evaluator ({rep.completion}) disagree; please report this bug.")
+        raise InternalError(
+            f"{name}: the pass's incremental simulation ({p.completion}) and the slotted "
+            f"evaluator ({rep.completion}) disagree; please report this bug."
+        )
     sched = build_schedule(instance, p.starts, p.placements, p.gpu_ids, rep.completion)
-    info = {"theta": p.theta, "kappa": p.kappa, "W_max": float(p.U.max()), "u": instance.u, "l": instance.l,
-            "mean_jct": float(np.mean(rep.completion)), **info}
-    return Result(algorithm=name, instance=instance.name, objective=float(rep.makespan), objective_name=OBJECTIVE,
-                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0, info=info)
+    info = {
+        "theta": p.theta,
+        "kappa": p.kappa,
+        "W_max": float(p.U.max()),
+        "u": instance.u,
+        "l": instance.l,
+        "mean_jct": float(np.mean(rep.completion)),
+        **info,
+    }
+    return Result(
+        algorithm=name,
+        instance=instance.name,
+        objective=float(rep.makespan),
+        objective_name=OBJECTIVE,
+        schedule=sched,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info=info,
+    )
 
 
 def _run(instance, name, rule, *, kappas, horizon, bisection, seed):
@@ -275,15 +319,27 @@ def _run(instance, name, rule, *, kappas, horizon, bisection, seed):
         raise InfeasibleError(
             f"{name}: no theta_u <= T = {T} slots gives a schedule that places every job and ends by T "
             f"(theta*_u >= {theta_lower_bound(instance):.4g}, the lower bound max(max rho^, sum G rho^ / N) / u). "
-            f"Raise the horizon T.")
-    return _result(instance, name, best, t0, {"passes": passes, "T": T, "kappas": ks if rule == "sjf-bco" else None,
-                                              "bisection": bisection, "log": log})
+            f"Raise the horizon T."
+        )
+    return _result(
+        instance,
+        name,
+        best,
+        t0,
+        {"passes": passes, "T": T, "kappas": ks if rule == "sjf-bco" else None, "bisection": bisection, "log": log},
+    )
 
 
 @register_algorithm("rarddls-sjf-bco", KIND)
 @requires_kind(KIND)
-def sjf_bco(instance: RarInstance, *, kappas: str | Sequence[int] = "all", horizon: int | None = None,
-            bisection: str = "printed", seed=None) -> Result:
+def sjf_bco(
+    instance: RarInstance,
+    *,
+    kappas: str | Sequence[int] = "all",
+    horizon: int | None = None,
+    bisection: str = "printed",
+    seed=None,
+) -> Result:
     """SJF-BCO (Alg. 1 with FA-FFP and LBSGF): bisection on theta_u in [1, T], kappa sweep.
 
     Parameters
@@ -328,8 +384,7 @@ def sjf_bco(instance: RarInstance, *, kappas: str | Sequence[int] = "all", horiz
     >>> r.objective, r.info["passes"] > 0
     (9.0, True)
     """
-    return _run(instance, "rarddls-sjf-bco", "sjf-bco", kappas=kappas, horizon=horizon, bisection=bisection,
-                seed=seed)
+    return _run(instance, "rarddls-sjf-bco", "sjf-bco", kappas=kappas, horizon=horizon, bisection=bisection, seed=seed)
 
 
 @register_algorithm("rarddls-ff", KIND)
@@ -341,8 +396,9 @@ def first_fit(instance: RarInstance, *, horizon: int | None = None, bisection: s
 
 @register_algorithm("rarddls-ls", KIND)
 @requires_kind(KIND)
-def list_scheduling(instance: RarInstance, *, horizon: int | None = None, bisection: str = "printed",
-                    seed=None) -> Result:
+def list_scheduling(
+    instance: RarInstance, *, horizon: int | None = None, bisection: str = "printed", seed=None
+) -> Result:
     """List Scheduling (Sec. 7): the G_j available GPUs with least U first (= SJF-BCO with kappa >= n_g)."""
     return _run(instance, "rarddls-ls", "ls", kappas="all", horizon=horizon, bisection=bisection, seed=seed)
 

@@ -42,6 +42,17 @@ def _register_suite() -> None:
 
 _register_suite()
 
-__all__ = ["solve_exact", "build_time_indexed", "build_interval_cpsat", "build_cpsat", "slot_data", "list_schedule", "ORDER_RULES",
-           "serial_sgs", "decode_placements", "brute_force_optimum", "random_instance",
-           "to_pyjobshop"]
+__all__ = [
+    "solve_exact",
+    "build_time_indexed",
+    "build_interval_cpsat",
+    "build_cpsat",
+    "slot_data",
+    "list_schedule",
+    "ORDER_RULES",
+    "serial_sgs",
+    "decode_placements",
+    "brute_force_optimum",
+    "random_instance",
+    "to_pyjobshop",
+]

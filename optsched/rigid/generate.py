@@ -13,9 +13,18 @@ from optsched.exceptions import InvalidOptionError
 __all__ = ["random_instance"]
 
 
-def random_instance(n_jobs: int, *args: int, n_servers: int | None = None, gpus_per_server: int | None = None,
-                    max_work: int = 6, arrival_span: int = 4, single_server: float = 0.0, weights: bool = True,
-                    seed: SeedLike = None, name: str | None = None) -> Instance:
+def random_instance(
+    n_jobs: int,
+    *args: int,
+    n_servers: int | None = None,
+    gpus_per_server: int | None = None,
+    max_work: int = 6,
+    arrival_span: int = 4,
+    single_server: float = 0.0,
+    weights: bool = True,
+    seed: SeedLike = None,
+    name: str | None = None,
+) -> Instance:
     """A random rigid instance with integer data (whole slots of 1 s) on ``n_servers`` x
     ``gpus_per_server`` GPUs (default 2 x 4).
 
@@ -31,8 +40,12 @@ def random_instance(n_jobs: int, *args: int, n_servers: int | None = None, gpus_
     >>> inst.n_jobs, inst.cluster.total_gpus
     (4, 8)
     """
-    pos = deprecated_positional("random_instance", args, ("n_servers", "gpus_per_server"),
-                                {"n_servers": n_servers, "gpus_per_server": gpus_per_server})
+    pos = deprecated_positional(
+        "random_instance",
+        args,
+        ("n_servers", "gpus_per_server"),
+        {"n_servers": n_servers, "gpus_per_server": gpus_per_server},
+    )
     n_servers = pos.get("n_servers", 2 if n_servers is None else n_servers)
     gpus_per_server = pos.get("gpus_per_server", 4 if gpus_per_server is None else gpus_per_server)
     n = check_int(n_jobs, "n_jobs", "random_instance", lo=0, exc=InvalidOptionError)
@@ -47,8 +60,19 @@ def random_instance(n_jobs: int, *args: int, n_servers: int | None = None, gpus_
         cap = cluster.max_server_gpus if single else cluster.total_gpus
         g = int(rng.choice(sizes, p=probs))
         g = min(g, cap)
-        jobs.append(Job(i, work=int(rng.integers(1, max_work + 1)), gpus=g,
-                        arrival=int(rng.integers(0, arrival_span + 1)),
-                        weight=int(rng.integers(1, 4)) if weights else 1, single_server=single))
-    return Instance(cluster, jobs, name=name or f"rigid-random-n{n}-{n_servers}x{gpus_per_server}",
-                    metadata={"generator": "optsched.rigid.random_instance", "n_jobs": n})
+        jobs.append(
+            Job(
+                i,
+                work=int(rng.integers(1, max_work + 1)),
+                gpus=g,
+                arrival=int(rng.integers(0, arrival_span + 1)),
+                weight=int(rng.integers(1, 4)) if weights else 1,
+                single_server=single,
+            )
+        )
+    return Instance(
+        cluster,
+        jobs,
+        name=name or f"rigid-random-n{n}-{n_servers}x{gpus_per_server}",
+        metadata={"generator": "optsched.rigid.random_instance", "n_jobs": n},
+    )

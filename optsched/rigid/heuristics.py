@@ -34,8 +34,9 @@ def _order(instance: Instance, rule: str, seed: SeedLike):
     return [j.id for j in jobs]
 
 
-def list_schedule(instance: Instance, *, rule: str = "wspt", placement: str = "consolidate",
-                  seed: SeedLike = None) -> Result:
+def list_schedule(
+    instance: Instance, *, rule: str = "wspt", placement: str = "consolidate", seed: SeedLike = None
+) -> Result:
     """Non-preemptive list scheduling: order the jobs by ``rule``, then serial SGS.
 
     Parameters
@@ -77,12 +78,20 @@ def list_schedule(instance: Instance, *, rule: str = "wspt", placement: str = "c
     order = _order(instance, rule, seed)
     sched = serial_sgs(instance, order, rule=placement, rng=as_generator(seed) if placement == "random" else None)
     obj = objective_value(instance, sched, OBJECTIVE)
-    return Result(algorithm=f"rigid-{rule}", instance=instance.name, objective=obj, objective_name=OBJECTIVE,
-                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
-                  info={"order": order, "placement": placement})
+    return Result(
+        algorithm=f"rigid-{rule}",
+        instance=instance.name,
+        objective=obj,
+        objective_name=OBJECTIVE,
+        schedule=sched,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info={"order": order, "placement": placement},
+    )
 
 
 for _rule in ORDER_RULES:
+
     def _make(rule: str):
         def run(instance: Instance, *, seed: SeedLike = None, **kw) -> Result:
             return list_schedule(instance, rule=rule, seed=seed, **kw)

@@ -17,9 +17,15 @@ OBJECTIVE = "total_weighted_completion_time"
 #: The rigid kind's instance class (the shared cluster instance).
 RigidInstance = Instance
 
-KIND_SPEC = KindSpec(KIND, Instance, schema="rigid.schema.json", objective=OBJECTIVE, sense="min",
-                     schedule_cls=None,  # optsched.core.Schedule
-                     description="Rigid GPU jobs, non-preemptive, minimum total weighted completion time")
+KIND_SPEC = KindSpec(
+    KIND,
+    Instance,
+    schema="rigid.schema.json",
+    objective=OBJECTIVE,
+    sense="min",
+    schedule_cls=None,  # optsched.core.Schedule
+    description="Rigid GPU jobs, non-preemptive, minimum total weighted completion time",
+)
 
 
 def register() -> KindSpec:

@@ -51,8 +51,10 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
         job = jobs[jid]
         pl = place(free, job.gpus, rule=rule, single_server=job.single_server)
         if pl is None:
-            raise InfeasibleError(f"Start times overload the cluster at t={t:g} ({job.label} does not fit); "
-                                  f"they violate the capacity constraint.")
+            raise InfeasibleError(
+                f"Start times overload the cluster at t={t:g} ({job.label} does not fit); "
+                f"they violate the capacity constraint."
+            )
         for m, g in pl.items():
             free[m] -= g
         running.append((t + job.work, jid, pl))
@@ -60,8 +62,14 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
     return sched
 
 
-def serial_sgs(instance: Instance, order: Sequence, *, server_of: Mapping | None = None,
-               rule: str = "consolidate", rng: np.random.Generator | None = None) -> Schedule:
+def serial_sgs(
+    instance: Instance,
+    order: Sequence,
+    *,
+    server_of: Mapping | None = None,
+    rule: str = "consolidate",
+    rng: np.random.Generator | None = None,
+) -> Schedule:
     """Serial SGS over ``order`` (job ids).
 
     If every job may span servers, feasibility is checked on the total GPUs and placements are

@@ -128,13 +128,26 @@ class Simulator:
     [4.0, 6.0]
     """
 
-    def __init__(self, cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy, *,
-                 rate_model: RateModel | None = None, load_time: Overhead = 0.0, save_time: Overhead = 0.0,
-                 stages: Mapping[Any, Sequence[float]] | None = None,
-                 terminate_after: Mapping[Any, int] | None = None, seed: SeedLike = 0,
-                 record_log: bool = True, progress: bool = False, allow_unfinished: bool = False,
-                 slot: float | None = None, preempt_loading: str = "abort", time_decisions: bool = False,
-                 attrs_columns: Sequence[str] = ()):
+    def __init__(
+        self,
+        cluster: Cluster,
+        jobs: Sequence[Job] | Any,
+        policy: Policy,
+        *,
+        rate_model: RateModel | None = None,
+        load_time: Overhead = 0.0,
+        save_time: Overhead = 0.0,
+        stages: Mapping[Any, Sequence[float]] | None = None,
+        terminate_after: Mapping[Any, int] | None = None,
+        seed: SeedLike = 0,
+        record_log: bool = True,
+        progress: bool = False,
+        allow_unfinished: bool = False,
+        slot: float | None = None,
+        preempt_loading: str = "abort",
+        time_decisions: bool = False,
+        attrs_columns: Sequence[str] = (),
+    ):
         if not isinstance(cluster, Cluster):
             raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
         if not isinstance(policy, Policy):
@@ -151,14 +164,20 @@ class Simulator:
             raise InvalidOptionError(f"The 'rate_model' must be an optsched.sim.RateModel; got {rate_model!r}.")
         self._load = _overhead(load_time, "load_time")
         self._save = _overhead(save_time, "save_time")
-        if slot is not None and (isinstance(slot, bool) or not isinstance(slot, (int, float, np.number))
-                                 or not (slot > 0 and math.isfinite(slot))):
-            raise InvalidOptionError(f"The 'slot' option must be a positive finite number of seconds (or None for "
-                                     f"continuous time); got {slot!r}.")
+        if slot is not None and (
+            isinstance(slot, bool)
+            or not isinstance(slot, (int, float, np.number))
+            or not (slot > 0 and math.isfinite(slot))
+        ):
+            raise InvalidOptionError(
+                f"The 'slot' option must be a positive finite number of seconds (or None for "
+                f"continuous time); got {slot!r}."
+            )
         self.slot = None if slot is None else float(slot)
         if preempt_loading not in ("abort", "finish"):
-            raise InvalidOptionError(f"The 'preempt_loading' option must be 'abort' or 'finish'; got "
-                                     f"{preempt_loading!r}.")
+            raise InvalidOptionError(
+                f"The 'preempt_loading' option must be 'abort' or 'finish'; got {preempt_loading!r}."
+            )
         self.preempt_loading = preempt_loading
         self.time_decisions = bool(time_decisions)
         self.rng = as_generator(seed)
@@ -203,8 +222,10 @@ class Simulator:
         if not names:
             return None
         if any(j.resources for j in self.jobs) and getattr(self.policy, "placement", None) == "random":
-            raise InvalidOptionError("The 'random' placement rule does not take jobs with resource demands into "
-                                     "account; use consolidate, first_fit, least_loaded or whole_node.")
+            raise InvalidOptionError(
+                "The 'random' placement rule does not take jobs with resource demands into "
+                "account; use consolidate, first_fit, least_loaded or whole_node."
+            )
         return FreeResources(names, [[srv.resources.get(r, 0.0) for r in names] for srv in cluster.servers])
 
     # -- read-only views for policies -------------------------------------------------------
@@ -266,8 +287,14 @@ class Simulator:
         return self.free.place(j.gpus, rule or self.policy.placement, j.single_server, self.rng)
 
     # -- actions ---------------------------------------------------------------------------
-    def start(self, job: Any, placement: Mapping[int, Any] | None = None, *,
-              gpu_ids: Mapping[int, Sequence[int]] | None = None, config: Any = None) -> dict[int, int]:
+    def start(
+        self,
+        job: Any,
+        placement: Mapping[int, Any] | None = None,
+        *,
+        gpu_ids: Mapping[int, Sequence[int]] | None = None,
+        config: Any = None,
+    ) -> dict[int, int]:
         """Start a waiting job on ``placement`` (default: the policy's placement rule).
 
         ``placement`` maps a server to a GPU count, or to a resource vector such as
@@ -309,8 +336,10 @@ class Simulator:
             if self._track_ids:
                 j.gpu_masks = self.free.take_ids(pl, gpu_ids, j)  # the last check; then nothing can fail
             elif gpu_ids:
-                raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True "
-                                      f"on the policy class so that the engine tracks them during the run.")
+                raise SimulationError(
+                    f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True "
+                    f"on the policy class so that the engine tracks them during the run."
+                )
             self._holds.append(j.index)
             self.free.allocate(pl)
             if usage:
@@ -331,8 +360,9 @@ class Simulator:
                     vec = dict(v)
                     g = vec.pop("gpus", 0)
                     if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
-                        raise SimulationError(f"The placement of {j.label} gives server {m} {g!r} GPUs; give an "
-                                              f"integer >= 0.")
+                        raise SimulationError(
+                            f"The placement of {j.label} gives server {m} {g!r} GPUs; give an integer >= 0."
+                        )
                     if not g and not vec:
                         raise SimulationError(f"The placement of {j.label} uses nothing on server {m}; drop it.")
                     if g:
@@ -349,8 +379,10 @@ class Simulator:
     def _check_usage(self, j: SimJob, pl: dict[int, int], usage: dict | None) -> dict | None:
         if self.res is None:
             if usage:
-                raise SimulationError(f"The placement of {j.label} gives resource vectors {usage}, but no server "
-                                      f"declares resources; declare them in the cluster's servers.")
+                raise SimulationError(
+                    f"The placement of {j.label} gives resource vectors {usage}, but no server "
+                    f"declares resources; declare them in the cluster's servers."
+                )
             return None
         if usage is None:
             usage = self.res.share(j.resources, pl, j.gpus)
@@ -440,8 +472,9 @@ class Simulator:
             self._log.append((self.now, "preempt", j.id, rollback))
         self._after_stop(j)
 
-    def migrate(self, job: Any, placement: Mapping[int, Any], *,
-                gpu_ids: Mapping[int, Sequence[int]] | None = None) -> dict[int, int]:
+    def migrate(
+        self, job: Any, placement: Mapping[int, Any], *, gpu_ids: Mapping[int, Sequence[int]] | None = None
+    ) -> dict[int, int]:
         """Move a loading/training job to ``placement`` (free GPUs now, reserved at once; GPU counts
         or resource vectors as in :meth:`start`).
 
@@ -459,8 +492,10 @@ class Simulator:
         if self._track_ids:
             masks = self.free.take_ids(pl, gpu_ids, j)
         elif gpu_ids:
-            raise SimulationError(f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
-                                  f"the policy class so that the engine tracks them during the run.")
+            raise SimulationError(
+                f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
+                f"the policy class so that the engine tracks them during the run."
+            )
         else:
             masks = None
         self._holds.append(j.index)
@@ -541,8 +576,9 @@ class Simulator:
         del self._holding[j.index]
         j.placement = j.gpu_masks = j.usage = None
 
-    def set_timer(self, delay: float | None = None, *, at: float | None = None, period: float | None = None,
-                  data: Any = None) -> Timer:
+    def set_timer(
+        self, delay: float | None = None, *, at: float | None = None, period: float | None = None, data: Any = None
+    ) -> Timer:
         """Call ``policy.on_timer`` after ``delay`` seconds (or at time ``at``), then every ``period``."""
         if (delay is None) == (at is None):
             raise SimulationError("set_timer needs exactly one of delay= (seconds from now) or at= (a time).")
@@ -749,12 +785,21 @@ class Simulator:
 
         holding = self._holding.values()
         return RunRecord(
-            policy=self.policy.name, cluster=self.cluster, capacity=self.capacity, end_time=self.now,
-            n_events=self.n_events, slot=self.slot, jobs=self.jobs, segments=self._seg,
+            policy=self.policy.name,
+            cluster=self.cluster,
+            capacity=self.capacity,
+            end_time=self.now,
+            n_events=self.n_events,
+            slot=self.slot,
+            jobs=self.jobs,
+            segments=self._seg,
             holds=self._holds,
-            open_holds={j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else [])
-                        for j in holding},
-            held_at_end=[(j._hold_start, j.gpus) for j in holding], reserved=self._reserved, log=self._log,
+            open_holds={
+                j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else []) for j in holding
+            },
+            held_at_end=[(j._hold_start, j.gpus) for j in holding],
+            reserved=self._reserved,
+            log=self._log,
             decision_seconds=self._decision_s,
         )
 

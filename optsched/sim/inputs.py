@@ -19,8 +19,9 @@ from optsched.sim.state import SimJob
 __all__ = ["make_jobs"]
 
 
-def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None, *,
-              attrs_columns: Sequence[str] = ()) -> list[SimJob]:
+def make_jobs(
+    jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None, *, attrs_columns: Sequence[str] = ()
+) -> list[SimJob]:
     total, largest = cluster.total_gpus, cluster.max_server_gpus
     # a job table: a DataFrame (has .columns) or a mapping of equal-length columns (no pandas needed)
     is_table = hasattr(jobs, "columns") or (isinstance(jobs, Mapping) and "arrival" in jobs)
@@ -63,8 +64,7 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
         _check_array(wcol, work, ids, lambda a: np.isfinite(a) & (a > 0), "a number of seconds > 0")
         _check_array("weight", weight, ids, lambda a: np.isfinite(a) & (a > 0), "a number > 0")
         gpf = np.asarray(gp, dtype=float)
-        _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)),
-                     "an integer >= 1")
+        _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
         gpi = gpf.astype(np.int64)
         lim = np.where(single, largest, total)
         bad = np.nonzero(gpi > lim)[0]
@@ -77,8 +77,9 @@ def make_jobs(jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]]
             )
         missing = [c for c in attrs_columns if c not in columns]
         if missing:
-            raise InvalidInstanceError(f"attrs_columns names {missing}, which the job table does not have; columns: "
-                                       f"{columns}.")
+            raise InvalidInstanceError(
+                f"attrs_columns names {missing}, which the job table does not have; columns: {columns}."
+            )
         extra = [c for c in ("user", "group", "vc", "status", "model") if c in columns]
         extra += [c for c in attrs_columns if c not in extra]
         extra_vals = {c: col(c).tolist() for c in extra}
@@ -117,8 +118,8 @@ def _check_array(name: str, a: np.ndarray, ids: list, ok: Callable[[np.ndarray],
     if len(bad):
         i = int(bad[0])
         raise InvalidInstanceError(
-            f"The '{name}' field of job {ids[i]!r} must be {what}; got {float(a[i])!r} ({len(bad)} row(s) are invalid). "
-            f"Fix or drop those rows."
+            f"The '{name}' field of job {ids[i]!r} must be {what}; got {float(a[i])!r} "
+            f"({len(bad)} row(s) are invalid). Fix or drop those rows."
         )
 
 
@@ -129,10 +130,13 @@ def _stages(st: Sequence[float] | None, work: float, jid: Any) -> tuple[float, .
     try:
         parts = [float(x) for x in st]
     except (TypeError, ValueError):
-        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a list of positive numbers; got {st!r}.") from None
+        raise InvalidInstanceError(
+            f"The 'stages' of job {jid!r} must be a list of positive numbers; got {st!r}."
+        ) from None
     if not parts or any(not (p > 0 and math.isfinite(p)) for p in parts):
-        raise InvalidInstanceError(f"The 'stages' of job {jid!r} must be a non-empty list of positive numbers "
-                                   f"(work per stage); got {st!r}.")
+        raise InvalidInstanceError(
+            f"The 'stages' of job {jid!r} must be a non-empty list of positive numbers (work per stage); got {st!r}."
+        )
     cum = list(np.cumsum(parts))
     if abs(cum[-1] - work) > 1e-9 * max(1.0, work):
         raise InvalidInstanceError(

@@ -25,9 +25,27 @@ from optsched.sim.state import DONE, FAILED
 
 __all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
 
-JOB_COLUMNS = ["job_id", "arrival", "gpus", "work", "weight", "status", "first_start", "completion",
-               "queue_delay", "jct", "waiting", "loading_time", "training_time", "saving_time", "futile_time",
-               "n_futile", "lost_work", "n_preemptions", "stages_done"]
+JOB_COLUMNS = [
+    "job_id",
+    "arrival",
+    "gpus",
+    "work",
+    "weight",
+    "status",
+    "first_start",
+    "completion",
+    "queue_delay",
+    "jct",
+    "waiting",
+    "loading_time",
+    "training_time",
+    "saving_time",
+    "futile_time",
+    "n_futile",
+    "lost_work",
+    "n_preemptions",
+    "stages_done",
+]
 
 
 @dataclass(frozen=True)
@@ -76,8 +94,9 @@ class SimResult:
         self.n_events = run.n_events
         self.slot = run.slot
         #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
-        self.decision_seconds = (np.frombuffer(run.decision_seconds, dtype=np.float64)
-                                 if run.decision_seconds is not None else None)
+        self.decision_seconds = (
+            np.frombuffer(run.decision_seconds, dtype=np.float64) if run.decision_seconds is not None else None
+        )
         self.log = run.log
         self._jobs = run.jobs
         self._seg = run.segments
@@ -149,8 +168,9 @@ class SimResult:
 
         cols = self.job_columns()
         names = JOB_COLUMNS + [c for c in ("finish", "config") if c in cols]
-        return pd.DataFrame({c: (cols[c].tolist() if cols[c].dtype == object else cols[c]) for c in names},
-                            columns=names)
+        return pd.DataFrame(
+            {c: (cols[c].tolist() if cols[c].dtype == object else cols[c]) for c in names}, columns=names
+        )
 
     def summary(self) -> dict[str, Any]:
         """Mean/P50/P95/P99 of JCT and waiting, makespan, total (weighted) completion and flow time,
@@ -162,8 +182,9 @@ class SimResult:
         span = self.end_time
         gpus = cols["gpus"].astype(float)
         held = float((gpus * (cols["loading_time"] + cols["training_time"] + cols["saving_time"])).sum())
-        out["mean_training_utilization"] = (float((gpus * cols["training_time"]).sum()) / (self.capacity * span)
-                                            if span > 0 else 0.0)
+        out["mean_training_utilization"] = (
+            float((gpus * cols["training_time"]).sum()) / (self.capacity * span) if span > 0 else 0.0
+        )
         out["futile_gpu_share"] = float((gpus * cols["futile_time"]).sum()) / held if held > 0 else 0.0
         if self.decision_seconds is not None and len(self.decision_seconds):
             d = self.decision_seconds
@@ -209,8 +230,9 @@ class SimResult:
         each row holds until the next)."""
         import pandas as pd
 
-        return pd.DataFrame({"time": self._util_t, "gpus_in_use": self._util_g,
-                             "utilization": self._util_g / float(self.capacity)})
+        return pd.DataFrame(
+            {"time": self._util_t, "gpus_in_use": self._util_g, "utilization": self._util_g / float(self.capacity)}
+        )
 
     def utilization_windows(self, width: float, *, start: float = 0.0, end: float | None = None):
         """Fraction of GPUs held, averaged over consecutive windows of ``width`` seconds (the
@@ -255,7 +277,7 @@ class SimResult:
             ids = {m: ids_of(k) for m, k in masks.items()} if masks else None
             if usage:
                 pl = {**pl, **{m: {"gpus": pl.get(m, 0), **vec} for m, vec in usage.items()}}
-            s._append(js[idx].id, Segment(a, b, pl, ids))
+            s.add_segment(js[idx].id, Segment(a, b, pl, ids))
         return s
 
     def _gpu_masks(self) -> list[dict[int, int]]:
@@ -301,9 +323,13 @@ class SimResult:
         from optsched.sim.resources import ids_of
 
         js = self._jobs
-        return pd.DataFrame([(js[i].id, a, b, dict(pl), {m: ids_of(k) for m, k in masks.items()}, usage)
-                             for (i, a, b, pl, _, usage), masks in zip(self._seg, self._gpu_masks(), strict=True)],
-                            columns=["job_id", "start", "end", "placement", "gpu_ids", "usage"])
+        return pd.DataFrame(
+            [
+                (js[i].id, a, b, dict(pl), {m: ids_of(k) for m, k in masks.items()}, usage)
+                for (i, a, b, pl, _, usage), masks in zip(self._seg, self._gpu_masks(), strict=True)
+            ],
+            columns=["job_id", "start", "end", "placement", "gpu_ids", "usage"],
+        )
 
     # -- output ------------------------------------------------------------------------------
     def to_files(self, out_dir, fmt: str = "csv") -> list[str]:
@@ -371,8 +397,10 @@ class SimResult:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"SimResult(policy={self.policy!r}, jobs={s['n_jobs']}, mean_jct={s['mean_jct']:.6g}, "
-                f"makespan={s['makespan']:.6g})")
+        return (
+            f"SimResult(policy={self.policy!r}, jobs={s['n_jobs']}, mean_jct={s['mean_jct']:.6g}, "
+            f"makespan={s['makespan']:.6g})"
+        )
 
 
 def summarize(df) -> dict[str, Any]:
@@ -406,9 +434,13 @@ def summarize(df) -> dict[str, Any]:
         "n_done": int((status == DONE).sum()),
         "n_failed": int((status == FAILED).sum()),
         "mean_jct": float(jct.mean()) if len(jct) else float("nan"),
-        "p50_jct": pct(jct, 50), "p95_jct": pct(jct, 95), "p99_jct": pct(jct, 99),
+        "p50_jct": pct(jct, 50),
+        "p95_jct": pct(jct, 95),
+        "p99_jct": pct(jct, 99),
         "mean_queue_delay": float(qd.mean()) if len(qd) else float("nan"),
-        "p50_queue_delay": pct(qd, 50), "p95_queue_delay": pct(qd, 95), "p99_queue_delay": pct(qd, 99),
+        "p50_queue_delay": pct(qd, 50),
+        "p95_queue_delay": pct(qd, 95),
+        "p99_queue_delay": pct(qd, 99),
         "makespan": float(comp.max()) if len(comp) else 0.0,
         "total_completion_time": float(comp.sum()),
         "total_weighted_completion_time": float((w * comp).sum()),
@@ -464,9 +496,21 @@ def replay_log(log: Iterable[tuple]) -> Any:
         if kind == "timer":
             continue
         if kind == "arrival":
-            rows[jid] = {"job_id": jid, "arrival": t, "gpus": np.nan, "status": "waiting", "first_start": np.nan,
-                         "completion": np.nan, "loading_time": 0.0, "training_time": 0.0, "saving_time": 0.0,
-                         "n_preemptions": 0, "work_done": 0.0, "futile_time": 0.0, "n_futile": 0}
+            rows[jid] = {
+                "job_id": jid,
+                "arrival": t,
+                "gpus": np.nan,
+                "status": "waiting",
+                "first_start": np.nan,
+                "completion": np.nan,
+                "loading_time": 0.0,
+                "training_time": 0.0,
+                "saving_time": 0.0,
+                "n_preemptions": 0,
+                "work_done": 0.0,
+                "futile_time": 0.0,
+                "n_futile": 0,
+            }
             state[jid] = ("waiting", t, 0.0)
             continue
         r = rows[jid]
@@ -516,6 +560,19 @@ def replay_log(log: Iterable[tuple]) -> Any:
             r["completion"] = t
             r["status"] = DONE if kind == "complete" else FAILED
             state[jid] = ("done", t, 0.0)
-    cols = ["job_id", "arrival", "gpus", "status", "first_start", "completion", "loading_time", "training_time",
-            "saving_time", "n_preemptions", "work_done", "futile_time", "n_futile"]
+    cols = [
+        "job_id",
+        "arrival",
+        "gpus",
+        "status",
+        "first_start",
+        "completion",
+        "loading_time",
+        "training_time",
+        "saving_time",
+        "n_preemptions",
+        "work_done",
+        "futile_time",
+        "n_futile",
+    ]
     return pd.DataFrame(list(rows.values()), columns=cols)

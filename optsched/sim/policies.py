@@ -36,15 +36,15 @@ class WaitQueue:
     2
     """
 
-    __slots__ = ("_b", "_n", "_seq")
+    __slots__ = ("_b", "_seq", "n")
 
     def __init__(self) -> None:
         self._b: dict[tuple[int, bool], list] = {}
-        self._n = 0
+        self.n = 0  #: jobs queued (read it, never set it; ``len(q)`` too, slower in inner loops)
         self._seq = 0
 
     def __len__(self) -> int:
-        return self._n
+        return self.n
 
     def push(self, job: SimJob, key: Any) -> None:
         self._seq += 1
@@ -53,7 +53,7 @@ class WaitQueue:
         if h is None:
             h = self._b[k] = []
         heapq.heappush(h, (key, self._seq, job))
-        self._n += 1
+        self.n += 1
 
     def _head(self, fits, strict: bool, limit: int | None = None):
         best = None
@@ -84,7 +84,7 @@ class WaitQueue:
         if top is None:
             return None
         heapq.heappop(self._b[cls])
-        self._n -= 1
+        self.n -= 1
         return top[2]
 
     def head(self, skip: Any = ()) -> tuple[Any, Any]:
@@ -98,20 +98,25 @@ class WaitQueue:
 
     def pop_class(self, cls: Any) -> SimJob:
         """Remove and return the best job of class ``cls`` (as found by :meth:`head`)."""
-        self._n -= 1
+        self.n -= 1
         return heapq.heappop(self._b[cls])[2]
 
     def remove(self, job: SimJob) -> None:
-        """Remove a queued job (O(jobs of its class))."""
-        h = self._b[(job.gpus, job.single_server)]
+        """Remove a queued job (O(jobs of its class)); KeyError if it is not queued."""
+        if not self.discard(job):
+            raise KeyError(f"{job.label} is not queued")
+
+    def discard(self, job: SimJob) -> bool:
+        """Remove ``job`` if it is queued; return whether it was (O(jobs of its class))."""
+        h = self._b.get((job.gpus, job.single_server), [])
         for i, e in enumerate(h):
             if e[2] is job:
                 h[i] = h[-1]
                 h.pop()
                 heapq.heapify(h)
-                self._n -= 1
-                return
-        raise KeyError(f"{job.label} is not queued")
+                self.n -= 1
+                return True
+        return False
 
     def items(self):
         for h in self._b.values():
@@ -120,7 +125,7 @@ class WaitQueue:
 
     def clear(self) -> None:
         self._b.clear()
-        self._n = 0
+        self.n = 0
 
 
 class _QueuePolicy(Policy):
@@ -147,7 +152,7 @@ class _QueuePolicy(Policy):
 
     def schedule(self, sim) -> None:
         q = self.queue
-        if not q._n:
+        if not q.n:
             return
         fits = sim.free.fits
         strict = not self.backfill
@@ -230,15 +235,23 @@ class _Preemptive(Policy):
 
     preemptive = True
 
-    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, rollback: bool = False,
-                 reserve: str = "preemptor"):
+    def __init__(
+        self,
+        *,
+        placement: str = "consolidate",
+        backfill: bool = True,
+        rollback: bool = False,
+        reserve: str = "preemptor",
+    ):
         super().__init__(placement=placement)
         if not isinstance(backfill, bool):
             raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
         if reserve not in ("preemptor", "best"):
-            raise InvalidOptionError(f"The 'reserve' option of {self.name} must be 'preemptor' (GPUs being saved go "
-                                     f"to the job they were preempted for) or 'best' (to the best waiting job when "
-                                     f"the save ends); got {reserve!r}.")
+            raise InvalidOptionError(
+                f"The 'reserve' option of {self.name} must be 'preemptor' (GPUs being saved go "
+                f"to the job they were preempted for) or 'best' (to the best waiting job when "
+                f"the save ends); got {reserve!r}."
+            )
         self.backfill = backfill
         self.rollback = rollback
         self.reserve = reserve
@@ -318,7 +331,7 @@ class _Preemptive(Policy):
         time) were removed. Every job of a passed-over class (GPUs, single-server) is passed over
         too: a worse job of the same class cannot get in where a better one could not."""
         q = self.queue
-        if not q._n:
+        if not q.n:
             return
         if not self._may_preempt(sim):
             self._fill(sim)
@@ -329,7 +342,7 @@ class _Preemptive(Policy):
         # the smallest demand for which preempting failed in this round (failure is monotone: a later,
         # worse job has fewer running jobs below it and finds fewer free GPUs): larger ones need not try
         fail_any = fail_single = 1 << 62
-        while q._n:
+        while q.n:
             if self._for is None:
                 reserve = 0
                 cand = None
@@ -342,8 +355,12 @@ class _Preemptive(Policy):
             if top is None:
                 return
             job = top[2]
-            if job is not cand and free.fits(job.gpus, job.single_server) and \
-                    free.total_free - reserve >= job.gpus and (not check_res or not job.resources or sim.fits(job)):
+            if (
+                job is not cand
+                and free.fits(job.gpus, job.single_server)
+                and free.total_free - reserve >= job.gpus
+                and (not check_res or not job.resources or sim.fits(job))
+            ):
                 q.pop_class(cls)
                 self._start(sim, job)
                 continue
@@ -392,7 +409,7 @@ class _Preemptive(Policy):
         strict = not self.backfill
         check_res = sim.res is not None
         deferred = None
-        while q._n:
+        while q.n:
             if self._for is None:
                 reserve = 0
             else:
@@ -430,8 +447,7 @@ class _Preemptive(Policy):
             return False  # enough GPUs are being saved already: wait for them
         while freed < cand.gpus or (layout and not self._fits_after(sim, cand, victims)):
             top = self._worst(sim)
-            if (top is None or not (bound < self._run_value(sim, top[2]))
-                    or self._since.get(top[2].index) == sim.now):
+            if top is None or not (bound < self._run_value(sim, top[2])) or self._since.get(top[2].index) == sim.now:
                 for e in popped:
                     heapq.heappush(h, e)
                 return False
@@ -442,9 +458,9 @@ class _Preemptive(Policy):
         # keep victims that turn out unnecessary (best first among the chosen)
         keep = []
         for v in reversed(victims):
-            if freed - v.gpus >= cand.gpus and (not layout or
-                                                self._fits_after(sim, cand, [x for x in victims
-                                                                             if x is not v and x not in keep])):
+            if freed - v.gpus >= cand.gpus and (
+                not layout or self._fits_after(sim, cand, [x for x in victims if x is not v and x not in keep])
+            ):
                 freed -= v.gpus
                 keep.append(v)
         for e in popped:
@@ -484,8 +500,10 @@ class _Preemptive(Policy):
 
     def __repr__(self) -> str:
         extra = "" if self.reserve == "preemptor" else f", reserve={self.reserve!r}"
-        return (f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, "
-                f"rollback={self.rollback}{extra})")
+        return (
+            f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, "
+            f"rollback={self.rollback}{extra})"
+        )
 
 
 class SRTF(_Preemptive):
@@ -543,11 +561,21 @@ class LAS(_Preemptive):
 
     name = "las"
 
-    def __init__(self, *, placement: str = "consolidate", backfill: bool = True, quantum: float = 60.0,
-                 gpu_weighted: bool = False, rollback: bool = False, reserve: str = "preemptor"):
+    def __init__(
+        self,
+        *,
+        placement: str = "consolidate",
+        backfill: bool = True,
+        quantum: float = 60.0,
+        gpu_weighted: bool = False,
+        rollback: bool = False,
+        reserve: str = "preemptor",
+    ):
         super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
         if isinstance(quantum, bool) or not (isinstance(quantum, (int, float)) and quantum > 0):
-            raise InvalidOptionError(f"The 'quantum' option of LAS must be a positive number of seconds; got {quantum!r}.")
+            raise InvalidOptionError(
+                f"The 'quantum' option of LAS must be a positive number of seconds; got {quantum!r}."
+            )
         self.quantum = float(quantum)
         self.gpu_weighted = gpu_weighted
 
@@ -569,7 +597,7 @@ class LAS(_Preemptive):
         self._tick = False
         self._timer = None
         self._active = 0
-        self._next = None  # next quantum while the timer is off because no job waits
+        self.next = None  # next quantum while the timer is off because no job waits
 
     # Quanta run every `quantum` seconds from the first arrival while jobs are active. A quantum
     # at which no job waits only sets `_tick` (which then stays set until a job waits), so the
@@ -579,22 +607,22 @@ class LAS(_Preemptive):
         super().on_arrival(sim, job)
         self._active += 1
         if self._timer is None:
-            if self._next is None:  # the first active job: a new grid
+            if self.next is None:  # the first active job: a new grid
                 self._timer = sim.set_timer(self.quantum, period=self.quantum, data="las-quantum")
             else:
                 self._resume(sim)
 
     def on_preempted(self, sim, job) -> None:
         super().on_preempted(sim, job)
-        if self._timer is None and self._next is not None and self.queue._n:
+        if self._timer is None and self.next is not None and self.queue.n:
             self._resume(sim)
 
     def _resume(self, sim) -> None:
-        t = self._next
+        t = self.next
         now = sim.now
         while t < now:  # the quanta skipped, by the same additions the timer makes
             t += self.quantum
-        self._next = None
+        self.next = None
         self._timer = sim.set_timer(at=t, period=self.quantum, data="las-quantum")
 
     def on_completion(self, sim, job) -> None:
@@ -602,22 +630,24 @@ class LAS(_Preemptive):
         if not self._active:
             if self._timer is not None:
                 sim.cancel_timer(self._timer)
-            self._timer = self._next = None
+            self._timer = self.next = None
 
     def on_timer(self, sim, timer) -> None:
         self._tick = True
-        if not self.queue._n:  # nothing waits: off until a job waits (timer.time = the next quantum)
+        if not self.queue.n:  # nothing waits: off until a job waits (timer.time = the next quantum)
             sim.cancel_timer(timer)
             self._timer = None
-            self._next = timer.time
+            self.next = timer.time
 
     def _may_preempt(self, sim) -> bool:
         tick, self._tick = self._tick, False
         return tick
 
     def __repr__(self) -> str:
-        return (f"LAS(placement={self.placement!r}, backfill={self.backfill}, quantum={self.quantum:g}, "
-                f"gpu_weighted={self.gpu_weighted})")
+        return (
+            f"LAS(placement={self.placement!r}, backfill={self.backfill}, quantum={self.quantum:g}, "
+            f"gpu_weighted={self.gpu_weighted})"
+        )
 
 
 class PeriodicSRTF(SRTF):
@@ -644,12 +674,20 @@ class PeriodicSRTF(SRTF):
 
     name = "srtf-periodic"
 
-    def __init__(self, *, period: float = 60.0, placement: str = "consolidate", backfill: bool = True,
-                 rollback: bool = False, reserve: str = "preemptor"):
+    def __init__(
+        self,
+        *,
+        period: float = 60.0,
+        placement: str = "consolidate",
+        backfill: bool = True,
+        rollback: bool = False,
+        reserve: str = "preemptor",
+    ):
         super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
         if isinstance(period, bool) or not (isinstance(period, (int, float)) and 0 < period < float("inf")):
-            raise InvalidOptionError(f"The 'period' option of srtf-periodic must be a positive number of seconds; "
-                                     f"got {period!r}.")
+            raise InvalidOptionError(
+                f"The 'period' option of srtf-periodic must be a positive number of seconds; got {period!r}."
+            )
         self.period = float(period)
 
     def on_start(self, sim) -> None:
@@ -685,8 +723,7 @@ class PeriodicSRTF(SRTF):
         return f"PeriodicSRTF(period={self.period:g}, placement={self.placement!r}, backfill={self.backfill})"
 
 
-POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS,
-                                     "srtf-periodic": PeriodicSRTF}
+POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PeriodicSRTF}
 """The baseline policies (every registered policy: :func:`optsched.sim.policy_registry`)."""
 
 for _name, _cls in POLICIES.items():

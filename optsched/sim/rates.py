@@ -191,6 +191,7 @@ def check_rate(r: Any, who: str) -> float:
     except (TypeError, ValueError):
         raise SimulationError(f"The rate model returned {r!r} for {who}; it must return a positive number.") from None
     if not (x > 0 and x < float("inf")):
-        raise SimulationError(f"The rate model returned {r!r} for {who}; it must return a finite positive number "
-                              f"(work units per second).")
+        raise SimulationError(
+            f"The rate model returned {r!r} for {who}; it must return a finite positive number (work units per second)."
+        )
     return x

@@ -44,8 +44,15 @@ def _key(name: str) -> str:
     return str(name).strip().lower().replace("_", "-")
 
 
-def register_policy(name: str, factory: Callable[..., Any] | None = None, *, needs: Sequence[str] = (),
-                    paper: str | None = None, description: str = "", replace: bool = False):
+def register_policy(
+    name: str,
+    factory: Callable[..., Any] | None = None,
+    *,
+    needs: Sequence[str] = (),
+    paper: str | None = None,
+    description: str = "",
+    replace: bool = False,
+):
     """Register ``factory`` (a Policy class or a function returning one) under ``name``.
 
     Usable as a call or as a class decorator. Registering a taken name with another factory
@@ -63,10 +70,15 @@ def register_policy(name: str, factory: Callable[..., Any] | None = None, *, nee
     def add(f: Callable[..., Any]) -> Callable[..., Any]:
         key = _key(name)
         old = _POLICIES.get(key)
-        if old is not None and old.factory is not f and not replace and \
-                getattr(old.factory, "__qualname__", None) != getattr(f, "__qualname__", None):
-            raise InvalidOptionError(f"A policy named {key!r} is registered already ({old.factory!r}); pick another "
-                                     f"name.")
+        if (
+            old is not None
+            and old.factory is not f
+            and not replace
+            and getattr(old.factory, "__qualname__", None) != getattr(f, "__qualname__", None)
+        ):
+            raise InvalidOptionError(
+                f"A policy named {key!r} is registered already ({old.factory!r}); pick another name."
+            )
         desc = description or (getattr(f, "__doc__", None) or "").strip().split("\n")[0]
         _POLICIES[key] = PolicySpec(key, f, tuple(needs), paper, desc)
         return f
@@ -98,6 +110,8 @@ def get_policy(name: str, **options: Any) -> Any:
     key = _key(name)
     spec = _POLICIES.get(key)
     if spec is None:
-        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)} (paper policies are "
-                               f"registered when their package is imported: optsched.load_plugins()).")
+        raise UnknownNameError(
+            f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)} (paper policies are "
+            f"registered when their package is imported: optsched.load_plugins())."
+        )
     return spec.factory(**options)

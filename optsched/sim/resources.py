@@ -109,10 +109,7 @@ class FreeGPUs:
         """Whether ``gpus`` GPUs (on one server if ``single_server``) are free now."""
         if single_server:
             b = self._bucket
-            for f in range(self._maxcap, gpus - 1, -1):
-                if b[f]:
-                    return True
-            return False
+            return any(b[f] for f in range(self._maxcap, gpus - 1, -1))
         return self.total_free >= gpus
 
     def fits_in(self, free: Sequence[int], gpus: int, single_server: bool = False) -> bool:
@@ -159,8 +156,9 @@ class FreeGPUs:
             fl[m] = old + g
             self.total_free += g
 
-    def take_ids(self, placement: Mapping[int, int], want: Mapping[int, Sequence[int]] | None = None,
-                 who: Any = "the job") -> dict[int, int]:
+    def take_ids(
+        self, placement: Mapping[int, int], want: Mapping[int, Sequence[int]] | None = None, who: Any = "the job"
+    ) -> dict[int, int]:
         """Take GPU ids for ``placement`` (already allocated by count): ``want`` = {server: ids}
         where the policy names them, else the lowest free ids. Returns {server: bit mask of ids}.
 
@@ -194,8 +192,10 @@ class FreeGPUs:
         if want:
             unknown = [m for m in want if m not in placement]
             if unknown:
-                raise SimulationError(f"The gpu_ids of {who} name server(s) {unknown}, which its placement "
-                                      f"{dict(placement)} does not use.")
+                raise SimulationError(
+                    f"The gpu_ids of {who} name server(s) {unknown}, which its placement "
+                    f"{dict(placement)} does not use."
+                )
         for m, g in placement.items():
             if g <= 0:
                 continue
@@ -212,17 +212,23 @@ class FreeGPUs:
                 took = 0
                 for x in ids:
                     if not 0 <= x < self.capacity[m]:
-                        raise SimulationError(f"The gpu_ids of {who} name GPU {x} of server {m}, which has GPUs "
-                                              f"0..{self.capacity[m] - 1}.")
+                        raise SimulationError(
+                            f"The gpu_ids of {who} name GPU {x} of server {m}, which has GPUs "
+                            f"0..{self.capacity[m] - 1}."
+                        )
                     took |= 1 << x
                 if len(ids) != g or took.bit_count() != g:
-                    raise SimulationError(f"The gpu_ids of {who} on server {m} must be {g} distinct GPUs (its "
-                                          f"placement count); got {ids}.")
+                    raise SimulationError(
+                        f"The gpu_ids of {who} on server {m} must be {g} distinct GPUs (its "
+                        f"placement count); got {ids}."
+                    )
                 busy = took & ~mask
                 if busy:
                     held = [k for k in range(self.capacity[m]) if busy >> k & 1]
-                    raise SimulationError(f"{who} asks for GPU(s) {held} of server {m}, which are not free; free "
-                                          f"there: {[k for k in range(self.capacity[m]) if mask >> k & 1]}.")
+                    raise SimulationError(
+                        f"{who} asks for GPU(s) {held} of server {m}, which are not free; free "
+                        f"there: {[k for k in range(self.capacity[m]) if mask >> k & 1]}."
+                    )
             out[m] = took
         for m, took in out.items():  # commit only when every server's ids are valid
             fid[m] &= ~took
@@ -253,13 +259,9 @@ class FreeGPUs:
         fl = self.free_list
         for m, g in placement.items():
             if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 0 <= m < self._n:
-                raise SimulationError(
-                    f"The placement of {who} names server {m!r}; servers are 0..{self._n - 1}."
-                )
+                raise SimulationError(f"The placement of {who} names server {m!r}; servers are 0..{self._n - 1}.")
             if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g <= 0:
-                raise SimulationError(
-                    f"The placement of {who} gives server {m} {g!r} GPUs; give a positive integer."
-                )
+                raise SimulationError(f"The placement of {who} gives server {m} {g!r} GPUs; give a positive integer.")
             m, g = int(m), int(g)
             if g > fl[m]:
                 raise SimulationError(
@@ -279,8 +281,9 @@ class FreeGPUs:
         return out
 
     # -- placement -------------------------------------------------------------------------
-    def place(self, gpus: int, rule: str = "consolidate", single_server: bool = False,
-              rng: np.random.Generator | None = None) -> dict[int, int] | None:
+    def place(
+        self, gpus: int, rule: str = "consolidate", single_server: bool = False, rng: np.random.Generator | None = None
+    ) -> dict[int, int] | None:
         """Same result as :func:`optsched.core.placement.place` on :attr:`free_list`."""
         if gpus <= 0:
             raise InvalidOptionError(f"A placement needs a positive GPU count; got {gpus}.")
@@ -352,10 +355,7 @@ class WholeNodeGPUs(FreeGPUs):
     def fits(self, gpus: int, single_server: bool = False) -> bool:
         if single_server or gpus <= self._maxcap:
             b = self._bucket
-            for f in range(self._maxcap, gpus - 1, -1):
-                if b[f]:
-                    return True
-            return False
+            return any(b[f] for f in range(self._maxcap, gpus - 1, -1))
         return self.whole_free >= gpus
 
     def fits_in(self, free: Sequence[int], gpus: int, single_server: bool = False) -> bool:
@@ -380,7 +380,7 @@ class WholeNodeGPUs(FreeGPUs):
 
     def _set(self, m: int, new: int) -> None:
         old = self.free_list[m]
-        FreeGPUs._set(self, m, new)
+        super()._set(m, new)
         c = self.capacity[m]
         self.whole_free += (new == c) * c - (old == c) * c
 
@@ -413,7 +413,9 @@ class FreeResources:
         self.capacity = np.array(capacity, dtype=float).reshape(-1, len(self.names))
         self.free = self.capacity.copy()
 
-    def share(self, demand: Mapping[str, float], placement: Mapping[int, int], gpus: int) -> dict[int, dict[str, float]]:
+    def share(
+        self, demand: Mapping[str, float], placement: Mapping[int, int], gpus: int
+    ) -> dict[int, dict[str, float]]:
         """A job's declared ``demand`` shared over ``placement`` in proportion to GPUs."""
         if not demand:
             return {}

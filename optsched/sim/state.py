@@ -13,19 +13,31 @@ from typing import Any
 
 _NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
 
-__all__ = ["SimJob", "Timer", "Phase", "WAITING", "LOADING", "TRAINING", "SAVING", "DONE", "FAILED", "PENDING",
-           "PHASES"]
+__all__ = [
+    "SimJob",
+    "Timer",
+    "Phase",
+    "WAITING",
+    "LOADING",
+    "TRAINING",
+    "SAVING",
+    "DONE",
+    "FAILED",
+    "PENDING",
+    "PHASES",
+]
+
 
 class Phase(StrEnum):
     """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``)."""
 
-    PENDING = "pending"    # not arrived yet
-    WAITING = "waiting"    # arrived, holds no GPU
-    LOADING = "loading"    # holds GPUs, loading (model, data, checkpoint) before training
+    PENDING = "pending"  # not arrived yet
+    WAITING = "waiting"  # arrived, holds no GPU
+    LOADING = "loading"  # holds GPUs, loading (model, data, checkpoint) before training
     TRAINING = "training"  # holds GPUs, making progress at its rate
-    SAVING = "saving"      # holds GPUs, pause-and-save after a preemption
-    DONE = "done"          # finished all its work
-    FAILED = "failed"      # terminated early at a checkpoint (its outcome, known only to the engine)
+    SAVING = "saving"  # holds GPUs, pause-and-save after a preemption
+    DONE = "done"  # finished all its work
+    FAILED = "failed"  # terminated early at a checkpoint (its outcome, known only to the engine)
 
 
 PENDING, WAITING, LOADING, TRAINING = Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING
@@ -56,16 +68,58 @@ class SimJob:
     """
 
     __slots__ = (
-        "id", "index", "arrival", "work", "gpus", "weight", "single_server", "stages", "attrs",
-        "phase", "placement", "rate", "stage", "first_start", "completion",
-        "loading_time", "training_time", "saving_time", "lost_work", "futile_time",
-        "n_preemptions", "n_starts", "n_futile", "finish", "resources", "gpu_masks", "usage", "config",
-        "_done", "_exact_end", "_last_load", "_load_end", "_t", "_phase_start", "_version", "_hold_start", "_next_placement", "_sim",
+        "id",
+        "index",
+        "arrival",
+        "work",
+        "gpus",
+        "weight",
+        "single_server",
+        "stages",
+        "attrs",
+        "phase",
+        "placement",
+        "rate",
+        "stage",
+        "first_start",
+        "completion",
+        "loading_time",
+        "training_time",
+        "saving_time",
+        "lost_work",
+        "futile_time",
+        "n_preemptions",
+        "n_starts",
+        "n_futile",
+        "finish",
+        "resources",
+        "gpu_masks",
+        "usage",
+        "config",
+        "_done",
+        "_exact_end",
+        "_last_load",
+        "_load_end",
+        "_t",
+        "_phase_start",
+        "_version",
+        "_hold_start",
+        "_next_placement",
+        "_sim",
     )
 
-    def __init__(self, id: Any, index: int, arrival: float, work: float, gpus: int, weight: float = 1.0,
-                 single_server: bool = False, stages: tuple[float, ...] | None = None,
-                 attrs: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        id: Any,
+        index: int,
+        arrival: float,
+        work: float,
+        gpus: int,
+        weight: float = 1.0,
+        single_server: bool = False,
+        stages: tuple[float, ...] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ):
         self.id = id
         self.index = index
         self.arrival = arrival
@@ -97,10 +151,10 @@ class SimJob:
         self._load_end = 0.0  # end of the load in progress
         self.finish: float | None = None  # when its work was done (before its slot ended, in slotted mode)
         self._exact_end = 0.0  # slotted mode: unrounded time of the pending last stage end
-        self._done = 0.0      # work done as of time self._t
+        self._done = 0.0  # work done as of time self._t
         self._t = 0.0
         self._phase_start = 0.0
-        self._version = 0     # bumps when the pending stage-end event becomes stale
+        self._version = 0  # bumps when the pending stage-end event becomes stale
         self._hold_start = 0.0
         self._next_placement: tuple | None = None  # migration: (placement, gpu masks, usage)
         self._sim = None
@@ -155,8 +209,10 @@ class SimJob:
         return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
 
     def __repr__(self) -> str:
-        return (f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
-                f"done={self._done:g}, placement={self.placement})")
+        return (
+            f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
+            f"done={self._done:g}, placement={self.placement})"
+        )
 
 
 class Timer:

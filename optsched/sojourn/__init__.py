@@ -39,8 +39,12 @@ def _suite_instances():
     from optsched.core.library import instance_path
     from optsched.sojourn.generate import random_instance, workload
 
-    return [load_instance(instance_path("toy:sojourn-two-jobs")), load_instance(instance_path("toy:sojourn-four-jobs")),
-            workload(1, 6, seed=3), random_instance(5, seed=11)]
+    return [
+        load_instance(instance_path("toy:sojourn-two-jobs")),
+        load_instance(instance_path("toy:sojourn-four-jobs")),
+        workload(1, 6, seed=3),
+        random_instance(5, seed=11),
+    ]
 
 
 def _register_suite() -> None:
@@ -61,13 +65,31 @@ def _register_policies() -> None:
     from optsched.sojourn.online import StagedOnlinePolicy
 
     for index, what in (("rank", "RANK (23)"), ("serpt", "SERPT"), ("sr", "SR rank (2)")):
-        register_policy(f"sojourn-online-{index}", partial(StagedOnlinePolicy, index), needs=("sizes", "probs"),
-                        paper="sojourn", description=f"Sec. V online heuristic, {what} index, preemptive at "
-                                                     f"checkpoints")
+        register_policy(
+            f"sojourn-online-{index}",
+            partial(StagedOnlinePolicy, index),
+            needs=("sizes", "probs"),
+            paper="sojourn",
+            description=f"Sec. V online heuristic, {what} index, preemptive at checkpoints",
+        )
 
 
 _register_policies()
 
-__all__ = ["SojournInstance", "SojournSchedule", "StagedJob", "KIND", "OBJECTIVE", "pair_costs",
-           "expected_sojourn", "enumerate_outcomes", "monte_carlo", "solve_exact", "rank", "serpt", "sr",
-           "random_policy", "adjacent_pair_violations"]
+__all__ = [
+    "SojournInstance",
+    "SojournSchedule",
+    "StagedJob",
+    "KIND",
+    "OBJECTIVE",
+    "pair_costs",
+    "expected_sojourn",
+    "enumerate_outcomes",
+    "monte_carlo",
+    "solve_exact",
+    "rank",
+    "serpt",
+    "sr",
+    "random_policy",
+    "adjacent_pair_violations",
+]

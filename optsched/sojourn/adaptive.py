@@ -27,8 +27,15 @@ from optsched.exceptions import InternalError, InvalidOptionError
 from optsched.sojourn.evaluate import poisson_binomial, stage_indices
 from optsched.sojourn.model import SojournInstance
 
-__all__ = ["AdaptiveResult", "optimal_adaptive", "policy_value", "best_stage_sequence", "compare_policies", "simulate_policy",
-           "MAX_STATES"]
+__all__ = [
+    "AdaptiveResult",
+    "optimal_adaptive",
+    "policy_value",
+    "best_stage_sequence",
+    "compare_policies",
+    "simulate_policy",
+    "MAX_STATES",
+]
 
 MAX_STATES = 2_000_000
 DONE = -1
@@ -49,8 +56,10 @@ def _setup(instance: SojournInstance):
     instance.require_static("The adaptive dynamic program")
     n_states = math.prod(j.n_stages + 1 for j in instance.jobs) * (instance.n_jobs + 1)
     if n_states > MAX_STATES:
-        raise InvalidOptionError(f"The adaptive DP would have up to {n_states:,} states (limit {MAX_STATES:,}); "
-                                 f"use N <= 6 jobs with <= 3 stages.")
+        raise InvalidOptionError(
+            f"The adaptive DP would have up to {n_states:,} states (limit {MAX_STATES:,}); "
+            f"use N <= 6 jobs with <= 3 stages."
+        )
     jobs = instance.jobs
     # conditional success probability of an alive job after j completed stages
     alive_succ = [[j.success_prob / math.fsum(j.probs[d:]) for d in range(j.n_stages)] for j in jobs]
@@ -111,7 +120,7 @@ def optimal_adaptive(instance: SojournInstance, *, preemptive: bool = True) -> A
     >>> round(optimal_adaptive(inst).value, 10), round(optimal_adaptive(inst, preemptive=False).value, 10)
     (9.1, 9.1)
     """
-    jobs, g, transitions, delta, n_states = _setup(instance)
+    jobs, g, transitions, delta, _n_states = _setup(instance)
     n = len(jobs)
 
     @cache
@@ -134,8 +143,13 @@ def optimal_adaptive(instance: SojournInstance, *, preemptive: bool = True) -> A
     start = tuple(0 for _ in jobs)
     val, k0 = W(start, 0)
     info = W.cache_info()
-    return AdaptiveResult(value=val, first_job=jobs[k0].id, states=info.currsize, preemptive=preemptive,
-                          policy=lambda p, ns: W(tuple(p), ns)[1])
+    return AdaptiveResult(
+        value=val,
+        first_job=jobs[k0].id,
+        states=info.currsize,
+        preemptive=preemptive,
+        policy=lambda p, ns: W(tuple(p), ns)[1],
+    )
 
 
 def policy_value(instance: SojournInstance, choose: Callable[[tuple[int, ...], int], int]) -> float:
@@ -165,8 +179,9 @@ def _sequence_policy(instance: SojournInstance, stages: Sequence[tuple[Any, int]
         for k, st in seq:
             if progress[k] != DONE and progress[k] == st - 1:
                 return k
-        raise InternalError("The stage sequence has no alive stage left while a job is still alive (a bug: "
-                            "please report it).")
+        raise InternalError(
+            "The stage sequence has no alive stage left while a job is still alive (a bug: please report it)."
+        )
 
     return choose
 
@@ -202,16 +217,24 @@ def compare_policies(instance: SojournInstance, *, with_sequences: bool = False)
     from optsched.sojourn.evaluate import pair_costs
 
     pc = pair_costs(instance)
-    out = {"best_order": subset_dp(pc)[0],
-           "adaptive_nonpreemptive": optimal_adaptive(instance, preemptive=False).value,
-           "adaptive_preemptive": optimal_adaptive(instance, preemptive=True).value}
+    out = {
+        "best_order": subset_dp(pc)[0],
+        "adaptive_nonpreemptive": optimal_adaptive(instance, preemptive=False).value,
+        "adaptive_preemptive": optimal_adaptive(instance, preemptive=True).value,
+    }
     if with_sequences:
         out["best_stage_sequence"] = best_stage_sequence(instance)[0]
     return out
 
 
-def simulate_policy(instance: SojournInstance, choose: Callable[[tuple[int, ...], int], int], *,
-                    samples: int = 100_000, seed=None, level: float = 0.999):
+def simulate_policy(
+    instance: SojournInstance,
+    choose: Callable[[tuple[int, ...], int], int],
+    *,
+    samples: int = 100_000,
+    seed=None,
+    level: float = 0.999,
+):
     """Monte-Carlo estimate of objective (1) under a Markov policy (an independent check of the
     Bellman values): sample every job's stopping checkpoint, run the policy stage by stage."""
     from scipy.stats import norm
@@ -222,8 +245,9 @@ def simulate_policy(instance: SojournInstance, choose: Callable[[tuple[int, ...]
     rng = as_generator(seed)
     jobs = instance.jobs
     n = len(jobs)
-    stop = np.column_stack([rng.choice(np.arange(1, j.n_stages + 1), size=samples, p=np.array(j.probs) / sum(j.probs))
-                            for j in jobs])
+    stop = np.column_stack(
+        [rng.choice(np.arange(1, j.n_stages + 1), size=samples, p=np.array(j.probs) / sum(j.probs)) for j in jobs]
+    )
     vals = np.empty(samples)
     for r in range(samples):
         progress = [0] * n

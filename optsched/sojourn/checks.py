@@ -56,8 +56,11 @@ def check_stage_order(instance: SojournInstance, schedule: Any) -> Iterable[Viol
 def check_static_setting(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """A static schedule is evaluated in the setting of Sec. III (W = 1, all a_i = 0)."""
     if not instance.static:
-        yield Violation("static_setting", "A static order is only defined for one server and arrivals at 0; "
-                                          "this instance has arrivals or several servers (use the online policies).")
+        yield Violation(
+            "static_setting",
+            "A static order is only defined for one server and arrivals at 0; "
+            "this instance has arrivals or several servers (use the online policies).",
+        )
 
 
 @register_check(KIND, "pairwise_lower_bound")
@@ -76,8 +79,11 @@ def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iter
         return  # reported by permutation / stage_order
     lb = pairwise_lower_bound(pc)
     if v < lb - 1e-9 * max(1.0, abs(lb)):
-        yield Violation("pairwise_lower_bound", f"objective (1) {v!r} is below the pairwise lower bound {lb!r} "
-                                                f"(the evaluator or the bound is wrong: please report it).")
+        yield Violation(
+            "pairwise_lower_bound",
+            f"objective (1) {v!r} is below the pairwise lower bound {lb!r} "
+            f"(the evaluator or the bound is wrong: please report it).",
+        )
 
 
 def evaluate(instance: SojournInstance, schedule: Any, objective: str) -> float:

@@ -53,8 +53,10 @@ def subset_dp(pc: PairCosts, *, max_jobs: int = DP_MAX_JOBS) -> tuple[float, lis
     """
     n = pc.n
     if n > max_jobs:
-        raise ModelTooLargeError(f"The subset DP needs 2^{n} states; above the limit of N = {max_jobs} jobs. "
-                                 f"Use backend='highs' or 'cpsat', or raise max_jobs.")
+        raise ModelTooLargeError(
+            f"The subset DP needs 2^{n} states; above the limit of N = {max_jobs} jobs. "
+            f"Use backend='highs' or 'cpsat', or raise max_jobs."
+        )
     c = pc.c
     full = (1 << n) - 1
     F = np.full(1 << n, np.inf)
@@ -66,7 +68,7 @@ def subset_dp(pc: PairCosts, *, max_jobs: int = DP_MAX_JOBS) -> tuple[float, lis
     order_by_pop = np.argsort(pop, kind="stable")
     starts = np.searchsorted(pop[order_by_pop], np.arange(n + 2))
     for L in range(n):
-        S = order_by_pop[starts[L]:starts[L + 1]]
+        S = order_by_pop[starts[L] : starts[L + 1]]
         bits = ((S[:, None] >> np.arange(n)[None, :]) & 1).astype(np.float64)  # (|S|, n)
         A = bits @ c  # A[s, i] = sum_{k in S} c[k, i]
         FS = F[S]
@@ -94,15 +96,19 @@ def subset_dp(pc: PairCosts, *, max_jobs: int = DP_MAX_JOBS) -> tuple[float, lis
     return float(F[full] + pc.d.sum()), order
 
 
-def exhaustive_search(pc: PairCosts, *, max_jobs: int = EXHAUSTIVE_MAX_JOBS, chunk: int = 40_320) -> tuple[float, list[int]]:
+def exhaustive_search(
+    pc: PairCosts, *, max_jobs: int = EXHAUSTIVE_MAX_JOBS, chunk: int = 40_320
+) -> tuple[float, list[int]]:
     """Optimal order by evaluating all N! orders (what the paper calls OPTIMAL), vectorised.
 
     Returns ``(objective (1), order as indices)``; ties go to the lexicographically first order.
     """
     n = pc.n
     if n > max_jobs:
-        raise InvalidOptionError(f"Exhaustive search over {n}! = {math.factorial(n):,} orders is too slow; "
-                                 f"max_jobs={max_jobs}. Use backend='dp', 'highs' or 'cpsat'.")
+        raise InvalidOptionError(
+            f"Exhaustive search over {n}! = {math.factorial(n):,} orders is too slow; "
+            f"max_jobs={max_jobs}. Use backend='dp', 'highs' or 'cpsat'."
+        )
     P, Q = np.triu_indices(n, 1)
     best_v, best_o = np.inf, None
     it = itertools.permutations(range(n))

@@ -21,9 +21,20 @@ from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.sojourn.model import SojournInstance, SojournSchedule, check_instance
 
-__all__ = ["PairCosts", "pair_costs", "poisson_binomial", "expected_sojourn", "order_value", "stage_value",
-           "enumerate_outcomes", "monte_carlo", "MonteCarloEstimate", "as_indices", "stage_indices",
-           "inverse_moments"]
+__all__ = [
+    "PairCosts",
+    "pair_costs",
+    "poisson_binomial",
+    "expected_sojourn",
+    "order_value",
+    "stage_value",
+    "enumerate_outcomes",
+    "monte_carlo",
+    "MonteCarloEstimate",
+    "as_indices",
+    "stage_indices",
+    "inverse_moments",
+]
 
 
 def poisson_binomial(probs: Sequence[float]) -> np.ndarray:
@@ -35,7 +46,7 @@ def poisson_binomial(probs: Sequence[float]) -> np.ndarray:
     pmf = np.zeros(len(probs) + 1)
     pmf[0] = 1.0
     for k, p in enumerate(probs):
-        pmf[1:k + 2] = pmf[1:k + 2] * (1 - p) + pmf[0:k + 1] * p
+        pmf[1 : k + 2] = pmf[1 : k + 2] * (1 - p) + pmf[0 : k + 1] * p
         pmf[0] *= 1 - p
     return pmf
 
@@ -185,8 +196,7 @@ def as_indices(instance: SojournInstance, order: Sequence[Any]) -> list[int]:
     if sorted(idx) != list(range(instance.n_jobs)):
         missing = [instance.jobs[k].id for k in range(instance.n_jobs) if k not in idx]
         dup = sorted({instance.jobs[k].id for k in idx if idx.count(k) > 1}, key=str)
-        raise InvalidScheduleError(f"The order must contain every job exactly once; missing {missing}, "
-                                   f"repeated {dup}.")
+        raise InvalidScheduleError(f"The order must contain every job exactly once; missing {missing}, repeated {dup}.")
     return idx
 
 
@@ -197,14 +207,17 @@ def stage_indices(instance: SojournInstance, stages: Sequence[tuple[Any, int]]) 
     for jid, st in stages:
         k = instance.index_of(jid)
         if st != nxt[k]:
-            raise InvalidScheduleError(f"In the stage sequence, stage {st} of job {jid!r} comes where stage "
-                                       f"{nxt[k]} is expected; each job's stages 1..M_i appear once, in order.")
+            raise InvalidScheduleError(
+                f"In the stage sequence, stage {st} of job {jid!r} comes where stage "
+                f"{nxt[k]} is expected; each job's stages 1..M_i appear once, in order."
+            )
         nxt[k] += 1
         out.append((k, st))
     for k, j in enumerate(instance.jobs):
         if nxt[k] != j.n_stages + 1:
-            raise InvalidScheduleError(f"The stage sequence has {nxt[k] - 1} of the {j.n_stages} stages of job "
-                                       f"{j.id!r}; list every stage.")
+            raise InvalidScheduleError(
+                f"The stage sequence has {nxt[k] - 1} of the {j.n_stages} stages of job {j.id!r}; list every stage."
+            )
     return out
 
 
@@ -246,8 +259,9 @@ def stage_value(instance: SojournInstance, stages: Sequence[tuple[Any, int]], pc
     return float(total)
 
 
-def expected_sojourn(instance: SojournInstance, schedule: SojournSchedule | Sequence[Any],
-                     pc: PairCosts | None = None) -> float:
+def expected_sojourn(
+    instance: SojournInstance, schedule: SojournSchedule | Sequence[Any], pc: PairCosts | None = None
+) -> float:
     """Objective (1), exactly, for a :class:`SojournSchedule` or a list of job ids (an order).
 
     Guarantee
@@ -294,8 +308,9 @@ def _outcome_value(instance: SojournInstance, seq: list[tuple[int, int]], outcom
     return tot / cnt if cnt else 0.0
 
 
-def enumerate_outcomes(instance: SojournInstance, schedule: SojournSchedule | Sequence[Any], *,
-                       max_outcomes: int = 200_000) -> float:
+def enumerate_outcomes(
+    instance: SojournInstance, schedule: SojournSchedule | Sequence[Any], *, max_outcomes: int = 200_000
+) -> float:
     """Objective (1) by brute force over every joint outcome (prod M_i of them).
 
     Independent of the pair decomposition: it simulates each outcome and weights it by its
@@ -307,8 +322,10 @@ def enumerate_outcomes(instance: SojournInstance, schedule: SojournSchedule | Se
     seq = stage_indices(instance, schedule.stage_sequence(instance))
     total_outcomes = math.prod(j.n_stages for j in instance.jobs)
     if total_outcomes > max_outcomes:
-        raise InvalidOptionError(f"Enumeration over {total_outcomes:,} joint outcomes exceeds max_outcomes="
-                                 f"{max_outcomes:,}; use monte_carlo or expected_sojourn.")
+        raise InvalidOptionError(
+            f"Enumeration over {total_outcomes:,} joint outcomes exceeds max_outcomes="
+            f"{max_outcomes:,}; use monte_carlo or expected_sojourn."
+        )
     val = 0.0
     for outcome in itertools.product(*[range(1, j.n_stages + 1) for j in instance.jobs]):
         pr = math.prod(instance.jobs[k].probs[o - 1] for k, o in enumerate(outcome))
@@ -328,8 +345,14 @@ class MonteCarloEstimate:
         return self.lo <= value <= self.hi
 
 
-def monte_carlo(instance: SojournInstance, schedule: SojournSchedule | Sequence[Any], *, samples: int = 100_000,
-                seed: SeedLike = None, level: float = 0.99) -> MonteCarloEstimate:
+def monte_carlo(
+    instance: SojournInstance,
+    schedule: SojournSchedule | Sequence[Any],
+    *,
+    samples: int = 100_000,
+    seed: SeedLike = None,
+    level: float = 0.99,
+) -> MonteCarloEstimate:
     """Estimate objective (1) by sampling joint outcomes; normal confidence interval at ``level``."""
     from scipy.stats import norm
 

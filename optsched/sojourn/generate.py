@@ -20,11 +20,16 @@ DIST_I = np.array([0.2, 0.15, 0.1, 0.05, 0.0, 0.05, 0.1, 0.15, 0.2])
 #: Table II (final success probability, workload set 3).
 DIST_II = np.array([0.025, 0.05, 0.1, 0.15, 0.35, 0.15, 0.1, 0.05, 0.025])
 #: Table III: workload set -> (stage-size distribution, success-probability distribution).
-WORKLOADS = {1: ("uniform", "uniform"), 2: ("uniform", "I"), 3: ("uniform", "II"), 4: ("exponential", "uniform"),
-             5: ("weibull", "uniform"),
-             # not in the paper: success probability uniform over {0.1, ..., 0.9}, ignoring the weights
-             # of Tables I-II. It reproduces the paper's Tables V-VI and X-XI (see formulations/sojourn.md#workloads)
-             23: ("uniform", "U9")}
+WORKLOADS = {
+    1: ("uniform", "uniform"),
+    2: ("uniform", "I"),
+    3: ("uniform", "II"),
+    4: ("exponential", "uniform"),
+    5: ("weibull", "uniform"),
+    # not in the paper: success probability uniform over {0.1, ..., 0.9}, ignoring the weights
+    # of Tables I-II. It reproduces the paper's Tables V-VI and X-XI (see formulations/sojourn.md#workloads)
+    23: ("uniform", "U9"),
+}
 
 
 def draw_success(dist: str, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -48,11 +53,15 @@ def draw_stage_lengths(dist: str, shape: tuple[int, ...], rng: np.random.Generat
     elif dist == "weibull":
         x = rng.weibull(0.5, shape)
     else:
-        raise InvalidOptionError(f"Unknown stage-size distribution {dist!r}; use 'uniform', 'exponential' or 'weibull'.")
+        raise InvalidOptionError(
+            f"Unknown stage-size distribution {dist!r}; use 'uniform', 'exponential' or 'weibull'."
+        )
     return np.maximum(x, 1e-12)
 
 
-def workload(set_id: int, n: int, seed: SeedLike = None, *, stages: int = 2, name: str | None = None) -> SojournInstance:
+def workload(
+    set_id: int, n: int, seed: SeedLike = None, *, stages: int = 2, name: str | None = None
+) -> SojournInstance:
     """One trial of workload set ``set_id`` (Table III) with ``n`` jobs of ``stages`` stages.
 
     Sizes are cumulative sums of i.i.d. stage lengths; the final success probability ``s`` is
@@ -92,12 +101,14 @@ def workload(set_id: int, n: int, seed: SeedLike = None, *, stages: int = 2, nam
             if x[m] <= x[m - 1]:
                 x[m] = np.nextafter(x[m - 1], np.inf)
         jobs.append(StagedJob(k, x.tolist(), p.tolist()))
-    return SojournInstance(tuple(jobs), name=name or f"ws{set_id}-n{n}-m{stages}",
-                           metadata={"workload_set": set_id, "stages": stages})
+    return SojournInstance(
+        tuple(jobs), name=name or f"ws{set_id}-n{n}-m{stages}", metadata={"workload_set": set_id, "stages": stages}
+    )
 
 
-def random_instance(n_jobs: int, *, seed: SeedLike = None, max_stages: int = 3, integer_sizes: bool = False,
-                    max_size: int = 6) -> SojournInstance:
+def random_instance(
+    n_jobs: int, *, seed: SeedLike = None, max_stages: int = 3, integer_sizes: bool = False, max_size: int = 6
+) -> SojournInstance:
     """A small random instance (tests, adaptive DP): 1..max_stages stages per job."""
     rng = as_generator(seed)
     jobs = []
@@ -113,7 +124,9 @@ def random_instance(n_jobs: int, *, seed: SeedLike = None, max_stages: int = 3, 
     return SojournInstance(tuple(jobs), name=f"random-n{n_jobs}")
 
 
-def crossing_instance(n: int, seed: SeedLike = None, *, spread: float = 0.02, name: str | None = None) -> SojournInstance:
+def crossing_instance(
+    n: int, seed: SeedLike = None, *, spread: float = 0.02, name: str | None = None
+) -> SojournInstance:
     """A hard instance for the exact models: every job's pair criterion ``R_d(alpha) = b_d/s_d +
     alpha x_{d,M}`` (Eq. 3) passes near one common point at ``alpha ~ alpha(N)``, so the order of
     a pair depends on the third jobs through ``alpha_{i,j}`` and the pairwise preferences have
@@ -134,5 +147,6 @@ def crossing_instance(n: int, seed: SeedLike = None, *, spread: float = 0.02, na
     beta = a0 * (3.2 - xM) * (1 + rng.normal(0, spread, n))  # b_d / s_d: lines through one point
     x1 = np.clip(beta * s / (1 - s), 1e-3, xM * 0.999)
     jobs = tuple(StagedJob(k, [float(x1[k]), float(xM[k])], [float(1 - s[k]), float(s[k])]) for k in range(n))
-    return SojournInstance(jobs, name=name or f"crossing-n{n}", metadata={"generator": "crossing_instance",
-                                                                         "spread": spread})
+    return SojournInstance(
+        jobs, name=name or f"crossing-n{n}", metadata={"generator": "crossing_instance", "spread": spread}
+    )

@@ -73,29 +73,43 @@ class StagedJob:
             raise InvalidInstanceError(f"The 'id' field of a job must be a string or an integer; got {self.id!r}.")
         sizes = _number_list(self.sizes, "sizes", owner)
         probs = _number_list(self.probs, "probs", owner)
-        sizes = [check_number(v, f"sizes[{k}]", owner, lo=0.0, lo_open=True, hint=" (seconds of service)")
-                 for k, v in enumerate(sizes)]
-        probs = [check_number(v, f"probs[{k}]", owner, lo=0.0, lo_open=True, hi=1.0,
-                              hint=" (probability of stopping at this checkpoint)") for k, v in enumerate(probs)]
+        sizes = [
+            check_number(v, f"sizes[{k}]", owner, lo=0.0, lo_open=True, hint=" (seconds of service)")
+            for k, v in enumerate(sizes)
+        ]
+        probs = [
+            check_number(
+                v,
+                f"probs[{k}]",
+                owner,
+                lo=0.0,
+                lo_open=True,
+                hi=1.0,
+                hint=" (probability of stopping at this checkpoint)",
+            )
+            for k, v in enumerate(probs)
+        ]
         if len(sizes) != len(probs):
             raise InvalidInstanceError(
                 f"The 'sizes' and 'probs' fields of {owner} must have the same length (one probability per "
-                f"checkpoint); got {len(sizes)} sizes and {len(probs)} probabilities.")
+                f"checkpoint); got {len(sizes)} sizes and {len(probs)} probabilities."
+            )
         for k in range(1, len(sizes)):
             if not sizes[k] > sizes[k - 1]:
                 raise InvalidInstanceError(
                     f"The 'sizes' field of {owner} must be strictly increasing (cumulative service at each "
                     f"checkpoint); got sizes[{k - 1}]={sizes[k - 1]:g} >= sizes[{k}]={sizes[k]:g}. "
-                    f"Give cumulative sizes, not stage lengths.")
+                    f"Give cumulative sizes, not stage lengths."
+                )
         total = math.fsum(probs)
         if abs(total - 1.0) > PROB_TOL:
             raise InvalidInstanceError(
                 f"The 'probs' field of {owner} must sum to 1 within {PROB_TOL:g}; got {total!r} "
-                f"(from {probs}). Normalise the probabilities.")
+                f"(from {probs}). Normalise the probabilities."
+            )
         object.__setattr__(self, "sizes", tuple(sizes))
         object.__setattr__(self, "probs", tuple(probs))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0,
-                                                         hint=" (seconds)"))
+        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
 
     @property
     def n_stages(self) -> int:
@@ -130,7 +144,7 @@ class StagedJob:
     @property
     def stage_lengths(self) -> tuple[float, ...]:
         """``x_{i,j} - x_{i,j-1}`` (``x_{i,0} = 0``)."""
-        return tuple(b - a for a, b in zip((0.0,) + self.sizes[:-1], self.sizes, strict=True))
+        return tuple(b - a for a, b in zip((0.0, *self.sizes[:-1]), self.sizes, strict=True))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "sizes": list(self.sizes), "probs": list(self.probs)}
@@ -189,8 +203,11 @@ class SojournInstance(JsonMixin):
                 raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
             seen.add(j.id)
         object.__setattr__(self, "jobs", jobs)
-        object.__setattr__(self, "servers", check_int(self.servers, "servers", "the instance", lo=1,
-                                                      hint=" (number of identical servers W)"))
+        object.__setattr__(
+            self,
+            "servers",
+            check_int(self.servers, "servers", "the instance", lo=1, hint=" (number of identical servers W)"),
+        )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
 
@@ -223,7 +240,8 @@ class SojournInstance(JsonMixin):
             raise InvalidInstanceError(
                 f"{what} needs the setting of Sec. III (one server, every arrival 0); instance {self.name!r} has "
                 f"servers={self.servers} and arrivals {sorted({j.arrival for j in self.jobs})}. Use the online "
-                f"policies of optsched.sojourn.online for arrivals or several servers.")
+                f"policies of optsched.sojourn.online for arrivals or several servers."
+            )
 
     # ----------------------------------------------------------------- (de)serialisation
     def to_dict(self) -> dict[str, Any]:
@@ -239,14 +257,27 @@ class SojournInstance(JsonMixin):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SojournInstance:
-        require_fields(d, ("jobs",), hint="a list of jobs with 'sizes' and 'probs'; see "
-                                          "instances/schema/sojourn.schema.json")
-        return cls(jobs=d["jobs"], name=d.get("name", "sojourn"), servers=d.get("servers", 1),
-                   known_optima=d.get("known_optima", {}), metadata=d.get("metadata", {}))
+        require_fields(
+            d, ("jobs",), hint="a list of jobs with 'sizes' and 'probs'; see instances/schema/sojourn.schema.json"
+        )
+        return cls(
+            jobs=d["jobs"],
+            name=d.get("name", "sojourn"),
+            servers=d.get("servers", 1),
+            known_optima=d.get("known_optima", {}),
+            metadata=d.get("metadata", {}),
+        )
 
     @classmethod
-    def from_arrays(cls, sizes: Sequence[Sequence[float]], probs: Sequence[Sequence[float]], *,
-                    name: str = "sojourn", ids: Sequence[Any] | None = None, **kw: Any) -> SojournInstance:
+    def from_arrays(
+        cls,
+        sizes: Sequence[Sequence[float]],
+        probs: Sequence[Sequence[float]],
+        *,
+        name: str = "sojourn",
+        ids: Sequence[Any] | None = None,
+        **kw: Any,
+    ) -> SojournInstance:
         """Build from per-job size and probability lists (ids default to 0..N-1)."""
         ids = list(range(len(sizes))) if ids is None else list(ids)
         return cls(tuple(StagedJob(i, s, p) for i, s, p in zip(ids, sizes, probs, strict=True)), name=name, **kw)
@@ -280,9 +311,11 @@ class SojournSchedule(JsonMixin):
 
     def __post_init__(self) -> None:
         if (self.order is None) == (self.stages is None):
-            raise InvalidScheduleError("A sojourn schedule has exactly one of 'order' (job ids) and 'stages' "
-                                       "([job id, stage] pairs); got "
-                                       f"{'both' if self.order is not None else 'neither'}.")
+            raise InvalidScheduleError(
+                "A sojourn schedule has exactly one of 'order' (job ids) and 'stages' "
+                "([job id, stage] pairs); got "
+                f"{'both' if self.order is not None else 'neither'}."
+            )
         if self.order is not None:
             if isinstance(self.order, (str, bytes)) or not isinstance(self.order, Iterable):
                 raise InvalidScheduleError(f"The 'order' field must be a list of job ids; got {self.order!r}.")
@@ -291,8 +324,9 @@ class SojournSchedule(JsonMixin):
             st = []
             for k, e in enumerate(self.stages):
                 if isinstance(e, (str, bytes)) or not isinstance(e, Iterable) or len(tuple(e)) != 2:
-                    raise InvalidScheduleError(f"Entry {k} of the 'stages' field must be a [job id, stage] pair; "
-                                               f"got {e!r}.")
+                    raise InvalidScheduleError(
+                        f"Entry {k} of the 'stages' field must be a [job id, stage] pair; got {e!r}."
+                    )
                 jid, s = tuple(e)
                 st.append((jid, check_int(s, f"stages[{k}][1]", "the schedule", lo=1, exc=InvalidScheduleError)))
             object.__setattr__(self, "stages", tuple(st))
@@ -305,7 +339,9 @@ class SojournSchedule(JsonMixin):
         """The schedule as a stage sequence (an order runs all stages of each job in turn)."""
         if self.stages is not None:
             return self.stages
-        return tuple((jid, s) for jid in self.order for s in range(1, instance.jobs[instance.index_of(jid)].n_stages + 1))
+        return tuple(
+            (jid, s) for jid in self.order for s in range(1, instance.jobs[instance.index_of(jid)].n_stages + 1)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         if self.order is not None:
@@ -315,8 +351,10 @@ class SojournSchedule(JsonMixin):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SojournSchedule:
         if not isinstance(d, Mapping) or ("order" not in d and "stages" not in d):
-            raise InvalidScheduleError("A sojourn schedule file must be an object with an 'order' list of job ids "
-                                       "or a 'stages' list of [job id, stage] pairs.")
+            raise InvalidScheduleError(
+                "A sojourn schedule file must be an object with an 'order' list of job ids "
+                "or a 'stages' list of [job id, stage] pairs."
+            )
         return cls(order=d.get("order"), stages=d.get("stages"))
 
     @classmethod

@@ -30,8 +30,16 @@ from optsched.exceptions import InvalidOptionError, TraceFormatError
 from optsched.sim.policy import Policy
 from optsched.sojourn.model import StagedJob
 
-__all__ = ["StagedOnlinePolicy", "INDICES", "ATTEMPTS_TABLE_XV", "PAPER_ONLINE", "online_workload",
-           "simulate_online", "online_table", "philly_staged_jobs"]
+__all__ = [
+    "StagedOnlinePolicy",
+    "INDICES",
+    "ATTEMPTS_TABLE_XV",
+    "PAPER_ONLINE",
+    "online_workload",
+    "simulate_online",
+    "online_table",
+    "philly_staged_jobs",
+]
 
 #: Table XV: number of attempts (= observed stages) of the Philly jobs used by the paper.
 ATTEMPTS_TABLE_XV = {1: 95188, 2: 5465, 3: 1674, 4: 954, 5: 6574, 6: 67, 7: 1}
@@ -40,12 +48,24 @@ PHILLY_PASS_RATE = 82445 / 109967
 
 #: Tables XVI-XVIII (mean delay of successful jobs, seconds), for reference (real trace).
 PAPER_ONLINE = {
-    "microsoft": {5: (3.873e8, 1.216e7, 1.031e7, 1.679e7), 10: (1.906e8, 5.555e6, 4.705e6, 8.196e6),
-                  20: (9.266e7, 2.511e6, 2.115e6, 3.759e6), 50: (3.428e7, 6.553e5, 5.348e5, 1.378e6)},
-    "synthetic I": {5: (5.892e8, 3.870e7, 3.078e7, 4.046e7), 10: (2.8969e8, 1.725e7, 1.378e7, 1.821e7),
-                    20: (1.403e8, 7.198e6, 5.781e6, 7.677e6), 50: (5.053e7, 1.980e6, 1.1548e6, 2.144e6)},
-    "synthetic II": {5: (5.983e8, 3.531e7, 2.695e7, 4.192e7), 10: (2.946e8, 1.583e7, 1.211e7, 1.973e7),
-                     20: (1.428e8, 6.671e6, 5.115e6, 9.240e6), 50: (5.178e7, 1.861e6, 1.394e6, 2.974e6)},
+    "microsoft": {
+        5: (3.873e8, 1.216e7, 1.031e7, 1.679e7),
+        10: (1.906e8, 5.555e6, 4.705e6, 8.196e6),
+        20: (9.266e7, 2.511e6, 2.115e6, 3.759e6),
+        50: (3.428e7, 6.553e5, 5.348e5, 1.378e6),
+    },
+    "synthetic I": {
+        5: (5.892e8, 3.870e7, 3.078e7, 4.046e7),
+        10: (2.8969e8, 1.725e7, 1.378e7, 1.821e7),
+        20: (1.403e8, 7.198e6, 5.781e6, 7.677e6),
+        50: (5.053e7, 1.980e6, 1.1548e6, 2.144e6),
+    },
+    "synthetic II": {
+        5: (5.983e8, 3.531e7, 2.695e7, 4.192e7),
+        10: (2.946e8, 1.583e7, 1.211e7, 1.973e7),
+        20: (1.428e8, 6.671e6, 5.115e6, 9.240e6),
+        50: (5.178e7, 1.861e6, 1.394e6, 2.974e6),
+    },
 }  # columns: FIFO, SERPT, RANK, SR
 
 
@@ -149,8 +169,15 @@ def _stage_probs(m: int, success: float | None, rng: np.random.Generator) -> lis
     return (np.append(w / w.sum() * (1 - success), success)).tolist()
 
 
-def online_workload(n_jobs: int, *, servers: int, load: float = 0.9, success: float | None = None,
-                    seed: SeedLike = 0, max_duration: float | None = 7 * 86400.0):
+def online_workload(
+    n_jobs: int,
+    *,
+    servers: int,
+    load: float = 0.9,
+    success: float | None = None,
+    seed: SeedLike = 0,
+    max_duration: float | None = 7 * 86400.0,
+):
     """Calibrated synthetic staged workload for the online study (the real Philly trace is not
     shipped): arrivals and durations from :func:`optsched.traces.synthetic_workload` (Philly
     marginals, Poisson arrivals at ``load`` on ``servers`` one-GPU servers); observed stages
@@ -164,8 +191,9 @@ def online_workload(n_jobs: int, *, servers: int, load: float = 0.9, success: fl
     from optsched.traces import synthetic_workload
 
     rng = as_generator(seed)
-    table = synthetic_workload(n_jobs, cluster_gpus=servers, load=load, gpus={1: 1.0}, durations="philly",
-                               max_duration=max_duration, seed=rng)
+    table = synthetic_workload(
+        n_jobs, cluster_gpus=servers, load=load, gpus={1: 1.0}, durations="philly", max_duration=max_duration, seed=rng
+    )
     q = PHILLY_PASS_RATE if success is None else float(success)
     vals = np.array(list(ATTEMPTS_TABLE_XV))
     pk = np.array(list(ATTEMPTS_TABLE_XV.values()), dtype=float)
@@ -184,8 +212,15 @@ def online_workload(n_jobs: int, *, servers: int, load: float = 0.9, success: fl
             st = np.concatenate([st, np.maximum(extra, 1e-6)])
         sizes = np.cumsum(st)
         probs = _stage_probs(len(st), None if success is None else q, rng)
-        jobs.append(Job(i, work=float(sizes[-1]), gpus=1, arrival=float(arr),
-                        attrs={"sizes": sizes.tolist(), "probs": probs, "stages": st.tolist()}))
+        jobs.append(
+            Job(
+                i,
+                work=float(sizes[-1]),
+                gpus=1,
+                arrival=float(arr),
+                attrs={"sizes": sizes.tolist(), "probs": probs, "stages": st.tolist()},
+            )
+        )
     return jobs, term
 
 
@@ -194,17 +229,27 @@ def simulate_online(jobs, terminate_after, *, servers: int, index: str = "rank")
     from optsched.core import Cluster
     from optsched.sim import Simulator
 
-    res = Simulator(Cluster.homogeneous(servers, 1), jobs, StagedOnlinePolicy(index),
-                    terminate_after=terminate_after, record_log=False).run()
+    res = Simulator(
+        Cluster.homogeneous(servers, 1),
+        jobs,
+        StagedOnlinePolicy(index),
+        terminate_after=terminate_after,
+        record_log=False,
+    ).run()
     df = res.jobs_frame()
     done = df[df["status"] == "done"]
     return float(done["jct"].mean()) if len(done) else math.nan, res
 
 
-def online_table(*, n_jobs: int = 3000, servers: Sequence[int] = (5, 10, 20, 50), load: float = 0.9,
-                 datasets: Sequence[tuple[str, float | None]] = (("calibrated", None), ("synthetic I", 0.5),
-                                                                  ("synthetic II", 0.25)),
-                 reference_servers: int | None = None, seed: int = 0):
+def online_table(
+    *,
+    n_jobs: int = 3000,
+    servers: Sequence[int] = (5, 10, 20, 50),
+    load: float = 0.9,
+    datasets: Sequence[tuple[str, float | None]] = (("calibrated", None), ("synthetic I", 0.5), ("synthetic II", 0.25)),
+    reference_servers: int | None = None,
+    seed: int = 0,
+):
     """Tables XVI-XVIII on the calibrated synthetic workload: mean sojourn time (s) of successful
     jobs per policy and number of servers W, shared workload for the four policies.
 
@@ -217,8 +262,9 @@ def online_table(*, n_jobs: int = 3000, servers: Sequence[int] = (5, 10, 20, 50)
     for name, q in datasets:
         for w in servers:
             ref = w if reference_servers is None else reference_servers
-            jobs, term = online_workload(n_jobs, servers=ref, load=load, success=q,
-                                         seed=seed + (w if reference_servers is None else 0))
+            jobs, term = online_workload(
+                n_jobs, servers=ref, load=load, success=q, seed=seed + (w if reference_servers is None else 0)
+            )
             row = {"dataset": name, "servers": w, "jobs": n_jobs, "successful": n_jobs - len(term)}
             for idx in INDICES:
                 row[idx.upper()] = simulate_online(jobs, term, servers=w, index=idx)[0]
@@ -244,7 +290,8 @@ def philly_staged_jobs(path, *, success_from_uniform: bool = True, seed: SeedLik
 
     rng = as_generator(seed)
     try:
-        data = json.loads(open(path, encoding="utf-8").read())
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise TraceFormatError(f"{path}: not a Philly cluster_job_log JSON file ({e}).") from None
     fmt = "%Y-%m-%d %H:%M:%S"
@@ -279,6 +326,13 @@ def philly_staged_jobs(path, *, success_from_uniform: bool = True, seed: SeedLik
             term[jid] = len(st)
             st += rng.choice(pool, size=int(rng.integers(1, 4))).tolist()
         sizes = np.cumsum(st)
-        jobs.append(Job(jid, work=float(sizes[-1]), gpus=1, arrival=sub - t0,
-                        attrs={"sizes": sizes.tolist(), "probs": _stage_probs(len(st), None, rng), "stages": st}))
+        jobs.append(
+            Job(
+                jid,
+                work=float(sizes[-1]),
+                gpus=1,
+                arrival=sub - t0,
+                attrs={"sizes": sizes.tolist(), "probs": _stage_probs(len(st), None, rng), "stages": st},
+            )
+        )
     return jobs, term

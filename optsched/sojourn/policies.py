@@ -8,6 +8,7 @@ recomputed exactly from it.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,9 +27,21 @@ from optsched.sojourn.model import (
     check_instance,
 )
 
-__all__ = ["rank_order", "serpt_order", "sr_rank", "sr_stage_sequence", "index_stage_sequence", "random_order",
-           "rank", "serpt", "sr", "random_policy", "pair_criterion", "adjacent_pair_violations",
-           "remaining_expected_size"]
+__all__ = [
+    "rank_order",
+    "serpt_order",
+    "sr_rank",
+    "sr_stage_sequence",
+    "index_stage_sequence",
+    "random_order",
+    "rank",
+    "serpt",
+    "sr",
+    "random_policy",
+    "pair_criterion",
+    "adjacent_pair_violations",
+    "remaining_expected_size",
+]
 
 
 # --------------------------------------------------------------------------- indices
@@ -106,11 +119,20 @@ def random_order(instance: SojournInstance, seed: SeedLike = None) -> list[Any]:
 
 
 # --------------------------------------------------------------------------- Results
-def _result(instance: SojournInstance, name: str, schedule: SojournSchedule, t0: float,
-            pc: PairCosts | None = None, **info: Any) -> Result:
+def _result(
+    instance: SojournInstance, name: str, schedule: SojournSchedule, t0: float, pc: PairCosts | None = None, **info: Any
+) -> Result:
     obj = expected_sojourn(instance, schedule, pc)
-    return Result(algorithm=name, instance=instance.name, objective=obj, objective_name=OBJECTIVE,
-                  schedule=schedule, status=Status.HEURISTIC, runtime=time.perf_counter() - t0, info=info)
+    return Result(
+        algorithm=name,
+        instance=instance.name,
+        objective=obj,
+        objective_name=OBJECTIVE,
+        schedule=schedule,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info=info,
+    )
 
 
 @register_algorithm("sojourn-rank", "sojourn")
@@ -156,8 +178,9 @@ def rank(instance: SojournInstance, *, seed: SeedLike = None, pc: PairCosts | No
 
 
 @register_algorithm("sojourn-serpt", "sojourn")
-def serpt(instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = False,
-          pc: PairCosts | None = None) -> Result:
+def serpt(
+    instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = False, pc: PairCosts | None = None
+) -> Result:
     """SERPT: shortest expected (remaining) processing time first.
 
     ``preemptive=False`` (default, Sec. IV-A3): jobs sorted by ``ERPT(i)``, each run to its end.
@@ -184,8 +207,9 @@ def serpt(instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool 
 
 
 @register_algorithm("sojourn-sr", "sojourn")
-def sr(instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = True,
-       pc: PairCosts | None = None) -> Result:
+def sr(
+    instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = True, pc: PairCosts | None = None
+) -> Result:
     """SR rank (2) (Sevcik; equivalent to the Gittins index), re-ranked at every checkpoint.
 
     ``preemptive=False``: jobs sorted by their initial SR rank and run to the end.
@@ -238,8 +262,9 @@ def pair_criterion(pc: PairCosts, i: int, j: int) -> tuple[float, float]:
     return (pc.b[i] / pc.s[i] + al * pc.xM[i], pc.b[j] / pc.s[j] + al * pc.xM[j])
 
 
-def adjacent_pair_violations(instance: SojournInstance, order: Sequence[Any], pc: PairCosts | None = None,
-                             rtol: float = 1e-9) -> list[tuple[Any, Any, float, float]]:
+def adjacent_pair_violations(
+    instance: SojournInstance, order: Sequence[Any], pc: PairCosts | None = None, rtol: float = 1e-9
+) -> list[tuple[Any, Any, float, float]]:
     """Adjacent pairs (i before j) of ``order`` with ``R^N_{ij}(i) > R^N_{ij}(j)`` (beyond ``rtol``).
 
     Empty for every optimal order (Thm III.2, with <= instead of < to allow ties).
@@ -249,7 +274,7 @@ def adjacent_pair_violations(instance: SojournInstance, order: Sequence[Any], pc
     pc = pc or pair_costs(instance)
     idx = as_indices(instance, order)
     out = []
-    for i, j in zip(idx, idx[1:], strict=False):
+    for i, j in itertools.pairwise(idx):
         ri, rj = pair_criterion(pc, i, j)
         if ri > rj + rtol * max(1.0, abs(rj)):
             out.append((instance.jobs[i].id, instance.jobs[j].id, ri, rj))

@@ -21,6 +21,19 @@ def solve(model, backend: str = "highs", options: SolveOptions | None = None) ->
     return solve_pyomo(model, backend, options)
 
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "solve_pyomo", "solve_cpsat", "new_cp_model", "run_exact", "ExactModel",
-           "write_model", "check_model_size", "max_model_size", "DEFAULT_MAX_SIZE",
-           "available_solvers", "solver_versions"]
+__all__ = [
+    "SolveOptions",
+    "SolveResult",
+    "solve",
+    "solve_pyomo",
+    "solve_cpsat",
+    "new_cp_model",
+    "run_exact",
+    "ExactModel",
+    "write_model",
+    "check_model_size",
+    "max_model_size",
+    "DEFAULT_MAX_SIZE",
+    "available_solvers",
+    "solver_versions",
+]

@@ -77,9 +77,20 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     if status == Status.ERROR:
         raise SolverError(f"CP-SAT rejected the model ({msg}): {model.validate()}")
     if status in (Status.FEASIBLE, Status.NO_SOLUTION):
-        warnings.warn(f"CP-SAT stopped after {runtime:.1f} s ({msg}): objective {obj}, bound {bound}; "
-                      f"not proven optimal.", SolverLimitWarning, stacklevel=2)
+        warnings.warn(
+            f"CP-SAT stopped after {runtime:.1f} s ({msg}): objective {obj}, bound {bound}; not proven optimal.",
+            SolverLimitWarning,
+            stacklevel=2,
+        )
     from importlib.metadata import version
 
-    return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver="cpsat",
-                       solver_version=version("ortools"), message=msg, raw=solver)
+    return SolveResult(
+        status=status,
+        objective=obj,
+        bound=bound,
+        runtime=runtime,
+        solver="cpsat",
+        solver_version=version("ortools"),
+        message=msg,
+        raw=solver,
+    )

@@ -18,13 +18,14 @@ Each paper keeps only its builders and decoders; :func:`run_exact` owns everythi
 
 The stated tolerance
 --------------------
-A result is ``optimal`` iff ``|objective - bound| <= max(tolerance * max(|objective|, 1e-10),
-2 * resolution)`` with ``tolerance`` = :data:`DEFAULT_OPTIMALITY_TOLERANCE` (1e-9 relative)
-unless given (``SolveOptions.optimality_tolerance`` or ``tolerance=``). ``resolution`` is a property of the model, not a tolerance one chooses: a model
-whose objective coefficients are rounded to integers (CP-SAT) represents every schedule's
-objective only within ``resolution``, so its bound is lowered by ``resolution`` to stay valid
-and it cannot certify a gap below ``2 * resolution``. It is 0 for exact models and is reported
-in ``Result.info["optimality_tolerance"]`` next to the tolerance actually applied.
+A result is ``optimal`` iff ``|objective - bound| <= max(tolerance * max(|objective|, 1e-10), 2 *
+resolution)`` with ``tolerance`` = :data:`DEFAULT_OPTIMALITY_TOLERANCE` (1e-9 relative) unless given
+(``SolveOptions.optimality_tolerance`` or ``tolerance=``). ``resolution`` is a property of the
+model, not a tolerance one chooses: a model whose objective coefficients are rounded to integers
+(CP-SAT) represents every schedule's objective only within ``resolution``, so its bound is lowered
+by ``resolution`` to stay valid and it cannot certify a gap below ``2 * resolution``. It is 0 for
+exact models and is reported in ``Result.info["optimality_tolerance"]`` next to the tolerance
+actually applied.
 
 **Integer-valued objectives.** A model that declares ``step`` (every feasible schedule's
 objective is a multiple of ``step``, e.g. the slot length when every weight is an integer) has
@@ -61,8 +62,16 @@ from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
 from optsched.solvers.pyomo_backend import write_model as _write_model
 
-__all__ = ["ExactModel", "run_exact", "resolve_options", "check_backend", "model_summary",
-           "DEFAULT_OPTIMALITY_TOLERANCE", "DEFAULT_EXACT_OPTIONS", "AGREEMENT_RTOL"]
+__all__ = [
+    "ExactModel",
+    "run_exact",
+    "resolve_options",
+    "check_backend",
+    "model_summary",
+    "DEFAULT_OPTIMALITY_TOLERANCE",
+    "DEFAULT_EXACT_OPTIONS",
+    "AGREEMENT_RTOL",
+]
 
 #: A result is called optimal when its recomputed relative gap is at most this (see the module doc).
 DEFAULT_OPTIMALITY_TOLERANCE = 1e-9
@@ -115,8 +124,9 @@ class ExactModel:
     warm_start: Callable[[Any], None] | None = None
 
 
-def resolve_options(options: SolveOptions | None, seed: Any = None,
-                    default: SolveOptions = DEFAULT_EXACT_OPTIONS) -> SolveOptions:
+def resolve_options(
+    options: SolveOptions | None, seed: Any = None, default: SolveOptions = DEFAULT_EXACT_OPTIONS
+) -> SolveOptions:
     """``options`` (default ``default``) with ``seed`` applied: an int replaces ``options.seed``;
     a ``numpy.random.Generator`` draws one; ``None`` keeps it."""
     if options is None:
@@ -130,7 +140,8 @@ def resolve_options(options: SolveOptions | None, seed: Any = None,
     if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
         return options.replace(seed=int(seed))
     raise InvalidOptionError(
-        f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}.")
+        f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}."
+    )
 
 
 def check_backend(backend: Any, own: tuple[str, ...] = ()) -> str:
@@ -141,8 +152,9 @@ def check_backend(backend: Any, own: tuple[str, ...] = ()) -> str:
     from optsched.solvers.pyomo_backend import INSTALL_HINTS
 
     if not isinstance(backend, str) or not backend:
-        raise InvalidOptionError(f"The 'backend' option must be one of {list(own)} or a Pyomo solver name such as "
-                                 f"'highs'; got {backend!r}.")
+        raise InvalidOptionError(
+            f"The 'backend' option must be one of {list(own)} or a Pyomo solver name such as 'highs'; got {backend!r}."
+        )
     if backend in own:
         return backend
     import pyomo.environ as pyo  # noqa: F401  (registers the solver plugins)
@@ -151,19 +163,23 @@ def check_backend(backend: Any, own: tuple[str, ...] = ()) -> str:
 
     contrib, legacy = set(ContribFactory), {n for n in LegacyFactory if not n.startswith("_")}
     if backend not in contrib | legacy:
-        raise InvalidOptionError(f"Unknown back end {backend!r}: choose one of {list(own)} or a Pyomo MILP solver "
-                                 f"name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk').")
+        raise InvalidOptionError(
+            f"Unknown back end {backend!r}: choose one of {list(own)} or a Pyomo MILP solver "
+            f"name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk')."
+        )
     try:
         if backend in contrib:
             ok = bool(ContribFactory(backend).available())
         else:
             opt = LegacyFactory(backend)
             ok = opt is not None and bool(opt.available(exception_flag=False))
-    except Exception:  # noqa: BLE001 - a plugin that cannot even load is unavailable
+    except Exception:
         ok = False
     if not ok:
-        raise SolverUnavailableError(f"The back end {backend!r} is not available here. Install: "
-                                     f"{INSTALL_HINTS.get(backend, 'see the Pyomo docs')}.")
+        raise SolverUnavailableError(
+            f"The back end {backend!r} is not available here. Install: "
+            f"{INSTALL_HINTS.get(backend, 'see the Pyomo docs')}."
+        )
     return backend
 
 
@@ -172,8 +188,13 @@ def model_summary(em: ExactModel | Any) -> dict[str, Any]:
     model, Pyomo or CP-SAT (what ``optsched solve -v`` prints). O(model size)."""
     info = dict(getattr(em, "info", {}) or {})
     model: Any = getattr(em, "model", em)
-    out: dict[str, Any] = {"kind": None, "variables": None, "constraints": None, "nonzeros": None,
-                           "horizon": info.get("horizon_slots")}
+    out: dict[str, Any] = {
+        "kind": None,
+        "variables": None,
+        "constraints": None,
+        "nonzeros": None,
+        "horizon": info.get("horizon_slots"),
+    }
     if model is None:
         return out
     if _is_cpsat(model):
@@ -185,8 +206,12 @@ def model_summary(em: ExactModel | Any) -> dict[str, Any]:
     from pyomo.core.expr.visitor import identify_variables
 
     cons = list(model.component_data_objects(pyo.Constraint, active=True))
-    out.update(kind="pyomo", variables=sum(1 for _ in model.component_data_objects(pyo.Var, active=True)),
-               constraints=len(cons), nonzeros=sum(sum(1 for _ in identify_variables(c.body)) for c in cons))
+    out.update(
+        kind="pyomo",
+        variables=sum(1 for _ in model.component_data_objects(pyo.Var, active=True)),
+        constraints=len(cons),
+        nonzeros=sum(sum(1 for _ in identify_variables(c.body)) for c in cons),
+    )
     return out
 
 
@@ -210,16 +235,29 @@ def _check_initial(instance: Any, initial: Any, check: Callable[[Any], Any] | No
             f"The initial schedule is not feasible for instance {getattr(instance, 'name', '?')!r}: {who} violates "
             f"({getattr(v, 'label', '?')}): {getattr(v, 'message', v)}"
             + (f" (and {len(bad) - 1} more violation(s))" if len(bad) > 1 else "")
-            + ". Pass a schedule of this instance that optsched.verify accepts, or initial=None.")
+            + ". Pass a schedule of this instance that optsched.verify accepts, or initial=None."
+        )
 
 
-def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactModel],
-              decode: Callable[[ExactModel, SolveResult], Any], evaluate: Callable[[Any], float],
-              backend: str, algorithm: str, objective_name: str, options: SolveOptions | None = None,
-              seed: Any = None, write_model: str | None = None, sense: str = "min",
-              tolerance: float | None = None,
-              default_options: SolveOptions = DEFAULT_EXACT_OPTIONS, initial: Any = None,
-              check_initial: Callable[[Any], Any] | None = None, own_backends: tuple[str, ...] | None = None) -> Result:
+def run_exact(
+    instance: Any,
+    *,
+    build: Callable[[Any, str, SolveOptions], ExactModel],
+    decode: Callable[[ExactModel, SolveResult], Any],
+    evaluate: Callable[[Any], float],
+    backend: str,
+    algorithm: str,
+    objective_name: str,
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    write_model: str | None = None,
+    sense: str = "min",
+    tolerance: float | None = None,
+    default_options: SolveOptions = DEFAULT_EXACT_OPTIONS,
+    initial: Any = None,
+    check_initial: Callable[[Any], Any] | None = None,
+    own_backends: tuple[str, ...] | None = None,
+) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
     Parameters
@@ -320,8 +358,13 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
         sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
     info: dict[str, Any] = dict(em.info)
-    info.update(solver_status=str(sr.status), solver_message=sr.message, solver_runtime=sr.runtime,
-                warm_start=warm, initial_objective=init_obj)
+    info.update(
+        solver_status=str(sr.status),
+        solver_message=sr.message,
+        solver_runtime=sr.runtime,
+        warm_start=warm,
+        initial_objective=init_obj,
+    )
     if summary is not None:
         info["model_summary"] = summary
     sched = decode(em, sr) if sr.has_solution else None
@@ -334,11 +377,14 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
         if not math.isclose(obj, model_obj, rel_tol=0.0, abs_tol=tol):
             raise InternalError(
                 f"{algorithm} on {getattr(instance, 'name', '?')!r}: the decoded schedule's objective {obj!r} differs "
-                f"from the solver's {model_obj!r} by more than {tol:.3g}; the model and its decoder disagree.")
+                f"from the solver's {model_obj!r} by more than {tol:.3g}; the model and its decoder disagree."
+            )
     info["incumbent"] = "solver" if obj is not None else None
     if init_obj is not None and sr.status == Status.INFEASIBLE:
-        raise InternalError(f"{algorithm} on {getattr(instance, 'name', '?')!r}: the solver reports the model "
-                            f"infeasible although the initial schedule is feasible (objective {init_obj!r}).")
+        raise InternalError(
+            f"{algorithm} on {getattr(instance, 'name', '?')!r}: the solver reports the model "
+            f"infeasible although the initial schedule is feasible (objective {init_obj!r})."
+        )
     if init_obj is not None and (obj is None or (init_obj < obj if minimize else init_obj > obj)):
         sched, obj, info["incumbent"] = initial, init_obj, "initial"
         if status not in (Status.OPTIMAL, Status.FEASIBLE):
@@ -353,18 +399,37 @@ def run_exact(instance: Any, *, build: Callable[[Any, str, SolveOptions], ExactM
     if obj is not None and bound is not None and (bound > obj if minimize else bound < obj):
         info["solver_bound"] = bound  # beyond its own incumbent's recomputed value: a tolerance effect
         bound = obj
-    opt_tol = (max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution * (1 + 1e-9))  # 1e-9: rounding slack
-               if obj is not None else None)
+    opt_tol = (
+        max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution * (1 + 1e-9))  # 1e-9: rounding slack
+        if obj is not None
+        else None
+    )
     info["optimality_tolerance"] = opt_tol
     if obj is not None and bound is not None and opt_tol is not None and abs(obj - bound) <= opt_tol:
         status = Status.OPTIMAL
     gap = relative_gap(obj, bound)
     if status != Status.OPTIMAL and status not in (Status.INFEASIBLE, Status.UNBOUNDED):
-        why = ("the recomputed gap is above the optimality tolerance" if sr.status == Status.OPTIMAL
-               else f"the solver stopped ({sr.message})")
-        warnings.warn(f"{algorithm} on {getattr(instance, 'name', '?')!r}: {why}; status {status.value}, "
-                      f"objective {obj}, bound {bound}, gap {gap}: not proven optimal.", SolverLimitWarning,
-                      stacklevel=3)
-    return Result(algorithm=algorithm, instance=getattr(instance, "name", ""), objective=obj,
-                  objective_name=objective_name, schedule=sched, status=status, bound=bound, gap=gap,
-                  runtime=time.perf_counter() - t0, solver=f"{sr.solver} {sr.solver_version}".strip(), info=info)
+        why = (
+            "the recomputed gap is above the optimality tolerance"
+            if sr.status == Status.OPTIMAL
+            else f"the solver stopped ({sr.message})"
+        )
+        warnings.warn(
+            f"{algorithm} on {getattr(instance, 'name', '?')!r}: {why}; status {status.value}, "
+            f"objective {obj}, bound {bound}, gap {gap}: not proven optimal.",
+            SolverLimitWarning,
+            stacklevel=3,
+        )
+    return Result(
+        algorithm=algorithm,
+        instance=getattr(instance, "name", ""),
+        objective=obj,
+        objective_name=objective_name,
+        schedule=sched,
+        status=status,
+        bound=bound,
+        gap=gap,
+        runtime=time.perf_counter() - t0,
+        solver=f"{sr.solver} {sr.solver_version}".strip(),
+        info=info,
+    )

@@ -9,8 +9,19 @@ __all__ = ["solver_versions", "available_solvers"]
 
 def solver_versions() -> dict[str, str]:
     out = {}
-    for pkg in ("pyomo", "highspy", "ortools", "numpy", "scipy", "pandas", "networkx", "scikit-learn",
-                "matplotlib", "dask", "distributed"):
+    for pkg in (
+        "pyomo",
+        "highspy",
+        "ortools",
+        "numpy",
+        "scipy",
+        "pandas",
+        "networkx",
+        "scikit-learn",
+        "matplotlib",
+        "dask",
+        "distributed",
+    ):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -22,7 +33,7 @@ def available_solvers() -> dict[str, bool]:
     """Try each back end for real: importable *and* loadable (catches the libhighs clash)."""
     out: dict[str, bool] = {}
     try:
-        import pyomo.environ as pyo  # noqa: F401
+        import pyomo.environ as pyo
         from pyomo.contrib.solver.common.factory import SolverFactory
 
         out["highs"] = bool(SolverFactory("highs").available())

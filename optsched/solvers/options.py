@@ -55,20 +55,36 @@ class SolveOptions:
     def __post_init__(self) -> None:
         e = InvalidOptionError
         if self.time_limit is not None:
-            object.__setattr__(self, "time_limit",
-                               check_number(self.time_limit, "time_limit", "the solve options", lo=0.0,
-                                            lo_open=True, hint=" (seconds), or None for no limit", exc=e))
-        object.__setattr__(self, "mip_rel_gap", check_number(self.mip_rel_gap, "mip_rel_gap",
-                                                             "the solve options", lo=0.0, hi=1.0, exc=e))
+            object.__setattr__(
+                self,
+                "time_limit",
+                check_number(
+                    self.time_limit,
+                    "time_limit",
+                    "the solve options",
+                    lo=0.0,
+                    lo_open=True,
+                    hint=" (seconds), or None for no limit",
+                    exc=e,
+                ),
+            )
+        object.__setattr__(
+            self,
+            "mip_rel_gap",
+            check_number(self.mip_rel_gap, "mip_rel_gap", "the solve options", lo=0.0, hi=1.0, exc=e),
+        )
         if self.mip_abs_gap is not None:
-            object.__setattr__(self, "mip_abs_gap", check_number(self.mip_abs_gap, "mip_abs_gap",
-                                                                 "the solve options", lo=0.0, exc=e))
+            object.__setattr__(
+                self, "mip_abs_gap", check_number(self.mip_abs_gap, "mip_abs_gap", "the solve options", lo=0.0, exc=e)
+            )
         if self.threads is not None:
             object.__setattr__(self, "threads", check_int(self.threads, "threads", "the solve options", lo=1, exc=e))
         object.__setattr__(self, "seed", check_int(self.seed, "seed", "the solve options", lo=0, exc=e))
-        object.__setattr__(self, "optimality_tolerance",
-                           check_number(self.optimality_tolerance, "optimality_tolerance", "the solve options",
-                                        lo=0.0, hi=1.0, exc=e))
+        object.__setattr__(
+            self,
+            "optimality_tolerance",
+            check_number(self.optimality_tolerance, "optimality_tolerance", "the solve options", lo=0.0, hi=1.0, exc=e),
+        )
         if not isinstance(self.solver_options, dict):
             raise e(f"The 'solver_options' field of the solve options must be a dict; got {self.solver_options!r}.")
 
@@ -109,5 +125,7 @@ class SolveResult:
 
     def __repr__(self) -> str:
         f = lambda x: "None" if x is None else f"{x:.6g}"  # noqa: E731
-        return (f"SolveResult(status={self.status.value}, objective={f(self.objective)}, bound={f(self.bound)}, "
-                f"gap={f(self.gap)}, runtime={self.runtime:.3f}s, solver={self.solver} {self.solver_version})")
+        return (
+            f"SolveResult(status={self.status.value}, objective={f(self.objective)}, bound={f(self.bound)}, "
+            f"gap={f(self.gap)}, runtime={self.runtime:.3f}s, solver={self.solver} {self.solver_version})"
+        )

@@ -35,17 +35,14 @@ _CONTRIB = {"highs", "gurobi_direct", "gurobi_persistent", "gurobi", "ipopt"}
 
 
 def _import_pyomo():
-    import pyomo.environ as pyo  # noqa: F401  (registers solver plugins)
+    import pyomo.environ as pyo
 
     return pyo
 
 
 def _is_mip(model: Any) -> bool:
     pyo = _import_pyomo()
-    for v in model.component_data_objects(pyo.Var, active=True, descend_into=True):
-        if not v.is_continuous():
-            return True
-    return False
+    return any(not v.is_continuous() for v in model.component_data_objects(pyo.Var, active=True, descend_into=True))
 
 
 def _sense_min(model: Any) -> bool:
@@ -56,8 +53,9 @@ def _sense_min(model: Any) -> bool:
     return objs[0].sense == pyo.minimize
 
 
-def solve_pyomo(model: Any, solver: str = "highs", options: SolveOptions | None = None, *,
-                warm_start: bool = False) -> SolveResult:
+def solve_pyomo(
+    model: Any, solver: str = "highs", options: SolveOptions | None = None, *, warm_start: bool = False
+) -> SolveResult:
     """Solve a Pyomo model and load the incumbent (if any) into it.
 
     Parameters
@@ -105,8 +103,9 @@ def _status_from(tc_name: str, has_sol: bool) -> Status:
     return Status.FEASIBLE if has_sol else Status.ERROR
 
 
-def _finish(status: Status, obj: float | None, bound: float | None, options: SolveOptions, minimize: bool,
-            is_mip: bool) -> tuple[Status, float | None, float | None]:
+def _finish(
+    status: Status, obj: float | None, bound: float | None, options: SolveOptions, minimize: bool, is_mip: bool
+) -> tuple[Status, float | None, float | None]:
     if obj is not None and not math.isfinite(obj):
         obj = None
     if bound is not None and not math.isfinite(bound):
@@ -138,8 +137,11 @@ def _set_highs_start(opt: Any, model: Any) -> int:
             idx.append(cols[id(v)])
             val.append(float(v.value))
     if idx:
-        opt._solver_model.setSolution(len(idx), np.asarray(idx, dtype=np.int32),  # noqa: SLF001
-                                      np.asarray(val, dtype=np.float64))
+        opt._solver_model.setSolution(  # noqa: SLF001 - highspy's model, no public handle
+            len(idx),
+            np.asarray(idx, dtype=np.int32),
+            np.asarray(val, dtype=np.float64),
+        )
     return len(idx)
 
 
@@ -149,8 +151,10 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     try:
         opt = SolverFactory(solver)
     except Exception as e:  # pragma: no cover - unknown to the factory
-        raise SolverUnavailableError(f"Pyomo does not know the solver {solver!r} ({e}). "
-                                     f"Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}.") from None
+        raise SolverUnavailableError(
+            f"Pyomo does not know the solver {solver!r} ({e}). "
+            f"Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}."
+        ) from None
     try:
         avail = bool(opt.available())
     except Exception:
@@ -204,12 +208,27 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             if dual_suffix is not None:
                 for c, v in raw.items():
                     dual_suffix[c] = v
-    version = ".".join(map(str, res.solver_version)) if isinstance(res.solver_version, tuple) else str(res.solver_version)
+    version = (
+        ".".join(map(str, res.solver_version)) if isinstance(res.solver_version, tuple) else str(res.solver_version)
+    )
     if status in (Status.FEASIBLE, Status.NO_SOLUTION) and tc != "convergenceCriteriaSatisfied":
-        warnings.warn(f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
-                      f"objective {obj}, bound {bound}; not proven optimal.", SolverLimitWarning, stacklevel=3)
-    return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=solver,
-                       solver_version=version, message=tc, duals=duals, raw=model)
+        warnings.warn(
+            f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
+            f"objective {obj}, bound {bound}; not proven optimal.",
+            SolverLimitWarning,
+            stacklevel=3,
+        )
+    return SolveResult(
+        status=status,
+        objective=obj,
+        bound=bound,
+        runtime=runtime,
+        solver=solver,
+        solver_version=version,
+        message=tc,
+        duals=duals,
+        raw=model,
+    )
 
 
 def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
@@ -226,10 +245,12 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
             f"The solver {solver!r} is not available. Install: {INSTALL_HINTS.get(solver, 'see the Pyomo docs')}."
         )
     minimize, is_mip = _sense_min(model), _is_mip(model)
-    name_map = {"gurobi": ("TimeLimit", "MIPGap", "Threads", "Seed"),
-                "cplex": ("timelimit", "mipgap", "threads", "randomseed"),
-                "glpk": ("tmlim", "mipgap", None, None),
-                "cbc": ("seconds", "ratio", "threads", "randomSeed")}
+    name_map = {
+        "gurobi": ("TimeLimit", "MIPGap", "Threads", "Seed"),
+        "cplex": ("timelimit", "mipgap", "threads", "randomseed"),
+        "glpk": ("tmlim", "mipgap", None, None),
+        "cbc": ("seconds", "ratio", "threads", "randomSeed"),
+    }
     names = name_map.get(solver.split("_")[0], ("time_limit", "mip_rel_gap", "threads", "random_seed"))
     o: dict[str, Any] = {}
     if options.time_limit is not None and names[0]:
@@ -274,11 +295,20 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
         bound = None
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
     if status in (Status.FEASIBLE, Status.NO_SOLUTION):
-        warnings.warn(f"{solver} stopped ({tc}): status {status.value}; not proven optimal.",
-                      SolverLimitWarning, stacklevel=3)
+        warnings.warn(
+            f"{solver} stopped ({tc}): status {status.value}; not proven optimal.", SolverLimitWarning, stacklevel=3
+        )
     version = ".".join(map(str, opt.version() or ())) if hasattr(opt, "version") else ""
-    return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=solver,
-                       solver_version=version, message=str(tc), raw=model)
+    return SolveResult(
+        status=status,
+        objective=obj,
+        bound=bound,
+        runtime=runtime,
+        solver=solver,
+        solver_version=version,
+        message=str(tc),
+        raw=model,
+    )
 
 
 def write_model(model: Any, path: str | Path) -> Path:

@@ -18,13 +18,30 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "load_trace": "api", "detect_format": "api", "TRACES": "api", "FORMATS": "api",
-    "load_philly": "loaders", "load_helios": "loaders", "load_acme": "loaders", "load_pai": "loaders",
-    "load_openb": "loaders", "openb_cluster": "loaders", "OPENB_JOBS": "loaders", "OPENB_NODES": "loaders",
-    "synthetic_workload": "synthetic", "philly_runtimes": "synthetic", "acme_outcome_rates": "synthetic",
-    "PHILLY_GPU_MIX": "synthetic", "TABLE_COLUMNS": "table", "to_jobs": "table",
-    "read_jobs": "jobs_file", "parse_columns": "jobs_file",
-    "SHIPPED": "datasets", "DATASETS": "datasets", "find_file": "datasets", "fetch": "datasets",
+    "load_trace": "api",
+    "detect_format": "api",
+    "TRACES": "api",
+    "FORMATS": "api",
+    "load_philly": "loaders",
+    "load_helios": "loaders",
+    "load_acme": "loaders",
+    "load_pai": "loaders",
+    "load_openb": "loaders",
+    "openb_cluster": "loaders",
+    "OPENB_JOBS": "loaders",
+    "OPENB_NODES": "loaders",
+    "synthetic_workload": "synthetic",
+    "philly_runtimes": "synthetic",
+    "acme_outcome_rates": "synthetic",
+    "PHILLY_GPU_MIX": "synthetic",
+    "TABLE_COLUMNS": "table",
+    "to_jobs": "table",
+    "read_jobs": "jobs_file",
+    "parse_columns": "jobs_file",
+    "SHIPPED": "datasets",
+    "DATASETS": "datasets",
+    "find_file": "datasets",
+    "fetch": "datasets",
 }
 
 __all__ = sorted(_WHERE)

@@ -34,9 +34,27 @@ from optsched.traces.synthetic import (
 )
 from optsched.traces.table import TABLE_COLUMNS, to_jobs
 
-__all__ = ["load_trace", "detect_format", "TRACES", "FORMATS", "load_philly", "load_helios", "load_acme", "load_pai",
-           "load_openb", "openb_cluster", "synthetic_workload", "philly_runtimes", "acme_outcome_rates",
-           "PHILLY_GPU_MIX", "TABLE_COLUMNS", "to_jobs", "OPENB_JOBS", "OPENB_NODES", "SHIPPED"]
+__all__ = [
+    "load_trace",
+    "detect_format",
+    "TRACES",
+    "FORMATS",
+    "load_philly",
+    "load_helios",
+    "load_acme",
+    "load_pai",
+    "load_openb",
+    "openb_cluster",
+    "synthetic_workload",
+    "philly_runtimes",
+    "acme_outcome_rates",
+    "PHILLY_GPU_MIX",
+    "TABLE_COLUMNS",
+    "to_jobs",
+    "OPENB_JOBS",
+    "OPENB_NODES",
+    "SHIPPED",
+]
 
 TRACES = {
     "openb": lambda **kw: load_openb(None, **kw),

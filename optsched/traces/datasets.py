@@ -29,8 +29,17 @@ from pathlib import Path
 
 from optsched.exceptions import DataNotFoundError, UnknownNameError
 
-__all__ = ["SHIPPED", "shipped_path", "RemoteFile", "Dataset", "DATASETS", "data_dirs", "find_file",
-           "fetch", "dataset_status"]
+__all__ = [
+    "SHIPPED",
+    "shipped_path",
+    "RemoteFile",
+    "Dataset",
+    "DATASETS",
+    "data_dirs",
+    "find_file",
+    "fetch",
+    "dataset_status",
+]
 
 
 def _shipped_root() -> Path:
@@ -45,17 +54,19 @@ def shipped_path(*parts: str) -> Path:
     """Path of a file shipped in ``optsched/traces/data/`` (raises if it is missing)."""
     p = SHIPPED.joinpath(*parts)
     if not p.is_file():  # pragma: no cover - a broken installation
-        raise DataNotFoundError(f"The shipped data file {'/'.join(parts)!r} is missing from the installed package "
-                                f"({p}); reinstall optsched.")
+        raise DataNotFoundError(
+            f"The shipped data file {'/'.join(parts)!r} is missing from the installed package "
+            f"({p}); reinstall optsched."
+        )
     return p
 
 
 @dataclass(frozen=True)
 class RemoteFile:
-    name: str            # file name in the data folder
+    name: str  # file name in the data folder
     url: str
-    sha256: str | None   # None: the publisher gives no checksum (the computed one is reported)
-    size: int | None     # bytes, when known
+    sha256: str | None  # None: the publisher gives no checksum (the computed one is reported)
+    size: int | None  # bytes, when known
 
 
 @dataclass(frozen=True)
@@ -66,51 +77,87 @@ class Dataset:
     licence: str
     source: str
     cite: str
-    use: str             # how to load it once fetched
+    use: str  # how to load it once fetched
 
 
 DATASETS: dict[str, Dataset] = {
     "philly": Dataset(
-        "philly", "Microsoft Philly traces (ATC'19): cluster_job_log and utilisation logs",
-        (RemoteFile("trace-data.tar.gz",
-                    "https://media.githubusercontent.com/media/msr-fiddle/philly-traces/master/trace-data.tar.gz",
-                    "2037ccf63a725a02be718b0e1aeee6142c90b7f62d0d849295120e9f6ba13d2c", 1_055_988_361),),
-        "CC-BY-4.0", "github.com/msr-fiddle/philly-traces (Git LFS object)",
+        "philly",
+        "Microsoft Philly traces (ATC'19): cluster_job_log and utilisation logs",
+        (
+            RemoteFile(
+                "trace-data.tar.gz",
+                "https://media.githubusercontent.com/media/msr-fiddle/philly-traces/master/trace-data.tar.gz",
+                "2037ccf63a725a02be718b0e1aeee6142c90b7f62d0d849295120e9f6ba13d2c",
+                1_055_988_361,
+            ),
+        ),
+        "CC-BY-4.0",
+        "github.com/msr-fiddle/philly-traces (Git LFS object)",
         "Jeon et al., Analysis of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads, USENIX ATC 2019",
         "tar xzf trace-data.tar.gz; then load_philly('<dir>/cluster_job_log') or "
-        "optsched simulate --trace <dir>/cluster_job_log ..."),
+        "optsched simulate --trace <dir>/cluster_job_log ...",
+    ),
     "pai-2020": Dataset(
-        "pai-2020", "Alibaba PAI GPU trace v2020 (NSDI'22): job, task and group-tag tables",
-        (RemoteFile("pai_job_table.tar.gz",
-                    "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_job_table.tar.gz",
-                    "5aad7f7caac501136d14ed6a48e40546f825d7b0617a3a4f337e2348fe0a6cb0", None),
-         RemoteFile("pai_task_table.tar.gz",
-                    "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_task_table.tar.gz",
-                    "cd1d6dc3215d2a8607ccf6b6dd952b5db776df86926c73259fea7c1499ac40e5", None),
-         RemoteFile("pai_group_tag_table.tar.gz",
-                    "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_group_tag_table.tar.gz",
-                    "722fef30b7fb7aa50dabd79155614b5423a9d65cf45a9b26c590d57725423a14", None)),
-        "CC-BY-4.0", "github.com/alibaba/clusterdata, cluster-trace-gpu-v2020 (official checksums)",
+        "pai-2020",
+        "Alibaba PAI GPU trace v2020 (NSDI'22): job, task and group-tag tables",
+        (
+            RemoteFile(
+                "pai_job_table.tar.gz",
+                "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_job_table.tar.gz",
+                "5aad7f7caac501136d14ed6a48e40546f825d7b0617a3a4f337e2348fe0a6cb0",
+                None,
+            ),
+            RemoteFile(
+                "pai_task_table.tar.gz",
+                "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_task_table.tar.gz",
+                "cd1d6dc3215d2a8607ccf6b6dd952b5db776df86926c73259fea7c1499ac40e5",
+                None,
+            ),
+            RemoteFile(
+                "pai_group_tag_table.tar.gz",
+                "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces/pai_group_tag_table.tar.gz",
+                "722fef30b7fb7aa50dabd79155614b5423a9d65cf45a9b26c590d57725423a14",
+                None,
+            ),
+        ),
+        "CC-BY-4.0",
+        "github.com/alibaba/clusterdata, cluster-trace-gpu-v2020 (official checksums)",
         "Weng et al., MLaaS in the Wild: Workload Analysis and Scheduling in Large-Scale Heterogeneous GPU "
         "Clusters, USENIX NSDI 2022",
-        "load_pai(find_file('pai-2020', 'pai_job_table.tar.gz'), find_file('pai-2020', 'pai_task_table.tar.gz'))"),
+        "load_pai(find_file('pai-2020', 'pai_job_table.tar.gz'), find_file('pai-2020', 'pai_task_table.tar.gz'))",
+    ),
     "helios": Dataset(
-        "helios", "SenseTime Helios traces (SC'21): cluster_log.csv of Venus (Earth/Saturn/Uranus when released)",
+        "helios",
+        "SenseTime Helios traces (SC'21): cluster_log.csv of Venus (Earth/Saturn/Uranus when released)",
         (RemoteFile("data.zip", "https://github.com/S-Lab-System-Group/HeliosData/raw/main/data.zip", None, None),),
-        "CC-BY-4.0", "github.com/S-Lab-System-Group/HeliosData",
+        "CC-BY-4.0",
+        "github.com/S-Lab-System-Group/HeliosData",
         "Hu et al., Characterization and Prediction of Deep Learning Workloads in Large-Scale GPU Datacenters, SC 2021",
-        "unzip data.zip; then load_helios('<dir>/Venus/cluster_log.csv')"),
+        "unzip data.zip; then load_helios('<dir>/Venus/cluster_log.csv')",
+    ),
     "acme": Dataset(
-        "acme", "Shanghai AI Lab Acme traces (NSDI'24): trace_seren.csv and trace_kalos.csv",
-        (RemoteFile("trace_seren.csv",
-                    "https://huggingface.co/datasets/Qinghao/AcmeTrace/resolve/main/data/job_trace/trace_seren.csv",
-                    None, None),
-         RemoteFile("trace_kalos.csv",
-                    "https://huggingface.co/datasets/Qinghao/AcmeTrace/resolve/main/data/job_trace/trace_kalos.csv",
-                    None, None)),
-        "CC-BY-4.0", "github.com/InternLM/AcmeTrace (files on the HuggingFace hub)",
+        "acme",
+        "Shanghai AI Lab Acme traces (NSDI'24): trace_seren.csv and trace_kalos.csv",
+        (
+            RemoteFile(
+                "trace_seren.csv",
+                "https://huggingface.co/datasets/Qinghao/AcmeTrace/resolve/main/data/job_trace/trace_seren.csv",
+                None,
+                None,
+            ),
+            RemoteFile(
+                "trace_kalos.csv",
+                "https://huggingface.co/datasets/Qinghao/AcmeTrace/resolve/main/data/job_trace/trace_kalos.csv",
+                None,
+                None,
+            ),
+        ),
+        "CC-BY-4.0",
+        "github.com/InternLM/AcmeTrace (files on the HuggingFace hub)",
         "Hu et al., Characterization of Large Language Model Development in the Datacenter, USENIX NSDI 2024",
-        "load_acme(find_file('acme', 'trace_seren.csv'))"),
+        "load_acme(find_file('acme', 'trace_seren.csv'))",
+    ),
 }
 
 
@@ -159,7 +206,8 @@ def find_file(dataset: str, name: str | None = None, *, data_dir: str | Path | N
     raise DataNotFoundError(
         f"The {ds.title} file {fname!r} is not on this machine (looked in: {', '.join(looked)}). Fetch it with "
         f"`optsched data fetch {dataset}` (or put it in one of those folders; --data-dir or OPTSCHED_DATA name "
-        f"another). Licence {ds.licence}; source {ds.source}.")
+        f"another). Licence {ds.licence}; source {ds.source}."
+    )
 
 
 def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = False) -> list[Path]:
@@ -177,11 +225,18 @@ def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = 
     target.mkdir(parents=True, exist_ok=True)
     out = []
     for f in ds.files:
-        path = pooch.retrieve(f.url, known_hash=f"sha256:{f.sha256}" if f.sha256 else None, fname=f.name,
-                              path=target, progressbar=progress)
+        path = pooch.retrieve(
+            f.url,
+            known_hash=f"sha256:{f.sha256}" if f.sha256 else None,
+            fname=f.name,
+            path=target,
+            progressbar=progress,
+        )
         if f.sha256 is None:
-            warnings.warn(f"{f.name}: the publisher gives no checksum; downloaded file has sha256 "
-                          f"{pooch.file_hash(path)}.", stacklevel=2)
+            warnings.warn(
+                f"{f.name}: the publisher gives no checksum; downloaded file has sha256 {pooch.file_hash(path)}.",
+                stacklevel=2,
+            )
         out.append(Path(path))
     return out
 
@@ -195,7 +250,14 @@ def dataset_status(data_dir: str | Path | None = None) -> list[dict]:
                 local = str(find_file(ds.name, f.name, data_dir=data_dir))
             except DataNotFoundError:
                 local = None
-            rows.append({"dataset": ds.name, "file": f.name, "size_MB": None if f.size is None else f.size / 1e6,
-                         "sha256": (f.sha256[:12] + "...") if f.sha256 else "none published",
-                         "licence": ds.licence, "local": local})
+            rows.append(
+                {
+                    "dataset": ds.name,
+                    "file": f.name,
+                    "size_MB": None if f.size is None else f.size / 1e6,
+                    "sha256": (f.sha256[:12] + "...") if f.sha256 else "none published",
+                    "licence": ds.licence,
+                    "local": local,
+                }
+            )
     return rows

@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,10 @@ def parse_columns(spec: str | Mapping[str, str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for ours, yours in items:
         if ours not in JOB_FILE_COLUMNS:
-            raise InvalidOptionError(f"--columns names {ours!r}, which is not a job-file column; map one of "
-                                     f"{list(JOB_FILE_COLUMNS)} to a column of your file (ours=yours).")
+            raise InvalidOptionError(
+                f"--columns names {ours!r}, which is not a job-file column; map one of "
+                f"{list(JOB_FILE_COLUMNS)} to a column of your file (ours=yours)."
+            )
         if not yours:
             raise InvalidOptionError(f"--columns gives no column of your file for {ours!r}; write {ours}=NAME.")
         out[ours] = yours
@@ -80,10 +83,8 @@ def parse_columns(spec: str | Mapping[str, str] | None) -> dict[str, str]:
 def _show(v: Any) -> str:
     """A value as a user reads it (``nan``, ``-1.5``, ``'abc'``), never a numpy repr."""
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             v = v.item()
-        except (TypeError, ValueError):
-            pass
     return repr(v) if isinstance(v, str) else str(v)
 
 
@@ -118,8 +119,9 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     if p.is_dir():
         raise TraceFormatError(f"--jobs-csv {str(p)!r} is a folder; give a CSV or Parquet file.")
     if not p.is_file():
-        raise TraceFormatError(f"Job file {str(p)!r} does not exist; give a CSV or Parquet file with columns "
-                               f"arrival, gpus, duration.")
+        raise TraceFormatError(
+            f"Job file {str(p)!r} does not exist; give a CSV or Parquet file with columns arrival, gpus, duration."
+        )
     name = p.name.lower()
     try:
         if name.endswith((".parquet", ".pq")):
@@ -127,8 +129,9 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
         else:
             raw = pd.read_csv(p)
     except (OSError, ValueError, pd.errors.ParserError) as e:
-        raise TraceFormatError(f"{p}: cannot be read as {'Parquet' if name.endswith(('.parquet', '.pq')) else 'CSV'} "
-                               f"({e}).") from None
+        raise TraceFormatError(
+            f"{p}: cannot be read as {'Parquet' if name.endswith(('.parquet', '.pq')) else 'CSV'} ({e})."
+        ) from None
     src = {ours: mapping.get(ours, ours) for ours in JOB_FILE_COLUMNS}
     missing = [src[c] for c in ("arrival", "gpus") if src[c] not in raw.columns]
     wcol = "work" if src["work"] in raw.columns else "duration" if src["duration"] in raw.columns else None
@@ -161,8 +164,11 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
         return values
 
     out["arrival"] = column("arrival", lambda a: np.isfinite(a) & (a >= 0), "a finite number of seconds >= 0")
-    gpus = column("gpus", lambda a: np.isfinite(a) & (a >= 1) & (a <= MAX_GPUS) & (a == np.round(a)),
-                  f"an integer in [1, {MAX_GPUS:,}]")
+    gpus = column(
+        "gpus",
+        lambda a: np.isfinite(a) & (a >= 1) & (a <= MAX_GPUS) & (a == np.round(a)),
+        f"an integer in [1, {MAX_GPUS:,}]",
+    )
     out["gpus"] = gpus.astype(np.int64)
     dur = column(wcol, lambda a: np.isfinite(a) & (a > 0), "a finite number of seconds > 0")
     out["duration"] = dur

@@ -50,16 +50,34 @@ from optsched.exceptions import DataNotFoundError, TraceFormatError
 from optsched.traces.datasets import SHIPPED
 from optsched.traces.table import finish_table, numeric, parse_times, require_columns
 
-__all__ = ["load_philly", "load_helios", "load_acme", "load_pai", "load_openb", "openb_cluster",
-           "SHIPPED", "OPENB_JOBS", "OPENB_NODES", "PHILLY_RUNTIME", "ACME_SUMMARY"]
+__all__ = [
+    "load_philly",
+    "load_helios",
+    "load_acme",
+    "load_pai",
+    "load_openb",
+    "openb_cluster",
+    "SHIPPED",
+    "OPENB_JOBS",
+    "OPENB_NODES",
+    "PHILLY_RUNTIME",
+    "ACME_SUMMARY",
+]
 
 OPENB_JOBS = SHIPPED / "alibaba-gpu-2023-openb" / "jobs.csv.gz"
 OPENB_NODES = SHIPPED / "alibaba-gpu-2023-openb" / "nodes.csv"
 PHILLY_RUNTIME = SHIPPED / "philly" / "philly_runtime.csv"
 ACME_SUMMARY = SHIPPED / "acme" / "cluster_summary.csv"
 
-_SLURM_STATUS = {"COMPLETED": "completed", "CANCELLED": "killed", "FAILED": "failed", "NODE_FAIL": "failed",
-                 "TIMEOUT": "timeout", "RUNNING": "running", "PENDING": "pending"}
+_SLURM_STATUS = {
+    "COMPLETED": "completed",
+    "CANCELLED": "killed",
+    "FAILED": "failed",
+    "NODE_FAIL": "failed",
+    "TIMEOUT": "timeout",
+    "RUNNING": "running",
+    "PENDING": "pending",
+}
 
 
 def _exists(path: Any, trace: str) -> Path:
@@ -67,8 +85,10 @@ def _exists(path: Any, trace: str) -> Path:
     if not p.is_file():
         if p.is_dir():
             raise TraceFormatError(f"{trace} trace path {str(p)!r} is a directory; give the trace file inside it.")
-        raise DataNotFoundError(f"{trace} trace file {str(p)!r} does not exist. Give the right path; the public "
-                                f"traces and how to fetch them are listed by `optsched data list` (docs/data.md).")
+        raise DataNotFoundError(
+            f"{trace} trace file {str(p)!r} does not exist. Give the right path; the public "
+            f"traces and how to fetch them are listed by `optsched data list` (docs/data.md)."
+        )
     return p
 
 
@@ -170,12 +190,38 @@ def load_philly(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = Fal
             if g:
                 gpus = g
         st = status_map.get(job.get("status"), str(job.get("status")).lower())
-        rows.append((str(jid), sub, run if run > 0 else math.nan, gpus, "running" if running else st,
-                     job.get("user"), job.get("vc"), first - sub, job["submitted_time"], len(attempts)))
-    df = pd.DataFrame(rows, columns=["job_id", "arrival", "duration", "gpus", "status", "user", "group",
-                                     "queue_delay", "submit_time", "n_attempts"])
-    return finish_table(df, trace="philly", source=p, rows_read=len(data), gpu_only=gpu_only,
-                        keep_unfinished=keep_unfinished)
+        rows.append(
+            (
+                str(jid),
+                sub,
+                run if run > 0 else math.nan,
+                gpus,
+                "running" if running else st,
+                job.get("user"),
+                job.get("vc"),
+                first - sub,
+                job["submitted_time"],
+                len(attempts),
+            )
+        )
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "job_id",
+            "arrival",
+            "duration",
+            "gpus",
+            "status",
+            "user",
+            "group",
+            "queue_delay",
+            "submit_time",
+            "n_attempts",
+        ],
+    )
+    return finish_table(
+        df, trace="philly", source=p, rows_read=len(data), gpu_only=gpu_only, keep_unfinished=keep_unfinished
+    )
 
 
 # -- Helios / Acme -----------------------------------------------------------------------------------
@@ -186,17 +232,19 @@ def _slurm_like(path: Any, trace: str, *, extra: dict[str, str], gpu_only: bool,
     require_columns(df, need, trace, p)
     import pandas as pd
 
-    out = pd.DataFrame({
-        "job_id": df["job_id"].astype(str),
-        "arrival": parse_times(df["submit_time"], "submit_time", trace, p),
-        "duration": numeric(df, "duration", trace, p),
-        "gpus": numeric(df, "gpu_num", trace, p),
-        "status": df["state"].astype(str).map(lambda s: _SLURM_STATUS.get(s, s.lower())),
-        "user": df["user"],
-        "group": df["vc"] if "vc" in df.columns else None,
-        "queue_delay": numeric(df, "queue", trace, p) if "queue" in df.columns else np.nan,
-        "submit_time": df["submit_time"],
-    })
+    out = pd.DataFrame(
+        {
+            "job_id": df["job_id"].astype(str),
+            "arrival": parse_times(df["submit_time"], "submit_time", trace, p),
+            "duration": numeric(df, "duration", trace, p),
+            "gpus": numeric(df, "gpu_num", trace, p),
+            "status": df["state"].astype(str).map(lambda s: _SLURM_STATUS.get(s, s.lower())),
+            "user": df["user"],
+            "group": df["vc"] if "vc" in df.columns else None,
+            "queue_delay": numeric(df, "queue", trace, p) if "queue" in df.columns else np.nan,
+            "submit_time": df["submit_time"],
+        }
+    )
     for src, dst in extra.items():
         if src in df.columns:
             out[dst] = df[src].to_numpy()
@@ -204,8 +252,9 @@ def _slurm_like(path: Any, trace: str, *, extra: dict[str, str], gpu_only: bool,
     if bad.any():
         i = int(np.nonzero(bad.to_numpy())[0][0])
         raise TraceFormatError(f"{p}: 'gpu_num' must be a whole number; row {i + 1} has {out['gpus'].iloc[i]!r}.")
-    return finish_table(out, trace=trace, source=p, rows_read=len(df), gpu_only=gpu_only,
-                        keep_unfinished=keep_unfinished)
+    return finish_table(
+        out, trace=trace, source=p, rows_read=len(df), gpu_only=gpu_only, keep_unfinished=keep_unfinished
+    )
 
 
 def load_helios(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = False):
@@ -229,8 +278,13 @@ def load_helios(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = Fal
     >>> load_helios(p)[["job_id", "duration", "gpus", "status", "group"]].values.tolist()
     [['1425511', 36848.0, 1, 'completed', 'vcJkd']]
     """
-    return _slurm_like(path, "helios", extra={"cpu_num": "cpu", "node_num": "nodes"}, gpu_only=gpu_only,
-                       keep_unfinished=keep_unfinished)
+    return _slurm_like(
+        path,
+        "helios",
+        extra={"cpu_num": "cpu", "node_num": "nodes"},
+        gpu_only=gpu_only,
+        keep_unfinished=keep_unfinished,
+    )
 
 
 def load_acme(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = False):
@@ -250,15 +304,29 @@ def load_acme(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = False
     >>> load_acme(p)[["duration", "gpus", "status", "queue_delay"]].values.tolist()
     [[117.0, 8, 'failed', 32.0]]
     """
-    return _slurm_like(path, "acme", extra={"cpu_num": "cpu", "node_num": "nodes", "type": "type",
-                                            "gpu_time": "gpu_time"},
-                       gpu_only=gpu_only, keep_unfinished=keep_unfinished)
+    return _slurm_like(
+        path,
+        "acme",
+        extra={"cpu_num": "cpu", "node_num": "nodes", "type": "type", "gpu_time": "gpu_time"},
+        gpu_only=gpu_only,
+        keep_unfinished=keep_unfinished,
+    )
 
 
 # -- Alibaba PAI 2020 ------------------------------------------------------------------------------------
 _PAI_JOB = ["job_name", "inst_id", "user", "status", "start_time", "end_time"]
-_PAI_TASK = ["job_name", "task_name", "inst_num", "status", "start_time", "end_time", "plan_cpu", "plan_mem",
-             "plan_gpu", "gpu_type"]
+_PAI_TASK = [
+    "job_name",
+    "task_name",
+    "inst_num",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    "gpu_type",
+]
 _PAI_GROUP = ["inst_id", "user", "gpu_type_spec", "group", "workload"]
 
 
@@ -268,15 +336,16 @@ def _read_headerless(path: Any, names: list[str], table: str):
     src: Any = p
     if p.name.endswith((".tar.gz", ".tgz", ".tar")):
         try:
-            tf = tarfile.open(p)
-            members = [m for m in tf.getmembers() if m.isfile() and not m.name.endswith(".header")]
-            if len(members) != 1:
-                raise TraceFormatError(f"{p}: expected one CSV in the archive; found {[m.name for m in members]}.")
-            src = io.BytesIO(tf.extractfile(members[0]).read())
+            with tarfile.open(p) as tf:
+                members = [m for m in tf.getmembers() if m.isfile() and not m.name.endswith(".header")]
+                if len(members) != 1:
+                    raise TraceFormatError(f"{p}: expected one CSV in the archive; found {[m.name for m in members]}.")
+                src = io.BytesIO(tf.extractfile(members[0]).read())
         except tarfile.TarError as e:
             raise TraceFormatError(f"{p}: not a readable tar archive ({e}).") from None
-    df = _read_csv(src if src is not p else p, f"PAI {table}", header=None, dtype=str, keep_default_na=False,
-                   na_values=[""])
+    df = _read_csv(
+        src if src is not p else p, f"PAI {table}", header=None, dtype=str, keep_default_na=False, na_values=[""]
+    )
     if df.shape[1] != len(names):
         raise TraceFormatError(
             f"{p}: the PAI {table} has {len(names)} columns ({','.join(names)}), without header; "
@@ -288,8 +357,14 @@ def _read_headerless(path: Any, names: list[str], table: str):
     return df
 
 
-def load_pai(job_table: Any, task_table: Any, group_table: Any | None = None, *, gpu_only: bool = True,
-             keep_unfinished: bool = False):
+def load_pai(
+    job_table: Any,
+    task_table: Any,
+    group_table: Any | None = None,
+    *,
+    gpu_only: bool = True,
+    keep_unfinished: bool = False,
+):
     """Load Alibaba PAI 2020 (``pai_job_table``, ``pai_task_table``, optional ``pai_group_tag_table``).
 
     Returns the job table plus ``gpu_fraction`` (sum of requested GPU shares), ``cpu`` (cores),
@@ -310,39 +385,48 @@ def load_pai(job_table: Any, task_table: Any, group_table: Any | None = None, *,
 
     jobs = _read_headerless(job_table, _PAI_JOB, "job table")
     tasks = _read_headerless(task_table, _PAI_TASK, "task table")
-    for df, cols, name in ((jobs, ["start_time", "end_time"], "job table"),
-                           (tasks, ["inst_num", "start_time", "end_time", "plan_cpu", "plan_gpu"], "task table")):
+    for df, cols, name in (
+        (jobs, ["start_time", "end_time"], "job table"),
+        (tasks, ["inst_num", "start_time", "end_time", "plan_cpu", "plan_gpu"], "task table"),
+    ):
         for c in cols:
             df[c] = numeric(df, c, f"PAI {name}", job_table if name == "job table" else task_table)
     tasks["gpu"] = tasks["inst_num"].fillna(1.0) * tasks["plan_gpu"].fillna(0.0) / 100.0
     tasks["cpu"] = tasks["inst_num"].fillna(1.0) * tasks["plan_cpu"].fillna(0.0) / 100.0
     agg = tasks.groupby("job_name", sort=False).agg(
-        gpu_fraction=("gpu", "sum"), cpu=("cpu", "sum"), first_start=("start_time", "min"),
-        n_tasks=("task_name", "size"), gpu_type=("gpu_type", "first"))
+        gpu_fraction=("gpu", "sum"),
+        cpu=("cpu", "sum"),
+        first_start=("start_time", "min"),
+        n_tasks=("task_name", "size"),
+        gpu_type=("gpu_type", "first"),
+    )
     m = jobs.merge(agg, left_on="job_name", right_index=True, how="left")
     status_map = {"Terminated": "completed", "Failed": "failed", "Running": "running", "Waiting": "pending"}
-    out = pd.DataFrame({
-        "job_id": m["job_name"],
-        "arrival": m["start_time"],
-        "duration": m["end_time"] - m["first_start"],
-        "gpus": np.ceil(m["gpu_fraction"].fillna(0.0).to_numpy() - 1e-9),
-        "status": m["status"].map(lambda s: status_map.get(s, str(s).lower())),
-        "user": m["user"],
-        "group": None,
-        "queue_delay": m["first_start"] - m["start_time"],
-        "submit_time": m["start_time"],
-        "gpu_fraction": m["gpu_fraction"],
-        "cpu": m["cpu"],
-        "n_tasks": m["n_tasks"],
-        "gpu_type": m["gpu_type"],
-    })
+    out = pd.DataFrame(
+        {
+            "job_id": m["job_name"],
+            "arrival": m["start_time"],
+            "duration": m["end_time"] - m["first_start"],
+            "gpus": np.ceil(m["gpu_fraction"].fillna(0.0).to_numpy() - 1e-9),
+            "status": m["status"].map(lambda s: status_map.get(s, str(s).lower())),
+            "user": m["user"],
+            "group": None,
+            "queue_delay": m["first_start"] - m["start_time"],
+            "submit_time": m["start_time"],
+            "gpu_fraction": m["gpu_fraction"],
+            "cpu": m["cpu"],
+            "n_tasks": m["n_tasks"],
+            "gpu_type": m["gpu_type"],
+        }
+    )
     if group_table is not None:
         g = _read_headerless(group_table, _PAI_GROUP, "group tag table").drop_duplicates("inst_id")
         gi = g.set_index("inst_id")
         out["group"] = m["inst_id"].map(gi["group"]).to_numpy()
         out["workload"] = m["inst_id"].map(gi["workload"]).to_numpy()
-    return finish_table(out, trace="pai", source=job_table, rows_read=len(jobs), gpu_only=gpu_only,
-                        keep_unfinished=keep_unfinished)
+    return finish_table(
+        out, trace="pai", source=job_table, rows_read=len(jobs), gpu_only=gpu_only, keep_unfinished=keep_unfinished
+    )
 
 
 # -- Alibaba GPU 2023 OpenB ----------------------------------------------------------------------------------
@@ -364,30 +448,43 @@ def load_openb(path: Any = None, *, gpu_only: bool = True, keep_unfinished: bool
 
     p = _exists(OPENB_JOBS if path is None else path, "OpenB")
     df = _read_csv(p, "OpenB", dtype={"name": str, "gpu_spec": str, "qos": str, "pod_phase": str})
-    need = ["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "qos", "pod_phase", "creation_time",
-            "deletion_time", "scheduled_time"]
+    need = [
+        "name",
+        "cpu_milli",
+        "memory_mib",
+        "num_gpu",
+        "gpu_milli",
+        "qos",
+        "pod_phase",
+        "creation_time",
+        "deletion_time",
+        "scheduled_time",
+    ]
     require_columns(df, need, "OpenB", p)
     cre = numeric(df, "creation_time", "OpenB", p)
     sch = numeric(df, "scheduled_time", "OpenB", p)
     dele = numeric(df, "deletion_time", "OpenB", p)
-    out = pd.DataFrame({
-        "job_id": df["name"],
-        "arrival": cre,
-        "duration": dele - sch,
-        "gpus": numeric(df, "num_gpu", "OpenB", p),
-        "status": df["pod_phase"].astype(str).str.lower(),
-        "user": None,
-        "group": df["qos"],
-        "queue_delay": sch - cre,
-        "submit_time": cre,
-        "cpu": numeric(df, "cpu_milli", "OpenB", p) / 1000.0,
-        "memory_mib": numeric(df, "memory_mib", "OpenB", p),
-        "gpu_milli": numeric(df, "gpu_milli", "OpenB", p),
-    })
+    out = pd.DataFrame(
+        {
+            "job_id": df["name"],
+            "arrival": cre,
+            "duration": dele - sch,
+            "gpus": numeric(df, "num_gpu", "OpenB", p),
+            "status": df["pod_phase"].astype(str).str.lower(),
+            "user": None,
+            "group": df["qos"],
+            "queue_delay": sch - cre,
+            "submit_time": cre,
+            "cpu": numeric(df, "cpu_milli", "OpenB", p) / 1000.0,
+            "memory_mib": numeric(df, "memory_mib", "OpenB", p),
+            "gpu_milli": numeric(df, "gpu_milli", "OpenB", p),
+        }
+    )
     pending = np.isnan(sch)
     out.loc[pending, "status"] = "pending"
-    return finish_table(out, trace="openb", source=p, rows_read=len(df), gpu_only=gpu_only,
-                        keep_unfinished=keep_unfinished)
+    return finish_table(
+        out, trace="openb", source=p, rows_read=len(df), gpu_only=gpu_only, keep_unfinished=keep_unfinished
+    )
 
 
 def openb_cluster(path: Any = None, *, gpu_only: bool = True):
@@ -405,7 +502,9 @@ def openb_cluster(path: Any = None, *, gpu_only: bool = True):
     df = _read_csv(p, "OpenB nodes")
     require_columns(df, ["sn", "cpu_milli", "memory_mib", "gpu"], "OpenB nodes", p)
     g = numeric(df, "gpu", "OpenB nodes", p)
-    servers = [Server(int(gi), name=str(sn), resources={"cpu": float(c) / 1000.0, "mem_mib": float(mm)})
-               for sn, gi, c, mm in zip(df["sn"], g, df["cpu_milli"], df["memory_mib"], strict=True)
-               if not (gpu_only and gi < 1)]
+    servers = [
+        Server(int(gi), name=str(sn), resources={"cpu": float(c) / 1000.0, "mem_mib": float(mm)})
+        for sn, gi, c, mm in zip(df["sn"], g, df["cpu_milli"], df["memory_mib"], strict=True)
+        if not (gpu_only and gi < 1)
+    ]
     return Cluster(tuple(servers))

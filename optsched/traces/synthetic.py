@@ -75,18 +75,30 @@ def acme_outcome_rates(cluster: str = "Philly") -> dict[str, float]:
     row = df.loc[cluster]
     vals = {"completed": row["complete_rate_gpu"], "killed": row["cancel_rate_gpu"], "failed": row["fail_rate_gpu"]}
     if any(not np.isfinite(v) for v in vals.values()):
-        raise InvalidOptionError(f"The Acme summary has no outcome rates for {cluster!r}; choose Seren, Kalos, "
-                                 f"Philly or Helios.")
+        raise InvalidOptionError(
+            f"The Acme summary has no outcome rates for {cluster!r}; choose Seren, Kalos, Philly or Helios."
+        )
     s = sum(vals.values())
     return {k: float(v / s) for k, v in vals.items()}
 
 
-def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = None, arrivals: str = "poisson",
-                       gpus: str | Mapping[int, float] = "philly", durations: str | Sequence[float] = "philly",
-                       max_gpus: int | None = None, max_duration: float | None = None,
-                       outcomes: str | None = None, seed: SeedLike = 0, frame: bool = True,
-                       mean_gap: float | None = None, mean_duration: float | None = None,
-                       models: Sequence[str] | Mapping[str, float] | None = None):
+def synthetic_workload(
+    n_jobs: int,
+    *,
+    cluster_gpus: int,
+    load: float | None = None,
+    arrivals: str = "poisson",
+    gpus: str | Mapping[int, float] = "philly",
+    durations: str | Sequence[float] = "philly",
+    max_gpus: int | None = None,
+    max_duration: float | None = None,
+    outcomes: str | None = None,
+    seed: SeedLike = 0,
+    frame: bool = True,
+    mean_gap: float | None = None,
+    mean_duration: float | None = None,
+    models: Sequence[str] | Mapping[str, float] | None = None,
+):
     """A job table (as the trace loaders return) with calibrated marginals.
 
     Parameters
@@ -138,28 +150,35 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = N
     if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
         raise InvalidOptionError(f"The 'cluster_gpus' option must be an integer >= 1; got {cluster_gpus!r}.")
     if load is not None and mean_gap is not None:
-        raise InvalidOptionError("Give 'load' (arrivals calibrated to an offered load) or 'mean_gap' (seconds "
-                                 "between arrivals), not both.")
+        raise InvalidOptionError(
+            "Give 'load' (arrivals calibrated to an offered load) or 'mean_gap' (seconds between arrivals), not both."
+        )
     if mean_gap is None:
         load = 0.8 if load is None else load
         if isinstance(load, bool) or not (isinstance(load, (int, float)) and 0 < load <= 10):
             raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
     elif isinstance(mean_gap, bool) or not (isinstance(mean_gap, (int, float)) and 0 < mean_gap < float("inf")):
         raise InvalidOptionError(f"The 'mean_gap' option must be a positive number of seconds; got {mean_gap!r}.")
-    if mean_duration is not None and (isinstance(mean_duration, bool) or not (
-            isinstance(mean_duration, (int, float)) and 0 < mean_duration < float("inf"))):
-        raise InvalidOptionError(f"The 'mean_duration' option must be a positive number of seconds; got "
-                                 f"{mean_duration!r}.")
+    if mean_duration is not None and (
+        isinstance(mean_duration, bool)
+        or not (isinstance(mean_duration, (int, float)) and 0 < mean_duration < float("inf"))
+    ):
+        raise InvalidOptionError(
+            f"The 'mean_duration' option must be a positive number of seconds; got {mean_duration!r}."
+        )
     if models is not None:
         names = list(models)
         if not names or not all(isinstance(m, str) and m for m in names):
-            raise InvalidOptionError(f"The 'models' option must be a non-empty list of model names (or a mapping "
-                                     f"name -> probability); got {models!r}.")
+            raise InvalidOptionError(
+                f"The 'models' option must be a non-empty list of model names (or a mapping "
+                f"name -> probability); got {models!r}."
+            )
         if isinstance(models, Mapping):
             mp = np.array([float(v) for v in models.values()])
             if not np.isfinite(mp).all() or (mp < 0).any() or abs(float(mp.sum()) - 1.0) > 1e-6:
-                raise InvalidOptionError(f"The probabilities of the 'models' mapping must be >= 0 and sum to 1; got "
-                                         f"{dict(models)}.")
+                raise InvalidOptionError(
+                    f"The probabilities of the 'models' mapping must be >= 0 and sum to 1; got {dict(models)}."
+                )
         else:
             mp = np.full(len(names), 1.0 / len(names))
     rng = as_generator(seed)
@@ -177,7 +196,9 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = N
         vals = np.array([int(k) for k in gpus])
         probs = np.array([float(v) for v in gpus.values()])
         if (vals < 1).any() or not np.isfinite(probs).all() or (probs < 0).any():
-            raise InvalidOptionError(f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}.")
+            raise InvalidOptionError(
+                f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}."
+            )
         if abs(float(probs.sum()) - 1.0) > 1e-6:
             raise InvalidOptionError(
                 f"The probabilities of the 'gpus' mapping must sum to 1; they sum to {float(probs.sum()):.6g}. "
@@ -194,7 +215,9 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = N
     # durations
     if isinstance(durations, str):
         if durations != "philly":
-            raise InvalidOptionError(f"The 'durations' option must be 'philly' or an array of seconds; got {durations!r}.")
+            raise InvalidOptionError(
+                f"The 'durations' option must be 'philly' or an array of seconds; got {durations!r}."
+            )
         pool = philly_runtimes()
     else:
         pool = np.asarray(durations, dtype=float)
@@ -225,20 +248,44 @@ def synthetic_workload(n_jobs: int, *, cluster_gpus: int, load: float | None = N
         status = rng.choice(list(rates), size=n_jobs, p=list(rates.values()))
     model = rng.choice(np.array(names, dtype=object), size=n_jobs, p=mp) if models is not None else None
     if not frame:
-        out = {"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
-               "status": np.full(n_jobs, status, dtype=object) if isinstance(status, str) else status}
+        out = {
+            "job_id": np.arange(n_jobs).astype(str),
+            "arrival": arr,
+            "duration": d,
+            "gpus": g,
+            "status": np.full(n_jobs, status, dtype=object) if isinstance(status, str) else status,
+        }
         if model is not None:
             out["model"] = model
         return out
     import pandas as pd
 
-    df = pd.DataFrame({"job_id": np.arange(n_jobs).astype(str), "arrival": arr, "duration": d, "gpus": g,
-                       "status": status, "user": None, "group": None, "queue_delay": np.nan, "submit_time": arr})
+    df = pd.DataFrame(
+        {
+            "job_id": np.arange(n_jobs).astype(str),
+            "arrival": arr,
+            "duration": d,
+            "gpus": g,
+            "status": status,
+            "user": None,
+            "group": None,
+            "queue_delay": np.nan,
+            "submit_time": arr,
+        }
+    )
     if model is not None:
         df["model"] = model
-    df.attrs.update({"trace": "synthetic", "n_jobs": int(n_jobs), "cluster_gpus": int(cluster_gpus), "load": load,
-                     "mean_gap": mean_gap,
-                     "arrivals": arrivals, "gpus": gpus if isinstance(gpus, str) else dict(gpus),
-                     "durations": durations if isinstance(durations, str) else "custom",
-                     "seed": seed if isinstance(seed, int) else None})
+    df.attrs.update(
+        {
+            "trace": "synthetic",
+            "n_jobs": int(n_jobs),
+            "cluster_gpus": int(cluster_gpus),
+            "load": load,
+            "mean_gap": mean_gap,
+            "arrivals": arrivals,
+            "gpus": gpus if isinstance(gpus, str) else dict(gpus),
+            "durations": durations if isinstance(durations, str) else "custom",
+            "seed": seed if isinstance(seed, int) else None,
+        }
+    )
     return df

@@ -87,8 +87,9 @@ def numeric(df, column: str, trace: str, path: Any):
     return s.to_numpy(dtype=float)
 
 
-def finish_table(df, *, trace: str, source: Any, rows_read: int, gpu_only: bool = True,
-                 keep_unfinished: bool = False) -> Any:
+def finish_table(
+    df, *, trace: str, source: Any, rows_read: int, gpu_only: bool = True, keep_unfinished: bool = False
+) -> Any:
     """Normalize: drop unusable rows (counted in ``df.attrs['dropped']``), shift arrivals to 0,
     sort by arrival (stable), fill missing standard columns."""
 
@@ -117,8 +118,9 @@ def finish_table(df, *, trace: str, source: Any, rows_read: int, gpu_only: bool 
     df["job_id"] = df["job_id"].astype(str)
     cols = TABLE_COLUMNS + [c for c in df.columns if c not in TABLE_COLUMNS]
     df = df[cols]
-    df.attrs.update({"trace": trace, "source": str(source), "rows_read": int(rows_read), "dropped": dropped,
-                     "time_origin": origin})
+    df.attrs.update(
+        {"trace": trace, "source": str(source), "rows_read": int(rows_read), "dropped": dropped, "time_origin": origin}
+    )
     if not len(df):
         raise TraceFormatError(
             f"{source}: no usable job left in the {trace} trace after dropping {dropped}. "
@@ -143,8 +145,12 @@ def to_jobs(df, *, limit: int | None = None) -> list:
     extra = [c for c in ("user", "group", "status") if c in d.columns]
     out = []
     for row in d.itertuples(index=False):
-        attrs: Mapping[str, Any] = {c: getattr(row, c) for c in extra if getattr(row, c) is not None
-                                    and not (isinstance(getattr(row, c), float) and np.isnan(getattr(row, c)))}
-        out.append(Job(row.job_id, work=float(row.duration), gpus=int(row.gpus), arrival=float(row.arrival),
-                       attrs=dict(attrs)))
+        attrs: Mapping[str, Any] = {
+            c: getattr(row, c)
+            for c in extra
+            if getattr(row, c) is not None and not (isinstance(getattr(row, c), float) and np.isnan(getattr(row, c)))
+        }
+        out.append(
+            Job(row.job_id, work=float(row.duration), gpus=int(row.gpus), arrival=float(row.arrival), attrs=dict(attrs))
+        )
     return out

@@ -6,6 +6,18 @@ from optsched.verify.feasibility import register_cluster_checks, usage_profile
 from optsched.verify.registry import checks_for, evaluator_for, register_check, register_evaluator
 from optsched.verify.report import Report, Violation
 
-__all__ = ["verify", "verify_result", "Report", "Violation", "register_check", "register_evaluator",
-           "checks_for", "evaluator_for", "register_cluster_checks", "usage_profile", "check_non_preemptive",
-           "check_gpu_exclusive", "gpu_exclusive_check"]
+__all__ = [
+    "verify",
+    "verify_result",
+    "Report",
+    "Violation",
+    "register_check",
+    "register_evaluator",
+    "checks_for",
+    "evaluator_for",
+    "register_cluster_checks",
+    "usage_profile",
+    "check_non_preemptive",
+    "check_gpu_exclusive",
+    "gpu_exclusive_check",
+]

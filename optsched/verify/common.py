@@ -40,9 +40,12 @@ def check_non_preemptive(instance: Any, schedule: Any) -> Iterable[Violation]:
     """
     for j in instance.jobs:
         if j.id in schedule and len(schedule.segments(j.id)) > 1:
-            yield Violation("non_preemptive", f"{j.label} runs in {len(schedule.segments(j.id))} segments; jobs of "
-                                              f"this model run once, from start to completion, on one placement.",
-                            job=j.id)
+            yield Violation(
+                "non_preemptive",
+                f"{j.label} runs in {len(schedule.segments(j.id))} segments; jobs of "
+                f"this model run once, from start to completion, on one placement.",
+                job=j.id,
+            )
 
 
 def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], Iterable[Violation]]:
@@ -59,15 +62,24 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
                 used = {m for m, g in sg.placement.items() if g > 0}
                 ids = sg.gpu_ids or {}
                 if require_ids and set(ids) != used:
-                    yield Violation("gpu_exclusive", f"Job {jid!r} does not name its GPUs (gpu_ids) on every server "
-                                                     f"it uses in [{sg.start:g}, {sg.end:g}): servers {sorted(used)}, "
-                                                     f"ids for {sorted(ids)}.", job=jid, time=sg.start)
+                    yield Violation(
+                        "gpu_exclusive",
+                        f"Job {jid!r} does not name its GPUs (gpu_ids) on every server "
+                        f"it uses in [{sg.start:g}, {sg.end:g}): servers {sorted(used)}, "
+                        f"ids for {sorted(ids)}.",
+                        job=jid,
+                        time=sg.start,
+                    )
                 for m, gids in ids.items():
                     for g in gids:
                         if m >= len(caps) or g >= caps[m]:
                             n = caps[m] if m < len(caps) else 0
-                            yield Violation("gpu_exclusive", f"Job {jid!r} uses GPU {g} of server {m}, which has "
-                                                             f"GPUs 0..{n - 1}.", job=jid, time=sg.start)
+                            yield Violation(
+                                "gpu_exclusive",
+                                f"Job {jid!r} uses GPU {g} of server {m}, which has GPUs 0..{n - 1}.",
+                                job=jid,
+                                time=sg.start,
+                            )
                             continue
                         held.setdefault((m, g), []).append((sg.start, sg.end, jid))
         for (m, g), iv in sorted(held.items()):
@@ -75,15 +87,20 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
             end, owner = iv[0][1], iv[0][2]
             for b0, b1, jb in iv[1:]:
                 if b0 < end - TOL:
-                    yield Violation("gpu_exclusive", f"GPU {g} of server {m} is held by jobs {owner!r} and {jb!r} at "
-                                                     f"once, from {b0:g} to {min(end, b1):g}.", job=(owner, jb),
-                                    time=b0)
+                    yield Violation(
+                        "gpu_exclusive",
+                        f"GPU {g} of server {m} is held by jobs {owner!r} and {jb!r} at "
+                        f"once, from {b0:g} to {min(end, b1):g}.",
+                        job=(owner, jb),
+                        time=b0,
+                    )
                 if b1 > end:
                     end, owner = b1, jb
 
     check.__name__ = "check_gpu_exclusive_required" if require_ids else "check_gpu_exclusive"
-    check.__doc__ = ("gpu_exclusive: no GPU id is held by two jobs at overlapping times, and every id exists"
-                     + (" (every segment must name its GPUs)." if require_ids else " (segments without ids pass)."))
+    check.__doc__ = "gpu_exclusive: no GPU id is held by two jobs at overlapping times, and every id exists" + (
+        " (every segment must name its GPUs)." if require_ids else " (segments without ids pass)."
+    )
     return check
 
 

@@ -40,8 +40,9 @@ def verify(
     kind = str(getattr(instance, "kind", None))
     checks = checks_for(kind)
     if not checks:
-        raise InvalidOptionError(f"No checks are registered for instance kind {kind!r}; "
-                                 f"import its package (optsched.load_plugins()).")
+        raise InvalidOptionError(
+            f"No checks are registered for instance kind {kind!r}; import its package (optsched.load_plugins())."
+        )
     report = Report(instance=getattr(instance, "name", "instance"))
     for label, check in checks:
         report.checks.append(label)
@@ -61,8 +62,13 @@ def verify(
             report.violations.append(Violation("objective", f"objective {objective!r} cannot be computed: {e!r}"))
             return report
         if claimed is not None and not math.isclose(value, float(claimed), rel_tol=rtol, abs_tol=atol):
-            report.violations.append(Violation("objective", f"The claimed {objective} {claimed!r} differs from "
-                                                            f"the value recomputed from the schedule, {value!r}."))
+            report.violations.append(
+                Violation(
+                    "objective",
+                    f"The claimed {objective} {claimed!r} differs from "
+                    f"the value recomputed from the schedule, {value!r}.",
+                )
+            )
     return report
 
 

@@ -9,6 +9,7 @@ these checks for its kind with :func:`register_cluster_checks` and adds its own.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,8 +19,17 @@ from optsched.verify.common import check_gpu_exclusive
 from optsched.verify.registry import register_check
 from optsched.verify.report import Violation
 
-__all__ = ["check_all_scheduled", "check_release", "check_demand", "check_no_self_overlap",
-           "check_capacity", "check_resources", "check_work", "register_cluster_checks", "usage_profile"]
+__all__ = [
+    "check_all_scheduled",
+    "check_release",
+    "check_demand",
+    "check_no_self_overlap",
+    "check_capacity",
+    "check_resources",
+    "check_work",
+    "register_cluster_checks",
+    "usage_profile",
+]
 
 TOL = 1e-6
 
@@ -32,8 +42,9 @@ def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
             yield Violation("one_schedule_per_job", f"{j.label} is not scheduled.", job=j.id)
     for jid in schedule.job_ids:
         if jid not in ids:
-            yield Violation("one_schedule_per_job", f"The schedule has job {jid!r}, which is not in the instance.",
-                            job=jid)
+            yield Violation(
+                "one_schedule_per_job", f"The schedule has job {jid!r}, which is not in the instance.", job=jid
+            )
 
 
 def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
@@ -42,8 +53,9 @@ def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
         if j.id in schedule and schedule.segments(j.id):
             s = schedule.start(j.id)
             if s < j.arrival - TOL:
-                yield Violation("release", f"{j.label} starts at {s:g} before its arrival {j.arrival:g}.",
-                                job=j.id, time=s)
+                yield Violation(
+                    "release", f"{j.label} starts at {s:g} before its arrival {j.arrival:g}.", job=j.id, time=s
+                )
 
 
 def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
@@ -54,24 +66,40 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
         for seg in schedule.segments(j.id) if j.id in schedule else []:
             bad = [m for m in seg.placement if m >= n_srv]
             if bad:
-                yield Violation("demand", f"{j.label} is placed on server(s) {bad}; the cluster has "
-                                          f"servers 0..{n_srv - 1}.", job=j.id, time=seg.start)
+                yield Violation(
+                    "demand",
+                    f"{j.label} is placed on server(s) {bad}; the cluster has servers 0..{n_srv - 1}.",
+                    job=j.id,
+                    time=seg.start,
+                )
                 continue
             if seg.gpus != j.gpus:
-                yield Violation("demand", f"{j.label} holds {seg.gpus} GPUs in [{seg.start:g}, {seg.end:g}); "
-                                          f"it needs {j.gpus}.", job=j.id, time=seg.start)
+                yield Violation(
+                    "demand",
+                    f"{j.label} holds {seg.gpus} GPUs in [{seg.start:g}, {seg.end:g}); it needs {j.gpus}.",
+                    job=j.id,
+                    time=seg.start,
+                )
             if j.single_server and sum(1 for g in seg.placement.values() if g > 0) > 1:
-                yield Violation("demand", f"{j.label} is single-server but spans servers {list(seg.placement)}.",
-                                job=j.id, time=seg.start)
+                yield Violation(
+                    "demand",
+                    f"{j.label} is single-server but spans servers {list(seg.placement)}.",
+                    job=j.id,
+                    time=seg.start,
+                )
 
 
 def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(R4) segments of one job do not overlap in time."""
     for jid, segs in schedule.items():
-        for a, b in zip(segs, segs[1:], strict=False):
+        for a, b in itertools.pairwise(segs):
             if b.start < a.end - TOL:
-                yield Violation("no_self_overlap", f"Job {jid!r} runs twice at once: [{a.start:g}, {a.end:g}) "
-                                                   f"and [{b.start:g}, {b.end:g}).", job=jid, time=b.start)
+                yield Violation(
+                    "no_self_overlap",
+                    f"Job {jid!r} runs twice at once: [{a.start:g}, {a.end:g}) and [{b.start:g}, {b.end:g}).",
+                    job=jid,
+                    time=b.start,
+                )
 
 
 def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple[np.ndarray, np.ndarray]:
@@ -120,8 +148,12 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
         for i in list(over)[:5]:
             t = float(times[i])
             who = [jid for jid, segs in schedule.items() for s in segs if m in s.placement and s.start <= t < s.end]
-            yield Violation("capacity", f"Server {m} uses {use[i, m]:g} GPUs at time {t:g} (jobs {who}); "
-                                        f"it has {cap[m]}.", job=tuple(who), time=t)
+            yield Violation(
+                "capacity",
+                f"Server {m} uses {use[i, m]:g} GPUs at time {t:g} (jobs {who}); it has {cap[m]}.",
+                job=tuple(who),
+                time=t,
+            )
 
 
 def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
@@ -129,8 +161,10 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
     at every instant (a sweep over segment ends), from the segments' explicit resource vectors or
     else the jobs' declared demands shared in proportion to GPUs. A resource no server declares
     has capacity 0."""
-    names = sorted({r for j in instance.jobs for r in j.resources}
-                   | {r for _, segs in schedule.items() for sg in segs for vec in (sg.usage or {}).values() for r in vec})
+    names = sorted(
+        {r for j in instance.jobs for r in j.resources}
+        | {r for _, segs in schedule.items() for sg in segs for vec in (sg.usage or {}).values() for r in vec}
+    )
     for r in names:
         times, use = usage_profile(instance, schedule, resource=r)
         for m, srv in enumerate(instance.cluster.servers):
@@ -138,11 +172,17 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
             over: list[int] = list(np.nonzero(use[:, m] > cap + TOL)[0]) if len(times) else []
             for i in list(over)[:3]:
                 t = float(times[i])
-                who = [jid for jid, segs in schedule.items() for sg in segs if m in sg.placement and sg.start <= t < sg.end]
-                yield Violation("resource_capacity",
-                                f"Server {m} uses {use[i, m]:g} of '{r}' at time {t:g} (jobs {who}); it has {cap:g}"
-                                + ("" if r in srv.resources else f" (server {m} declares no '{r}')") + ".",
-                                job=tuple(who), time=t)
+                who = [
+                    jid for jid, segs in schedule.items() for sg in segs if m in sg.placement and sg.start <= t < sg.end
+                ]
+                yield Violation(
+                    "resource_capacity",
+                    f"Server {m} uses {use[i, m]:g} of '{r}' at time {t:g} (jobs {who}); it has {cap:g}"
+                    + ("" if r in srv.resources else f" (server {m} declares no '{r}')")
+                    + ".",
+                    job=tuple(who),
+                    time=t,
+                )
 
 
 def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
@@ -173,4 +213,3 @@ def register_cluster_checks(kind: str, *, work_at_rate_one: bool = True) -> None
         register_check(kind, label)(f)
     if work_at_rate_one:
         register_check(kind, "work")(check_work)
-

@@ -71,11 +71,19 @@ class Report:
     def to_dataframe(self):
         import pandas as pd
 
-        df = pd.DataFrame([{"label": v.label, "job": v.job, "time": v.time, "message": v.message}
-                           for v in self.violations], columns=["label", "job", "time", "message"])
+        df = pd.DataFrame(
+            [{"label": v.label, "job": v.job, "time": v.time, "message": v.message} for v in self.violations],
+            columns=["label", "job", "time", "message"],
+        )
         return df.astype({"job": object})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"instance": self.instance, "ok": self.ok, "checks": self.checks, "objectives": self.objectives,
-                "violations": [{"label": v.label, "job": v.job, "time": v.time, "message": v.message}
-                               for v in self.violations]}
+        return {
+            "instance": self.instance,
+            "ok": self.ok,
+            "checks": self.checks,
+            "objectives": self.objectives,
+            "violations": [
+                {"label": v.label, "job": v.job, "time": v.time, "message": v.message} for v in self.violations
+            ],
+        }

@@ -21,16 +21,18 @@ def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: li
     rows = []
     for r in list(exact_results) + list(algo_results):
         rep = verify_fn(instance, r)
-        rows.append({
-            "instance": getattr(instance, "name", "?"),
-            "algorithm": r.algorithm,
-            "objective": r.objective,
-            "optimum": opt,
-            "bound": r.bound,
-            "gap": r.gap,
-            "ratio": (r.objective / opt) if (opt and r.objective is not None) else None,
-            "runtime": r.runtime,
-            "status": str(r.status),
-            "verified": rep.ok,
-        })
+        rows.append(
+            {
+                "instance": getattr(instance, "name", "?"),
+                "algorithm": r.algorithm,
+                "objective": r.objective,
+                "optimum": opt,
+                "bound": r.bound,
+                "gap": r.gap,
+                "ratio": (r.objective / opt) if (opt and r.objective is not None) else None,
+                "runtime": r.runtime,
+                "status": str(r.status),
+                "verified": rep.ok,
+            }
+        )
     return rows

@@ -26,8 +26,16 @@ from optsched.core.registry import AlgorithmSpec
 from optsched.exceptions import InvalidInstanceError
 from optsched.verify.core import verify_result
 
-__all__ = ["register_suite_instances", "suite_instances", "check_algorithm", "malformed_variants",
-           "WrongKindInstance", "exact_optimum", "check_optimal", "check_exact_is_lower"]
+__all__ = [
+    "register_suite_instances",
+    "suite_instances",
+    "check_algorithm",
+    "malformed_variants",
+    "WrongKindInstance",
+    "exact_optimum",
+    "check_optimal",
+    "check_exact_is_lower",
+]
 
 _SUITE: dict[str, Callable[[], list[Any]]] = {}
 
@@ -60,8 +68,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7,
-                    optimum: Any = None) -> dict[str, bool | str]:
+def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7, optimum: Any = None) -> dict[str, bool | str]:
     """Run the per-instance checks of the suite; returns {check: True or a failure message}.
 
     With ``optimum`` (the Result of :func:`exact_optimum` on ``instance``) a heuristic also gets
@@ -73,8 +80,9 @@ def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7,
     out["feasible"] = True if rep.ok or all(v.label == "objective" for v in rep.violations) else rep.summary()
     out["objective"] = True if not any(v.label == "objective" for v in rep.violations) else rep.summary()
     name_ok = r1.algorithm == spec.name or (spec.exact and r1.algorithm.startswith(spec.name + "["))
-    out["algorithm_name"] = True if name_ok else (f"Result.algorithm is {r1.algorithm!r}, not the registry name "
-                                                  f"{spec.name!r}")
+    out["algorithm_name"] = (
+        True if name_ok else (f"Result.algorithm is {r1.algorithm!r}, not the registry name {spec.name!r}")
+    )
     if optimum is not None and not spec.exact:
         out["exact_is_lower"] = check_exact_is_lower(spec.kind, optimum, r1.objective)
     r2 = spec.func(instance, seed=seed, **kw)
@@ -85,7 +93,7 @@ def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7,
         out["rejects_wrong_kind"] = "accepted an object that is not an instance of its kind"
     except InvalidInstanceError:
         out["rejects_wrong_kind"] = True
-    except Exception as e:  # noqa: BLE001 - any other error is a failure of the contract
+    except Exception as e:
         out["rejects_wrong_kind"] = f"raised {type(e).__name__} instead of InvalidInstanceError: {e}"
     return out
 
@@ -102,9 +110,11 @@ def check_optimal(result: Any) -> bool | str:
     """True if ``result`` is proven optimal, else why not."""
     if result.optimal:
         return True
-    return (f"{result.algorithm} did not prove suite instance {result.instance!r} optimal: {result.status} "
-            f"(objective {result.objective}, bound {result.bound}); a suite instance must be solved exactly "
-            f"within the suite options' limits")
+    return (
+        f"{result.algorithm} did not prove suite instance {result.instance!r} optimal: {result.status} "
+        f"(objective {result.objective}, bound {result.bound}); a suite instance must be solved exactly "
+        f"within the suite options' limits"
+    )
 
 
 def check_exact_is_lower(kind: str, optimum: Any, objective: float | None, *, rtol: float = 1e-6) -> bool | str:
@@ -118,8 +128,10 @@ def check_exact_is_lower(kind: str, optimum: Any, objective: float | None, *, rt
     spec = get_kind(kind)
     if spec.better(optimum.objective, objective, rtol=rtol):
         return True
-    return (f"the proven optimum {optimum.objective} of {optimum.algorithm} is worse than the algorithm's "
-            f"{objective} ({spec.sense}imised): the exact model or the algorithm is wrong")
+    return (
+        f"the proven optimum {optimum.objective} of {optimum.algorithm} is worse than the algorithm's "
+        f"{objective} ({spec.sense}imised): the exact model or the algorithm is wrong"
+    )
 
 
 def _wrong_type(value: Any) -> Any:
@@ -158,6 +170,6 @@ def rejects_malformed(doc: dict) -> dict[str, bool | str]:
             res[what] = "accepted"
         except InvalidInstanceError:
             res[what] = True
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             res[what] = f"raised {type(e).__name__}: {e}"
     return res

@@ -87,7 +87,7 @@ def _doc(**changes):
     ],
 )
 def test_bad_instances_exit_2_with_clear_message(capsys, tmp_path, text, words):
-    code, out, err = run(["solve", _write(tmp_path, text)], capsys)
+    code, _out, err = run(["solve", _write(tmp_path, text)], capsys)
     assert code == 2
     assert words in err, err
     assert "Traceback" not in err
@@ -110,7 +110,11 @@ def test_usage_error_exits_2():
 
 
 def test_console_script_and_demo_quick(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "optsched.cli", "demo", "--quick", "--only", "rigid"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "optsched.cli", "demo", "--quick", "--only", "rigid"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "rigid-exact[highs]" in out.stdout and "0 failed verification" in out.stdout

@@ -92,19 +92,43 @@ def test_reproduce_writes_each_table_as_it_finishes_and_keeps_them_on_failure(ca
         save("first", pd.DataFrame({"a": [1]}))
         raise RuntimeError("late failure")
 
-    monkeypatch.setitem(registry._REPRO, "test-fails-late",
-                        registry.Reproduction("test-fails-late", fails_late, "test", "none"))
+    monkeypatch.setitem(
+        registry._REPRO, "test-fails-late", registry.Reproduction("test-fails-late", fails_late, "test", "none")
+    )
     with pytest.raises(RuntimeError):
-        main(["reproduce", "test-fails-late", "--out", str(tmp_path / "o"), "--format", "csv",
-              "--format", "parquet", "--quiet"])
+        main(
+            [
+                "reproduce",
+                "test-fails-late",
+                "--out",
+                str(tmp_path / "o"),
+                "--format",
+                "csv",
+                "--format",
+                "parquet",
+                "--quiet",
+            ]
+        )
     assert (tmp_path / "o" / "first.csv").is_file() and (tmp_path / "o" / "first.parquet").is_file()
 
 
 def test_no_traceback_and_fast_help():
-    r = subprocess.run([sys.executable, "-m", "optsched.cli", "solve", "toy:rigid-2x2-five", "--backend", "nope"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "optsched.cli", "solve", "toy:rigid-2x2-five", "--backend", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
-    r = subprocess.run([sys.executable, "-c", "import sys, optsched.cli; optsched.cli.build_parser(); "
-                        "print(sorted(m for m in ('numpy', 'pandas', 'pyomo', 'ortools') if m in sys.modules))"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, optsched.cli; optsched.cli.build_parser(); "
+            "print(sorted(m for m in ('numpy', 'pandas', 'pyomo', 'ortools') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.stdout.strip() == "[]", "the CLI parser must not import heavy libraries"

@@ -31,6 +31,7 @@ def test_kind_spec_sense_is_checked():
 
 def test_aliases_resolve_but_are_not_listed():
     try:
+
         @register_algorithm("t-new", "t-kind", aliases=("t-old", "t_older"))
         def f(instance):
             return instance

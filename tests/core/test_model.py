@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -99,8 +101,15 @@ def test_schedule_round_trip_and_queries(tmp_path):
     assert list(df["job"]) == ["a", "a", "b"]
 
 
-@pytest.mark.parametrize("bad", [{"start": 2, "end": 1}, {"start": 0, "end": 1, "placement": {0: 0}},
-                                 {"start": 0, "end": 1, "placement": {-1: 1}}, {"start": "x", "end": 1}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"start": 2, "end": 1},
+        {"start": 0, "end": 1, "placement": {0: 0}},
+        {"start": 0, "end": 1, "placement": {-1: 1}},
+        {"start": "x", "end": 1},
+    ],
+)
 def test_segment_errors(bad):
     with pytest.raises(InvalidScheduleError):
         Segment(**bad)
@@ -110,22 +119,22 @@ def test_segment_errors(bad):
 def test_malformed_job_dicts_raise_only_invalid_instance(value):
     for field in ("work", "gpus", "arrival", "weight", "single_server"):
         d = {"id": 1, "work": 1, field: value}
-        try:
+        with contextlib.suppress(InvalidInstanceError):  # the only acceptable failure
             Job.from_dict(d)
-        except InvalidInstanceError:
-            pass  # the only acceptable failure
 
 
 @given(st.dictionaries(st.sampled_from(["cluster", "jobs", "name", "slot", "horizon", "kind", "x"]), junk))
 def test_malformed_instance_dicts_raise_only_optsched_errors(doc):
-    try:
+    with contextlib.suppress(OptschedError):
         optsched.core.instance_from_dict(doc)
-    except OptschedError:
-        pass
 
 
-@given(st.lists(st.integers(0, 8), min_size=1, max_size=6), st.integers(1, 16),
-       st.sampled_from(["consolidate", "first_fit", "least_loaded", "random"]), st.booleans())
+@given(
+    st.lists(st.integers(0, 8), min_size=1, max_size=6),
+    st.integers(1, 16),
+    st.sampled_from(["consolidate", "first_fit", "least_loaded", "random"]),
+    st.booleans(),
+)
 def test_place_is_within_free_and_exact(free, g, rule, single):
     free = np.array(free)
     pl = place(free, g, rule=rule, single_server=single, rng=np.random.default_rng(0))

@@ -32,8 +32,7 @@ def test_seeds_give_intervals_and_a_policy_needing_missing_data_is_skipped(monke
     def gen(seed):
         return synthetic_workload(100, cluster_gpus=8, seed=seed)
 
-    table, _ = cmp.compare(gen, Cluster.homogeneous(2, 4), policies=["fifo", "needs-profiles"], seeds=3,
-                           progress=False)
+    table, _ = cmp.compare(gen, Cluster.homogeneous(2, 4), policies=["fifo", "needs-profiles"], seeds=3, progress=False)
     row = table.set_index("policy").loc["fifo"]
     assert row["mean_jct_ci_lo"] <= row["mean_jct"] <= row["mean_jct_ci_hi"]
     skipped = table.set_index("policy").loc["needs-profiles", "skipped"]
@@ -43,8 +42,24 @@ def test_seeds_give_intervals_and_a_policy_needing_missing_data_is_skipped(monke
 
 
 def test_cli_writes_table_and_cdf(tmp_path, capsys):
-    code = main(["compare", "--trace", "synthetic", "--jobs", "200", "--servers", "4", "--gpus-per-server", "4",
-                 "--policies", "fifo,srtf", "--out", str(tmp_path / "c"), "--quiet"])
+    code = main(
+        [
+            "compare",
+            "--trace",
+            "synthetic",
+            "--jobs",
+            "200",
+            "--servers",
+            "4",
+            "--gpus-per-server",
+            "4",
+            "--policies",
+            "fifo,srtf",
+            "--out",
+            str(tmp_path / "c"),
+            "--quiet",
+        ]
+    )
     assert code == 0
     for f in ("compare.csv", "jct_cdf.png", "jct_cdf.svg"):
         assert (tmp_path / "c" / f).is_file()
@@ -57,14 +72,28 @@ def test_cli_writes_table_and_cdf(tmp_path, capsys):
 
 def test_cli_lists_only_real_skips_and_warns_when_no_job_waits(capsys):
     # sojourn's policies need sizes/probs (skipped with the reason); fifo and srtf run
-    code = main(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies",
-                 "fifo,srtf,sojourn-online-rank", "--quiet"])
+    code = main(
+        [
+            "compare",
+            "--trace",
+            "openb-sample",
+            "--jobs",
+            "300",
+            "--policies",
+            "fifo,srtf,sojourn-online-rank",
+            "--quiet",
+        ]
+    )
     cap = capsys.readouterr()
     assert code == 0
     assert "skipped sojourn-online-rank: the workload has no sizes, probs" in cap.out
     assert "skipped fifo" not in cap.out and "nan" not in cap.out
     assert "No job ever waited" in cap.err  # 300 OpenB jobs on the 1,213 OpenB nodes
-    assert main(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies", "fifo,sojourn-online-rank",
-                 "--json"]) == 0
+    assert (
+        main(
+            ["compare", "--trace", "openb-sample", "--jobs", "300", "--policies", "fifo,sojourn-online-rank", "--json"]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)  # valid JSON: no NaN
     assert {r["policy"]: r["skipped"] for r in rows}["fifo"] is None

@@ -10,9 +10,10 @@ import pytest
 from optsched.cli import main
 from optsched.experiments.registry import reproductions
 
-CASES = [pytest.param(r.name, id=r.name,
-                      marks=[pytest.mark.slow] if (r.quick_seconds or 0) > 90 else [])
-         for r in reproductions()]
+CASES = [
+    pytest.param(r.name, id=r.name, marks=[pytest.mark.slow] if (r.quick_seconds or 0) > 90 else [])
+    for r in reproductions()
+]
 
 
 def test_some_reproductions_are_registered():

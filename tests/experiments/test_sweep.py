@@ -72,9 +72,11 @@ def test_200_cells_identical_on_every_executor_and_from_files(tmp_path):
 
 def test_resumes_after_a_kill(tmp_path):
     out, log = tmp_path / "out", tmp_path / "calls.log"
-    code = (f"from tests.experiments.test_sweep import slow\n"
-            f"from optsched.experiments.sweep import sweep\n"
-            f"sweep(slow, [{{'i': i, 'log': {str(log)!r}}} for i in range(60)], out={str(out)!r}, progress=False)\n")
+    code = (
+        f"from tests.experiments.test_sweep import slow\n"
+        f"from optsched.experiments.sweep import sweep\n"
+        f"sweep(slow, [{{'i': i, 'log': {str(log)!r}}} for i in range(60)], out={str(out)!r}, progress=False)\n"
+    )
     p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, start_new_session=True)
     deadline = time.time() + 120
     while time.time() < deadline and len(list(out.glob("cell-*.parquet"))) < 10:
@@ -111,6 +113,5 @@ def test_bad_input():
 
 
 def test_unreachable_scheduler_fails_with_its_address():
-    with pytest.raises(InvalidOptionError, match="127.0.0.1:9"):
-        sweep(heuristics, grid(n=[3], seed=[0]), executor="dask", scheduler_address="tcp://127.0.0.1:9",
-              progress=False)
+    with pytest.raises(InvalidOptionError, match=r"127\.0\.0\.1:9"):
+        sweep(heuristics, grid(n=[3], seed=[0]), executor="dask", scheduler_address="tcp://127.0.0.1:9", progress=False)

@@ -38,8 +38,15 @@ def workloads(draw, max_jobs: int = 10):
     for i in range(n):
         gpus = draw(st.integers(1, n_srv * g))
         t += draw(st.integers(0, 120))
-        jobs.append(Job(i, work=float(draw(st.integers(1, 600))), gpus=gpus, arrival=t,
-                        attrs={"model": draw(st.sampled_from(FAMILIES))}))
+        jobs.append(
+            Job(
+                i,
+                work=float(draw(st.integers(1, 600))),
+                gpus=gpus,
+                arrival=t,
+                attrs={"model": draw(st.sampled_from(FAMILIES))},
+            )
+        )
     return cluster, jobs
 
 

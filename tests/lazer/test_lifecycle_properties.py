@@ -60,15 +60,24 @@ def test_periodic_no_futile_and_waits_for_a_tick(w, period):
 
 
 @settings(max_examples=80, deadline=None)
-@given(T_c=st.sampled_from([30.0, 80.0, 150.0]), load=st.integers(1, 20), save=st.integers(0, 10),
-       delta=st.integers(1, 5), gap=st.integers(0, 35), name=st.sampled_from(["srtf", "lazer-zero", "lazer-oracle"]))
+@given(
+    T_c=st.sampled_from([30.0, 80.0, 150.0]),
+    load=st.integers(1, 20),
+    save=st.integers(0, 10),
+    delta=st.integers(1, 5),
+    gap=st.integers(0, 35),
+    name=st.sampled_from(["srtf", "lazer-zero", "lazer-oracle"]),
+)
 def test_one_gpu_chain_matches_eq2(T_c, load, save, delta, gap, name):
     """A trains, B arrives delta s after A's load ended, C arrives gap s after B: the engine's
     futile count is (2)'s, boundary gap = p + l included; the oracle deferral has none. B preempts A
     (T'_B < T'_A: the premise of (2)); C is shorter than B, between, or longer than A."""
     T_a, T_b = 100.0, 60.0
-    jobs = [Job("A", work=T_a), Job("B", work=T_b, arrival=load + delta),
-            Job("C", work=T_c, arrival=load + delta + gap)]
+    jobs = [
+        Job("A", work=T_a),
+        Job("B", work=T_b, arrival=load + delta),
+        Job("C", work=T_c, arrival=load + delta + gap),
+    ]
     pol = Lazer(deferral="oracle") if name == "lazer-oracle" else Lazer() if name == "lazer-zero" else baseline("srtf")
     res = Simulator(Cluster.homogeneous(1, 1), jobs, pol, load_time=float(load), save_time=float(save)).run()
     df = res.jobs_frame().set_index("job_id")

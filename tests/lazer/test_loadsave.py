@@ -40,8 +40,13 @@ def test_formulas(base, model):
 def test_used_by_the_simulator():
     ls = LoadSaveModel(base=30)
     jobs = [Job(0, work=100, attrs={"model": "VGG19"}), Job(1, work=10, arrival=50, attrs={"model": "tnt_s"})]
-    res = Simulator(Cluster.homogeneous(1, 1), jobs, get_policy("srtf", reserve="best"),
-                    load_time=ls.load_time, save_time=ls.save_time).run()
+    res = Simulator(
+        Cluster.homogeneous(1, 1),
+        jobs,
+        get_policy("srtf", reserve="best"),
+        load_time=ls.load_time,
+        save_time=ls.save_time,
+    ).run()
     df = res.jobs_frame().set_index("job_id")
     assert df.loc[0, "saving_time"] == pytest.approx(ls.save_seconds("vgg19"))
     assert df.loc[1, "loading_time"] == pytest.approx(ls.load_seconds("tnt_s"))

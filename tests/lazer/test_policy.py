@@ -67,8 +67,9 @@ def test_feedback_observes_f_after_the_load_window():
             self.seen.append((decision.f, decision.x))
 
     ch = Record(0.0)
-    _, df = _run([Job("A", work=100), Job("B", work=50, arrival=20), Job("C", work=5, arrival=22.5)],
-                 Lazer(deferral=ch))
+    _, df = _run(
+        [Job("A", work=100), Job("B", work=50, arrival=20), Job("C", work=5, arrival=22.5)], Lazer(deferral=ch)
+    )
     assert ch.seen[0][0] == pytest.approx(0.5)  # F observed even though X = 0 let B load
     assert df.loc["B", "n_futile"] == 1  # and that load was cut by C: futile
 

@@ -103,9 +103,15 @@ def test_log_ei_matches_plain_ei_where_it_is_representable():
 
 
 def test_bad_options_and_warnings():
-    for kw, pat in [({"low": -1}, "'low'"), ({"low": 5, "high": 5}, "low < high"), ({"n_bootstrap": 1}, "n_bootstrap"),
-                    ({"cap": 5}, "'cap'"), ({"ei_threshold": 0}, "ei_threshold"), ({"high": math.nan}, "'high'"),
-                    ({"search": "x"}, "'search'")]:
+    for kw, pat in [
+        ({"low": -1}, "'low'"),
+        ({"low": 5, "high": 5}, "low < high"),
+        ({"n_bootstrap": 1}, "n_bootstrap"),
+        ({"cap": 5}, "'cap'"),
+        ({"ei_threshold": 0}, "ei_threshold"),
+        ({"high": math.nan}, "'high'"),
+        ({"search": "x"}, "'search'"),
+    ]:
         with pytest.raises(InvalidOptionError, match=pat):
             GPDeferral(**kw)
     gp = GPDeferral()

@@ -21,6 +21,7 @@ def test_paper_table2_has_16_of_18_inconsistent_cells():
 
     bad = sum(w[1] > j[1] for tr in PAPER_TABLE2.values() for j, w in zip(tr["jct"], tr["waiting"], strict=True))
     assert bad == 16
-    ok_in_seconds = all(w[1] / 60 <= j[1] for tr in PAPER_TABLE2.values()
-                        for j, w in zip(tr["jct"], tr["waiting"], strict=True))
+    ok_in_seconds = all(
+        w[1] / 60 <= j[1] for tr in PAPER_TABLE2.values() for j, w in zip(tr["jct"], tr["waiting"], strict=True)
+    )
     assert ok_in_seconds

@@ -7,17 +7,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given, settings
 
-import optsched  # noqa: E402
-from optsched.core import Schedule  # noqa: E402
-from optsched.plot import plot_schedule, plot_usage, usage_steps  # noqa: E402
-from optsched.rigid import list_schedule  # noqa: E402
-from optsched.verify import usage_profile  # noqa: E402
-from tests.strategies import rigid_instances  # noqa: E402
+import optsched
+from optsched.core import Schedule
+from optsched.plot import plot_schedule, plot_usage, usage_steps
+from optsched.rigid import list_schedule
+from optsched.verify import usage_profile
+from tests.strategies import rigid_instances
 
 
 @pytest.fixture(autouse=True)

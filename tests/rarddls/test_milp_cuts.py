@@ -36,8 +36,9 @@ def violated_rows(model, tol=1e-6):
 def with_twins(instance: RarInstance, copies: int) -> RarInstance:
     """Job 0 repeated ``copies`` more times (new ids): identical jobs."""
     j0 = instance.jobs[0]
-    extra = [j0.__class__(f"twin{k}", j0.gpus, j0.iterations, j0.grad_size, j0.compute, j0.rho_hat)
-             for k in range(copies)]
+    extra = [
+        j0.__class__(f"twin{k}", j0.gpus, j0.iterations, j0.grad_size, j0.compute, j0.rho_hat) for k in range(copies)
+    ]
     return instance.replace(jobs=(*instance.jobs, *extra))
 
 

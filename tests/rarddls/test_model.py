@@ -36,23 +36,26 @@ def test_json_round_trip():
     assert instance_from_dict(c.to_dict()).to_dict() == c.to_dict()
 
 
-@pytest.mark.parametrize(("make", "field"), [
-    (lambda: inst([job(0, G=5)]), "gpus"),
-    (lambda: inst([job(0, F=0)]), "iterations"),
-    (lambda: inst([job(0, m=0.0)]), "grad_size"),
-    (lambda: inst([job(0, rho=0.0)]), "rho_hat"),
-    (lambda: inst([job(0)], C=0.0), "'C'"),
-    (lambda: inst([job(0)], b_e=0.0), "b_e"),
-    (lambda: inst([job(0)], b_i=-1.0), "b_i"),
-    (lambda: inst([job(0)], xi1=0.0), "xi1"),
-    (lambda: inst([job(0)], xi1=1.5), "xi1"),
-    (lambda: inst([job(0)], xi2=-0.1), "xi2"),
-    (lambda: inst([job(0)], alpha=-1.0), "alpha"),
-    (lambda: inst([job(0, lam=0.5)]), "lam"),
-    (lambda: inst([job(0, compute=0.9)]), "finer slot"),
-    (lambda: inst([job(0)], f=lambda k: 2 * k), "f(1) = 1"),
-    (lambda: inst([job(0), job(1)], f=lambda k: 1.0 if k <= 1 else 0.5), "increasing"),
-])
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: inst([job(0, G=5)]), "gpus"),
+        (lambda: inst([job(0, F=0)]), "iterations"),
+        (lambda: inst([job(0, m=0.0)]), "grad_size"),
+        (lambda: inst([job(0, rho=0.0)]), "rho_hat"),
+        (lambda: inst([job(0)], C=0.0), "'C'"),
+        (lambda: inst([job(0)], b_e=0.0), "b_e"),
+        (lambda: inst([job(0)], b_i=-1.0), "b_i"),
+        (lambda: inst([job(0)], xi1=0.0), "xi1"),
+        (lambda: inst([job(0)], xi1=1.5), "xi1"),
+        (lambda: inst([job(0)], xi2=-0.1), "xi2"),
+        (lambda: inst([job(0)], alpha=-1.0), "alpha"),
+        (lambda: inst([job(0, lam=0.5)]), "lam"),
+        (lambda: inst([job(0, compute=0.9)]), "finer slot"),
+        (lambda: inst([job(0)], f=lambda k: 2 * k), "f(1) = 1"),
+        (lambda: inst([job(0), job(1)], f=lambda k: 1.0 if k <= 1 else 0.5), "increasing"),
+    ],
+)
 def test_bad_input(make, field):
     with pytest.raises(InvalidInstanceError, match=re.escape(field)):
         make()
@@ -83,7 +86,7 @@ def test_k_readings():
 
 
 def test_custom_f_validated():
-    i = inst([job(0), job(1)], f=lambda k: k ** 2)
+    i = inst([job(0), job(1)], f=lambda k: k**2)
     assert i.fk(2.0) == pytest.approx(4.0)
 
 
@@ -151,11 +154,11 @@ def test_event_replay_equals_slot_by_slot_checker(instance, data):
 
     n = instance.n_jobs
     starts = [data.draw(st.integers(0, 5)) for _ in range(n)]
-    pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0}
-           for j in range(n)]
+    pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0} for j in range(n)]
     comp = replay(instance, starts, pls).completion
-    sched = build_schedule(instance, starts, pls, gpu_ids=[{s: tuple(range(y)) for s, y in p.items()} for p in pls],
-                           completion=comp)
+    sched = build_schedule(
+        instance, starts, pls, gpu_ids=[{s: tuple(range(y)) for s, y in p.items()} for p in pls], completion=comp
+    )
     assert [slot_completions(instance, sched)[j.id] for j in instance.jobs] == comp
 
 
@@ -165,8 +168,7 @@ def test_checker_catches_wrong_end_and_shared_gpu():
     assert verify(i, good, objective="makespan", claimed=9).ok
     bad = build_schedule(i, [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}], completion=[5, 4, 9])
     assert "contention_progress" in verify(i, bad).by_label()
-    clash = build_schedule(i, [0, 0, 3], [{0: 2}, {1: 2}, {0: 1}],
-                           gpu_ids=[{0: (0, 1)}, {1: (0, 1)}, {0: (0,)}])
+    clash = build_schedule(i, [0, 0, 3], [{0: 2}, {1: 2}, {0: 1}], gpu_ids=[{0: (0, 1)}, {1: (0, 1)}, {0: (0,)}])
     labels = verify(i, clash).by_label()
     assert "gpu_exclusive" in labels and "capacity" in labels
 

@@ -15,16 +15,16 @@ from tests.rarddls.strategies import small_instances
 def _decisions(instance, data):
     n = instance.n_jobs
     starts = [data.draw(st.integers(0, 4)) for _ in range(n)]
-    pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0}
-           for j in range(n)]
+    pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0} for j in range(n)]
     return starts, pls
 
 
 def _refine(instance, K):
     """K times more iterations, each K times shorter: continuous completions unchanged."""
     jobs = tuple(RarJob(j.id, j.gpus, j.iterations * K, j.grad_size, j.compute / K, j.rho_hat) for j in instance.jobs)
-    return instance.replace(jobs=jobs, b_e=instance.b_e * K, b_i=instance.b_i * K, C=instance.C * K,
-                            xi2=instance.xi2 / K)
+    return instance.replace(
+        jobs=jobs, b_e=instance.b_e * K, b_i=instance.b_i * K, C=instance.C * K, xi2=instance.xi2 / K
+    )
 
 
 def _no_overlap_conflict(instance, starts, pls, comp):

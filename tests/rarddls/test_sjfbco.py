@@ -13,8 +13,13 @@ from optsched.rarddls.sjfbco import kappa_values, passes_bound, run_pass
 from optsched.verify import verify_result
 from tests.rarddls.strategies import small_instances
 
-ALGOS = [lambda i: sjf_bco(i), lambda i: sjf_bco(i, bisection="feasibility"), first_fit, list_scheduling,
-         lambda i: random_schedule(i, seed=3)]
+ALGOS = [
+    lambda i: sjf_bco(i),
+    lambda i: sjf_bco(i, bisection="feasibility"),
+    first_fit,
+    list_scheduling,
+    lambda i: random_schedule(i, seed=3),
+]
 
 
 @settings(max_examples=25)
@@ -38,8 +43,11 @@ def test_kappa_sizes_equals_full_sweep(seed, caps, n):
 
 def test_kappa_set_includes_one():
     inst = random_instance(4, gpus_per_server=[4, 4], seed=1).replace(
-        jobs=tuple(j if j.gpus > 1 else j.__class__(j.id, 2, j.iterations, j.grad_size, j.compute, j.rho_hat)
-                   for j in random_instance(4, gpus_per_server=[4, 4], seed=1).jobs))
+        jobs=tuple(
+            j if j.gpus > 1 else j.__class__(j.id, 2, j.iterations, j.grad_size, j.compute, j.rho_hat)
+            for j in random_instance(4, gpus_per_server=[4, 4], seed=1).jobs
+        )
+    )
     ks = kappa_values(inst, "sizes")
     assert ks[0] == 1 and min(j.gpus for j in inst.jobs) >= 2
 
@@ -49,8 +57,11 @@ def test_kappa_below_smallest_size_can_be_the_best_pass():
     found = False
     for seed in range(60):
         inst = random_instance(6, gpus_per_server=[4, 4, 4], seed=seed)
-        inst = inst.replace(jobs=tuple(type(j)(j.id, max(2, j.gpus), j.iterations, j.grad_size, j.compute, j.rho_hat)
-                                       for j in inst.jobs))
+        inst = inst.replace(
+            jobs=tuple(
+                type(j)(j.id, max(2, j.gpus), j.iterations, j.grad_size, j.compute, j.rho_hat) for j in inst.jobs
+            )
+        )
         T = inst.T()
         g = min(j.gpus for j in inst.jobs)
         p1 = run_pass(inst, T, 1)

@@ -23,10 +23,17 @@ OPTIONS = {"las": {"quantum": 600.0}}
 def workloads():
     for c in CASES:
         cl = Cluster.homogeneous(c["servers"], c["gpus"])
-        df = synthetic_workload(c["n"], cluster_gpus=cl.total_gpus, load=c["load"], max_duration=6 * 3600.0,
-                                seed=c["seed"])
-        yield c, {"arrival": df["arrival"].tolist(), "gpus": df["gpus"].astype(int).tolist(),
-                  "work": df["duration"].tolist()}
+        df = synthetic_workload(
+            c["n"], cluster_gpus=cl.total_gpus, load=c["load"], max_duration=6 * 3600.0, seed=c["seed"]
+        )
+        yield (
+            c,
+            {
+                "arrival": df["arrival"].tolist(),
+                "gpus": df["gpus"].astype(int).tolist(),
+                "work": df["duration"].tolist(),
+            },
+        )
 
 
 def run(case, jobs, policy, rule):
@@ -35,11 +42,18 @@ def run(case, jobs, policy, rule):
     from optsched.sim import Simulator, get_policy
 
     cl = Cluster.homogeneous(case["servers"], case["gpus"])
-    res = Simulator(cl, pd.DataFrame(jobs), get_policy(policy, placement=rule, **OPTIONS.get(policy, {})),
-                    seed=case["seed"], record_log=False).run()
+    res = Simulator(
+        cl,
+        pd.DataFrame(jobs),
+        get_policy(policy, placement=rule, **OPTIONS.get(policy, {})),
+        seed=case["seed"],
+        record_log=False,
+    ).run()
     cols = res.job_columns()
-    return {"completion": [float(x) for x in cols["completion"]],
-            "n_preemptions": [int(x) for x in cols["n_preemptions"]]}
+    return {
+        "completion": [float(x) for x in cols["completion"]],
+        "n_preemptions": [int(x) for x in cols["n_preemptions"]],
+    }
 
 
 def main() -> None:

@@ -16,9 +16,31 @@ def test_openb_sample_all_policies(capsys):
 
 
 def test_synthetic_to_files(tmp_path, capsys):
-    rc = main(["simulate", "--trace", "synthetic", "--jobs", "300", "--load", "1.5", "--policy", "srtf",
-               "--servers", "4", "--gpus-per-server", "8", "--save-time", "5", "--load-time", "5",
-               "--out", str(tmp_path), "--seed", "2"])
+    rc = main(
+        [
+            "simulate",
+            "--trace",
+            "synthetic",
+            "--jobs",
+            "300",
+            "--load",
+            "1.5",
+            "--policy",
+            "srtf",
+            "--servers",
+            "4",
+            "--gpus-per-server",
+            "8",
+            "--save-time",
+            "5",
+            "--load-time",
+            "5",
+            "--out",
+            str(tmp_path),
+            "--seed",
+            "2",
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "mean_jct" in text and "p99_jct" in text
@@ -31,23 +53,28 @@ def test_synthetic_to_files(tmp_path, capsys):
 
 def test_trace_file_path(tmp_path, capsys):
     p = tmp_path / "cluster_log.csv"
-    p.write_text("job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
-                 "1,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-09 18:41:11,10,0\n"
-                 "2,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:02,2020-06-09 18:41:02,2020-06-09 18:41:12,10,0\n")
+    p.write_text(
+        "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+        "1,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-09 18:41:11,10,0\n"
+        "2,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:02,2020-06-09 18:41:02,2020-06-09 18:41:12,10,0\n"
+    )
     assert main(["simulate", "--trace", str(p), "--servers", "1", "--gpus-per-server", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["makespan"] == 20.0 and out["mean_jct"] == 14.5
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--trace", "nope", "--servers", "1"], "Unknown trace"),
-    (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "Unknown policy 'edf'"),
-    (["--trace", "synthetic", "--policy", "sojourn-online-rank", "--servers", "1"], "needs job data"),
-    (["--trace", "synthetic", "--policy", "lazer-zero", "--servers", "1", "--no-backfill"], "its own"),
-    (["--trace", "synthetic"], "--servers"),
-    (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),
-    (["--trace", "synthetic", "--servers", "1", "--placement", "best"], "placement"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--trace", "nope", "--servers", "1"], "Unknown trace"),
+        (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "Unknown policy 'edf'"),
+        (["--trace", "synthetic", "--policy", "sojourn-online-rank", "--servers", "1"], "needs job data"),
+        (["--trace", "synthetic", "--policy", "lazer-zero", "--servers", "1", "--no-backfill"], "its own"),
+        (["--trace", "synthetic"], "--servers"),
+        (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),
+        (["--trace", "synthetic", "--servers", "1", "--placement", "best"], "placement"),
+    ],
+)
 def test_bad_input_exit_2(argv, msg, capsys):
     assert main(["simulate", *argv, "--jobs", "20", "--no-progress"]) == 2
     assert msg in capsys.readouterr().err
@@ -65,8 +92,25 @@ def test_jobs_csv_with_column_mapping_matches_the_python_reader(tmp_path, capsys
     from optsched.traces import read_jobs
 
     p = _jobs_csv(tmp_path)
-    assert main(["simulate", "--jobs-csv", str(p), "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1",
-                 "--gpus-per-server", "4", "--policy", "srtf", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--jobs-csv",
+                str(p),
+                "--columns",
+                "arrival=submit,gpus=n_gpu",
+                "--servers",
+                "1",
+                "--gpus-per-server",
+                "4",
+                "--policy",
+                "srtf",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     df = read_jobs(p, columns="arrival=submit,gpus=n_gpu")
     ref = Simulator(Cluster.homogeneous(1, 4), df, get_policy("srtf")).run().summary()
@@ -88,25 +132,44 @@ def test_strict_fifo_and_whole_node_options(tmp_path, capsys):
     assert strict["n_done"] == 4
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--jobs-csv", "{dir}", "--servers", "1"], "is a folder"),
-    (["--jobs-csv", "{missing}", "--servers", "1"], "does not exist"),
-    (["--jobs-csv", "{csv}", "--servers", "1", "--columns", "arrival"], "OURS=YOURS"),
-    (["--trace", "synthetic", "--servers", "1", "--columns", "arrival=t"], "give --jobs-csv too"),
-    (["--jobs-csv", "{csv}", "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1", "--gpus-per-server", "2"],
-     "--skip-oversized"),
-    (["--trace", "synthetic", "--servers", "1", "--jobs", "200", "--max-jobs", "100"], "--max-jobs"),
-    (["--trace", "synthetic", "--servers", "1", "--placement", "yarn"], "invalid choice: 'yarn'"),
-    (["--trace", "synthetic", "--servers", "1", "--load-time", "-1"], "--load-time"),
-    (["--trace", "synthetic", "--servers", "1", "--out", "{file}"], "is a file"),
-    (["--trace", "synthetic", "--servers", "1", "--out", "{full}"], "--force"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--jobs-csv", "{dir}", "--servers", "1"], "is a folder"),
+        (["--jobs-csv", "{missing}", "--servers", "1"], "does not exist"),
+        (["--jobs-csv", "{csv}", "--servers", "1", "--columns", "arrival"], "OURS=YOURS"),
+        (["--trace", "synthetic", "--servers", "1", "--columns", "arrival=t"], "give --jobs-csv too"),
+        (
+            [
+                "--jobs-csv",
+                "{csv}",
+                "--columns",
+                "arrival=submit,gpus=n_gpu",
+                "--servers",
+                "1",
+                "--gpus-per-server",
+                "2",
+            ],
+            "--skip-oversized",
+        ),
+        (["--trace", "synthetic", "--servers", "1", "--jobs", "200", "--max-jobs", "100"], "--max-jobs"),
+        (["--trace", "synthetic", "--servers", "1", "--placement", "yarn"], "invalid choice: 'yarn'"),
+        (["--trace", "synthetic", "--servers", "1", "--load-time", "-1"], "--load-time"),
+        (["--trace", "synthetic", "--servers", "1", "--out", "{file}"], "is a file"),
+        (["--trace", "synthetic", "--servers", "1", "--out", "{full}"], "--force"),
+    ],
+)
 def test_bad_input_is_refused_before_any_work(argv, msg, tmp_path, capsys):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x.csv").write_text("keep me")
     (tmp_path / "file").write_text("x")
-    paths = {"dir": tmp_path, "missing": tmp_path / "nope.csv", "csv": _jobs_csv(tmp_path),
-             "file": tmp_path / "file", "full": tmp_path / "full"}
+    paths = {
+        "dir": tmp_path,
+        "missing": tmp_path / "nope.csv",
+        "csv": _jobs_csv(tmp_path),
+        "file": tmp_path / "file",
+        "full": tmp_path / "full",
+    }
     argv = [a.format(**paths) for a in argv]
     assert main(["simulate", *argv, "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -119,8 +182,27 @@ def test_skip_oversized_counts_and_force_replaces(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "jobs.csv").write_text("old")
-    assert main(["simulate", "--jobs-csv", str(p), "--columns", "arrival=submit,gpus=n_gpu", "--servers", "1",
-                 "--gpus-per-server", "2", "--skip-oversized", "--out", str(out), "--force", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--jobs-csv",
+                str(p),
+                "--columns",
+                "arrival=submit,gpus=n_gpu",
+                "--servers",
+                "1",
+                "--gpus-per-server",
+                "2",
+                "--skip-oversized",
+                "--out",
+                str(out),
+                "--force",
+                "--json",
+            ]
+        )
+        == 0
+    )
     s = json.loads(capsys.readouterr().out)
     assert s["n_skipped_oversized"] == 1 and s["n_jobs"] == 2
     assert len(pd.read_csv(out / "jobs.csv")) == 2
@@ -149,9 +231,11 @@ def test_synthetic_simulate_does_not_import_pandas():
     import subprocess
     import sys
 
-    code = ("import sys\nfrom optsched.cli import main\n"
-            "main(['simulate', '--trace', 'synthetic', '--jobs', '300', '--servers', '4', '--json', '--quiet'])\n"
-            "assert 'pandas' not in sys.modules, 'pandas imported'\n")
+    code = (
+        "import sys\nfrom optsched.cli import main\n"
+        "main(['simulate', '--trace', 'synthetic', '--jobs', '300', '--servers', '4', '--json', '--quiet'])\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
 
@@ -170,7 +254,23 @@ def test_numpy_columns_and_dataframe_give_the_same_run():
 
 
 def test_a_paper_policy_from_the_registry(capsys):
-    assert main(["simulate", "--trace", "synthetic", "--jobs", "200", "--servers", "4", "--policy", "lazer-zero",
-                 "--json", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--trace",
+                "synthetic",
+                "--jobs",
+                "200",
+                "--servers",
+                "4",
+                "--policy",
+                "lazer-zero",
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["n_done"] == 200 and out["policy"].startswith("lazer")

@@ -163,18 +163,21 @@ def test_returned_decisions_are_applied():
     assert frame(res).loc[0, "completion"] == 2.0
 
 
-@pytest.mark.parametrize("action, msg", [
-    (lambda sim: sim.start(0, {0: 3}), "over capacity"),
-    (lambda sim: sim.start(0, {0: 1}), "needs 2"),
-    (lambda sim: sim.start(0, {5: 2}), "servers are 0..1"),
-    (lambda sim: sim.start(99), "Unknown job 99"),
-    (lambda sim: sim.start(1), "has not arrived"),
-    (lambda sim: sim.preempt(0), "only loading or training"),
-    (lambda sim: (sim.start(0), sim.start(0)), "already"),
-    (lambda sim: sim.start(2, {0: 1, 1: 1}), "single-server"),
-    (lambda sim: sim.set_timer(-1.0), "timer"),
-    (lambda sim: sim.apply(["go"]), "returned 'go'"),
-])
+@pytest.mark.parametrize(
+    "action, msg",
+    [
+        (lambda sim: sim.start(0, {0: 3}), "over capacity"),
+        (lambda sim: sim.start(0, {0: 1}), "needs 2"),
+        (lambda sim: sim.start(0, {5: 2}), "servers are 0..1"),
+        (lambda sim: sim.start(99), "Unknown job 99"),
+        (lambda sim: sim.start(1), "has not arrived"),
+        (lambda sim: sim.preempt(0), "only loading or training"),
+        (lambda sim: (sim.start(0), sim.start(0)), "already"),
+        (lambda sim: sim.start(2, {0: 1, 1: 1}), "single-server"),
+        (lambda sim: sim.set_timer(-1.0), "timer"),
+        (lambda sim: sim.apply(["go"]), "returned 'go'"),
+    ],
+)
 def test_illegal_decisions_raise(action, msg):
     class Bad(Policy):
         name = "bad"
@@ -227,17 +230,31 @@ from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=40)
-@given(col=st.sampled_from(["arrival", "duration", "gpus", "weight"]),
-       bad=st.sampled_from([-1.0, float("nan"), float("inf"), 0.0, 2.5, 99.0]), row=st.integers(0, 3))
+@given(
+    col=st.sampled_from(["arrival", "duration", "gpus", "weight"]),
+    bad=st.sampled_from([-1.0, float("nan"), float("inf"), 0.0, 2.5, 99.0]),
+    row=st.integers(0, 3),
+)
 def test_malformed_job_table_names_field_and_row(col, bad, row):
     import pandas as pd
 
-    df = pd.DataFrame({"job_id": ["a", "b", "c", "d"], "arrival": [0.0, 1.0, 2.0, 3.0],
-                       "duration": [1.0, 2.0, 3.0, 4.0], "gpus": [1, 2, 1, 2], "weight": [1.0] * 4})
+    df = pd.DataFrame(
+        {
+            "job_id": ["a", "b", "c", "d"],
+            "arrival": [0.0, 1.0, 2.0, 3.0],
+            "duration": [1.0, 2.0, 3.0, 4.0],
+            "gpus": [1, 2, 1, 2],
+            "weight": [1.0] * 4,
+        }
+    )
     df[col] = df[col].astype(float)
     df.loc[row, col] = bad
-    valid = {"arrival": bad >= 0 and bad < float("inf"), "duration": 0 < bad < float("inf"),
-             "weight": 0 < bad < float("inf"), "gpus": bad in (1.0, 2.0)}[col]
+    valid = {
+        "arrival": bad >= 0 and bad < float("inf"),
+        "duration": 0 < bad < float("inf"),
+        "weight": 0 < bad < float("inf"),
+        "gpus": bad in (1.0, 2.0),
+    }[col]
     if valid:
         Simulator(Cluster.homogeneous(1, 2), df, FIFO()).run()
         return

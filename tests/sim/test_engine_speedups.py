@@ -43,8 +43,14 @@ def _columns(res):
 
 
 @settings(max_examples=60, deadline=None)
-@given(w=workloads(max_jobs=12), rule=st.sampled_from(RULES), quantum=st.sampled_from([0.5, 1.0, 2.5]),
-       save=st.sampled_from([0.0, 0.5]), load=st.sampled_from([0.0, 1.0]), gpu_weighted=st.booleans())
+@given(
+    w=workloads(max_jobs=12),
+    rule=st.sampled_from(RULES),
+    quantum=st.sampled_from([0.5, 1.0, 2.5]),
+    save=st.sampled_from([0.0, 0.5]),
+    load=st.sampled_from([0.0, 1.0]),
+    gpu_weighted=st.booleans(),
+)
 def test_las_timer_off_while_nothing_waits_changes_no_decision(w, rule, quantum, save, load, gpu_weighted):
     cluster, jobs = w
     runs = []
@@ -91,8 +97,13 @@ def test_las_quantum_after_resume_is_on_the_grid():
 
 
 @settings(max_examples=40, deadline=None)
-@given(w=workloads(max_jobs=10), policy=st.sampled_from([LAS, "srtf", "fifo"]), rule=st.sampled_from(RULES),
-       save=st.sampled_from([0.0, 1.0]), penalty=st.sampled_from([0.0, 0.5]))
+@given(
+    w=workloads(max_jobs=10),
+    policy=st.sampled_from([LAS, "srtf", "fifo"]),
+    rule=st.sampled_from(RULES),
+    save=st.sampled_from([0.0, 1.0]),
+    penalty=st.sampled_from([0.0, 0.5]),
+)
 def test_utilization_integrates_to_the_segments_gpu_seconds(w, policy, rule, save, penalty):
     from optsched.sim import get_policy
 

@@ -23,21 +23,35 @@ def workloads(draw, max_jobs=10):
     for i in range(n):
         gpus = draw(st.integers(1, n_srv * g))
         single = gpus <= g and draw(st.booleans())
-        jobs.append(Job(i, work=draw(st.integers(1, 20)) / 2, gpus=gpus, single_server=single,
-                        arrival=draw(st.integers(0, 15)) / 2))
+        jobs.append(
+            Job(
+                i,
+                work=draw(st.integers(1, 20)) / 2,
+                gpus=gpus,
+                single_server=single,
+                arrival=draw(st.integers(0, 15)) / 2,
+            )
+        )
     return cluster, jobs
 
 
 def run(cluster, jobs, policy, rule, *, load=0.0, save=0.0, rate=None, seed=0, log=True):
     opts = {"quantum": 2.0} if policy == "las" else {}
     pol = get_policy(policy, placement=rule, **opts)
-    return Simulator(cluster, jobs, pol, load_time=load, save_time=save, rate_model=rate, seed=seed,
-                     record_log=log).run()
+    return Simulator(
+        cluster, jobs, pol, load_time=load, save_time=save, rate_model=rate, seed=seed, record_log=log
+    ).run()
 
 
 @settings(max_examples=40)
-@given(w=workloads(), policy=st.sampled_from(POLICY_NAMES), rule=st.sampled_from(RULES),
-       load=st.sampled_from([0.0, 0.5]), save=st.sampled_from([0.0, 1.0]), penalty=st.sampled_from([0.0, 0.5]))
+@given(
+    w=workloads(),
+    policy=st.sampled_from(POLICY_NAMES),
+    rule=st.sampled_from(RULES),
+    load=st.sampled_from([0.0, 0.5]),
+    save=st.sampled_from([0.0, 1.0]),
+    penalty=st.sampled_from([0.0, 0.5]),
+)
 def test_invariants(w, policy, rule, load, save, penalty):
     cluster, jobs = w
     res = run(cluster, jobs, policy, rule, load=load, save=save, rate=PlacementRate(penalty))
@@ -50,12 +64,22 @@ def test_invariants(w, policy, rule, load, save, penalty):
     assert res.utilization()["gpus_in_use"].iloc[-1] == 0
     inst = Instance(cluster, jobs)
     rep = verify(inst, res.schedule())
-    assert not [v for v in rep.violations if v.label in ("capacity", "release", "demand", "no_self_overlap")], \
+    assert not [v for v in rep.violations if v.label in ("capacity", "release", "demand", "no_self_overlap")], (
         rep.summary()
+    )
     # the event log alone replays to the same per-job metrics
     rp = replay_log(res.log).set_index("job_id").loc[df.index]
-    for col in ("arrival", "first_start", "completion", "loading_time", "training_time", "saving_time",
-                "n_preemptions", "futile_time", "n_futile"):
+    for col in (
+        "arrival",
+        "first_start",
+        "completion",
+        "loading_time",
+        "training_time",
+        "saving_time",
+        "n_preemptions",
+        "futile_time",
+        "n_futile",
+    ):
         np.testing.assert_allclose(rp[col].to_numpy(float), df[col].to_numpy(float), atol=1e-9, err_msg=col)
     # training time equals work at rate: integral of logged rates over training = work
     np.testing.assert_allclose(rp["work_done"].to_numpy(float), df["work"].to_numpy(float), rtol=1e-9)
@@ -89,8 +113,14 @@ def test_dataframe_input_equals_job_input():
     import pandas as pd
 
     jobs = [Job(i, work=1 + i % 3, gpus=1 + i % 2, arrival=i * 0.5) for i in range(12)]
-    df = pd.DataFrame({"job_id": [j.id for j in jobs], "arrival": [j.arrival for j in jobs],
-                       "duration": [j.work for j in jobs], "gpus": [j.gpus for j in jobs]})
+    df = pd.DataFrame(
+        {
+            "job_id": [j.id for j in jobs],
+            "arrival": [j.arrival for j in jobs],
+            "duration": [j.work for j in jobs],
+            "gpus": [j.gpus for j in jobs],
+        }
+    )
     c = Cluster.homogeneous(1, 2)
     a = Simulator(c, jobs, get_policy("srtf")).run().jobs_frame()
     b = Simulator(c, df, get_policy("srtf")).run().jobs_frame()

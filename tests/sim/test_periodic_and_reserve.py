@@ -45,8 +45,12 @@ def test_periodic_srtf_decides_at_ticks_only():
 
 
 @settings(max_examples=40, deadline=None)
-@given(w=workloads(), period=st.sampled_from([0.5, 2.0, 5.0]), load=st.sampled_from([0.0, 0.5]),
-       save=st.sampled_from([0.0, 0.25]))
+@given(
+    w=workloads(),
+    period=st.sampled_from([0.5, 2.0, 5.0]),
+    load=st.sampled_from([0.0, 0.5]),
+    save=st.sampled_from([0.0, 0.25]),
+)
 def test_periodic_starts_only_at_ticks_and_is_futile_free_when_loads_are_short(w, period, load, save):
     cluster, jobs = w
     res = Simulator(cluster, jobs, get_policy("srtf-periodic", period=period), load_time=load, save_time=save).run()

@@ -174,8 +174,12 @@ def test_whole_node_keeps_small_jobs_on_one_server_and_large_jobs_on_whole_serve
 
 
 def test_strict_fifo_blocks_later_jobs_behind_the_head():
-    jobs = [Job("A", work=10, gpus=3), Job("B", work=20, gpus=3), Job("C", work=5, gpus=2, arrival=1),
-            Job("D", work=1, gpus=1, arrival=2)]
+    jobs = [
+        Job("A", work=10, gpus=3),
+        Job("B", work=20, gpus=3),
+        Job("C", work=5, gpus=2, arrival=1),
+        Job("D", work=1, gpus=1, arrival=2),
+    ]
     _, start = _completion(FIFO(placement="whole_node"), jobs, 2, 4)
     assert start["D"] == pytest.approx(2.0)  # backfilled into a hole while C waits
     _, start = _completion(FIFO(placement="whole_node", backfill=False), jobs, 2, 4)
@@ -188,6 +192,7 @@ def test_n_events_counts_processed_events_only():
     # SRTF preempts A for B: A's completion event becomes stale and must not be counted
     jobs = [Job("A", work=10, gpus=1), Job("B", work=1, gpus=1, arrival=1)]
     res = Simulator(Cluster.homogeneous(1, 1), jobs, SRTF(), record_log=True).run()
-    counted = sum(1 for e in res.log if e[1] in ("arrival", "complete", "fail", "checkpoint", "timer", "saved",
-                                                   "loaded"))
+    counted = sum(
+        1 for e in res.log if e[1] in ("arrival", "complete", "fail", "checkpoint", "timer", "saved", "loaded")
+    )
     assert res.n_events == counted == 5  # 2 arrivals, 1 save, 2 completions; A's first end is stale

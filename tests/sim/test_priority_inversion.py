@@ -30,8 +30,11 @@ def test_repro_short_wide_job_is_not_blocked_by_a_backfilled_long_job():
     # one server of 4 GPUs; Z runs on 2 GPUs; X (4 GPUs, 10 s) and Y (2 GPUs, 1000 s) arrive at 1.
     # Before the fix Y was backfilled at t=1 and, started at that very time, could not be preempted
     # for X, which waited for Z: JCT(X) = 109.
-    jobs = [Job("Z", work=100, gpus=2, arrival=0), Job("X", work=10, gpus=4, arrival=1),
-            Job("Y", work=1000, gpus=2, arrival=1)]
+    jobs = [
+        Job("Z", work=100, gpus=2, arrival=0),
+        Job("X", work=10, gpus=4, arrival=1),
+        Job("Y", work=1000, gpus=2, arrival=1),
+    ]
     jct = _jct(simulate(Cluster.homogeneous(1, 4), jobs, SRTF()))
     assert jct["X"] == pytest.approx(10.0)
     assert jct["Z"] == pytest.approx(110.0)  # preempted at 1 for X, resumes at 11
@@ -39,8 +42,11 @@ def test_repro_short_wide_job_is_not_blocked_by_a_backfilled_long_job():
 
 
 def test_repro_without_backfill_the_best_job_still_preempts():
-    jobs = [Job("Z", work=100, gpus=2, arrival=0), Job("X", work=10, gpus=4, arrival=1),
-            Job("Y", work=1000, gpus=2, arrival=1)]
+    jobs = [
+        Job("Z", work=100, gpus=2, arrival=0),
+        Job("X", work=10, gpus=4, arrival=1),
+        Job("Y", work=1000, gpus=2, arrival=1),
+    ]
     jct = _jct(simulate(Cluster.homogeneous(1, 4), jobs, SRTF(backfill=False)))
     assert jct["X"] == pytest.approx(10.0)
 
@@ -86,12 +92,19 @@ class CheckedLAS(_Checked, LAS):
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(w=workloads(max_jobs=9), las=st.booleans(), backfill=st.booleans(),
-       placement=st.sampled_from(["consolidate", "first_fit", "least_loaded", "whole_node"]))
+@given(
+    w=workloads(max_jobs=9),
+    las=st.booleans(),
+    backfill=st.booleans(),
+    placement=st.sampled_from(["consolidate", "first_fit", "least_loaded", "whole_node"]),
+)
 def test_no_waiting_job_would_fit_without_the_running_jobs_it_outranks(w, las, backfill, placement):
     cluster, jobs = w
-    pol = (CheckedLAS(quantum=1.0, backfill=backfill, placement=placement) if las
-           else CheckedSRTF(backfill=backfill, placement=placement))
+    pol = (
+        CheckedLAS(quantum=1.0, backfill=backfill, placement=placement)
+        if las
+        else CheckedSRTF(backfill=backfill, placement=placement)
+    )
     res = simulate(cluster, jobs, pol)
     assert (res.jobs_frame()["status"] == "done").all()
     assert pol.violations == [], pol.violations[:5]

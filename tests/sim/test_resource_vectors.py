@@ -17,8 +17,9 @@ from .test_invariants import RULES, workloads
 
 def _cluster():
     # a GPU server and a CPU-only server (for parameter servers)
-    return Cluster([Server(gpus=4, resources={"cpu": 16, "net": 10.0}), Server(gpus=0, resources={"cpu": 32,
-                                                                                                   "net": 10.0})])
+    return Cluster(
+        [Server(gpus=4, resources={"cpu": 16, "net": 10.0}), Server(gpus=0, resources={"cpu": 32, "net": 10.0})]
+    )
 
 
 class PSPolicy(Policy):
@@ -51,8 +52,9 @@ def test_a_job_with_a_cpu_only_parameter_server_end_to_end():
     assert seg.gpu_ids == {0: (0, 1)} and s.segments(1)[0].gpu_ids == {0: (2, 3)}
     inst = Instance(_cluster(), jobs)
     rep = verify(inst, s)
-    assert not [v for v in rep.violations if v.label in ("capacity", "resource_capacity", "gpu_exclusive", "demand")], \
+    assert not [v for v in rep.violations if v.label in ("capacity", "resource_capacity", "gpu_exclusive", "demand")], (
         rep.summary()
+    )
 
 
 def test_resources_not_free_name_job_server_resource_requested_and_free():
@@ -95,15 +97,23 @@ def test_gpu_ids_named_by_the_policy_and_checked():
     jobs = [Job(0, work=1, gpus=2), Job(1, work=1, gpus=2)]
     s = Simulator(cl, jobs, Named({0: (3, 1), 1: (0, 2)})).run().schedule()
     assert s.segments(0)[0].gpu_ids == {0: (1, 3)} and s.segments(1)[0].gpu_ids == {0: (0, 2)}
-    for ids, msg in [({0: (3, 1), 1: (1, 2)}, "not free"), ({0: (0, 0), 1: (1, 2)}, "distinct"),
-                     ({0: (0, 9), 1: (1, 2)}, "GPUs 0..3")]:
+    for ids, msg in [
+        ({0: (3, 1), 1: (1, 2)}, "not free"),
+        ({0: (0, 0), 1: (1, 2)}, "distinct"),
+        ({0: (0, 9), 1: (1, 2)}, "GPUs 0..3"),
+    ]:
         with pytest.raises(SimulationError, match=msg):
             Simulator(cl, jobs, Named(ids)).run()
 
 
 @settings(max_examples=60, deadline=None)
-@given(w=workloads(), policy=st.sampled_from(["fifo", "sjf", "srtf", "las"]), rule=st.sampled_from(RULES),
-       save=st.sampled_from([0.0, 1.0]), until=st.sampled_from([None, 3.0]))
+@given(
+    w=workloads(),
+    policy=st.sampled_from(["fifo", "sjf", "srtf", "las"]),
+    rule=st.sampled_from(RULES),
+    save=st.sampled_from([0.0, 1.0]),
+    until=st.sampled_from([None, 3.0]),
+)
 def test_recorded_gpu_ids_never_overlap_and_equal_tracking_them_during_the_run(w, policy, rule, save, until):
     cluster, jobs = w
     opts = {"quantum": 2.0} if policy == "las" else {}
@@ -149,15 +159,25 @@ def _brute_contention(alpha):
 
 
 @settings(max_examples=60, deadline=None)
-@given(w=workloads(), policy=st.sampled_from(["fifo", "srtf", "las"]), alpha=st.sampled_from([0.0, 0.3, 1.0]),
-       rule=st.sampled_from(["first_fit", "least_loaded", "consolidate"]))
+@given(
+    w=workloads(),
+    policy=st.sampled_from(["fifo", "srtf", "las"]),
+    alpha=st.sampled_from([0.0, 0.3, 1.0]),
+    rule=st.sampled_from(["first_fit", "least_loaded", "consolidate"]),
+)
 def test_incremental_split_contention_equals_recounting_every_event(w, policy, alpha, rule):
     from optsched.sim import SplitContentionRate
 
     cluster, jobs = w
     opts = {"quantum": 2.0} if policy == "las" else {}
-    a = Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts),
-                  rate_model=SplitContentionRate(alpha)).run().jobs_frame()
-    b = Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts),
-                  rate_model=_brute_contention(alpha)).run().jobs_frame()
+    a = (
+        Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts), rate_model=SplitContentionRate(alpha))
+        .run()
+        .jobs_frame()
+    )
+    b = (
+        Simulator(cluster, jobs, get_policy(policy, placement=rule, **opts), rate_model=_brute_contention(alpha))
+        .run()
+        .jobs_frame()
+    )
     assert a["completion"].tolist() == pytest.approx(b["completion"].tolist(), rel=1e-9, abs=1e-9)

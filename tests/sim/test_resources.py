@@ -42,9 +42,18 @@ def test_allocate_release_roundtrip():
     assert f.free_list == [4, 2] and f.max_free == 4
 
 
-@pytest.mark.parametrize("pl, msg", [({}, "non-empty"), ({0: 5}, "over capacity"), ({2: 1}, "servers are 0..1"),
-                                     ({0: 0}, "positive"), ({0: 1}, "needs 2"), ({0: 1, 1: 1}, "single-server"),
-                                     ("0:2", "mapping")])
+@pytest.mark.parametrize(
+    "pl, msg",
+    [
+        ({}, "non-empty"),
+        ({0: 5}, "over capacity"),
+        ({2: 1}, "servers are 0..1"),
+        ({0: 0}, "positive"),
+        ({0: 1}, "needs 2"),
+        ({0: 1, 1: 1}, "single-server"),
+        ("0:2", "mapping"),
+    ],
+)
 def test_check_rejects(pl, msg):
     with pytest.raises(SimulationError, match=msg):
         FreeGPUs([4, 2]).check(pl, 2, True, "job 1")

@@ -46,8 +46,11 @@ def test_bad_slot_is_refused(bad):
 
 
 @settings(max_examples=60, deadline=None)
-@given(w=workloads(), policy=st.sampled_from(["fifo", "sjf", "srtf", "las"]),
-       rule=st.sampled_from(["consolidate", "first_fit", "whole_node"]))
+@given(
+    w=workloads(),
+    policy=st.sampled_from(["fifo", "sjf", "srtf", "las"]),
+    rule=st.sampled_from(["consolidate", "first_fit", "whole_node"]),
+)
 def test_a_slot_that_divides_every_event_time_changes_nothing(w, policy, rule):
     """Arrivals and work are multiples of 0.5 s at rate 1: with slot 0.5 (or 0.25) every event
     falls on a boundary, so the slotted run equals the continuous one."""

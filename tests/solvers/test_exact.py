@@ -46,10 +46,17 @@ def _run(obj, bound, true=None, **kw):
     tol = kw.pop("tolerance", DEFAULT_OPTIMALITY_TOLERANCE)
     build = _fake(obj, bound, **kw)
     em_scale, em_off = kw.get("scale", 1.0), kw.get("offset", 0.0)
-    return run_exact(_Inst(), build=build,
-                     decode=lambda em, sr: {"value": em_off + em_scale * obj if true is None else true},
-                     evaluate=lambda s: s["value"], backend="fake", algorithm="t-exact", objective_name="f",
-                     sense=sense, tolerance=tol)
+    return run_exact(
+        _Inst(),
+        build=build,
+        decode=lambda em, sr: {"value": em_off + em_scale * obj if true is None else true},
+        evaluate=lambda s: s["value"],
+        backend="fake",
+        algorithm="t-exact",
+        objective_name="f",
+        sense=sense,
+        tolerance=tol,
+    )
 
 
 def _quiet(f, *a, **kw):
@@ -113,12 +120,18 @@ def test_scale_and_offset_convert_model_units():
 
 
 @settings(max_examples=200, deadline=None)
-@given(obj=st.floats(-1e6, 1e6), d=st.floats(-1e-3, 1e3), rel=st.sampled_from([0.0, 1e-12, 1e-9, 1e-6]),
-       sense=st.sampled_from(["min", "max"]), solver_opt=st.booleans())
+@given(
+    obj=st.floats(-1e6, 1e6),
+    d=st.floats(-1e-3, 1e3),
+    rel=st.sampled_from([0.0, 1e-12, 1e-9, 1e-6]),
+    sense=st.sampled_from(["min", "max"]),
+    solver_opt=st.booleans(),
+)
 def test_certification_invariants(obj, d, rel, sense, solver_opt):
     bound = obj - d if sense == "min" else obj + d
-    r, w = _quiet(_run, obj, bound, sense=sense, tolerance=rel,
-                  status=Status.OPTIMAL if solver_opt else Status.FEASIBLE)
+    r, w = _quiet(
+        _run, obj, bound, sense=sense, tolerance=rel, status=Status.OPTIMAL if solver_opt else Status.FEASIBLE
+    )
     assert r.objective == obj
     assert (r.bound <= r.objective) if sense == "min" else (r.bound >= r.objective)
     assert r.gap == relative_gap(r.objective, r.bound)
@@ -155,8 +168,17 @@ def test_options_and_seed():
         seen["o"] = options
         return _fake(1.0, 1.0)(inst, backend, options)
 
-    run_exact(_Inst(), build=build, decode=lambda em, sr: 1.0, evaluate=float, backend="fake", algorithm="a",
-              objective_name="f", seed=11, options=SolveOptions(time_limit=5))
+    run_exact(
+        _Inst(),
+        build=build,
+        decode=lambda em, sr: 1.0,
+        evaluate=float,
+        backend="fake",
+        algorithm="a",
+        objective_name="f",
+        seed=11,
+        options=SolveOptions(time_limit=5),
+    )
     assert seen["o"].seed == 11 and seen["o"].time_limit == 5
 
 
@@ -178,9 +200,11 @@ def test_real_solvers_maximisation_against_enumeration(backend, tmp_path):
     rng = np.random.default_rng(4)
     values, weights = rng.integers(1, 30, 12).tolist(), rng.integers(1, 20, 12).tolist()
     cap = sum(weights) // 3
-    best = max(sum(v for v, b in zip(values, bits, strict=True) if b)
-               for bits in itertools.product((0, 1), repeat=12)
-               if sum(w for w, b in zip(weights, bits, strict=True) if b) <= cap)
+    best = max(
+        sum(v for v, b in zip(values, bits, strict=True) if b)
+        for bits in itertools.product((0, 1), repeat=12)
+        if sum(w for w, b in zip(weights, bits, strict=True) if b) <= cap
+    )
 
     def build(inst, b, o):
         if b == "cpsat":
@@ -199,10 +223,18 @@ def test_real_solvers_maximisation_against_enumeration(backend, tmp_path):
         return [int(round(em.model.x[i].value)) for i in em.model.I]
 
     path = tmp_path / ("m.pbtxt" if backend == "cpsat" else "m.lp")
-    r = run_exact(_Inst(), build=build, decode=decode,
-                  evaluate=lambda s: float(sum(v for v, b in zip(values, s, strict=True) if b)),
-                  backend=backend, algorithm="knapsack", objective_name="value", sense="max",
-                  options=SolveOptions(time_limit=20, threads=1), write_model=str(path))
+    r = run_exact(
+        _Inst(),
+        build=build,
+        decode=decode,
+        evaluate=lambda s: float(sum(v for v, b in zip(values, s, strict=True) if b)),
+        backend=backend,
+        algorithm="knapsack",
+        objective_name="value",
+        sense="max",
+        options=SolveOptions(time_limit=20, threads=1),
+        write_model=str(path),
+    )
     assert r.status == Status.OPTIMAL and math.isclose(r.objective, best) and r.bound >= r.objective
     assert sum(w for w, b in zip(weights, r.schedule, strict=True) if b) <= cap
     assert path.stat().st_size > 0
@@ -219,8 +251,16 @@ def test_unknown_or_missing_back_end_is_refused_before_any_model_is_built():
         return _fake(1.0, 1.0)(inst, b, o)
 
     def run(backend):
-        return run_exact(_Inst(), build=build, decode=lambda em, sr: 1.0, evaluate=float, backend=backend,
-                         algorithm="a", objective_name="f", own_backends=("cpsat", "dp"))
+        return run_exact(
+            _Inst(),
+            build=build,
+            decode=lambda em, sr: 1.0,
+            evaluate=float,
+            backend=backend,
+            algorithm="a",
+            objective_name="f",
+            own_backends=("cpsat", "dp"),
+        )
 
     with pytest.raises(InvalidOptionError, match="Unknown back end 'higs'"):
         run("higs")
@@ -249,16 +289,32 @@ def test_model_summary_pyomo_and_cpsat():
     cp.add(x[0] + x[1] >= 1)
     s = model_summary(cp)
     assert (s["kind"], s["variables"], s["constraints"], s["nonzeros"]) == ("cp-sat", 3, 2, 5)
-    seen = run_exact(_Inst(), build=lambda i, b, o: ExactModel(m, solve=lambda em, o: SolveResult(
-        Status.OPTIMAL, 1.0, 1.0, 0.0, "fake", "")), decode=lambda em, sr: 1.0, evaluate=float, backend="fake",
-        algorithm="a", objective_name="f", options=SolveOptions(verbose=True))
+    seen = run_exact(
+        _Inst(),
+        build=lambda i, b, o: ExactModel(m, solve=lambda em, o: SolveResult(Status.OPTIMAL, 1.0, 1.0, 0.0, "fake", "")),
+        decode=lambda em, sr: 1.0,
+        evaluate=float,
+        backend="fake",
+        algorithm="a",
+        objective_name="f",
+        options=SolveOptions(verbose=True),
+    )
     assert seen.info["model_summary"]["variables"] == 3
 
 
 def test_optimality_tolerance_is_a_solve_option():
     def run(options):
-        return _quiet(run_exact, _Inst(), build=_fake(100.0, 100.0 - 1e-6), decode=lambda em, sr: 100.0,
-                      evaluate=float, backend="fake", algorithm="a", objective_name="f", options=options)[0]
+        return _quiet(
+            run_exact,
+            _Inst(),
+            build=_fake(100.0, 100.0 - 1e-6),
+            decode=lambda em, sr: 100.0,
+            evaluate=float,
+            backend="fake",
+            algorithm="a",
+            objective_name="f",
+            options=options,
+        )[0]
 
     assert run(SolveOptions()).status == Status.FEASIBLE  # 1e-8 relative > the default 1e-9
     r = run(SolveOptions(optimality_tolerance=1e-7))

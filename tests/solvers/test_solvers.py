@@ -118,14 +118,15 @@ def test_write_lp_mps_and_cpsat(tmp_path):
 
 
 def test_missing_solver_says_how_to_install():
-    with pytest.raises(SolverUnavailableError, match="(?i)install"):
+    with pytest.raises(SolverUnavailableError, match=r"(?i)install"):
         solve_pyomo(_knapsack(), "cplex", ONE)
     with pytest.raises(SolverUnavailableError):
         solve_pyomo(_knapsack(), "no_such_solver_xyz", ONE)
 
 
-@pytest.mark.parametrize("bad", [{"time_limit": -1}, {"mip_rel_gap": 2}, {"threads": 0}, {"seed": -3},
-                                 {"time_limit": "10"}])
+@pytest.mark.parametrize(
+    "bad", [{"time_limit": -1}, {"mip_rel_gap": 2}, {"threads": 0}, {"seed": -3}, {"time_limit": "10"}]
+)
 def test_bad_options(bad):
     with pytest.raises(InvalidOptionError):
         SolveOptions(**bad)

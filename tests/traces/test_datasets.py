@@ -14,8 +14,12 @@ def test_shipped_files_are_package_data():
 
     root = datasets.SHIPPED
     assert root.is_relative_to(type(root)(optsched.__file__).parent)
-    for parts in (("alibaba-gpu-2023-openb", "jobs.csv.gz"), ("philly", "philly_runtime.csv"),
-                  ("acme", "cluster_summary.csv"), ("alibaba-gpu-2023-openb", "README.md")):
+    for parts in (
+        ("alibaba-gpu-2023-openb", "jobs.csv.gz"),
+        ("philly", "philly_runtime.csv"),
+        ("acme", "cluster_summary.csv"),
+        ("alibaba-gpu-2023-openb", "README.md"),
+    ):
         assert datasets.shipped_path(*parts).is_file()
 
 

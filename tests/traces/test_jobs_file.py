@@ -20,8 +20,9 @@ def _write(tmp_path, text, name="jobs.csv"):
 
 
 def test_csv_and_parquet_give_the_same_table(tmp_path):
-    df = pd.DataFrame({"job_id": ["a", "b"], "arrival": [0.0, 2.5], "gpus": [1, 4], "duration": [10.0, 3.0],
-                       "user": ["u1", "u2"]})
+    df = pd.DataFrame(
+        {"job_id": ["a", "b"], "arrival": [0.0, 2.5], "gpus": [1, 4], "duration": [10.0, 3.0], "user": ["u1", "u2"]}
+    )
     df.to_csv(tmp_path / "j.csv", index=False)
     df.to_parquet(tmp_path / "j.parquet", index=False)
     a, b = read_jobs(tmp_path / "j.csv"), read_jobs(tmp_path / "j.parquet")
@@ -37,16 +38,19 @@ def test_column_mapping_and_work(tmp_path):
     assert parse_columns("arrival=t, gpus=n") == {"arrival": "t", "gpus": "n"}
 
 
-@pytest.mark.parametrize("text, words", [
-    ("arrival,gpus\n0,1\n", ["missing column", "duration"]),
-    ("arrival,gpus,duration\n0,one,5\n", ["'gpus'", "row 2", "'one'"]),
-    ("arrival,gpus,duration\n0,1,5\n-1,1,5\n", ["'arrival'", "row 3", "-1"]),
-    ("arrival,gpus,duration\n0,1,nan\n", ["'duration'", "nan"]),
-    ("arrival,gpus,duration\n0,1,inf\n", ["'duration'", "inf"]),
-    ("arrival,gpus,duration\n0,1.5,5\n", ["'gpus'", "integer in [1,", "1.5"]),
-    ("arrival,gpus,duration\n0,1,0\n", ["'duration'", "> 0"]),
-    ("arrival,gpus,duration\n", ["no rows"]),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("arrival,gpus\n0,1\n", ["missing column", "duration"]),
+        ("arrival,gpus,duration\n0,one,5\n", ["'gpus'", "row 2", "'one'"]),
+        ("arrival,gpus,duration\n0,1,5\n-1,1,5\n", ["'arrival'", "row 3", "-1"]),
+        ("arrival,gpus,duration\n0,1,nan\n", ["'duration'", "nan"]),
+        ("arrival,gpus,duration\n0,1,inf\n", ["'duration'", "inf"]),
+        ("arrival,gpus,duration\n0,1.5,5\n", ["'gpus'", "integer in [1,", "1.5"]),
+        ("arrival,gpus,duration\n0,1,0\n", ["'duration'", "> 0"]),
+        ("arrival,gpus,duration\n", ["no rows"]),
+    ],
+)
 def test_bad_files_name_the_column_row_and_value(tmp_path, text, words):
     with pytest.raises(TraceFormatError) as e:
         read_jobs(_write(tmp_path, text))
@@ -67,8 +71,9 @@ def test_missing_file_folder_and_bad_mapping(tmp_path):
         parse_columns("start=t")
 
 
-cells = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 50),
-                  st.sampled_from(["", "x", "1e3", " 2"]))
+cells = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 50), st.sampled_from(["", "x", "1e3", " 2"])
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

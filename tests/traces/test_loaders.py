@@ -27,22 +27,57 @@ from optsched.traces import (
 from optsched.traces.datasets import SHIPPED
 
 PHILLY = [
-    {"status": "Pass", "vc": "ee9e8c", "jobid": "application_1506638472019_14199",
-     "attempts": [
-         {"start_time": "2017-10-07 01:12:09", "end_time": "2017-10-07 01:13:23",
-          "detail": [{"ip": "m47", "gpus": [f"gpu{i}" for i in range(8)]}]},
-         {"start_time": "2017-10-07 01:13:30", "end_time": "2017-10-09 06:53:12",
-          "detail": [{"ip": "m412", "gpus": [f"gpu{i}" for i in range(8)]}]}],
-     "submitted_time": "2017-10-07 01:11:39", "user": "ce2f4c"},
-    {"status": "Failed", "vc": "b436b2", "jobid": "application_2", "user": "u2",
-     "attempts": [{"start_time": "2017-10-07 02:00:00", "end_time": "2017-10-07 02:10:00",
-                   "detail": [{"ip": "m1", "gpus": ["gpu0"]}, {"ip": "m2", "gpus": ["gpu0"]}]}],
-     "submitted_time": "2017-10-07 01:50:00"},
-    {"status": "Killed", "vc": "b436b2", "jobid": "application_3", "user": "u2", "attempts": [],
-     "submitted_time": "2017-10-07 03:00:00"},
-    {"status": "Pass", "vc": "b436b2", "jobid": "application_4", "user": "u3",
-     "attempts": [{"start_time": "2017-10-07 04:00:00", "end_time": None, "detail": [{"ip": "m3", "gpus": ["gpu0"]}]}],
-     "submitted_time": "2017-10-07 04:00:00"},
+    {
+        "status": "Pass",
+        "vc": "ee9e8c",
+        "jobid": "application_1506638472019_14199",
+        "attempts": [
+            {
+                "start_time": "2017-10-07 01:12:09",
+                "end_time": "2017-10-07 01:13:23",
+                "detail": [{"ip": "m47", "gpus": [f"gpu{i}" for i in range(8)]}],
+            },
+            {
+                "start_time": "2017-10-07 01:13:30",
+                "end_time": "2017-10-09 06:53:12",
+                "detail": [{"ip": "m412", "gpus": [f"gpu{i}" for i in range(8)]}],
+            },
+        ],
+        "submitted_time": "2017-10-07 01:11:39",
+        "user": "ce2f4c",
+    },
+    {
+        "status": "Failed",
+        "vc": "b436b2",
+        "jobid": "application_2",
+        "user": "u2",
+        "attempts": [
+            {
+                "start_time": "2017-10-07 02:00:00",
+                "end_time": "2017-10-07 02:10:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0"]}, {"ip": "m2", "gpus": ["gpu0"]}],
+            }
+        ],
+        "submitted_time": "2017-10-07 01:50:00",
+    },
+    {
+        "status": "Killed",
+        "vc": "b436b2",
+        "jobid": "application_3",
+        "user": "u2",
+        "attempts": [],
+        "submitted_time": "2017-10-07 03:00:00",
+    },
+    {
+        "status": "Pass",
+        "vc": "b436b2",
+        "jobid": "application_4",
+        "user": "u3",
+        "attempts": [
+            {"start_time": "2017-10-07 04:00:00", "end_time": None, "detail": [{"ip": "m3", "gpus": ["gpu0"]}]}
+        ],
+        "submitted_time": "2017-10-07 04:00:00",
+    },
 ]
 
 HELIOS = """job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue
@@ -57,16 +92,22 @@ ACME = """job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time
 5778469,u5907,1,8,128,Other,COMPLETED,2023-03-01 00:23:58+08:00,2023-03-01 00:24:11+08:00,2023-03-01 01:09:04+08:00,2693,13,21544.0
 """
 
-PAI_JOB = ("4b3f04b66a525d2df903eb16,8cb3bec20d6ce8b6f0c6b3d1e7bd4a5b2f1e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f,"
-           "58540f191766,Terminated,4550879.0,4551416.0\n"
-           "4f057009a5d481acec67b088,aa11,58540f191766,Failed,1739150.0,1739200.0\n"
-           "5f057009a5d481acec67b088,bb22,68540f191766,Running,1739150.0,\n")
-PAI_TASK = ("4b3f04b66a525d2df903eb16,worker,2.0,Terminated,4550880.0,4551416.0,600.0,29.296875,100.0,V100\n"
-            "4b3f04b66a525d2df903eb16,ps,1.0,Terminated,4550879.0,4551416.0,600.0,29.296875,0.0,V100\n"
-            "4f057009a5d481acec67b088,tensorflow,1.0,Terminated,1739162.0,1739200.0,600.0,29.296875,50.0,MISC\n"
-            "5f057009a5d481acec67b088,tensorflow,1.0,Running,1739162.0,,600.0,29.296875,50.0,MISC\n")
-PAI_GROUP = ("8cb3bec20d6ce8b6f0c6b3d1e7bd4a5b2f1e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f,58540f191766,V100,"
-             "g1,bert\naa11,58540f191766,,g2,\n")
+PAI_JOB = (
+    "4b3f04b66a525d2df903eb16,8cb3bec20d6ce8b6f0c6b3d1e7bd4a5b2f1e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f,"
+    "58540f191766,Terminated,4550879.0,4551416.0\n"
+    "4f057009a5d481acec67b088,aa11,58540f191766,Failed,1739150.0,1739200.0\n"
+    "5f057009a5d481acec67b088,bb22,68540f191766,Running,1739150.0,\n"
+)
+PAI_TASK = (
+    "4b3f04b66a525d2df903eb16,worker,2.0,Terminated,4550880.0,4551416.0,600.0,29.296875,100.0,V100\n"
+    "4b3f04b66a525d2df903eb16,ps,1.0,Terminated,4550879.0,4551416.0,600.0,29.296875,0.0,V100\n"
+    "4f057009a5d481acec67b088,tensorflow,1.0,Terminated,1739162.0,1739200.0,600.0,29.296875,50.0,MISC\n"
+    "5f057009a5d481acec67b088,tensorflow,1.0,Running,1739162.0,,600.0,29.296875,50.0,MISC\n"
+)
+PAI_GROUP = (
+    "8cb3bec20d6ce8b6f0c6b3d1e7bd4a5b2f1e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f,58540f191766,V100,"
+    "g1,bert\naa11,58540f191766,,g2,\n"
+)
 
 
 def write(tmp_path, name, text):
@@ -114,8 +155,14 @@ def test_acme(tmp_path):
 
 
 def test_pai_plain_and_tar_gz(tmp_path):
-    jp, tp, gp = (write(tmp_path, n, t) for n, t in (("pai_job_table.csv", PAI_JOB), ("pai_task_table.csv", PAI_TASK),
-                                                       ("pai_group_tag_table.csv", PAI_GROUP)))
+    jp, tp, gp = (
+        write(tmp_path, n, t)
+        for n, t in (
+            ("pai_job_table.csv", PAI_JOB),
+            ("pai_task_table.csv", PAI_TASK),
+            ("pai_group_tag_table.csv", PAI_GROUP),
+        )
+    )
     df = load_pai(jp, tp, gp).set_index("job_id")
     r = df.loc["4b3f04b66a525d2df903eb16"]
     # workers 2 x 100% GPU + ps 0 -> 2 GPUs; duration = end - earliest task start = 537; queue 0
@@ -163,24 +210,30 @@ def test_detect_and_unknown(tmp_path):
         load_trace("nope")
 
 
-@pytest.mark.parametrize("text, msg", [
-    (HELIOS.replace(",36848,", ",abc,"), "'duration' column of the helios trace must be numeric; row 1 has 'abc'"),
-    (HELIOS.replace("2020-06-09 18:41:27,2020", "yesterday,2020"), "'submit_time' column"),
-    (HELIOS.replace("gpu_num", "gpus"), r"missing column\(s\) \['gpu_num'\]"),
-    (HELIOS.replace(",4,16,", ",1.5,16,"), "'gpu_num' must be a whole number"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        (HELIOS.replace(",36848,", ",abc,"), "'duration' column of the helios trace must be numeric; row 1 has 'abc'"),
+        (HELIOS.replace("2020-06-09 18:41:27,2020", "yesterday,2020"), "'submit_time' column"),
+        (HELIOS.replace("gpu_num", "gpus"), r"missing column\(s\) \['gpu_num'\]"),
+        (HELIOS.replace(",4,16,", ",1.5,16,"), "'gpu_num' must be a whole number"),
+        ("", "empty"),
+    ],
+)
 def test_helios_malformed(tmp_path, text, msg):
     with pytest.raises(TraceFormatError, match=msg):
         load_helios(write(tmp_path, "bad.csv", text))
 
 
-@pytest.mark.parametrize("obj, msg", [
-    ({"jobs": []}, "JSON list"),
-    ([{"status": "Pass"}], "must be an object with 'jobid'"),
-    ([dict(PHILLY[1], submitted_time="07/10/2017")], "'submitted_time' of Philly job 'application_2'"),
-    ([dict(PHILLY[1], attempts="none")], "'attempts' of Philly job"),
-])
+@pytest.mark.parametrize(
+    "obj, msg",
+    [
+        ({"jobs": []}, "JSON list"),
+        ([{"status": "Pass"}], "must be an object with 'jobid'"),
+        ([dict(PHILLY[1], submitted_time="07/10/2017")], "'submitted_time' of Philly job 'application_2'"),
+        ([dict(PHILLY[1], attempts="none")], "'attempts' of Philly job"),
+    ],
+)
 def test_philly_malformed(tmp_path, obj, msg):
     with pytest.raises(TraceFormatError, match=msg):
         load_philly(write(tmp_path, "bad.json", json.dumps(obj)))
@@ -194,15 +247,20 @@ def test_pai_malformed(tmp_path):
     with pytest.raises(TraceFormatError, match="has 6 columns"):
         load_pai(jp, tp)
     jp = write(tmp_path, "j2.csv", PAI_JOB.replace("4550879.0", "soon"))
-    with pytest.raises(TraceFormatError, match="'start_time' column of the PAI job table trace must be numeric; row 1 has 'soon'"):
+    with pytest.raises(
+        TraceFormatError, match="'start_time' column of the PAI job table trace must be numeric; row 1 has 'soon'"
+    ):
         load_pai(jp, tp)
     with pytest.raises(DataNotFoundError, match="does not exist"):
         load_pai(tmp_path / "missing.csv", tp)
 
 
 @settings(max_examples=30)
-@given(col=st.sampled_from(["cpu_milli", "num_gpu", "creation_time", "deletion_time", "scheduled_time"]),
-       junk=st.text(alphabet="abcxyz!?", min_size=1, max_size=5), row=st.integers(0, 2))
+@given(
+    col=st.sampled_from(["cpu_milli", "num_gpu", "creation_time", "deletion_time", "scheduled_time"]),
+    junk=st.text(alphabet="abcxyz!?", min_size=1, max_size=5),
+    row=st.integers(0, 2),
+)
 def test_openb_malformed_cells_named(tmp_path_factory, col, junk, row):
     raw = pd.read_csv(SHIPPED / "alibaba-gpu-2023-openb" / "sample.csv", nrows=3, dtype=str)
     raw.loc[row, col] = junk
@@ -213,13 +271,17 @@ def test_openb_malformed_cells_named(tmp_path_factory, col, junk, row):
 
 
 @settings(max_examples=30)
-@given(gpus=st.lists(st.integers(0, 16), min_size=1, max_size=8), durs=st.lists(st.integers(-5, 10**6), min_size=8,
-                                                                                 max_size=8))
+@given(
+    gpus=st.lists(st.integers(0, 16), min_size=1, max_size=8),
+    durs=st.lists(st.integers(-5, 10**6), min_size=8, max_size=8),
+)
 def test_helios_roundtrip_property(tmp_path_factory, gpus, durs):
     lines = ["job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue"]
     for i, g in enumerate(gpus):
-        lines.append(f"{i},u,vc,{g},1,1,COMPLETED,2020-06-09 18:41:{i:02d},2020-06-09 18:41:{i:02d},"
-                     f"2020-06-09 18:41:{i:02d},{durs[i]},0")
+        lines.append(
+            f"{i},u,vc,{g},1,1,COMPLETED,2020-06-09 18:41:{i:02d},2020-06-09 18:41:{i:02d},"
+            f"2020-06-09 18:41:{i:02d},{durs[i]},0"
+        )
     p = tmp_path_factory.mktemp("h") / "log.csv"
     p.write_text("\n".join(lines) + "\n")
     keep = [i for i, g in enumerate(gpus) if g >= 1 and durs[i] > 0]

@@ -29,13 +29,18 @@ def test_gpu_exclusive_failing_cases():
     v = list(check_gpu_exclusive(inst, s))
     assert len(v) == 1 and "GPU 1 of server 0" in v[0].message and v[0].time == 1
     s = Schedule({0: [Segment(0, 2, {0: 1}, gpu_ids={0: (5,)})]})  # GPU 5 of a 2-GPU server
-    assert "GPUs 0..1" in list(check_gpu_exclusive(inst, s))[0].message
+    assert "GPUs 0..1" in next(iter(check_gpu_exclusive(inst, s))).message
     s = Schedule({0: [Segment(0, 2, {0: 1})]})  # no ids: passes, unless ids are required
     assert not list(check_gpu_exclusive(inst, s))
-    assert "does not name its GPUs" in list(gpu_exclusive_check(require_ids=True)(inst, s))[0].message
+    assert "does not name its GPUs" in next(iter(gpu_exclusive_check(require_ids=True)(inst, s))).message
     # back to back on one GPU is fine; the verifier runs the check for every cluster kind
-    s = Schedule({0: [Segment(0, 1, {0: 1}, gpu_ids={0: (0,)})], 1: [Segment(1, 2, {0: 1}, gpu_ids={0: (0,)})],
-                  2: [Segment(0, 1, {0: 1}, gpu_ids={0: (1,)})]})
+    s = Schedule(
+        {
+            0: [Segment(0, 1, {0: 1}, gpu_ids={0: (0,)})],
+            1: [Segment(1, 2, {0: 1}, gpu_ids={0: (0,)})],
+            2: [Segment(0, 1, {0: 1}, gpu_ids={0: (1,)})],
+        }
+    )
     rep = verify(inst, s)
     assert not [x for x in rep.violations if x.label == "gpu_exclusive"], rep.summary()
 
@@ -69,7 +74,7 @@ def test_random_feasible_schedule_passes_and_moving_a_segment_onto_a_busy_gpu_fa
     a = data.draw(st.sampled_from(sorted(segs)))
     b = data.draw(st.sampled_from([j for j in sorted(segs) if j != a]))
     sa, sb = segs[a][0], segs[b][0]
-    (m, ids_a), = sa.gpu_ids.items()
+    ((m, ids_a),) = sa.gpu_ids.items()
     k = len(sb.gpu_ids[next(iter(sb.gpu_ids))])
     g = inst.cluster.gpus[m]
     others = [x for x in range(g) if x != ids_a[0]][: k - 1]

@@ -11,8 +11,11 @@ from optsched.rigid import list_schedule
 from optsched.verify import verify, verify_result
 from tests.strategies import rigid_instances
 
-INST = Instance(Cluster.homogeneous(2, 2), [Job(0, work=2, gpus=2, arrival=1), Job(1, work=1, gpus=1),
-                                            Job(2, work=3, gpus=1, single_server=True)], name="v")
+INST = Instance(
+    Cluster.homogeneous(2, 2),
+    [Job(0, work=2, gpus=2, arrival=1), Job(1, work=1, gpus=1), Job(2, work=3, gpus=1, single_server=True)],
+    name="v",
+)
 
 
 def good() -> Schedule:

@@ -49,13 +49,16 @@ def test_a_resource_no_server_declares():
         Instance(inst.cluster, [Job(0, work=1, gpus=1, resources={"ram": 1})])
 
 
-@pytest.mark.parametrize(("placement", "words"), [
-    ({0: {"gpus": 0}}, "uses nothing"),
-    ({0: {"gpus": 1, "cpu": -1}}, "cpu"),
-    ({0: {"gpus": 1, "cpu": float("nan")}}, "cpu"),
-    ({0: {"gpus": 1, "cpu": float("inf")}}, "cpu"),
-    ({0: {"gpus": -1}}, "gpus"),
-])
+@pytest.mark.parametrize(
+    ("placement", "words"),
+    [
+        ({0: {"gpus": 0}}, "uses nothing"),
+        ({0: {"gpus": 1, "cpu": -1}}, "cpu"),
+        ({0: {"gpus": 1, "cpu": float("nan")}}, "cpu"),
+        ({0: {"gpus": 1, "cpu": float("inf")}}, "cpu"),
+        ({0: {"gpus": -1}}, "gpus"),
+    ],
+)
 def test_bad_resource_vectors_are_refused(placement, words):
     with pytest.raises(InvalidScheduleError, match=words):
         Segment(0, 1, placement)
@@ -70,8 +73,10 @@ def test_bad_gpu_ids_are_refused():
         Segment(0, 1, {0: 2}, gpu_ids={0: (-1, 0)})
 
 
-@given(st.lists(st.tuples(st.floats(0, 50), st.floats(0.5, 20), st.floats(0, 8)), min_size=1, max_size=6),
-       st.integers(0, 5))
+@given(
+    st.lists(st.tuples(st.floats(0, 50), st.floats(0.5, 20), st.floats(0, 8)), min_size=1, max_size=6),
+    st.integers(0, 5),
+)
 def test_random_feasible_schedules_pass_and_one_excess_fails(jobs, victim):
     """Jobs run one after another on the GPU server with a parameter server beside it using <= 8
     CPUs: feasible. Then one job's PS use is raised above what the server has: infeasible."""

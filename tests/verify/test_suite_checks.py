@@ -6,8 +6,9 @@ from optsched.verify.suite import check_algorithm, check_exact_is_lower, check_o
 
 
 def _res(obj, status=Status.OPTIMAL, name="rigid-exact[highs]"):
-    return Result(algorithm=name, instance="i", objective=obj, objective_name="total_weighted_completion_time",
-                  status=status)
+    return Result(
+        algorithm=name, instance="i", objective=obj, objective_name="total_weighted_completion_time", status=status
+    )
 
 
 def test_exact_is_lower_and_optimal_fail_when_they_should():
