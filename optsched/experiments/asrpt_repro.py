@@ -321,5 +321,33 @@ def main(argv=None) -> int:  # pragma: no cover
     return 0
 
 
+def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool = False) -> None:
+    """``optsched reproduce asrpt-fig6-9``: the four tables (mean over seeds; total JCT in hours),
+    and the paper's claims beside them (``claims``). ``quick``: 1 seed, 60 jobs per point."""
+    import pandas as pd
+
+    n = seeds if seeds is not None else (1 if quick else 3)
+    res = reproduce_seeds(list(range(n)), quick=quick)
+    for k, df in res.items():
+        save(k, df.reset_index())
+    save("claims", pd.DataFrame({"figure": list(PAPER_CLAIMS), "paper": list(PAPER_CLAIMS.values())}))
+
+
+def _register() -> None:
+    from optsched.experiments.registry import register_reproduction
+
+    register_reproduction(
+        "asrpt-fig6-9",
+        run,
+        paper="asrpt",
+        quick_seconds=60,
+        description="Fig. 6-9 trends of paper 000 (A-SRPT vs SPJF/SPWF/WCS-*: jobs, single-GPU share, NIC, "
+        "predictors) on a small PAI-like cluster, the paper's claims beside them",
+    )
+
+
+_register()
+
+
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
