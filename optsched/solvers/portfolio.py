@@ -260,7 +260,9 @@ class _Portfolio:
         from multiprocessing.connection import wait
 
         ctx = mp.get_context("fork")
-        procs, conns, rows = {}, {}, {}
+        procs: dict[str, Any] = {}
+        conns: dict[Any, str] = {}
+        rows: dict[str, dict] = {}
         for m in members:
             recv, send = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, args=(m, self._member_options(em, m, options, 1), self.decode_one, send),
@@ -276,13 +278,15 @@ class _Portfolio:
             if not ready:
                 break
             for c in ready:
-                name = conns.pop(c)
+                conn: Any = c
+                name = conns.pop(conn)
                 try:
-                    rows[name] = _with_kind_bound(c.recv(), next(m for m in members if m.name == name), self.maximize)
+                    rows[name] = _with_kind_bound(conn.recv(), next(m for m in members if m.name == name),
+                                                  self.maximize)
                 except EOFError:
                     rows[name] = {"error": f"the {name} process ended without a result "
                                            f"(exit code {procs[name].exitcode})"}
-                c.close()
+                conn.close()
             if conns and self._closed(em, rows, options):
                 break
         for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
@@ -306,11 +310,11 @@ class _Portfolio:
         bnds = {n: r["kind_bound"] for n, r in rows.items() if r.get("kind_bound") is not None}
         table = {}
         for n, r in rows.items():
-            table[n] = {"status": r.get("status").value if isinstance(r.get("status"), Status) else
-                        ("stopped" if r.get("stopped") else "error"),
+            st = r.get("status")
+            table[n] = {"status": st.value if isinstance(st, Status) else ("stopped" if r.get("stopped") else "error"),
                         "objective": self._obj(r) if n in sols else None, "bound": r.get("kind_bound"),
                         "runtime": r.get("runtime"), "message": r.get("message") or r.get("error")}
-        info: dict[str, Any] = em.info  # type: ignore[assignment]  (a dict: run_exact copies it after the solve)
+        info: Any = em.info  # the dict built by build(): run_exact copies it after the solve
         info["portfolio"] = table
         errors = {n: r["error"] for n, r in rows.items() if "error" in r}
         if not sols and not bnds and errors and len(errors) == len(rows):
@@ -400,4 +404,4 @@ def _private_locks() -> None:
 
     deps = sys.modules.get("pyomo.common.dependencies")
     if deps is not None and hasattr(deps, "capture_output_lock"):
-        deps.capture_output_lock = threading.Lock()
+        setattr(deps, "capture_output_lock", threading.Lock())  # noqa: B010 - the attribute is not typed
