@@ -223,5 +223,5 @@ def test_the_suite_covers_the_papers_with_exact_models():
     every case vacuous)."""
     covered = {(p.values[0], p.values[1]) for p in _cases() if p.values[1] is not None}
     for key, model in (("rigid", "time_indexed"), ("rigid", "interval_cpsat"), ("asrpt", "problem8"),
-                       ("asrpt", "placement"), ("sojourn", "lop")):
+                       ("asrpt", "placement"), ("sojourn", "lop"), ("rarddls", "milp")):
         assert (key, model) in covered

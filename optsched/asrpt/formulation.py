@@ -30,10 +30,12 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
 
-__all__ = ["Pattern", "Problem8Variables", "Problem8TimeIndexedVariables", "job_patterns", "best_split", "horizon_slots", "build_problem8", "build_problem8_cpsat",
-           "build_problem8_ti_cpsat", "build_problem8_pyomo", "build_problem8_cpsat_ti", "OBJ_SCALE"]
+__all__ = ["Pattern", "Problem8Variables", "Problem8TimeIndexedVariables", "job_patterns", "best_split",
+           "horizon_slots", "build_problem8", "build_problem8_cpsat", "build_problem8_ti_cpsat", "energy_rows",
+           "build_problem8_pyomo", "build_problem8_cpsat_ti", "OBJ_SCALE"]
 
-#: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it; error <= 0.5/OBJ_SCALE slot per job).
+#: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it;
+#: error <= 0.5/OBJ_SCALE slot per job).
 OBJ_SCALE = 10_000
 
 
@@ -157,13 +159,50 @@ class Problem8TimeIndexedVariables:
         return cls(x=model.x, patterns=model.patterns, horizon=model.horizon)
 
 
-def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None,
-                         max_size: int | None = None) -> tuple[Any, Problem8Variables]:
+def energy_rows(instance: AsrptInstance, patterns: dict) -> list[tuple[list[int], list[int], int]]:
+    """The energy (area) rows of Problem (8) (``formulations/asrpt.md#problem-8-bounds``) as
+    ``(jobs, coefficients, rhs)``: ``sum_k coefficients[k] * t_{jobs[k]} >= rhs`` on the start slots.
+
+    Job i holds g_i GPUs for at least d_i = min_a d_{i,a} slots from t_i; shrinking every run to
+    its first d_i slots keeps a feasible packing on the G = M g GPUs, so with e_i = g_i d_i and
+    r = min_{i in S} t^min_i: sum_{i in S} e_i (t_i + d_i / 2) >= e(S) r + e(S)^2 / (2G), i.e.
+    sum_{i in S} 2 e_i t_i >= ceil(2 e(S) r + e(S)^2 / G - sum_{i in S} e_i d_i). Rows: for every
+    distinct earliest start r, the nested prefixes of {i : t^min_i >= r} by increasing e_i (Smith's
+    order for unit weights)."""
+    jobs = instance.jobs
+    n, G = len(jobs), instance.G
+    r = [arrival_slot(j, instance) for j in jobs]
+    dmin = [min(p.slots for p in patterns[j.id]) for j in jobs]
+    e = [jobs[i].gpus * dmin[i] for i in range(n)]
+    out = []
+    for r0 in sorted(set(r)):
+        S = sorted((i for i in range(n) if r[i] >= r0), key=lambda i: (e[i], r[i], i))
+        area = area_d = 0
+        for k, i in enumerate(S):
+            area += e[i]
+            area_d += e[i] * dmin[i]
+            rhs = -(-(2 * area * r0 * G + area * area - area_d * G) // G)  # exact integer ceil
+            if rhs > sum(2 * e[q] * r[q] for q in S[:k + 1]):  # implied by the releases otherwise
+                out.append((S[:k + 1], [2 * e[q] for q in S[:k + 1]], rhs))
+    return out
+
+
+def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None,
+                         energy: bool = True,
+                         objective_lower_bound: int | None = None) -> tuple[Any, Problem8Variables]:
     """CP-SAT model of Problem (8): returns ``(model, variables)`` (:class:`Problem8Variables`).
 
     Objective: sum_i (slot * t_i + n_i alpha_i(p)) in units of slot / OBJ_SCALE. Constraints are
     named after the labels of ``formulations/asrpt.md`` (``one_pattern_per_job``, ``horizon``,
-    ``capacity``, ``cluster_capacity``).
+    ``capacity``, ``cluster_capacity``, ``energy``, ``objective_bound``).
+
+    Parameters
+    ----------
+    energy : bool
+        Add the energy (area) rows (:func:`energy_rows`), named ``energy``.
+    objective_lower_bound : int, optional
+        A proven lower bound on the objective in model units (e.g. from the LP relaxation of
+        the time-indexed model), added as the row ``objective_bound``.
     """
     from optsched.solvers import new_cp_model
 
@@ -206,7 +245,13 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
             m.add_cumulative(per_server[k], demands[k], g).with_name("capacity")
     if all_iv:  # redundant: the whole cluster
         m.add_cumulative(all_iv, all_dem, instance.G).with_name("cluster_capacity")
-    m.minimize(sum(obj))
+    if energy:
+        for idx, coef, rhs in energy_rows(instance, pats):
+            m.add(sum(c * start[i] for c, i in zip(coef, idx, strict=True)) >= rhs).with_name("energy")
+    objective = sum(obj)
+    if objective_lower_bound is not None:
+        m.add(objective >= int(objective_lower_bound)).with_name("objective_bound")
+    m.minimize(objective)
     return m, Problem8Variables(start=start, use=use, interval=intervals, patterns=pats, horizon=T)
 
 

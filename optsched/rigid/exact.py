@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import replace
 
 from optsched.core.instance import Instance
@@ -15,14 +17,15 @@ from optsched.rigid.formulation import (
     TimeIndexedVariables,
     build_interval_cpsat,
     build_time_indexed,
+    slot_data,
 )
 from optsched.rigid.sgs import decode_placements
-from optsched.solvers import SolveOptions
+from optsched.solvers import SolveOptions, SolveResult, solve_cpsat
 from optsched.solvers.exact import ExactModel, run_exact
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 
 __all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact",
-           "warm_start_exact", "best_heuristic"]
+           "warm_start_exact", "best_heuristic", "lp_relaxation_bound"]
 
 OBJECTIVE = "total_weighted_completion_time"
 
@@ -76,21 +79,96 @@ def _integral_weights(instance: Instance) -> bool:
     return all(abs(j.weight - round(j.weight)) < 1e-12 for j in getattr(instance, "jobs", ()))
 
 
+#: Share of the time limit the LP relaxation of the CP-SAT path may take (at most LP_MAX_SECONDS).
+LP_SHARE, LP_MAX_SECONDS = 0.25, 30.0
+
+
+def lp_relaxation_bound(instance: Instance, *, horizon_slots: int | None = None,
+                        time_limit: float | None = LP_MAX_SECONDS) -> float | None:
+    """The LP relaxation value of the time-indexed model (T1), (T2), (T5) in the kind's units
+    (seconds times weights): a lower bound on the optimum.
+
+    It is solved on the aggregated model (every job may span servers): that model is a relaxation
+    of the per-server one ((T4) summed over the servers gives (T2)), so its LP value is a valid
+    bound also with single-server jobs; it equals the per-server model's LP value when every
+    server fits every job (measured: the same value on n30-4x4, n40-4x4, n50-4x8, 6-27x faster).
+    ``None`` if HiGHS does not prove the LP optimal within ``time_limit`` seconds.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> inst = optsched.load_instance(optsched.toy_path("rigid-2x2-five"))
+    >>> round(lp_relaxation_bound(inst), 6) <= 19.0
+    True
+    """
+    import dataclasses
+    import warnings
+
+    import pyomo.environ as pyo
+
+    from optsched.core.result import Status
+    from optsched.exceptions import SolverLimitWarning
+    from optsched.solvers import solve_pyomo
+
+    check_kind(instance, "rigid", "lp_relaxation_bound")
+    spanning = instance.replace(jobs=[dataclasses.replace(j, single_server=False) for j in instance.jobs])
+    model = build_time_indexed(spanning, horizon_slots=horizon_slots)
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverLimitWarning)
+        sr = solve_pyomo(model, "highs", SolveOptions(time_limit=time_limit, threads=1))
+    if sr.status != Status.OPTIMAL or sr.objective is None:
+        return None
+    return float(sr.objective) * instance.slot
+
+
+def _lp_budget(options: SolveOptions) -> float:
+    tl = options.time_limit
+    return LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl))
+
+
+def _cpsat_with_lp(em: ExactModel, options: SolveOptions) -> SolveResult:
+    """CP-SAT within what is left of the time limit after the LP; the bound at least the LP's."""
+    import dataclasses
+
+    spent, lp_row = em.info.get("lp_time", 0.0), em.info.get("lp_row")
+    if options.time_limit is not None:
+        options = options.replace(time_limit=max(0.1, float(options.time_limit) - spent))
+    sr = solve_cpsat(em.model, options)
+    if lp_row is not None and sr.bound is not None and sr.bound < lp_row:
+        sr = dataclasses.replace(sr, bound=float(lp_row))
+    return sr
+
+
 def build_exact(instance: Instance, backend: str, options: SolveOptions, *, horizon_slots: int | None = None,
                 max_size: int | None = None) -> ExactModel:
-    """The model :func:`solve_exact` solves: (C1)-(C4) for ``cpsat``, else (T1)-(T5).
+    """The model :func:`solve_exact` solves: (C1)-(C4) with the energy rows (E) for ``cpsat``,
+    else (T1)-(T5).
 
     Both minimise total weighted completion time in slots (``scale`` = slot length); with
     integer weights that is an integer, so ``step`` = one slot length (see
-    :mod:`optsched.solvers.exact`)."""
+    :mod:`optsched.solvers.exact`). For ``cpsat`` the LP relaxation of the time-indexed model
+    (:func:`lp_relaxation_bound`, at most a quarter of the time limit, taken from CP-SAT's) is
+    solved first: ``info["lp_bound"]`` (seconds), added to the CP-SAT model as the row
+    ``objective_bound`` (rounded up to a whole slot) and never above the reported bound."""
     step = instance.slot if _integral_weights(instance) else None
     handles: IntervalVariables | TimeIndexedVariables
+    info: dict = {}
+    solve = None
     if backend == "cpsat":
-        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+        slot_data(instance, horizon_slots)  # refuse bad data before the LP
+        t0 = time.perf_counter()
+        lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=_lp_budget(options))
+        row = None if lp is None else math.ceil(lp / instance.slot - 1e-6 * max(1.0, abs(lp / instance.slot)))
+        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size,
+                                              objective_lower_bound=row)
+        info.update(lp_bound=lp, lp_row=row, lp_time=time.perf_counter() - t0,
+                    energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
+        solve = _cpsat_with_lp
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
         handles = TimeIndexedVariables.of(model)
-    em = ExactModel(model, handles, scale=instance.slot, step=step)
+    em = ExactModel(model, handles, scale=instance.slot, step=step, info=info, solve=solve)
     return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
 
 
@@ -104,8 +182,8 @@ def _starts_of(instance: Instance, schedule: Schedule, T: int) -> list[tuple[int
                                        f"rigid models need one run per job.")
         t = segs[0].start / instance.slot
         if abs(t - round(t)) > 1e-9 or not 0 <= round(t) <= T - round(job.work / instance.slot):
-            raise InvalidScheduleError(f"The initial schedule starts job {job.id!r} at {segs[0].start!r} s, not a whole "
-                                       f"slot within the model's horizon of {T} slots of {instance.slot} s.")
+            raise InvalidScheduleError(f"The initial schedule starts job {job.id!r} at {segs[0].start!r} s, not a "
+                                       f"whole slot within the model's horizon of {T} slots of {instance.slot} s.")
         out.append((int(round(t)), {int(k): int(v) for k, v in segs[0].placement.items()}))
     return out
 

@@ -21,7 +21,7 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers.size import check_model_size
 
 __all__ = ["SlotData", "slot_data", "TimeIndexedVariables", "IntervalVariables", "build_time_indexed",
-           "build_interval_cpsat", "build_cpsat"]
+           "build_interval_cpsat", "build_cpsat", "energy_rows"]
 
 
 @dataclass(frozen=True)
@@ -181,13 +181,50 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     return m
 
 
-def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None,
-                         max_size: int | None = None) -> tuple[Any, IntervalVariables]:
-    """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4).
+def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
+    """The energy (area) inequalities (E) of ``formulations/rigid.md`` as ``(jobs, coefficients, rhs)``:
+    ``sum_k coefficients[k] * s_{jobs[k]} >= rhs`` with s_j the start slot.
+
+    For a set S of jobs released at or after r, with areas e_j = g_j p_j (GPU-slots) on the G
+    GPUs of the cluster, the GPU-usage profile u(t) <= G of S gives
+    sum_{j in S} e_j (s_j + p_j / 2) = integral of t u(t) dt >= e(S) r + e(S)^2 / (2G);
+    times 2, integer: sum_{j in S} 2 e_j s_j >= ceil(2 e(S) r + e(S)^2 / G - sum_{j in S} e_j p_j).
+    Rows: for every distinct release r, the nested prefixes of S_r = {j : r_j >= r} in Smith's
+    order (largest w_j / e_j first; ties by release, index): the sets whose rows are tight at the
+    optimum of the relaxation min sum_j w_j C_j over these rows. O(n * releases) rows."""
+    n, G = d.n, sum(d.G)
+    e = [d.g[j] * d.p[j] for j in range(n)]
+    out = []
+    for r in sorted(set(d.r)):
+        S = sorted((j for j in range(n) if d.r[j] >= r), key=lambda j: (-d.w[j] / e[j], d.r[j], j))
+        area = area_p = 0
+        for k, j in enumerate(S):
+            area += e[j]
+            area_p += e[j] * d.p[j]
+            rhs = -(-(2 * area * r * G + area * area - area_p * G) // G)  # exact integer ceil
+            if rhs > sum(2 * e[i] * d.r[i] for i in S[:k + 1]):  # implied by the releases otherwise
+                out.append((S[:k + 1], [2 * e[i] for i in S[:k + 1]], rhs))
+    return out
+
+
+def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None,
+                         energy: bool = True,
+                         objective_lower_bound: int | None = None) -> tuple[Any, IntervalVariables]:
+    """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4), with the energy rows (E).
+
+    Parameters
+    ----------
+    energy : bool
+        Add the energy (area) inequalities (E) (:func:`energy_rows`), named ``energy``: valid
+        for every schedule; they give CP-SAT's LP relaxation a bound beyond sum_j w_j (r_j + p_j).
+    objective_lower_bound : int, optional
+        A proven lower bound on (C4) (e.g. the LP relaxation of the time-indexed model, rounded
+        up), added as the row ``objective_bound``.
 
     Returns ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
     (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the labels
-    of the markdown (``one_server``, ``split_demand``, ``capacity``, ``cluster_capacity``).
+    of the markdown (``one_server``, ``split_demand``, ``capacity``, ``cluster_capacity``,
+    ``energy``, ``objective_bound``).
     """
     from ortools.sat.python import cp_model
 
@@ -221,7 +258,13 @@ def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None
         model.add_cumulative(ivs, [alloc[j][srv] for j in range(n)], d.G[srv]).with_name("capacity")
     # (C3) redundant whole-cluster cumulative (stronger propagation)
     model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
-    model.minimize(sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n)))  # (C4)
+    if energy:  # (E) energy (area) rows on the whole cluster
+        for jobs, coef, rhs in energy_rows(d):
+            model.add(sum(c * start[j] for c, j in zip(coef, jobs, strict=True)) >= rhs).with_name("energy")
+    objective = sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n))
+    if objective_lower_bound is not None:
+        model.add(objective >= int(objective_lower_bound)).with_name("objective_bound")
+    model.minimize(objective)  # (C4)
     return model, IntervalVariables(start=start, interval=ivs, on=on, alloc=alloc, data=d)
 
 

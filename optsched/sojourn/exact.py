@@ -266,7 +266,8 @@ def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy
     Uncertified: :func:`solve_exact` is the certified entry point."""
     sr, out = _legacy(_highs_model(pc, cycles, solver, max_rounds), pc, options, write_model)
     raw = sr.raw if isinstance(sr.raw, dict) else {}
-    out.update(rounds=raw.get("rounds", 0), rows=raw.get("rows", 0), proven=raw.get("proven", sr.status == Status.OPTIMAL))
+    out.update(rounds=raw.get("rounds", 0), rows=raw.get("rows", 0),
+               proven=raw.get("proven", sr.status == Status.OPTIMAL))
     return out
 
 

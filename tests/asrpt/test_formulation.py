@@ -1,4 +1,5 @@
-"""formulations/asrpt.md documents every verifier label of kind asrpt (model labels: tests/test_formulation_labels.py)."""
+"""formulations/asrpt.md documents every verifier label of kind asrpt
+(model labels: tests/test_formulation_labels.py)."""
 
 from pathlib import Path
 

@@ -1,5 +1,5 @@
-"""formulations/sojourn.md is the spec: the model's value equals the evaluator; builders take the instance or its pair costs
-(the labels: tests/test_formulation_labels.py)."""
+"""formulations/sojourn.md is the spec: the model's value equals the evaluator; builders take the
+instance or its pair costs (the labels: tests/test_formulation_labels.py)."""
 
 from __future__ import annotations
 

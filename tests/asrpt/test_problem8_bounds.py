@@ -1,0 +1,67 @@
+"""Stronger bounds of Problem (8) (issue 12 item 3): the energy rows hold for every grid schedule,
+the LP relaxation of the time-indexed model is a valid bound, CP-SAT reports at least it."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.asrpt import toy_instance
+from optsched.asrpt.exact import grid_list_schedule, lp_relaxation_bound, solve_exact
+from optsched.asrpt.formulation import energy_rows, job_patterns
+from optsched.asrpt.generate import random_instance
+from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+
+OPT = SolveOptions(threads=1, time_limit=30)
+
+
+def _small(n, seed):
+    return random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0,
+                           arrival_rate=1.0)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 6), perm=st.randoms(use_true_random=False))
+def test_energy_rows_hold_for_every_grid_schedule(seed, n, perm):
+    inst = _small(n, seed)
+    pats = {j.id: job_patterns(j, inst) for j in inst.jobs}
+    order = [j.id for j in inst.jobs]
+    perm.shuffle(order)
+    sched = grid_list_schedule(inst, order, pats)
+    t = [round(sched.segments(j.id)[0].start / inst.slot) for j in inst.jobs]
+    for idx, coef, rhs in energy_rows(inst, pats):
+        assert sum(c * t[i] for c, i in zip(coef, idx, strict=True)) >= rhs
+
+
+def test_energy_rows_bind_on_a_full_cluster():
+    """Many jobs on few GPUs: some row is beyond what the releases imply (else the rows add nothing)."""
+    inst = random_instance(12, n_servers=2, gpus_per_server=2, seed=3, mean_slots=3.0, arrival_rate=5.0)
+    pats = {j.id: job_patterns(j, inst) for j in inst.jobs}
+    assert energy_rows(inst, pats)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
+def test_lp_bound_below_the_optimum_and_cpsat_bound_at_least_it(seed, n):
+    inst = _small(n, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = solve_exact(inst, backend="highs", options=OPT)
+        r = solve_exact(inst, backend="cpsat", options=OPT)
+    lp = lp_relaxation_bound(inst)
+    assert ref.status.value == "optimal" and lp is not None
+    assert lp <= ref.objective + 1e-6
+    assert r.info["lp_bound"] == pytest.approx(lp, rel=1e-9)
+    assert r.bound >= lp - r.info["objective_rounding"] - 2 * inst.slot / 1e4 - 1e-6
+    assert r.objective == pytest.approx(ref.objective, abs=r.info["optimality_tolerance"] + 1e-9)
+    assert verify_result(inst, r).ok
+
+
+def test_lp_is_skipped_above_the_size_cap():
+    assert lp_relaxation_bound(toy_instance(), max_nonzeros=1) is None
+    assert np.isfinite(lp_relaxation_bound(toy_instance()))
