@@ -22,9 +22,18 @@ from optsched.elastic.model import (
     WorkerType,
 )
 
-register_kind(KindSpec(KIND, ElasticInstance, schema="elastic.schema.json", objective=OBJECTIVE, sense="min",
-                       schedule_cls=ElasticSchedule, default_exact="elastic-exact",
-                       description="elastic ML jobs (PS / Ring-AllReduce), sum w_j c_j in slots (paper 001)"))
+register_kind(
+    KindSpec(
+        KIND,
+        ElasticInstance,
+        schema="elastic.schema.json",
+        objective=OBJECTIVE,
+        sense="min",
+        schedule_cls=ElasticSchedule,
+        default_exact="elastic-exact",
+        description="elastic ML jobs (PS / Ring-AllReduce), sum w_j c_j in slots (paper 001)",
+    )
+)
 
 from optsched.elastic import checks as _checks  # noqa: E402
 
@@ -54,5 +63,19 @@ from optsched.verify.suite import register_suite_instances  # noqa: E402
 
 register_suite_instances(KIND, _suite)
 
-__all__ = ["solve_exact", "solve_maxweight", "greedy", "a_maxweight", "a_online", "ElasticInstance", "ElasticJob", "ElasticSchedule", "Assignment", "WorkerType", "PsType", "KIND",
-           "OBJECTIVE", "toy_instance"]
+__all__ = [
+    "solve_exact",
+    "solve_maxweight",
+    "greedy",
+    "a_maxweight",
+    "a_online",
+    "ElasticInstance",
+    "ElasticJob",
+    "ElasticSchedule",
+    "Assignment",
+    "WorkerType",
+    "PsType",
+    "KIND",
+    "OBJECTIVE",
+    "toy_instance",
+]

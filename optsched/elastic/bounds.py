@@ -27,8 +27,9 @@ from optsched.elastic.pricing import min_cost
 __all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
 
 
-def certificate(instance: ElasticInstance, run: Any, jobs: list[int] | None = None, *, F: float | None = None
-                ) -> dict[str, Any]:
+def certificate(
+    instance: ElasticInstance, run: Any, jobs: list[int] | None = None, *, F: float | None = None
+) -> dict[str, Any]:
     """Thm 3 certificate of one A_maxweight run (see the module doc).
 
     Examples
@@ -64,13 +65,26 @@ def certificate(instance: ElasticInstance, run: Any, jobs: list[int] | None = No
                     shares.append(f / C[h, r])
     inv_log = 1.0 / math.log2(lam)
     shares = [float(x) for x in shares]
-    out = {"P": P, "D": D, "D_over_P": D / P if P > 0 else math.inf, "lambda": lam,
-           "two_log2_lambda": 2 * math.log2(lam), "two_ln_lambda": 2 * math.log(lam), "u": u,
-           "assumption_weight_ratio": {"min": min(ratios, default=None), "max": max(ratios, default=None), "F": F,
-                                       "holds": bool(ratios) and min(ratios) >= 1 - 1e-12
-                                       and max(ratios) <= F + 1e-12},
-           "assumption_small_demand": {"max_share": max(shares, default=0.0), "limit": inv_log,
-                                       "holds": bool(max(shares, default=0.0) <= inv_log + 1e-12)}}
+    out = {
+        "P": P,
+        "D": D,
+        "D_over_P": D / P if P > 0 else math.inf,
+        "lambda": lam,
+        "two_log2_lambda": 2 * math.log2(lam),
+        "two_ln_lambda": 2 * math.log(lam),
+        "u": u,
+        "assumption_weight_ratio": {
+            "min": min(ratios, default=None),
+            "max": max(ratios, default=None),
+            "F": F,
+            "holds": bool(ratios) and min(ratios) >= 1 - 1e-12 and max(ratios) <= F + 1e-12,
+        },
+        "assumption_small_demand": {
+            "max_share": max(shares, default=0.0),
+            "limit": inv_log,
+            "holds": bool(max(shares, default=0.0) <= inv_log + 1e-12),
+        },
+    }
     out["holds_log2"] = bool(out["D_over_P"] <= out["two_log2_lambda"] + 1e-9)
     out["holds_ln"] = bool(out["D_over_P"] <= out["two_ln_lambda"] + 1e-9)
     out["assumptions_hold"] = bool(out["assumption_weight_ratio"]["holds"] and out["assumption_small_demand"]["holds"])
@@ -82,8 +96,14 @@ def thm5_check(result: Any, optimum: float) -> dict[str, Any]:
     alphas = [r["alpha"] for r in result.info["rounds"]]
     a = max(alphas) if alphas else 1
     ratio = result.objective / optimum
-    return {"ratio": ratio, "alpha": a, "four_alpha": 4 * a, "holds": ratio <= 4 * a + 1e-9,
-            "alpha_offline": result.info.get("alpha_offline"), "late_jobs": result.info.get("late_jobs")}
+    return {
+        "ratio": ratio,
+        "alpha": a,
+        "four_alpha": 4 * a,
+        "holds": ratio <= 4 * a + 1e-9,
+        "alpha_offline": result.info.get("alpha_offline"),
+        "late_jobs": result.info.get("late_jobs"),
+    }
 
 
 def lemma2_check(instance: ElasticInstance, result: Any, *, options: Any = None) -> list[dict[str, Any]]:
@@ -98,10 +118,19 @@ def lemma2_check(instance: ElasticInstance, result: Any, *, options: Any = None)
         ids = set(r["J_i"])
         sub = instance.replace(jobs=tuple(j for j in instance.jobs if j.id in ids), name=f"{instance.name}-round")
         opt = solve_maxweight(sub, tau=r["tau"], options=options)
-        out.append({"round": r["round"], "tau": r["tau"], "alpha": r["alpha"], "weight": r["weight"],
-                    "opt7": opt.objective, "opt7_proven": opt.optimal, "length": r["length"],
-                    "weight_ok": r["weight"] >= opt.objective - 1e-9 if opt.optimal else None,
-                    "length_ok": r["length"] <= r["alpha"] * r["tau"]})
+        out.append(
+            {
+                "round": r["round"],
+                "tau": r["tau"],
+                "alpha": r["alpha"],
+                "weight": r["weight"],
+                "opt7": opt.objective,
+                "opt7_proven": opt.optimal,
+                "length": r["length"],
+                "weight_ok": r["weight"] >= opt.objective - 1e-9 if opt.optimal else None,
+                "length_ok": r["length"] <= r["alpha"] * r["tau"],
+            }
+        )
     return out
 
 

@@ -7,10 +7,12 @@ round ((7a) at most one schedule per job, (7b) completion by tau, no (2j)).
 
 >>> from optsched.elastic.model import ElasticInstance, ElasticSchedule, Assignment, toy_instance_dict
 >>> inst = ElasticInstance.from_dict(toy_instance_dict())
->>> good = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1}), 1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
+>>> good = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1}),
+...                         1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
 >>> violations(inst, good)
 []
->>> short = ElasticSchedule({0: Assignment(0, 9, 1, 0, 1, {0: 1}, {0: 1}), 1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
+>>> short = ElasticSchedule({0: Assignment(0, 9, 1, 0, 1, {0: 1}, {0: 1}),
+...                          1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})
 >>> [v.label for v in violations(inst, short)]
 ['2f']
 >>> evaluate_objective(inst, good, "total_weighted_completion_time")
@@ -30,13 +32,36 @@ from optsched.verify import Violation, register_check, register_evaluator
 __all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "register", "LABELS"]
 
 TOL = 1e-9
-LABELS = ("2a", "horizon", "2b", "2c", "2d", "2e", "2f", "2g", "2h", "2i", "2j", "2k", "2l", "2m", "2n", "2o",
-          "15a", "15b")
+LABELS = (
+    "2a",
+    "horizon",
+    "2b",
+    "2c",
+    "2d",
+    "2e",
+    "2f",
+    "2g",
+    "2h",
+    "2i",
+    "2j",
+    "2k",
+    "2l",
+    "2m",
+    "2n",
+    "2o",
+    "15a",
+    "15b",
+)
 
 
 def _is_nonneg_int(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x) \
-        and float(x) >= 0 and float(x).is_integer()
+    return (
+        isinstance(x, (int, float, np.integer, np.floating))
+        and not isinstance(x, bool)
+        and math.isfinite(x)
+        and float(x) >= 0
+        and float(x).is_integer()
+    )
 
 
 def recomputed_iteration_ms(instance: Any, j: int, m: int, p: Any, q: int, n: float) -> float:
@@ -63,8 +88,9 @@ def _types_ok(instance: Any, a: Any) -> bool:
     return m_ok and p_ok and srv_ok
 
 
-def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: float | None = None,
-               arrivals: bool = True) -> list[Violation]:
+def violations(
+    instance: Any, schedule: Any, *, require_all: bool = True, tau: float | None = None, arrivals: bool = True
+) -> list[Violation]:
     """Every violated constraint of (2) / (15) (``require_all``, ``arrivals``) or of a round of (7)
     (``require_all=False``: (7a); ``tau``: (7b) completion <= tau; ``arrivals=False``: no (2j))."""
     out: list[Violation] = []
@@ -85,8 +111,9 @@ def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: f
         for label, what, vals in (("2k", "workers", a.workers.values()), ("2l", "PSs", a.ps.values())):
             for x in vals:
                 if not _is_nonneg_int(x):
-                    out.append(Violation(label, f"{lab} has {x!r} {what} on a server; counts are integers >= 0.",
-                                         job=j.id))
+                    out.append(
+                        Violation(label, f"{lab} has {x!r} {what} on a server; counts are integers >= 0.", job=j.id)
+                    )
                     bad_int = True
         if not _is_nonneg_int(a.d) or a.d < 1:
             out.append(Violation("2m", f"{lab} has duration d = {a.d!r}; it must be an integer >= 1.", job=j.id))
@@ -98,11 +125,18 @@ def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: f
             out.append(Violation("2o", f"{lab} has q = {a.q!r}; q is 0 or 1.", job=j.id))
             bad_int = True
         if not _types_ok(instance, a):
-            out.append(Violation("2b" if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
-                                 else ("2c" if ps or a.p is not None else "2b"),
-                                 f"{lab} names worker type {a.m!r}, PS type {a.p!r} or a server outside "
-                                 f"{sorted(a.servers)} that the instance does not have"
-                                 + ("" if ps else " (Ring-AllReduce has no PS type)") + ".", job=j.id))
+            out.append(
+                Violation(
+                    "2b"
+                    if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
+                    else ("2c" if ps or a.p is not None else "2b"),
+                    f"{lab} names worker type {a.m!r}, PS type {a.p!r} or a server outside "
+                    f"{sorted(a.servers)} that the instance does not have"
+                    + ("" if ps else " (Ring-AllReduce has no PS type)")
+                    + ".",
+                    job=j.id,
+                )
+            )
             continue
         if bad_int:
             continue
@@ -116,16 +150,27 @@ def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: f
         used = {h for h, y in a.workers.items() if y > 0} | {h for h, s in a.ps.items() if s > 0}
         one = len(used) == 1
         if a.q != (1 if one else 0):
-            out.append(Violation("2d" if ps else "15a",
-                                 f"{lab} has q = {a.q} but its workers{' and PSs' if ps else ''} are on server(s) "
-                                 f"{sorted(used)} (q = 1 iff all on one server).", job=j.id))
+            out.append(
+                Violation(
+                    "2d" if ps else "15a",
+                    f"{lab} has q = {a.q} but its workers{' and PSs' if ps else ''} are on server(s) "
+                    f"{sorted(used)} (q = 1 iff all on one server).",
+                    job=j.id,
+                )
+            )
         if ps and a.n_ps < 1:
             out.append(Violation("2e", f"{lab} has no PS ((2e): at least one).", job=j.id))
         t_it = recomputed_iteration_ms(instance, i, int(a.m), a.p, int(a.q), n)
         rho = 1000.0 * instance.slot / t_it
         if a.d * n * rho < j.work * (1 - TOL):
-            out.append(Violation("2f", f"{lab} trains {a.d * n * rho:.6g} mini-batches in d = {a.d} slots with {n} "
-                                       f"workers at rho = {rho:.6g}/slot; it needs E D K = {j.work}.", job=j.id))
+            out.append(
+                Violation(
+                    "2f",
+                    f"{lab} trains {a.d * n * rho:.6g} mini-batches in d = {a.d} slots with {n} "
+                    f"workers at rho = {rho:.6g}/slot; it needs E D K = {j.work}.",
+                    job=j.id,
+                )
+            )
         if n > j.chunks:
             out.append(Violation("2g", f"{lab} has {n} workers but only D = {j.chunks} data chunks.", job=j.id))
         if ps:
@@ -134,9 +179,14 @@ def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: f
                 if s > 0:
                     outside = sum(y for h2, y in a.workers.items() if h2 != h)
                     if outside * b > s * B * (1 + TOL) + TOL:
-                        out.append(Violation("2i", f"{lab} has {s} PS(s) on server {h} with {s * B:g} Gbit/s for "
-                                                   f"{outside} worker(s) elsewhere needing {outside * b:g} Gbit/s.",
-                                             job=j.id))
+                        out.append(
+                            Violation(
+                                "2i",
+                                f"{lab} has {s} PS(s) on server {h} with {s * B:g} Gbit/s for "
+                                f"{outside} worker(s) elsewhere needing {outside * b:g} Gbit/s.",
+                                job=j.id,
+                            )
+                        )
         if arrivals and a.start < j.arrival:
             out.append(Violation("2j", f"{lab} starts at slot {a.start:g} before its arrival {j.arrival}.", job=j.id))
         if a.completion > T:
@@ -150,19 +200,27 @@ def violations(instance: Any, schedule: Any, *, require_all: bool = True, tau: f
         for _, _, a in ok_jobs:
             wt = instance.worker_types[int(a.m)].resources
             for h, y in a.workers.items():
-                use[int(a.start):int(a.completion), h, :] += [y * wt[r] for r in R]
+                use[int(a.start) : int(a.completion), h, :] += [y * wt[r] for r in R]
             if ps:
                 pt = instance.ps_types[int(a.p)].resources
                 for h, s in a.ps.items():
-                    use[int(a.start):int(a.completion), h, :] += [s * pt[r] for r in R]
+                    use[int(a.start) : int(a.completion), h, :] += [s * pt[r] for r in R]
         cap = np.array([[srv.capacity[r] for r in R] for srv in instance.servers])
         over = np.argwhere(use > cap[None, :, :] + 1e-9)
         for t, h, r in over[:10]:
-            who = [j.id for _, j, a in ok_jobs if a.start <= t < a.completion
-                   and (a.workers.get(int(h), 0) > 0 or a.ps.get(int(h), 0) > 0)]
-            out.append(Violation("2h" if ps else "15b",
-                                 f"Server {h} uses {use[t, h, r]:g} of '{R[r]}' in slot {t} (jobs {who}); it has "
-                                 f"{cap[h, r]:g}.", job=tuple(who), time=float(t)))
+            who = [
+                j.id
+                for _, j, a in ok_jobs
+                if a.start <= t < a.completion and (a.workers.get(int(h), 0) > 0 or a.ps.get(int(h), 0) > 0)
+            ]
+            out.append(
+                Violation(
+                    "2h" if ps else "15b",
+                    f"Server {h} uses {use[t, h, r]:g} of '{R[r]}' in slot {t} (jobs {who}); it has {cap[h, r]:g}.",
+                    job=tuple(who),
+                    time=float(t),
+                )
+            )
     return out
 
 
@@ -181,8 +239,10 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
         return float(sum(c for _, c in comps) / len(comps))
     if name == "makespan":
         return float(max(c for _, c in comps))
-    raise ValueError(f"unknown objective {name!r} for kind 'elastic'; use total_weighted_completion_time, "
-                     f"mean_completion_time, makespan or scheduled_weight")
+    raise ValueError(
+        f"unknown objective {name!r} for kind 'elastic'; use total_weighted_completion_time, "
+        f"mean_completion_time, makespan or scheduled_weight"
+    )
 
 
 def _label_check(label: str):

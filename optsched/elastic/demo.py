@@ -36,9 +36,16 @@ def maxweight_result(instance, *, tau: int):
     run = a_maxweight(instance, tau=tau)
     sched = ElasticSchedule({instance.jobs[j].id: c.config.assignment(c.start) for j, c in run.chosen.items()})
     cert = certificate(instance, run)
-    return Result(algorithm="elastic-maxweight", instance=instance.name, objective=cert["P"],
-                  objective_name="scheduled_weight", schedule=sched, status=Status.HEURISTIC,
-                  runtime=time.perf_counter() - t0, info={"certificate": cert, "tau": tau})
+    return Result(
+        algorithm="elastic-maxweight",
+        instance=instance.name,
+        objective=cert["P"],
+        objective_name="scheduled_weight",
+        schedule=sched,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info={"certificate": cert, "tau": tau},
+    )
 
 
 def demo_rows(quick: bool = False) -> list[dict]:

@@ -39,17 +39,23 @@ class _Usage:
 
     def fits(self, cfg, t: int) -> bool:
         for h, vec in cfg.use:
-            if np.any(self.use[t:t + cfg.d, h, :] + np.asarray(vec)[None, :] > self.C[h][None, :] + 1e-9):
+            if np.any(self.use[t : t + cfg.d, h, :] + np.asarray(vec)[None, :] > self.C[h][None, :] + 1e-9):
                 return False
         return True
 
     def add(self, cfg, t: int) -> None:
         for h, vec in cfg.use:
-            self.use[t:t + cfg.d, h, :] += np.asarray(vec)[None, :]
+            self.use[t : t + cfg.d, h, :] += np.asarray(vec)[None, :]
 
 
-def greedy_schedule(instance: ElasticInstance, *, order: str = "arrival", tau: int | None = None,
-                    arrivals: bool = True, require_all: bool = True) -> ElasticSchedule | None:
+def greedy_schedule(
+    instance: ElasticInstance,
+    *,
+    order: str = "arrival",
+    tau: int | None = None,
+    arrivals: bool = True,
+    require_all: bool = True,
+) -> ElasticSchedule | None:
     """The greedy list schedule (see the module doc); ``None`` if a job does not fit by the horizon
     and ``require_all`` (else that job is left out, as in a round of (7))."""
     T = instance.horizon if tau is None else int(tau)
@@ -57,8 +63,10 @@ def greedy_schedule(instance: ElasticInstance, *, order: str = "arrival", tau: i
         idx = sorted(range(instance.n_jobs), key=lambda j: (instance.jobs[j].arrival, -instance.jobs[j].weight, j))
     elif order == "weight":
         idx = sorted(range(instance.n_jobs), key=lambda j: (-instance.jobs[j].weight, j))
+    elif order == "short":
+        idx = sorted(range(instance.n_jobs), key=lambda j: (instance.min_duration(j), -instance.jobs[j].weight, j))
     else:
-        raise InvalidOptionError(f"The 'order' option must be 'arrival' or 'weight'; got {order!r}.")
+        raise InvalidOptionError(f"The 'order' option must be 'arrival', 'weight' or 'short'; got {order!r}.")
     usage = _Usage(instance, T)
     out = {}
     for j in idx:
@@ -101,11 +109,21 @@ def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = Non
     t0 = time.perf_counter()
     s = greedy_schedule(instance, order=order)
     if s is None:
-        raise InfeasibleError(f"elastic-greedy: some job of {instance.name!r} does not fit by T = {instance.horizon} "
-                              f"after the jobs before it; raise 'horizon'.")
-    return Result(algorithm=f"{KIND}-greedy", instance=instance.name, objective=evaluate_objective(instance, s, OBJECTIVE),
-                  objective_name=OBJECTIVE, schedule=s, status=Status.HEURISTIC, runtime=time.perf_counter() - t0,
-                  info={"order": order})
+        raise InfeasibleError(
+            f"elastic-greedy: some job of {instance.name!r} does not fit by T = {instance.horizon} "
+            f"after the jobs before it; raise 'horizon'."
+        )
+    obj = evaluate_objective(instance, s, OBJECTIVE)
+    return Result(
+        algorithm=f"{KIND}-greedy",
+        instance=instance.name,
+        objective=obj,
+        objective_name=OBJECTIVE,
+        schedule=s,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info={"order": order},
+    )
 
 
 def _builder(sense: str, tau: int | None, max_size: int | None):
@@ -122,12 +140,14 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
             from optsched.elastic.formulation import build_direct_cpsat
 
             model, h = build_direct_cpsat(instance, max_size=max_size)
-            return ExactModel(model, h, scale=1.0 / h["wscale"], step=1.0 if h["wscale"] == 1 else None,
-                              info={"model": "direct"})
+            return ExactModel(
+                model, h, scale=1.0 / h["wscale"], step=1.0 if h["wscale"] == 1 else None, info={"model": "direct"}
+            )
         cs = column_set(instance, sense=sense, tau=tau, max_size=max_size)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
         info = {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "horizon_slots": cs.tau or instance.horizon}
         if not cs.cols:  # (8) with a deadline no job can meet: the empty schedule, weight 0
+
             def empty(em: ExactModel, options: SolveOptions) -> SolveResult:
                 return SolveResult(Status.OPTIMAL, 0.0, 0.0, 0.0, "none", "", message="no column fits by tau")
 
@@ -141,8 +161,15 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
                 for k, v in enumerate(h["x"]):
                     model.add_hint(v, k in chosen)
 
-            return ExactModel(model, h, scale=1.0 / h["scale"], resolution=h["eps"], step=1.0 if integer else None,
-                              info=info, warm_start=warm)
+            return ExactModel(
+                model,
+                h,
+                scale=1.0 / h["scale"],
+                resolution=h["eps"],
+                step=1.0 if integer else None,
+                info=info,
+                warm_start=warm,
+            )
         model = build_set_partitioning(instance, cs=cs)
 
         def warm_p(sched: ElasticSchedule) -> None:
@@ -160,9 +187,15 @@ def _chosen(instance: ElasticInstance, cs, sched: ElasticSchedule) -> set[int]:
     out = set()
     want = {}
     for jid, a in sched.items():
-        want[jid] = (int(a.start), int(a.d), a.m, a.p, a.q, tuple(sorted((h, int(y)) for h, y in a.workers.items()
-                                                                        if y > 0)),
-                     tuple(sorted((h, int(s)) for h, s in a.ps.items() if s > 0)))
+        want[jid] = (
+            int(a.start),
+            int(a.d),
+            a.m,
+            a.p,
+            a.q,
+            tuple(sorted((h, int(y)) for h, y in a.workers.items() if y > 0)),
+            tuple(sorted((h, int(s)) for h, s in a.ps.items() if s > 0)),
+        )
     for k, c in enumerate(cs.cols):
         cfg = c.config
         key = (c.start, cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers, cfg.ps)
@@ -204,12 +237,24 @@ def _prepare(options: SolveOptions | None, integer: bool, backend: str) -> Solve
     return options
 
 
-@register_algorithm(f"{KIND}-exact", KIND, exact=True, backends=BACKENDS,
-                    suite_options={"options": SolveOptions(time_limit=30, threads=1)})
+@register_algorithm(
+    f"{KIND}-exact",
+    KIND,
+    exact=True,
+    backends=BACKENDS,
+    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+)
 @requires_kind(KIND)
-def solve_exact(instance: ElasticInstance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed: Any = None, write_model: str | None = None, max_size: int | None = None,
-                initial: Any = "heuristic") -> Result:
+def solve_exact(
+    instance: ElasticInstance,
+    *,
+    backend: str = "highs",
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    write_model: str | None = None,
+    max_size: int | None = None,
+    initial: Any = "heuristic",
+) -> Result:
     """Exact minimum sum_j w_j c_j of (2) / (15) as set partitioning over the restricted Gamma_j.
 
     Parameters
@@ -221,7 +266,8 @@ def solve_exact(instance: ElasticInstance, *, backend: str = "highs", options: S
         Default 60 s, one thread, ``mip_abs_gap = 0.999`` when every weight is an integer, HiGHS
         presolve off (``solver_options={"presolve": "on"}`` restores it).
     initial : "heuristic", ElasticSchedule or None
-        Warm start (default :func:`greedy`; used only if it places every job by T).
+        Warm start (default :func:`greedy`; used only if it places every job by T). For
+        :func:`solve_maxweight` the heaviest of greedy by weight, greedy shortest first and A_maxweight.
     max_size : int, optional
         Refuse (ModelTooLargeError) when the estimated columns + rows exceed it.
 
@@ -252,16 +298,45 @@ def solve_exact(instance: ElasticInstance, *, backend: str = "highs", options: S
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
         initial = greedy_schedule(instance)
-    return run_exact(instance, build=_builder("min", None, max_size), decode=_decode(instance),
-                     evaluate=lambda s: evaluate_objective(instance, s, OBJECTIVE), backend=backend,
-                     algorithm=f"{KIND}-exact[{backend}]", objective_name=OBJECTIVE, options=options, seed=seed,
-                     write_model=write_model, sense="min", initial=initial,
-                     check_initial=lambda s: violations(instance, s), own_backends=("cpsat", "cpsat-direct"))
+    return run_exact(
+        instance,
+        build=_builder("min", None, max_size),
+        decode=_decode(instance),
+        evaluate=lambda s: evaluate_objective(instance, s, OBJECTIVE),
+        backend=backend,
+        algorithm=f"{KIND}-exact[{backend}]",
+        objective_name=OBJECTIVE,
+        options=options,
+        seed=seed,
+        write_model=write_model,
+        sense="min",
+        initial=initial,
+        check_initial=lambda s: violations(instance, s),
+        own_backends=("cpsat", "cpsat-direct"),
+    )
 
 
-def solve_maxweight(instance: ElasticInstance, *, tau: int | None = None, backend: str = "highs",
-                    options: SolveOptions | None = None, seed: Any = None, write_model: str | None = None,
-                    max_size: int | None = None, initial: Any = "heuristic") -> Result:
+def _best_maxweight_start(instance: ElasticInstance, T: int) -> ElasticSchedule:
+    """The heaviest of three fast schedules for (8): greedy by weight, greedy shortest first, A_maxweight."""
+    from optsched.elastic.primal_dual import a_maxweight
+
+    cands = [greedy_schedule(instance, order=o, tau=T, arrivals=False, require_all=False) for o in ("weight", "short")]
+    run = a_maxweight(instance, tau=T)
+    cands.append(ElasticSchedule({instance.jobs[j].id: c.config.assignment(c.start) for j, c in run.chosen.items()}))
+    return max(cands, key=lambda s: evaluate_objective(instance, s, "scheduled_weight"))
+
+
+def solve_maxweight(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    backend: str = "highs",
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    write_model: str | None = None,
+    max_size: int | None = None,
+    initial: Any = "heuristic",
+) -> Result:
     """Exact (8) / (17): the largest total weight of jobs completing by ``tau`` (default T), arrivals
     ignored ((7) has no (2j)); jobs left out are absent from the schedule.
 
@@ -281,10 +356,20 @@ def solve_maxweight(instance: ElasticInstance, *, tau: int | None = None, backen
     if isinstance(initial, str):
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
-        initial = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
-    return run_exact(instance, build=_builder("max", T, max_size), decode=_decode(instance),
-                     evaluate=lambda s: evaluate_objective(instance, s, "scheduled_weight"), backend=backend,
-                     algorithm=f"{KIND}-maxweight-exact[{backend}]", objective_name="scheduled_weight",
-                     options=options, seed=seed, write_model=write_model, sense="max", initial=initial,
-                     check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
-                     own_backends=("cpsat", "cpsat-direct"))
+        initial = _best_maxweight_start(instance, T)
+    return run_exact(
+        instance,
+        build=_builder("max", T, max_size),
+        decode=_decode(instance),
+        evaluate=lambda s: evaluate_objective(instance, s, "scheduled_weight"),
+        backend=backend,
+        algorithm=f"{KIND}-maxweight-exact[{backend}]",
+        objective_name="scheduled_weight",
+        options=options,
+        seed=seed,
+        write_model=write_model,
+        sense="max",
+        initial=initial,
+        check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
+        own_backends=("cpsat", "cpsat-direct"),
+    )

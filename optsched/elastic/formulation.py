@@ -30,8 +30,15 @@ from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import check_model_size
 
-__all__ = ["ColumnSet", "column_set", "build_set_partitioning", "build_set_partitioning_cpsat", "build_direct_cpsat",
-           "decode_direct_cpsat", "SENSES"]
+__all__ = [
+    "ColumnSet",
+    "column_set",
+    "build_set_partitioning",
+    "build_set_partitioning_cpsat",
+    "build_direct_cpsat",
+    "decode_direct_cpsat",
+    "SENSES",
+]
 
 SENSES = ("min", "max")
 
@@ -50,8 +57,15 @@ class ColumnSet:
     arrivals: bool
 
 
-def column_set(instance: ElasticInstance, *, sense: str = "min", tau: int | None = None, arrivals: bool | None = None,
-               max_size: int | None = None, configs_by_job: list | None = None) -> ColumnSet:
+def column_set(
+    instance: ElasticInstance,
+    *,
+    sense: str = "min",
+    tau: int | None = None,
+    arrivals: bool | None = None,
+    max_size: int | None = None,
+    configs_by_job: list | None = None,
+) -> ColumnSet:
     """Enumerate the columns of every job and the binding capacity rows (after a size estimate).
 
     ``configs_by_job`` replaces the restricted Gamma_j (e.g. by :func:`~optsched.elastic.gamma.all_configs`
@@ -64,11 +78,15 @@ def column_set(instance: ElasticInstance, *, sense: str = "min", tau: int | None
     if configs_by_job is None:
         est = estimate_columns(instance, tau=T, arrivals=arrivals)
     else:
-        est = sum(max(0, T - c.d - (instance.jobs[j].arrival if arrivals else 0) + 1)
-                  for j, cl in enumerate(configs_by_job) for c in cl)
+        est = sum(
+            max(0, T - c.d - (instance.jobs[j].arrival if arrivals else 0) + 1)
+            for j, cl in enumerate(configs_by_job)
+            for c in cl
+        )
     rows_est = instance.H * instance.R * T
-    check_model_size(f"elastic {'(2)' if sense == 'min' else '(8)'} set-partitioning", est,
-                     instance.n_jobs + rows_est, max_size)
+    check_model_size(
+        f"elastic {'(2)' if sense == 'min' else '(8)'} set-partitioning", est, instance.n_jobs + rows_est, max_size
+    )
     cols: list[Column] = []
     by_job: list[list[int]] = []
     for j in range(instance.n_jobs):
@@ -103,8 +121,15 @@ def _coef(instance: ElasticInstance, cs: ColumnSet, k: int) -> float:
     return w * (c.start + c.config.d) if cs.sense == "min" else w
 
 
-def build_set_partitioning(instance: ElasticInstance, *, sense: str = "min", tau: int | None = None,
-                           arrivals: bool | None = None, max_size: int | None = None, cs: ColumnSet | None = None):
+def build_set_partitioning(
+    instance: ElasticInstance,
+    *,
+    sense: str = "min",
+    tau: int | None = None,
+    arrivals: bool | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+):
     """Pyomo set-partitioning model over the restricted Gamma_j (see the module doc).
 
     ``model.cols`` is the flat column list and ``model.x[k]`` the choice of column k.
@@ -119,15 +144,18 @@ def build_set_partitioning(instance: ElasticInstance, *, sense: str = "min", tau
     m.x = pyo.Var(m.K, domain=pyo.Binary)
     m.J = pyo.RangeSet(0, instance.n_jobs - 1)
     if cs.sense == "min":
+
         @m.Constraint(m.J)
         def one_schedule_per_job(m, j):  # (2a) = (8b) with equality
             return sum(m.x[k] for k in cs.by_job[j]) == 1
     else:
+
         @m.Constraint(m.J)
         def at_most_one_schedule(m, j):  # (8b)
             if not cs.by_job[j]:
                 return pyo.Constraint.Skip
             return sum(m.x[k] for k in cs.by_job[j]) <= 1
+
     keys = sorted(cs.rows)
     m.ROWS = pyo.Set(initialize=keys, dimen=3)
 
@@ -143,9 +171,15 @@ def build_set_partitioning(instance: ElasticInstance, *, sense: str = "min", tau
     return m
 
 
-def build_set_partitioning_cpsat(instance: ElasticInstance, *, sense: str = "min", tau: int | None = None,
-                                 arrivals: bool | None = None, max_size: int | None = None,
-                                 cs: ColumnSet | None = None) -> tuple[Any, dict[str, Any]]:
+def build_set_partitioning_cpsat(
+    instance: ElasticInstance,
+    *,
+    sense: str = "min",
+    tau: int | None = None,
+    arrivals: bool | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+) -> tuple[Any, dict[str, Any]]:
     """The same model in CP-SAT. Returns ``(model, handles)`` with ``handles["x"]`` the Booleans,
     ``handles["scale"]`` the objective scale (integer coefficients) and ``handles["eps"]`` the
     rounding of each coefficient (0 when every weight is an integer). Capacities are scaled to
@@ -205,9 +239,15 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
     ps = instance.is_ps
     n_vars = sum(H * (M + P) + M + P + j.chunks + 4 + H * R for j in instance.jobs)
     check_model_size("elastic (2) direct CP-SAT", n_vars, instance.n_jobs * (H * (M * P + 4) + 8) + H * R, max_size)
-    rscale = [_int_scale_of([instance.C[h][r] for h in range(H)] + [instance.e[m][r] for m in range(M)]
-                            + [instance.z[p][r] for p in range(P)], f"resource '{instance.resources[r]}'")
-              for r in range(R)]
+    rscale = [
+        _int_scale_of(
+            [instance.C[h][r] for h in range(H)]
+            + [instance.e[m][r] for m in range(M)]
+            + [instance.z[p][r] for p in range(P)],
+            f"resource '{instance.resources[r]}'",
+        )
+        for r in range(R)
+    ]
     bw = [t.bandwidth for t in instance.worker_types] + [t.bandwidth for t in instance.ps_types]
     bscale = _int_scale_of(bw, "bandwidths")
     wscale = _int_scale_of([j.weight for j in instance.jobs], "weights")
@@ -259,15 +299,16 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
                         model.Add(bm * (n - y[h][m]) <= Bp * s[h][p]).OnlyEnforceIf([msel[m], psel[p], hasps[h]])
         # (2f) by table: d >= d_q(N) for the chosen m, p, q and N
         for m in range(M):
-            for p in (range(P) if ps else [None]):
+            for p in range(P) if ps else [None]:
                 for qq in (0, 1):
                     for k in range(1, D + 1):
                         lits = [msel[m], nsel[k - 1], q if qq else q.Not()] + ([psel[p]] if ps else [])
                         model.Add(d >= instance.duration(j, m, p, qq, k)).OnlyEnforceIf(lits)
         for h in range(H):
             for r in range(R):
-                expr = (sum(round(instance.e[m][r] * rscale[r]) * y[h][m] for m in range(M))
-                        + sum(round(instance.z[p][r] * rscale[r]) * s[h][p] for p in range(P)))
+                expr = sum(round(instance.e[m][r] * rscale[r]) * y[h][m] for m in range(M)) + sum(
+                    round(instance.z[p][r] * rscale[r]) * s[h][p] for p in range(P)
+                )
                 ub = round(instance.C[h][r] * rscale[r])
                 dem = model.NewIntVar(0, max(ub, 0), f"dem[{j},{h},{r}]")  # a demand above C is infeasible anyway
                 model.Add(dem == expr)
@@ -277,8 +318,9 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
     for h in range(H):
         for r in range(R):
             model.AddCumulative(ivs, dem_by[h, r], round(instance.C[h][r] * rscale[r]))  # (2h) / (15b)
-    model.Minimize(sum(round(j.weight * wscale) * (jobs[k]["start"] + jobs[k]["d"])
-                       for k, j in enumerate(instance.jobs)))  # (2)
+    model.Minimize(
+        sum(round(j.weight * wscale) * (jobs[k]["start"] + jobs[k]["d"]) for k, j in enumerate(instance.jobs))
+    )  # (2)
     return model, {"jobs": jobs, "wscale": wscale}
 
 
@@ -292,8 +334,18 @@ def decode_direct_cpsat(instance: ElasticInstance, handles: dict[str, Any], solv
         m = next(i for i, b in enumerate(v["msel"]) if solver.Value(b))
         p = next((i for i, b in enumerate(v["psel"]) if solver.Value(b)), None) if instance.is_ps else None
         workers = {h: int(solver.Value(v["y"][h][m])) for h in range(instance.H) if solver.Value(v["y"][h][m])}
-        psd = ({h: int(solver.Value(v["s"][h][p])) for h in range(instance.H) if solver.Value(v["s"][h][p])}
-               if p is not None else {})
-        out[job.id] = Assignment(start=int(solver.Value(v["start"])), d=int(solver.Value(v["d"])), m=m, p=p,
-                                 q=int(solver.Value(v["q"])), workers=workers, ps=psd)
+        psd = (
+            {h: int(solver.Value(v["s"][h][p])) for h in range(instance.H) if solver.Value(v["s"][h][p])}
+            if p is not None
+            else {}
+        )
+        out[job.id] = Assignment(
+            start=int(solver.Value(v["start"])),
+            d=int(solver.Value(v["d"])),
+            m=m,
+            p=p,
+            q=int(solver.Value(v["q"])),
+            workers=workers,
+            ps=psd,
+        )
     return ElasticSchedule(out)

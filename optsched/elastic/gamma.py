@@ -24,8 +24,18 @@ from functools import lru_cache
 
 from optsched.elastic.model import Assignment, ElasticInstance
 
-__all__ = ["Config", "Column", "configs", "all_configs", "useful_counts", "columns", "count_compositions",
-           "estimate_columns", "prune_dominated", "dominates"]
+__all__ = [
+    "Config",
+    "Column",
+    "configs",
+    "all_configs",
+    "useful_counts",
+    "columns",
+    "count_compositions",
+    "estimate_columns",
+    "prune_dominated",
+    "dominates",
+]
 
 
 @dataclass(frozen=True)
@@ -44,8 +54,9 @@ class Config:
     use: tuple[tuple[int, tuple[float, ...]], ...]
 
     def assignment(self, start: int) -> Assignment:
-        return Assignment(start=int(start), d=int(self.d), m=self.m, p=self.p, q=self.q,
-                          workers=dict(self.workers), ps=dict(self.ps))
+        return Assignment(
+            start=int(start), d=int(self.d), m=self.m, p=self.p, q=self.q, workers=dict(self.workers), ps=dict(self.ps)
+        )
 
     @property
     def total_use(self) -> float:
@@ -105,8 +116,9 @@ def useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: i
     return out
 
 
-def _use(instance: ElasticInstance, m: int, p: int | None, workers: dict[int, int], ps: dict[int, int]
-         ) -> tuple[tuple[int, tuple[float, ...]], ...]:
+def _use(
+    instance: ElasticInstance, m: int, p: int | None, workers: dict[int, int], ps: dict[int, int]
+) -> tuple[tuple[int, tuple[float, ...]], ...]:
     out = []
     for h in sorted(set(workers) | set(ps)):
         y, s = workers.get(h, 0), ps.get(h, 0)
@@ -115,12 +127,22 @@ def _use(instance: ElasticInstance, m: int, p: int | None, workers: dict[int, in
     return tuple(out)
 
 
-def _make(instance: ElasticInstance, j: int, m: int, p: int | None, q: int, n: int, d: int,
-          workers: dict[int, int], ps: dict[int, int]) -> Config:
+def _make(
+    instance: ElasticInstance,
+    j: int,
+    m: int,
+    p: int | None,
+    q: int,
+    n: int,
+    d: int,
+    workers: dict[int, int],
+    ps: dict[int, int],
+) -> Config:
     workers = {h: y for h, y in workers.items() if y > 0}
     ps = {h: s for h, s in ps.items() if s > 0}
-    return Config(j, m, p, q, n, d, tuple(sorted(workers.items())), tuple(sorted(ps.items())),
-                  _use(instance, m, p, workers, ps))
+    return Config(
+        j, m, p, q, n, d, tuple(sorted(workers.items())), tuple(sorted(ps.items())), _use(instance, m, p, workers, ps)
+    )
 
 
 def _raw_configs(instance: ElasticInstance, j: int) -> Iterator[Config]:
@@ -200,8 +222,12 @@ def all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config
                             continue
                         if any(not instance.fits(h, m, y[h], p, s[h]) for h in range(H)):
                             continue
-                        if p is not None and any(s[h] > 0 and (n - y[h]) * instance.worker_types[m].bandwidth
-                                                 > s[h] * instance.ps_types[p].bandwidth + 1e-9 for h in range(H)):
+                        if p is not None and any(
+                            s[h] > 0
+                            and (n - y[h]) * instance.worker_types[m].bandwidth
+                            > s[h] * instance.ps_types[p].bandwidth + 1e-9
+                            for h in range(H)
+                        ):
                             continue
                         used = {h for h in range(H) if y[h] > 0 or s[h] > 0}
                         q = 1 if len(used) == 1 else 0
@@ -211,14 +237,20 @@ def all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config
     return out
 
 
-def columns(instance: ElasticInstance, j: int, *, tau: int | None = None, arrivals: bool = True,
-            cfgs: list[Config] | None = None) -> list[Column]:
+def columns(
+    instance: ElasticInstance,
+    j: int,
+    *,
+    tau: int | None = None,
+    arrivals: bool = True,
+    cfgs: list[Config] | None = None,
+) -> list[Column]:
     """Columns of job ``j``: each configuration at every start in [a_j, T - d] (or [0, tau - d]
     for (8), ``arrivals=False``)."""
     T = instance.horizon if tau is None else int(tau)
     a = instance.jobs[j].arrival if arrivals else 0
     out = []
-    for c in (configs(instance, j) if cfgs is None else cfgs):
+    for c in configs(instance, j) if cfgs is None else cfgs:
         for t in range(a, T - c.d + 1):
             out.append(Column(c, t))
     return out

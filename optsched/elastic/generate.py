@@ -19,18 +19,32 @@ __all__ = ["random_instance", "RESOURCE_NAMES"]
 RESOURCE_NAMES = ("gpu", "cpu", "mem", "disk")
 
 
-def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2, n_ps_types: int = 2,
-                    n_resources: int = 3, max_chunks: int = 4, architecture: str = "ps", horizon: int | None = None,
-                    max_arrival: int | None = None, slot: float = 60.0, seed: Any = None,
-                    name: str | None = None, capacity_scale: float = 1.0, weights: str = "small",
-                    F: float = 2.0) -> ElasticInstance:
+def random_instance(
+    n_jobs: int,
+    *,
+    n_servers: int = 3,
+    n_worker_types: int = 2,
+    n_ps_types: int = 2,
+    n_resources: int = 3,
+    max_chunks: int = 4,
+    architecture: str = "ps",
+    horizon: int | None = None,
+    max_arrival: int | None = None,
+    slot: float = 60.0,
+    seed: Any = None,
+    name: str | None = None,
+    capacity_scale: float = 1.0,
+    weights: str = "small",
+    F: float = 2.0,
+) -> ElasticInstance:
     """A random instance with integer weights in 1..5 and durations of a few slots.
 
     Servers have 2-4 GPUs, 8-16 CPUs, 16-64 GB (as many of these resources as ``n_resources``,
-    1-4; raised so that one worker and one PS of any types fit); worker types 1-2 GPUs, 1-4 CPUs, 2-8 GB, 1-5 Gbit/s; PS types 0 GPU, 1-4 CPUs, 2-8 GB,
-    5-20 Gbit/s. A job has E in 1..3, D in 1..``max_chunks``, v 10-50 ms, U 0-20 ms, pi 1-10 MB
-    and K set so that one type-0 worker alone would need about D..4D slots. ``horizon`` defaults to
-    the serial bound max_j a_j + sum_j (least duration of j), which always admits a schedule.
+    1-4; raised so that one worker and one PS of any types fit); worker types 1-2 GPUs, 1-4 CPUs,
+    2-8 GB, 1-5 Gbit/s; PS types 0 GPU, 1-4 CPUs, 2-8 GB, 5-20 Gbit/s. A job has E in 1..3, D in
+    1..``max_chunks``, v 10-50 ms, U 0-20 ms, pi 1-10 MB and K set so that one type-0 worker alone
+    would need about D..4D slots. ``horizon`` defaults to the serial bound max_j a_j + sum_j (least
+    duration of j), which always admits a schedule.
     ``capacity_scale`` multiplies every server capacity (Thm 3's second assumption needs small
     demands). ``weights="resource"`` draws w_j uniformly in [1, F] times the least total resource use
     of any schedule of j (sum over slots, servers and resources), so that 1 <= w_j / sum f(l) <= F
@@ -76,16 +90,37 @@ def random_instance(n_jobs: int, *, n_servers: int = 3, n_worker_types: int = 2,
     for k in range(n_jobs):
         E, D = int(rng.integers(1, 4)), int(rng.integers(1, max_chunks + 1))
         v = [float(rng.integers(10, 51)) for _ in range(n_worker_types)]
-        U: Any = [float(rng.integers(0, 21)) for _ in range(n_ps_types)] if architecture == "ps" else float(
-            rng.integers(0, 21))
+        U: Any = (
+            [float(rng.integers(0, 21)) for _ in range(n_ps_types)]
+            if architecture == "ps"
+            else float(rng.integers(0, 21))
+        )
         L = float(rng.uniform(D, 4 * D))  # slots for one type-0 worker on one server
         t0 = v[0] + (U[0] if architecture == "ps" else 0.0)
         K = max(1, int(round(L * 1000.0 * slot / (E * D * t0))))
-        jobs.append({"id": k, "arrival": int(rng.integers(0, amax + 1)), "weight": int(rng.integers(1, 6)),
-                     "epochs": E, "chunks": D, "minibatches": K, "v": v, "update": U,
-                     "grad_mb": float(rng.integers(1, 11))})
-    doc = {"kind": "elastic", "name": name or f"elastic-random-{n_jobs}j-{n_servers}h", "architecture": architecture,
-           "slot": slot, "horizon": 10**6, "servers": servers, "worker_types": wts, "jobs": jobs}
+        jobs.append(
+            {
+                "id": k,
+                "arrival": int(rng.integers(0, amax + 1)),
+                "weight": int(rng.integers(1, 6)),
+                "epochs": E,
+                "chunks": D,
+                "minibatches": K,
+                "v": v,
+                "update": U,
+                "grad_mb": float(rng.integers(1, 11)),
+            }
+        )
+    doc = {
+        "kind": "elastic",
+        "name": name or f"elastic-random-{n_jobs}j-{n_servers}h",
+        "architecture": architecture,
+        "slot": slot,
+        "horizon": 10**6,
+        "servers": servers,
+        "worker_types": wts,
+        "jobs": jobs,
+    }
     if pts:
         doc["ps_types"] = pts
     inst = ElasticInstance.from_dict(doc)

@@ -31,8 +31,21 @@ from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InfeasibleError, InvalidInstanceError, InvalidScheduleError
 
-__all__ = ["KIND", "OBJECTIVE", "ARCHITECTURES", "Server", "WorkerType", "PsType", "ElasticJob", "ElasticInstance",
-           "Assignment", "ElasticSchedule", "transfer_ms", "toy_instance_dict", "CEIL_GUARD"]
+__all__ = [
+    "KIND",
+    "OBJECTIVE",
+    "ARCHITECTURES",
+    "Server",
+    "WorkerType",
+    "PsType",
+    "ElasticJob",
+    "ElasticInstance",
+    "Assignment",
+    "ElasticSchedule",
+    "transfer_ms",
+    "toy_instance_dict",
+    "CEIL_GUARD",
+]
 
 KIND = "elastic"
 OBJECTIVE = "total_weighted_completion_time"
@@ -61,8 +74,9 @@ def _resources(value: Any, field_: str, owner: str) -> dict[str, float]:
     out = {}
     for r, v in d.items():
         if not isinstance(r, str) or not r:
-            raise InvalidInstanceError(f"The '{field_}' field of {owner} must map resource names to amounts; "
-                                       f"got the key {r!r}.")
+            raise InvalidInstanceError(
+                f"The '{field_}' field of {owner} must map resource names to amounts; got the key {r!r}."
+            )
         out[r] = check_number(v, f"{field_}.{r}", owner, lo=0.0, hint=" (resource units)")
     return out
 
@@ -109,16 +123,19 @@ def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
         raise InvalidInstanceError(f"The {owner} must be an object with 'resources' and 'bandwidth'; got {d!r}.")
     unknown = set(d) - {"resources", "bandwidth", "name"}
     if unknown:
-        raise InvalidInstanceError(f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: resources, "
-                                   f"bandwidth, name.")
+        raise InvalidInstanceError(
+            f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: resources, bandwidth, name."
+        )
     if "resources" not in d:
-        raise InvalidInstanceError(f"The {owner} has no 'resources' field; give its resource vector, e.g. "
-                                   f"{{\"gpu\": 1, \"cpu\": 4}}.")
+        raise InvalidInstanceError(
+            f'The {owner} has no \'resources\' field; give its resource vector, e.g. {{"gpu": 1, "cpu": 4}}.'
+        )
     res = _resources(d["resources"], "resources", owner)
     bw = d.get("bandwidth", res.get(BANDWIDTH))
     if bw is None:
-        raise InvalidInstanceError(f"The {owner} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no "
-                                   f"'{BANDWIDTH}' resource; add one.")
+        raise InvalidInstanceError(
+            f"The {owner} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no '{BANDWIDTH}' resource; add one."
+        )
     name = d.get("name", "")
     if not isinstance(name, str):
         raise InvalidInstanceError(f"The 'name' field of {owner} must be a string; got {name!r}.")
@@ -168,21 +185,33 @@ class ElasticJob:
         for f, hint in (("epochs", " (E_j)"), ("chunks", " (D_j, data chunks)"), ("minibatches", " (K_j)")):
             object.__setattr__(self, f, check_int(getattr(self, f), f, o, lo=1, hint=hint))
         object.__setattr__(self, "arrival", check_int(self.arrival, "arrival", o, lo=0, hint=" (a_j, slot)"))
-        object.__setattr__(self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True,
-                                                        hint=" (w_j)"))
+        object.__setattr__(self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True, hint=" (w_j)"))
         object.__setattr__(self, "grad_mb", check_number(self.grad_mb, "grad_mb", o, lo=0.0, hint=" (pi_j, MB)"))
         if isinstance(self.v, (str, bytes)) or not isinstance(self.v, Iterable):
-            raise InvalidInstanceError(f"The 'v' field of {o} must be a list of ms per mini-batch, one per worker "
-                                       f"type; got {self.v!r}.")
-        object.__setattr__(self, "v", tuple(check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True,
-                                                         hint=" (v_jm, ms per mini-batch)")
-                                            for k, x in enumerate(self.v)))
+            raise InvalidInstanceError(
+                f"The 'v' field of {o} must be a list of ms per mini-batch, one per worker type; got {self.v!r}."
+            )
+        object.__setattr__(
+            self,
+            "v",
+            tuple(
+                check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True, hint=" (v_jm, ms per mini-batch)")
+                for k, x in enumerate(self.v)
+            ),
+        )
         if isinstance(self.update, (str, bytes)):
-            raise InvalidInstanceError(f"The 'update' field of {o} must be a number (RAR, U_j) or a list (PS, U_j^p "
-                                       f"per PS type), in ms; got {self.update!r}.")
+            raise InvalidInstanceError(
+                f"The 'update' field of {o} must be a number (RAR, U_j) or a list (PS, U_j^p "
+                f"per PS type), in ms; got {self.update!r}."
+            )
         if isinstance(self.update, Iterable):
-            object.__setattr__(self, "update", tuple(check_number(x, f"update[{k}]", o, lo=0.0, hint=" (U_j^p, ms)")
-                                                     for k, x in enumerate(self.update)))
+            object.__setattr__(
+                self,
+                "update",
+                tuple(
+                    check_number(x, f"update[{k}]", o, lo=0.0, hint=" (U_j^p, ms)") for k, x in enumerate(self.update)
+                ),
+            )
         else:
             object.__setattr__(self, "update", check_number(self.update, "update", o, lo=0.0, hint=" (U_j, ms)"))
 
@@ -196,10 +225,17 @@ class ElasticJob:
         return self.epochs * self.chunks * self.minibatches
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "weight": self.weight, "epochs": self.epochs,
-                             "chunks": self.chunks, "minibatches": self.minibatches, "v": list(self.v),
-                             "update": list(self.update) if isinstance(self.update, tuple) else self.update,
-                             "grad_mb": self.grad_mb}
+        d: dict[str, Any] = {
+            "id": self.id,
+            "arrival": self.arrival,
+            "weight": self.weight,
+            "epochs": self.epochs,
+            "chunks": self.chunks,
+            "minibatches": self.minibatches,
+            "v": list(self.v),
+            "update": list(self.update) if isinstance(self.update, tuple) else self.update,
+            "grad_mb": self.grad_mb,
+        }
         return d
 
     @classmethod
@@ -210,12 +246,14 @@ class ElasticJob:
         need = ("id", "epochs", "chunks", "minibatches", "v", "update", "grad_mb")
         for key in need:
             if key not in d:
-                raise InvalidInstanceError(f"The {owner} has no '{key}' field; every elastic job needs "
-                                           f"{', '.join(need)}.")
+                raise InvalidInstanceError(
+                    f"The {owner} has no '{key}' field; every elastic job needs {', '.join(need)}."
+                )
         unknown = set(d) - set(need) - {"arrival", "weight"}
         if unknown:
-            raise InvalidInstanceError(f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: "
-                                       f"{', '.join(need)}, arrival, weight.")
+            raise InvalidInstanceError(
+                f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(need)}, arrival, weight."
+            )
         return cls(**dict(d))
 
 
@@ -264,8 +302,10 @@ class ElasticInstance(JsonMixin):
     def __post_init__(self) -> None:
         o = "the instance"
         if self.architecture not in ARCHITECTURES:
-            raise InvalidInstanceError(f"The 'architecture' field must be one of {ARCHITECTURES} ('ps' = parameter "
-                                       f"servers, 'rar' = Ring-AllReduce); got {self.architecture!r}.")
+            raise InvalidInstanceError(
+                f"The 'architecture' field must be one of {ARCHITECTURES} ('ps' = parameter "
+                f"servers, 'rar' = Ring-AllReduce); got {self.architecture!r}."
+            )
         for f_ in ("servers", "worker_types", "ps_types", "jobs"):
             v = getattr(self, f_)
             if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
@@ -276,12 +316,14 @@ class ElasticInstance(JsonMixin):
                 servers.append(s)
                 continue
             if not isinstance(s, Mapping) or "capacity" not in s:
-                raise InvalidInstanceError(f"Server {h} must be an object with a 'capacity' field (resource name -> "
-                                           f"amount); got {s!r}.")
+                raise InvalidInstanceError(
+                    f"Server {h} must be an object with a 'capacity' field (resource name -> amount); got {s!r}."
+                )
             unknown = set(s) - {"capacity", "name"}
             if unknown:
-                raise InvalidInstanceError(f"Server {h} has unknown field(s) {sorted(unknown)}; allowed: capacity, "
-                                           f"name.")
+                raise InvalidInstanceError(
+                    f"Server {h} has unknown field(s) {sorted(unknown)}; allowed: capacity, name."
+                )
             name = s.get("name", "")
             if not isinstance(name, str):
                 raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
@@ -294,39 +336,53 @@ class ElasticInstance(JsonMixin):
         if not wts:
             raise InvalidInstanceError("The 'worker_types' field is empty; give at least one worker type.")
         if self.architecture == "ps" and not pts:
-            raise InvalidInstanceError("The 'ps_types' field is empty but the architecture is 'ps'; give at least "
-                                       "one PS type, or set 'architecture' to 'rar'.")
+            raise InvalidInstanceError(
+                "The 'ps_types' field is empty but the architecture is 'ps'; give at least "
+                "one PS type, or set 'architecture' to 'rar'."
+            )
         if self.architecture == "rar" and pts:
-            raise InvalidInstanceError(f"The architecture is 'rar' (Ring-AllReduce, workers only) but {len(pts)} PS "
-                                       f"type(s) are given; remove 'ps_types' or set 'architecture' to 'ps'.")
+            raise InvalidInstanceError(
+                f"The architecture is 'rar' (Ring-AllReduce, workers only) but {len(pts)} PS "
+                f"type(s) are given; remove 'ps_types' or set 'architecture' to 'ps'."
+            )
         object.__setattr__(self, "worker_types", wts)
         object.__setattr__(self, "ps_types", pts)
         names = set(servers[0].capacity)
         for h, s in enumerate(servers):
             if set(s.capacity) != names:
-                raise InvalidInstanceError(f"Server {h} has resources {sorted(s.capacity)} but server 0 has "
-                                           f"{sorted(names)}; every server and type must name the same resources "
-                                           f"(give 0 for a resource it lacks).")
+                raise InvalidInstanceError(
+                    f"Server {h} has resources {sorted(s.capacity)} but server 0 has "
+                    f"{sorted(names)}; every server and type must name the same resources "
+                    f"(give 0 for a resource it lacks)."
+                )
         for what, types in (("worker type", wts), ("PS type", pts)):
             for k, t in enumerate(types):
                 if set(t.resources) != names:
-                    raise InvalidInstanceError(f"The {what} {k} has resources {sorted(t.resources)} but the servers "
-                                               f"have {sorted(names)}; use the same resource names (0 for none).")
+                    raise InvalidInstanceError(
+                        f"The {what} {k} has resources {sorted(t.resources)} but the servers "
+                        f"have {sorted(names)}; use the same resource names (0 for none)."
+                    )
                 if not any(v > 0 for v in t.resources.values()):
-                    raise InvalidInstanceError(f"The {what} {k} uses no resources ({dict(t.resources)}); give it a "
-                                               f"positive amount of at least one resource.")
-                bw = check_number(t.bandwidth, "bandwidth", f"{what} {k}", lo=0.0, lo_open=True,
-                                  hint=" (Gbit/s; b_m or B_p)")
+                    raise InvalidInstanceError(
+                        f"The {what} {k} uses no resources ({dict(t.resources)}); give it a "
+                        f"positive amount of at least one resource."
+                    )
+                bw = check_number(
+                    t.bandwidth, "bandwidth", f"{what} {k}", lo=0.0, lo_open=True, hint=" (Gbit/s; b_m or B_p)"
+                )
                 object.__setattr__(t, "bandwidth", bw)
                 if BANDWIDTH in t.resources and not math.isclose(t.resources[BANDWIDTH], bw, rel_tol=1e-9):
-                    raise InvalidInstanceError(f"The {what} {k} has 'bandwidth' {bw:g} Gbit/s but its '{BANDWIDTH}' "
-                                               f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
-                                               f"e_m^bandwidth, make them equal.")
+                    raise InvalidInstanceError(
+                        f"The {what} {k} has 'bandwidth' {bw:g} Gbit/s but its '{BANDWIDTH}' "
+                        f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
+                        f"e_m^bandwidth, make them equal."
+                    )
         object.__setattr__(self, "slot", check_number(self.slot, "slot", o, lo=0.0, lo_open=True, hint=" (seconds)"))
         object.__setattr__(self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hint=" (T, slots)"))
         if self.F is not None:
-            object.__setattr__(self, "F", check_number(self.F, "F", o, lo=1.0,
-                                                       hint=" (the weight-to-resource bound F of (11))"))
+            object.__setattr__(
+                self, "F", check_number(self.F, "F", o, lo=1.0, hint=" (the weight-to-resource bound F of (11))")
+            )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", o))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", o))
         if not isinstance(self.name, str):
@@ -342,24 +398,33 @@ class ElasticInstance(JsonMixin):
                 raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
             seen.add(j.id)
             if len(j.v) != M:
-                raise InvalidInstanceError(f"The 'v' field of {j.label} has {len(j.v)} entries; give one per worker "
-                                           f"type ({M}).")
+                raise InvalidInstanceError(
+                    f"The 'v' field of {j.label} has {len(j.v)} entries; give one per worker type ({M})."
+                )
             if self.architecture == "ps":
                 if not isinstance(j.update, tuple) or len(j.update) != P:
-                    raise InvalidInstanceError(f"The 'update' field of {j.label} must list U_j^p (ms) for each of the "
-                                               f"{P} PS type(s); got {j.update!r}.")
+                    raise InvalidInstanceError(
+                        f"The 'update' field of {j.label} must list U_j^p (ms) for each of the "
+                        f"{P} PS type(s); got {j.update!r}."
+                    )
             elif isinstance(j.update, tuple):
-                raise InvalidInstanceError(f"The 'update' field of {j.label} must be one number U_j (ms) for "
-                                           f"Ring-AllReduce; got the list {list(j.update)!r}.")
+                raise InvalidInstanceError(
+                    f"The 'update' field of {j.label} must be one number U_j (ms) for "
+                    f"Ring-AllReduce; got the list {list(j.update)!r}."
+                )
         for i, j in enumerate(jobs):
             d = self.min_duration(i)
             if d is None:
-                raise InfeasibleError(f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
-                                      f"the servers' capacity. Give it a smaller worker/PS type or larger servers.")
+                raise InfeasibleError(
+                    f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
+                    f"the servers' capacity. Give it a smaller worker/PS type or larger servers."
+                )
             if j.arrival + d > self.horizon:
-                raise InfeasibleError(f"{j.label} cannot finish within T = {self.horizon}: it arrives at slot "
-                                      f"{j.arrival} and needs at least {d} slots alone on the cluster. Raise "
-                                      f"'horizon' or lower its work.")
+                raise InfeasibleError(
+                    f"{j.label} cannot finish within T = {self.horizon}: it arrives at slot "
+                    f"{j.arrival} and needs at least {d} slots alone on the cluster. Raise "
+                    f"'horizon' or lower its work."
+                )
 
     # -- sizes ------------------------------------------------------------------------------
     @property
@@ -504,10 +569,16 @@ class ElasticInstance(JsonMixin):
 
     # -- io ---------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"schema_version": 1, "kind": KIND, "name": self.name, "architecture": self.architecture,
-                             "slot": self.slot, "horizon": self.horizon,
-                             "servers": [s.to_dict() for s in self.servers],
-                             "worker_types": [t.to_dict() for t in self.worker_types]}
+        d: dict[str, Any] = {
+            "schema_version": 1,
+            "kind": KIND,
+            "name": self.name,
+            "architecture": self.architecture,
+            "slot": self.slot,
+            "horizon": self.horizon,
+            "servers": [s.to_dict() for s in self.servers],
+            "worker_types": [t.to_dict() for t in self.worker_types],
+        }
         if self.is_ps:
             d["ps_types"] = [t.to_dict() for t in self.ps_types]
         if self.F is not None:
@@ -521,12 +592,20 @@ class ElasticInstance(JsonMixin):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ElasticInstance:
-        require_fields(d, ("servers", "worker_types", "jobs", "horizon"),
-                       hint="see optsched/core/schemas/elastic.schema.json",
-                       lists=("jobs", "servers", "worker_types", "ps_types"))
+        require_fields(
+            d,
+            ("servers", "worker_types", "jobs", "horizon"),
+            hint="see optsched/core/schemas/elastic.schema.json",
+            lists=("jobs", "servers", "worker_types", "ps_types"),
+        )
         kw = {k: d[k] for k in ("architecture", "slot", "horizon", "F", "name", "known_optima", "metadata") if k in d}
-        return cls(servers=tuple(d["servers"]), worker_types=tuple(d["worker_types"]),
-                   ps_types=tuple(d.get("ps_types", ())), jobs=tuple(d["jobs"]), **kw)
+        return cls(
+            servers=tuple(d["servers"]),
+            worker_types=tuple(d["worker_types"]),
+            ps_types=tuple(d.get("ps_types", ())),
+            jobs=tuple(d["jobs"]),
+            **kw,
+        )
 
 
 # -- schedule --------------------------------------------------------------------------------------
@@ -540,7 +619,9 @@ def _count_map(value: Any, field_: str, owner: str) -> dict[int, Any]:
         try:
             h = int(k)
         except (TypeError, ValueError):
-            raise InvalidScheduleError(f"The '{field_}' field of {owner} has the key {k!r}, not a server index.") from None
+            raise InvalidScheduleError(
+                f"The '{field_}' field of {owner} has the key {k!r}, not a server index."
+            ) from None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise InvalidScheduleError(f"The '{field_}' field of {owner} maps server {h} to {v!r}, not a count.")
         out[h] = v
@@ -584,8 +665,13 @@ class Assignment:
         return {h for h, y in self.workers.items() if y > 0} | {h for h, s in self.ps.items() if s > 0}
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"start": self.start, "d": self.d, "worker_type": self.m, "q": self.q,
-                             "workers": {str(h): y for h, y in sorted(self.workers.items())}}
+        d: dict[str, Any] = {
+            "start": self.start,
+            "d": self.d,
+            "worker_type": self.m,
+            "q": self.q,
+            "workers": {str(h): y for h, y in sorted(self.workers.items())},
+        }
         if self.p is not None:
             d["ps_type"] = self.p
             d["ps"] = {str(h): s for h, s in sorted(self.ps.items())}
@@ -605,8 +691,15 @@ class Assignment:
         p = d.get("ps_type")
         if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float))):
             raise InvalidScheduleError(f"The 'ps_type' field of {owner} must be a number; got {p!r}.")
-        return cls(start=d["start"], d=d["d"], m=d["worker_type"], p=p, q=d["q"],
-                   workers=_count_map(d["workers"], "workers", owner), ps=_count_map(d.get("ps"), "ps", owner))
+        return cls(
+            start=d["start"],
+            d=d["d"],
+            m=d["worker_type"],
+            p=p,
+            q=d["q"],
+            workers=_count_map(d["workers"], "workers", owner),
+            ps=_count_map(d.get("ps"), "ps", owner),
+        )
 
 
 class ElasticSchedule(JsonMixin):
@@ -655,8 +748,10 @@ class ElasticSchedule(JsonMixin):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ElasticSchedule:
         if not isinstance(d, Mapping) or not isinstance(d.get("jobs"), list):
-            raise InvalidScheduleError("An elastic schedule must be an object with a 'jobs' list of "
-                                       "{id, start, d, worker_type, ps_type, q, workers, ps} objects.")
+            raise InvalidScheduleError(
+                "An elastic schedule must be an object with a 'jobs' list of "
+                "{id, start, d, worker_type, ps_type, q, workers, ps} objects."
+            )
         out = {}
         for k, e in enumerate(d["jobs"]):
             if not isinstance(e, Mapping) or "id" not in e:
@@ -679,11 +774,29 @@ ElasticInstance.schedule_class = ElasticSchedule  # type: ignore[attr-defined]
 def toy_instance_dict() -> dict[str, Any]:
     """The Sec. 1 example as a dict (the shipped ``toy:elastic-intro`` is the same data)."""
     return {
-        "kind": KIND, "name": "elastic-intro", "architecture": "ps", "slot": 100.0, "horizon": 400,
+        "kind": KIND,
+        "name": "elastic-intro",
+        "architecture": "ps",
+        "slot": 100.0,
+        "horizon": 400,
         "servers": [{"name": "gpu-box", "capacity": {"gpu": 3, "cpu": 8}}],
-        "worker_types": [{"name": "1gpu", "resources": {"gpu": 1, "cpu": 1}, "bandwidth": 1.0},
-                         {"name": "2gpu", "resources": {"gpu": 2, "cpu": 1}, "bandwidth": 1.0}],
+        "worker_types": [
+            {"name": "1gpu", "resources": {"gpu": 1, "cpu": 1}, "bandwidth": 1.0},
+            {"name": "2gpu", "resources": {"gpu": 2, "cpu": 1}, "bandwidth": 1.0},
+        ],
         "ps_types": [{"name": "ps", "resources": {"gpu": 0, "cpu": 1}, "bandwidth": 1.0}],
-        "jobs": [{"id": k, "arrival": 0, "weight": 1, "epochs": 1, "chunks": 1, "minibatches": 100_000,
-                  "v": [15.0, 10.0], "update": [0.0], "grad_mb": 1.0} for k in range(2)],
+        "jobs": [
+            {
+                "id": k,
+                "arrival": 0,
+                "weight": 1,
+                "epochs": 1,
+                "chunks": 1,
+                "minibatches": 100_000,
+                "v": [15.0, 10.0],
+                "update": [0.0],
+                "grad_mb": 1.0,
+            }
+            for k in range(2)
+        ],
     }

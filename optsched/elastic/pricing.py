@@ -39,9 +39,22 @@ import numpy as np
 from optsched.elastic.gamma import Config, _make, all_configs, useful_counts
 from optsched.elastic.model import ElasticInstance, guarded_ceil
 
-__all__ = ["Prices", "Priced", "min_cost", "brute_force", "a_mincost1", "a_mincost2", "a_ramincost1",
-           "a_ramincost2", "paper_min_cost", "window_cost", "compare_with_brute_force", "random_prices",
-           "pricing_case", "min_cost_reference"]
+__all__ = [
+    "Prices",
+    "Priced",
+    "min_cost",
+    "brute_force",
+    "a_mincost1",
+    "a_mincost2",
+    "a_ramincost1",
+    "a_ramincost2",
+    "paper_min_cost",
+    "window_cost",
+    "compare_with_brute_force",
+    "random_prices",
+    "pricing_case",
+    "min_cost_reference",
+]
 
 EPS = 1e-9
 
@@ -74,7 +87,7 @@ class Prices:
             self.beta[sl, h, :] += np.asarray(vec)[None, :]
             with np.errstate(divide="ignore", invalid="ignore"):
                 frac = np.where(C[h] > 0, self.beta[sl, h, :] / np.where(C[h] > 0, C[h], 1.0), 0.0)
-            self.delta[sl, h, :] = lam ** frac - 1.0
+            self.delta[sl, h, :] = lam**frac - 1.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +103,7 @@ def window_cost(prices: Prices, config: Config, start: int) -> float:
     """The cost of a configuration at a start, recomputed from the prices."""
     tot = 0.0
     for h, vec in config.use:
-        tot += float((prices.delta[start:start + config.d, h, :] * np.asarray(vec)[None, :]).sum())
+        tot += float((prices.delta[start : start + config.d, h, :] * np.asarray(vec)[None, :]).sum())
     return tot
 
 
@@ -107,8 +120,7 @@ def _caps(omega_min: np.ndarray, e: np.ndarray, limit: int) -> np.ndarray:
     return np.clip(cap, 0, limit).astype(int)
 
 
-def _greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclude: int | None, kmax: int
-                  ) -> np.ndarray:
+def _greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclude: int | None, kmax: int) -> np.ndarray:
     """out[k] = the least cost of k workers on the servers (cheapest first), excluding ``exclude``; inf if
     they do not fit."""
     out = np.full(kmax + 1, np.inf)
@@ -138,12 +150,22 @@ def _greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
     return out if left == 0 else None
 
 
-def min_cost_reference(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None,
-                       residual: bool = True, types: Iterable[tuple[int, Any]] | None = None) -> Priced | None:
+def min_cost_reference(
+    instance: ElasticInstance,
+    j: int,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
     """The exact oracle, one start at a time in plain loops (the reference for :func:`min_cost`)."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     H = instance.H
     best: Priced | None = None
     ps_types = list(range(instance.P)) if instance.is_ps else [None]
@@ -153,8 +175,11 @@ def min_cost_reference(instance: ElasticInstance, j: int, prices: Prices, *, q: 
         e = np.asarray(instance.e[m])
         PW = np.vstack([np.zeros(H), np.cumsum((prices.delta * e[None, None, :]).sum(-1), axis=0)])
         z = np.asarray(instance.z[p]) if p is not None else None
-        PZ = (np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
-              if z is not None else None)
+        PZ = (
+            np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
+            if z is not None
+            else None
+        )
         for qq in qs:
             for n_w, d in useful_counts(instance, j, m, p, qq):
                 if d > tau:
@@ -162,15 +187,20 @@ def min_cost_reference(instance: ElasticInstance, j: int, prices: Prices, *, q: 
                 for t in range(0, tau - d + 1):
                     c = PW[t + d] - PW[t]
                     cz = PZ[t + d] - PZ[t] if PZ is not None else None
-                    wmin = omega[t:t + d].min(axis=0)
+                    wmin = omega[t : t + d].min(axis=0)
                     cand = _best_at(instance, j, m, p, qq, n_w, d, t, c, cz, wmin, e, z)
                     if cand is None:
                         continue
                     tol = 1e-12 * max(1.0, abs(cand[0]))
                     # ties (e.g. every price 0 at the start of Alg. 3): earliest completion, then least use
-                    if (best is None or cand[0] < best.cost - tol
-                            or (cand[0] <= best.cost + tol
-                                and (t + d, cand[1].total_use) < (best.start + best.config.d, best.config.total_use))):
+                    if (
+                        best is None
+                        or cand[0] < best.cost - tol
+                        or (
+                            cand[0] <= best.cost + tol
+                            and (t + d, cand[1].total_use) < (best.start + best.config.d, best.config.total_use)
+                        )
+                    ):
                         best = Priced(float(cand[0]), cand[1], t)
     return best
 
@@ -179,8 +209,9 @@ def _better(cost: float, t: int, d: int, cfg: Config, best: Priced | None) -> bo
     if best is None:
         return True
     tol = 1e-12 * max(1.0, abs(cost))
-    return cost < best.cost - tol or (cost <= best.cost + tol and (t + d, cfg.total_use)
-                                      < (best.start + best.config.d, best.config.total_use))
+    return cost < best.cost - tol or (
+        cost <= best.cost + tol and (t + d, cfg.total_use) < (best.start + best.config.d, best.config.total_use)
+    )
 
 
 def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
@@ -200,8 +231,15 @@ def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
     return F, before_n
 
 
-def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True,
-             types: Iterable[tuple[int, Any]] | None = None) -> Priced | None:
+def min_cost(
+    instance: ElasticInstance,
+    j: int,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
     """The exact oracle: the least-cost schedule of job index ``j`` that completes by tau (see the
     module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits.
 
@@ -214,8 +252,11 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
     from numpy.lib.stride_tricks import sliding_window_view
 
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     H = instance.H
     D = instance.jobs[j].chunks
     best: Priced | None = None
@@ -234,8 +275,11 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
         e = np.asarray(instance.e[m], dtype=float)
         PW = np.vstack([np.zeros(H), np.cumsum((prices.delta * e[None, None, :]).sum(-1), axis=0)])
         z = np.asarray(instance.z[p], dtype=float) if p is not None else None
-        PZ = (np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
-              if z is not None else None)
+        PZ = (
+            np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
+            if z is not None
+            else None
+        )
         for qq in qs:
             for n_w, d in useful_counts(instance, j, m, p, qq):
                 if d > tau:
@@ -250,8 +294,11 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                 wmin = wmin_of(d)
                 pos = e > 0
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    capw = np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2) if pos.any() else \
-                        np.full(c.shape, D, dtype=float)
+                    capw = (
+                        np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2)
+                        if pos.any()
+                        else np.full(c.shape, D, dtype=float)
+                    )
                 capw = np.clip(capw, 0, D)
                 if qq == 0 and best is not None:
                     # a tighter bound: N workers anywhere within the caps (F) plus the cheapest PS
@@ -277,8 +324,11 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                     tt = np.arange(c.shape[0])
                     cap0 = capw[tt, first]
                     # all N on the cheapest server: move one worker to the next cheapest slot
-                    excl1 = np.where(before_n[tt, first] >= 1, F[:, 1],
-                                     F[tt, np.minimum(1 + cap0, 2 * D + 1).astype(int)] - cap0 * c[tt, first])
+                    excl1 = np.where(
+                        before_n[tt, first] >= 1,
+                        F[:, 1],
+                        F[tt, np.minimum(1 + cap0, 2 * D + 1).astype(int)] - cap0 * c[tt, first],
+                    )
                     per_t = np.where(cap0 >= n_w, (n_w - 1) * c[tt, first] + excl1, plain)
                 else:  # PS q = 0: PS server n with g < N workers, the rest greedily elsewhere
                     key = (m, d)
@@ -310,8 +360,9 @@ def min_cost(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None
                     tol = 1e-12 * max(1.0, abs(best.cost))
                     if vmin > best.cost + tol or (vmin >= best.cost - tol and t + d >= best.start + best.config.d):
                         continue
-                cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t] if cz is not None else None,
-                                wmin[t], e, z)
+                cand = _best_at(
+                    instance, j, m, p, qq, n_w, d, t, c[t], cz[t] if cz is not None else None, wmin[t], e, z
+                )
                 if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
                     best = Priced(float(cand[0]), cand[1], t)
     return best
@@ -367,18 +418,22 @@ def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
     return best[0], _make(instance, j, m, p, 0, n_w, d, place, {n: s})
 
 
-def brute_force(instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None,
-                residual: bool = True) -> Priced | None:
+def brute_force(
+    instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True
+) -> Priced | None:
     """Every feasible schedule (full enumeration x starts) that fits omega: the reference. Tiny sizes only."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     best = None
     for cfg in all_configs(instance, j, d_max=tau):
         if q is not None and cfg.q != q:
             continue
         for t in range(0, tau - cfg.d + 1):
-            wmin = omega[t:t + cfg.d].min(axis=0)
+            wmin = omega[t : t + cfg.d].min(axis=0)
             if all(_fits(wmin[h], np.asarray(vec)) for h, vec in cfg.use):
                 cost = window_cost(prices, cfg, t)
                 if best is None or cost < best.cost - 1e-12:
@@ -398,11 +453,12 @@ def _l_range(instance: ElasticInstance, j: int, m: int, p: Any, q: int) -> range
 
 
 def _window_min(omega: np.ndarray, t: int, L: int) -> np.ndarray:
-    return omega[t:t + L].min(axis=0)
+    return omega[t : t + L].min(axis=0)
 
 
-def a_mincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True,
-               reset_n_hat: bool = True) -> Priced | None:
+def a_mincost1(
+    instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True, reset_n_hat: bool = True
+) -> Priced | None:
     """Alg. 4 (A_mincost1, PS, q = 0) as printed, with the readings: N^ is reset for each PS server n
     (line 10 resets y and s only; carrying N^ over would leave the later n without workers), starts
     t^- in [0, tau - L] (0-based: completion t^- + L <= tau), and the returned q is the placement's
@@ -410,8 +466,11 @@ def a_mincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
     still enough). ``reset_n_hat=False`` is the literal text: N^ is set once per L (line 6) and
     keeps decreasing over the loop on n."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     H = instance.H
     best: Priced | None = None
     for m in range(instance.M):
@@ -424,10 +483,10 @@ def a_mincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
             rho = 1000.0 * instance.slot / instance.iteration_ms(j, m, p, 0, 1)
             for L in _l_range(instance, j, m, p, 0):
                 N = guarded_ceil(instance.jobs[j].work / (L * rho))
-                if N > instance.jobs[j].chunks:
+                if instance.jobs[j].chunks < N:
                     continue
                 for t in range(0, tau - L + 1):
-                    Omega = wc[t:t + L].sum(axis=0)
+                    Omega = wc[t : t + L].sum(axis=0)
                     order = np.argsort(Omega, kind="stable")
                     wmin = _window_min(omega, t, L)
                     N_hat = N
@@ -439,7 +498,7 @@ def a_mincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
                             N_hat = N
                         for k in order:
                             k = int(k)
-                            y_hat = min(int(_caps(wmin[k:k + 1], e, 10**9)[0]), N_hat)
+                            y_hat = min(int(_caps(wmin[k : k + 1], e, 10**9)[0]), N_hat)
                             y[k] = y_hat
                             if k == n:
                                 for g in range(0, y_hat + 1):
@@ -465,8 +524,11 @@ def a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
     """Alg. 5 (A_mincost2, PS, q = 1): for m, p, L (q = 1 rate), t^-, each server h holding
     N = ceil(E D K / (L rho)) workers and one PS (line 6, "respecting (2h) and (13a)")."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     best: Priced | None = None
     for m in range(instance.M):
         e = np.asarray(instance.e[m])
@@ -475,7 +537,7 @@ def a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
             rho = 1000.0 * instance.slot / instance.iteration_ms(j, m, p, 1, 1)
             for L in _l_range(instance, j, m, p, 1):
                 N = guarded_ceil(instance.jobs[j].work / (L * rho))
-                if N > instance.jobs[j].chunks:
+                if instance.jobs[j].chunks < N:
                     continue
                 for t in range(0, tau - L + 1):
                     wmin = _window_min(omega, t, L)
@@ -492,8 +554,11 @@ def a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual:
     """Alg. 6 (A_RAmincost1, RAR, q = 1): for m, Phi' in 1..D, d^ = ceil(E D K / (Phi' rho)), t^-, each
     server h with y = min(cap, Phi'); infeasible if y < Phi'."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     best: Priced | None = None
     for m in range(instance.M):
         e = np.asarray(instance.e[m])
@@ -516,8 +581,11 @@ def a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual:
     greedily on the servers of least Omega_h (line 5 read as N^ = Phi'); the returned q is the
     placement's (the greedy may use one server)."""
     tau = prices.tau
-    omega = prices.residual(instance) if residual else np.broadcast_to(
-        np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
     best: Priced | None = None
     for m in range(instance.M):
         e = np.asarray(instance.e[m])
@@ -525,7 +593,7 @@ def a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual:
         for phi in range(1, instance.jobs[j].chunks + 1):
             d = instance.duration(j, m, None, 0, phi)
             for t in range(0, tau - d + 1):
-                order = np.argsort(wc[t:t + d].sum(axis=0), kind="stable")
+                order = np.argsort(wc[t : t + d].sum(axis=0), kind="stable")
                 caps = _caps(_window_min(omega, t, d), e, phi)
                 place = _greedy_place(order, caps, phi)
                 if place is None:
@@ -542,8 +610,10 @@ def paper_min_cost(instance: ElasticInstance, j: int, prices: Prices, *, residua
     if instance.is_ps:
         cands = [a_mincost2(instance, j, prices, residual=residual), a_mincost1(instance, j, prices, residual=residual)]
     else:
-        cands = [a_ramincost1(instance, j, prices, residual=residual),
-                 a_ramincost2(instance, j, prices, residual=residual)]
+        cands = [
+            a_ramincost1(instance, j, prices, residual=residual),
+            a_ramincost2(instance, j, prices, residual=residual),
+        ]
     cands = [c for c in cands if c is not None]
     return min(cands, key=lambda c: c.cost) if cands else None
 
@@ -555,12 +625,11 @@ def random_prices(instance: ElasticInstance, tau: int, *, lam: float, fill: floa
     C = np.asarray(instance.C, dtype=float)
     frac = rng.uniform(0.0, fill, size=(tau, instance.H, instance.R))
     beta = frac * C[None, :, :]
-    delta = lam ** frac - 1.0
+    delta = lam**frac - 1.0
     return Prices(beta, delta)
 
 
-def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, max_servers: int = 3
-                            ) -> dict[str, Any]:
+def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, max_servers: int = 3) -> dict[str, Any]:
     """``n`` random pricings on tiny instances (H <= ``max_servers``, D <= 3, M, P <= 2, PS and RAR): the exact oracle
     vs brute force (must agree) and the printed subroutines vs the exact optimum of their case
     (Thm 1 / Thm 6 claim they are optimal). Returns counts and the counterexamples."""
@@ -572,43 +641,59 @@ def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, m
         stats["pricings"] += 1
         ref = brute_force(inst, 0, pr)
         ex = min_cost(inst, 0, pr)
-        if (ref is None) != (ex is None) or (ref is not None and not math.isclose(ref.cost, ex.cost, rel_tol=1e-9,
-                                                                                   abs_tol=1e-9)):
+        if (ref is None) != (ex is None) or (
+            ref is not None and not math.isclose(ref.cost, ex.cost, rel_tol=1e-9, abs_tol=1e-9)
+        ):
             stats["oracle_mismatch"] += 1
-        subs = ((("A_mincost2", a_mincost2, 1), ("A_mincost1", a_mincost1, 0),
-                 ("A_mincost1[N^ not reset]", lambda i, j, p: a_mincost1(i, j, p, reset_n_hat=False), 0))
-                if arch == "ps"
-                else (("A_RAmincost1", a_ramincost1, 1), ("A_RAmincost2", a_ramincost2, 0)))
+        subs = (
+            (
+                ("A_mincost2", a_mincost2, 1),
+                ("A_mincost1", a_mincost1, 0),
+                ("A_mincost1[N^ not reset]", lambda i, j, p: a_mincost1(i, j, p, reset_n_hat=False), 0),
+            )
+            if arch == "ps"
+            else (("A_RAmincost1", a_ramincost1, 1), ("A_RAmincost2", a_ramincost2, 0))
+        )
         for name, f, q in subs:
             opt_q = brute_force(inst, 0, pr, q=q)
             got = f(inst, 0, pr)
-            row = stats["by_case"].setdefault(name, {"runs": 0, "suboptimal": 0, "missed_feasible": 0,
-                                                    "worst_ratio": 1.0, "infeasible_output": 0})
+            row = stats["by_case"].setdefault(
+                name, {"runs": 0, "suboptimal": 0, "missed_feasible": 0, "worst_ratio": 1.0, "infeasible_output": 0}
+            )
             row["runs"] += 1
             if got is not None:
                 from optsched.elastic.checks import violations
                 from optsched.elastic.model import ElasticSchedule
 
-                bad = [v for v in violations(inst, ElasticSchedule({inst.jobs[0].id: got.config.assignment(got.start)}),
-                                             require_all=False, tau=tau, arrivals=False)]
+                bad = [
+                    v
+                    for v in violations(
+                        inst,
+                        ElasticSchedule({inst.jobs[0].id: got.config.assignment(got.start)}),
+                        require_all=False,
+                        tau=tau,
+                        arrivals=False,
+                    )
+                ]
                 if bad:
                     row["infeasible_output"] += 1
             if opt_q is not None and got is None:
                 row["missed_feasible"] += 1
-                stats["counterexamples"].append({"seed": seed, "k": k, "sub": name, "kind": "missed",
-                                                 "opt": opt_q.cost})
+                stats["counterexamples"].append(
+                    {"seed": seed, "k": k, "sub": name, "kind": "missed", "opt": opt_q.cost}
+                )
             elif opt_q is not None and got is not None and got.cost > opt_q.cost * (1 + 1e-9) + 1e-9:
                 row["suboptimal"] += 1
                 ratio = got.cost / opt_q.cost if opt_q.cost > 0 else math.inf
                 row["worst_ratio"] = max(row["worst_ratio"], ratio)
-                stats["counterexamples"].append({"seed": seed, "k": k, "sub": name, "kind": "suboptimal",
-                                                 "opt": opt_q.cost, "got": got.cost})
+                stats["counterexamples"].append(
+                    {"seed": seed, "k": k, "sub": name, "kind": "suboptimal", "opt": opt_q.cost, "got": got.cost}
+                )
     stats["counterexamples"] = stats["counterexamples"][:50]
     return stats
 
 
-def pricing_case(seed: int, k: int, *, max_tau: int = 10, max_servers: int = 3
-                 ) -> tuple[ElasticInstance, int, Prices]:
+def pricing_case(seed: int, k: int, *, max_tau: int = 10, max_servers: int = 3) -> tuple[ElasticInstance, int, Prices]:
     """The k-th random pricing of ``compare_with_brute_force(seed=seed)``: a one-job instance (PS for
     even k, RAR for odd k), tau and prices from (11) with lambda in {2, 10, 100} and up to 90 % of
     each capacity allocated. Deterministic in (seed, k), so a counterexample is two integers."""
@@ -616,9 +701,16 @@ def pricing_case(seed: int, k: int, *, max_tau: int = 10, max_servers: int = 3
 
     rng = np.random.default_rng([int(seed), int(k)])
     arch = "ps" if k % 2 == 0 else "rar"
-    inst = random_instance(1, n_servers=int(rng.integers(1, max_servers + 1)), n_worker_types=int(rng.integers(1, 3)),
-                           n_ps_types=int(rng.integers(1, 3)), n_resources=int(rng.integers(1, 4)), max_chunks=3,
-                           architecture=arch, seed=int(rng.integers(0, 2**31 - 1)))
+    inst = random_instance(
+        1,
+        n_servers=int(rng.integers(1, max_servers + 1)),
+        n_worker_types=int(rng.integers(1, 3)),
+        n_ps_types=int(rng.integers(1, 3)),
+        n_resources=int(rng.integers(1, 4)),
+        max_chunks=3,
+        architecture=arch,
+        seed=int(rng.integers(0, 2**31 - 1)),
+    )
     d0 = inst.min_duration(0)
     tau = int(rng.integers(max(2, d0), max(max_tau, d0) + 1))
     lam = float(rng.choice([2.0, 10.0, 100.0]))

@@ -80,16 +80,24 @@ class MaxWeightRun:
     utility: dict[int, float] = field(default_factory=dict)
     prices: Prices | None = None
 
+    weights: dict[int, float] = field(default_factory=dict)  # w_j by job index
+
     @property
     def weight(self) -> float:
-        return float(sum(self._w.get(j, 0.0) for j in self.chosen))
-
-    _w: dict[int, float] = field(default_factory=dict)
+        return float(sum(self.weights.get(j, 0.0) for j in self.chosen))
 
 
-def a_maxweight(instance: ElasticInstance, jobs: list[int] | None = None, *, tau: int, order: str = "arrival",
-                oracle: str = "exact", lam: float | None = None, F: float | None = None,
-                lam_T: str = "horizon") -> MaxWeightRun:
+def a_maxweight(
+    instance: ElasticInstance,
+    jobs: list[int] | None = None,
+    *,
+    tau: int,
+    order: str = "arrival",
+    oracle: str = "exact",
+    lam: float | None = None,
+    F: float | None = None,
+    lam_T: str = "horizon",
+) -> MaxWeightRun:
     """Alg. 3 on the job indices ``jobs`` (default all) with deadline ``tau`` (see the module doc).
 
     Returns a :class:`MaxWeightRun` whose ``chosen[j]`` is the priced schedule of job index j (start
@@ -122,8 +130,9 @@ def a_maxweight(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
         F = weight_bound_F(instance) if F is None else F
         lam = price_base(instance, T=instance.horizon if lam_T == "horizon" else tau, F=F)
     prices = Prices.zero(instance, tau)
-    run = MaxWeightRun(tau=tau, lam=lam, prices=prices)
-    run._w = {j: instance.jobs[j].weight for j in range(instance.n_jobs)}
+    run = MaxWeightRun(
+        tau=tau, lam=lam, prices=prices, weights={j: instance.jobs[j].weight for j in range(instance.n_jobs)}
+    )
     f = min_cost if oracle == "exact" else paper_min_cost
     for j in jobs:
         c = f(instance, j, prices)
@@ -139,9 +148,17 @@ def a_maxweight(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
 
 @register_algorithm(f"{KIND}-online", KIND)
 @requires_kind(KIND)
-def a_online(instance: ElasticInstance, *, alpha: str | int = "per_round", placement: str = "paper",
-             order: str = "arrival", oracle: str = "exact", lam_T: str = "horizon", max_rounds: int = 40,
-             seed: Any = None) -> Result:
+def a_online(
+    instance: ElasticInstance,
+    *,
+    alpha: str | int = "per_round",
+    placement: str = "paper",
+    order: str = "arrival",
+    oracle: str = "exact",
+    lam_T: str = "horizon",
+    max_rounds: int = 40,
+    seed: Any = None,
+) -> Result:
     """A_online (Alg. 1) with A_dual (Alg. 2) and A_maxweight (Alg. 3): the paper's online algorithm.
 
     Parameters
@@ -220,18 +237,47 @@ def a_online(instance: ElasticInstance, *, alpha: str | int = "per_round", place
         window = used * tau
         busy = np.zeros(max(window, 1), dtype=bool)
         for rel, c in local.values():
-            busy[rel:rel + c.config.d] = True
-        rounds.append({"round": i, "tau": tau, "jobs": len(J_i), "scheduled": len(local), "alpha": a_i,
-                       "maxweight_calls": used, "start": start, "idle_slots": int(window - busy[:window].sum()),
-                       "J_i": [instance.jobs[j].id for j in J_i], "J_i_s": [instance.jobs[j].id for j in local],
-                       "weight": float(sum(instance.jobs[j].weight for j in local)),
-                       "length": int(max((rel + c.config.d for rel, c in local.values()), default=0))})
+            busy[rel : rel + c.config.d] = True
+        rounds.append(
+            {
+                "round": i,
+                "tau": tau,
+                "jobs": len(J_i),
+                "scheduled": len(local),
+                "alpha": a_i,
+                "maxweight_calls": used,
+                "start": start,
+                "idle_slots": int(window - busy[:window].sum()),
+                "J_i": [instance.jobs[j].id for j in J_i],
+                "J_i_s": [instance.jobs[j].id for j in local],
+                "weight": float(sum(instance.jobs[j].weight for j in local)),
+                "length": int(max((rel + c.config.d for rel, c in local.values()), default=0)),
+            }
+        )
         prev_end = max(prev_end, start + a_i * tau if placement == "paper" else end)
     sched = ElasticSchedule(out)
     late = [jid for jid, a in out.items() if a.completion > instance.horizon]
-    info = {"alpha": alpha, "alpha_offline": alpha == "thm5", "lambda": lam_h, "F": F, "rounds": rounds,
-            "rounds_used": len(rounds), "late_jobs": late, "unscheduled": [instance.jobs[j].id for j in left],
-            "placement": placement, "oracle": oracle, "order": order}
+    info = {
+        "alpha": alpha,
+        "alpha_offline": alpha == "thm5",
+        "lambda": lam_h,
+        "F": F,
+        "rounds": rounds,
+        "rounds_used": len(rounds),
+        "late_jobs": late,
+        "unscheduled": [instance.jobs[j].id for j in left],
+        "placement": placement,
+        "oracle": oracle,
+        "order": order,
+    }
     obj = evaluate_objective(instance, sched, OBJECTIVE) if not left else None
-    return Result(algorithm=f"{KIND}-online", instance=instance.name, objective=obj, objective_name=OBJECTIVE,
-                  schedule=sched, status=Status.HEURISTIC, runtime=time.perf_counter() - t0, info=info)
+    return Result(
+        algorithm=f"{KIND}-online",
+        instance=instance.name,
+        objective=obj,
+        objective_name=OBJECTIVE,
+        schedule=sched,
+        status=Status.HEURISTIC,
+        runtime=time.perf_counter() - t0,
+        info=info,
+    )

@@ -86,8 +86,13 @@ def test_size_is_estimated_before_building():
 def test_every_model_label_is_a_component(repo_root):
     text = (repo_root / "formulations" / "elastic.md").read_text()
     labels = set(re.findall(r"\{#model:(\w+)\}", text))
-    assert {"one_schedule_per_job", "capacity", "weighted_completion", "at_most_one_schedule",
-            "scheduled_weight"} <= labels
+    assert {
+        "one_schedule_per_job",
+        "capacity",
+        "weighted_completion",
+        "at_most_one_schedule",
+        "scheduled_weight",
+    } <= labels
     inst = toy_instance()
     names = {c.local_name for c in build_set_partitioning(inst).component_objects()}
     names |= {c.local_name for c in build_set_partitioning(inst, sense="max", tau=20).component_objects()}

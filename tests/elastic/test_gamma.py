@@ -43,8 +43,11 @@ def test_restricted_columns_are_feasible_schedules(inst):
     for j in range(inst.n_jobs):
         for c in configs(inst, j):
             a = c.assignment(inst.jobs[j].arrival)
-            bad = [v for v in violations(inst, ElasticSchedule({inst.jobs[j].id: a}), require_all=False)
-                   if v.label != "horizon"]
+            bad = [
+                v
+                for v in violations(inst, ElasticSchedule({inst.jobs[j].id: a}), require_all=False)
+                if v.label != "horizon"
+            ]
             assert not bad, bad
             n, d = c.n_workers, c.d
             assert (n, d) in useful_counts(inst, j, c.m, c.p, c.q)

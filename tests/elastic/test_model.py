@@ -223,8 +223,11 @@ def test_rar_checks():
 
 def test_verifier_runs_every_label():
     inst = toy_instance()
-    rep = verify(inst, ElasticSchedule({0: _a(0, 10, 1, {0: 1}), 1: _a(0, 15, 0, {0: 1})}),
-                 objective="total_weighted_completion_time")
+    rep = verify(
+        inst,
+        ElasticSchedule({0: _a(0, 10, 1, {0: 1}), 1: _a(0, 15, 0, {0: 1})}),
+        objective="total_weighted_completion_time",
+    )
     assert rep.ok and math.isclose(rep.objectives["total_weighted_completion_time"], 25.0)
     from optsched.elastic.checks import LABELS
 

@@ -45,7 +45,7 @@ def test_oracle_equals_brute_force(k):
             assert _feasible(inst, got, tau) == []
             omega = pr.residual(inst)
             for h, vec in got.config.use:  # fits the residual capacity in every slot of its window
-                assert np.all(omega[got.start:got.start + got.config.d, h, :] + 1e-9 >= np.asarray(vec))
+                assert np.all(omega[got.start : got.start + got.config.d, h, :] + 1e-9 >= np.asarray(vec))
         for q in (0, 1):
             rq, gq = brute_force(inst, 0, pr, q=q, residual=residual), min_cost(inst, 0, pr, q=q, residual=residual)
             assert (rq is None) == (gq is None)
@@ -55,7 +55,7 @@ def test_oracle_equals_brute_force(k):
 
 @pytest.mark.parametrize("k", range(60))
 def test_vectorised_oracle_equals_the_reference_loop(k):
-    inst, tau, pr = pricing_case(21, k, max_servers=4, max_tau=16)
+    inst, _tau, pr = pricing_case(21, k, max_servers=4, max_tau=16)
     for residual in (True, False):
         for q in (None, 0, 1):
             a = min_cost_reference(inst, 0, pr, q=q, residual=residual)
@@ -72,7 +72,7 @@ def test_oracle_equals_brute_force_three_servers():
 
 
 def test_zero_prices_cost_nothing_and_full_servers_fit_nothing():
-    inst, tau, pr = pricing_case(11, 0, max_servers=2)
+    inst, _tau, pr = pricing_case(11, 0, max_servers=2)
     zero = Prices(np.zeros_like(pr.beta), np.zeros_like(pr.delta))
     assert min_cost(inst, 0, zero).cost == pytest.approx(0.0)
     full = Prices(np.broadcast_to(np.asarray(inst.C, float), pr.beta.shape).copy(), pr.delta)
