@@ -31,8 +31,20 @@ from pathlib import Path
 
 OUT = Path(__file__).parent / "results" / "exact_peer.json"
 #: (n jobs, servers, GPUs per server, seed) of issue 12
-INSTANCES = [(8, 2, 4, 1), (8, 4, 8, 2), (12, 2, 4, 3), (12, 3, 8, 4), (16, 2, 8, 5), (16, 4, 4, 6), (20, 3, 4, 7),
-             (20, 4, 8, 8), (30, 3, 8, 9), (30, 4, 4, 10), (40, 4, 4, 11), (50, 4, 8, 12)]
+INSTANCES = [
+    (8, 2, 4, 1),
+    (8, 4, 8, 2),
+    (12, 2, 4, 3),
+    (12, 3, 8, 4),
+    (16, 2, 8, 5),
+    (16, 4, 4, 6),
+    (20, 3, 4, 7),
+    (20, 4, 8, 8),
+    (30, 3, 8, 9),
+    (30, 4, 4, 10),
+    (40, 4, 4, 11),
+    (50, 4, 8, 12),
+]
 BACKENDS = ("highs", "cpsat", "portfolio", "auto")
 NOT_PROVEN = 1e6  # "measured" of a proof-time target that was not proven
 
@@ -55,12 +67,25 @@ def _optsched(inst, backend: str, time_limit: float) -> dict:
         t0 = time.perf_counter()
         r = solve_exact(inst, backend=backend, options=SolveOptions(time_limit=time_limit, threads=1))
         wall = time.perf_counter() - t0
-    row = {"solver": f"optsched-{backend}", "status": r.status.value, "objective": r.objective, "bound": r.bound,
-           "gap": r.gap, "seconds": round(wall, 3), "load": load, "incumbent": r.info.get("incumbent")}
+    row = {
+        "solver": f"optsched-{backend}",
+        "status": r.status.value,
+        "objective": r.objective,
+        "bound": r.bound,
+        "gap": r.gap,
+        "seconds": round(wall, 3),
+        "load": load,
+        "incumbent": r.info.get("incumbent"),
+    }
     if backend == "portfolio":
-        row.update(winner=r.info.get("winner"), bound_from=r.info.get("bound_from"),
-                   members={k: {kk: v[kk] for kk in ("status", "objective", "bound", "runtime")}
-                            for k, v in r.info.get("portfolio", {}).items()})
+        row.update(
+            winner=r.info.get("winner"),
+            bound_from=r.info.get("bound_from"),
+            members={
+                k: {kk: v[kk] for kk in ("status", "objective", "bound", "runtime")}
+                for k, v in r.info.get("portfolio", {}).items()
+            },
+        )
     if backend == "auto":
         row.update(chosen=r.info.get("backend"), rule=r.info.get("auto_rule"))
     return row
@@ -78,9 +103,14 @@ def _pyjobshop(inst, time_limit: float) -> dict:
     wall = time.perf_counter() - t0
     off = flow_time_offset(inst)
     has = res.status.name in ("OPTIMAL", "FEASIBLE", "TIME_LIMIT") and res.objective < float("inf")
-    row = {"solver": "pyjobshop", "status": {"OPTIMAL": "optimal"}.get(res.status.name, res.status.value.lower()),
-           "objective": res.objective + off if has else None, "bound": res.lower_bound + off, "seconds": round(wall, 3),
-           "load": load}
+    row = {
+        "solver": "pyjobshop",
+        "status": {"OPTIMAL": "optimal"}.get(res.status.name, res.status.value.lower()),
+        "objective": res.objective + off if has else None,
+        "bound": res.lower_bound + off,
+        "seconds": round(wall, 3),
+        "load": load,
+    }
     if has:  # an independent check of the peer's answer
         sched = from_pyjobshop(inst, model, res.best)
         row["verified"] = verify(inst, sched).ok
@@ -96,8 +126,13 @@ def _heuristic(inst) -> dict:
     t0 = time.perf_counter()
     rs = [list_schedule(inst, rule=rule) for rule in ("wspt", "fifo", "spt")]
     best = min(rs, key=lambda r: r.objective)
-    return {"solver": f"heuristic ({best.algorithm})", "status": "heuristic", "objective": best.objective,
-            "bound": None, "seconds": round(time.perf_counter() - t0, 3)}
+    return {
+        "solver": f"heuristic ({best.algorithm})",
+        "status": "heuristic",
+        "objective": best.objective,
+        "bound": None,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
 
 
 def _targets(results: list[dict], time_limit: float, extra: dict) -> list[dict]:
@@ -110,25 +145,60 @@ def _targets(results: list[dict], time_limit: float, extra: dict) -> list[dict]:
             o = res[f"optsched-{which}"]
             if pj is not None and pj["status"] == "optimal":
                 t = o["seconds"] if o["status"] == "optimal" else NOT_PROVEN
-                out.append({"case": f"{name}: {which} proof s (PyJobShop proved it; 1e6 = not proven)",
-                            "measured": t, "target": pj["seconds"], "unit": "s"})
+                out.append(
+                    {
+                        "case": f"{name}: {which} proof s (PyJobShop proved it; 1e6 = not proven)",
+                        "measured": t,
+                        "target": pj["seconds"],
+                        "unit": "s",
+                    }
+                )
             if pj is not None and pj["objective"] is not None:
-                out.append({"case": f"{name}: {which} objective <= PyJobShop's", "measured": o["objective"],
-                            "target": pj["objective"], "unit": "objective"})
-            out.append({"case": f"{name}: {which} objective <= best heuristic's", "measured": o["objective"],
-                        "target": h["objective"], "unit": "objective"})
+                out.append(
+                    {
+                        "case": f"{name}: {which} objective <= PyJobShop's",
+                        "measured": o["objective"],
+                        "target": pj["objective"],
+                        "unit": "objective",
+                    }
+                )
+            out.append(
+                {
+                    "case": f"{name}: {which} objective <= best heuristic's",
+                    "measured": o["objective"],
+                    "target": h["objective"],
+                    "unit": "objective",
+                }
+            )
             if name in ("n30-4x4", "n50-4x8"):
-                out.append({"case": f"{name}: {which} proven in s (1e6 = not proven)", "unit": "s", "target": 20.0,
-                            "measured": o["seconds"] if o["status"] == "optimal" and time_limit <= 20 else NOT_PROVEN})
+                out.append(
+                    {
+                        "case": f"{name}: {which} proven in s (1e6 = not proven)",
+                        "unit": "s",
+                        "target": 20.0,
+                        "measured": o["seconds"] if o["status"] == "optimal" and time_limit <= 20 else NOT_PROVEN,
+                    }
+                )
             if name == "n40-4x4":
-                out.append({"case": f"{name}: {which} gap at {time_limit:g} s (%)", "unit": "%", "target": 0.25,
-                            "measured": round(100 * (o["gap"] or 0.0), 4) if o["objective"] is not None
-                            else NOT_PROVEN})
+                out.append(
+                    {
+                        "case": f"{name}: {which} gap at {time_limit:g} s (%)",
+                        "unit": "%",
+                        "target": 0.25,
+                        "measured": round(100 * (o["gap"] or 0.0), 4) if o["objective"] is not None else NOT_PROVEN,
+                    }
+                )
                 r60 = (extra.get("n40-4x4-60s") if which == "portfolio" else None) or (
-                    o if o["status"] == "optimal" else None)
-                out.append({"case": f"{name}: {which} proven in s (1e6 = not proven)", "unit": "s", "target": 60.0,
-                            "measured": r60["seconds"] if r60 is not None and r60["status"] == "optimal"
-                            else NOT_PROVEN})
+                    o if o["status"] == "optimal" else None
+                )
+                out.append(
+                    {
+                        "case": f"{name}: {which} proven in s (1e6 = not proven)",
+                        "unit": "s",
+                        "target": 60.0,
+                        "measured": r60["seconds"] if r60 is not None and r60["status"] == "optimal" else NOT_PROVEN,
+                    }
+                )
     return out
 
 
@@ -184,30 +254,51 @@ def main(argv: list[str] | None = None) -> dict:
         for b in BACKENDS:
             res[f"optsched-{b}"] = _optsched(inst, b, args.time_limit)
             r = res[f"optsched-{b}"]
-            print(f"{name:9s} {b:9s} {r['status']:8s} obj={r['objective']} bound={r['bound']} {r['seconds']:.2f}s "
-                  f"load={r['load']}", flush=True)
+            print(
+                f"{name:9s} {b:9s} {r['status']:8s} obj={r['objective']} bound={r['bound']} {r['seconds']:.2f}s "
+                f"load={r['load']}",
+                flush=True,
+            )
         if pj_version is not None:
             res["pyjobshop"] = r = _pyjobshop(inst, args.time_limit)
-            print(f"{name:9s} pyjobshop {r['status']:8s} obj={r['objective']} bound={r['bound']} {r['seconds']:.2f}s "
-                  f"load={r['load']}", flush=True)
+            print(
+                f"{name:9s} pyjobshop {r['status']:8s} obj={r['objective']} bound={r['bound']} {r['seconds']:.2f}s "
+                f"load={r['load']}",
+                flush=True,
+            )
         if name == "n40-4x4" and res["optsched-portfolio"]["status"] != "optimal":
             extra["n40-4x4-60s"] = r = _optsched(inst, "portfolio", 60.0)
-            print(f"{name:9s} portfolio 60 s: {r['status']} obj={r['objective']} bound={r['bound']} "
-                  f"{r['seconds']:.2f}s load={r['load']}", flush=True)
+            print(
+                f"{name:9s} portfolio 60 s: {r['status']} obj={r['objective']} bound={r['bound']} "
+                f"{r['seconds']:.2f}s load={r['load']}",
+                flush=True,
+            )
         results.append(res)
     print_table(results)
     from importlib.metadata import version
 
-    out = {"benchmark": "exact rigid vs PyJobShop (issue 12)", "machine": platform.machine(), "cpus": os.cpu_count(),
-           "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t_start)),
-           "time_limit": args.time_limit, "threads_per_solver": 1,
-           "versions": {"ortools": version("ortools"), "highspy": version("highspy"), "pyjobshop": pj_version},
-           "load_average_1min": {"min": min((r[c]["load"] for r in results for c in r if isinstance(r[c], dict)
-                                             and "load" in r[c]), default=None),
-                                 "max": max((r[c]["load"] for r in results for c in r if isinstance(r[c], dict)
-                                             and "load" in r[c]), default=None)},
-           "total_seconds": round(time.time() - t_start, 1), "results": results, "extra": extra,
-           "targets": _targets(results, args.time_limit, extra)}
+    out = {
+        "benchmark": "exact rigid vs PyJobShop (issue 12)",
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t_start)),
+        "time_limit": args.time_limit,
+        "threads_per_solver": 1,
+        "versions": {"ortools": version("ortools"), "highspy": version("highspy"), "pyjobshop": pj_version},
+        "load_average_1min": {
+            "min": min(
+                (r[c]["load"] for r in results for c in r if isinstance(r[c], dict) and "load" in r[c]), default=None
+            ),
+            "max": max(
+                (r[c]["load"] for r in results for c in r if isinstance(r[c], dict) and "load" in r[c]), default=None
+            ),
+        },
+        "total_seconds": round(time.time() - t_start, 1),
+        "results": results,
+        "extra": extra,
+        "targets": _targets(results, args.time_limit, extra),
+    }
     path = Path(args.out)
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(out, indent=2, default=str) + "\n")

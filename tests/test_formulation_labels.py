@@ -27,11 +27,14 @@ LABEL = re.compile(r"label\s+`(\w+)`\s+\(model:\s*(\w+)\)")
 OTHER_MARKUPS = (re.compile(r"\{#model:(\w+)\}"),)
 #: Files owned by another change that still use another markup: skipped (visibly) until they
 #: comply, then covered automatically (remove them from here then).
-PENDING = {"elastic": "formulations/elastic.md still writes {#model:name}; convert it to "
-                      "label `name` (model: set_partitioning|maxweight)"}
+PENDING = {
+    "elastic": "formulations/elastic.md still writes {#model:name}; convert it to "
+    "label `name` (model: set_partitioning|maxweight)"
+}
 
 
 # --- the models, by (file key, model name) -----------------------------------------------------
+
 
 def _rigid_mixed():
     from optsched.rigid import random_instance
@@ -186,12 +189,15 @@ def test_every_label_is_a_component_of_the_built_model(key, model, labels):
     others = [m.group(0) for rx in OTHER_MARKUPS for m in rx.finditer(text)]
     if others and key in PENDING:
         pytest.skip(PENDING[key])
-    assert not others, (f"formulations/{key}.md uses another label markup {others[:3]}; write "
-                        f"label `name` (model: X) instead")
+    assert not others, (
+        f"formulations/{key}.md uses another label markup {others[:3]}; write label `name` (model: X) instead"
+    )
     if model is None:  # a file without an exact model (e.g. lazer): nothing else to check
         return
-    assert (key, model) in MODELS, (f"formulations/{key}.md names model {model!r}: add its builder and a small "
-                                    f"instance to MODELS in {Path(__file__).name}")
+    assert (key, model) in MODELS, (
+        f"formulations/{key}.md names model {model!r}: add its builder and a small "
+        f"instance to MODELS in {Path(__file__).name}"
+    )
     names = component_names(MODELS[key, model]())
     missing = sorted(set(labels) - names)
     assert not missing, f"labels of formulations/{key}.md (model: {model}) not in the built model: {missing}"
@@ -200,8 +206,7 @@ def test_every_label_is_a_component_of_the_built_model(key, model, labels):
 def test_the_markup_is_found_in_every_kind_of_line():
     """The parser itself: a label split over two lines and two labels on one line are found;
     text that only looks alike is not."""
-    text = ("- label `a` (model: m): x; label `b`\n(model: m).\n"
-            "- `c` (model: m) and label `d` (model m) are not labels.")
+    text = "- label `a` (model: m): x; label `b`\n(model: m).\n- `c` (model: m) and label `d` (model m) are not labels."
     assert labels_by_model(text) == {"m": ["a", "b"]}
 
 
@@ -222,6 +227,12 @@ def test_the_suite_covers_the_papers_with_exact_models():
     """The parametrisation is not empty where the papers have models (a broken regex would make
     every case vacuous)."""
     covered = {(p.values[0], p.values[1]) for p in _cases() if p.values[1] is not None}
-    for key, model in (("rigid", "time_indexed"), ("rigid", "interval_cpsat"), ("asrpt", "problem8"),
-                       ("asrpt", "placement"), ("sojourn", "lop"), ("rarddls", "milp")):
+    for key, model in (
+        ("rigid", "time_indexed"),
+        ("rigid", "interval_cpsat"),
+        ("asrpt", "problem8"),
+        ("asrpt", "placement"),
+        ("sojourn", "lop"),
+        ("rarddls", "milp"),
+    ):
         assert (key, model) in covered

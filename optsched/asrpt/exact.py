@@ -29,8 +29,17 @@ from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.solvers import SolveOptions, SolveResult, solve_cpsat
 from optsched.solvers.exact import ExactModel, run_exact
 
-__all__ = ["solve_exact", "solve_problem8", "build_exact", "decode_exact", "warm_start_exact", "grid_list_schedule",
-           "best_heuristic", "lp_relaxation_bound", "OBJECTIVE"]
+__all__ = [
+    "solve_exact",
+    "solve_problem8",
+    "build_exact",
+    "decode_exact",
+    "warm_start_exact",
+    "grid_list_schedule",
+    "best_heuristic",
+    "lp_relaxation_bound",
+    "OBJECTIVE",
+]
 
 OBJECTIVE = "total_completion_time"
 
@@ -40,8 +49,9 @@ def _schedule(instance: AsrptInstance, starts: dict, chosen: dict) -> Schedule:
     for j in instance.jobs:
         p = chosen[j.id]
         t0 = starts[j.id] * instance.slot
-        sched.add(j.id, t0, min(t0 + p.time, t0 + p.slots * instance.slot),
-                  {m: c for m, c in enumerate(p.counts) if c > 0})
+        sched.add(
+            j.id, t0, min(t0 + p.time, t0 + p.slots * instance.slot), {m: c for m, c in enumerate(p.counts) if c > 0}
+        )
     return sched
 
 
@@ -61,7 +71,7 @@ def grid_list_schedule(instance: AsrptInstance, order, patterns: dict | None = N
         for p in pats[jid]:
             need = np.asarray(p.counts)[:, None]
             for t in range(r, T - p.slots + 1):
-                if (free[:, t:t + p.slots] >= need).all():
+                if (free[:, t : t + p.slots] >= need).all():
                     key = (t + p.slots, t * instance.slot + p.time)
                     if best is None or key < best[0]:
                         best = (key, t, p)
@@ -69,7 +79,7 @@ def grid_list_schedule(instance: AsrptInstance, order, patterns: dict | None = N
         if best is None:  # cannot happen: the fastest pattern fits after every earlier job
             raise InvalidOptionError(f"No grid start for job {jid!r} within the horizon of {T} slots.")
         _, t, p = best
-        free[:, t:t + p.slots] -= np.asarray(p.counts)[:, None]
+        free[:, t : t + p.slots] -= np.asarray(p.counts)[:, None]
         starts[jid], chosen[jid] = t, p
     return _schedule(instance, starts, chosen)
 
@@ -79,9 +89,11 @@ def best_heuristic(instance: AsrptInstance, patterns: dict | None = None) -> Sch
     fastest-pattern time first, arrival then that, and shortest time x GPUs first)."""
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     fastest = {j.id: min(p.time for p in pats[j.id]) for j in instance.jobs}
-    orders = [sorted(fastest, key=lambda i: (fastest[i], str(i))),
-              sorted(fastest, key=lambda i: (instance.job(i).arrival, fastest[i], str(i))),
-              sorted(fastest, key=lambda i: (fastest[i] * instance.job(i).gpus, str(i)))]
+    orders = [
+        sorted(fastest, key=lambda i: (fastest[i], str(i))),
+        sorted(fastest, key=lambda i: (instance.job(i).arrival, fastest[i], str(i))),
+        sorted(fastest, key=lambda i: (fastest[i] * instance.job(i).gpus, str(i))),
+    ]
     scheds = [grid_list_schedule(instance, o, pats) for o in orders]
     return min(scheds, key=lambda sc: objective_value(instance, sc, OBJECTIVE))
 
@@ -92,18 +104,23 @@ def _grid_starts(instance: AsrptInstance, schedule: Schedule, pats: dict, T: int
     for job in instance.jobs:
         segs = schedule.segments(job.id)
         if len(segs) != 1:
-            raise InvalidScheduleError(f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; Problem (8) "
-                                       f"needs one run per job.")
+            raise InvalidScheduleError(
+                f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; Problem (8) needs one run per job."
+            )
         seg = segs[0]
         t = seg.start / instance.slot
         counts = tuple(int(seg.placement.get(m, 0)) for m in range(instance.M))
         idx = next((k for k, p in enumerate(pats[job.id]) if p.counts == counts), None)
-        if abs(t - round(t)) > 1e-9 or idx is None or not (arrival_slot(job, instance) <= round(t)
-                                                             <= T - pats[job.id][idx].slots):
+        if (
+            abs(t - round(t)) > 1e-9
+            or idx is None
+            or not (arrival_slot(job, instance) <= round(t) <= T - pats[job.id][idx].slots)
+        ):
             raise InvalidScheduleError(
                 f"The initial schedule starts job {job.id!r} at {seg.start!r} s on GPUs {counts}: not a start slot "
                 f"and pattern of Problem (8) (slot {instance.slot} s, horizon {T} slots). Use "
-                f"optsched.asrpt.exact.grid_list_schedule for a grid schedule.")
+                f"optsched.asrpt.exact.grid_list_schedule for a grid schedule."
+            )
         out.append((int(round(t)), idx))
     return out
 
@@ -140,13 +157,18 @@ LP_SHARE, LP_MAX_SECONDS, LP_MAX_NONZEROS = 0.25, 30.0, 500_000
 
 def _ti_nonzeros(instance: AsrptInstance, pats: dict) -> int:
     T = horizon_slots(instance, pats)
-    return sum(max(0, T - p.slots + 1) * p.slots * sum(1 for c in p.counts if c)
-               for j in instance.jobs for p in pats[j.id])
+    return sum(
+        max(0, T - p.slots + 1) * p.slots * sum(1 for c in p.counts if c) for j in instance.jobs for p in pats[j.id]
+    )
 
 
-def lp_relaxation_bound(instance: AsrptInstance, *, patterns: dict | None = None,
-                        time_limit: float | None = LP_MAX_SECONDS,
-                        max_nonzeros: int | None = LP_MAX_NONZEROS) -> float | None:
+def lp_relaxation_bound(
+    instance: AsrptInstance,
+    *,
+    patterns: dict | None = None,
+    time_limit: float | None = LP_MAX_SECONDS,
+    max_nonzeros: int | None = LP_MAX_NONZEROS,
+) -> float | None:
     """The LP relaxation value of the time-indexed Problem (8) (:func:`build_problem8`, seconds): a
     lower bound on the optimum. ``None`` if HiGHS does not prove the LP optimal within
     ``time_limit`` seconds or the model would have more than ``max_nonzeros`` capacity coefficients
@@ -196,8 +218,9 @@ def _cpsat_with_lp(em: ExactModel, options: SolveOptions) -> SolveResult:
     return sr
 
 
-def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
-                max_size: int | None = None) -> ExactModel:
+def build_exact(
+    instance: AsrptInstance, backend: str, options: SolveOptions, *, max_size: int | None = None
+) -> ExactModel:
     """The model :func:`solve_exact` solves for ``backend``; its ``handles`` are the model's
     variables (:class:`~optsched.asrpt.formulation.Problem8Variables` or
     :class:`~optsched.asrpt.formulation.Problem8TimeIndexedVariables`).
@@ -213,14 +236,22 @@ def build_exact(instance: AsrptInstance, backend: str, options: SolveOptions, *,
         rounding = instance.n_jobs * 0.5 * scale
         t0 = time.perf_counter()
         tl = options.time_limit
-        lp = lp_relaxation_bound(instance, patterns=pats,
-                                 time_limit=LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl)))
+        lp = lp_relaxation_bound(
+            instance,
+            patterns=pats,
+            time_limit=LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl)),
+        )
         # the CP-SAT objective (rounded durations) is within `rounding` of (8) for every schedule
         row = None if lp is None else math.floor((lp - rounding) / scale - 1e-6 * max(1.0, abs(lp / scale)))
         model, h = build_problem8_cpsat(instance, patterns=pats, max_size=max_size, objective_lower_bound=row)
-        info.update(horizon_slots=h.horizon, objective_rounding=rounding, lp_bound=lp, lp_row=row,
-                    lp_time=time.perf_counter() - t0,
-                    energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
+        info.update(
+            horizon_slots=h.horizon,
+            objective_rounding=rounding,
+            lp_bound=lp,
+            lp_row=row,
+            lp_time=time.perf_counter() - t0,
+            energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"),
+        )
         em = ExactModel(model, h, scale=scale, resolution=rounding, info=info, solve=_cpsat_with_lp)
     elif backend == "cpsat-ti":
         model, h = build_problem8_ti_cpsat(instance, patterns=pats, max_size=max_size)
@@ -259,10 +290,23 @@ def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
     return _schedule(instance, starts, chosen)
 
 
-@register_algorithm("asrpt-exact", KIND, exact=True, backends=("cpsat", "cpsat-ti", "highs"),
-                    suite_options={"options": SolveOptions(time_limit=30, threads=1)})
-def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: SolveOptions | None = None,
-                seed=None, initial="heuristic", write_model: str | None = None, max_size: int | None = None) -> Result:
+@register_algorithm(
+    "asrpt-exact",
+    KIND,
+    exact=True,
+    backends=("cpsat", "cpsat-ti", "highs"),
+    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+)
+def solve_exact(
+    instance: AsrptInstance,
+    *,
+    backend: str = "cpsat",
+    options: SolveOptions | None = None,
+    seed=None,
+    initial="heuristic",
+    write_model: str | None = None,
+    max_size: int | None = None,
+) -> Result:
     """Exact Problem (8): minimum total completion time sum_i (t_i + n_i alpha_i), t_i on the slot grid.
 
     Parameters
@@ -327,9 +371,16 @@ def solve_exact(instance: AsrptInstance, *, backend: str = "cpsat", options: Sol
         build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size),
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
-        backend=backend, algorithm=f"asrpt-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        seed=seed, write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations,
-        own_backends=("cpsat", "cpsat-ti"))
+        backend=backend,
+        algorithm=f"asrpt-exact[{backend}]",
+        objective_name=OBJECTIVE,
+        options=options,
+        seed=seed,
+        write_model=write_model,
+        initial=initial,
+        check_initial=lambda s: verify(instance, s).violations,
+        own_backends=("cpsat", "cpsat-ti"),
+    )
 
 
 #: The former name (kept as an alias).

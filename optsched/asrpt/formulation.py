@@ -30,9 +30,21 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
 
-__all__ = ["Pattern", "Problem8Variables", "Problem8TimeIndexedVariables", "job_patterns", "best_split",
-           "horizon_slots", "build_problem8", "build_problem8_cpsat", "build_problem8_ti_cpsat", "energy_rows",
-           "build_problem8_pyomo", "build_problem8_cpsat_ti", "OBJ_SCALE"]
+__all__ = [
+    "Pattern",
+    "Problem8Variables",
+    "Problem8TimeIndexedVariables",
+    "job_patterns",
+    "best_split",
+    "horizon_slots",
+    "build_problem8",
+    "build_problem8_cpsat",
+    "build_problem8_ti_cpsat",
+    "energy_rows",
+    "build_problem8_pyomo",
+    "build_problem8_cpsat_ti",
+    "OBJ_SCALE",
+]
 
 #: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it;
 #: error <= 0.5/OBJ_SCALE slot per job).
@@ -63,19 +75,27 @@ def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, 
     stages, ar = job_key
     job = AsrptJob("pattern", [Stage(*s) for s in stages], iterations=1, allreduce=ar)
     try:
-        r = enumerate_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
-                                limit=50_000)
+        r = enumerate_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True, limit=50_000)
     except ModelTooLargeError:
         from optsched.solvers import SolveOptions
 
-        r = solve_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True,
-                            options=SolveOptions(time_limit=60, threads=1))
+        r = solve_placement(
+            job,
+            list(parts),
+            g=g,
+            b_inter=b_inter,
+            b_intra=b_intra,
+            exact_usage=True,
+            options=SolveOptions(time_limit=60, threads=1),
+        )
         if r.status.value != "optimal":
             from optsched.exceptions import SolverError
 
-            raise SolverError(f"The best stage split of a job on servers with {list(parts)} GPUs was not proven "
-                              f"optimal by the placement MILP within 60 s ({r.status}); Problem (8) needs it exact. "
-                              f"Use fewer replicas per stage or fewer servers per job.") from None
+            raise SolverError(
+                f"The best stage split of a job on servers with {list(parts)} GPUs was not proven "
+                f"optimal by the placement MILP within 60 s ({r.status}); Problem (8) needs it exact. "
+                f"Use fewer replicas per stage or fewer servers per job."
+            ) from None
     return r.x, float(r.alpha)
 
 
@@ -182,14 +202,19 @@ def energy_rows(instance: AsrptInstance, patterns: dict) -> list[tuple[list[int]
             area += e[i]
             area_d += e[i] * dmin[i]
             rhs = -(-(2 * area * r0 * G + area * area - area_d * G) // G)  # exact integer ceil
-            if rhs > sum(2 * e[q] * r[q] for q in S[:k + 1]):  # implied by the releases otherwise
-                out.append((S[:k + 1], [2 * e[q] for q in S[:k + 1]], rhs))
+            if rhs > sum(2 * e[q] * r[q] for q in S[: k + 1]):  # implied by the releases otherwise
+                out.append((S[: k + 1], [2 * e[q] for q in S[: k + 1]], rhs))
     return out
 
 
-def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None,
-                         energy: bool = True,
-                         objective_lower_bound: int | None = None) -> tuple[Any, Problem8Variables]:
+def build_problem8_cpsat(
+    instance: AsrptInstance,
+    *,
+    patterns: dict | None = None,
+    max_size: int | None = None,
+    energy: bool = True,
+    objective_lower_bound: int | None = None,
+) -> tuple[Any, Problem8Variables]:
     """CP-SAT model of Problem (8): returns ``(model, variables)`` (:class:`Problem8Variables`).
 
     Objective: sum_i (slot * t_i + n_i alpha_i(p)) in units of slot / OBJ_SCALE. Constraints are
@@ -209,8 +234,9 @@ def build_problem8_cpsat(instance: AsrptInstance, *, patterns: dict | None = Non
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     T = horizon_slots(instance, pats)
     n_pat = sum(len(v) for v in pats.values())
-    check_model_size("asrpt Problem (8) CP-SAT", 2 * instance.n_jobs + 2 * n_pat, instance.M + 1 + 3 * instance.n_jobs,
-                     max_size)
+    check_model_size(
+        "asrpt Problem (8) CP-SAT", 2 * instance.n_jobs + 2 * n_pat, instance.M + 1 + 3 * instance.n_jobs, max_size
+    )
     m = new_cp_model()
     M, g = instance.M, instance.g
     start, use, intervals = [], [], []
@@ -266,8 +292,12 @@ def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max
 
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     T = horizon_slots(instance, pats)
-    idx = [(i, p, t) for i, j in enumerate(instance.jobs) for p, pat in enumerate(pats[j.id])
-           for t in range(T - pat.slots + 1)]
+    idx = [
+        (i, p, t)
+        for i, j in enumerate(instance.jobs)
+        for p, pat in enumerate(pats[j.id])
+        for t in range(T - pat.slots + 1)
+    ]
     check_model_size("asrpt Problem (8) time-indexed", len(idx), instance.n_jobs * 2 + instance.M * T, max_size)
     jobs = instance.jobs
     m = pyo.ConcreteModel(name=f"problem8[{instance.name}]")
@@ -291,7 +321,7 @@ def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max
         return sum(m.x[k] for k in early) == 0 if early else pyo.Constraint.Skip
 
     cover: dict[tuple[int, int], list] = {}
-    for (i, p, t) in idx:
+    for i, p, t in idx:
         pat = pats[jobs[i].id][p]
         for k in range(instance.M):
             if pat.counts[k]:
@@ -306,15 +336,16 @@ def build_problem8(instance: AsrptInstance, *, patterns: dict | None = None, max
         return sum(c * m.x[key] for c, key in terms) <= instance.g
 
     m.total_completion_time = pyo.Objective(  # (8)
-        expr=sum((t * instance.slot + pats[jobs[i].id][p].time) * m.x[i, p, t] for (i, p, t) in idx),
-        sense=pyo.minimize)
+        expr=sum((t * instance.slot + pats[jobs[i].id][p].time) * m.x[i, p, t] for (i, p, t) in idx), sense=pyo.minimize
+    )
     m.patterns = pats
     m.horizon = T
     return m
 
 
-def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = None,
-                            max_size: int | None = None) -> tuple[Any, Problem8TimeIndexedVariables]:
+def build_problem8_ti_cpsat(
+    instance: AsrptInstance, *, patterns: dict | None = None, max_size: int | None = None
+) -> tuple[Any, Problem8TimeIndexedVariables]:
     """Time-indexed CP-SAT model of Problem (8): Booleans x[i, p, t] (start slot t, pattern p), per-server
     per-slot capacity (3) as linear constraints, objective (8) in units of slot / OBJ_SCALE. Its LP
     relaxation is the strong time-indexed one (better bounds than the interval model on many jobs).
@@ -326,8 +357,12 @@ def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = 
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     T = horizon_slots(instance, pats)
     jobs = instance.jobs
-    idx = [(i, p, t) for i, j in enumerate(jobs) for p, pat in enumerate(pats[j.id])
-           for t in range(arrival_slot(j, instance), T - pat.slots + 1)]
+    idx = [
+        (i, p, t)
+        for i, j in enumerate(jobs)
+        for p, pat in enumerate(pats[j.id])
+        for t in range(arrival_slot(j, instance), T - pat.slots + 1)
+    ]
     check_model_size("asrpt Problem (8) CP-SAT time-indexed", len(idx), instance.n_jobs + instance.M * T, max_size)
     m = new_cp_model()
     x = {k: m.new_bool_var(f"x[{k[0]},{k[1]},{k[2]}]") for k in idx}
@@ -345,8 +380,12 @@ def build_problem8_ti_cpsat(instance: AsrptInstance, *, patterns: dict | None = 
     for terms in cover.values():
         if sum(c for c, _ in terms) > instance.g:
             m.add(sum(c * v for c, v in terms) <= instance.g).with_name("capacity")
-    m.minimize(sum((OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
-                   for (i, p, t), v in x.items()))
+    m.minimize(
+        sum(
+            (OBJ_SCALE * t + round(pats[jobs[i].id][p].time / instance.slot * OBJ_SCALE)) * v
+            for (i, p, t), v in x.items()
+        )
+    )
     return m, Problem8TimeIndexedVariables(x=x, patterns=pats, horizon=T)
 
 

@@ -24,8 +24,16 @@ from optsched.solvers import SolveOptions, SolveResult, solve_cpsat
 from optsched.solvers.exact import ExactModel, run_exact
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 
-__all__ = ["solve_exact", "schedule_from_time_indexed", "schedule_from_cpsat", "build_exact", "decode_exact",
-           "warm_start_exact", "best_heuristic", "lp_relaxation_bound"]
+__all__ = [
+    "solve_exact",
+    "schedule_from_time_indexed",
+    "schedule_from_cpsat",
+    "build_exact",
+    "decode_exact",
+    "warm_start_exact",
+    "best_heuristic",
+    "lp_relaxation_bound",
+]
 
 OBJECTIVE = "total_weighted_completion_time"
 
@@ -83,8 +91,9 @@ def _integral_weights(instance: Instance) -> bool:
 LP_SHARE, LP_MAX_SECONDS = 0.25, 30.0
 
 
-def lp_relaxation_bound(instance: Instance, *, horizon_slots: int | None = None,
-                        time_limit: float | None = LP_MAX_SECONDS) -> float | None:
+def lp_relaxation_bound(
+    instance: Instance, *, horizon_slots: int | None = None, time_limit: float | None = LP_MAX_SECONDS
+) -> float | None:
     """The LP relaxation value of the time-indexed model (T1), (T2), (T5) in the kind's units
     (seconds times weights): a lower bound on the optimum.
 
@@ -140,8 +149,14 @@ def _cpsat_with_lp(em: ExactModel, options: SolveOptions) -> SolveResult:
     return sr
 
 
-def build_exact(instance: Instance, backend: str, options: SolveOptions, *, horizon_slots: int | None = None,
-                max_size: int | None = None) -> ExactModel:
+def build_exact(
+    instance: Instance,
+    backend: str,
+    options: SolveOptions,
+    *,
+    horizon_slots: int | None = None,
+    max_size: int | None = None,
+) -> ExactModel:
     """The model :func:`solve_exact` solves: (C1)-(C4) with the energy rows (E) for ``cpsat``,
     else (T1)-(T5).
 
@@ -160,10 +175,15 @@ def build_exact(instance: Instance, backend: str, options: SolveOptions, *, hori
         t0 = time.perf_counter()
         lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=_lp_budget(options))
         row = None if lp is None else math.ceil(lp / instance.slot - 1e-6 * max(1.0, abs(lp / instance.slot)))
-        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size,
-                                              objective_lower_bound=row)
-        info.update(lp_bound=lp, lp_row=row, lp_time=time.perf_counter() - t0,
-                    energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
+        model, handles = build_interval_cpsat(
+            instance, horizon_slots=horizon_slots, max_size=max_size, objective_lower_bound=row
+        )
+        info.update(
+            lp_bound=lp,
+            lp_row=row,
+            lp_time=time.perf_counter() - t0,
+            energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"),
+        )
         solve = _cpsat_with_lp
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
@@ -178,12 +198,16 @@ def _starts_of(instance: Instance, schedule: Schedule, T: int) -> list[tuple[int
     for job in instance.jobs:
         segs = schedule.segments(job.id)
         if len(segs) != 1:
-            raise InvalidScheduleError(f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; the exact "
-                                       f"rigid models need one run per job.")
+            raise InvalidScheduleError(
+                f"The initial schedule runs job {job.id!r} in {len(segs)} pieces; the exact "
+                f"rigid models need one run per job."
+            )
         t = segs[0].start / instance.slot
         if abs(t - round(t)) > 1e-9 or not 0 <= round(t) <= T - round(job.work / instance.slot):
-            raise InvalidScheduleError(f"The initial schedule starts job {job.id!r} at {segs[0].start!r} s, not a "
-                                       f"whole slot within the model's horizon of {T} slots of {instance.slot} s.")
+            raise InvalidScheduleError(
+                f"The initial schedule starts job {job.id!r} at {segs[0].start!r} s, not a "
+                f"whole slot within the model's horizon of {T} slots of {instance.slot} s."
+            )
         out.append((int(round(t)), {int(k): int(v) for k, v in segs[0].placement.items()}))
     return out
 
@@ -231,11 +255,24 @@ def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
     return schedule_from_time_indexed(instance, em.model, em.handles)
 
 
-@register_algorithm("rigid-exact", "rigid", exact=True, backends=("highs", "cpsat", "auto", "portfolio"),
-                    suite_options={"options": SolveOptions(time_limit=30, threads=1)})
-def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed=None, initial="heuristic", horizon_slots: int | None = None, max_size: int | None = None,
-                write_model: str | None = None) -> Result:
+@register_algorithm(
+    "rigid-exact",
+    "rigid",
+    exact=True,
+    backends=("highs", "cpsat", "auto", "portfolio"),
+    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+)
+def solve_exact(
+    instance: Instance,
+    *,
+    backend: str = "highs",
+    options: SolveOptions | None = None,
+    seed=None,
+    initial="heuristic",
+    horizon_slots: int | None = None,
+    max_size: int | None = None,
+    write_model: str | None = None,
+) -> Result:
     """Exact minimum total weighted completion time of rigid jobs (time-indexed MILP or CP-SAT).
 
     Parameters
@@ -297,20 +334,32 @@ def solve_exact(instance: Instance, *, backend: str = "highs", options: SolveOpt
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
     evaluate = lambda s: objective_value(instance, s, OBJECTIVE)  # noqa: E731
-    plan = plan_backend(backend, build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots,
-                                                                      max_size=max_size),
-                        decode=lambda em, sr: decode_exact(instance, em, sr), own=("cpsat",), evaluate=evaluate,
-                        auto=lambda: _auto_backend(instance, horizon_slots))
+    plan = plan_backend(
+        backend,
+        build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots, max_size=max_size),
+        decode=lambda em, sr: decode_exact(instance, em, sr),
+        own=("cpsat",),
+        evaluate=evaluate,
+        auto=lambda: _auto_backend(instance, horizon_slots),
+    )
     if isinstance(initial, str):
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
         initial = best_heuristic(instance)
     return run_exact(
         instance,
-        build=plan.build, decode=plan.decode, evaluate=evaluate,
-        backend=plan.backend, algorithm=f"rigid-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-        write_model=write_model, initial=initial, check_initial=lambda s: verify(instance, s).violations,
-        own_backends=plan.own_backends)
+        build=plan.build,
+        decode=plan.decode,
+        evaluate=evaluate,
+        backend=plan.backend,
+        algorithm=f"rigid-exact[{backend}]",
+        objective_name=OBJECTIVE,
+        options=options,
+        write_model=write_model,
+        initial=initial,
+        check_initial=lambda s: verify(instance, s).violations,
+        own_backends=plan.own_backends,
+    )
 
 
 def _auto_backend(instance: Instance, horizon_slots: int | None) -> tuple[str, str]:

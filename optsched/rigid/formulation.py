@@ -20,8 +20,16 @@ from optsched.core.units import to_slots
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers.size import check_model_size
 
-__all__ = ["SlotData", "slot_data", "TimeIndexedVariables", "IntervalVariables", "build_time_indexed",
-           "build_interval_cpsat", "build_cpsat", "energy_rows"]
+__all__ = [
+    "SlotData",
+    "slot_data",
+    "TimeIndexedVariables",
+    "IntervalVariables",
+    "build_time_indexed",
+    "build_interval_cpsat",
+    "build_cpsat",
+    "energy_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -95,9 +103,15 @@ def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
         if horizon_slots < max((ri + pi for ri, pi in zip(r, p, strict=True)), default=0):
             raise InvalidOptionError(f"horizon_slots={horizon_slots} is shorter than some job's release + work.")
         T = int(horizon_slots)
-    return SlotData(p=p, r=r, g=[j.gpus for j in instance.jobs], w=[j.weight for j in instance.jobs],
-                    single=[j.single_server for j in instance.jobs], G=[int(x) for x in instance.cluster.gpus],
-                    T=T)
+    return SlotData(
+        p=p,
+        r=r,
+        g=[j.gpus for j in instance.jobs],
+        w=[j.weight for j in instance.jobs],
+        single=[j.single_server for j in instance.jobs],
+        G=[int(x) for x in instance.cluster.gpus],
+        T=T,
+    )
 
 
 def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
@@ -153,13 +167,17 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     else:
         single = [j for j in range(n) if d.single[j]]
         span = [j for j in range(n) if not d.single[j]]
-        m.JST_single = pyo.Set(dimen=3, initialize=[(j, s, t) for j in single for s in range(M) for t in starts[j]
-                                                    if d.g[j] <= d.G[s]])
+        m.JST_single = pyo.Set(
+            dimen=3, initialize=[(j, s, t) for j in single for s in range(M) for t in starts[j] if d.g[j] <= d.G[s]]
+        )
         m.JST_span = pyo.Set(dimen=3, initialize=[(j, s, t) for j in span for s in range(M) for t in starts[j]])
         m.y = pyo.Var(m.JST_single, domain=pyo.Binary, doc="y[j,m,t] = 1 if single-server job j starts on m at t")
-        m.w = pyo.Var(m.JST_span, domain=pyo.NonNegativeIntegers,
-                      bounds=lambda m, j, s, t: (0, min(d.g[j], d.G[s])),
-                      doc="w[j,m,t] = GPUs of spanning job j on server m if it starts at t")
+        m.w = pyo.Var(
+            m.JST_span,
+            domain=pyo.NonNegativeIntegers,
+            bounds=lambda m, j, s, t: (0, min(d.g[j], d.G[s])),
+            doc="w[j,m,t] = GPUs of spanning job j on server m if it starts at t",
+        )
 
         @m.Constraint(m.JT, doc="(T3) a started job gets its g_j GPUs: on one server, or split over servers")
         def split_demand(m, j, t):
@@ -176,8 +194,10 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
             return expr <= d.G[s]
 
     m.total_weighted_completion_time = pyo.Objective(
-        expr=sum(d.w[j] * (t + d.p[j]) * m.x[j, t] for (j, t) in m.JT), sense=pyo.minimize,
-        doc="(T5) sum_j w_j C_j in slots")
+        expr=sum(d.w[j] * (t + d.p[j]) * m.x[j, t] for (j, t) in m.JT),
+        sense=pyo.minimize,
+        doc="(T5) sum_j w_j C_j in slots",
+    )
     return m
 
 
@@ -202,14 +222,19 @@ def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
             area += e[j]
             area_p += e[j] * d.p[j]
             rhs = -(-(2 * area * r * G + area * area - area_p * G) // G)  # exact integer ceil
-            if rhs > sum(2 * e[i] * d.r[i] for i in S[:k + 1]):  # implied by the releases otherwise
-                out.append((S[:k + 1], [2 * e[i] for i in S[:k + 1]], rhs))
+            if rhs > sum(2 * e[i] * d.r[i] for i in S[: k + 1]):  # implied by the releases otherwise
+                out.append((S[: k + 1], [2 * e[i] for i in S[: k + 1]], rhs))
     return out
 
 
-def build_interval_cpsat(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None,
-                         energy: bool = True,
-                         objective_lower_bound: int | None = None) -> tuple[Any, IntervalVariables]:
+def build_interval_cpsat(
+    instance: Instance,
+    *,
+    horizon_slots: int | None = None,
+    max_size: int | None = None,
+    energy: bool = True,
+    objective_lower_bound: int | None = None,
+) -> tuple[Any, IntervalVariables]:
     """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4), with the energy rows (E).
 
     Parameters

@@ -30,8 +30,10 @@ def to_pyjobshop(instance: Instance) -> Any:
     d = slot_data(instance)
     for j, job in enumerate(instance.jobs):
         if not d.single[j]:
-            raise InvalidInstanceError(f"Job {job.id!r} may span servers (single_server false); the PyJobShop model "
-                                       f"takes single-server jobs only.")
+            raise InvalidInstanceError(
+                f"Job {job.id!r} may span servers (single_server false); the PyJobShop model "
+                f"takes single-server jobs only."
+            )
         if abs(d.w[j] - round(d.w[j])) > 1e-12:
             raise InvalidInstanceError(f"The 'weight' of job {job.id!r} is {d.w[j]!r}; PyJobShop needs integers.")
     m = Model()

@@ -36,9 +36,17 @@ from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, 
 from optsched.solvers import SolveOptions, SolveResult
 from optsched.solvers.exact import DEFAULT_OPTIMALITY_TOLERANCE, ExactModel, run_exact
 
-__all__ = ["solve_exact", "solve_lop_highs", "solve_lop_cpsat", "local_search", "build_exact", "best_heuristic",
-           "BACKENDS",
-           "OPT_RTOL", "HIGHS_TOLERANCES"]
+__all__ = [
+    "solve_exact",
+    "solve_lop_highs",
+    "solve_lop_cpsat",
+    "local_search",
+    "build_exact",
+    "best_heuristic",
+    "BACKENDS",
+    "OPT_RTOL",
+    "HIGHS_TOLERANCES",
+]
 
 BACKENDS = ("highs", "cpsat", "dp", "enumerate")
 #: An order is called optimal when |objective - bound| <= OPT_RTOL * objective (CP-SAT: or twice its rounding).
@@ -94,9 +102,15 @@ def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> Ex
         for (i, j), y in handles.y.items():
             y.value = 1.0 if pos[i] < pos[j] else 0.0
 
-    return ExactModel(model, handles, scale=1.0 / k, offset=const,
-                      solve=lambda em, o: _lazy_loop(em, o, cycles=cycles, solver=solver, max_rounds=max_rounds),
-                      info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0}, warm_start=warm_start)
+    return ExactModel(
+        model,
+        handles,
+        scale=1.0 / k,
+        offset=const,
+        solve=lambda em, o: _lazy_loop(em, o, cycles=cycles, solver=solver, max_rounds=max_rounds),
+        info={"objective_scale": 1.0 / k, "rounds": 0, "cycle_rows": 0},
+        warm_start=warm_start,
+    )
 
 
 def _installed_start(v: Any) -> list[int] | None:
@@ -174,8 +188,16 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
         add_transitivity(model, cyc)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     em.info.update(rounds=rounds, cycle_rows=len(model.CYCLES))
-    return SolveResult(status, inc_model, bound, time.perf_counter() - t0, solver, version, message=msg,
-                       raw={"order": incumbent, "rounds": rounds, "rows": len(model.CYCLES), "proven": proven})
+    return SolveResult(
+        status,
+        inc_model,
+        bound,
+        time.perf_counter() - t0,
+        solver,
+        version,
+        message=msg,
+        raw={"order": incumbent, "rounds": rounds, "rows": len(model.CYCLES), "proven": proven},
+    )
 
 
 def _cpsat_model(pc: PairCosts) -> ExactModel:
@@ -209,8 +231,9 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
         for (i, j), y in h.y.items():
             model.add_hint(y, pos[i] < pos[j])
 
-    return ExactModel(model, h, scale=1.0 / h.scale, offset=h.constant, resolution=h.eps,
-                      solve=solve, warm_start=warm_start)
+    return ExactModel(
+        model, h, scale=1.0 / h.scale, offset=h.constant, resolution=h.eps, solve=solve, warm_start=warm_start
+    )
 
 
 def _search_model(pc: PairCosts, backend: str) -> ExactModel:
@@ -219,8 +242,9 @@ def _search_model(pc: PairCosts, backend: str) -> ExactModel:
     def solve(em: ExactModel, options: SolveOptions) -> SolveResult:
         t0 = time.perf_counter()
         v, order = (subset_dp if backend == "dp" else exhaustive_search)(pc)
-        return SolveResult(Status.OPTIMAL, v, v, time.perf_counter() - t0, backend, "", message="exhaustive",
-                           raw={"order": order})
+        return SolveResult(
+            Status.OPTIMAL, v, v, time.perf_counter() - t0, backend, "", message="exhaustive", raw={"order": order}
+        )
 
     return ExactModel(None, None, solve=solve)
 
@@ -242,8 +266,9 @@ def build_exact(pc: PairCosts, backend: str, *, cycles: str = "lazy", max_rounds
     return _highs_model(pc, cycles, backend, max_rounds)
 
 
-def _legacy(em: ExactModel, pc: PairCosts, options: SolveOptions,
-            write_model: str | None) -> tuple[SolveResult, dict[str, Any]]:
+def _legacy(
+    em: ExactModel, pc: PairCosts, options: SolveOptions, write_model: str | None
+) -> tuple[SolveResult, dict[str, Any]]:
     from optsched.solvers import write_model as _write
 
     if write_model and em.model is not None:
@@ -252,22 +277,35 @@ def _legacy(em: ExactModel, pc: PairCosts, options: SolveOptions,
         warnings.simplefilter("ignore", SolverLimitWarning)
         sr = em.solve(em, options)
     order = sr.raw["order"] if sr.has_solution else None
-    out = {"order": order, "objective": None if order is None else pc.order_value(order),
-           "bound": None if sr.bound is None else em.offset + em.scale * sr.bound - em.resolution,
-           "message": sr.message, "solver": sr.solver, "solver_version": sr.solver_version}
+    out = {
+        "order": order,
+        "objective": None if order is None else pc.order_value(order),
+        "bound": None if sr.bound is None else em.offset + em.scale * sr.bound - em.resolution,
+        "message": sr.message,
+        "solver": sr.solver,
+        "solver_version": sr.solver_version,
+    }
     return sr, out
 
 
-def solve_lop_highs(pc: PairCosts, options: SolveOptions, *, cycles: str = "lazy", solver: str = "highs",
-                    write_model: str | None = None, max_rounds: int = 200) -> dict[str, Any]:
+def solve_lop_highs(
+    pc: PairCosts,
+    options: SolveOptions,
+    *,
+    cycles: str = "lazy",
+    solver: str = "highs",
+    write_model: str | None = None,
+    max_rounds: int = 200,
+) -> dict[str, Any]:
     """Solve the linear-ordering MILP with HiGHS (or another Pyomo MILP solver), lazily adding
     3-cycle rows (``cycles="lazy"``) or with all C(N,3) rows (``"all"``); a dict with ``order``,
     ``objective`` (recomputed), ``bound``, ``rounds``, ``rows``, ``proven``, ``message``.
     Uncertified: :func:`solve_exact` is the certified entry point."""
     sr, out = _legacy(_highs_model(pc, cycles, solver, max_rounds), pc, options, write_model)
     raw = sr.raw if isinstance(sr.raw, dict) else {}
-    out.update(rounds=raw.get("rounds", 0), rows=raw.get("rows", 0),
-               proven=raw.get("proven", sr.status == Status.OPTIMAL))
+    out.update(
+        rounds=raw.get("rounds", 0), rows=raw.get("rows", 0), proven=raw.get("proven", sr.status == Status.OPTIMAL)
+    )
     return out
 
 
@@ -277,11 +315,24 @@ def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | 
     return _legacy(_cpsat_model(pc), pc, options, write_model)[1]
 
 
-@register_algorithm("sojourn-exact", "sojourn", exact=True, backends=BACKENDS,
-                    suite_options={"options": SolveOptions(time_limit=30, threads=1)})
-def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: SolveOptions | None = None,
-                seed=None, initial="heuristic", write_model: str | None = None, cycles: str = "lazy",
-                pc: PairCosts | None = None) -> Result:
+@register_algorithm(
+    "sojourn-exact",
+    "sojourn",
+    exact=True,
+    backends=BACKENDS,
+    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+)
+def solve_exact(
+    instance: SojournInstance,
+    *,
+    backend: str = "highs",
+    options: SolveOptions | None = None,
+    seed=None,
+    initial="heuristic",
+    write_model: str | None = None,
+    cycles: str = "lazy",
+    pc: PairCosts | None = None,
+) -> Result:
     """Optimal non-preemptive job order for objective (1) (one server, all arrivals 0).
 
     By Thm III.1 an optimal *static* schedule never preempts, so the best order is the optimum
@@ -357,8 +408,9 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
     pc = pc or pair_costs(instance)
     if isinstance(initial, str):
         if initial != "heuristic":
-            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a SojournSchedule or None; "
-                                     f"got {initial!r}.")
+            raise InvalidOptionError(
+                f"The 'initial' option must be 'heuristic', a SojournSchedule or None; got {initial!r}."
+            )
         initial = best_heuristic(instance, pc)
 
     def decode(em: ExactModel, sr: SolveResult) -> SojournSchedule:
@@ -375,13 +427,26 @@ def solve_exact(instance: SojournInstance, *, backend: str = "highs", options: S
         from optsched.verify import verify
 
         if not isinstance(s, SojournSchedule) or not s.is_order:
-            raise InvalidScheduleError(f"The initial schedule of sojourn-exact must be a SojournSchedule with an "
-                                       f"'order' (the exact models are over orders); got {s!r}.")
+            raise InvalidScheduleError(
+                f"The initial schedule of sojourn-exact must be a SojournSchedule with an "
+                f"'order' (the exact models are over orders); got {s!r}."
+            )
         return verify(instance, s).violations
 
-    r = run_exact(instance, build=build, decode=decode, evaluate=lambda s: expected_sojourn(instance, s, pc),
-                  backend=backend, algorithm=f"sojourn-exact[{backend}]", objective_name=OBJECTIVE, options=options,
-                  seed=seed, write_model=write_model, initial=initial, check_initial=check,
-                  own_backends=("cpsat", "dp", "enumerate"))
+    r = run_exact(
+        instance,
+        build=build,
+        decode=decode,
+        evaluate=lambda s: expected_sojourn(instance, s, pc),
+        backend=backend,
+        algorithm=f"sojourn-exact[{backend}]",
+        objective_name=OBJECTIVE,
+        options=options,
+        seed=seed,
+        write_model=write_model,
+        initial=initial,
+        check_initial=check,
+        own_backends=("cpsat", "dp", "enumerate"),
+    )
     r.info["backend"] = backend
     return r

@@ -26,8 +26,17 @@ import numpy as np
 from optsched.sojourn.evaluate import PairCosts
 from optsched.solvers.size import check_model_size
 
-__all__ = ["LopVariables", "LopCpsatVariables", "build_lop", "add_transitivity", "build_lop_cpsat", "order_from_y",
-           "three_cycles", "pair_weights", "CPSAT_SCALE"]
+__all__ = [
+    "LopVariables",
+    "LopCpsatVariables",
+    "build_lop",
+    "add_transitivity",
+    "build_lop_cpsat",
+    "order_from_y",
+    "three_cycles",
+    "pair_weights",
+    "CPSAT_SCALE",
+]
 
 #: CP-SAT needs integer costs: the largest |pair weight| is scaled to this value.
 CPSAT_SCALE = 1e9
@@ -54,8 +63,9 @@ def pair_weights(pc: PairCosts) -> tuple[float, np.ndarray]:
     return const, w
 
 
-def build_lop(pc, *, cycles: str | Iterable[tuple[int, int, int]] = "all", max_size: int | None = None,
-              name: str = "sojourn"):
+def build_lop(
+    pc, *, cycles: str | Iterable[tuple[int, int, int]] = "all", max_size: int | None = None, name: str = "sojourn"
+):
     """Pyomo linear-ordering MILP of objective (1).
 
     Parameters
@@ -100,8 +110,9 @@ def build_lop(pc, *, cycles: str | Iterable[tuple[int, int, int]] = "all", max_s
     else:
         triples = [tuple(sorted(t)) for t in cycles]
     n_pairs = n * (n - 1) // 2
-    check_model_size("sojourn linear-ordering", n_pairs, n * (n - 1) * (n - 2) // 6 if cycles == "all" else
-                     len(triples), max_size)
+    check_model_size(
+        "sojourn linear-ordering", n_pairs, n * (n - 1) * (n - 2) // 6 if cycles == "all" else len(triples), max_size
+    )
     const, w = pair_weights(pc)
     m = pyo.ConcreteModel(name=f"sojourn_lop[{name}]")
     m.pc = pc
@@ -187,8 +198,7 @@ class LopCpsatVariables:
     eps: float
 
 
-def build_lop_cpsat(pc, *, max_size: int | None = None,
-                    hint: list[int] | None = None) -> tuple[Any, LopCpsatVariables]:
+def build_lop_cpsat(pc, *, max_size: int | None = None, hint: list[int] | None = None) -> tuple[Any, LopCpsatVariables]:
     """CP-SAT linear-ordering model with integer costs ``W = round(w * scale)``.
 
     Returns ``(model, variables)`` (:class:`LopCpsatVariables`): a CP-SAT bound ``B`` gives the

@@ -40,8 +40,15 @@ from optsched.exceptions import InvalidOptionError, SolverError
 from optsched.solvers.exact import ExactModel, _default_solve, check_backend
 from optsched.solvers.options import SolveOptions, SolveResult
 
-__all__ = ["AUTO", "PORTFOLIO", "BackendPlan", "plan_backend", "auto_time_indexed", "AUTO_TI_MAX_STARTS",
-           "AUTO_TI_MAX_MEAN_WORK"]
+__all__ = [
+    "AUTO",
+    "PORTFOLIO",
+    "BackendPlan",
+    "plan_backend",
+    "auto_time_indexed",
+    "AUTO_TI_MAX_STARTS",
+    "AUTO_TI_MAX_MEAN_WORK",
+]
 
 AUTO = "auto"
 PORTFOLIO = "portfolio"
@@ -53,9 +60,14 @@ AUTO_TI_MAX_STARTS = 20_000
 AUTO_TI_MAX_MEAN_WORK = 5.0
 
 
-def auto_time_indexed(n_starts: int, mean_work: float, *, cpsat_ok: bool = True,
-                      max_starts: int = AUTO_TI_MAX_STARTS,
-                      max_mean_work: float = AUTO_TI_MAX_MEAN_WORK) -> tuple[str, str]:
+def auto_time_indexed(
+    n_starts: int,
+    mean_work: float,
+    *,
+    cpsat_ok: bool = True,
+    max_starts: int = AUTO_TI_MAX_STARTS,
+    max_mean_work: float = AUTO_TI_MAX_MEAN_WORK,
+) -> tuple[str, str]:
     """The ``auto`` rule between a time-indexed MILP (``"highs"``) and an interval model
     (``"cpsat"``): ``(backend, reason)``.
 
@@ -71,10 +83,14 @@ def auto_time_indexed(n_starts: int, mean_work: float, *, cpsat_ok: bool = True,
     if not cpsat_ok:
         return "highs", "time-indexed MILP: the interval model cannot take this instance (e.g. fractional weights)"
     if n_starts <= max_starts and mean_work <= max_mean_work:
-        return "highs", (f"time-indexed MILP (short horizon): {n_starts} start variables <= {max_starts}, mean work "
-                         f"{mean_work:.3g} <= {max_mean_work:g} slots")
-    return "cpsat", (f"interval model (long horizon): {n_starts} start variables (limit {max_starts}), mean work "
-                     f"{mean_work:.3g} slots (limit {max_mean_work:g})")
+        return "highs", (
+            f"time-indexed MILP (short horizon): {n_starts} start variables <= {max_starts}, mean work "
+            f"{mean_work:.3g} <= {max_mean_work:g} slots"
+        )
+    return "cpsat", (
+        f"interval model (long horizon): {n_starts} start variables (limit {max_starts}), mean work "
+        f"{mean_work:.3g} slots (limit {max_mean_work:g})"
+    )
 
 
 @dataclass(frozen=True)
@@ -88,11 +104,18 @@ class BackendPlan:
     requested: str
 
 
-def plan_backend(backend: Any, *, build: Callable[[Any, str, SolveOptions], ExactModel],
-                 decode: Callable[[ExactModel, SolveResult], Any], own: tuple[str, ...] = ("cpsat",),
-                 members: Sequence[str] = ("cpsat", "highs"), auto: Callable[[], tuple[str, str]] | None = None,
-                 evaluate: Callable[[Any], float] | None = None, sense: str = "min",
-                 method: str | None = None) -> BackendPlan:
+def plan_backend(
+    backend: Any,
+    *,
+    build: Callable[[Any, str, SolveOptions], ExactModel],
+    decode: Callable[[ExactModel, SolveResult], Any],
+    own: tuple[str, ...] = ("cpsat",),
+    members: Sequence[str] = ("cpsat", "highs"),
+    auto: Callable[[], tuple[str, str]] | None = None,
+    evaluate: Callable[[Any], float] | None = None,
+    sense: str = "min",
+    method: str | None = None,
+) -> BackendPlan:
     """Resolve ``"auto"``/``"portfolio"`` (or pass a plain back end through), refusing an
     unknown one with :class:`InvalidOptionError` listing the known ones, before any model is built.
 
@@ -117,8 +140,9 @@ def plan_backend(backend: Any, *, build: Callable[[Any, str, SolveOptions], Exac
     """
     known = tuple(dict.fromkeys((*own, *members, AUTO, PORTFOLIO)))
     if not isinstance(backend, str) or not backend:
-        raise InvalidOptionError(f"The 'backend' option must be one of {list(known)} or a Pyomo solver name; "
-                                 f"got {backend!r}.")
+        raise InvalidOptionError(
+            f"The 'backend' option must be one of {list(known)} or a Pyomo solver name; got {backend!r}."
+        )
     if backend == AUTO:
         if auto is None:
             raise InvalidOptionError(f"This model has no 'auto' rule; choose one of {[k for k in known if k != AUTO]}.")
@@ -142,8 +166,10 @@ def plan_backend(backend: Any, *, build: Callable[[Any, str, SolveOptions], Exac
     try:
         check_backend(backend, own)
     except InvalidOptionError:
-        raise InvalidOptionError(f"Unknown back end {backend!r}: choose one of {list(known)} or an installed Pyomo "
-                                 f"MILP solver name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk').") from None
+        raise InvalidOptionError(
+            f"Unknown back end {backend!r}: choose one of {list(known)} or an installed Pyomo "
+            f"MILP solver name (e.g. 'gurobi', 'cplex', 'cbc', 'glpk')."
+        ) from None
     return BackendPlan(backend, build, decode, own, backend)
 
 
@@ -207,9 +233,17 @@ class _Portfolio:
                     m.em.warm_start(schedule)
                     m.warm = True
 
-        return ExactModel(None, handles, scale=scale, offset=offset,
-                          resolution=max(m.em.resolution for m in ms), step=step, solve=self.solve, info=info,
-                          warm_start=warm_start)
+        return ExactModel(
+            None,
+            handles,
+            scale=scale,
+            offset=offset,
+            resolution=max(m.em.resolution for m in ms),
+            step=step,
+            solve=self.solve,
+            info=info,
+            warm_start=warm_start,
+        )
 
     def decode(self, em: ExactModel, sr: SolveResult) -> Any:
         return sr.raw["schedule"]
@@ -232,8 +266,10 @@ class _Portfolio:
         if self.method == "fork" and len(h.members) > 1:
             rows = self._run_forked(em, h.members, options)
         else:
-            rows = {m.name: _run_member(m, self._member_options(em, m, options, len(h.members)), self.decode_one)
-                    for m in h.members}
+            rows = {
+                m.name: _run_member(m, self._member_options(em, m, options, len(h.members)), self.decode_one)
+                for m in h.members
+            }
         return self._combine(em, h, rows, options, time.perf_counter() - t0)
 
     def _closed(self, em: ExactModel, rows: dict[str, dict], options: SolveOptions) -> bool:
@@ -246,14 +282,16 @@ class _Portfolio:
             return False
         obj = max(objs) if self.maximize else min(objs)
         bnd = min(bnds) if self.maximize else max(bnds)
-        tol = max(options.optimality_tolerance * max(abs(obj), 1e-10),
-                  (options.mip_abs_gap or 0.0) * em.scale, em.step or 0.0)
+        tol = max(
+            options.optimality_tolerance * max(abs(obj), 1e-10), (options.mip_abs_gap or 0.0) * em.scale, em.step or 0.0
+        )
         return abs(obj - bnd) < tol if em.step else abs(obj - bnd) <= tol
 
     def _obj(self, r: dict) -> float:
         if "kind_objective" not in r:
-            r["kind_objective"] = (float(self.evaluate(r["schedule"])) if self.evaluate is not None
-                                   else r["solver_objective"])
+            r["kind_objective"] = (
+                float(self.evaluate(r["schedule"])) if self.evaluate is not None else r["solver_objective"]
+            )
         return r["kind_objective"]
 
     def _run_forked(self, em: ExactModel, members: list[_Member], options: SolveOptions) -> dict[str, dict]:
@@ -265,8 +303,12 @@ class _Portfolio:
         rows: dict[str, dict] = {}
         for m in members:
             recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_child, args=(m, self._member_options(em, m, options, 1), self.decode_one, send),
-                            name=f"optsched-portfolio-{m.name}", daemon=True)
+            p = ctx.Process(
+                target=_child,
+                args=(m, self._member_options(em, m, options, 1), self.decode_one, send),
+                name=f"optsched-portfolio-{m.name}",
+                daemon=True,
+            )
             p.start()
             send.close()
             procs[m.name], conns[recv] = p, m.name
@@ -281,18 +323,24 @@ class _Portfolio:
                 conn: Any = c
                 name = conns.pop(conn)
                 try:
-                    rows[name] = _with_kind_bound(conn.recv(), next(m for m in members if m.name == name),
-                                                  self.maximize)
+                    rows[name] = _with_kind_bound(
+                        conn.recv(), next(m for m in members if m.name == name), self.maximize
+                    )
                 except EOFError:
-                    rows[name] = {"error": f"the {name} process ended without a result "
-                                           f"(exit code {procs[name].exitcode})"}
+                    rows[name] = {
+                        "error": f"the {name} process ended without a result (exit code {procs[name].exitcode})"
+                    }
                 conn.close()
             if conns and self._closed(em, rows, options):
                 break
         for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
             procs[name].terminate()
-            rows[name] = {"stopped": True, "message": "stopped: the gap was closed by another member"
-                          if self._closed(em, rows, options) else "stopped: past the time limit"}
+            rows[name] = {
+                "stopped": True,
+                "message": "stopped: the gap was closed by another member"
+                if self._closed(em, rows, options)
+                else "stopped: past the time limit",
+            }
             c.close()
         for p in procs.values():
             p.join(timeout=10)
@@ -301,8 +349,9 @@ class _Portfolio:
                 p.join()
         return rows
 
-    def _combine(self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions,
-                 runtime: float) -> SolveResult:
+    def _combine(
+        self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions, runtime: float
+    ) -> SolveResult:
         for name, r in rows.items():
             if "kind_bound" not in r and "error" not in r and not r.get("stopped"):
                 rows[name] = _with_kind_bound(r, next(m for m in h.members if m.name == name), self.maximize)
@@ -311,9 +360,13 @@ class _Portfolio:
         table = {}
         for n, r in rows.items():
             st = r.get("status")
-            table[n] = {"status": st.value if isinstance(st, Status) else ("stopped" if r.get("stopped") else "error"),
-                        "objective": self._obj(r) if n in sols else None, "bound": r.get("kind_bound"),
-                        "runtime": r.get("runtime"), "message": r.get("message") or r.get("error")}
+            table[n] = {
+                "status": st.value if isinstance(st, Status) else ("stopped" if r.get("stopped") else "error"),
+                "objective": self._obj(r) if n in sols else None,
+                "bound": r.get("kind_bound"),
+                "runtime": r.get("runtime"),
+                "message": r.get("message") or r.get("error"),
+            }
         info: Any = em.info  # the dict built by build(): run_exact copies it after the solve
         info["portfolio"] = table
         errors = {n: r["error"] for n, r in rows.items() if "error" in r}
@@ -344,9 +397,16 @@ class _Portfolio:
             status = Status.OPTIMAL if Status.OPTIMAL in statuses else Status.FEASIBLE
         versions = " + ".join(f"{n} {r.get('version', '')}".strip() for n, r in rows.items())
         msg = "; ".join(f"{n}: {t['status']}" for n, t in table.items())
-        return SolveResult(status=status, objective=obj, bound=bound, runtime=runtime, solver=PORTFOLIO,
-                           solver_version=f"({versions})", message=msg,
-                           raw={"schedule": sols[winner]["schedule"] if winner else None, "winner": winner})
+        return SolveResult(
+            status=status,
+            objective=obj,
+            bound=bound,
+            runtime=runtime,
+            solver=PORTFOLIO,
+            solver_version=f"({versions})",
+            message=msg,
+            raw={"schedule": sols[winner]["schedule"] if winner else None, "winner": winner},
+        )
 
 
 def _with_kind_bound(r: dict, m: _Member, maximize: bool) -> dict:
@@ -370,14 +430,20 @@ def _run_member(m: _Member, options: SolveOptions, decode: Callable[[ExactModel,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SolverLimitWarning)
-            sr = m.em.solve(m.em, options) if m.em.solve is not None else _default_solve(m.em, m.name, options,
-                                                                                      m.warm)
+            sr = m.em.solve(m.em, options) if m.em.solve is not None else _default_solve(m.em, m.name, options, m.warm)
         sched = decode(m.em, sr) if sr.has_solution else None
     except Exception as e:  # reported per member; all failing raises SolverError
         return {"error": f"{type(e).__name__}: {e}"}
     obj = sr.objective if sched is not None else None
-    return {"status": sr.status, "solver_objective": _kind_value(m.em, obj), "bound": sr.bound,
-            "runtime": sr.runtime, "message": sr.message, "version": sr.solver_version, "schedule": sched}
+    return {
+        "status": sr.status,
+        "solver_objective": _kind_value(m.em, obj),
+        "bound": sr.bound,
+        "runtime": sr.runtime,
+        "message": sr.message,
+        "version": sr.solver_version,
+        "schedule": sched,
+    }
 
 
 def _child(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], conn: Any) -> None:

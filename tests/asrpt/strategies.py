@@ -18,9 +18,16 @@ def jobs(draw, max_stages=3, max_k=3, allreduce=None, job_id=0, iterations=None)
     acts = [draw(size) for _ in range(S - 1)]  # whole-batch boundary bytes
     stages = []
     for s, k in enumerate(ks):
-        stages.append(Stage(k=k, p_f=draw(pos), p_b=draw(pos),
-                            d_in=acts[s - 1] / k if s > 0 else 0.0,
-                            d_out=acts[s] / k if s + 1 < S else 0.0, h=draw(size)))
+        stages.append(
+            Stage(
+                k=k,
+                p_f=draw(pos),
+                p_b=draw(pos),
+                d_in=acts[s - 1] / k if s > 0 else 0.0,
+                d_out=acts[s] / k if s + 1 < S else 0.0,
+                h=draw(size),
+            )
+        )
     ar = allreduce or draw(st.sampled_from(["rar", "tar"]))
     n = iterations if iterations is not None else draw(st.integers(1, 50))
     return AsrptJob(job_id, stages, iterations=n, allreduce=ar)

@@ -5,10 +5,20 @@ import importlib
 
 import pytest
 
-MODULES = ["optsched.asrpt", "optsched.asrpt.model", "optsched.asrpt.timing", "optsched.asrpt.heavy_edge",
-           "optsched.asrpt.placement", "optsched.asrpt.formulation", "optsched.asrpt.exact", "optsched.asrpt.bounds",
-           "optsched.asrpt.profiles", "optsched.asrpt.generate", "optsched.asrpt.prediction",
-           "optsched.asrpt.policy"]
+MODULES = [
+    "optsched.asrpt",
+    "optsched.asrpt.model",
+    "optsched.asrpt.timing",
+    "optsched.asrpt.heavy_edge",
+    "optsched.asrpt.placement",
+    "optsched.asrpt.formulation",
+    "optsched.asrpt.exact",
+    "optsched.asrpt.bounds",
+    "optsched.asrpt.profiles",
+    "optsched.asrpt.generate",
+    "optsched.asrpt.prediction",
+    "optsched.asrpt.policy",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -88,8 +88,13 @@ def test_corrected_lemma2_is_never_weaker_and_rho_hat_le_rho_kappa(b, tau, opt):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(M=st.integers(3, 40), n_jobs=st.integers(1, 4), spacing=st.sampled_from([0.0, 1.0, 5.0]),
-       iters=st.integers(5, 40), tau=st.sampled_from([0.0, 1.0]))
+@given(
+    M=st.integers(3, 40),
+    n_jobs=st.integers(1, 4),
+    spacing=st.sampled_from([0.0, 1.0, 5.0]),
+    iters=st.integers(5, 40),
+    tau=st.sampled_from([0.0, 1.0]),
+)
 def test_corrected_lemma2_holds_on_gap_instances(M, n_jobs, spacing, iters, tau):
     """Property search over the family where the printed lemma breaks: the corrected Lemma 2 holds (OPT_A
     proven: all jobs fit side by side in their best placements) and OPT_A >= its lower bound."""

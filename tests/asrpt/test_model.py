@@ -19,18 +19,21 @@ def test_roundtrip():
     assert inst.kind == "asrpt" and inst.G == 4 and inst.g == 2 and inst.M == 2
 
 
-@pytest.mark.parametrize("mutate, words", [
-    (lambda d: d["jobs"][0]["stages"][0].update(k=0), ["'k'", "stages[0]", ">= 1", "got 0"]),
-    (lambda d: d["jobs"][0].pop("iterations"), ["iterations"]),
-    (lambda d: d["jobs"][1]["stages"][1].update(d_in=5.0), ["d_in", "stage 1", "job 1", "fix"]),
-    (lambda d: d["jobs"][0].update(allreduce="ring"), ["allreduce", "ring"]),
-    (lambda d: d["cluster"].pop("bandwidth_inter"), ["bandwidth_inter"]),
-    (lambda d: d["jobs"][0]["stages"][0].update(k=9), ["job 0", "9", "GPUs"]),
-    (lambda d: d["jobs"][0].update(predicted_iterations=-1), ["predicted_iterations", "-1"]),
-    (lambda d: d["jobs"][0]["stages"][0].update(p_f=-0.1), ["p_f", "-0.1"]),
-    (lambda d: d["jobs"].append(dict(d["jobs"][0])), ["appears twice"]),
-    (lambda d: d["cluster"].update(servers=[{"gpus": 2}, {"gpus": 4}]), ["same number of GPUs"]),
-])
+@pytest.mark.parametrize(
+    "mutate, words",
+    [
+        (lambda d: d["jobs"][0]["stages"][0].update(k=0), ["'k'", "stages[0]", ">= 1", "got 0"]),
+        (lambda d: d["jobs"][0].pop("iterations"), ["iterations"]),
+        (lambda d: d["jobs"][1]["stages"][1].update(d_in=5.0), ["d_in", "stage 1", "job 1", "fix"]),
+        (lambda d: d["jobs"][0].update(allreduce="ring"), ["allreduce", "ring"]),
+        (lambda d: d["cluster"].pop("bandwidth_inter"), ["bandwidth_inter"]),
+        (lambda d: d["jobs"][0]["stages"][0].update(k=9), ["job 0", "9", "GPUs"]),
+        (lambda d: d["jobs"][0].update(predicted_iterations=-1), ["predicted_iterations", "-1"]),
+        (lambda d: d["jobs"][0]["stages"][0].update(p_f=-0.1), ["p_f", "-0.1"]),
+        (lambda d: d["jobs"].append(dict(d["jobs"][0])), ["appears twice"]),
+        (lambda d: d["cluster"].update(servers=[{"gpus": 2}, {"gpus": 4}]), ["same number of GPUs"]),
+    ],
+)
 def test_malformed_inputs_name_field_value_fix(mutate, words):
     d = _doc()
     mutate(d)

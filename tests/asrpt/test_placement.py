@@ -68,8 +68,15 @@ def test_heavy_edge_reproduces_fig2():
     # Fig. 2: three stages x two replicas on servers with 4, 1, 1 free GPUs; the 20 MB AllReduce edge of
     # stage 1 and its 1 MB neighbours go to the 4-GPU server.
     MB = 1e6
-    j = AsrptJob(0, [Stage(k=2, d_out=1 * MB, h=20 * MB), Stage(k=2, d_in=1 * MB, d_out=0.5 * MB, h=2 * MB),
-                     Stage(k=2, d_in=0.5 * MB, h=2 * MB)], iterations=1)
+    j = AsrptJob(
+        0,
+        [
+            Stage(k=2, d_out=1 * MB, h=20 * MB),
+            Stage(k=2, d_in=1 * MB, d_out=0.5 * MB, h=2 * MB),
+            Stage(k=2, d_in=0.5 * MB, h=2 * MB),
+        ],
+        iterations=1,
+    )
     mp = heavy_edge(j, [4, 1, 1])
     assert sorted(v for v, m in mp.items() if m == 0) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     with pytest.raises(Exception, match="exactly g_i"):

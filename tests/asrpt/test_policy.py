@@ -40,9 +40,11 @@ def test_toy_hand_trace():
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 5), tau=st.sampled_from([0.0, 0.5, 2.0]))
 def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
-    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     totals = []
-    for name, pol in [("A-SRPT", None)] + list(BASELINES().items()):
+    for name, pol in [("A-SRPT", None), *list(BASELINES().items())]:
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
         rep = verify(inst, res.schedule(), objective="total_completion_time")
         assert rep.ok, (name, rep.violations)
@@ -80,8 +82,7 @@ def test_overloaded_pai_like_workload_terminates_and_is_feasible():
     """Regression: zero-delay wake-ups (virtual completion or passed deadline at 'now') looped forever."""
     from optsched.experiments.asrpt_repro import build_instance, pai_like_table
 
-    inst, eps = build_instance(pai_like_table(150, cluster_gpus=16, load=2.0, single_gpu=0.3, seed=3),
-                               n_servers=2)
+    inst, eps = build_instance(pai_like_table(150, cluster_gpus=16, load=2.0, single_gpu=0.3, seed=3), n_servers=2)
     assert eps >= 0
     for pol in (None, BASELINES()["WCS-Duration"]):
         res = simulate_asrpt(inst, pol, tau=1.0) if pol is None else simulate_asrpt(inst, pol)
@@ -107,10 +108,12 @@ def _fragmenting_instance(tau_pred_c=0):
 
     cl = Cluster.homogeneous(2, 2, bandwidth_inter=1e9, bandwidth_intra=1e11)
     a = AsrptJob("A", [Stage(k=1, p_f=0.5, p_b=0.5)], iterations=20, predicted_iterations=1)
-    b = AsrptJob("B", [Stage(k=1, p_f=0.5, p_b=0.5), Stage(k=1, p_f=0.5, p_b=0.5)], iterations=100,
-                 predicted_iterations=1)
-    c = AsrptJob("C", [Stage(k=2, p_f=0.1, p_b=0.2, h=1e9)], iterations=10, arrival=30.0,
-                 predicted_iterations=tau_pred_c)
+    b = AsrptJob(
+        "B", [Stage(k=1, p_f=0.5, p_b=0.5), Stage(k=1, p_f=0.5, p_b=0.5)], iterations=100, predicted_iterations=1
+    )
+    c = AsrptJob(
+        "C", [Stage(k=2, p_f=0.1, p_b=0.2, h=1e9)], iterations=10, arrival=30.0, predicted_iterations=tau_pred_c
+    )
     return AsrptInstance(cl, [a, b, c], name="unseen-comm-heavy", slot=1.0)
 
 
@@ -162,8 +165,9 @@ def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data
     if job.gpus < len(ids) or max(counts) > inst.g:
         return
     pl = dict(zip(ids, counts, strict=True))
-    direct = alpha(job, placement_counts(job, heavy_edge(job, {k: pl[k] for k in sorted(pl)}, seed=0), inst.M),
-                   instance=inst)
+    direct = alpha(
+        job, placement_counts(job, heavy_edge(job, {k: pl[k] for k in sorted(pl)}, seed=0), inst.M), instance=inst
+    )
     assert HeavyEdgeRate().bind(inst.cluster).alpha(job, pl) == pytest.approx(direct, rel=1e-12)
 
 
@@ -194,10 +198,16 @@ class _ScanReference(OrderedPolicy):
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), n=st.integers(5, 40),
-       key=st.sampled_from(["duration", "workload", "subtime"]), wc=st.booleans())
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(5, 40),
+    key=st.sampled_from(["duration", "workload", "subtime"]),
+    wc=st.booleans(),
+)
 def test_baselines_per_demand_queues_match_the_plain_scan(seed, n, key, wc):
     inst = random_instance(n, n_servers=3, gpus_per_server=4, seed=seed, single_gpu=0.5, arrival_rate=3.0)
     a = simulate_asrpt(inst, OrderedPolicy(key=key, work_conserving=wc)).jobs_frame()
     b = simulate_asrpt(inst, _ScanReference(key=key, work_conserving=wc)).jobs_frame()
-    assert a.set_index("job_id")["first_start"].to_dict() == pytest.approx(b.set_index("job_id")["first_start"].to_dict())
+    assert a.set_index("job_id")["first_start"].to_dict() == pytest.approx(
+        b.set_index("job_id")["first_start"].to_dict()
+    )

@@ -41,17 +41,26 @@ def test_subclasses_of_the_simulator_bases():
 
 
 @SET
-@given(seeds=st.lists(st.integers(0, 10**6), min_size=2, max_size=3),
-       make=st.sampled_from(["a-srpt", "SPJF", "WCS-Workload"]))
+@given(
+    seeds=st.lists(st.integers(0, 10**6), min_size=2, max_size=3),
+    make=st.sampled_from(["a-srpt", "SPJF", "WCS-Workload"]),
+)
 def test_one_policy_object_runs_several_instances(seeds, make):
     """A policy built once gives, on each instance in turn, what a fresh policy gives on it."""
+
     def fresh():
         return ASRPT(tau=0.5) if make == "a-srpt" else BASELINES()[make]
 
     shared = fresh()
     for i, s in enumerate(seeds):
-        inst = random_instance(8, n_servers=2 + i % 2, gpus_per_server=2 + 2 * (i % 2), seed=s, arrival_rate=2.0,
-                               slot=[10.0, 2.5, 1.0][i % 3])
+        inst = random_instance(
+            8,
+            n_servers=2 + i % 2,
+            gpus_per_server=2 + 2 * (i % 2),
+            seed=s,
+            arrival_rate=2.0,
+            slot=[10.0, 2.5, 1.0][i % 3],
+        )
         _approx(_times(simulate_asrpt(inst, shared)), _times(simulate_asrpt(inst, fresh())))
 
 

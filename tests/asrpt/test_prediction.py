@@ -7,8 +7,9 @@ from optsched.asrpt import toy_instance
 from optsched.asrpt.prediction import IterationPredictor, average_prediction_error, with_predictions
 from optsched.exceptions import InvalidOptionError
 
-rows = st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from(["u1", "u2"]), st.integers(0, 1000)),
-                min_size=1, max_size=30)
+rows = st.lists(
+    st.tuples(st.sampled_from("abcd"), st.sampled_from(["u1", "u2"]), st.integers(0, 1000)), min_size=1, max_size=30
+)
 
 
 @settings(max_examples=30, deadline=None)

@@ -33,7 +33,9 @@ def test_toy_known_optimum_both_backends():
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
 def test_cpsat_equals_time_indexed_on_random_small(seed, n):
-    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = solve_problem8(inst, backend="cpsat", options=OPT)
@@ -111,7 +113,9 @@ def test_certified_results_three_backends(seed, n):
     from optsched.asrpt.exact import OBJECTIVE, solve_exact
     from optsched.core.objectives import objective_value
 
-    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     res = {b: solve_exact(inst, backend=b, options=OPT, seed=seed) for b in ("cpsat", "cpsat-ti", "highs")}
     for b, r in res.items():
         assert r.optimal, (b, r)
@@ -126,12 +130,15 @@ def test_certified_results_three_backends(seed, n):
 
 # --- warm starts (issue 12 item 2) ---------------------------------------------------------------
 
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 4))
 def test_grid_heuristic_is_feasible_no_better_than_optimum_and_hinted_exactly(seed, n):
     from optsched.asrpt.exact import best_heuristic, solve_exact
 
-    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     h = best_heuristic(inst)
     assert verify(inst, h).ok
     opt = solve_exact(inst, backend="highs", options=OPT, initial=None)

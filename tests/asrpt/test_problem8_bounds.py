@@ -21,8 +21,9 @@ OPT = SolveOptions(threads=1, time_limit=30)
 
 
 def _small(n, seed):
-    return random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0,
-                           arrival_rate=1.0)
+    return random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -31,7 +31,7 @@ def test_hand_example_and_bad_option():
     assert alpha(j, [[2, 2]], reading="ring-boundary", **kw) == pytest.approx(3 + 2 * 150 / (2 * 10))  # / x
     assert alpha(j, [[1, 1, 1, 1]], reading="ring-boundary", **kw) == pytest.approx(alpha(j, [[1, 1, 1, 1]], **kw))
     for bad in ("ring", "", None):
-        with pytest.raises(InvalidOptionError, match="'reading'.*nic-share, ring-boundary"):
+        with pytest.raises(InvalidOptionError, match=r"'reading'.*nic-share, ring-boundary"):
             alpha(j, [[4]], reading=bad, **kw)
     inst_free = [2, 2]
     with pytest.raises(InvalidOptionError, match="reading"):

@@ -38,7 +38,9 @@ def test_finding5_instance_under_both_conventions():
     released at 0. With start slots {0..T} (old) OPT_A = 6.59 s and slotted A-SRPT's start at 10 s breaks
     Lemma 2 (16.59 > 11.23). With the paper's {1..T} the optimum also starts at 10 s: OPT_A = 16.59 s and
     Lemma 2 holds (16.59 <= 21.23)."""
-    base = random_instance(1, n_servers=2, gpus_per_server=2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    base = random_instance(
+        1, n_servers=2, gpus_per_server=2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     old = base.with_first_slot(0)
     ex_old = solve_problem8(old, options=OPT)
     r_old = empirical_ratio(old, ex_old.objective, tau=0.0)
@@ -58,12 +60,14 @@ def test_paper_convention_policies_and_lemma2(seed, n, tau):
     """Under the paper's convention: every policy starts on the grid from slot 1, is feasible and no better
     than the exact optimum; the printed Lemma 2 and Theorem 1 hold for slotted A-SRPT unless Heavy-Edge is
     suboptimal beyond rho (rho_hat > rho, item 2); the corrected ones always."""
-    inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ex = solve_problem8(inst, options=OPT)
     assert ex.optimal
-    for pol in [None] + list(BASELINES().values()):
+    for pol in [None, *list(BASELINES().values())]:
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)
         assert verify(inst, res.schedule()).ok
         starts = res.jobs_frame()["first_start"] / inst.slot
@@ -86,8 +90,16 @@ def test_lemma_sweep_counts_both_conventions():
 
     from optsched.asrpt.audit import lemma_sweep
 
-    cols = ["lemma2_slotted", "lemma2c_slotted", "theorem1_slotted", "theorem1c_slotted",
-            "lemma2_continuous", "lemma2c_continuous", "theorem1_continuous", "theorem1c_continuous"]
+    cols = [
+        "lemma2_slotted",
+        "lemma2c_slotted",
+        "theorem1_slotted",
+        "theorem1c_slotted",
+        "lemma2_continuous",
+        "lemma2c_continuous",
+        "theorem1_continuous",
+        "theorem1c_continuous",
+    ]
     new = pd.DataFrame(lemma_sweep(300, first_slot=1, seed=2026, time_limit=20)).query("status == 'optimal'")
     assert len(new) >= 290
     assert new[cols].astype(bool).all().all()

@@ -70,8 +70,9 @@ def test_pipeline_hand_computed():
     assert remote == pytest.approx(0.5 + 2 * 2e8 / 1e9)
 
 
-@pytest.mark.parametrize("x, words", [([[1]], "has 1 replicas"), ([[1, -1]], "non-negative"),
-                                      ([[1, 1], [0, 0]], "one row per stage")])
+@pytest.mark.parametrize(
+    "x, words", [([[1]], "has 1 replicas"), ([[1, -1]], "non-negative"), ([[1, 1], [0, 0]], "one row per stage")]
+)
 def test_bad_placements(x, words):
     j = AsrptJob(0, [Stage(k=2)], iterations=1)
     with pytest.raises(InvalidInstanceError, match=words):

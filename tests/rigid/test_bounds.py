@@ -82,7 +82,8 @@ def test_the_extra_rows_keep_the_optimum(energy):
     inst = random_instance(8, n_servers=2, gpus_per_server=4, single_server=1.0, seed=1)
     ref = solve_exact(inst, backend="highs", options=OPT)
     lp = lp_relaxation_bound(inst)
-    model, _ = build_interval_cpsat(inst, energy=energy,
-                                    objective_lower_bound=math.ceil(lp / inst.slot - 1e-6) if energy else None)
+    model, _ = build_interval_cpsat(
+        inst, energy=energy, objective_lower_bound=math.ceil(lp / inst.slot - 1e-6) if energy else None
+    )
     sr = solve_cpsat(model, SolveOptions(time_limit=20, threads=1))
     assert sr.status == Status.OPTIMAL and sr.objective * inst.slot == pytest.approx(ref.objective)

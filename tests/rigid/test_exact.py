@@ -28,7 +28,7 @@ OPT = SolveOptions(time_limit=30, threads=1, mip_abs_gap=0.999)
 def test_toy_known_optimum_three_ways(name):
     inst = optsched.load_instance(optsched.toy_path(name))
     known = inst.known_optima["total_weighted_completion_time"]["value"]
-    bf, sched = brute_force_optimum(inst)
+    bf, _sched = brute_force_optimum(inst)
     assert bf == known
     for backend in ("highs", "cpsat"):
         r = solve_exact(inst, backend=backend, options=OPT)
@@ -134,6 +134,7 @@ def test_time_limited_run_is_feasible_with_a_warning_and_a_valid_bound():
 
 # --- warm starts (issue 12 item 2) ---------------------------------------------------------------
 
+
 @settings(max_examples=10, deadline=None)
 @given(rigid_instances(max_jobs=5))
 def test_warm_start_is_encoded_exactly_cpsat(inst):
@@ -155,8 +156,9 @@ def test_warm_start_is_encoded_exactly_cpsat(inst):
 def test_warm_start_reaches_highs_as_a_mip_start(inst):
     """With no search, no heuristics and no presolve, HiGHS's incumbent can only be the start
     (or a better integral root LP): it is the solver's, never worse than the start."""
-    no_search = SolveOptions(time_limit=10, threads=1, solver_options={
-        "mip_max_nodes": 0, "mip_heuristic_effort": 0.0, "presolve": "off"})
+    no_search = SolveOptions(
+        time_limit=10, threads=1, solver_options={"mip_max_nodes": 0, "mip_heuristic_effort": 0.0, "presolve": "off"}
+    )
     r = solve_exact(inst, backend="highs", options=no_search)
     assert r.info["incumbent"] == "solver", r.info
     assert r.objective <= r.info["initial_objective"] + 1e-9

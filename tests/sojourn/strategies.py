@@ -25,6 +25,8 @@ def staged_jobs(draw, jid=0, max_stages: int = 3, integer: bool = False) -> Stag
 
 
 @st.composite
-def instances(draw, min_jobs: int = 1, max_jobs: int = 5, max_stages: int = 3, integer: bool = False) -> SojournInstance:
+def instances(
+    draw, min_jobs: int = 1, max_jobs: int = 5, max_stages: int = 3, integer: bool = False
+) -> SojournInstance:
     n = draw(st.integers(min_jobs, max_jobs))
     return SojournInstance(tuple(draw(staged_jobs(k, max_stages, integer)) for k in range(n)), name="hyp")

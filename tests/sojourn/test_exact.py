@@ -55,8 +55,14 @@ def test_optimum_equals_brute_force_over_orders_and_outcomes(inst):
 def test_exact_optimum_is_below_every_policy_and_satisfies_thm_III_2(inst):
     pc = pair_costs(inst)
     opt = solve_exact(inst, backend="dp", pc=pc)
-    for r in (rank(inst, pc=pc), serpt(inst, pc=pc), sr(inst, pc=pc), sr(inst, preemptive=False, pc=pc),
-              serpt(inst, preemptive=True, pc=pc), random_policy(inst, seed=3, pc=pc)):
+    for r in (
+        rank(inst, pc=pc),
+        serpt(inst, pc=pc),
+        sr(inst, pc=pc),
+        sr(inst, preemptive=False, pc=pc),
+        serpt(inst, preemptive=True, pc=pc),
+        random_policy(inst, seed=3, pc=pc),
+    ):
         assert opt.objective <= r.objective + 1e-9 * max(1.0, r.objective), (r.algorithm, r.objective)
     assert adjacent_pair_violations(inst, opt.schedule.order, pc) == []
 
@@ -176,6 +182,7 @@ def test_dp_agrees_at_n20():
 
 
 # --- warm starts (issue 12 item 2) ---------------------------------------------------------------
+
 
 @settings(max_examples=10, deadline=None)
 @given(instances(max_jobs=7), st.randoms(use_true_random=False))

@@ -55,5 +55,5 @@ def test_optimum_methods_agree():
 
     for inst in (workload(4, 9, seed=1), crossing_instance(11, seed=2, spread=0.0), crossing_instance(18, seed=2)):
         pc = pair_costs(inst)
-        v, order, how = ex.optimum(pc)
+        v, order, _how = ex.optimum(pc)
         assert v == pytest.approx(subset_dp(pc)[0], rel=1e-9) and sorted(order) == list(range(inst.n_jobs))

@@ -16,10 +16,10 @@ def test_model_value_equals_evaluator():
     m = build_lop(pc)
     order = [2, 0, 3, 1]
     pos = {k: p for p, k in enumerate(order)}
-    for (i, j) in m.PAIRS:
+    for i, j in m.PAIRS:
         m.y[i, j].value = 1 if pos[i] < pos[j] else 0
     assert pyo.value(m.successful_sojourn_time) == __import__("pytest").approx(pc.order_value(order))
-    for (i, j, k) in m.CYCLES:
+    for i, j, k in m.CYCLES:
         assert 0 <= pyo.value(m.transitivity[i, j, k].body) <= 1
 
 

@@ -22,16 +22,19 @@ def test_load_toy_and_round_trip(tmp_path):
     assert again.to_dict() == inst.to_dict()
 
 
-@pytest.mark.parametrize("sizes, probs, words", [
-    ([1, 1], [0.5, 0.5], ["'sizes'", "strictly increasing", "cumulative"]),
-    ([2, 1], [0.5, 0.5], ["'sizes'", "strictly increasing"]),
-    ([0, 1], [0.5, 0.5], ["'sizes[0]'", "> 0", "got 0"]),
-    ([1, 2], [0.5, 0.6], ["'probs'", "sum to 1", "1.1"]),
-    ([1, 2], [0.0, 1.0], ["'probs[0]'", "> 0"]),
-    ([1, 2], [1.5, -0.5], ["'probs[0]'", "<= 1"]),
-    ([1, 2, 3], [0.5, 0.5], ["same length", "3 sizes", "2 probabilities"]),
-    ([], [], ["'sizes'", "at least one"]),
-])
+@pytest.mark.parametrize(
+    "sizes, probs, words",
+    [
+        ([1, 1], [0.5, 0.5], ["'sizes'", "strictly increasing", "cumulative"]),
+        ([2, 1], [0.5, 0.5], ["'sizes'", "strictly increasing"]),
+        ([0, 1], [0.5, 0.5], ["'sizes[0]'", "> 0", "got 0"]),
+        ([1, 2], [0.5, 0.6], ["'probs'", "sum to 1", "1.1"]),
+        ([1, 2], [0.0, 1.0], ["'probs[0]'", "> 0"]),
+        ([1, 2], [1.5, -0.5], ["'probs[0]'", "<= 1"]),
+        ([1, 2, 3], [0.5, 0.5], ["same length", "3 sizes", "2 probabilities"]),
+        ([], [], ["'sizes'", "at least one"]),
+    ],
+)
 def test_bad_job_messages_name_field_value_fix(sizes, probs, words):
     with pytest.raises(InvalidInstanceError) as e:
         StagedJob("j7", sizes, probs)

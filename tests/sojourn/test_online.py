@@ -23,9 +23,16 @@ from optsched.sojourn.policies import index_stage_sequence, remaining_expected_s
 def _sim_jobs(inst):
     from optsched.core import Job
 
-    return [Job(j.id, work=j.size, gpus=1, arrival=j.arrival,
-                attrs={"sizes": list(j.sizes), "probs": list(j.probs), "stages": list(j.stage_lengths)})
-            for j in inst.jobs]
+    return [
+        Job(
+            j.id,
+            work=j.size,
+            gpus=1,
+            arrival=j.arrival,
+            attrs={"sizes": list(j.sizes), "probs": list(j.probs), "stages": list(j.stage_lengths)},
+        )
+        for j in inst.jobs
+    ]
 
 
 def _cond_rank(j, d):
@@ -33,8 +40,9 @@ def _cond_rank(j, d):
     return sum((x - x0) * p for x, p in zip(j.sizes[d:], j.probs[d:], strict=True)) / j.success_prob
 
 
-@pytest.mark.parametrize("index, fn", [("rank", _cond_rank), ("sr", lambda j, d: sr_rank(j, d)[0]),
-                                       ("serpt", remaining_expected_size)])
+@pytest.mark.parametrize(
+    "index, fn", [("rank", _cond_rank), ("sr", lambda j, d: sr_rank(j, d)[0]), ("serpt", remaining_expected_size)]
+)
 def test_one_server_no_arrivals_matches_the_exact_static_evaluator(index, fn):
     """W = 1, all arrivals 0: the online policy is the index policy, whose exact value is known;
     the simulator's average over sampled outcomes must agree (99.9 % CI)."""
@@ -57,8 +65,10 @@ def test_section_V_example_switches_at_the_checkpoint():
     from optsched.core import Cluster, Job
     from optsched.sim import Simulator
 
-    jobs = [Job(1, work=10, gpus=1, arrival=0, attrs={"sizes": [4, 10], "probs": [0.4, 0.6], "stages": [4, 6]}),
-            Job(2, work=2, gpus=1, arrival=2, attrs={"sizes": [1, 2], "probs": [0.2, 0.8], "stages": [1, 1]})]
+    jobs = [
+        Job(1, work=10, gpus=1, arrival=0, attrs={"sizes": [4, 10], "probs": [0.4, 0.6], "stages": [4, 6]}),
+        Job(2, work=2, gpus=1, arrival=2, attrs={"sizes": [1, 2], "probs": [0.2, 0.8], "stages": [1, 1]}),
+    ]
     res = Simulator(Cluster.homogeneous(1, 1), jobs, StagedOnlinePolicy("rank")).run()
     df = res.jobs_frame().set_index("job_id")
     assert df.loc[2, "completion"] == pytest.approx(6.0) and df.loc[1, "completion"] == pytest.approx(12.0)
@@ -78,11 +88,21 @@ def test_online_workload_outcomes_and_policies():
 
 def test_philly_mapping(tmp_path):
     rows = [
-        {"status": "Pass", "jobid": "a", "submitted_time": "2017-10-07 01:00:00",
-         "attempts": [{"start_time": "2017-10-07 01:00:10", "end_time": "2017-10-07 01:01:10", "detail": []},
-                      {"start_time": "2017-10-07 01:02:00", "end_time": "2017-10-07 01:02:30", "detail": []}]},
-        {"status": "Killed", "jobid": "b", "submitted_time": "2017-10-07 01:00:05",
-         "attempts": [{"start_time": "2017-10-07 01:00:20", "end_time": "2017-10-07 01:00:40", "detail": []}]},
+        {
+            "status": "Pass",
+            "jobid": "a",
+            "submitted_time": "2017-10-07 01:00:00",
+            "attempts": [
+                {"start_time": "2017-10-07 01:00:10", "end_time": "2017-10-07 01:01:10", "detail": []},
+                {"start_time": "2017-10-07 01:02:00", "end_time": "2017-10-07 01:02:30", "detail": []},
+            ],
+        },
+        {
+            "status": "Killed",
+            "jobid": "b",
+            "submitted_time": "2017-10-07 01:00:05",
+            "attempts": [{"start_time": "2017-10-07 01:00:20", "end_time": "2017-10-07 01:00:40", "detail": []}],
+        },
         {"status": "Failed", "jobid": "c", "submitted_time": "2017-10-07 01:00:05", "attempts": []},
     ]
     p = tmp_path / "log.json"

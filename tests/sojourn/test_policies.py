@@ -29,7 +29,7 @@ def test_swap_of_adjacent_jobs_is_eq_13(inst):
     order = list(range(inst.n_jobs))
     for p in range(inst.n_jobs - 1):
         i, j = order[p], order[p + 1]
-        swapped = order[:p] + [j, i] + order[p + 2:]
+        swapped = [*order[:p], j, i, *order[p + 2 :]]
         diff = pc.order_value(order) - pc.order_value(swapped)
         ri, rj = pair_criterion(pc, i, j)
         assert diff == pytest.approx(pc.h1[i, j] * pc.s[i] * pc.s[j] * (ri - rj), rel=1e-8, abs=1e-12)
@@ -50,8 +50,14 @@ def test_alpha_tends_to_one_with_N():
 @settings(max_examples=30)
 @given(instances(max_jobs=6))
 def test_policies_return_verified_results(inst):
-    for r in (rank(inst), serpt(inst), sr(inst), sr(inst, preemptive=False), serpt(inst, preemptive=True),
-              random_policy(inst, seed=1)):
+    for r in (
+        rank(inst),
+        serpt(inst),
+        sr(inst),
+        sr(inst, preemptive=False),
+        serpt(inst, preemptive=True),
+        random_policy(inst, seed=1),
+    ):
         rep = optsched.verify_result(inst, r)
         assert rep.ok, rep.summary()
 

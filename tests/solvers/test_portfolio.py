@@ -58,13 +58,29 @@ def _fake_members(spec):
 
 def _solve(spec, method, **kw):
     build, decode = _fake_members(spec)
-    plan = plan_backend("portfolio", build=build, decode=decode, own=tuple(spec), members=tuple(spec),
-                        evaluate=lambda s: s["value"], method=method)
+    plan = plan_backend(
+        "portfolio",
+        build=build,
+        decode=decode,
+        own=tuple(spec),
+        members=tuple(spec),
+        evaluate=lambda s: s["value"],
+        method=method,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverLimitWarning)
-        return run_exact(_Inst(), build=plan.build, decode=plan.decode, evaluate=lambda s: s["value"],
-                         backend=plan.backend, algorithm="t-exact[portfolio]", objective_name="f",
-                         own_backends=plan.own_backends, options=SolveOptions(time_limit=60), **kw)
+        return run_exact(
+            _Inst(),
+            build=plan.build,
+            decode=plan.decode,
+            evaluate=lambda s: s["value"],
+            backend=plan.backend,
+            algorithm="t-exact[portfolio]",
+            objective_name="f",
+            own_backends=plan.own_backends,
+            options=SolveOptions(time_limit=60),
+            **kw,
+        )
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -113,8 +129,9 @@ def test_member_that_cannot_be_built_is_skipped():
     r = _solve({"a": ("build", ModelTooLargeError("too big")), "b": (Status.OPTIMAL, 5.0, 5.0)}, "sequential")
     assert r.info["portfolio_members"] == ["b"] and "too big" in r.info["portfolio_failed"]["a"]
     with pytest.raises(ModelTooLargeError):
-        _solve({"a": ("build", ModelTooLargeError("too big")), "b": ("build", ModelTooLargeError("also"))},
-               "sequential")
+        _solve(
+            {"a": ("build", ModelTooLargeError("too big")), "b": ("build", ModelTooLargeError("also"))}, "sequential"
+        )
 
 
 def test_fork_stops_the_others_once_one_proves_optimal():
