@@ -300,7 +300,19 @@ class _Preemptive(Policy):
         self._entry[job.index] = self._seq
         if job.index not in self._since:
             self._since[job.index] = sim.now
-        heapq.heappush(self.running, (-self._badness(sim, job), self._seq, job, job.rate))
+        h = self.running
+        heapq.heappush(h, (-self._badness(sim, job), self._seq, job, job.rate))
+        if len(h) > 2 * sim.capacity + 256:  # mostly stale entries (deleted lazily): drop them, in place
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the heap entries of jobs no longer running or restarted since (``_worst`` would skip
+        them; the order of the others is unchanged). Live entries are at most one per running job,
+        so a heap over twice the GPU count is mostly stale: this keeps it O(GPUs), not O(starts)."""
+        h = self.running
+        entry = self._entry
+        h[:] = [e for e in h if e[2].phase in (LOADING, TRAINING) and entry.get(e[2].index) == e[1]]
+        heapq.heapify(h)
 
     def _start(self, sim, job) -> None:
         sim.start(job)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
-from optsched.sim import LAS, PlacementRate, Simulator
+from optsched.sim import LAS, SRTF, PlacementRate, Simulator
 
 from .test_invariants import RULES, workloads
 
@@ -115,3 +115,44 @@ def test_utilization_integrates_to_the_segments_gpu_seconds(w, policy, rule, sav
     t = np.append(u["time"].to_numpy(), res.end_time)
     assert float(np.sum(np.diff(t) * u["gpus_in_use"].to_numpy())) == pytest.approx(gpu_s, rel=1e-9, abs=1e-9)
     assert np.all(np.diff(u["time"].to_numpy()) > 0)  # one step per time
+
+
+class _NoCompactSRTF(SRTF):
+    def _compact(self):  # keep every stale entry (the behaviour before compaction)
+        pass
+
+
+def test_running_heap_stays_small_and_compaction_changes_no_decision():
+    from optsched.traces import synthetic_workload
+
+    cl = Cluster.homogeneous(2, 2)
+    df = synthetic_workload(1500, cluster_gpus=cl.total_gpus, load=1.3, max_duration=3600.0, seed=4)
+    fast, ref = SRTF(), _NoCompactSRTF()
+    a = Simulator(cl, df, fast, record_log=False).run()
+    b = Simulator(cl, df, ref, record_log=False).run()
+    assert len(ref.running) > 2 * cl.total_gpus + 256  # enough starts for compaction to happen
+    assert len(fast.running) <= 2 * cl.total_gpus + 256
+    for k, v in _columns(b).items():
+        if v.dtype.kind == "f":
+            np.testing.assert_array_equal(_columns(a)[k], v, err_msg=k)
+
+
+def test_garbage_collector_is_restored_after_a_run_even_a_failed_one():
+    import gc
+
+    from optsched.exceptions import SimulationError
+    from optsched.sim import Policy
+
+    assert gc.isenabled()
+    Simulator(Cluster.homogeneous(1, 1), [Job(0, work=1)], SRTF()).run()
+    assert gc.isenabled()
+
+    class Bad(Policy):
+        name = "bad"
+
+        def on_arrival(self, sim, job):
+            sim.start(job, {0: 5})  # over capacity: SimulationError inside the loop
+
+    with pytest.raises(SimulationError):
+        Simulator(Cluster.homogeneous(1, 1), [Job(0, work=1)], Bad()).run()
+    assert gc.isenabled()
