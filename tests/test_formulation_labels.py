@@ -27,10 +27,7 @@ LABEL = re.compile(r"label\s+`(\w+)`\s+\(model:\s*(\w+)\)")
 OTHER_MARKUPS = (re.compile(r"\{#model:(\w+)\}"),)
 #: Files owned by another change that still use another markup: skipped (visibly) until they
 #: comply, then covered automatically (remove them from here then).
-PENDING = {
-    "elastic": "formulations/elastic.md still writes {#model:name}; convert it to "
-    "label `name` (model: set_partitioning|maxweight)"
-}
+PENDING: dict[str, str] = {}
 
 
 # --- the models, by (file key, model name) -----------------------------------------------------
