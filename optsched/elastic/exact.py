@@ -129,6 +129,7 @@ def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = Non
 def _builder(sense: str, tau: int | None, max_size: int | None):
     def build(instance: ElasticInstance, backend: str, options: SolveOptions) -> ExactModel:
         from optsched.elastic.formulation import (
+            ColumnVariables,
             build_set_partitioning,
             build_set_partitioning_cpsat,
             column_set,
@@ -141,7 +142,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
 
             model, h = build_direct_cpsat(instance, max_size=max_size)
             return ExactModel(
-                model, h, scale=1.0 / h["wscale"], step=1.0 if h["wscale"] == 1 else None, info={"model": "direct"}
+                model, h, scale=1.0 / h.wscale, step=1.0 if h.wscale == 1 else None, info={"model": "direct"}
             )
         cs = column_set(instance, sense=sense, tau=tau, max_size=max_size)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
@@ -151,21 +152,21 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
             def empty(em: ExactModel, options: SolveOptions) -> SolveResult:
                 return SolveResult(Status.OPTIMAL, 0.0, 0.0, 0.0, "none", "", message="no column fits by tau")
 
-            return ExactModel(None, {"cs": cs}, solve=empty, info=info)
+            return ExactModel(None, ColumnVariables(cs=cs), solve=empty, info=info)
         if backend == "cpsat":
             model, h = build_set_partitioning_cpsat(instance, cs=cs)
 
             def warm(sched: ElasticSchedule) -> None:
                 model.clear_hints()
                 chosen = _chosen(instance, cs, sched)
-                for k, v in enumerate(h["x"]):
+                for k, v in enumerate(h.x):
                     model.add_hint(v, k in chosen)
 
             return ExactModel(
                 model,
                 h,
-                scale=1.0 / h["scale"],
-                resolution=h["eps"],
+                scale=1.0 / h.scale,
+                resolution=h.eps,
                 step=1.0 if integer else None,
                 info=info,
                 warm_start=warm,
@@ -177,7 +178,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
             for k in range(len(cs.cols)):
                 model.x[k].value = 1.0 if k in chosen else 0.0
 
-        return ExactModel(model, {"cs": cs}, step=1.0 if integer else None, info=info, warm_start=warm_p)
+        return ExactModel(model, ColumnVariables(cs=cs), step=1.0 if integer else None, info=info, warm_start=warm_p)
 
     return build
 
@@ -210,11 +211,11 @@ def _decode(instance: ElasticInstance):
             from optsched.elastic.formulation import decode_direct_cpsat
 
             return decode_direct_cpsat(instance, em.handles, sr.raw)
-        cs = em.handles["cs"]
+        cs = em.handles.cs
         if em.model is None:
             chosen = []
-        elif "x" in em.handles:  # CP-SAT
-            chosen = [k for k, v in enumerate(em.handles["x"]) if sr.raw.Value(v)]
+        elif em.handles.x is not None:  # CP-SAT
+            chosen = [k for k, v in enumerate(em.handles.x) if sr.raw.value(v)]
         else:
             chosen = [k for k in range(len(cs.cols)) if (em.model.x[k].value or 0.0) > 0.5]
         out = {}

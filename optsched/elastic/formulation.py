@@ -37,10 +37,49 @@ __all__ = [
     "build_set_partitioning_cpsat",
     "build_direct_cpsat",
     "decode_direct_cpsat",
+    "ColumnVariables",
+    "DirectVariables",
+    "DirectJobVariables",
     "SENSES",
 ]
 
 SENSES = ("min", "max")
+
+
+@dataclass(frozen=True)
+class ColumnVariables:
+    """Handles of the set-partitioning models over Gamma_j: the column set, and for CP-SAT the
+    Boolean of each column (``x``), the objective scale (integer coefficients) and the rounding of
+    each coefficient (``eps``, 0 when every weight is an integer). The Pyomo model keeps its
+    variables as ``model.x``; its handles carry ``x=None``."""
+
+    cs: ColumnSet
+    x: list | None = None
+    scale: int = 1
+    eps: float = 0.0
+
+
+@dataclass(frozen=True)
+class DirectJobVariables:
+    """One job of the direct CP-SAT model: start, duration, one-hot worker type ``msel`` and PS
+    type ``psel``, workers ``y[h][m]`` and PSs ``s[h][p]`` per server, and ``q`` (one server)."""
+
+    start: Any
+    d: Any
+    msel: list
+    psel: list
+    y: list
+    s: list
+    q: Any
+
+
+@dataclass(frozen=True)
+class DirectVariables:
+    """Handles of :func:`build_direct_cpsat`: one :class:`DirectJobVariables` per job and the
+    weight scale of the objective."""
+
+    jobs: list
+    wscale: int
 
 
 @dataclass
@@ -179,21 +218,21 @@ def build_set_partitioning_cpsat(
     arrivals: bool | None = None,
     max_size: int | None = None,
     cs: ColumnSet | None = None,
-) -> tuple[Any, dict[str, Any]]:
-    """The same model in CP-SAT. Returns ``(model, handles)`` with ``handles["x"]`` the Booleans,
-    ``handles["scale"]`` the objective scale (integer coefficients) and ``handles["eps"]`` the
-    rounding of each coefficient (0 when every weight is an integer). Capacities are scaled to
+) -> tuple[Any, ColumnVariables]:
+    """The same model in CP-SAT. Returns ``(model, ColumnVariables)``: the Booleans ``x``, the
+    objective ``scale`` (integer coefficients) and ``eps``, the rounding of each coefficient (0 when
+    every weight is an integer). Capacities are scaled to
     integers by the smallest power of 10 that makes every use integral (up to 10^6)."""
     from optsched.solvers import new_cp_model
 
     cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size)
     model = new_cp_model()
-    x = [model.NewBoolVar(f"x[{k}]") for k in range(len(cs.cols))]
+    x = [model.new_bool_var(f"x[{k}]") for k in range(len(cs.cols))]
     for j in range(instance.n_jobs):
         if cs.sense == "min":
-            model.AddExactlyOne(x[k] for k in cs.by_job[j])
+            model.add_exactly_one(x[k] for k in cs.by_job[j])
         elif cs.by_job[j]:
-            model.AddAtMostOne(x[k] for k in cs.by_job[j])
+            model.add_at_most_one(x[k] for k in cs.by_job[j])
 
     def _int_scale(vals: list[float]) -> int:
         for s in (1, 10, 100, 1000, 10**4, 10**5, 10**6):
@@ -203,16 +242,16 @@ def build_set_partitioning_cpsat(
 
     for (h, r, _t), lst in cs.rows.items():
         s = _int_scale([f for _, f in lst] + [instance.C[h][r]])
-        model.Add(sum(int(round(f * s)) * x[k] for k, f in lst) <= int(round(instance.C[h][r] * s + 1e-9)))
+        model.add(sum(int(round(f * s)) * x[k] for k, f in lst) <= int(round(instance.C[h][r] * s + 1e-9)))
     coefs = [_coef(instance, cs, k) for k in range(len(cs.cols))]
     sc = _int_scale(coefs)
     eps = 0.0 if sc < 10**6 else 0.5 / sc * max(1, instance.n_jobs)
     obj = sum(int(round(c * sc)) * x[k] for k, c in enumerate(coefs))
     if cs.sense == "min":
-        model.Minimize(obj)
+        model.minimize(obj)
     else:
-        model.Maximize(obj)
-    return model, {"x": x, "scale": sc, "eps": eps, "cs": cs}
+        model.maximize(obj)
+    return model, ColumnVariables(cs=cs, x=x, scale=sc, eps=eps)
 
 
 def _int_scale_of(vals: list[float], what: str) -> int:
@@ -222,7 +261,7 @@ def _int_scale_of(vals: list[float], what: str) -> int:
     raise InvalidOptionError(f"The direct CP-SAT model needs {what} with at most 6 decimals; scale the instance.")
 
 
-def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None) -> tuple[Any, dict[str, Any]]:
+def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None) -> tuple[Any, DirectVariables]:
     """(2) / (15) directly in CP-SAT, without Gamma_j: per job one-hot worker type ``msel`` and PS type
     ``psel``, integer workers ``y[h][m]`` and PSs ``s[h][p]`` per server, one-hot worker count
     ``nsel`` ((2f) by table: d >= d_q(N) for the chosen m, p, q, N), ``q`` <=> exactly one server used
@@ -230,7 +269,7 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
     interval [start, start + d) per job in a cumulative per (server, resource) with variable demands
     ((2h) / (15b)). Objective (2): sum_j w_j (start_j + d_j), weights scaled to integers.
 
-    Returns ``(model, handles)``; the decoder reads ``handles["jobs"][j]``.
+    Returns ``(model, DirectVariables)``; the decoder reads ``handles.jobs[j]``.
     """
     from optsched.solvers import new_cp_model
 
@@ -257,94 +296,94 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
     ivs = []
     for j, job in enumerate(instance.jobs):
         D = job.chunks
-        start = model.NewIntVar(job.arrival, T - 1, f"start[{j}]")
-        d = model.NewIntVar(1, T, f"d[{j}]")
-        end = model.NewIntVar(1, T, f"end[{j}]")
-        iv = model.NewIntervalVar(start, d, end, f"iv[{j}]")
-        msel = [model.NewBoolVar(f"m[{j},{m}]") for m in range(M)]
-        model.AddExactlyOne(msel)
-        psel = [model.NewBoolVar(f"p[{j},{p}]") for p in range(P)]
+        start = model.new_int_var(job.arrival, T - 1, f"start[{j}]")
+        d = model.new_int_var(1, T, f"d[{j}]")
+        end = model.new_int_var(1, T, f"end[{j}]")
+        iv = model.new_interval_var(start, d, end, f"iv[{j}]")
+        msel = [model.new_bool_var(f"m[{j},{m}]") for m in range(M)]
+        model.add_exactly_one(msel)
+        psel = [model.new_bool_var(f"p[{j},{p}]") for p in range(P)]
         if ps:
-            model.AddExactlyOne(psel)
-        y = [[model.NewIntVar(0, D, f"y[{j},{h},{m}]") for m in range(M)] for h in range(H)]
-        s = [[model.NewIntVar(0, D + 1, f"s[{j},{h},{p}]") for p in range(P)] for h in range(H)]
+            model.add_exactly_one(psel)
+        y = [[model.new_int_var(0, D, f"y[{j},{h},{m}]") for m in range(M)] for h in range(H)]
+        s = [[model.new_int_var(0, D + 1, f"s[{j},{h},{p}]") for p in range(P)] for h in range(H)]
         for h in range(H):
             for m in range(M):
-                model.Add(y[h][m] == 0).OnlyEnforceIf(msel[m].Not())  # (2b)
+                model.add(y[h][m] == 0).only_enforce_if(msel[m].negated())  # (2b)
             for p in range(P):
-                model.Add(s[h][p] == 0).OnlyEnforceIf(psel[p].Not())  # (2c)
+                model.add(s[h][p] == 0).only_enforce_if(psel[p].negated())  # (2c)
         n = sum(y[h][m] for h in range(H) for m in range(M))
-        nsel = [model.NewBoolVar(f"n[{j},{k}]") for k in range(1, D + 1)]
-        model.AddExactlyOne(nsel)
-        model.Add(n == sum((k + 1) * nsel[k] for k in range(D)))  # 1 <= N <= D (2g)
+        nsel = [model.new_bool_var(f"n[{j},{k}]") for k in range(1, D + 1)]
+        model.add_exactly_one(nsel)
+        model.add(n == sum((k + 1) * nsel[k] for k in range(D)))  # 1 <= N <= D (2g)
         if ps:
-            model.Add(sum(s[h][p] for h in range(H) for p in range(P)) >= 1)  # (2e)
-        used = [model.NewBoolVar(f"u[{j},{h}]") for h in range(H)]
-        hasps = [model.NewBoolVar(f"hp[{j},{h}]") for h in range(H)]
+            model.add(sum(s[h][p] for h in range(H) for p in range(P)) >= 1)  # (2e)
+        used = [model.new_bool_var(f"u[{j},{h}]") for h in range(H)]
+        hasps = [model.new_bool_var(f"hp[{j},{h}]") for h in range(H)]
         for h in range(H):
             tot = sum(y[h]) + sum(s[h])
-            model.Add(tot >= 1).OnlyEnforceIf(used[h])
-            model.Add(tot == 0).OnlyEnforceIf(used[h].Not())
-            model.Add(sum(s[h]) >= 1).OnlyEnforceIf(hasps[h])
-            model.Add(sum(s[h]) == 0).OnlyEnforceIf(hasps[h].Not())
-        q = model.NewBoolVar(f"q[{j}]")
-        model.Add(sum(used) == 1).OnlyEnforceIf(q)  # (2d) / (15a)
-        model.Add(sum(used) >= 2).OnlyEnforceIf(q.Not())
+            model.add(tot >= 1).only_enforce_if(used[h])
+            model.add(tot == 0).only_enforce_if(used[h].negated())
+            model.add(sum(s[h]) >= 1).only_enforce_if(hasps[h])
+            model.add(sum(s[h]) == 0).only_enforce_if(hasps[h].negated())
+        q = model.new_bool_var(f"q[{j}]")
+        model.add(sum(used) == 1).only_enforce_if(q)  # (2d) / (15a)
+        model.add(sum(used) >= 2).only_enforce_if(q.negated())
         if ps:  # (2i): b_m (N - y_h) <= B_p s_h on every server holding a PS
             for h in range(H):
                 for m in range(M):
                     bm = round(instance.worker_types[m].bandwidth * bscale)
                     for p in range(P):
                         Bp = round(instance.ps_types[p].bandwidth * bscale)
-                        model.Add(bm * (n - y[h][m]) <= Bp * s[h][p]).OnlyEnforceIf([msel[m], psel[p], hasps[h]])
+                        model.add(bm * (n - y[h][m]) <= Bp * s[h][p]).only_enforce_if([msel[m], psel[p], hasps[h]])
         # (2f) by table: d >= d_q(N) for the chosen m, p, q and N
         for m in range(M):
             for p in range(P) if ps else [None]:
                 for qq in (0, 1):
                     for k in range(1, D + 1):
-                        lits = [msel[m], nsel[k - 1], q if qq else q.Not()] + ([psel[p]] if ps else [])
-                        model.Add(d >= instance.duration(j, m, p, qq, k)).OnlyEnforceIf(lits)
+                        lits = [msel[m], nsel[k - 1], q if qq else q.negated()] + ([psel[p]] if ps else [])
+                        model.add(d >= instance.duration(j, m, p, qq, k)).only_enforce_if(lits)
         for h in range(H):
             for r in range(R):
                 expr = sum(round(instance.e[m][r] * rscale[r]) * y[h][m] for m in range(M)) + sum(
                     round(instance.z[p][r] * rscale[r]) * s[h][p] for p in range(P)
                 )
                 ub = round(instance.C[h][r] * rscale[r])
-                dem = model.NewIntVar(0, max(ub, 0), f"dem[{j},{h},{r}]")  # a demand above C is infeasible anyway
-                model.Add(dem == expr)
+                dem = model.new_int_var(0, max(ub, 0), f"dem[{j},{h},{r}]")  # a demand above C is infeasible anyway
+                model.add(dem == expr)
                 dem_by[h, r].append(dem)
         ivs.append(iv)
-        jobs.append({"start": start, "d": d, "msel": msel, "psel": psel, "y": y, "s": s, "q": q})
+        jobs.append(DirectJobVariables(start=start, d=d, msel=msel, psel=psel, y=y, s=s, q=q))
     for h in range(H):
         for r in range(R):
-            model.AddCumulative(ivs, dem_by[h, r], round(instance.C[h][r] * rscale[r]))  # (2h) / (15b)
-    model.Minimize(
-        sum(round(j.weight * wscale) * (jobs[k]["start"] + jobs[k]["d"]) for k, j in enumerate(instance.jobs))
+            model.add_cumulative(ivs, dem_by[h, r], round(instance.C[h][r] * rscale[r]))  # (2h) / (15b)
+    model.minimize(
+        sum(round(j.weight * wscale) * (jobs[k].start + jobs[k].d) for k, j in enumerate(instance.jobs))
     )  # (2)
-    return model, {"jobs": jobs, "wscale": wscale}
+    return model, DirectVariables(jobs=jobs, wscale=wscale)
 
 
-def decode_direct_cpsat(instance: ElasticInstance, handles: dict[str, Any], solver: Any):
+def decode_direct_cpsat(instance: ElasticInstance, handles: DirectVariables, solver: Any):
     """The schedule of a solved :func:`build_direct_cpsat` model (``solver`` is the ``CpSolver``)."""
     from optsched.elastic.model import Assignment, ElasticSchedule
 
     out = {}
     for k, job in enumerate(instance.jobs):
-        v = handles["jobs"][k]
-        m = next(i for i, b in enumerate(v["msel"]) if solver.Value(b))
-        p = next((i for i, b in enumerate(v["psel"]) if solver.Value(b)), None) if instance.is_ps else None
-        workers = {h: int(solver.Value(v["y"][h][m])) for h in range(instance.H) if solver.Value(v["y"][h][m])}
+        v = handles.jobs[k]
+        m = next(i for i, b in enumerate(v.msel) if solver.value(b))
+        p = next((i for i, b in enumerate(v.psel) if solver.value(b)), None) if instance.is_ps else None
+        workers = {h: int(solver.value(v.y[h][m])) for h in range(instance.H) if solver.value(v.y[h][m])}
         psd = (
-            {h: int(solver.Value(v["s"][h][p])) for h in range(instance.H) if solver.Value(v["s"][h][p])}
+            {h: int(solver.value(v.s[h][p])) for h in range(instance.H) if solver.value(v.s[h][p])}
             if p is not None
             else {}
         )
         out[job.id] = Assignment(
-            start=int(solver.Value(v["start"])),
-            d=int(solver.Value(v["d"])),
+            start=int(solver.value(v.start)),
+            d=int(solver.value(v.d)),
             m=m,
             p=p,
-            q=int(solver.Value(v["q"])),
+            q=int(solver.value(v.q)),
             workers=workers,
             ps=psd,
         )

@@ -3,7 +3,6 @@ schedule passes the verifier, greedy >= exact, (8) >= greedy's weight, labels of
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import pytest
@@ -12,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from optsched.elastic import toy_instance
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.exact import greedy, greedy_schedule, solve_exact, solve_maxweight
-from optsched.elastic.formulation import build_set_partitioning
 from optsched.elastic.generate import random_instance
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import SolveOptions
@@ -81,22 +79,6 @@ def test_size_is_estimated_before_building():
     inst = random_instance(6, seed=2)
     with pytest.raises(ModelTooLargeError, match="set-partitioning"):
         solve_exact(inst, max_size=100)
-
-
-def test_every_model_label_is_a_component(repo_root):
-    text = (repo_root / "formulations" / "elastic.md").read_text()
-    labels = set(re.findall(r"\{#model:(\w+)\}", text))
-    assert {
-        "one_schedule_per_job",
-        "capacity",
-        "weighted_completion",
-        "at_most_one_schedule",
-        "scheduled_weight",
-    } <= labels
-    inst = toy_instance()
-    names = {c.local_name for c in build_set_partitioning(inst).component_objects()}
-    names |= {c.local_name for c in build_set_partitioning(inst, sense="max", tau=20).component_objects()}
-    assert labels <= names, labels - names
 
 
 def test_verifier_labels_are_documented(repo_root):
