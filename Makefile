@@ -51,6 +51,7 @@ notebooks: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check optsched tests benchmarks
+	$(PY) -m ruff format --check optsched tests benchmarks
 	$(PY) -m mypy optsched/core optsched/solvers optsched/verify --ignore-missing-imports --follow-imports=silent
 
 clean:
