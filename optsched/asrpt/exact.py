@@ -26,8 +26,15 @@ from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
-from optsched.solvers import SolveOptions, SolveResult, solve_cpsat
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers import SolveOptions
+from optsched.solvers.exact import (
+    LP_MAX_SECONDS,
+    ExactModel,
+    lp_relaxation_value,
+    lp_time_budget,
+    run_exact,
+    solve_cpsat_with_lp_bound,
+)
 
 __all__ = [
     "solve_exact",
@@ -149,10 +156,11 @@ def warm_start_exact(instance: AsrptInstance, em: ExactModel, schedule: Schedule
             x.value = 1.0 if chosen[i] == (t, q) else 0.0
 
 
-#: Share of the time limit the LP relaxation of the ``cpsat`` path may take (at most LP_MAX_SECONDS);
-#: the LP is skipped when the time-indexed model would have more than LP_MAX_NONZEROS capacity
-#: coefficients (n30 on 2x4: 270,000, built in 0.8 s, LP 2.3 s; n40 on 3x4: 2.2 million, > 90 s).
-LP_SHARE, LP_MAX_SECONDS, LP_MAX_NONZEROS = 0.25, 30.0, 500_000
+#: The LP relaxation of the ``cpsat`` path takes at most solvers.exact.lp_time_budget (a quarter of the
+#: time limit, at most LP_MAX_SECONDS); it is skipped when the time-indexed model would have more than
+#: LP_MAX_NONZEROS capacity coefficients (n30 on 2x4: 270,000, built in 0.8 s, LP 2.3 s; n40 on 3x4:
+#: 2.2 million, > 90 s).
+LP_MAX_NONZEROS = 500_000
 
 
 def _ti_nonzeros(instance: AsrptInstance, pats: dict) -> int:
@@ -180,13 +188,8 @@ def lp_relaxation_bound(
     >>> round(lp_relaxation_bound(toy_instance()), 6) <= 21.9
     True
     """
-    import warnings
 
-    import pyomo.environ as pyo
-
-    from optsched.core.result import Status
-    from optsched.exceptions import ModelTooLargeError, SolverLimitWarning
-    from optsched.solvers import solve_pyomo
+    from optsched.exceptions import ModelTooLargeError
 
     check_kind(instance, KIND, "lp_relaxation_bound")
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
@@ -196,26 +199,7 @@ def lp_relaxation_bound(
         model = build_problem8(instance, patterns=pats)
     except ModelTooLargeError:
         return None
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SolverLimitWarning)
-        sr = solve_pyomo(model, "highs", SolveOptions(time_limit=time_limit, threads=1))
-    if sr.status != Status.OPTIMAL or sr.objective is None:
-        return None
-    return float(sr.objective)
-
-
-def _cpsat_with_lp(em: ExactModel, options: SolveOptions) -> SolveResult:
-    """CP-SAT within what is left of the time limit after the LP; the bound at least the LP's row."""
-    import dataclasses
-
-    spent, lp_row = em.info.get("lp_time", 0.0), em.info.get("lp_row")
-    if options.time_limit is not None:
-        options = options.replace(time_limit=max(0.1, float(options.time_limit) - spent))
-    sr = solve_cpsat(em.model, options)
-    if lp_row is not None and sr.bound is not None and sr.bound < lp_row:
-        sr = dataclasses.replace(sr, bound=float(lp_row))
-    return sr
+    return lp_relaxation_value(model, time_limit)
 
 
 def build_exact(
@@ -235,12 +219,7 @@ def build_exact(
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
         t0 = time.perf_counter()
-        tl = options.time_limit
-        lp = lp_relaxation_bound(
-            instance,
-            patterns=pats,
-            time_limit=LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl)),
-        )
+        lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
         # the CP-SAT objective (rounded durations) is within `rounding` of (8) for every schedule
         row = None if lp is None else math.floor((lp - rounding) / scale - 1e-6 * max(1.0, abs(lp / scale)))
         model, h = build_problem8_cpsat(instance, patterns=pats, max_size=max_size, objective_lower_bound=row)
@@ -252,7 +231,7 @@ def build_exact(
             lp_time=time.perf_counter() - t0,
             energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"),
         )
-        em = ExactModel(model, h, scale=scale, resolution=rounding, info=info, solve=_cpsat_with_lp)
+        em = ExactModel(model, h, scale=scale, resolution=rounding, info=info, solve=solve_cpsat_with_lp_bound)
     elif backend == "cpsat-ti":
         model, h = build_problem8_ti_cpsat(instance, patterns=pats, max_size=max_size)
         scale = instance.slot / OBJ_SCALE

@@ -20,8 +20,15 @@ from optsched.rigid.formulation import (
     slot_data,
 )
 from optsched.rigid.sgs import decode_placements
-from optsched.solvers import SolveOptions, SolveResult, solve_cpsat
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers import SolveOptions
+from optsched.solvers.exact import (
+    LP_MAX_SECONDS,
+    ExactModel,
+    lp_relaxation_value,
+    lp_time_budget,
+    run_exact,
+    solve_cpsat_with_lp_bound,
+)
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 
 __all__ = [
@@ -87,10 +94,6 @@ def _integral_weights(instance: Instance) -> bool:
     return all(abs(j.weight - round(j.weight)) < 1e-12 for j in getattr(instance, "jobs", ()))
 
 
-#: Share of the time limit the LP relaxation of the CP-SAT path may take (at most LP_MAX_SECONDS).
-LP_SHARE, LP_MAX_SECONDS = 0.25, 30.0
-
-
 def lp_relaxation_bound(
     instance: Instance, *, horizon_slots: int | None = None, time_limit: float | None = LP_MAX_SECONDS
 ) -> float | None:
@@ -111,42 +114,12 @@ def lp_relaxation_bound(
     True
     """
     import dataclasses
-    import warnings
-
-    import pyomo.environ as pyo
-
-    from optsched.core.result import Status
-    from optsched.exceptions import SolverLimitWarning
-    from optsched.solvers import solve_pyomo
 
     check_kind(instance, "rigid", "lp_relaxation_bound")
     spanning = instance.replace(jobs=[dataclasses.replace(j, single_server=False) for j in instance.jobs])
     model = build_time_indexed(spanning, horizon_slots=horizon_slots)
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SolverLimitWarning)
-        sr = solve_pyomo(model, "highs", SolveOptions(time_limit=time_limit, threads=1))
-    if sr.status != Status.OPTIMAL or sr.objective is None:
-        return None
-    return float(sr.objective) * instance.slot
-
-
-def _lp_budget(options: SolveOptions) -> float:
-    tl = options.time_limit
-    return LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl))
-
-
-def _cpsat_with_lp(em: ExactModel, options: SolveOptions) -> SolveResult:
-    """CP-SAT within what is left of the time limit after the LP; the bound at least the LP's."""
-    import dataclasses
-
-    spent, lp_row = em.info.get("lp_time", 0.0), em.info.get("lp_row")
-    if options.time_limit is not None:
-        options = options.replace(time_limit=max(0.1, float(options.time_limit) - spent))
-    sr = solve_cpsat(em.model, options)
-    if lp_row is not None and sr.bound is not None and sr.bound < lp_row:
-        sr = dataclasses.replace(sr, bound=float(lp_row))
-    return sr
+    lp = lp_relaxation_value(model, time_limit)
+    return None if lp is None else lp * instance.slot
 
 
 def build_exact(
@@ -173,7 +146,7 @@ def build_exact(
     if backend == "cpsat":
         slot_data(instance, horizon_slots)  # refuse bad data before the LP
         t0 = time.perf_counter()
-        lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=_lp_budget(options))
+        lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=lp_time_budget(options))
         row = None if lp is None else math.ceil(lp / instance.slot - 1e-6 * max(1.0, abs(lp / instance.slot)))
         model, handles = build_interval_cpsat(
             instance, horizon_slots=horizon_slots, max_size=max_size, objective_lower_bound=row
@@ -184,7 +157,7 @@ def build_exact(
             lp_time=time.perf_counter() - t0,
             energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"),
         )
-        solve = _cpsat_with_lp
+        solve = solve_cpsat_with_lp_bound
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
         handles = TimeIndexedVariables.of(model)
