@@ -234,17 +234,11 @@ def build_set_partitioning_cpsat(
         elif cs.by_job[j]:
             model.add_at_most_one(x[k] for k in cs.by_job[j])
 
-    def _int_scale(vals: list[float]) -> int:
-        for s in (1, 10, 100, 1000, 10**4, 10**5, 10**6):
-            if all(abs(v * s - round(v * s)) < 1e-9 * max(1.0, abs(v * s)) for v in vals):
-                return s
-        return 10**6
-
     for (h, r, _t), lst in cs.rows.items():
-        s = _int_scale([f for _, f in lst] + [instance.C[h][r]])
+        s = _int_scale_of([f for _, f in lst] + [instance.C[h][r]])
         model.add(sum(int(round(f * s)) * x[k] for k, f in lst) <= int(round(instance.C[h][r] * s + 1e-9)))
     coefs = [_coef(instance, cs, k) for k in range(len(cs.cols))]
-    sc = _int_scale(coefs)
+    sc = _int_scale_of(coefs)
     eps = 0.0 if sc < 10**6 else 0.5 / sc * max(1, instance.n_jobs)
     obj = sum(int(round(c * sc)) * x[k] for k, c in enumerate(coefs))
     if cs.sense == "min":
@@ -254,10 +248,14 @@ def build_set_partitioning_cpsat(
     return model, ColumnVariables(cs=cs, x=x, scale=sc, eps=eps)
 
 
-def _int_scale_of(vals: list[float], what: str) -> int:
+def _int_scale_of(vals: list[float], what: str | None = None) -> int:
+    """The smallest power of 10 (up to 10^6) that makes every value integral. Past 10^6: 10^6 (the
+    caller accounts for the rounding) or, if ``what`` names the values, InvalidOptionError."""
     for s in (1, 10, 100, 1000, 10**4, 10**5, 10**6):
         if all(abs(v * s - round(v * s)) < 1e-9 * max(1.0, abs(v * s)) for v in vals):
             return s
+    if what is None:
+        return 10**6
     raise InvalidOptionError(f"The direct CP-SAT model needs {what} with at most 6 decimals; scale the instance.")
 
 

@@ -11,6 +11,7 @@ that fits costs O(number of classes), not O(queue length), even with backfilling
 from __future__ import annotations
 
 import heapq
+from abc import ABCMeta, abstractmethod
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError
@@ -128,8 +129,8 @@ class WaitQueue:
         self.n = 0
 
 
-class _QueuePolicy(Policy):
-    """Non-preemptive: start waiting jobs in key order while they fit."""
+class _QueuePolicy(Policy, metaclass=ABCMeta):
+    """Non-preemptive: start waiting jobs in key order while they fit (subclasses give ``key``)."""
 
     def __init__(self, *, placement: str = "consolidate", backfill: bool = True):
         super().__init__(placement=placement)
@@ -137,8 +138,9 @@ class _QueuePolicy(Policy):
             raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
         self.backfill = backfill
 
-    def key(self, job: SimJob) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def key(self, job: SimJob) -> Any:
+        """The job's priority key (lower first)."""
 
     def on_start(self, sim) -> None:
         self.queue = WaitQueue()
@@ -217,7 +219,7 @@ class SJF(_QueuePolicy):
         return (size, job.arrival, job.index)
 
 
-class _Preemptive(Policy):
+class _Preemptive(Policy, metaclass=ABCMeta):
     """Preemptive priority scheduling shared by SRTF and LAS.
 
     Waiting jobs sit in a :class:`WaitQueue` by ``_wait_key``; running jobs in a max-heap by
@@ -257,14 +259,17 @@ class _Preemptive(Policy):
         self.reserve = reserve
 
     # priorities (lower value = higher priority) -------------------------------------------------
-    def _wait_key(self, job):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _wait_key(self, job):
+        """A waiting job's key (its first element compares with ``_run_value``)."""
 
-    def _badness(self, sim, job) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _badness(self, sim, job) -> float:
+        """What orders the running jobs (worst first); constant while a job runs at a constant rate."""
 
-    def _run_value(self, sim, job) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _run_value(self, sim, job) -> float:
+        """A running job's priority value, in the units of ``_wait_key(job)[0]``."""
 
     def _may_preempt(self, sim) -> bool:
         return True
