@@ -39,8 +39,12 @@ from optsched.elastic import checks as _checks  # noqa: E402
 
 _checks.register()
 
+from optsched.elastic import policy as _policy  # noqa: E402
+from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline  # noqa: E402  (elastic-fifo, elastic-drf)
 from optsched.elastic.exact import greedy, solve_exact, solve_maxweight  # noqa: E402  (registers the algorithms)
 from optsched.elastic.primal_dual import a_maxweight, a_online  # noqa: E402  (registers elastic-online)
+
+_policy.register()  # the baselines as simulator policies (elastic-fifo, ..., elastic-2d-las)
 
 
 def toy_instance(name: str = "elastic-intro") -> ElasticInstance:
@@ -69,6 +73,9 @@ __all__ = [
     "greedy",
     "a_maxweight",
     "a_online",
+    "run_baseline",
+    "jain_greedy",
+    "BASELINES",
     "ElasticInstance",
     "ElasticJob",
     "ElasticSchedule",

@@ -1,0 +1,631 @@
+"""Paper 001's baselines (Sec. 7) as policies on optsched's one discrete-event simulator.
+
+Conversion (:func:`to_sim`): an :class:`~optsched.elastic.model.ElasticInstance` becomes a core
+:class:`~optsched.core.Cluster` whose servers carry the elastic resources (``Server.resources``,
+checked by the engine's :class:`~optsched.sim.FreeResources` at every start), and one sim job per
+elastic job, arriving at a_j, whose work is the slot count d of the configuration the policy runs
+it with (1 simulator second = 1 slot; the engine runs in slotted mode, ``slot=1``, so decisions
+are made at slot boundaries and a job completes at a boundary). The engine's GPU count is not an
+elastic resource here: each sim job holds one *token* GPU on the first server it uses (every
+server has as many tokens as there are jobs, so tokens never bind); the elastic resources, the
+GPU among them, are the resource vectors of the placement ``{server: {"gpus": token, r: amount}}``
+(a PS-only server is a vector without a worker).
+
+A job runs with a *shape* (:class:`Shape`: worker type m, PS type p, q, N workers, d slots); the
+servers are chosen when it starts (:func:`find_placement`): q = 1 puts N workers and one PS on one
+server, q = 0 puts the PSs (s = max(1, ceil((N - g) b_m / B_p)), (2i)) with g < N workers on one
+server and the other workers on the servers with the most room (RAR q = 0: at least two servers),
+so every start is a schedule of the restricted Gamma_j (``formulations/elastic.md#gamma``).
+
+The *ideal configuration* of job j (:func:`ideal_config`, Sec. 7 "the same as that in the ideal
+case", i.e. the most expedited single-job training) is the configuration of the restricted
+Gamma_j with the least duration d on the empty cluster, ties by the least total use
+d * sum_h sum_r f_jh^r, then by Gamma_j's order. Every baseline uses its worker and PS types; FIFO
+draws the worker count, DRF computes it; AntMan-, Tiresias-like and 2D-LAS run the whole ideal
+shape (m, p, q, N, d).
+
+Policies (registered in the simulator's policy registry; each takes ``instance=``):
+
+* ``elastic-fifo`` (:class:`ElasticFIFO`, non-preemptive): strict arrival order (a job that does
+  not fit blocks the later ones), N drawn uniformly in [1, 30] and capped at D_j (seeded).
+* ``elastic-drf`` (:class:`ElasticDRF`, non-preemptive): at each slot boundary the waiting jobs
+  share the free resources by progressive filling of worker bundles (a worker of the ideal type
+  plus its PS share) in order of least dominant share, each up to its ideal N; jobs given at least
+  one worker start with that N.
+* ``elastic-antman`` (:class:`ElasticAntMan`): guarantee jobs (every job on arrival) start in
+  strict arrival order, preempting opportunistic jobs if that makes room; a guarantee job that has
+  waited ``demote_after`` slots (default: its own ideal duration d_j) becomes opportunistic;
+  opportunistic jobs backfill the free resources and are preempted for guarantee jobs.
+* ``elastic-tiresias`` (:class:`ElasticTiresias`, preemptive): smallest remaining slots x size first.
+* ``elastic-2d-las`` (:class:`Elastic2DLAS`, preemptive): least attained slots x size first.
+
+The *size* of a job is sum_r (its ideal per-slot use of r) / (the cluster's total r).
+
+Preemption overhead: by default none: a job is preempted only at a slot boundary and keeps the
+slots it trained (progress in whole slots), and it may resume on other servers. With
+``overhead="checkpoint"`` each resume after a preemption first loads for the time to save and
+load the model, 2 * 8 pi_j / b_m ms (:func:`optsched.elastic.model.transfer_ms`), in slots; in
+slotted mode that costs the job up to one more slot at its end. See
+``formulations/elastic.md#baselines``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from optsched.core.cluster import Cluster, Server
+from optsched.core.job import Job
+from optsched.elastic.gamma import Config, configs
+from optsched.elastic.model import ElasticInstance, transfer_ms
+from optsched.exceptions import InfeasibleError, InvalidOptionError
+from optsched.sim import DONE, FAILED, LOADING, TRAINING, WAITING, Policy, RateModel, register_policy
+
+__all__ = [
+    "Shape",
+    "ideal_config",
+    "ideal_shape",
+    "fifo_shape",
+    "find_placement",
+    "to_sim",
+    "sim_resource_names",
+    "ElasticRate",
+    "ElasticPolicy",
+    "ElasticFIFO",
+    "ElasticDRF",
+    "ElasticAntMan",
+    "ElasticTiresias",
+    "Elastic2DLAS",
+    "OVERHEADS",
+    "TOL",
+]
+
+TOL = 1e-9
+OVERHEADS = ("none", "checkpoint")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a baseline fixes for a job before placing it: worker type m, PS type p (None for RAR),
+    q (1: one server), N workers and the duration d = d_q(N) in slots."""
+
+    m: int
+    p: int | None
+    q: int
+    n: int
+    d: int
+
+
+def _no_config(instance: ElasticInstance, j: int) -> InfeasibleError:
+    return InfeasibleError(
+        f"{instance.jobs[j].label} has no configuration that fits the empty cluster (restricted Gamma_j "
+        f"is empty); give it a smaller worker/PS type or larger servers."
+    )
+
+
+def ideal_config(instance: ElasticInstance, j: int) -> Config:
+    """The ideal configuration of job index ``j``: least d on the empty cluster, ties by the least
+    total use d * sum_h sum_r f_jh^r, then Gamma_j's order (see the module doc).
+
+    Raises
+    ------
+    InfeasibleError
+        Naming the job, if no configuration fits.
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> c = ideal_config(toy_instance(), 0)
+    >>> c.m, c.n_workers, c.d
+    (1, 1, 10)
+    """
+    cfgs = configs(instance, j)
+    if not cfgs:
+        raise _no_config(instance, j)
+    return min(cfgs, key=lambda c: (c.d, c.d * c.total_use))
+
+
+def ideal_shape(instance: ElasticInstance, j: int) -> Shape:
+    c = ideal_config(instance, j)
+    return Shape(c.m, c.p, c.q, c.n_workers, c.d)
+
+
+def fifo_shape(instance: ElasticInstance, j: int, n: int) -> Shape:
+    """The ideal worker/PS types with ``n`` workers (lowered to the largest count that fits the
+    empty cluster, at least 1), and the q of least d that can hold them."""
+    c = ideal_config(instance, j)
+    for k in range(max(1, min(n, instance.jobs[j].chunks)), 0, -1):
+        best = None
+        for q in (1, 0):
+            if instance.placeable(c.m, c.p, q, k):
+                d = instance.duration(j, c.m, c.p, q, k)
+                if best is None or d < best[0]:
+                    best = (d, q)
+        if best is not None:
+            return Shape(c.m, c.p, best[1], k, best[0])
+    raise _no_config(instance, j)  # pragma: no cover - the ideal configuration fits
+
+
+# -- placement on free resources ------------------------------------------------------------------
+def _fit_count(free_h: np.ndarray, vec: np.ndarray) -> int:
+    best = None
+    for a, f in zip(vec, free_h, strict=True):
+        if a > 0:
+            k = int(math.floor(max(f, 0.0) / a + TOL))
+            best = k if best is None else min(best, k)
+    return 10**9 if best is None else best
+
+
+def _spread(caps: Sequence[int], k: int, exclude: int | None) -> dict[int, int] | None:
+    """k workers over the servers with the most room first (lower index among equals)."""
+    order = sorted((h for h in range(len(caps)) if h != exclude and caps[h] > 0), key=lambda h: (-caps[h], h))
+    out: dict[int, int] = {}
+    for h in order:
+        if k == 0:
+            break
+        y = min(caps[h], k)
+        out[h] = y
+        k -= y
+    return out if k == 0 else None
+
+
+def find_placement(
+    instance: ElasticInstance, shape: Shape, free: np.ndarray
+) -> tuple[dict[int, int], dict[int, int]] | None:
+    """Workers and PSs per server for ``shape`` within ``free`` (H x R, the order of
+    ``instance.resources``), or None (see the module doc for the rule).
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> inst = toy_instance()
+    >>> find_placement(inst, ideal_shape(inst, 0), np.array(inst.C, dtype=float))
+    ({0: 1}, {0: 1})
+    """
+    e = np.asarray(instance.e[shape.m], dtype=float)
+    z = np.asarray(instance.z[shape.p], dtype=float) if shape.p is not None else None
+    n, H = shape.n, instance.H
+    if shape.q == 1:
+        need = n * e + (z if z is not None else 0.0)
+        for h in range(H):
+            if np.all(need <= free[h] + TOL):
+                return {h: n}, ({h: 1} if z is not None else {})
+        return None
+    caps = [min(_fit_count(free[h], e), n) for h in range(H)]
+    if z is None:  # RAR, q = 0: at least two servers
+        if n < 2:
+            return None
+        y = _spread(caps, n, None)
+        if y is None:
+            return None
+        if len(y) == 1:
+            (h0,) = y
+            other = _spread(caps, 1, h0)
+            if other is None:
+                return None
+            y[h0] -= 1
+            y.update(other)
+        return y, {}
+    total = sum(caps)
+    for nn in range(H):
+        others = total - caps[nn]
+        for g in range(min(caps[nn], n - 1), -1, -1):
+            if n - g > others:
+                break
+            s = instance.ps_needed(shape.m, shape.p, n - g)
+            if not np.all(g * e + s * z <= free[nn] + TOL):
+                continue
+            y = _spread(caps, n - g, nn)
+            if y is None:
+                continue
+            if g:
+                y[nn] = g
+            return dict(sorted(y.items())), {nn: s}
+    return None
+
+
+def _use(instance: ElasticInstance, shape: Shape, workers: Mapping[int, int], ps: Mapping[int, int]) -> np.ndarray:
+    """Per-server use (H x R) of a placement."""
+    out = np.zeros((instance.H, instance.R))
+    e = np.asarray(instance.e[shape.m], dtype=float)
+    for h, y in workers.items():
+        out[h] += y * e
+    if shape.p is not None:
+        z = np.asarray(instance.z[shape.p], dtype=float)
+        for h, s in ps.items():
+            out[h] += s * z
+    return out
+
+
+# -- the simulator's input ---------------------------------------------------------------------
+def sim_resource_names(instance: ElasticInstance) -> dict[str, str]:
+    """Elastic resource name -> the simulator's name (``gpus`` is the placement's token key, so an
+    elastic resource named ``gpus`` is called ``res:gpus`` there)."""
+    return {r: (f"res:{r}" if r == "gpus" else r) for r in instance.resources}
+
+
+def to_sim(instance: ElasticInstance, shapes: Sequence[Shape] | None = None) -> tuple[Cluster, list[Job]]:
+    """The core cluster and the sim jobs of ``instance``: job j's work is ``shapes[j].d`` slots
+    (default: the ideal shape) and ``attrs`` carry ``elastic_index`` (j) and ``shape``.
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> cluster, jobs = to_sim(toy_instance())
+    >>> cluster.servers[0].resources, [j.work for j in jobs]
+    ({'cpu': 8.0, 'gpu': 3.0}, [10.0, 10.0])
+    """
+    names = sim_resource_names(instance)
+    tokens = max(1, instance.n_jobs)
+    servers = tuple(
+        Server(tokens, name=s.name or f"h{h}", resources={names[r]: float(s.capacity[r]) for r in instance.resources})
+        for h, s in enumerate(instance.servers)
+    )
+    if shapes is None:
+        shapes = [ideal_shape(instance, j) for j in range(instance.n_jobs)]
+    jobs = [
+        Job(
+            job.id,
+            work=float(shapes[j].d),
+            gpus=1,
+            arrival=float(job.arrival),
+            weight=float(job.weight),
+            attrs={"elastic_index": j, "shape": shapes[j]},
+        )
+        for j, job in enumerate(instance.jobs)
+    ]
+    return Cluster(servers), jobs
+
+
+class ElasticRate(RateModel):
+    """Rate work / d of the shape the job was started with (``job.config``): 1 when the job runs the
+    shape its work was set from; DRF's computed worker counts run at d_ideal / d."""
+
+    def rate(self, job, placement, sim) -> float:
+        cfg = job.config
+        if cfg is None:
+            return 1.0
+        return float(job.work) / float(cfg["shape"].d)
+
+
+# -- policies -----------------------------------------------------------------------------------
+class ElasticPolicy(Policy):
+    """Base of the elastic baselines: free resources as an H x R array, placement, start records.
+
+    Parameters
+    ----------
+    instance : ElasticInstance
+        The instance the sim jobs come from (:func:`to_sim`).
+    overhead : {"none", "checkpoint"}
+        Preemption overhead (see the module doc); only preemptive policies use it.
+
+    After a run, ``starts`` lists (job id, slot, shape, workers, ps) per start, in order.
+    """
+
+    name = "elastic"
+    preemptive = False
+
+    def __init__(self, instance: ElasticInstance, *, overhead: str = "none"):
+        super().__init__(placement="first_fit")
+        if not isinstance(instance, ElasticInstance):
+            raise InvalidOptionError(
+                f"The 'instance' of policy {self.name!r} must be an ElasticInstance; got {type(instance).__name__}."
+            )
+        if overhead not in OVERHEADS:
+            raise InvalidOptionError(f"The 'overhead' option must be one of {list(OVERHEADS)}; got {overhead!r}.")
+        self.instance = instance
+        self.overhead = overhead
+
+    # per run
+    def on_start(self, sim):
+        names = sim_resource_names(self.instance)
+        self._ridx = [sim.res.index[names[r]] for r in self.instance.resources]
+        self._names = [names[r] for r in self.instance.resources]
+        self.starts: list[tuple[Any, float, Shape, dict[int, int], dict[int, int]]] = []
+        self._arrived: list = []
+        self._total = np.asarray(self.instance.C, dtype=float).sum(axis=0)
+        self._size: dict[Any, float] = {}
+        return
+
+    def on_arrival(self, sim, job):
+        self._arrived.append(job)
+
+    def free(self, sim) -> np.ndarray:
+        """Free amounts now, H x R in the order of ``instance.resources``."""
+        return sim.res.free[:, self._ridx].copy()
+
+    def active(self) -> list:
+        out = [j for j in self._arrived if j.phase not in (DONE, FAILED)]
+        if len(out) < len(self._arrived):
+            self._arrived = out
+        return out
+
+    def shape(self, job) -> Shape:
+        return job.attrs["shape"]
+
+    def size(self, job) -> float:
+        """sum_r (ideal per-slot use of r) / (cluster total of r)."""
+        if job.id not in self._size:
+            c = ideal_config(self.instance, job.attrs["elastic_index"])
+            use = np.zeros(self.instance.R)
+            for _, vec in c.use:
+                use += np.asarray(vec)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._size[job.id] = float(
+                    np.where(self._total > 0, use / np.where(self._total > 0, self._total, 1), 0).sum()
+                )
+        return self._size[job.id]
+
+    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
+        use = _use(self.instance, shape, workers, ps)
+        pl: dict[int, dict[str, Any]] = {}
+        for h in sorted(set(workers) | set(ps)):
+            vec = {self._names[r]: float(use[h, r]) for r in range(self.instance.R) if use[h, r] > 0}
+            pl[h] = {"gpus": 1 if not pl else 0, **vec}
+        sim.start(job, pl, config={"shape": shape, "workers": dict(workers), "ps": dict(ps)})
+        self.starts.append((job.id, float(sim.now), shape, dict(workers), dict(ps)))
+
+    def load_time(self, job, placement) -> float:
+        """The resume overhead in slots (0 at a job's first start or with ``overhead="none"``)."""
+        if self.overhead == "none" or job.n_starts <= 1:
+            return 0.0
+        inst = self.instance
+        j = inst.jobs[job.attrs["elastic_index"]]
+        b = inst.worker_types[job.attrs["shape"].m].bandwidth
+        return 2.0 * transfer_ms(j.grad_mb, b) / (1000.0 * inst.slot)
+
+
+class ElasticFIFO(ElasticPolicy):
+    """FIFO (Sec. 7 (i)): strict arrival order, fixed shapes (``fifo_shape``), non-preemptive."""
+
+    name = "elastic-fifo"
+
+    def schedule(self, sim):
+        free = None
+        for job in self.active():
+            if job.phase != WAITING:
+                continue
+            free = self.free(sim) if free is None else free
+            sh = self.shape(job)
+            got = find_placement(self.instance, sh, free)
+            if got is None:
+                return  # head of line blocks
+            self.start(sim, job, sh, *got)
+            free = self.free(sim)
+
+
+class ElasticDRF(ElasticPolicy):
+    """DRF (Sec. 7 (ii)): progressive filling of worker bundles among the waiting jobs at each slot
+    boundary, least dominant share first, each up to its ideal N; non-preemptive."""
+
+    name = "elastic-drf"
+
+    def _try(self, free: np.ndarray, job, n: int) -> tuple[Shape, dict, dict] | None:
+        base = self.shape(job)
+        j = job.attrs["elastic_index"]
+        cands = []
+        for q in (1, 0):
+            if q == 0 and base.p is None and n < 2:
+                continue
+            cands.append((self.instance.duration(j, base.m, base.p, q, n), q))
+        for d, q in sorted(cands):
+            sh = Shape(base.m, base.p, q, n, d)
+            got = find_placement(self.instance, sh, free)
+            if got is not None:
+                return sh, got[0], got[1]
+        return None
+
+    def schedule(self, sim):
+        waiting = [j for j in self.active() if j.phase == WAITING]
+        if not waiting:
+            return
+        free = self.free(sim)
+        total = np.where(self._total > 0, self._total, 1.0)
+        alloc: dict[int, tuple[Shape, dict, dict, np.ndarray]] = {}
+        share = {k: 0.0 for k in range(len(waiting))}
+        open_ = set(range(len(waiting)))
+        while open_:
+            k = min(open_, key=lambda i: (share[i], waiting[i].arrival, waiting[i].index))
+            job = waiting[k]
+            cur = alloc.get(k)
+            n = (cur[0].n if cur else 0) + 1
+            if n > self.shape(job).n:
+                open_.discard(k)
+                continue
+            if cur is not None:
+                free += cur[3]
+            got = self._try(free, job, n)
+            if got is None:
+                if cur is not None:
+                    free -= cur[3]
+                open_.discard(k)
+                continue
+            use = _use(self.instance, got[0], got[1], got[2])
+            free -= use
+            alloc[k] = (got[0], got[1], got[2], use)
+            share[k] = float((use.sum(axis=0) / total).max())
+        for k in sorted(alloc, key=lambda i: (waiting[i].arrival, waiting[i].index)):
+            sh, w, p, _ = alloc[k]
+            self.start(sim, waiting[k], sh, w, p)
+
+
+class ElasticAntMan(ElasticPolicy):
+    """AntMan-like (Sec. 7 (iii)): guarantee and opportunistic jobs (see the module doc).
+
+    Parameters
+    ----------
+    demote_after : int or None
+        Slots a guarantee job may wait (since its arrival, never started) before it becomes
+        opportunistic; ``None`` (default): its own ideal duration d_j.
+    """
+
+    name = "elastic-antman"
+    preemptive = True
+
+    def __init__(self, instance: ElasticInstance, *, demote_after: int | None = None, overhead: str = "none"):
+        super().__init__(instance, overhead=overhead)
+        if demote_after is not None and (
+            isinstance(demote_after, bool) or not isinstance(demote_after, (int, np.integer)) or demote_after < 0
+        ):
+            raise InvalidOptionError(
+                f"The 'demote_after' option must be an integer number of slots >= 0 or None (the job's own "
+                f"ideal duration); got {demote_after!r}."
+            )
+        self.demote_after = demote_after
+
+    def on_start(self, sim):
+        super().on_start(sim)
+        self.opportunistic: set = set()
+        self.demotions = 0
+        self._run_as: dict[Any, str] = {}
+
+    def _limit(self, job) -> float:
+        return float(self.shape(job).d if self.demote_after is None else self.demote_after)
+
+    def schedule(self, sim):
+        now = sim.now
+        act = self.active()
+        for job in act:
+            if (
+                job.phase == WAITING
+                and job.id not in self.opportunistic
+                and job.n_starts == 0
+                and now - job.arrival >= self._limit(job) - TOL
+            ):
+                self.opportunistic.add(job.id)
+                self.demotions += 1
+        free = self.free(sim)
+        # guarantee jobs: strict arrival order, may preempt running opportunistic jobs
+        for job in act:
+            if job.phase != WAITING or job.id in self.opportunistic:
+                continue
+            sh = self.shape(job)
+            got = find_placement(self.instance, sh, free)
+            victims = []
+            if got is None:
+                running_oj = sorted(
+                    (j for j in act if j.phase in (LOADING, TRAINING) and self._run_as.get(j.id) == "opportunistic"),
+                    key=lambda j: (-j.first_start if j.first_start is not None else 0.0, -j.index),
+                )
+                trial = free.copy()
+                for v in running_oj:
+                    trial += self._held(v)
+                    victims.append(v)
+                    got = find_placement(self.instance, sh, trial)
+                    if got is not None:
+                        break
+                if got is None:
+                    break  # head of line blocks the later guarantee jobs
+                for v in victims:
+                    sim.preempt(v)
+                free = self.free(sim)
+                got = find_placement(self.instance, sh, free)
+            self._run_as[job.id] = "guarantee"
+            self.start(sim, job, sh, *got)
+            free = self.free(sim)
+        # opportunistic jobs backfill what is free, in arrival order
+        for job in act:
+            if job.phase != WAITING or job.id not in self.opportunistic:
+                continue
+            sh = self.shape(job)
+            got = find_placement(self.instance, sh, free)
+            if got is None:
+                continue
+            self._run_as[job.id] = "opportunistic"
+            self.start(sim, job, sh, *got)
+            free = self.free(sim)
+
+    def _held(self, job) -> np.ndarray:
+        cfg = job.config
+        return _use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+
+
+class _PriorityPreemptive(ElasticPolicy):
+    """Preemptive priority scheduling at slot boundaries: jobs by :meth:`key`, smallest first; each
+    keeps its servers if they are still free for it, else waits; a waiting job is placed first where
+    nothing of a job kept running is taken, else anywhere free once the lower-priority jobs that
+    hold it are preempted."""
+
+    preemptive = True
+
+    def key(self, job) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def schedule(self, sim):
+        act = self.active()
+        if not act:
+            return
+        order = sorted(act, key=lambda j: (self.key(j), j.arrival, j.index))
+        cap = np.asarray(self.instance.C, dtype=float).copy()  # resources not yet promised this slot
+        now_free = self.free(sim)  # free right now (running jobs hold the rest)
+        keep, start = [], []
+        for job in order:
+            if job.phase in (LOADING, TRAINING):
+                cfg = job.config
+                use = _use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+                if np.all(use <= cap + TOL):
+                    cap -= use
+                    keep.append(job)
+                continue
+            if job.phase != WAITING:
+                continue
+            sh = self.shape(job)
+            got = find_placement(self.instance, sh, np.minimum(cap, now_free))
+            if got is None:
+                got = find_placement(self.instance, sh, cap)
+            if got is None:
+                continue
+            use = _use(self.instance, sh, *got)
+            cap -= use
+            now_free -= use
+            start.append((job, sh, got))
+        kept = {id(j) for j in keep}
+        for job in act:
+            if job.phase in (LOADING, TRAINING) and id(job) not in kept:
+                sim.preempt(job)
+        for job, sh, got in start:
+            self.start(sim, job, sh, *got)
+
+
+class ElasticTiresias(_PriorityPreemptive):
+    """Tiresias-like (Sec. 7 (iv), as the paper describes it): smallest remaining slots x size first."""
+
+    name = "elastic-tiresias"
+
+    def key(self, job) -> float:
+        return job.remaining() * self.size(job)
+
+
+class Elastic2DLAS(_PriorityPreemptive):
+    """2D-LAS (Tiresias' discretised-free form): least attained slots x size first."""
+
+    name = "elastic-2d-las"
+
+    def key(self, job) -> float:
+        return job.attained * self.size(job)
+
+
+POLICY_CLASSES: dict[str, type[ElasticPolicy]] = {
+    "fifo": ElasticFIFO,
+    "drf": ElasticDRF,
+    "antman": ElasticAntMan,
+    "tiresias": ElasticTiresias,
+    "2d-las": Elastic2DLAS,
+}
+
+
+def register() -> None:
+    """Register the policies in the simulator's registry (``elastic-<name>``; each needs ``instance=``
+    and jobs built by :func:`to_sim`)."""
+    for short, cls in POLICY_CLASSES.items():
+        register_policy(
+            f"elastic-{short}",
+            cls,
+            needs=("elastic_index", "shape"),
+            paper="elastic",
+            description=(cls.__doc__ or "").strip().split("\n")[0],
+        )
