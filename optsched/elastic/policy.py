@@ -62,7 +62,7 @@ from optsched.core.cluster import Cluster, Server
 from optsched.core.job import Job
 from optsched.elastic.gamma import Config, configs
 from optsched.elastic.model import ElasticInstance, transfer_ms
-from optsched.exceptions import InfeasibleError, InvalidOptionError
+from optsched.exceptions import InfeasibleError, InvalidOptionError, SimulationError
 from optsched.sim import DONE, FAILED, LOADING, TRAINING, WAITING, Policy, RateModel, register_policy
 
 __all__ = [
@@ -329,6 +329,19 @@ class ElasticPolicy(Policy):
         self._arrived: list = []
         self._total = np.asarray(self.instance.C, dtype=float).sum(axis=0)
         self._size: dict[Any, float] = {}
+        self._last_start: dict[Any, float] = {}
+        if self.preemptive:  # priorities and waiting times change every slot, not only at events
+            inst = self.instance
+            load = max((self._overhead_slots(j, ideal_shape(inst, j).m) for j in range(inst.n_jobs)), default=0.0)
+            if load >= 1.0 - TOL:
+                raise InvalidOptionError(
+                    f"overhead='checkpoint' costs {load:g} slots per resume on {inst.name!r}, a whole slot or "
+                    f"more: a job preempted every slot would never progress. Use overhead='none' or longer slots."
+                )
+            self._deadline = max((j.arrival for j in inst.jobs), default=0) + sum(
+                2 * int(j.attrs["shape"].d) + 2 for j in sim.jobs
+            ) / (1.0 - load)
+            sim.set_timer(1.0, period=1.0, data="slot")
         return
 
     def on_arrival(self, sim, job):
@@ -368,15 +381,29 @@ class ElasticPolicy(Policy):
             pl[h] = {"gpus": 1 if not pl else 0, **vec}
         sim.start(job, pl, config={"shape": shape, "workers": dict(workers), "ps": dict(ps)})
         self.starts.append((job.id, float(sim.now), shape, dict(workers), dict(ps)))
+        self._last_start[job.id] = float(sim.now)
 
     def load_time(self, job, placement) -> float:
         """The resume overhead in slots (0 at a job's first start or with ``overhead="none"``)."""
-        if self.overhead == "none" or job.n_starts <= 1:
+        if job.n_starts <= 1:
+            return 0.0
+        return self._overhead_slots(job.attrs["elastic_index"], job.attrs["shape"].m)
+
+    def _overhead_slots(self, j: int, m: int) -> float:
+        """2 * 8 pi_j / b_m ms in slots (0 with ``overhead="none"``)."""
+        if self.overhead == "none":
             return 0.0
         inst = self.instance
-        j = inst.jobs[job.attrs["elastic_index"]]
-        b = inst.worker_types[job.attrs["shape"].m].bandwidth
-        return 2.0 * transfer_ms(j.grad_mb, b) / (1000.0 * inst.slot)
+        return 2.0 * transfer_ms(inst.jobs[j].grad_mb, inst.worker_types[m].bandwidth) / (1000.0 * inst.slot)
+
+    def check_progress(self, sim) -> None:
+        """Raise SimulationError if a preemptive run goes past a bound no progressing run reaches
+        (max a_j + sum_j (2 d_j + 2), stretched by the resume overhead): a livelock, not a schedule."""
+        if self.preemptive and sim.now > self._deadline:
+            raise SimulationError(
+                f"Policy {self.name!r} is still running at slot {sim.now:g} on {self.instance.name!r}, past "
+                f"{self._deadline:g}: jobs are preempted without progress (a livelock). Report it."
+            )
 
 
 class ElasticFIFO(ElasticPolicy):
@@ -487,6 +514,7 @@ class ElasticAntMan(ElasticPolicy):
         return float(self.shape(job).d if self.demote_after is None else self.demote_after)
 
     def schedule(self, sim):
+        self.check_progress(sim)
         now = sim.now
         act = self.active()
         for job in act:
@@ -509,7 +537,7 @@ class ElasticAntMan(ElasticPolicy):
             if got is None:
                 running_oj = sorted(
                     (j for j in act if j.phase in (LOADING, TRAINING) and self._run_as.get(j.id) == "opportunistic"),
-                    key=lambda j: (-j.first_start if j.first_start is not None else 0.0, -j.index),
+                    key=lambda j: (-self._last_start.get(j.id, 0.0), -j.index),
                 )
                 trial = free.copy()
                 for v in running_oj:
@@ -556,6 +584,7 @@ class _PriorityPreemptive(ElasticPolicy):
         raise NotImplementedError
 
     def schedule(self, sim):
+        self.check_progress(sim)
         act = self.active()
         if not act:
             return
