@@ -25,9 +25,8 @@ from optsched.solvers.exact import (
     LP_MAX_SECONDS,
     ExactModel,
     lp_relaxation_value,
-    lp_time_budget,
     run_exact,
-    solve_cpsat_with_lp_bound,
+    solve_cpsat_staged,
 )
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 
@@ -135,29 +134,31 @@ def build_exact(
 
     Both minimise total weighted completion time in slots (``scale`` = slot length); with
     integer weights that is an integer, so ``step`` = one slot length (see
-    :mod:`optsched.solvers.exact`). For ``cpsat`` the LP relaxation of the time-indexed model
-    (:func:`lp_relaxation_bound`, at most a quarter of the time limit, taken from CP-SAT's) is
-    solved first: ``info["lp_bound"]`` (seconds), added to the CP-SAT model as the row
-    ``objective_bound`` (rounded up to a whole slot) and never above the reported bound."""
+    :mod:`optsched.solvers.exact`). For ``cpsat`` the solve is staged
+    (:func:`optsched.solvers.exact.solve_cpsat_staged`): a short CP-SAT probe without presolve
+    (what proves small instances in milliseconds); only if it does not prove the optimum, the LP
+    relaxation of the time-indexed model (:func:`lp_relaxation_bound`, at most a quarter of the
+    time limit, taken from CP-SAT's): ``info["lp_bound"]`` (seconds, ``None`` when the probe
+    proved), added to the CP-SAT model as the row ``objective_bound`` (rounded up to a whole
+    slot) and never above the reported bound; then CP-SAT with presolve for the rest."""
     step = instance.slot if _integral_weights(instance) else None
     handles: IntervalVariables | TimeIndexedVariables
     info: dict = {}
     solve = None
     if backend == "cpsat":
-        slot_data(instance, horizon_slots)  # refuse bad data before the LP
-        t0 = time.perf_counter()
-        lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=lp_time_budget(options))
-        row = None if lp is None else math.ceil(lp / instance.slot - 1e-6 * max(1.0, abs(lp / instance.slot)))
-        model, handles = build_interval_cpsat(
-            instance, horizon_slots=horizon_slots, max_size=max_size, objective_lower_bound=row
-        )
-        info.update(
-            lp_bound=lp,
-            lp_row=row,
-            lp_time=time.perf_counter() - t0,
-            energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"),
-        )
-        solve = solve_cpsat_with_lp_bound
+        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+        info.update(energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
+        cp_handles = handles
+
+        def lp_row(seconds: float) -> tuple[float | None, dict]:
+            t0 = time.perf_counter()
+            lp = lp_relaxation_bound(instance, horizon_slots=horizon_slots, time_limit=seconds)
+            row = None if lp is None else math.ceil(lp / instance.slot - 1e-6 * max(1.0, abs(lp / instance.slot)))
+            if row is not None:
+                model.add(cp_handles.objective >= row).with_name("objective_bound")
+            return row, {"lp_bound": lp, "lp_row": row, "lp_time": time.perf_counter() - t0}
+
+        solve = lambda em, o: solve_cpsat_staged(em, o, lp_row)  # noqa: E731
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
         handles = TimeIndexedVariables.of(model)
@@ -337,8 +338,6 @@ def solve_exact(
 
 def _auto_backend(instance: Instance, horizon_slots: int | None) -> tuple[str, str]:
     """The ``auto`` rule: start variables of the time-indexed model vs :func:`auto_time_indexed`."""
-    from optsched.rigid.formulation import slot_data
-
     d = slot_data(instance, horizon_slots)
     starts = sum(max(0, d.T - p - r + 1) for p, r in zip(d.p, d.r, strict=True))
-    return auto_time_indexed(starts, sum(d.p) / max(d.n, 1), cpsat_ok=_integral_weights(instance))
+    return auto_time_indexed(starts, sum(d.p) / max(d.n, 1), cpsat_ok=_integral_weights(instance), n_jobs=d.n)

@@ -81,7 +81,8 @@ class IntervalVariables:
     ``start[j]`` (C1) start slot; ``interval[j]`` its fixed-size interval; ``on[j]`` (C2)
     ``{server: BoolVar}`` for a single-server job (empty for a spanning job); ``alloc[j][m]``
     (C2) GPUs of job j on server m (an ``IntVar`` of a spanning job, ``g_j * on[j][m]`` or 0 of a
-    single-server job); ``data`` the slot data.
+    single-server job); ``data`` the slot data; ``objective`` the linear expression (C4) (so a
+    bound row can be added after the build).
     """
 
     start: list[Any]
@@ -89,6 +90,7 @@ class IntervalVariables:
     on: list[dict[int, Any]]
     alloc: list[list[Any]]
     data: SlotData
+    objective: Any = None
 
 
 def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
@@ -285,12 +287,13 @@ def build_interval_cpsat(
     model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
     if energy:  # (E) energy (area) rows on the whole cluster
         for jobs, coef, rhs in energy_rows(d):
-            model.add(sum(c * start[j] for c, j in zip(coef, jobs, strict=True)) >= rhs).with_name("energy")
-    objective = sum(int(round(d.w[j])) * (start[j] + d.p[j]) for j in range(n))
+            model.add(cp_model.LinearExpr.weighted_sum([start[j] for j in jobs], coef) >= rhs).with_name("energy")
+    w = [int(round(d.w[j])) for j in range(n)]
+    objective = cp_model.LinearExpr.weighted_sum(start, w) + sum(w[j] * d.p[j] for j in range(n))
     if objective_lower_bound is not None:
         model.add(objective >= int(objective_lower_bound)).with_name("objective_bound")
     model.minimize(objective)  # (C4)
-    return model, IntervalVariables(start=start, interval=ivs, on=on, alloc=alloc, data=d)
+    return model, IntervalVariables(start=start, interval=ivs, on=on, alloc=alloc, data=d, objective=objective)
 
 
 #: Former name (issue 10: ``build_<formulation>_cpsat``).

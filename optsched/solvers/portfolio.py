@@ -48,6 +48,7 @@ __all__ = [
     "auto_time_indexed",
     "AUTO_TI_MAX_STARTS",
     "AUTO_TI_MAX_MEAN_WORK",
+    "AUTO_SMALL_JOBS",
 ]
 
 AUTO = "auto"
@@ -58,6 +59,10 @@ AUTO_TI_MAX_STARTS = 20_000
 #: ... and the jobs' mean work is at most this many slots (a short horizon per job); otherwise the
 #: interval model (CP-SAT). Measured in docs/exact.md#auto.
 AUTO_TI_MAX_MEAN_WORK = 5.0
+#: ... but instances of at most this many jobs always go to the interval model (CP-SAT): its
+#: staged solve (a probe without presolve) proves them in milliseconds, where building the
+#: time-indexed model alone takes 0.1-1 s. Measured in docs/exact.md#auto.
+AUTO_SMALL_JOBS = 20
 
 
 def auto_time_indexed(
@@ -67,6 +72,8 @@ def auto_time_indexed(
     cpsat_ok: bool = True,
     max_starts: int = AUTO_TI_MAX_STARTS,
     max_mean_work: float = AUTO_TI_MAX_MEAN_WORK,
+    n_jobs: int | None = None,
+    small_jobs: int = AUTO_SMALL_JOBS,
 ) -> tuple[str, str]:
     """The ``auto`` rule between a time-indexed MILP (``"highs"``) and an interval model
     (``"cpsat"``): ``(backend, reason)``.
@@ -74,14 +81,20 @@ def auto_time_indexed(
     The time-indexed model has one binary per job and start slot, so its size grows with the
     horizon and the jobs' lengths in slots; its LP bound is strong when jobs are a few slots
     long, where the interval model's bound stays weak. The interval model's size does not
-    depend on the horizon. So: HiGHS while ``mean_work <= max_mean_work`` slots and
-    ``n_starts <= max_starts`` (or when ``cpsat_ok`` is false), else CP-SAT.
+    depend on the horizon. So: CP-SAT for at most ``small_jobs`` jobs (``n_jobs``, when given:
+    small instances are proven by CP-SAT's probe in milliseconds, less than the time-indexed
+    model takes to build); otherwise HiGHS while ``mean_work <= max_mean_work`` slots and
+    ``n_starts <= max_starts``, else CP-SAT. HiGHS whenever ``cpsat_ok`` is false.
 
     >>> auto_time_indexed(5_000, 3.5)[0], auto_time_indexed(5_000, 20.0)[0], auto_time_indexed(200_000, 3.5)[0]
     ('highs', 'cpsat', 'cpsat')
+    >>> auto_time_indexed(500, 3.5, n_jobs=12)[0], auto_time_indexed(5_000, 3.5, n_jobs=30)[0]
+    ('cpsat', 'highs')
     """
     if not cpsat_ok:
         return "highs", "time-indexed MILP: the interval model cannot take this instance (e.g. fractional weights)"
+    if n_jobs is not None and n_jobs <= small_jobs:
+        return "cpsat", f"interval model (small instance): {n_jobs} jobs <= {small_jobs}"
     if n_starts <= max_starts and mean_work <= max_mean_work:
         return "highs", (
             f"time-indexed MILP (short horizon): {n_starts} start variables <= {max_starts}, mean work "

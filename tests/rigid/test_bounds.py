@@ -63,7 +63,10 @@ def test_lp_bound_between_the_trivial_bound_and_the_optimum(inst):
 
 
 @pytest.mark.filterwarnings("ignore::optsched.exceptions.SolverLimitWarning")
-def test_cpsat_reports_the_lp_bound_and_never_less():
+def test_cpsat_reports_the_lp_bound_and_never_less(monkeypatch):
+    import optsched.solvers.exact as exact_mod
+
+    monkeypatch.setattr(exact_mod, "PROBE_MAX_SECONDS", 0.0)  # no probe: the LP is always solved
     inst = random_instance(12, n_servers=2, gpus_per_server=4, single_server=1.0, seed=3)
     r = solve_exact(inst, backend="cpsat", options=SolveOptions(time_limit=5, threads=1))
     lp = r.info["lp_bound"]
@@ -87,3 +90,49 @@ def test_the_extra_rows_keep_the_optimum(energy):
     )
     sr = solve_cpsat(model, SolveOptions(time_limit=20, threads=1))
     assert sr.status == Status.OPTIMAL and sr.objective * inst.slot == pytest.approx(ref.objective)
+
+
+@pytest.mark.filterwarnings("ignore::optsched.exceptions.SolverLimitWarning")
+@settings(max_examples=12, deadline=None)
+@given(rigid_instances(max_jobs=6), st.sampled_from([0.0, 1e-4, 0.5]))
+def test_the_staged_cpsat_solve_proves_the_optimum(inst, probe):
+    """Probe only (it proves), probe stopped at once (then the LP row and the main solve), or no
+    probe: the same certified optimum as HiGHS, a bound never above it, a verified schedule."""
+    import optsched.solvers.exact as exact_mod
+
+    ref = solve_exact(inst, backend="highs", options=OPT)
+    old, exact_mod.PROBE_MAX_SECONDS = exact_mod.PROBE_MAX_SECONDS, probe
+    try:
+        r = solve_exact(inst, backend="cpsat", options=OPT)
+    finally:
+        exact_mod.PROBE_MAX_SECONDS = old
+    assert ref.status == Status.OPTIMAL and r.status == Status.OPTIMAL
+    assert r.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert r.bound <= r.objective + 1e-9 and verify_result(inst, r).ok
+    if probe == 0.0:
+        assert "probe" not in r.info and r.info["lp_bound"] is not None
+    else:
+        assert r.info["probe"]["status"] in ("optimal", "feasible", "no_solution")
+        if r.info["probe"]["status"] == "optimal":
+            assert r.info["lp_bound"] is None  # proven by the probe: the LP was skipped
+        else:
+            assert "lp_bound" in r.info  # the LP was tried before the main solve
+
+
+@pytest.mark.filterwarnings("ignore::optsched.exceptions.SolverLimitWarning")
+def test_the_main_solve_after_an_unproven_probe_keeps_the_optimum():
+    """A probe too short to prove (1 microsecond): the LP row is added, the main solve proves the
+    optimum of HiGHS, and the bound holds (the probe's and the row's bounds are merged)."""
+    import optsched.solvers.exact as exact_mod
+
+    inst = random_instance(12, n_servers=2, gpus_per_server=4, single_server=1.0, seed=3)
+    ref = solve_exact(inst, backend="highs", options=OPT)
+    old, exact_mod.PROBE_MAX_SECONDS = exact_mod.PROBE_MAX_SECONDS, 1e-6
+    try:
+        r = solve_exact(inst, backend="cpsat", options=OPT)
+    finally:
+        exact_mod.PROBE_MAX_SECONDS = old
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert verify_result(inst, r).ok and r.bound <= r.objective + 1e-9
+    if r.info["probe"]["status"] != "optimal":
+        assert r.info["lp_bound"] is not None and r.info["lp_bound"] <= r.objective + 1e-9

@@ -18,7 +18,13 @@ from optsched.rigid import random_instance, solve_exact
 from optsched.rigid.exact import _auto_backend
 from optsched.solvers import SolveOptions, SolveResult
 from optsched.solvers.exact import ExactModel, run_exact
-from optsched.solvers.portfolio import AUTO_TI_MAX_MEAN_WORK, AUTO_TI_MAX_STARTS, auto_time_indexed, plan_backend
+from optsched.solvers.portfolio import (
+    AUTO_SMALL_JOBS,
+    AUTO_TI_MAX_MEAN_WORK,
+    AUTO_TI_MAX_STARTS,
+    auto_time_indexed,
+    plan_backend,
+)
 from optsched.verify import verify_result
 from tests.strategies import rigid_instances
 
@@ -204,6 +210,10 @@ def test_auto_rule():
     assert auto_time_indexed(AUTO_TI_MAX_STARTS + 1, 1.0)[0] == "cpsat"
     assert auto_time_indexed(100, AUTO_TI_MAX_MEAN_WORK + 0.5)[0] == "cpsat"
     assert auto_time_indexed(10 * AUTO_TI_MAX_STARTS, 50.0, cpsat_ok=False)[0] == "highs"
+    # small instances: CP-SAT whatever the horizon, unless it cannot take them
+    assert auto_time_indexed(100, 1.0, n_jobs=AUTO_SMALL_JOBS)[0] == "cpsat"
+    assert auto_time_indexed(100, 1.0, n_jobs=AUTO_SMALL_JOBS + 1)[0] == "highs"
+    assert auto_time_indexed(100, 1.0, n_jobs=3, cpsat_ok=False)[0] == "highs"
     # fractional weights: CP-SAT cannot take them, auto picks HiGHS
     inst = random_instance(4, n_servers=2, gpus_per_server=2, max_work=100, seed=1)
     assert _auto_backend(inst, None)[0] == "cpsat"
@@ -211,11 +221,15 @@ def test_auto_rule():
     assert _auto_backend(frac, None)[0] == "highs"
 
 
-@pytest.mark.parametrize(("max_work", "expected"), [(2, "highs"), (40, "cpsat")])
-def test_rigid_auto_uses_the_rule(max_work, expected):
-    inst = random_instance(6, n_servers=2, gpus_per_server=4, max_work=max_work, seed=2)
+@pytest.mark.parametrize(
+    ("n", "max_work", "expected"), [(AUTO_SMALL_JOBS + 4, 2, "highs"), (6, 2, "cpsat"), (6, 40, "cpsat")]
+)
+def test_rigid_auto_uses_the_rule(n, max_work, expected):
+    inst = random_instance(n, n_servers=2, gpus_per_server=4, max_work=max_work, seed=2)
     chosen, reason = _auto_backend(inst, None)
     assert chosen == expected
+    if n <= AUTO_SMALL_JOBS:
+        assert "small instance" in reason
     r = solve_exact(inst, backend="auto", options=OPT)
     assert r.info["backend"] == chosen and r.info["auto_rule"] == reason
     assert r.solver.startswith(chosen)
