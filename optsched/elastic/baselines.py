@@ -26,20 +26,24 @@ from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.elastic.checks import evaluate_objective
-from optsched.elastic.gamma import configs
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
 from optsched.elastic.policy import (
     POLICY_CLASSES,
     ElasticRate,
     Shape,
+    candidate_shapes,
     fifo_shape,
+    find_placement,
     ideal_shape,
+    least_total_use,
+    placement_use,
+    shape_config,
     sim_resource_names,
     to_sim,
 )
 from optsched.elastic.pricing import Priced
 from optsched.elastic.primal_dual import MaxWeightRun
-from optsched.exceptions import InfeasibleError, InvalidOptionError
+from optsched.exceptions import InvalidOptionError
 
 __all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "least_total_use", "OPTIONS"]
 
@@ -53,15 +57,6 @@ OPTIONS: dict[str, tuple[str, ...]] = {
     "tiresias": ("overhead",),
     "2d-las": ("overhead",),
 }
-
-
-def _check_configs(instance: ElasticInstance) -> None:
-    for j in range(instance.n_jobs):
-        if not configs(instance, j):
-            raise InfeasibleError(
-                f"{instance.jobs[j].label} has no configuration that fits the empty cluster (restricted "
-                f"Gamma_j is empty); give it a smaller worker/PS type or larger servers."
-            )
 
 
 def _workers_range(value: Any) -> tuple[int, int]:
@@ -131,7 +126,6 @@ def run_baseline(instance: ElasticInstance, name: str, *, seed: Any = None, **op
             f"Unknown option(s) {unknown} for the {name!r} baseline; it takes "
             f"{list(OPTIONS[name]) or 'no options'} (and seed)."
         )
-    _check_configs(instance)
     params: dict[str, Any] = dict(options)
     if name == "fifo":
         lo, hi = _workers_range(options.get("workers", (1, 30)))
@@ -241,26 +235,15 @@ def drf(instance: ElasticInstance, *, seed: Any = None) -> Result:
 
 
 # -- Jain et al.'s greedy for (7)/(8) ---------------------------------------------------------------
-def least_total_use(instance: ElasticInstance, j: int) -> float:
-    """min over the restricted Gamma_j of d * sum_h sum_r f_jh^r (slots x resource units): the least
-    total resource use of any schedule of job index ``j`` (the denominator of its value density)."""
-    cfgs = configs(instance, j)
-    if not cfgs:
-        raise InfeasibleError(
-            f"{instance.jobs[j].label} has no configuration that fits the empty cluster; give it a "
-            f"smaller worker/PS type or larger servers."
-        )
-    return float(min(c.d * c.total_use for c in cfgs))
-
-
 def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau: int) -> MaxWeightRun:
     """Jain et al.'s greedy [44] for the max-weight problem (7)/(8) (Fig. 8's comparison).
 
-    Jobs (indices ``jobs``, default all) in order of value density w_j / :func:`least_total_use`
-    (largest first, ties by index); each takes, among its configurations of the restricted Gamma_j,
-    the one with the latest start t in [0, tau - d] such that it fits in the residual capacity over
-    [t, t + d) (ties: least total use d * sum f, then least d), or is left out. Arrivals are ignored,
-    as in (7)/(8).
+    Jobs (indices ``jobs``, default all) in order of value density w_j / least total use
+    (:func:`~optsched.elastic.policy.least_total_use`, largest first, ties by index); each takes,
+    among its shapes (m, p, q, useful N) placed by :func:`~optsched.elastic.policy.find_placement`
+    in the least residual capacity over [t, t + d), the one with the latest start t in
+    [0, tau - d] (ties: least total use d * sum f, then least d), or is left out. Arrivals are
+    ignored, as in (7)/(8).
 
     Returns
     -------
@@ -271,7 +254,8 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
 
     Notes
     -----
-    O(J log J + sum_j |Gamma_j| tau d_j H R) with a (tau, H, R) usage array.
+    For each job and shape, starts are tried from tau - d down to the best start found so far, each
+    a placement search (O(N H R)); no enumeration of Gamma_j.
 
     References
     ----------
@@ -286,39 +270,43 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
     >>> sorted(run.chosen), run.weight, run.chosen[0].start
     ([0, 1], 2.0, 6)
     """
-    tau = int(tau)
-    if tau < 1:
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    if isinstance(tau, bool) or not isinstance(tau, (int, np.integer)) or tau < 1:
         raise InvalidOptionError(f"The 'tau' option must be an integer >= 1 (slots); got {tau!r}.")
+    tau = int(tau)
     idx = list(range(instance.n_jobs)) if jobs is None else [int(j) for j in jobs]
     density = {j: instance.jobs[j].weight / max(least_total_use(instance, j), 1e-300) for j in idx}
     order = sorted(idx, key=lambda j: (-density[j], j))
     C = np.asarray(instance.C, dtype=float)
-    used = np.zeros((tau, instance.H, instance.R))
+    residual = np.broadcast_to(C[None], (tau, instance.H, instance.R)).copy()
     run = MaxWeightRun(
         tau=tau, lam=math.nan, weights={j: instance.jobs[j].weight for j in range(instance.n_jobs)}, prices=None
     )
     for j in order:
         run.utility[j] = density[j]
-        best = None
-        for cfg in configs(instance, j):
-            if cfg.d > tau:
+        wmin: dict[int, np.ndarray] = {}
+        best = None  # (start, -total use, -d, shape, placement)
+        for sh in candidate_shapes(instance, j):
+            if sh.d > tau:
                 continue
-            for t in range(tau - cfg.d, -1, -1):
-                if best is not None and t < best[0]:
-                    break
-                ok = all(
-                    np.all(used[t : t + cfg.d, h, :] + np.asarray(vec)[None, :] <= C[h][None, :] + 1e-9)
-                    for h, vec in cfg.use
-                )
-                if ok:
-                    key = (t, -cfg.d * cfg.total_use, -cfg.d)
-                    if best is None or key > best[:3]:
-                        best = (*key, cfg)
-                    break
+            if sh.d not in wmin:  # the least residual over each window [t, t + d): (tau - d + 1, H, R)
+                wmin[sh.d] = sliding_window_view(residual, sh.d, axis=0).min(axis=-1)
+            lo = best[0] if best is not None else 0
+            for t in range(tau - sh.d, lo - 1, -1):
+                got = find_placement(instance, sh, wmin[sh.d][t])
+                if got is None:
+                    continue
+                use = sh.d * float(placement_use(instance, sh, *got).sum())
+                key = (t, -use, -sh.d)
+                if best is None or key > best[:3]:
+                    best = (*key, sh, got)
+                break
         if best is None:
             continue
-        t, cfg = best[0], best[3]
+        t, sh, got = best[0], best[3], best[4]
+        cfg = shape_config(instance, j, sh, *got)
         for h, vec in cfg.use:
-            used[t : t + cfg.d, h, :] += np.asarray(vec)[None, :]
+            residual[t : t + cfg.d, h, :] -= np.asarray(vec)[None, :]
         run.chosen[j] = Priced(0.0, cfg, t)
     return run

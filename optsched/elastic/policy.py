@@ -51,7 +51,6 @@ slotted mode that costs the job up to one more slot at its end. See
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +59,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster, Server
 from optsched.core.job import Job
-from optsched.elastic.gamma import Config, configs
+from optsched.elastic.gamma import Config, _make, useful_counts
 from optsched.elastic.model import ElasticInstance, transfer_ms
 from optsched.exceptions import InfeasibleError, InvalidOptionError, SimulationError
 from optsched.sim import DONE, FAILED, LOADING, TRAINING, WAITING, Policy, RateModel, register_policy
@@ -71,6 +70,10 @@ __all__ = [
     "ideal_shape",
     "fifo_shape",
     "find_placement",
+    "candidate_shapes",
+    "shape_config",
+    "least_total_use",
+    "placement_use",
     "to_sim",
     "sim_resource_names",
     "ElasticRate",
@@ -107,9 +110,31 @@ def _no_config(instance: ElasticInstance, j: int) -> InfeasibleError:
     )
 
 
+def candidate_shapes(instance: ElasticInstance, j: int) -> list[Shape]:
+    """Every (m, p, q, useful N) of job index ``j`` with d = d_q(N), in that order (a larger N with
+    the same d needs no less room, so the useful N of :func:`~optsched.elastic.gamma.useful_counts`
+    suffice)."""
+    out = []
+    for m in range(instance.M):
+        for p in range(instance.P) if instance.is_ps else [None]:
+            for q in (1, 0):
+                out.extend(Shape(m, p, q, n, d) for n, d in useful_counts(instance, j, m, p, q))
+    return out
+
+
+def shape_config(
+    instance: ElasticInstance, j: int, shape: Shape, workers: Mapping[int, int], ps: Mapping[int, int]
+) -> Config:
+    """The :class:`~optsched.elastic.gamma.Config` of a placed shape."""
+    return _make(instance, j, shape.m, shape.p, shape.q, shape.n, shape.d, dict(workers), dict(ps))
+
+
 def ideal_config(instance: ElasticInstance, j: int) -> Config:
     """The ideal configuration of job index ``j``: least d on the empty cluster, ties by the least
-    total use d * sum_h sum_r f_jh^r, then Gamma_j's order (see the module doc).
+    total use d * sum_h sum_r f_jh^r, then the order of :func:`candidate_shapes` (see the module
+    doc). Computed from the shapes and :func:`find_placement` on the empty servers, without
+    enumerating Gamma_j (whose size grows with the compositions of N over H servers); the tests
+    check it against Gamma_j.
 
     Raises
     ------
@@ -123,10 +148,42 @@ def ideal_config(instance: ElasticInstance, j: int) -> Config:
     >>> c.m, c.n_workers, c.d
     (1, 1, 10)
     """
-    cfgs = configs(instance, j)
-    if not cfgs:
+    C = np.asarray(instance.C, dtype=float)
+    best: tuple[int, float, Config] | None = None
+    for sh in sorted(candidate_shapes(instance, j), key=lambda s: s.d):
+        if best is not None and sh.d > best[0]:
+            break
+        got = find_placement(instance, sh, C)
+        if got is None:
+            continue
+        cfg = shape_config(instance, j, sh, *got)
+        key = (sh.d, sh.d * cfg.total_use)
+        if best is None or key < best[:2]:
+            best = (key[0], key[1], cfg)
+    if best is None:
         raise _no_config(instance, j)
-    return min(cfgs, key=lambda c: (c.d, c.d * c.total_use))
+    return best[2]
+
+
+def least_total_use(instance: ElasticInstance, j: int) -> float:
+    """min over j's configurations of d * sum_h sum_r f_jh^r (slots x resource units), on the empty
+    servers: the least total resource use of any schedule of job index ``j``.
+
+    Raises
+    ------
+    InfeasibleError
+        Naming the job, if no configuration fits.
+    """
+    C = np.asarray(instance.C, dtype=float)
+    best = None
+    for sh in candidate_shapes(instance, j):
+        got = find_placement(instance, sh, C)
+        if got is not None:
+            v = sh.d * float(placement_use(instance, sh, *got).sum())
+            best = v if best is None else min(best, v)
+    if best is None:
+        raise _no_config(instance, j)
+    return best
 
 
 def ideal_shape(instance: ElasticInstance, j: int) -> Shape:
@@ -151,23 +208,25 @@ def fifo_shape(instance: ElasticInstance, j: int, n: int) -> Shape:
 
 
 # -- placement on free resources ------------------------------------------------------------------
-def _fit_count(free_h: np.ndarray, vec: np.ndarray) -> int:
-    best = None
-    for a, f in zip(vec, free_h, strict=True):
-        if a > 0:
-            k = int(math.floor(max(f, 0.0) / a + TOL))
-            best = k if best is None else min(best, k)
-    return 10**9 if best is None else best
+def _fit_counts(free: np.ndarray, vec: np.ndarray, cap: int) -> np.ndarray:
+    """How many copies of ``vec`` fit on each server of ``free`` (H x R), at most ``cap``."""
+    pos = vec > 0
+    if not pos.any():
+        return np.full(free.shape[0], cap, dtype=np.int64)
+    k = np.floor(np.maximum(free[:, pos], 0.0) / vec[pos] + TOL).min(axis=1)
+    return np.minimum(k, cap).astype(np.int64)
 
 
-def _spread(caps: Sequence[int], k: int, exclude: int | None) -> dict[int, int] | None:
+def _spread(caps: np.ndarray, k: int, exclude: int | None) -> dict[int, int] | None:
     """k workers over the servers with the most room first (lower index among equals)."""
-    order = sorted((h for h in range(len(caps)) if h != exclude and caps[h] > 0), key=lambda h: (-caps[h], h))
     out: dict[int, int] = {}
-    for h in order:
-        if k == 0:
+    for h in np.argsort(-caps, kind="stable"):
+        h = int(h)
+        if k == 0 or caps[h] <= 0:
             break
-        y = min(caps[h], k)
+        if h == exclude:
+            continue
+        y = min(int(caps[h]), k)
         out[h] = y
         k -= y
     return out if k == 0 else None
@@ -195,7 +254,7 @@ def find_placement(
             if np.all(need <= free[h] + TOL):
                 return {h: n}, ({h: 1} if z is not None else {})
         return None
-    caps = [min(_fit_count(free[h], e), n) for h in range(H)]
+    caps = _fit_counts(free, e, n)
     if z is None:  # RAR, q = 0: at least two servers
         if n < 2:
             return None
@@ -210,25 +269,25 @@ def find_placement(
             y[h0] -= 1
             y.update(other)
         return y, {}
-    total = sum(caps)
-    for nn in range(H):
-        others = total - caps[nn]
-        for g in range(min(caps[nn], n - 1), -1, -1):
-            if n - g > others:
-                break
-            s = instance.ps_needed(shape.m, shape.p, n - g)
-            if not np.all(g * e + s * z <= free[nn] + TOL):
-                continue
-            y = _spread(caps, n - g, nn)
-            if y is None:
+    total = int(caps.sum())
+    # the PS server nn holds g < N workers and s = max(1, ceil((N - g) b / B)) PSs; the most workers
+    # there first (fewest PSs), then the lowest nn
+    for g in range(min(n - 1, int(caps.max())), -1, -1):
+        s = instance.ps_needed(shape.m, shape.p, n - g)
+        ok = (total - caps >= n - g) & np.all(g * e + s * z <= free + TOL, axis=1)
+        for nn in np.flatnonzero(ok):
+            y = _spread(caps, n - g, int(nn))
+            if y is None:  # pragma: no cover - total - caps[nn] >= n - g
                 continue
             if g:
-                y[nn] = g
-            return dict(sorted(y.items())), {nn: s}
+                y[int(nn)] = g
+            return dict(sorted(y.items())), {int(nn): s}
     return None
 
 
-def _use(instance: ElasticInstance, shape: Shape, workers: Mapping[int, int], ps: Mapping[int, int]) -> np.ndarray:
+def placement_use(
+    instance: ElasticInstance, shape: Shape, workers: Mapping[int, int], ps: Mapping[int, int]
+) -> np.ndarray:
     """Per-server use (H x R) of a placement."""
     out = np.zeros((instance.H, instance.R))
     e = np.asarray(instance.e[shape.m], dtype=float)
@@ -374,7 +433,7 @@ class ElasticPolicy(Policy):
         return self._size[job.id]
 
     def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
-        use = _use(self.instance, shape, workers, ps)
+        use = placement_use(self.instance, shape, workers, ps)
         pl: dict[int, dict[str, Any]] = {}
         for h in sorted(set(workers) | set(ps)):
             vec = {self._names[r]: float(use[h, r]) for r in range(self.instance.R) if use[h, r] > 0}
@@ -471,7 +530,7 @@ class ElasticDRF(ElasticPolicy):
                     free -= cur[3]
                 open_.discard(k)
                 continue
-            use = _use(self.instance, got[0], got[1], got[2])
+            use = placement_use(self.instance, got[0], got[1], got[2])
             free -= use
             alloc[k] = (got[0], got[1], got[2], use)
             share[k] = float((use.sum(axis=0) / total).max())
@@ -569,7 +628,7 @@ class ElasticAntMan(ElasticPolicy):
 
     def _held(self, job) -> np.ndarray:
         cfg = job.config
-        return _use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+        return placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
 
 
 class _PriorityPreemptive(ElasticPolicy):
@@ -595,7 +654,7 @@ class _PriorityPreemptive(ElasticPolicy):
         for job in order:
             if job.phase in (LOADING, TRAINING):
                 cfg = job.config
-                use = _use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+                use = placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
                 if np.all(use <= cap + TOL):
                     cap -= use
                     keep.append(job)
@@ -608,7 +667,7 @@ class _PriorityPreemptive(ElasticPolicy):
                 got = find_placement(self.instance, sh, cap)
             if got is None:
                 continue
-            use = _use(self.instance, sh, *got)
+            use = placement_use(self.instance, sh, *got)
             cap -= use
             now_free -= use
             start.append((job, sh, got))

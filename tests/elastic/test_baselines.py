@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from optsched.core.registry import get_algorithm
 from optsched.elastic import baselines as B
+from optsched.elastic import policy as P
 from optsched.elastic import solve_exact, solve_maxweight, toy_instance
-from optsched.elastic.baselines import BASELINES, NON_PREEMPTIVE, jain_greedy, least_total_use, run_baseline
+from optsched.elastic.baselines import BASELINES, NON_PREEMPTIVE, jain_greedy, run_baseline
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.gamma import configs
 from optsched.elastic.generate import random_instance
 from optsched.elastic.model import ElasticInstance, ElasticSchedule
+from optsched.elastic.policy import least_total_use
 from optsched.elastic.primal_dual import a_maxweight
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
@@ -284,8 +286,8 @@ def test_bad_input():
 
 def test_a_job_without_configuration_is_named(monkeypatch):
     inst = random_instance(3, seed=1)
-    real = B.configs
-    monkeypatch.setattr(B, "configs", lambda instance, j: [] if j == 2 else real(instance, j))
+    real = P.candidate_shapes
+    monkeypatch.setattr(P, "candidate_shapes", lambda instance, j: [] if j == 2 else real(instance, j))
     with pytest.raises(InfeasibleError, match="job 2"):
         run_baseline(inst, "fifo", seed=0)
     with pytest.raises(InfeasibleError, match="job 2"):

@@ -1,0 +1,136 @@
+"""The elastic baselines as simulator policies: conversion, ideal configuration, placement, registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.elastic import toy_instance
+from optsched.elastic.baselines import BASELINES, run_baseline
+from optsched.elastic.checks import violations
+from optsched.elastic.gamma import configs
+from optsched.elastic.generate import random_instance
+from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.policy import (
+    ElasticRate,
+    ElasticTiresias,
+    Shape,
+    find_placement,
+    ideal_config,
+    ideal_shape,
+    sim_resource_names,
+    to_sim,
+)
+from optsched.exceptions import InvalidOptionError
+from optsched.sim import Simulator, get_policy, policy_registry
+
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+instances = st.builds(
+    lambda n, h, arch, seed: random_instance(n, n_servers=h, architecture=arch, seed=seed, max_chunks=5),
+    n=st.integers(1, 4),
+    h=st.integers(1, 4),
+    arch=st.sampled_from(["ps", "rar"]),
+    seed=st.integers(0, 10**6),
+)
+
+
+@FAST
+@given(inst=instances)
+def test_ideal_config_is_the_least_duration(inst):
+    for j in range(inst.n_jobs):
+        c = ideal_config(inst, j)
+        assert c.d == inst.min_duration(j)  # the model's own enumeration, not Gamma_j's
+        same = [k for k in configs(inst, j) if k.d == c.d]
+        assert c.d * c.total_use == pytest.approx(min(k.d * k.total_use for k in same))
+        assert ideal_shape(inst, j) == Shape(c.m, c.p, c.q, c.n_workers, c.d)
+
+
+@FAST
+@given(inst=instances, data=st.data())
+def test_find_placement_is_valid_and_finds_every_fitting_shape(inst, data):
+    C = np.asarray(inst.C, dtype=float)
+    frac = np.array(data.draw(st.lists(st.floats(0, 1), min_size=C.size, max_size=C.size))).reshape(C.shape)
+    free = C * frac
+    for j in range(inst.n_jobs):
+        for c in configs(inst, j):
+            sh = Shape(c.m, c.p, c.q, c.n_workers, c.d)
+            got = find_placement(inst, sh, free)
+            fits = all(np.all(np.asarray(v) <= free[h] + 1e-9) for h, v in c.use)
+            if fits:
+                assert got is not None  # complete: a placement exists, so the search finds one
+            if got is None:
+                continue
+            workers, ps = got
+            a = Assignment(start=inst.jobs[j].arrival, d=c.d, m=c.m, p=c.p, q=c.q, workers=workers, ps=ps)
+            # the verifier accepts it as a schedule of job j alone (every label but (2a) for the others)
+            roomy = inst.replace(horizon=10**5)
+            assert violations(roomy, ElasticSchedule({inst.jobs[j].id: a}), require_all=False) == []
+            use = np.zeros_like(C)
+            for h, y in workers.items():
+                use[h] += y * np.asarray(inst.e[c.m])
+            for h, s in ps.items():
+                use[h] += s * np.asarray(inst.z[c.p])
+            assert np.all(use <= free + 1e-9)
+
+
+def test_to_sim_and_resource_names():
+    inst = toy_instance()
+    cluster, jobs = to_sim(inst)
+    assert [dict(s.resources) for s in cluster.servers] == [{"cpu": 8.0, "gpu": 3.0}]
+    assert [j.work for j in jobs] == [10.0, 10.0] and all(j.gpus == 1 for j in jobs)
+    assert cluster.servers[0].gpus == inst.n_jobs  # tokens: one per job, never binding
+    # an elastic resource named "gpus" is renamed in the simulator (the placement's token key)
+    d = inst.to_dict()
+    for block in [s["capacity"] for s in d["servers"]] + [t["resources"] for t in d["worker_types"] + d["ps_types"]]:
+        block["gpus"] = block.pop("gpu")
+    renamed = ElasticInstance.from_dict(d)
+    assert sim_resource_names(renamed) == {"cpu": "cpu", "gpus": "res:gpus"}
+    for name in BASELINES:
+        assert run_baseline(renamed, name, seed=0).objective == run_baseline(inst, name, seed=0).objective
+
+
+@FAST
+@given(inst=instances)
+def test_registry_policies_run_on_the_simulator_directly(inst):
+    specs = policy_registry()
+    for name in BASELINES:
+        assert specs[f"elastic-{name}"].paper == "elastic"
+    pol = get_policy("elastic-tiresias", instance=inst)
+    assert isinstance(pol, ElasticTiresias)
+    cluster, jobs = to_sim(inst)
+    res = Simulator(cluster, jobs, pol, rate_model=ElasticRate(), slot=1.0, record_log=False).run()
+    frame = res.jobs_frame()
+    got = dict(zip(frame["job_id"], frame["completion"], strict=True))
+    want = run_baseline(inst, "tiresias").info["completions"]
+    assert got == pytest.approx(want)
+
+
+@FAST
+@given(inst=instances)
+def test_drf_jobs_run_at_the_speed_of_their_computed_shape(inst):
+    r = run_baseline(inst, "drf")
+    for s in r.info["starts"]:
+        j = inst.index(s["job"])
+        assert 1 <= s["n"] <= ideal_shape(inst, j).n
+        assert s["d"] == inst.duration(j, s["m"], s["p"], s["q"], s["n"])
+        assert r.info["completions"][s["job"]] == pytest.approx(s["slot"] + s["d"])
+
+
+def test_policy_bad_input():
+    inst = toy_instance()
+    with pytest.raises(InvalidOptionError, match="ElasticInstance"):
+        ElasticTiresias({"jobs": []})
+    with pytest.raises(InvalidOptionError, match="overhead"):
+        ElasticTiresias(inst, overhead="always")
+    # a resume that costs a whole slot could never progress under 2D-LAS: refused at the start
+    d = inst.to_dict()
+    d["slot"] = 0.01
+    d["horizon"] = 10**6
+    for job in d["jobs"]:
+        job["grad_mb"] = 10.0
+    slow = ElasticInstance.from_dict(d)
+    with pytest.raises(InvalidOptionError, match="whole slot"):
+        run_baseline(slow, "2d-las", overhead="checkpoint")
