@@ -1,0 +1,588 @@
+"""The LP relaxation of (8) / (17), its dual (9), and column generation with the exact pricing oracle.
+
+* :func:`build_lp8`: the LP of (8) / (17) over the whole restricted Gamma_j (columns start in
+  [0, tau - d], no arrivals: (7) has no (2j)), x_jl in [0, 1]: ``at_most_one_schedule`` = (8b),
+  ``capacity`` = (8a), objective ``scheduled_weight``. Restricting Gamma_j loses nothing in the LP
+  either (a fractional solution moves its mass to dominating columns: ``formulations/elastic.md#gamma``).
+* :func:`build_dual9`: the dual (9) as its own LP: ``u[j] >= 0``, ``delta[t, h, r] >= 0`` for every
+  slot t in [0, tau), server and resource ((9b)); ``dual_feasibility`` = (9a), one row per column of
+  Gamma_j; objective ``dual_objective`` = sum_j u_j + sum delta_h^r(t) C_h^r.
+* :func:`solve_lp8`, :func:`solve_dual9`: both solved with HiGHS through Pyomo; their values are
+  equal (strong duality, tested).
+* :func:`column_generation`: the LP of (8) by column generation. The restricted master is solved
+  with **highspy directly** (``master="highspy"``, default): new columns are appended with
+  ``addCol`` and HiGHS re-solves from the previous basis; ``master="pyomo"`` rebuilds the Pyomo LP
+  each iteration (the same values; measured slower, see ``formulations/elastic.md#lp``). Pricing is
+  the exact oracle :func:`optsched.elastic.pricing.min_cost` (``residual=False``: all of Gamma_j) at
+  the master's duals: delta_h^r(t) = dual of the capacity row (t, h, r) (0 for rows no column of the
+  master touches), u_j = dual of (8b). A column of job j improves iff its reduced cost
+  w_j - u_j - cost_j(delta) > 0.
+
+Every iteration gives a **valid upper bound**: with the master's delta (clipped at 0) and
+u'_j = max(0, w_j - least cost of j) from the exact oracle, (u', delta) is feasible for (9), so
+D = sum u'_j + sum delta C >= LP(8). The LP value is reported (``Result.info["lp_value"]``, status
+``optimal``) only once pricing proves that no column has a positive reduced cost (then D equals the
+master's value within the LP tolerance); otherwise the status is ``feasible``, ``lp_value`` is None
+and ``objective`` (the master's value) <= LP(8) <= ``bound`` (= D).
+
+>>> from optsched.elastic import toy_instance
+>>> r = column_generation(toy_instance(), tau=12)
+>>> r.status.value, round(r.objective, 6), round(solve_lp8(toy_instance(), tau=12).objective, 6)  # OPT(8) = 1
+('optimal', 1.5, 1.5)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from optsched.core.result import Result, Status, relative_gap
+from optsched.elastic.formulation import ColumnSet, column_set
+from optsched.elastic.gamma import Column
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.pricing import Prices, min_cost
+from optsched.exceptions import InvalidOptionError, SolverLimitWarning
+from optsched.solvers import SolveOptions, check_model_size
+
+__all__ = [
+    "build_lp8",
+    "build_dual9",
+    "solve_lp8",
+    "solve_dual9",
+    "column_generation",
+    "ColumnGenerationStats",
+    "LP_TOLERANCE",
+    "MASTERS",
+]
+
+#: Relative tolerance of the LP equalities (HiGHS's primal/dual feasibility tolerances are 1e-7).
+LP_TOLERANCE = 1e-6
+MASTERS = ("highspy", "pyomo")
+LP_OBJECTIVE = "lp_scheduled_weight"
+DUAL_OBJECTIVE = "dual_objective"
+
+
+def _tau(instance: ElasticInstance, tau: int | None) -> int:
+    T = instance.horizon if tau is None else tau
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or int(T) < 1:
+        raise InvalidOptionError(f"The 'tau' option must be an integer >= 1 (slots); got {tau!r}.")
+    return int(T)
+
+
+def build_lp8(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+):
+    """The LP relaxation of (8) / (17) over the restricted Gamma_j (see the module doc).
+
+    ``model.x[k]`` in [0, 1] is the share of column ``model.cols[k]``; ``model.colset`` the
+    :class:`~optsched.elastic.formulation.ColumnSet` (binding capacity rows only: a row that no set
+    of columns can violate is redundant in the LP as well).
+    """
+    import pyomo.environ as pyo
+
+    cs = cs or column_set(instance, sense="max", tau=_tau(instance, tau), max_size=max_size)
+    m = pyo.ConcreteModel(name=f"elastic-lp8[{instance.name}]")
+    m.cols = cs.cols
+    m.colset = cs
+    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
+    m.x = pyo.Var(m.K, domain=pyo.NonNegativeReals, bounds=(0.0, 1.0))  # (8c) relaxed
+    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
+
+    @m.Constraint(m.J)
+    def at_most_one_schedule(m, j):  # (8b)
+        if not cs.by_job[j]:
+            return pyo.Constraint.Skip
+        return sum(m.x[k] for k in cs.by_job[j]) <= 1
+
+    m.ROWS = pyo.Set(initialize=sorted(cs.rows), dimen=3)
+
+    @m.Constraint(m.ROWS)
+    def capacity(m, h, r, t):  # (8a) / (17a)
+        return sum(f * m.x[k] for k, f in cs.rows[h, r, t]) <= instance.C[h][r]
+
+    m.scheduled_weight = pyo.Objective(  # (8)
+        expr=sum(instance.jobs[c.j].weight * m.x[k] for k, c in enumerate(cs.cols)), sense=pyo.maximize
+    )
+    return m
+
+
+def build_dual9(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+):
+    """The dual (9) of the LP of (8) as its own LP (see the module doc): one ``delta[t, h, r]`` for
+    every slot, server and resource (the paper's (9), not only the binding rows), one (9a) row per
+    column of the restricted Gamma_j (a column outside it is dominated, so its (9a) row is implied:
+    a dominating column costs no more at nonnegative prices)."""
+    import pyomo.environ as pyo
+
+    T = _tau(instance, tau)
+    cs = cs or column_set(instance, sense="max", tau=T, max_size=max_size)
+    H, R = instance.H, instance.R
+    check_model_size("elastic dual (9)", instance.n_jobs + T * H * R, len(cs.cols), max_size)
+    m = pyo.ConcreteModel(name=f"elastic-dual9[{instance.name}]")
+    m.cols = cs.cols
+    m.colset = cs
+    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
+    m.SLOTS = pyo.Set(initialize=[(t, h, r) for t in range(T) for h in range(H) for r in range(R)], dimen=3)
+    m.u = pyo.Var(m.J, domain=pyo.NonNegativeReals)  # (9b)
+    m.delta = pyo.Var(m.SLOTS, domain=pyo.NonNegativeReals)  # (9b)
+    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
+
+    @m.Constraint(m.K)
+    def dual_feasibility(m, k):  # (9a): u_j >= w_j - sum_{t in T(l)} sum_h sum_r delta f
+        c = cs.cols[k]
+        cost = sum(
+            f * m.delta[t, h, r]
+            for h, vec in c.config.use
+            for r, f in enumerate(vec)
+            if f > 0
+            for t in range(c.start, c.end)
+        )
+        return m.u[c.j] + cost >= instance.jobs[c.j].weight
+
+    m.dual_objective = pyo.Objective(
+        expr=sum(m.u[j] for j in m.J) + sum(instance.C[h][r] * m.delta[t, h, r] for t, h, r in m.SLOTS),
+        sense=pyo.minimize,
+    )
+    return m
+
+
+def _lp_options(options: SolveOptions | None, seed: Any) -> SolveOptions:
+    from optsched.solvers.exact import resolve_options
+
+    return resolve_options(options, seed, SolveOptions(time_limit=60.0, threads=1))
+
+
+def _solve_lp_model(
+    model: Any, instance: ElasticInstance, algorithm: str, objective_name: str, options: SolveOptions, t0: float, info
+) -> Result:
+    from optsched.solvers import solve_pyomo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverLimitWarning)
+        sr = solve_pyomo(model, "highs", options)
+    obj = sr.objective if sr.has_solution else None
+    bound = obj if sr.status == Status.OPTIMAL else None
+    status = sr.status if sr.status == Status.OPTIMAL else (Status.FEASIBLE if obj is not None else sr.status)
+    if status != Status.OPTIMAL:
+        warnings.warn(
+            f"{algorithm} on {instance.name!r}: HiGHS stopped ({sr.message}); the LP value is not proven.",
+            SolverLimitWarning,
+            stacklevel=3,
+        )
+    return Result(
+        algorithm=algorithm,
+        instance=instance.name,
+        objective=obj,
+        objective_name=objective_name,
+        schedule=None,
+        status=status,
+        bound=bound,
+        gap=relative_gap(obj, bound),
+        runtime=time.perf_counter() - t0,
+        solver=f"{sr.solver} {sr.solver_version}".strip(),
+        info={**info, "lp_value": obj if status == Status.OPTIMAL else None, "solver_runtime": sr.runtime},
+    )
+
+
+def solve_lp8(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    max_size: int | None = None,
+) -> Result:
+    """The LP of (8) / (17) over all of the restricted Gamma_j, solved directly (HiGHS via Pyomo).
+
+    Returns
+    -------
+    Result
+        ``objective`` = ``bound`` = LP(8) when HiGHS proves the LP optimal; ``schedule`` is the
+        fractional solution ``{(job id, start, config): x}`` (positive shares only); ``info`` has
+        the column and row counts.
+
+    Guarantee
+    ---------
+    OPT(8) <= LP(8) = (9) (strong duality); LP(8) >= every feasible schedule's weight (A_maxweight's).
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> round(solve_lp8(toy_instance(), tau=15).objective, 6)
+    2.0
+    """
+    t0 = time.perf_counter()
+    options = _lp_options(options, seed)
+    model = build_lp8(instance, tau=tau, max_size=max_size)
+    cs = model.colset
+    r = _solve_lp_model(
+        model,
+        instance,
+        "elastic-lp8[highs]",
+        LP_OBJECTIVE,
+        options,
+        t0,
+        {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "tau": _tau(instance, tau)},
+    )
+    if r.objective is not None:
+        r.schedule = {
+            (instance.jobs[c.j].id, c.start, c.config): float(model.x[k].value)
+            for k, c in enumerate(cs.cols)
+            if (model.x[k].value or 0.0) > 1e-9
+        }
+    return r
+
+
+def solve_dual9(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    max_size: int | None = None,
+) -> Result:
+    """The dual (9) solved directly as its own LP (HiGHS via Pyomo); ``schedule`` holds the optimal
+    ``{"u": [...], "delta": array (tau, H, R)}``.
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> round(solve_dual9(toy_instance(), tau=15).objective, 6)
+    2.0
+    """
+    t0 = time.perf_counter()
+    options = _lp_options(options, seed)
+    T = _tau(instance, tau)
+    model = build_dual9(instance, tau=T, max_size=max_size)
+    r = _solve_lp_model(
+        model,
+        instance,
+        "elastic-dual9[highs]",
+        DUAL_OBJECTIVE,
+        options,
+        t0,
+        {"columns": len(model.cols), "tau": T},
+    )
+    if r.objective is not None:
+        delta = np.zeros((T, instance.H, instance.R))
+        for (t, h, rr), v in model.delta.items():
+            delta[t, h, rr] = v.value or 0.0
+        r.schedule = {"u": [float(model.u[j].value or 0.0) for j in range(instance.n_jobs)], "delta": delta}
+    return r
+
+
+# --- column generation --------------------------------------------------------------------------
+
+
+@dataclass
+class ColumnGenerationStats:
+    """Per run: iterations (master solves), columns generated, the master's value and the dual bound
+    D of each iteration, and the CPU seconds spent in the master and in pricing."""
+
+    iterations: int = 0
+    columns: int = 0
+    values: list[float] | None = None
+    bounds: list[float] | None = None
+    master_seconds: float = 0.0
+    pricing_seconds: float = 0.0
+
+
+def _key(c: Column) -> tuple:
+    cfg = c.config
+    return (c.j, c.start, cfg.m, cfg.p, cfg.q, cfg.d, cfg.workers, cfg.ps)
+
+
+class _HighspyMaster:
+    """The restricted master in highspy: rows (8b) for each job, then (8a) for each (t, h, r)."""
+
+    def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:
+        import highspy
+
+        self.hs = highspy
+        self.instance, self.T = instance, T
+        H, R, J = instance.H, instance.R, instance.n_jobs
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", bool(options.verbose))
+        self.h.setOptionValue("threads", int(options.threads or 1))
+        self.h.setOptionValue("random_seed", int(options.seed))
+        self.h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        n = J + T * H * R
+        upper = np.concatenate([np.ones(J), np.tile(np.asarray(instance.C, dtype=float).reshape(-1), T)])
+        self.h.addRows(
+            n,
+            np.full(n, -highspy.kHighsInf),
+            upper,
+            0,
+            np.zeros(n, dtype=np.int32),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0),
+        )
+        self.n_cols = 0
+
+    def row(self, t: int, h: int, r: int) -> int:
+        inst = self.instance
+        return inst.n_jobs + (t * inst.H + h) * inst.R + r
+
+    def add(self, c: Column) -> None:
+        idx, val = [c.j], [1.0]
+        for h, vec in c.config.use:
+            for r, f in enumerate(vec):
+                if f > 0:
+                    for t in range(c.start, c.end):
+                        idx.append(self.row(t, h, r))
+                        val.append(float(f))
+        w = float(self.instance.jobs[c.j].weight)
+        self.h.addCol(w, 0.0, 1.0, len(idx), np.asarray(idx, dtype=np.int32), np.asarray(val, dtype=float))
+        self.n_cols += 1
+
+    def solve(self, time_limit: float | None) -> tuple[bool, float, np.ndarray, np.ndarray, np.ndarray]:
+        if time_limit is not None:
+            self.h.setOptionValue("time_limit", max(0.01, float(time_limit)))
+        self.h.run()
+        ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
+        sol = self.h.getSolution()
+        dual = np.asarray(sol.row_dual, dtype=float)
+        inst = self.instance
+        u = dual[: inst.n_jobs].copy()
+        delta = dual[inst.n_jobs :].reshape(self.T, inst.H, inst.R).copy()
+        x = np.asarray(sol.col_value, dtype=float)
+        return ok, float(self.h.getInfo().objective_function_value), u, delta, x
+
+
+class _PyomoMaster:
+    """The restricted master rebuilt in Pyomo (build_lp8 on the current columns) at each solve."""
+
+    def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:
+        self.instance, self.T, self.options = instance, T, options
+        self.cols: list[Column] = []
+
+    def add(self, c: Column) -> None:
+        self.cols.append(c)
+
+    def solve(self, time_limit: float | None) -> tuple[bool, float, np.ndarray, np.ndarray, np.ndarray]:
+        import pyomo.environ as pyo
+
+        from optsched.solvers import solve_pyomo
+
+        inst = self.instance
+        by_job: list[list[int]] = [[] for _ in range(inst.n_jobs)]
+        rows: dict[tuple[int, int, int], list[tuple[int, float]]] = {}
+        for k, c in enumerate(self.cols):
+            by_job[c.j].append(k)
+            for h, vec in c.config.use:
+                for r, f in enumerate(vec):
+                    if f > 0:
+                        for t in range(c.start, c.end):
+                            rows.setdefault((h, r, t), []).append((k, f))
+        cs = ColumnSet(list(self.cols), by_job, rows, "max", self.T, False)
+        m = build_lp8(inst, tau=self.T, cs=cs)
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+        opts = self.options.replace(duals=True, time_limit=time_limit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SolverLimitWarning)
+            sr = solve_pyomo(m, "highs", opts)
+        ok = sr.status == Status.OPTIMAL
+        u = np.zeros(inst.n_jobs)
+        delta = np.zeros((self.T, inst.H, inst.R))
+        if ok:
+            for j in m.at_most_one_schedule:
+                u[j] = float(m.dual.get(m.at_most_one_schedule[j], 0.0))
+            for h, r, t in m.ROWS:
+                delta[t, h, r] = float(m.dual.get(m.capacity[h, r, t], 0.0))
+        x = np.asarray([m.x[k].value or 0.0 for k in range(len(self.cols))], dtype=float)
+        return ok, float(sr.objective or 0.0), u, delta, x
+
+
+def column_generation(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    master: str = "highspy",
+    max_iterations: int = 10_000,
+    options: SolveOptions | None = None,
+    seed: Any = None,
+    initial: str | None = None,
+) -> Result:
+    """The LP of (8) / (17) by column generation with the exact pricing oracle (see the module doc).
+
+    Parameters
+    ----------
+    tau : int, optional
+        The deadline of (8) (default the instance horizon T).
+    master : {"highspy", "pyomo"}
+        How the restricted master is solved (default highspy: incremental, warm basis).
+    max_iterations : int
+        Master solves at most (default 10,000); stopping earlier leaves the LP value unproven.
+    options : SolveOptions
+        ``time_limit`` (default 60 s) for the whole loop, ``threads`` (1), ``seed``.
+    initial : {None, "greedy"}
+        Start from the empty master (default; at zero prices pricing then adds each job's
+        earliest-completing column) or from the columns of the greedy schedule by weight.
+
+    Returns
+    -------
+    Result
+        ``objective``: the master's value (a feasible LP solution's weight, <= LP(8));
+        ``bound``: D of the last iteration (a feasible solution of (9), >= LP(8)); status
+        ``optimal`` and ``info["lp_value"]`` only when pricing found no column with a positive
+        reduced cost (reduced costs <= LP_TOLERANCE * max(1, max w)). ``info``: ``iterations``,
+        ``columns`` (generated), ``master``, ``master_seconds``, ``pricing_seconds`` (CPU),
+        ``values``/``bounds`` per iteration, ``proven``. ``schedule``: the fractional solution
+        ``{(job id, start, config): x}``.
+
+    Guarantee
+    ---------
+    ``objective <= LP(8) <= bound`` at every stop; ``objective == bound == LP(8)`` (within the LP
+    tolerance) when ``info["proven"]``.
+
+    Examples
+    --------
+    >>> from optsched.elastic import toy_instance
+    >>> r = column_generation(toy_instance(), tau=15)
+    >>> r.info["proven"], round(r.objective, 6), round(r.bound, 6)
+    (True, 2.0, 2.0)
+    """
+    if master not in MASTERS:
+        raise InvalidOptionError(f"The 'master' option must be one of {MASTERS}; got {master!r}.")
+    if initial not in (None, "greedy"):
+        raise InvalidOptionError(f"The 'initial' option must be None or 'greedy'; got {initial!r}.")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
+        raise InvalidOptionError(f"The 'max_iterations' option must be an integer >= 1; got {max_iterations!r}.")
+    t0 = time.perf_counter()
+    options = _lp_options(options, seed)
+    T = _tau(instance, tau)
+    J, H, R = instance.n_jobs, instance.H, instance.R
+    check_model_size("elastic column-generation master (8)", 0, J + T * H * R, None)
+    mst: Any = _HighspyMaster(instance, T, options) if master == "highspy" else _PyomoMaster(instance, T, options)
+    cols: list[Column] = []
+    seen: set[tuple] = set()
+
+    def add(c: Column) -> bool:
+        k = _key(c)
+        if k in seen:
+            return False
+        seen.add(k)
+        cols.append(c)
+        mst.add(c)
+        return True
+
+    if initial == "greedy":
+        from optsched.elastic.exact import greedy_schedule
+
+        g = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
+        if g is not None:
+            from optsched.elastic.gamma import configs
+
+            for jid, a in g.items():
+                j = instance.index(jid)
+                for cfg in configs(instance, j):
+                    if (cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers) == (
+                        a.d,
+                        a.m,
+                        a.p,
+                        a.q,
+                        tuple(sorted(a.workers.items())),
+                    ) and cfg.ps == tuple(sorted(a.ps.items())):
+                        add(Column(cfg, a.start))
+                        break
+    weights = np.asarray([j.weight for j in instance.jobs], dtype=float)
+    tol = LP_TOLERANCE * max(1.0, float(weights.max()))
+    C = np.asarray(instance.C, dtype=float)
+    stats = ColumnGenerationStats(values=[], bounds=[])
+    proven, message = False, ""
+    value, bound, x = 0.0, math.inf, np.zeros(0)
+    beta0 = np.zeros((T, H, R))
+    while True:
+        if stats.iterations >= max_iterations:
+            message = f"iteration limit ({max_iterations})"
+            break
+        left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            message = f"time limit ({options.time_limit} s)"
+            break
+        c0 = time.process_time()
+        if cols:
+            ok, value, u, delta, x = mst.solve(left)
+        else:  # the empty master: x = 0, every dual 0
+            ok, value, u, delta, x = True, 0.0, np.zeros(J), np.zeros((T, H, R)), np.zeros(0)
+        stats.master_seconds += time.process_time() - c0
+        stats.iterations += 1
+        if not ok:
+            message = "the master LP was not solved to optimality"
+            break
+        delta = np.maximum(delta, 0.0)
+        prices = Prices(beta0, delta)
+        c0 = time.process_time()
+        new, ustar = [], np.zeros(J)
+        for j in range(J):
+            best = min_cost(instance, j, prices, residual=False)
+            if best is None:  # no schedule of j completes by tau
+                continue
+            ustar[j] = max(0.0, weights[j] - best.cost)
+            if weights[j] - u[j] - best.cost > tol:
+                new.append(Column(best.config, best.start))
+        stats.pricing_seconds += time.process_time() - c0
+        bound = min(bound, float(ustar.sum() + (delta * C[None, :, :]).sum()))
+        stats.values.append(value)
+        stats.bounds.append(bound)
+        if not new:
+            proven = True
+            break
+        added = sum(add(c) for c in new)
+        stats.columns += added
+        if not added:  # every improving column is already in the master: LP tolerances
+            message = "pricing returned only columns already in the master (numerical tolerance)"
+            break
+    obj = float(weights[[c.j for c in cols]] @ x) if cols else 0.0
+    bound = max(bound, obj) if math.isfinite(bound) else bound
+    gap = relative_gap(obj, bound)
+    if proven and gap is not None and abs(bound - obj) > 10 * tol * max(1, J):
+        proven, message = False, f"the dual bound {bound!r} is above the master's value {obj!r}"
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    if not proven:
+        warnings.warn(
+            f"elastic-lp8-colgen on {instance.name!r}: stopped by {message}; the LP value is not proven "
+            f"(master {obj}, dual bound {bound}).",
+            SolverLimitWarning,
+            stacklevel=2,
+        )
+    return Result(
+        algorithm=f"elastic-lp8-colgen[{master}]",
+        instance=instance.name,
+        objective=obj,
+        objective_name=LP_OBJECTIVE,
+        schedule={(instance.jobs[c.j].id, c.start, c.config): float(x[k]) for k, c in enumerate(cols) if x[k] > 1e-9},
+        status=status,
+        bound=bound if math.isfinite(bound) else None,
+        gap=gap,
+        runtime=time.perf_counter() - t0,
+        solver="highspy" if master == "highspy" else "highs (pyomo)",
+        info={
+            "lp_value": obj if proven else None,
+            "proven": proven,
+            "message": message or "no column with a positive reduced cost",
+            "iterations": stats.iterations,
+            "columns": stats.columns,
+            "master": master,
+            "master_seconds": stats.master_seconds,
+            "pricing_seconds": stats.pricing_seconds,
+            "values": stats.values,
+            "bounds": stats.bounds,
+            "tau": T,
+            "reduced_cost_tolerance": tol,
+        },
+    )
