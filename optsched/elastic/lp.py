@@ -1,7 +1,7 @@
 """The LP relaxation of (8) / (17), its dual (9), and column generation with the exact pricing oracle.
 
 * :func:`build_lp8`: the LP of (8) / (17) over the whole restricted Gamma_j (columns start in
-  [0, tau - d], no arrivals: (7) has no (2j)), x_jl in [0, 1]: ``at_most_one_schedule`` = (8b),
+  [0, tau - d], no arrivals: (7) has no (2j)): ``at_most_one_schedule`` = (8b),
   ``capacity`` = (8a), objective ``scheduled_weight``. Restricting Gamma_j loses nothing in the LP
   either (a fractional solution moves its mass to dominating columns: ``formulations/elastic.md#gamma``).
 * :func:`build_dual9`: the dual (9) as its own LP: ``u[j] >= 0``, ``delta[t, h, r] >= 0`` for every
@@ -83,7 +83,9 @@ def build_lp8(
 ):
     """The LP relaxation of (8) / (17) over the restricted Gamma_j (see the module doc).
 
-    ``model.x[k]`` in [0, 1] is the share of column ``model.cols[k]``; ``model.colset`` the
+    ``model.x[k] >= 0`` is the share of column ``model.cols[k]`` (the paper relaxes x_jl in {0, 1}
+    to x_jl >= 0; x_jl <= 1 follows from (8b), and an explicit upper bound would take the dual
+    value of (8b) away from u_j); ``model.colset`` the
     :class:`~optsched.elastic.formulation.ColumnSet` (binding capacity rows only: a row that no set
     of columns can violate is redundant in the LP as well).
     """
@@ -94,7 +96,7 @@ def build_lp8(
     m.cols = cs.cols
     m.colset = cs
     m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
-    m.x = pyo.Var(m.K, domain=pyo.NonNegativeReals, bounds=(0.0, 1.0))  # (8c) relaxed
+    m.x = pyo.Var(m.K, domain=pyo.NonNegativeReals)  # (8c) relaxed to x >= 0 as in the paper; x <= 1 by (8b)
     m.J = pyo.RangeSet(0, instance.n_jobs - 1)
 
     @m.Constraint(m.J)
@@ -229,6 +231,20 @@ def solve_lp8(
     options = _lp_options(options, seed)
     model = build_lp8(instance, tau=tau, max_size=max_size)
     cs = model.colset
+    if not cs.cols:  # no schedule completes by tau: the LP is max 0 over the empty set of columns
+        return Result(
+            algorithm="elastic-lp8[highs]",
+            instance=instance.name,
+            objective=0.0,
+            objective_name=LP_OBJECTIVE,
+            schedule={},
+            status=Status.OPTIMAL,
+            bound=0.0,
+            gap=0.0,
+            runtime=time.perf_counter() - t0,
+            solver="none",
+            info={"columns": 0, "capacity_rows": 0, "tau": _tau(instance, tau), "lp_value": 0.0},
+        )
     r = _solve_lp_model(
         model,
         instance,
@@ -346,7 +362,9 @@ class _HighspyMaster:
                         idx.append(self.row(t, h, r))
                         val.append(float(f))
         w = float(self.instance.jobs[c.j].weight)
-        self.h.addCol(w, 0.0, 1.0, len(idx), np.asarray(idx, dtype=np.int32), np.asarray(val, dtype=float))
+        self.h.addCol(
+            w, 0.0, self.hs.kHighsInf, len(idx), np.asarray(idx, dtype=np.int32), np.asarray(val, dtype=float)
+        )
         self.n_cols += 1
 
     def solve(self, time_limit: float | None) -> tuple[bool, float, np.ndarray, np.ndarray, np.ndarray]:
@@ -547,7 +565,8 @@ def column_generation(
         if not added:  # every improving column is already in the master: LP tolerances
             message = "pricing returned only columns already in the master (numerical tolerance)"
             break
-    obj = float(weights[[c.j for c in cols]] @ x) if cols else 0.0
+    solved = cols[: len(x)]  # columns added after the last master solve have no value yet
+    obj = float(weights[[c.j for c in solved]] @ x) if solved else 0.0
     bound = max(bound, obj) if math.isfinite(bound) else bound
     gap = relative_gap(obj, bound)
     if proven and gap is not None and abs(bound - obj) > 10 * tol * max(1, J):
@@ -565,7 +584,7 @@ def column_generation(
         instance=instance.name,
         objective=obj,
         objective_name=LP_OBJECTIVE,
-        schedule={(instance.jobs[c.j].id, c.start, c.config): float(x[k]) for k, c in enumerate(cols) if x[k] > 1e-9},
+        schedule={(instance.jobs[c.j].id, c.start, c.config): float(x[k]) for k, c in enumerate(solved) if x[k] > 1e-9},
         status=status,
         bound=bound if math.isfinite(bound) else None,
         gap=gap,
