@@ -14,7 +14,8 @@ GPU among them, are the resource vectors of the placement ``{server: {"gpus": to
 A job runs with a *shape* (:class:`Shape`: worker type m, PS type p, q, N workers, d slots); the
 servers are chosen when it starts (:func:`find_placement`): q = 1 puts N workers and one PS on one
 server, q = 0 puts the PSs (s = max(1, ceil((N - g) b_m / B_p)), (2i)) with g < N workers on one
-server and the other workers on the servers with the most room (RAR q = 0: at least two servers),
+server (the most workers there first, so the fewest PSs, then the lowest index) and the other
+workers on the servers with the most room (RAR q = 0: at least two servers),
 so every start is a schedule of the restricted Gamma_j (``formulations/elastic.md#gamma``).
 
 The *ideal configuration* of job j (:func:`ideal_config`, Sec. 7 "the same as that in the ideal
@@ -38,6 +39,11 @@ Policies (registered in the simulator's policy registry; each takes ``instance=`
   opportunistic jobs backfill the free resources and are preempted for guarantee jobs.
 * ``elastic-tiresias`` (:class:`ElasticTiresias`, preemptive): smallest remaining slots x size first.
 * ``elastic-2d-las`` (:class:`Elastic2DLAS`, preemptive): least attained slots x size first.
+* ``elastic-online`` (:class:`ElasticOnline`): A_online's rounds released at tau_i, each job started
+  at its planned slot on its planned servers (the paper's algorithm on the same simulator).
+
+Preemptive policies re-decide at every slot boundary (a periodic timer: the slotted engine calls
+``schedule`` only at boundaries where an event happens).
 
 The *size* of a job is sum_r (its ideal per-slot use of r) / (the cluster's total r).
 
@@ -83,6 +89,7 @@ __all__ = [
     "ElasticAntMan",
     "ElasticTiresias",
     "Elastic2DLAS",
+    "ElasticOnline",
     "OVERHEADS",
     "TOL",
 ]
@@ -697,12 +704,65 @@ class Elastic2DLAS(_PriorityPreemptive):
         return job.attained * self.size(job)
 
 
+class ElasticOnline(ElasticPolicy):
+    """A_online (Alg. 1) on the simulator: at each round boundary tau_i the round's plan is released
+    and each of its jobs starts at its planned slot on its planned servers.
+
+    The plan is :func:`optsched.elastic.primal_dual.a_online`'s (one call at the start of the run,
+    with its options): that function is causal (round i reads only the jobs arrived by tau_i, plus
+    the constants F, w_min and, for ``alpha="thm5"``, w(J) that it takes from the whole instance),
+    so releasing round i at tau_i replays it online. The simulator then checks what the verifier
+    checks elsewhere, independently: every planned start is at or after tau_i and the job's
+    arrival, and fits the free resources at that time. Jobs run their planned shape (rate
+    d_ideal / d, :class:`ElasticRate`), so completions equal the plan's.
+    """
+
+    name = "elastic-online"
+
+    def __init__(self, instance: ElasticInstance, **options: Any):
+        super().__init__(instance)
+        self.options = dict(options)
+
+    def on_start(self, sim):
+        from optsched.elastic.primal_dual import a_online
+
+        super().on_start(sim)
+        self.result = a_online(self.instance, **self.options)
+        if self.result.info["unscheduled"]:
+            raise InfeasibleError(
+                f"A_online left job(s) {self.result.info['unscheduled']} of {self.instance.name!r} unscheduled "
+                f"after {self.result.info['rounds_used']} rounds; raise max_rounds."
+            )
+        self._plan: dict[int, list[Any]] = {}
+        for rd in self.result.info["rounds"]:
+            self._plan.setdefault(int(rd["tau"]), []).extend(rd["J_i_s"])
+        for tau in sorted(self._plan):
+            sim.set_timer(at=float(tau), data=("round", tau))
+
+    def on_timer(self, sim, timer):
+        kind, value = timer.data
+        if kind == "round":
+            for jid in self._plan[value]:
+                a = self.result.schedule[jid]
+                if a.start < value - TOL:  # pragma: no cover - a_online plans no start before tau_i
+                    raise SimulationError(f"A_online planned {jid!r} at slot {a.start} before its round tau = {value}.")
+                sim.set_timer(at=float(a.start), data=("start", jid))
+            return
+        a = self.result.schedule[value]
+        job = sim.job(value)
+        sh = Shape(a.m, a.p, a.q, int(round(a.n_workers)), int(a.d))
+        self.start(
+            sim, job, sh, {h: int(y) for h, y in a.workers.items() if y}, {h: int(s) for h, s in a.ps.items() if s}
+        )
+
+
 POLICY_CLASSES: dict[str, type[ElasticPolicy]] = {
     "fifo": ElasticFIFO,
     "drf": ElasticDRF,
     "antman": ElasticAntMan,
     "tiresias": ElasticTiresias,
     "2d-las": Elastic2DLAS,
+    "online": ElasticOnline,
 }
 
 

@@ -14,6 +14,7 @@ from optsched.elastic.gamma import configs
 from optsched.elastic.generate import random_instance
 from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
 from optsched.elastic.policy import (
+    ElasticOnline,
     ElasticRate,
     ElasticTiresias,
     Shape,
@@ -23,6 +24,7 @@ from optsched.elastic.policy import (
     sim_resource_names,
     to_sim,
 )
+from optsched.elastic.primal_dual import a_online
 from optsched.exceptions import InvalidOptionError
 from optsched.sim import Simulator, get_policy, policy_registry
 
@@ -134,3 +136,29 @@ def test_policy_bad_input():
     slow = ElasticInstance.from_dict(d)
     with pytest.raises(InvalidOptionError, match="whole slot"):
         run_baseline(slow, "2d-las", overhead="checkpoint")
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=st.builds(
+        lambda n, h, arch, seed: random_instance(n, n_servers=h, architecture=arch, seed=seed),
+        n=st.integers(1, 5),
+        h=st.integers(1, 3),
+        arch=st.sampled_from(["ps", "rar"]),
+        seed=st.integers(0, 10**6),
+    )
+)
+def test_a_online_on_the_simulator_gives_its_completions(inst):
+    """Each round's plan released at tau_i and started at its slots: the engine accepts every start
+    (arrived, free resources) and the completions are A_online's."""
+    pol = get_policy("elastic-online", instance=inst)
+    assert isinstance(pol, ElasticOnline)
+    cluster, jobs = to_sim(inst)
+    res = Simulator(cluster, jobs, pol, rate_model=ElasticRate(), slot=1.0, record_log=False).run()
+    frame = res.jobs_frame()
+    got = dict(zip(frame["job_id"], frame["completion"], strict=True))
+    want = a_online(inst)
+    assert got == pytest.approx({jid: float(a.completion) for jid, a in want.schedule.items()})
+    taus = {jid: rd["tau"] for rd in want.info["rounds"] for jid in rd["J_i_s"]}
+    for jid, t, *_ in pol.starts:  # started no earlier than its round and its arrival
+        assert t >= taus[jid] and t >= inst.jobs[inst.index(jid)].arrival
