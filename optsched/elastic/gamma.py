@@ -105,8 +105,19 @@ def count_compositions(total: int, caps: tuple[int, ...]) -> int:
     return ways[total]
 
 
-def useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> list[tuple[int, int]]:
-    """(N, d_q(N)) for the useful N in 1..D_j: d_q(N) < d_q(N') for every N' < N."""
+def useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> tuple[tuple[int, int], ...]:
+    """(N, d_q(N)) for the useful N in 1..D_j: d_q(N) < d_q(N') for every N' < N.
+
+    Kept on the (immutable) instance after the first call: the pricing oracle asks for it per job,
+    type pair and q at every pricing."""
+    cache = instance.__dict__.setdefault("_useful_counts", {})
+    key = (j, m, p, q)
+    if key not in cache:
+        cache[key] = tuple(_useful_counts(instance, j, m, p, q))
+    return cache[key]
+
+
+def _useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> list[tuple[int, int]]:
     out, best = [], math.inf
     for n in range(1, instance.jobs[j].chunks + 1):
         d = instance.duration(j, m, p, q, n)

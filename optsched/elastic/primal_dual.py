@@ -31,7 +31,7 @@ from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
-from optsched.elastic.pricing import Prices, min_cost, paper_min_cost
+from optsched.elastic.pricing import Prices, least_use, min_cost, paper_min_cost
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["a_maxweight", "a_online", "MaxWeightRun", "price_base", "weight_bound_F", "alpha_thm5", "gamma_ratio"]
@@ -43,12 +43,11 @@ def weight_bound_F(instance: ElasticInstance, tau: int | None = None) -> float:
     if instance.F is not None:
         return float(instance.F)
     T = int(tau or instance.horizon)
-    unit = Prices(np.zeros((T, instance.H, instance.R)), np.ones((T, instance.H, instance.R)))
     best = 1.0
     for j, job in enumerate(instance.jobs):
-        c = min_cost(instance, j, unit, residual=False)
-        if c is not None and c.cost > 0:
-            best = max(best, job.weight / c.cost)
+        least = least_use(instance, j, T)
+        if least is not None and least > 0:
+            best = max(best, job.weight / least)
     return best
 
 
@@ -225,6 +224,11 @@ def a_online(
                 break
             run = a_maxweight(instance, todo, tau=tau, order=order, oracle=oracle, lam=lam)
             used = iota
+            if not run.chosen:
+                # A_maxweight starts from zero prices: with the same jobs left, every later call of
+                # this round returns the same empty set, so Alg. 2 would run them all for nothing.
+                used = a_i
+                break
             for j, c in run.chosen.items():
                 local[j] = ((iota - 1) * tau + c.start, c)
             todo = [j for j in todo if j not in run.chosen]

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
 from optsched.elastic.model import ElasticSchedule
@@ -123,3 +125,59 @@ def test_printed_subroutines_return_feasible_schedules_no_better_than_the_optimu
         assert _feasible(inst, got, tau) == []
         assert opt is not None and got.cost >= opt.cost - 1e-9 * max(1.0, abs(opt.cost))
         assert math.isclose(got.cost, window_cost(pr, got.config, got.start), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _slot_costs_plain(c, caps, xmax):
+    """F[t, x] by filling the cheapest servers first, one worker at a time."""
+    T, H = c.shape
+    F = np.full((T, xmax + 1), np.inf)
+    for t in range(T):
+        order = sorted(range(H), key=lambda h: (c[t, h], h))
+        total, k = 0.0, 0
+        F[t, 0] = 0.0
+        for h in order:
+            for _ in range(int(caps[t, h])):
+                k += 1
+                total += c[t, h]
+                if k <= xmax:
+                    F[t, k] = total
+    return F
+
+
+@given(
+    st.integers(1, 4),
+    st.integers(1, 5),
+    st.integers(0, 10),
+    st.data(),
+)
+@settings(max_examples=150, deadline=None)
+def test_slot_costs_equal_a_plain_fill(T, H, xmax, data):
+    from optsched.elastic.pricing import _slot_costs
+
+    c = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 3.0]), min_size=T * H, max_size=T * H)))
+    caps = np.array(data.draw(st.lists(st.integers(0, 3), min_size=T * H, max_size=T * H)), dtype=float)
+    F, before_n = _slot_costs(c.reshape(T, H), caps.reshape(T, H), xmax)
+    ref = _slot_costs_plain(c.reshape(T, H), caps.reshape(T, H), xmax)
+    assert np.array_equal(np.isinf(F), np.isinf(ref))
+    assert np.allclose(F[np.isfinite(F)], ref[np.isfinite(ref)], rtol=1e-12, atol=1e-12)
+    # before_n[t, n]: the caps of the servers that come before n in the stable cost order
+    for t in range(T):
+        order = sorted(range(H), key=lambda h: (c.reshape(T, H)[t, h], h))
+        for rank, h in enumerate(order):
+            assert before_n[t, h] == pytest.approx(sum(caps.reshape(T, H)[t, order[:rank]]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
+    from optsched.elastic.generate import random_instance
+    from optsched.elastic.pricing import least_use
+
+    inst = random_instance(3, n_servers=2 + seed % 3, seed=seed, architecture="ps" if seed % 2 else "rar")
+    T = inst.horizon
+    unit = Prices(np.zeros((T, inst.H, inst.R)), np.ones((T, inst.H, inst.R)))
+    for j in range(inst.n_jobs):
+        ref = min_cost(inst, j, unit, residual=False)
+        got = least_use(inst, j)
+        assert (ref is None) == (got is None)
+        if ref is not None:
+            assert math.isclose(got, ref.cost, rel_tol=1e-12)
