@@ -74,7 +74,7 @@ def estimate_direct_size(instance: ElasticInstance, *, problem: str = "2", tau: 
     for job in instance.jobs:
         D = job.chunks
         n_vars += 2 * T + 2 + M + P + H * (M + P) + D + 2 * H + H * (M + P) * T
-        n_cons += 12 + H * (M + P) + 4 * H + M * max(P, 1) * 2 * D + 3 * H * (M + P) * T + H * R
+        n_cons += 16 + H * (M + P) + 4 * H + M * max(P, 1) * 2 * D + 3 * H * (M + P) * T + H * R
     n_cons += H * R * T
     return n_vars, n_cons
 

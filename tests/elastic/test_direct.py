@@ -1,0 +1,118 @@
+"""The direct Pyomo models: (2) / (15) = direct CP-SAT = the Gamma_j model, (7) / (16) = (8) / (17),
+every decoded schedule passes the verifier, sizes are estimated before building."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.direct import build_direct, estimate_direct_size, solve_direct, solve_direct_maxweight
+from optsched.elastic.exact import greedy_schedule, solve_exact, solve_maxweight
+from optsched.elastic.generate import random_instance
+from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverLimitWarning
+from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+
+from .strategies import small_instances
+
+OPTS = SolveOptions(time_limit=30, threads=1)
+
+
+@st.composite
+def tight_instances(draw, *, max_jobs: int, max_servers: int):
+    """A small instance whose horizon T is cut to the greedy schedule's makespan: still feasible (the
+    greedy schedule fits), and far shorter than the serial bound, so the time-indexed model stays tiny."""
+    inst = draw(small_instances(max_jobs=max_jobs, max_servers=max_servers, max_chunks=3))
+    g = greedy_schedule(inst)
+    return inst.replace(horizon=int(max(a.completion for _, a in g.items())))
+
+
+def _min_three_way(inst):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverLimitWarning)  # a time limit fails the test, visibly
+        rp = solve_direct(inst, options=OPTS)
+        rc = solve_exact(inst, backend="cpsat-direct", options=OPTS, initial=None)
+        rg = solve_exact(inst, options=OPTS)
+    assert rp.optimal and rc.optimal and rg.optimal
+    assert rp.objective == pytest.approx(rg.objective)
+    assert rc.objective == pytest.approx(rg.objective)
+    for r in (rp, rc, rg):
+        assert verify_result(inst, r).ok
+    assert rp.objective == pytest.approx(evaluate_objective(inst, rp.schedule, "total_weighted_completion_time"))
+
+
+def _max_equal(inst, tau):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverLimitWarning)
+        r7 = solve_direct_maxweight(inst, tau=tau, options=OPTS)
+        r8 = solve_maxweight(inst, tau=tau, options=OPTS)
+    assert r7.optimal and r8.optimal
+    assert r7.objective == pytest.approx(r8.objective)
+    assert violations(inst, r7.schedule, require_all=False, tau=tau, arrivals=False) == []
+    assert r7.objective == pytest.approx(evaluate_objective(inst, r7.schedule, "scheduled_weight"))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tight_instances(max_jobs=5, max_servers=3))
+def test_pyomo_direct_equals_cpsat_direct_equals_gamma_model(inst):
+    _min_three_way(inst)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=4, max_servers=3, max_chunks=3), st.sampled_from([0.3, 0.5]))
+def test_problem_7_equals_problem_8(inst, frac):
+    _max_equal(inst, max(2, int(round(inst.horizon * frac))))
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tight_instances(max_jobs=5, max_servers=3))
+def test_three_models_of_2_agree_on_40_instances(inst):
+    _min_three_way(inst)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=5, max_servers=3, max_chunks=3, max_horizon=16), st.sampled_from([0.3, 0.5, 0.8]))
+def test_problem_7_equals_problem_8_on_40_instances(inst, frac):
+    _max_equal(inst, max(2, int(round(inst.horizon * frac))))
+
+
+def test_labels_and_rar_model():
+    ps = build_direct(random_instance(2, n_servers=2, seed=1, horizon=6))
+    names = {c.local_name for c in ps.component_objects()}
+    assert {"one_start", "no_start_before_arrival", "processing_capacity", "ps_bandwidth", "capacity"} <= names
+    rar = build_direct(random_instance(2, n_servers=2, seed=1, horizon=6, architecture="rar"), problem="7", tau=4)
+    names = {c.local_name for c in rar.component_objects()}
+    assert {"at_most_one_start", "deadline", "scheduled_weight"} <= names
+    assert not {"ps_bandwidth", "at_least_one_ps", "s"} & names  # (15)/(16): workers only
+
+
+def test_size_is_estimated_before_building():
+    inst = random_instance(5, n_servers=3, seed=2, horizon=400)
+    nv, nc = estimate_direct_size(inst)
+    assert nv + nc > 60_000
+    with pytest.raises(ModelTooLargeError, match="direct time-indexed"):
+        build_direct(inst)
+    small = random_instance(2, n_servers=2, seed=1, horizon=6)
+    m = build_direct(small)
+    import pyomo.environ as pyo
+
+    nvars = sum(1 for _ in m.component_data_objects(pyo.Var))
+    ncons = sum(1 for _ in m.component_data_objects(pyo.Constraint))
+    ev, ec = estimate_direct_size(small)
+    assert nvars <= ev and ncons <= ec  # the estimate is an upper bound
+
+
+def test_bad_options():
+    inst = random_instance(2, n_servers=2, seed=1, horizon=6)
+    with pytest.raises(InvalidOptionError, match="problem"):
+        build_direct(inst, problem="8")
+    with pytest.raises(InvalidOptionError, match="tau"):
+        build_direct(inst, tau=3)
+    with pytest.raises(InvalidOptionError, match="tau"):
+        build_direct(inst, problem="7", tau=0)
