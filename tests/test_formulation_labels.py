@@ -135,6 +135,34 @@ def _elastic_maxweight():
     return build_set_partitioning(toy_instance(), sense="max", tau=20)
 
 
+def _elastic_lp8():
+    from optsched.elastic import toy_instance
+    from optsched.elastic.lp import build_lp8
+
+    return build_lp8(toy_instance(), tau=12)
+
+
+def _elastic_dual9():
+    from optsched.elastic import toy_instance
+    from optsched.elastic.lp import build_dual9
+
+    return build_dual9(toy_instance(), tau=12)
+
+
+def _elastic_direct():
+    from optsched.elastic.direct import build_direct
+    from optsched.elastic.generate import random_instance
+
+    return build_direct(random_instance(2, n_servers=2, seed=1, horizon=6))
+
+
+def _elastic_direct7():
+    from optsched.elastic.direct import build_direct
+    from optsched.elastic.generate import random_instance
+
+    return build_direct(random_instance(2, n_servers=2, seed=1, horizon=6), problem="7", tau=5)
+
+
 MODELS: dict[tuple[str, str], Callable[[], Any]] = {
     ("rigid", "time_indexed"): _rigid_time_indexed,
     ("rigid", "time_indexed_spanning"): _rigid_time_indexed_spanning,
@@ -148,6 +176,10 @@ MODELS: dict[tuple[str, str], Callable[[], Any]] = {
     ("rarddls", "theta"): _rarddls_theta,
     ("elastic", "set_partitioning"): _elastic_set_partitioning,
     ("elastic", "maxweight"): _elastic_maxweight,
+    ("elastic", "lp8"): _elastic_lp8,
+    ("elastic", "dual9"): _elastic_dual9,
+    ("elastic", "direct"): _elastic_direct,
+    ("elastic", "direct7"): _elastic_direct7,
 }
 
 
