@@ -24,6 +24,7 @@ from optsched.solvers import SolveOptions
 from optsched.solvers.exact import (
     LP_MAX_SECONDS,
     ExactModel,
+    cpsat_probe,
     lp_relaxation_value,
     run_exact,
     solve_cpsat_staged,
@@ -144,7 +145,7 @@ def build_exact(
     step = instance.slot if _integral_weights(instance) else None
     handles: IntervalVariables | TimeIndexedVariables
     info: dict = {}
-    solve = None
+    solve = probe = None
     if backend == "cpsat":
         model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
         info.update(energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
@@ -158,11 +159,13 @@ def build_exact(
                 model.add(cp_handles.objective >= row).with_name("objective_bound")
             return row, {"lp_bound": lp, "lp_row": row, "lp_time": time.perf_counter() - t0}
 
-        solve = lambda em, o: solve_cpsat_staged(em, o, lp_row)  # noqa: E731
+        state: dict = {}  # the probe's result, shared by probe and solve (also across a fork)
+        solve = lambda em, o: solve_cpsat_staged(em, o, lp_row, state)  # noqa: E731
+        probe = lambda em, o: cpsat_probe(em, o, state)  # noqa: E731
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
         handles = TimeIndexedVariables.of(model)
-    em = ExactModel(model, handles, scale=instance.slot, step=step, info=info, solve=solve)
+    em = ExactModel(model, handles, scale=instance.slot, step=step, info=info, solve=solve, probe=probe)
     return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
 
 

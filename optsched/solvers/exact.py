@@ -69,6 +69,7 @@ __all__ = [
     "lp_time_budget",
     "solve_cpsat_with_lp_bound",
     "solve_cpsat_staged",
+    "cpsat_probe",
     "probe_time_budget",
     "resolve_options",
     "check_backend",
@@ -116,6 +117,14 @@ class ExactModel:
         hints (``model.add_hint``), or values on a Pyomo model's variables (then passed to HiGHS
         as a MIP start, ``solve_pyomo(..., warm_start=True)``), or whatever the own ``solve``
         reads. ``None``: the model takes no start (the initial schedule still bounds the result).
+    probe : callable or None
+        ``probe(exact_model, options) -> SolveResult``: a cheap first attempt (e.g.
+        :func:`cpsat_probe`, a fraction of a second) that ``solve`` would begin with anyway and
+        then skips. The portfolio runs it before building its other members: when it proves
+        the optimum, they are never built.
+    write : callable or None
+        ``write(path) -> list of paths``: how ``write_model=`` writes a model that is not one
+        solver model (the portfolio: one file per member). ``None``: the model is written.
     """
 
     model: Any
@@ -127,6 +136,8 @@ class ExactModel:
     solve: Callable[[ExactModel, SolveOptions], SolveResult] | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
     warm_start: Callable[[Any], None] | None = None
+    probe: Callable[[ExactModel, SolveOptions], SolveResult] | None = None
+    write: Callable[[str], list[str]] | None = None
 
 
 def resolve_options(
@@ -201,6 +212,8 @@ def model_summary(em: ExactModel | Any) -> dict[str, Any]:
         "horizon": info.get("horizon_slots"),
     }
     if model is None:
+        if "model_summaries" in info:  # a portfolio: one summary per member built so far
+            out.update(kind="portfolio", members=dict(info["model_summaries"]))
         return out
     if _is_cpsat(model):
         proto = model.proto
@@ -352,16 +365,20 @@ def run_exact(
         # fractional objective: let the solver stop only within the certification tolerance
         # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
         options = options.replace(mip_abs_gap=0.5 * tolerance * max(abs(init_obj), 1e-10) / em.scale)
-    summary = model_summary(em) if options.verbose else None
     warm = False
     if initial is not None and em.warm_start is not None:
         em.warm_start(initial)
         warm = True
-    if write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
-        _write_model(em.model, write_model)
+    if write_model and em.write is not None:
+        info_written = em.write(write_model)
+    elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
+        info_written = [str(_write_model(em.model, write_model))]
+    else:
+        info_written = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
         sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
+    summary = model_summary(em) if options.verbose else None  # after the solve: what was solved
     info: dict[str, Any] = dict(em.info)
     info.update(
         solver_status=str(sr.status),
@@ -372,6 +389,8 @@ def run_exact(
     )
     if summary is not None:
         info["model_summary"] = summary
+    if info_written is not None:
+        info["model_files"] = info_written
     sched = decode(em, sr) if sr.has_solution else None
     obj = None if sched is None else float(evaluate(sched))
     status = sr.status if sched is None else Status.FEASIBLE
@@ -493,16 +512,36 @@ def probe_time_budget(options: SolveOptions) -> float:
     return PROBE_MAX_SECONDS if tl is None else max(0.0, min(PROBE_MAX_SECONDS, PROBE_SHARE * float(tl)))
 
 
+def cpsat_probe(em: ExactModel, options: SolveOptions, state: dict[str, Any] | None = None) -> SolveResult:
+    """The probe of :func:`solve_cpsat_staged`: CP-SAT with its presolve off and the model's hints,
+    for :func:`probe_time_budget` seconds (never beyond ``options.time_limit``). Records
+    ``em.info["probe"]`` and keeps the result in ``state["probe"]`` (so a later staged solve of
+    the same model, e.g. in a forked portfolio member, does not probe again)."""
+    probe, tl = probe_time_budget(options), options.time_limit
+    o1 = options.replace(
+        time_limit=probe if tl is None else min(probe, float(tl)),
+        solver_options={"cp_model_presolve": False, **options.solver_options},
+    )
+    sr = solve_cpsat(em.model, o1)
+    info: Any = em.info  # a dict: run_exact copies it after the solve
+    info["probe"] = {"status": sr.status.value, "seconds": round(sr.runtime, 4), "objective": sr.objective}
+    if state is not None:
+        state["probe"] = sr
+    return sr
+
+
 def solve_cpsat_staged(
     em: ExactModel,
     options: SolveOptions,
     lp_row: Callable[[float], tuple[float | None, dict[str, Any]]] | None = None,
+    state: dict[str, Any] | None = None,
 ) -> SolveResult:
     """An ``ExactModel.solve`` for CP-SAT models whose strong bound costs time: probe first,
     pay for the bound only when the probe did not prove the optimum.
 
-    1. **Probe**: CP-SAT with its presolve off (a fixed cost of 5-30 ms that dominates small
-       instances) and the model's hints, for :func:`probe_time_budget` seconds. Proven: done.
+    1. **Probe** (:func:`cpsat_probe`, skipped when ``state`` already holds one): CP-SAT with its
+       presolve off (a fixed cost of 5-30 ms that dominates small instances) and the model's
+       hints, for :func:`probe_time_budget` seconds. Proven: done.
     2. Otherwise ``lp_row(seconds)`` (e.g. the LP relaxation of a time-indexed model, within
        :func:`lp_time_budget`) adds its bound row to ``em.model`` and returns ``(row value in
        model units or None, info)``; ``info`` goes to ``em.info``.
@@ -515,19 +554,15 @@ def solve_cpsat_staged(
 
     t0 = time.perf_counter()
     info: Any = em.info  # a dict: run_exact copies it after the solve
-    probe = probe_time_budget(options)
     tl = options.time_limit
-    sr1 = None
-    if probe > 0:
-        o1 = options.replace(
-            time_limit=probe if tl is None else min(probe, float(tl)),
-            solver_options={"cp_model_presolve": False, **options.solver_options},
-        )
-        sr1 = solve_cpsat(em.model, o1)
-        info["probe"] = {"status": sr1.status.value, "seconds": round(sr1.runtime, 4), "objective": sr1.objective}
-        if sr1.status in (Status.OPTIMAL, Status.INFEASIBLE) or (tl is not None and sr1.runtime >= float(tl)):
-            info["lp_bound"] = None
-            return sr1
+    sr1 = None if state is None else state.get("probe")
+    if sr1 is None and probe_time_budget(options) > 0:
+        sr1 = cpsat_probe(em, options, state)
+    if sr1 is not None and (
+        sr1.status in (Status.OPTIMAL, Status.INFEASIBLE) or (tl is not None and time.perf_counter() - t0 >= float(tl))
+    ):
+        info["lp_bound"] = None
+        return sr1
     row = None
     if lp_row is not None:
         left = None if tl is None else max(0.0, float(tl) - (time.perf_counter() - t0))

@@ -37,7 +37,7 @@ from typing import Any
 
 from optsched.core.result import Status
 from optsched.exceptions import InvalidOptionError, SolverError
-from optsched.solvers.exact import ExactModel, _default_solve, check_backend
+from optsched.solvers.exact import ExactModel, _default_solve, check_backend, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = [
@@ -200,6 +200,10 @@ class _Member:
 class _Handles:
     members: list[_Member]
     failed: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)  # members built only if the probe does not prove
+    instance: Any = None
+    options: SolveOptions | None = None
+    initial: Any = None  # the warm start, for members built late
 
 
 def _kind_value(em: ExactModel, v: float | None) -> float | None:
@@ -215,36 +219,75 @@ class _Portfolio:
     maximize: bool
     method: str
 
-    # -- build: every member here (errors before anything is solved), one ExactModel for run_exact
-    def build(self, instance: Any, backend: str, options: SolveOptions) -> ExactModel:
+    # -- build: the members here (errors before anything is solved), one ExactModel for run_exact.
+    # When the first member that builds has a probe, the others are built only if it does not prove.
+    def _build_members(
+        self, instance: Any, names: Sequence[str], options: SolveOptions, failed: dict, errors: list | None = None
+    ) -> list[_Member]:
         from optsched.exceptions import ModelTooLargeError
 
-        ms, failed, first_err = [], {}, None
-        for b in self.members:
+        ms = []
+        for b in names:
             try:
                 ms.append(_Member(b, self.build_one(instance, b, options)))
             except (ModelTooLargeError, InvalidOptionError) as e:  # this member cannot take the instance
                 failed[b] = f"{type(e).__name__}: {e}"
-                first_err = first_err or e
+                if errors is not None:
+                    errors.append(e)
+        return ms
+
+    def build(self, instance: Any, backend: str, options: SolveOptions) -> ExactModel:
+        failed: dict[str, str] = {}
+        errors: list[Exception] = []
+        ms: list[_Member] = []
+        pending: list[str] = []
+        for k, b in enumerate(self.members):
+            ms = self._build_members(instance, [b], options, failed, errors)
+            if ms:
+                rest = list(self.members[k + 1 :])
+                if ms[0].em.probe is not None and rest:
+                    pending = rest
+                else:
+                    ms += self._build_members(instance, rest, options, failed)
+                break
         if not ms:
-            assert first_err is not None
-            raise first_err
+            raise errors[0]
         same = len({(m.em.scale, m.em.offset) for m in ms}) == 1
         scale, offset = (ms[0].em.scale, ms[0].em.offset) if same else (1.0, 0.0)
         steps = {m.em.step for m in ms}
         step = steps.pop() if len(steps) == 1 else None
-        handles = _Handles(ms, failed)
-        info: dict[str, Any] = {"backend": PORTFOLIO, "portfolio_members": [m.name for m in ms]}
+        handles = _Handles(ms, failed, pending, instance, options)
+        info: dict[str, Any] = {"backend": PORTFOLIO, "portfolio_members": [m.name for m in ms] + pending}
         for m in ms:
             info.update({k: v for k, v in m.em.info.items() if k not in info})
         if failed:
-            info["portfolio_failed"] = dict(failed)
+            info["portfolio_failed"] = failed
+        if options.verbose:
+            info["model_summaries"] = {m.name: model_summary(m.em) for m in ms}
 
         def warm_start(schedule: Any) -> None:
-            for m in ms:
-                if m.em.warm_start is not None:
+            handles.initial = schedule
+            for m in handles.members:
+                if m.em.warm_start is not None and not m.warm:
                     m.em.warm_start(schedule)
                     m.warm = True
+
+        def write(path: str) -> list[str]:
+            """One file per member (all built first): ``<stem>.<member><suffix>``, the suffix
+            kept where the member's format allows it (else .pbtxt for CP-SAT, .lp for Pyomo)."""
+            from pathlib import Path
+
+            from optsched.solvers.pyomo_backend import write_model
+
+            self._build_pending(handles, info)
+            p, out = Path(path), []
+            for m in handles.members:
+                cpsat = hasattr(m.em.model, "ExportToFile")
+                ok = (".pb", ".pbtxt") if cpsat else (".lp", ".mps")
+                suffix = p.suffix if p.suffix in ok else ok[-1] if cpsat else ok[0]
+                if m.em.model is not None:
+                    out.append(str(write_model(m.em.model, p.with_name(f"{p.stem}.{m.name}{suffix}"))))
+            return out
 
         return ExactModel(
             None,
@@ -256,7 +299,31 @@ class _Portfolio:
             solve=self.solve,
             info=info,
             warm_start=warm_start,
+            write=write,
         )
+
+    def _build_pending(self, h: _Handles, info: dict[str, Any]) -> None:
+        """Build the members deferred by :meth:`build` (same warm start); a member that cannot
+        take the instance is named in ``info["portfolio_failed"]``."""
+        if not h.pending:
+            return
+        assert h.options is not None
+        new = self._build_members(h.instance, h.pending, h.options, h.failed)
+        h.pending = []
+        units = lambda e: (e.scale, e.offset, e.resolution, e.step)  # noqa: E731
+        for m in new:
+            if units(m.em) != units(h.members[0].em):
+                h.failed[m.name] = "its objective is in other units than the first member's (scale, offset, resolution)"
+                continue
+            if h.initial is not None and m.em.warm_start is not None:
+                m.em.warm_start(h.initial)
+                m.warm = True
+            h.members.append(m)
+            info.update({k: v for k, v in m.em.info.items() if k not in info})
+            if h.options.verbose:
+                info.setdefault("model_summaries", {})[m.name] = model_summary(m.em)
+        if h.failed:
+            info["portfolio_failed"] = h.failed
 
     def decode(self, em: ExactModel, sr: SolveResult) -> Any:
         return sr.raw["schedule"]
@@ -275,7 +342,25 @@ class _Portfolio:
 
     def solve(self, em: ExactModel, options: SolveOptions) -> SolveResult:
         h: _Handles = em.handles
+        info: Any = em.info
         t0 = time.perf_counter()
+        if h.pending:  # stage 0: the first member's probe, in this process; proven -> the rest is never built
+            first = h.members[0]
+            row = _run_member(first, self._member_options(em, first, options, 1), self.decode_one, probe=True)
+            row = _with_kind_bound(row, first, self.maximize)
+            info["portfolio_probe"] = {
+                "member": first.name,
+                "status": row["status"].value if isinstance(row.get("status"), Status) else "error",
+                "seconds": row.get("runtime"),
+            }
+            if "error" not in row and row["status"] in (Status.OPTIMAL, Status.INFEASIBLE):
+                rows = {first.name: row}
+                for n in h.pending:
+                    rows[n] = {"skipped": True, "message": f"not built: the {first.name} probe proved the optimum"}
+                return self._combine(em, h, rows, options, time.perf_counter() - t0)
+            self._build_pending(h, info)
+            if options.time_limit is not None:
+                options = options.replace(time_limit=max(0.1, options.time_limit - (time.perf_counter() - t0)))
         if self.method == "fork" and len(h.members) > 1:
             rows = self._run_forked(em, h.members, options)
         else:
@@ -366,7 +451,7 @@ class _Portfolio:
         self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions, runtime: float
     ) -> SolveResult:
         for name, r in rows.items():
-            if "kind_bound" not in r and "error" not in r and not r.get("stopped"):
+            if "kind_bound" not in r and "error" not in r and not r.get("stopped") and not r.get("skipped"):
                 rows[name] = _with_kind_bound(r, next(m for m in h.members if m.name == name), self.maximize)
         sols = {n: r for n, r in rows.items() if r.get("schedule") is not None}
         bnds = {n: r["kind_bound"] for n, r in rows.items() if r.get("kind_bound") is not None}
@@ -374,7 +459,9 @@ class _Portfolio:
         for n, r in rows.items():
             st = r.get("status")
             table[n] = {
-                "status": st.value if isinstance(st, Status) else ("stopped" if r.get("stopped") else "error"),
+                "status": st.value
+                if isinstance(st, Status)
+                else ("stopped" if r.get("stopped") else "skipped" if r.get("skipped") else "error"),
                 "objective": self._obj(r) if n in sols else None,
                 "bound": r.get("kind_bound"),
                 "runtime": r.get("runtime"),
@@ -408,7 +495,7 @@ class _Portfolio:
             status = Status.NO_SOLUTION
         else:
             status = Status.OPTIMAL if Status.OPTIMAL in statuses else Status.FEASIBLE
-        versions = " + ".join(f"{n} {r.get('version', '')}".strip() for n, r in rows.items())
+        versions = " + ".join(f"{n} {r.get('version', '')}".strip() for n, r in rows.items() if not r.get("skipped"))
         msg = "; ".join(f"{n}: {t['status']}" for n, t in table.items())
         return SolveResult(
             status=status,
@@ -424,7 +511,7 @@ class _Portfolio:
 
 def _with_kind_bound(r: dict, m: _Member, maximize: bool) -> dict:
     """Add the member's bound in the kind's units (valid: widened by the member's resolution)."""
-    if "error" in r or r.get("stopped"):
+    if "error" in r or r.get("stopped") or r.get("skipped"):
         return r
     b = _kind_value(m.em, r.get("bound"))
     if b is not None:
@@ -436,14 +523,21 @@ def _with_kind_bound(r: dict, m: _Member, maximize: bool) -> dict:
     return r
 
 
-def _run_member(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any]) -> dict:
-    """Solve one member and decode its incumbent; errors become an ``error`` entry."""
+def _run_member(
+    m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], probe: bool = False
+) -> dict:
+    """Solve one member (or run its probe) and decode its incumbent; errors become an ``error`` entry."""
     from optsched.exceptions import SolverLimitWarning
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SolverLimitWarning)
-            sr = m.em.solve(m.em, options) if m.em.solve is not None else _default_solve(m.em, m.name, options, m.warm)
+            if probe and m.em.probe is not None:
+                sr = m.em.probe(m.em, options)
+            elif m.em.solve is not None:
+                sr = m.em.solve(m.em, options)
+            else:
+                sr = _default_solve(m.em, m.name, options, m.warm)
         sched = decode(m.em, sr) if sr.has_solution else None
     except Exception as e:  # reported per member; all failing raises SolverError
         return {"error": f"{type(e).__name__}: {e}"}

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from optsched.core.instance import Instance
 from optsched.core.result import Status
@@ -183,15 +184,94 @@ OPT = SolveOptions(time_limit=20, threads=1)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rigid_instances(max_jobs=6, max_work=3))
-def test_rigid_portfolio_matches_highs(inst):
+@given(rigid_instances(max_jobs=6, max_work=3), st.sampled_from([None, 1e-6]))
+def test_rigid_portfolio_matches_highs(inst, probe):
+    """Default probe (it proves these: HiGHS is never built) or a probe too short to prove (both
+    members are built and forked): the certified optimum of HiGHS alone either way."""
+    import optsched.solvers.exact as exact_mod
+
     ref = solve_exact(inst, backend="highs", options=OPT)
-    r = solve_exact(inst, backend="portfolio", options=OPT)
+    old = exact_mod.PROBE_MAX_SECONDS
+    exact_mod.PROBE_MAX_SECONDS = old if probe is None else probe
+    try:
+        r = solve_exact(inst, backend="portfolio", options=OPT)
+    finally:
+        exact_mod.PROBE_MAX_SECONDS = old
     assert ref.status == r.status == Status.OPTIMAL
     assert r.objective == pytest.approx(ref.objective, rel=1e-9)
     assert r.bound <= r.objective + 1e-9
     assert r.info["winner"] in ("cpsat", "highs")
     assert verify_result(inst, r).ok
+    pr = r.info["portfolio_probe"]
+    assert pr["member"] == "cpsat"
+    if pr["status"] == "optimal":
+        assert r.info["portfolio"]["highs"]["status"] == "skipped" and r.info["winner"] == "cpsat"
+    else:
+        assert r.info["portfolio"]["highs"]["status"] != "skipped"
+
+
+def test_rigid_portfolio_writes_one_model_per_member_and_summarises_them(tmp_path):
+    inst = random_instance(6, n_servers=2, gpus_per_server=4, single_server=1.0, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverLimitWarning)
+        r = solve_exact(
+            inst,
+            backend="portfolio",
+            options=SolveOptions(time_limit=20, threads=1, verbose=True),
+            write_model=str(tmp_path / "m.lp"),
+        )
+    assert r.status == Status.OPTIMAL
+    files = sorted(r.info["model_files"])
+    assert [p.rsplit("/", 1)[-1] for p in files] == ["m.cpsat.pbtxt", "m.highs.lp"]
+    assert all((tmp_path / p.rsplit("/", 1)[-1]).stat().st_size > 0 for p in files)
+    summary = r.info["model_summary"]
+    assert summary["kind"] == "portfolio" and set(summary["members"]) == {"cpsat", "highs"}
+    assert summary["members"]["highs"]["variables"] > summary["members"]["cpsat"]["variables"] > 0
+
+
+def _probing_members(probe_status, built):
+    """Two fake members: 'a' with a probe answering ``probe_status`` (objective 5, bound 5 when
+    optimal), 'b' whose builds are counted in ``built``."""
+
+    def build(inst, b, o):
+        built.append(b)
+
+        def solve(em, opts):
+            return SolveResult(Status.OPTIMAL, 5.0, 5.0, 0.0, b, "1", message="OPTIMAL")
+
+        def probe(em, opts):
+            bound = 5.0 if probe_status == Status.OPTIMAL else 1.0
+            return SolveResult(probe_status, 5.0, bound, 0.0, b, "1", message="probe")
+
+        return ExactModel(None, handles=b, solve=solve, probe=probe if b == "a" else None)
+
+    return build, lambda em, sr: {"value": sr.objective, "by": em.handles}
+
+
+@pytest.mark.parametrize("probe_status", [Status.OPTIMAL, Status.FEASIBLE])
+def test_portfolio_builds_the_others_only_when_the_probe_does_not_prove(probe_status):
+    built: list[str] = []
+    build, decode = _probing_members(probe_status, built)
+    plan = plan_backend(
+        "portfolio", build=build, decode=decode, own=("a", "b"), members=("a", "b"), method="sequential"
+    )
+    r = run_exact(
+        _Inst(),
+        build=plan.build,
+        decode=plan.decode,
+        evaluate=lambda s: s["value"],
+        backend=plan.backend,
+        algorithm="t-exact[portfolio]",
+        objective_name="f",
+        own_backends=plan.own_backends,
+        options=SolveOptions(time_limit=60),
+    )
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(5.0)
+    assert r.info["portfolio_probe"]["status"] == probe_status.value
+    if probe_status == Status.OPTIMAL:
+        assert built == ["a"] and r.info["portfolio"]["b"]["status"] == "skipped"
+    else:
+        assert built == ["a", "b"] and r.info["portfolio"]["b"]["status"] == "optimal"
 
 
 def test_rigid_portfolio_sequential_and_initial_never_worse():
