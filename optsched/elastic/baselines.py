@@ -287,7 +287,7 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
         run.utility[j] = density[j]
         wmin: dict[int, np.ndarray] = {}
         best = None  # (start, -total use, -d, shape, placement)
-        for sh in candidate_shapes(instance, j):
+        for sh in sorted(candidate_shapes(instance, j), key=lambda s: s.d):  # short first: late starts early
             if sh.d > tau:
                 continue
             if sh.d not in wmin:  # the least residual over each window [t, t + d): (tau - d + 1, H, R)

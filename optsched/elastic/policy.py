@@ -182,8 +182,16 @@ def least_total_use(instance: ElasticInstance, j: int) -> float:
         Naming the job, if no configuration fits.
     """
     C = np.asarray(instance.C, dtype=float)
+    se = [float(sum(v)) for v in instance.e]
+    sz = [float(sum(v)) for v in instance.z]
+
+    def lower(sh: Shape) -> float:  # d (N sum e_m + sum z_p): at least one PS
+        return sh.d * (sh.n * se[sh.m] + (sz[sh.p] if sh.p is not None else 0.0))
+
     best = None
-    for sh in candidate_shapes(instance, j):
+    for sh in sorted(candidate_shapes(instance, j), key=lower):
+        if best is not None and lower(sh) >= best - 1e-12:
+            break
         got = find_placement(instance, sh, C)
         if got is not None:
             v = sh.d * float(placement_use(instance, sh, *got).sum())
@@ -254,13 +262,14 @@ def find_placement(
     """
     e = np.asarray(instance.e[shape.m], dtype=float)
     z = np.asarray(instance.z[shape.p], dtype=float) if shape.p is not None else None
-    n, H = shape.n, instance.H
+    n = shape.n
     if shape.q == 1:
         need = n * e + (z if z is not None else 0.0)
-        for h in range(H):
-            if np.all(need <= free[h] + TOL):
-                return {h: n}, ({h: 1} if z is not None else {})
-        return None
+        ok = np.flatnonzero(np.all(need <= free + TOL, axis=1))
+        if not len(ok):
+            return None
+        h = int(ok[0])
+        return {h: n}, ({h: 1} if z is not None else {})
     caps = _fit_counts(free, e, n)
     if z is None:  # RAR, q = 0: at least two servers
         if n < 2:
