@@ -20,8 +20,9 @@ sum_{t' <= t} start - sum_{c <= t} completion = 1. Labels and the linearizations
 
 >>> from optsched.elastic.generate import random_instance
 >>> inst = random_instance(2, n_servers=2, seed=1, horizon=8)
+>>> from optsched.elastic.exact import solve_exact
 >>> r = solve_direct(inst)
->>> r.status.value, r.objective == solve_direct(inst, backend="highs").objective
+>>> r.status.value, r.objective == solve_exact(inst).objective  # the Gamma_j model of (2)
 ('optimal', True)
 """
 
