@@ -9,12 +9,13 @@ from dataclasses import replace
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind, register_algorithm
-from optsched.core.result import Result
+from optsched.core.result import Result, Status
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.rigid.formulation import (
     IntervalVariables,
     TimeIndexedVariables,
+    add_packing_rows,
     build_interval_cpsat,
     build_time_indexed,
     slot_data,
@@ -146,6 +147,7 @@ def build_exact(
     handles: IntervalVariables | TimeIndexedVariables
     info: dict = {}
     solve = probe = None
+    rstate: dict = {}  # the warm start, for the relaxation of the time-indexed back end
     if backend == "cpsat":
         model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
         info.update(energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
@@ -165,8 +167,102 @@ def build_exact(
     else:
         model = build_time_indexed(instance, horizon_slots=horizon_slots, max_size=max_size)
         handles = TimeIndexedVariables.of(model)
+        if handles.data.mixed and _integral_weights(instance) and RELAX_SHARE > 0:
+            solve = lambda em, o: _relax_and_repair(instance, em, o, backend, horizon_slots, rstate)  # noqa: E731
     em = ExactModel(model, handles, scale=instance.slot, step=step, info=info, solve=solve, probe=probe)
-    return replace(em, warm_start=lambda sched: warm_start_exact(instance, em, sched))
+
+    def warm_start(sched: Schedule) -> None:
+        warm_start_exact(instance, em, sched)
+        rstate["initial"] = sched
+
+    return replace(em, warm_start=warm_start)
+
+
+#: Share of the time limit that the aggregated relaxation of the time-indexed back end may take
+#: (:func:`_relax_and_repair`; 0 switches it off).
+RELAX_SHARE = 0.5
+
+
+def _relax_and_repair(
+    instance: Instance, em: ExactModel, options: SolveOptions, backend: str, horizon_slots: int | None, state: dict
+):
+    """``ExactModel.solve`` of the time-indexed back end when some job is single-server
+    (``formulations/rigid.md#relax-and-repair``).
+
+    1. **Relax**: the aggregated model (T1), (T2), (T5), every job allowed to span servers, is a
+       relaxation of the per-server one ((T4) summed over the servers gives (T2)); it is M times
+       smaller. Solved by the same MILP solver for at most :data:`RELAX_SHARE` of the time limit,
+       warm-started with the initial schedule: its bound (its optimum, when proven) is a valid
+       bound of the per-server model.
+    2. **Repair**: its starts fixed, CP-SAT looks for a server for every job (a packing per
+       slot). Found: a schedule of the original instance with the same completion times, so with
+       the relaxation's objective; if that was proven optimal for the relaxation, it is optimal.
+    3. Otherwise the per-server model (T1)-(T5) for the rest of the time, warm-started with the
+       better of the initial and the repaired schedule; its bound is raised to the relaxation's.
+    """
+    import dataclasses
+
+    from optsched.exceptions import ModelTooLargeError
+    from optsched.solvers import SolveResult, solve_cpsat
+    from optsched.solvers.pyomo_backend import solve_pyomo
+
+    t0 = time.perf_counter()
+    info: dict = em.info  # type: ignore[assignment]  # a dict: run_exact copies it after the solve
+    tl = options.time_limit
+    left = lambda: None if tl is None else max(0.1, float(tl) - (time.perf_counter() - t0))  # noqa: E731
+    span = instance.replace(jobs=[dataclasses.replace(j, single_server=False) for j in instance.jobs])
+    initial = state.get("initial")
+    rel: dict = {}
+    info["relaxation"] = rel
+    repaired = None
+    agg_bound = None
+    try:
+        agg = build_time_indexed(span, horizon_slots=horizon_slots)
+    except ModelTooLargeError as e:
+        agg = None
+        rel["skipped"] = str(e)
+    if agg is not None:
+        rel["packing_rows"] = add_packing_rows(agg, [j.single_server for j in instance.jobs])
+        agg_em = ExactModel(agg, TimeIndexedVariables.of(agg))
+        if initial is not None:
+            warm_start_exact(span, agg_em, initial)
+        o1 = options if tl is None else options.replace(time_limit=RELAX_SHARE * float(tl))
+        sr1 = solve_pyomo(agg, backend, o1, warm_start=initial is not None)
+        agg_bound = sr1.bound if sr1.bound is not None and math.isfinite(sr1.bound) else None
+        rel.update(status=sr1.status.value, objective=sr1.objective, bound=agg_bound, seconds=round(sr1.runtime, 3))
+        if sr1.has_solution:
+            v = agg_em.handles
+            starts = {j: t for (j, t), x in v.x.items() if x.value is not None and x.value > 0.5}
+            cp, cv = build_interval_cpsat(instance, horizon_slots=horizon_slots, energy=False)
+            for j, t in starts.items():
+                cp.add(cv.start[j] == t)
+            o_rep = SolveOptions(time_limit=left() if tl is None else min(left(), max(1.0, 0.1 * float(tl))), threads=1)
+            sr_rep = solve_cpsat(cp, o_rep)
+            rel["repair"] = sr_rep.status.value
+            if sr_rep.has_solution and sr_rep.objective is not None:
+                repaired = (float(sr_rep.objective), schedule_from_cpsat(instance, sr_rep.raw, cv))
+                if sr1.status == Status.OPTIMAL and agg_bound is not None and repaired[0] - agg_bound < 1 - 1e-6:
+                    return SolveResult(
+                        Status.OPTIMAL,
+                        repaired[0],
+                        agg_bound,
+                        time.perf_counter() - t0,
+                        sr1.solver,
+                        sr1.solver_version,
+                        message="the relaxation's optimum, repaired to single servers",
+                        raw={"schedule": repaired[1]},
+                    )
+    warm = initial is not None
+    init_obj = None if initial is None else objective_value(instance, initial, OBJECTIVE) / instance.slot
+    if repaired is not None and (init_obj is None or repaired[0] < init_obj - 1e-9):
+        warm_start_exact(instance, em, repaired[1])
+        warm = True
+    sr2 = solve_pyomo(em.model, backend, options if tl is None else options.replace(time_limit=left()), warm_start=warm)
+    bounds = [b for b in (sr2.bound, agg_bound) if b is not None and math.isfinite(b)]
+    out = dataclasses.replace(sr2, bound=max(bounds) if bounds else None, runtime=time.perf_counter() - t0)
+    if repaired is not None and (not sr2.has_solution or sr2.objective is None or repaired[0] < sr2.objective - 1e-9):
+        out = dataclasses.replace(out, status=Status.FEASIBLE, objective=repaired[0], raw={"schedule": repaired[1]})
+    return out
 
 
 def _starts_of(instance: Instance, schedule: Schedule, T: int) -> list[tuple[int, dict[int, int]]]:
@@ -227,6 +323,8 @@ def best_heuristic(instance: Instance) -> Schedule:
 
 def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
     """The schedule of a solved :func:`build_exact` model."""
+    if isinstance(sr.raw, dict) and "schedule" in sr.raw:  # a schedule found outside the model (relax-and-repair)
+        return sr.raw["schedule"]
     if isinstance(em.handles, IntervalVariables):
         return schedule_from_cpsat(instance, sr.raw, em.handles)
     return schedule_from_time_indexed(instance, em.model, em.handles)

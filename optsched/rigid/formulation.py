@@ -29,6 +29,7 @@ __all__ = [
     "build_interval_cpsat",
     "build_cpsat",
     "energy_rows",
+    "add_packing_rows",
 ]
 
 
@@ -201,6 +202,34 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
         doc="(T5) sum_j w_j C_j in slots",
     )
     return m
+
+
+def add_packing_rows(model: Any, single: list[bool]) -> int:
+    """Add the packing rows (P) of ``formulations/rigid.md#relax-and-repair`` to an aggregated
+    time-indexed model (:func:`build_time_indexed` with every job spanning): when all M servers
+    have the same G GPUs, a single-server job with g_j > G/2 needs a server of its own and two
+    with g_j = G/2 share one, so in every slot sum_j f(g_j) [j runs] <= M with f = 1, 1/2, 0
+    (a dual-feasible function of bin packing; times 2 for integer rows). Valid for every
+    schedule of the instance with ``single`` single-server jobs; spanning jobs get f = 0.
+    Returns the number of rows (0 when the servers differ). The component is ``packing``."""
+    import pyomo.environ as pyo
+
+    d: SlotData = model.data
+    if len(set(d.G)) != 1:
+        return 0
+    G, M, T = d.G[0], len(d.G), d.T
+    f = [(2 if 2 * gj > G else 1 if 2 * gj == G else 0) if single[j] else 0 for j, gj in enumerate(d.g)]
+    model.packing = pyo.ConstraintList(doc="(P) big single-server jobs per slot <= servers")
+    for t in range(T):
+        terms = [
+            f[j] * model.x[j, tau]
+            for j in range(d.n)
+            if f[j]
+            for tau in range(max(d.r[j], t - d.p[j] + 1), min(t, T - d.p[j]) + 1)
+        ]
+        if sum(f[j] for j in range(d.n) if d.r[j] <= t) > 2 * M and terms:  # else implied
+            model.packing.add(sum(terms) <= 2 * M)
+    return len(model.packing)
 
 
 def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
