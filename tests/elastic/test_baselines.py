@@ -23,6 +23,7 @@ from optsched.elastic.policy import least_total_use
 from optsched.elastic.primal_dual import a_maxweight
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
 
 FAST = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -78,6 +79,7 @@ def test_non_preemptive_schedules_pass_the_verifier(inst, seed):
         r = run_baseline(inst, name, seed=seed)
         assert isinstance(r.schedule, ElasticSchedule)
         assert violations(roomy, r.schedule) == []
+        assert verify_result(roomy, r).ok  # every label and the claimed objective, via optsched.verify
         late = {v.job for v in violations(inst, r.schedule)}
         assert late == set(r.info["late_jobs"])
         assert all(v.label == "horizon" for v in violations(inst, r.schedule))
