@@ -25,7 +25,7 @@ from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 
-FAST = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 instances = st.builds(
     lambda n, h, arch, seed, amax: random_instance(
@@ -306,3 +306,15 @@ def test_registered_and_deterministic():
     draws = {tuple(s["n"] for s in run_baseline(inst, "fifo", seed=s).info["starts"]) for s in range(8)}
     assert len(draws) > 1  # the worker counts come from the seed
     assert B.fifo(inst, seed=3).objective == run_baseline(inst, "fifo", seed=3).objective
+
+
+def test_checkpoint_overhead_costs_slots_on_the_toy():
+    """2D-LAS alternates the toy's two jobs every slot; with overhead="checkpoint" each resume loads
+    for 2 x 8 pi / b = 16 ms (1.6e-4 of a 100-s slot), so ten 1-slot turns no longer finish the
+    10-slot work: each job needs an eleventh turn (19 + 20 -> 21 + 22)."""
+    inst = toy_instance()
+    free = run_baseline(inst, "2d-las", overhead="none")
+    paid = run_baseline(inst, "2d-las", overhead="checkpoint")
+    assert free.info["completions"] == {0: 19.0, 1: 20.0}
+    assert paid.info["completions"] == {0: 21.0, 1: 22.0}
+    assert paid.info["preemptions"] > free.info["preemptions"]
