@@ -54,7 +54,7 @@ def test_objective_tables(tables, name):
     q = CONFIG["quick"]
     assert sorted(df[sweep].unique()) == sorted(q["jobs"] if sweep == "jobs" else q["servers"])
     assert set(df["algorithm"]) == {"A_online", "A_online-compact", *BASELINES}
-    for v, g in df.groupby(sweep):
+    for _v, g in df.groupby(sweep):
         on = g[g["algorithm"] == "A_online"]["objective_mean"].iloc[0]
         assert (g["objective_mean"] > 0).all()
         assert g["ratio_to_A_online"].to_numpy() == pytest.approx(g["objective_mean"].to_numpy() / on)
