@@ -41,6 +41,7 @@ from optsched.solvers.exact import ExactModel, run_exact
 __all__ = [
     "build_direct",
     "decode_direct",
+    "set_start",
     "estimate_direct_size",
     "solve_direct",
     "solve_direct_maxweight",
@@ -376,13 +377,70 @@ def _options(instance: ElasticInstance, options: SolveOptions | None) -> SolveOp
     return options
 
 
+def set_start(instance: ElasticInstance, model: Any, schedule: ElasticSchedule) -> None:
+    """Set every variable of a :func:`build_direct` model to the values of a feasible ``schedule``
+    (jobs absent from it are left out, (7)); HiGHS then gets it as a MIP start."""
+    chosen = dict(schedule.items())
+    for j, job in enumerate(instance.jobs):
+        a = chosen.get(job.id)
+        on = a is not None
+        t0, t1 = (int(a.start), int(a.start + a.d)) if on else (-1, -1)
+        for t in model.TS:
+            model.start[j, t].value = 1.0 if t == t0 else 0.0
+        for c in range(1, model.tau + 1):
+            model.completion[j, c].value = 1.0 if c == t1 else 0.0
+        model.d[j].value = float(t1 - t0) if on else 0.0
+        model.q[j].value = float(a.q) if on else 0.0
+        n = int(sum(a.workers.values())) if on else 0
+        for k in range(1, job.chunks + 1):
+            model.worker_count_is[j, k].value = 1.0 if k == n else 0.0
+        for mm in model.M:
+            model.worker_type[j, mm].value = 1.0 if on and a.m == mm else 0.0
+        for p in model.P:
+            model.ps_type[j, p].value = 1.0 if on and a.p == p else 0.0
+        for h in model.H:
+            ps_h = int(a.ps.get(h, 0)) if on else 0
+            used = on and (a.workers.get(h, 0) > 0 or ps_h > 0)
+            model.server_used[j, h].value = 1.0 if used else 0.0
+            if instance.is_ps:
+                model.ps_server[j, h].value = 1.0 if ps_h > 0 else 0.0
+            for mm in model.M:
+                y = float(a.workers.get(h, 0)) if on and a.m == mm else 0.0
+                model.y[j, h, mm].value = y
+                for t in model.TS:
+                    model.running_workers[j, h, mm, t].value = y if t0 <= t < t1 else 0.0
+            for p in model.P:
+                sv = float(ps_h) if on and a.p == p else 0.0
+                model.s[j, h, p].value = sv
+                for t in model.TS:
+                    model.running_ps[j, h, p, t].value = sv if t0 <= t < t1 else 0.0
+
+
 def _build(problem: str, tau: int | None, max_size: int | None):
     def build(instance: ElasticInstance, backend: str, options: SolveOptions) -> ExactModel:
         model = build_direct(instance, problem=problem, tau=tau, max_size=max_size)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
-        return ExactModel(model, None, step=1.0 if integer else None, info={"model": f"direct ({problem})"})
+        return ExactModel(
+            model,
+            None,
+            step=1.0 if integer else None,
+            info={"model": f"direct ({problem})"},
+            warm_start=lambda sched: set_start(instance, model, sched),
+        )
 
     return build
+
+
+def _initial(instance: ElasticInstance, initial: Any, problem: str, T: int) -> ElasticSchedule | None:
+    from optsched.elastic.exact import greedy_schedule
+
+    if not isinstance(initial, str):
+        return initial
+    if initial != "heuristic":
+        raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
+    if problem == "2":
+        return greedy_schedule(instance)
+    return greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
 
 
 def _decode(instance: ElasticInstance):
@@ -401,6 +459,7 @@ def solve_direct(
     seed: Any = None,
     write_model: str | None = None,
     max_size: int | None = DIRECT_MAX_SIZE,
+    initial: Any = "heuristic",
 ) -> Result:
     """Exact minimum sum_j w_j c_j of (2) / (15) with the direct time-indexed Pyomo model (tiny sizes).
 
@@ -412,6 +471,9 @@ def solve_direct(
         Default 60 s, one thread; ``mip_abs_gap = 0.999`` when every weight is an integer.
     max_size : int
         Refuse (``ModelTooLargeError``) above this many variables + constraints (estimated first).
+    initial : "heuristic", ElasticSchedule or None
+        MIP start (default :func:`~optsched.elastic.exact.greedy_schedule`; for (7) greedy by weight
+        within ``tau``); an exact solve never returns a worse schedule than its start.
 
     Returns
     -------
@@ -438,6 +500,7 @@ def solve_direct(
         seed=seed,
         write_model=write_model,
         sense="min",
+        initial=_initial(instance, initial, "2", instance.horizon),
         check_initial=lambda s: violations(instance, s),
         own_backends=(),
     )
@@ -452,6 +515,7 @@ def solve_direct_maxweight(
     seed: Any = None,
     write_model: str | None = None,
     max_size: int | None = DIRECT_MAX_SIZE,
+    initial: Any = "heuristic",
 ) -> Result:
     """Exact (7) / (16) with the direct Pyomo model: the largest total weight of jobs completing by
     ``tau`` (default T), arrivals ignored; jobs left out are absent from the schedule. Equal to (8)
@@ -473,6 +537,7 @@ def solve_direct_maxweight(
         seed=seed,
         write_model=write_model,
         sense="max",
+        initial=_initial(instance, initial, "7", T),
         check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
         own_backends=(),
     )
