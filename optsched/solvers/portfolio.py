@@ -11,15 +11,22 @@ the evaluator, bound never beyond it, ``optimal`` only within the tolerance) sta
     ``backend`` (the one used) and ``auto_rule`` (why).
 
 ``"portfolio"``
-    Every member (default CP-SAT and HiGHS) is built in this process, then solved side by side
+    Stage 0: when the first member has a probe (``ExactModel.probe``, e.g. CP-SAT without
+    presolve for a fraction of a second), it is built and probed here first; if the probe
+    proves the optimum the other members are never built; otherwise its incumbent, when better
+    than the warm start, becomes the other members' warm start. Then every member (default
+    CP-SAT and HiGHS) is built in this process and solved side by side
     in forked processes, one thread each, same time limit, same warm start. As soon as one
     member proves its incumbent optimal, or the best incumbent and the best bound of the
     finished members meet, the others are stopped. The result is the best incumbent (by the
     kind's evaluator) and the best bound of any member; ``Result.info`` names the ``winner``
     (whose incumbent is returned), ``bound_from`` (whose bound) and holds ``portfolio``, one
     row per member (status, objective, bound, runtime, stopped early or not).
-    Members share the warm start, not incumbents found during the run (HiGHS, called through
-    Pyomo, takes no new incumbent mid-solve).
+    Members share the warm start and the probe's incumbent, not incumbents found during the run
+    (HiGHS, called through Pyomo, takes no new incumbent mid-solve).
+
+    ``write_model=`` writes one file per member (:meth:`_Portfolio.build`'s ``write``); with
+    ``options.verbose`` the model summary lists every member built.
 
 Where ``fork`` is not available (Windows, macOS spawn), ``method="sequential"`` runs the members
 one after another, each with an equal share of the time limit.
@@ -358,6 +365,12 @@ class _Portfolio:
                 for n in h.pending:
                     rows[n] = {"skipped": True, "message": f"not built: the {first.name} probe proved the optimum"}
                 return self._combine(em, h, rows, options, time.perf_counter() - t0)
+            if "error" not in row and row.get("schedule") is not None and self.evaluate is not None:
+                # the probe's incumbent, when better than the warm start, is the later members' start
+                better = h.initial is None or self._better(self._obj(row), float(self.evaluate(h.initial)))
+                if better:
+                    h.initial = row["schedule"]
+                    info["portfolio_probe"]["shared_start"] = self._obj(row)
             self._build_pending(h, info)
             if options.time_limit is not None:
                 options = options.replace(time_limit=max(0.1, options.time_limit - (time.perf_counter() - t0)))

@@ -120,7 +120,8 @@ def test_a_bound_beyond_the_best_incumbent_is_clamped(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_failing_member_is_reported_and_the_other_used(method):
-    r = _solve({"a": SolverError("boom"), "b": (Status.OPTIMAL, 5.0, 5.0)}, method)
+    # b answers after a has failed (forked: else b's proof may stop a before its error arrives)
+    r = _solve({"a": SolverError("boom"), "b": ("sleep", 0.3, Status.OPTIMAL, 5.0, 5.0)}, method)
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(5.0)
     assert r.info["portfolio"]["a"]["status"] == "error" and "boom" in r.info["portfolio"]["a"]["message"]
     assert r.info["winner"] == "b"
@@ -229,9 +230,9 @@ def test_rigid_portfolio_writes_one_model_per_member_and_summarises_them(tmp_pat
     assert summary["members"]["highs"]["variables"] > summary["members"]["cpsat"]["variables"] > 0
 
 
-def _probing_members(probe_status, built):
+def _probing_members(probe_status, built, starts=None):
     """Two fake members: 'a' with a probe answering ``probe_status`` (objective 5, bound 5 when
-    optimal), 'b' whose builds are counted in ``built``."""
+    optimal), 'b' whose builds are counted in ``built``; warm starts go to ``starts``."""
 
     def build(inst, b, o):
         built.append(b)
@@ -243,7 +244,11 @@ def _probing_members(probe_status, built):
             bound = 5.0 if probe_status == Status.OPTIMAL else 1.0
             return SolveResult(probe_status, 5.0, bound, 0.0, b, "1", message="probe")
 
-        return ExactModel(None, handles=b, solve=solve, probe=probe if b == "a" else None)
+        def warm_start(schedule):
+            if starts is not None:
+                starts.append((b, schedule["value"]))
+
+        return ExactModel(None, handles=b, solve=solve, probe=probe if b == "a" else None, warm_start=warm_start)
 
     return build, lambda em, sr: {"value": sr.objective, "by": em.handles}
 
@@ -314,3 +319,35 @@ def test_rigid_auto_uses_the_rule(n, max_work, expected):
     assert r.info["backend"] == chosen and r.info["auto_rule"] == reason
     assert r.solver.startswith(chosen)
     assert r.status == Status.OPTIMAL and verify_result(inst, r).ok
+
+
+def test_the_probe_incumbent_is_the_warm_start_of_the_members_built_after_it():
+    """Warm start of value 9, probe incumbent of value 5 (not proven): member 'b', built after the
+    probe, starts from the probe's incumbent; 'a' got the original start."""
+    built: list[str] = []
+    starts: list[tuple[str, float]] = []
+    build, decode = _probing_members(Status.FEASIBLE, built, starts)
+    plan = plan_backend(
+        "portfolio",
+        build=build,
+        decode=decode,
+        own=("a", "b"),
+        members=("a", "b"),
+        method="sequential",
+        evaluate=lambda s: s["value"],
+    )
+    r = run_exact(
+        _Inst(),
+        build=plan.build,
+        decode=plan.decode,
+        evaluate=lambda s: s["value"],
+        backend=plan.backend,
+        algorithm="t-exact[portfolio]",
+        objective_name="f",
+        own_backends=plan.own_backends,
+        options=SolveOptions(time_limit=60),
+        initial={"value": 9.0, "by": "heuristic"},
+    )
+    assert starts == [("a", 9.0), ("b", 5.0)]
+    assert r.info["portfolio_probe"]["shared_start"] == pytest.approx(5.0)
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(5.0)
