@@ -147,3 +147,25 @@ def test_bad_options_and_size():
         column_generation(inst, tau=12, max_iterations=0)
     with pytest.raises(ModelTooLargeError):
         build_dual9(inst, tau=300, max_size=1000)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=3, max_servers=2, max_chunks=2, max_horizon=8), st.integers(3, 8))
+def test_lp_over_the_restricted_gamma_equals_lp_over_every_schedule(inst, tau):
+    """The reading of #lp8: the dominance map is linear, so the LP loses nothing by the restriction
+    (every schedule of gamma.all_configs, every d up to tau, against the restricted columns)."""
+    from optsched.elastic.formulation import column_set
+    from optsched.elastic.gamma import all_configs
+
+    full = column_set(
+        inst, sense="max", tau=tau, configs_by_job=[all_configs(inst, j, d_max=tau) for j in range(inst.n_jobs)]
+    )
+    restricted = solve_lp8(inst, tau=tau, options=OPTS).objective
+    if not full.cols:
+        assert restricted == pytest.approx(0.0)
+        return
+    assert len(full.cols) >= len(build_lp8(inst, tau=tau).cols)
+    from optsched.solvers import solve_pyomo
+
+    sr = solve_pyomo(build_lp8(inst, tau=tau, cs=full), "highs", OPTS)
+    assert sr.objective == pytest.approx(restricted, abs=1e-6 * max(1.0, restricted))
