@@ -5,6 +5,7 @@ Examples::
     optsched solve toy:rigid-2x2-five                               # a shipped instance, by name
     optsched solve my-instance.json --backend cpsat --time-limit 30 --out run1/
     optsched solve papers/sojourn:crossing-n40 --json
+    optsched solve toy:rigid-2x2-five -v                            # solver log + model summary
     optsched verify toy:rigid-2x2-five run1/schedule.json
 
 INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
@@ -14,6 +15,10 @@ solution or a failed verification; 2 bad input (file, field, option, unknown nam
 """
 
 from __future__ import annotations
+
+import contextlib
+import os
+import sys
 
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
 
@@ -56,6 +61,12 @@ def add_parser(sub) -> None:
         help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the solver log and a one-line model summary (variables, constraints, non-zeros, horizon)",
+    )
     p.set_defaults(func=run)
 
 
@@ -80,6 +91,51 @@ def _check_options(args, spec) -> str | None:
             f"--backend {backend!r} is not a back end of model {spec.name!r}; choose from {allowed}."
         )
     return backend
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Send what is written to standard output (Python's and the solvers' native output) to stderr."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _summaries(result) -> dict:
+    """{model name: summary} from ``info["model_summary"]`` (one model) or ``info["model_summaries"]``
+    (a portfolio: one per member built)."""
+    info = result.info or {}
+    if info.get("model_summaries"):
+        return dict(info["model_summaries"])
+    if info.get("model_summary"):
+        return {result.algorithm: info["model_summary"]}
+    return {}
+
+
+def summary_line(name: str, summ: dict) -> str:
+    """One line: ``model NAME (pyomo): 5,551 variables, 158 constraints, 60,210 non-zeros, horizon 18``.
+
+    >>> summary_line("m", {"kind": "cp-sat", "variables": 12, "constraints": 3, "nonzeros": 1200, "horizon": None})
+    'model m (cp-sat): 12 variables, 3 constraints, 1,200 non-zeros'
+    """
+
+    def n(x):
+        return "?" if x is None else f"{x:,}"
+
+    line = (
+        f"model {name} ({summ.get('kind') or '?'}): {n(summ.get('variables'))} variables, "
+        f"{n(summ.get('constraints'))} constraints, {n(summ.get('nonzeros'))} non-zeros"
+    )
+    if summ.get("horizon") is not None:
+        line += f", horizon {summ['horizon']}"
+    return line
 
 
 def run(args) -> int:
@@ -114,11 +170,19 @@ def run(args) -> int:
         kw["backend"] = backend
         # mip_abs_gap stays None: each exact model knows whether its objective is integral
         kw["options"] = SolveOptions(
-            time_limit=args.time_limit, mip_rel_gap=args.gap, threads=args.threads, seed=args.seed
+            time_limit=args.time_limit,
+            mip_rel_gap=args.gap,
+            threads=args.threads,
+            seed=args.seed,
+            verbose=args.verbose,
         )
         if args.write_model:
             kw["write_model"] = args.write_model
-    result = spec(inst, **kw)
+    if args.verbose and args.json:  # the solver log goes to stderr: stdout stays one JSON document
+        with _stdout_to_stderr():
+            result = spec(inst, **kw)
+    else:
+        result = spec(inst, **kw)
     report = verify_result(inst, result) if result.schedule is not None else None
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
@@ -139,8 +203,13 @@ def run(args) -> int:
         res["violations"] = [] if report is None else [str(v) for v in report.violations]
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             res["schedule"] = result.schedule.to_dict()
+        if args.verbose:
+            res["model_summary"] = _summaries(result)
         print_json(res)
     else:
+        if args.verbose:
+            for name, summ in _summaries(result).items():
+                print(summary_line(name, summ))
         print_table(
             [
                 {

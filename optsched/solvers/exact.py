@@ -209,8 +209,15 @@ def model_summary(em: ExactModel | Any) -> dict[str, Any]:
         "variables": None,
         "constraints": None,
         "nonzeros": None,
-        "horizon": info.get("horizon_slots"),
+        "horizon": info.get("horizon_slots", info.get("horizon")),
     }
+    if out["horizon"] is None:  # else the model's own statement of it: a time set T, or handles.horizon
+        t_set = getattr(model, "T", None)
+        handles = getattr(em, "handles", None)
+        if t_set is not None and hasattr(t_set, "__len__") and not callable(t_set):
+            out["horizon"] = len(t_set)
+        elif isinstance(h := getattr(handles, "horizon", None), int):
+            out["horizon"] = h
     if model is None:
         if "model_summaries" in info:  # a portfolio: one summary per member built so far
             out.update(kind="portfolio", members=dict(info["model_summaries"]))

@@ -118,3 +118,24 @@ def test_console_script_and_demo_quick(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "rigid-exact[highs]" in out.stdout and "0 failed verification" in out.stdout
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat", "portfolio"])
+def test_solve_verbose_prints_the_model_summary(capsys, backend):
+    code, out, _ = run(["solve", TOY, "--backend", backend, "-v"], capsys)
+    lines = [ln for ln in out.splitlines() if ln.startswith("model ")]
+    assert code == 0 and lines, out
+    # variables, constraints and non-zeros are counted from the built model
+    assert all(" variables, " in ln and " constraints, " in ln and " non-zeros" in ln for ln in lines)
+    if backend == "highs":
+        assert "(pyomo)" in lines[0] and "horizon 13" in lines[0]
+
+
+def test_solve_verbose_json_keeps_stdout_one_document(capfd):
+    code = main(["solve", TOY, "--backend", "highs", "-v", "--json"])
+    out, err = capfd.readouterr()
+    d = json.loads(out)  # the solver log went to stderr
+    assert code == 0 and d["status"] == "optimal"
+    (summary,) = d["model_summary"].values()
+    assert summary["kind"] == "pyomo" and summary["variables"] > 0 and summary["nonzeros"] >= summary["variables"]
+    assert err.strip()
