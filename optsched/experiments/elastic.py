@@ -282,6 +282,7 @@ def fig11_F(seeds: Sequence[int], *, Fs: Sequence[float], J: int, H: int, scale:
     v = df["weight_mean"].to_numpy()
     df["paper"] = "weight smaller for larger F (Fig. 11)"
     df["reproduced"] = bool(len(v) > 1 and v[-1] < v[0] and np.all(np.diff(v) <= 0))
+    df["note"] = "F enters only lambda = 2 T H R F + 1 of (11); the weights are Sec. 7's whatever F"
     df["scale"] = scale
     return df
 
@@ -300,7 +301,10 @@ def fig12_H(seeds: Sequence[int], *, servers: Sequence[int], jobs: Sequence[int]
     df["decreasing_in_H"] = bool(dec_h)
     df["increasing_in_jobs"] = bool(inc_j)
     df["reproduced"] = bool(dec_h and inc_j)
-    df["note"] = "the total capacity is fixed by the capacity ratio, so larger H means smaller servers"
+    df["note"] = (
+        "the total capacity is fixed by the capacity ratio, so larger H means smaller servers; jobs that "
+        "cannot finish on the smaller servers are redrawn, so the jobs differ slightly between H (total_weight_mean)"
+    )
     df["scale"] = scale
     return df
 
