@@ -41,7 +41,9 @@ _checks.register()
 
 from optsched.elastic import policy as _policy  # noqa: E402
 from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline  # noqa: E402  (elastic-fifo, elastic-drf)
+from optsched.elastic.direct import solve_direct, solve_direct_maxweight  # noqa: E402
 from optsched.elastic.exact import greedy, solve_exact, solve_maxweight  # noqa: E402  (registers the algorithms)
+from optsched.elastic.lp import column_generation, solve_dual9, solve_lp8  # noqa: E402
 from optsched.elastic.primal_dual import a_maxweight, a_online  # noqa: E402  (registers elastic-online)
 
 _policy.register()  # the baselines as simulator policies (elastic-fifo, ..., elastic-2d-las)
@@ -71,6 +73,11 @@ __all__ = [
     "solve_exact",
     "solve_maxweight",
     "greedy",
+    "solve_direct",
+    "solve_direct_maxweight",
+    "solve_lp8",
+    "solve_dual9",
+    "column_generation",
     "a_maxweight",
     "a_online",
     "run_baseline",
