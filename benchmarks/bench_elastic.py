@@ -430,7 +430,7 @@ def main(argv=None) -> int:
     if "sec7_repro" in only:
         res["sec7_repro"] = bench_sec7_repro(quick=a.quick)
     if "sec7_defaults" in only:
-        res["sec7_defaults"] = bench_sec7_defaults(jobs=(5, 10) if a.quick else (10, 20, 40))
+        res["sec7_defaults"] = bench_sec7_defaults(jobs=(5, 10) if a.quick else (10, 20, 40, 100))
     e2 = res["exact2"]
     res["targets_detail"] = {
         "exact2 J=6 H=3 <= 10 s": {
