@@ -534,19 +534,34 @@ class ElasticInstance(JsonMixin):
         b, B = self.worker_types[m].bandwidth, self.ps_types[p].bandwidth
         return max(1, guarded_ceil(outside * b / B))
 
+    def _capacity_classes(self) -> list[tuple[int, int]]:
+        """(a representative server, how many) per distinct capacity vector, kept on the instance:
+        servers alike in capacity answer every placement question alike."""
+        cached = self.__dict__.get("_classes")
+        if cached is None:
+            first: dict[tuple[float, ...], list[int]] = {}
+            for h, cap in enumerate(self.C):
+                first.setdefault(tuple(cap), [h, 0])[1] += 1
+            cached = [(h, k) for h, k in first.values()]
+            self.__dict__["_classes"] = cached
+        return cached
+
     def placeable(self, m: int, p: int | None, q: int, n: int) -> bool:
         """Can N type-m workers (with their PSs) be placed on the empty cluster with this q?"""
-        H = self.H
+        classes = self._capacity_classes()
         if q == 1:
-            return any(self.fits(h, m, n, p, 1 if p is not None else 0) for h in range(H))
-        caps = [min(self.fit_count(h, self.e[m]), n) for h in range(H)]
+            return any(self.fits(h, m, n, p, 1 if p is not None else 0) for h, _ in classes)
+        caps = [(h, k, min(self.fit_count(h, self.e[m]), n)) for h, k in classes]
+        total = sum(k * c for _, k, c in caps)
         if p is None:  # RAR, at least two servers
-            return n >= 2 and sum(1 for c in caps if c > 0) >= 2 and sum(caps) >= n
-        for nn in range(H):
-            others = sum(caps) - caps[nn]
-            for g in range(0, n):  # g < n workers on the PS server (g = n would be q = 1)
-                if n - g > others:
-                    continue
+            return n >= 2 and sum(k for _, k, c in caps if c > 0) >= 2 and total >= n
+        for nn, _, c in caps:
+            others = total - c
+            # g < n workers on the PS server (g = n would be q = 1), at least n - others of them; once
+            # g workers alone do not fit there, no larger g does
+            for g in range(max(0, n - others), n):
+                if not self.fits(nn, m, g, None, 0):
+                    break
                 if self.fits(nn, m, g, p, self.ps_needed(m, p, n - g)):
                     return True
         return False

@@ -232,3 +232,39 @@ def test_verifier_runs_every_label():
     from optsched.elastic.checks import LABELS
 
     assert set(LABELS) <= set(rep.checks)
+
+
+def _placeable_plain(inst, m, p, q, n):
+    """Every server, every split of the workers: the definition placeable() shortcuts."""
+    H = inst.H
+    if q == 1:
+        return any(inst.fits(h, m, n, p, 1 if p is not None else 0) for h in range(H))
+    caps = [min(inst.fit_count(h, inst.e[m]), n) for h in range(H)]
+    if p is None:
+        return n >= 2 and sum(1 for c in caps if c > 0) >= 2 and sum(caps) >= n
+    for nn in range(H):
+        others = sum(caps) - caps[nn]
+        for g in range(n):
+            if n - g <= others and inst.fits(nn, m, g, p, inst.ps_needed(m, p, n - g)):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_placeable_equals_the_plain_search(seed):
+    from optsched.elastic.generate import random_instance
+
+    inst = random_instance(
+        1,
+        n_servers=1 + seed % 5,
+        seed=seed,
+        max_chunks=8,
+        capacity_scale=1.0 + 0.5 * (seed % 4),
+        architecture="ps" if seed % 3 else "rar",
+    )
+    ps = range(inst.P) if inst.is_ps else [None]
+    for m in range(inst.M):
+        for p in ps:
+            for q in (0, 1):
+                for n in range(1, 12):
+                    assert inst.placeable(m, p, q, n) == _placeable_plain(inst, m, p, q, n), (m, p, q, n)
