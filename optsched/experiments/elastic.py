@@ -10,7 +10,8 @@ and fewer workers give a larger objective (Figs 9, 10). Each table puts that sen
 ``paper`` column beside our numbers and a ``reproduced`` verdict computed from them (never tuned).
 
 Scale: the paper uses H = 150 servers and does not give its job counts; A_online's pricing costs
-about 1 s per job per A_maxweight call at H = 150, so the sweeps here use H <= 40 and 6-30 jobs
+up to about 1 s per job per A_maxweight call at H = 150 (0.4 s at 30 % allocated, after the speed-ups
+of formulations/elastic.md#measured), so the sweeps here use H <= 40 and 6-30 jobs
 (``quick``: H <= 8, <= 8 jobs, one seed). Every table states its scale in a ``scale`` column.
 Runtimes are CPU seconds (``time.process_time``) of this Python code on a 2-core machine shared
 with other jobs, not MATLAB's wall time.
