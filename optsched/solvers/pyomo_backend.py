@@ -145,6 +145,18 @@ def _set_highs_start(opt: Any, model: Any) -> int:
     return len(idx)
 
 
+def _share_into_highs(opt: Any, model: Any, minimize: bool) -> Any:
+    """In a portfolio member that takes incumbents (:mod:`optsched.solvers.sharing`): subscribe
+    HiGHS's user-solution callback; ``None`` elsewhere."""
+    from optsched.solvers import sharing
+
+    if not sharing.takes(model):
+        return None
+    if getattr(opt, "_model", None) is not model:  # set once, as _set_highs_start does
+        opt.set_instance(model)
+    return sharing.highs_feed(opt, model, minimize)
+
+
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     from pyomo.contrib.solver.common.factory import SolverFactory
 
@@ -186,10 +198,14 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     t0 = time.perf_counter()
     if warm_start and solver == "highs":
         _set_highs_start(opt, model)
+    done = _share_into_highs(opt, model, minimize) if solver == "highs" else None
     try:
         res = opt.solve(model, **kw)
     except Exception as e:
         raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+    finally:
+        if done is not None:
+            done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
