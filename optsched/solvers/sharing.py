@@ -94,8 +94,8 @@ def install(
 
 def stats() -> dict[str, int]:
     """Counts in this process: ``sent`` (published), ``received`` (read from the channel),
-    ``given`` (handed to HiGHS), ``taken`` (HiGHS's incumbent was as good at its next call, so
-    HiGHS accepted it), ``failed``
+    ``given`` (handed to HiGHS), ``taken`` (HiGHS's incumbent was as good at its next call, or
+    of exactly that value at the end of the solve: HiGHS accepted it), ``failed``
     (could not be decoded, mapped, sent or set)."""
     return dict(_stats)
 
@@ -235,8 +235,15 @@ def highs_feed(opt: Any, model: Any, minimize: bool) -> Callable[[], None] | Non
     highs.cbMipUserSolution.subscribe(callback)
 
     def done() -> None:
-        # a schedule given at HiGHS's last call is not counted as taken: its final incumbent
-        # would say nothing (it is at least as good once HiGHS has proven its optimum)
+        # given at HiGHS's last call: taken if its final incumbent has exactly that value (better
+        # says nothing: HiGHS may have found it itself)
+        pend = st["pending"]
+        if pend is not None:
+            with suppress(Exception):
+                primal = float(highs.getInfo().mip_primal_bound)
+                if math.isfinite(primal) and abs(primal - pend) <= 1e-6 * max(1.0, abs(pend)):
+                    _stats["taken"] += 1
+            st["pending"] = None
         with suppress(Exception):
             highs.cbMipUserSolution.unsubscribe(callback)
 
