@@ -145,16 +145,38 @@ def _set_highs_start(opt: Any, model: Any) -> int:
     return len(idx)
 
 
-def _share_into_highs(opt: Any, model: Any, minimize: bool) -> Any:
+def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOptions) -> tuple[Any, float]:
     """In a portfolio member that takes incumbents (:mod:`optsched.solvers.sharing`): subscribe
-    HiGHS's user-solution callback; ``None`` elsewhere."""
+    HiGHS's user-solution callback and return ``(done, shift)``; ``(None, 0.0)`` elsewhere.
+
+    ``shift`` works around HiGHS 1.14 dropping improving user solutions once its presolved model
+    has an objective offset (:func:`optsched.solvers.sharing.objective_shift`): the objective is
+    lowered by ``shift`` for the solve (a minimisation with ``mip_rel_gap`` 0 only: the absolute
+    gap does not change, a relative one would); ``done()`` restores it and the caller adds
+    ``shift`` back to the objective and the bound HiGHS reports."""
     from optsched.solvers import sharing
 
     if not sharing.takes(model):
-        return None
+        return None, 0.0
     if getattr(opt, "_model", None) is not model:  # set once, as _set_highs_start does
         opt.set_instance(model)
-    return sharing.highs_feed(opt, model, minimize)
+    shift = 0.0
+    if minimize and options.mip_rel_gap == 0 and "mip_rel_gap" not in options.solver_options:
+        shift = sharing.objective_shift(opt._solver_model)  # noqa: SLF001 - highspy's model
+    pyo = _import_pyomo()
+    objective = next(model.component_data_objects(pyo.Objective, active=True))
+    expr = objective.expr
+    if shift:
+        objective.expr = expr - shift  # Pyomo's update() before the run passes the new offset on
+    feed_done = sharing.highs_feed(opt, model, minimize, shift=shift)
+
+    def done() -> None:
+        if feed_done is not None:
+            feed_done()
+        if shift:
+            objective.expr = expr
+
+    return done, shift
 
 
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
@@ -198,7 +220,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     t0 = time.perf_counter()
     if warm_start and solver == "highs":
         _set_highs_start(opt, model)
-    done = _share_into_highs(opt, model, minimize) if solver == "highs" else None
+    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
     try:
         res = opt.solve(model, **kw)
     except Exception as e:
@@ -213,6 +235,9 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     status = _status_from(tc, has_sol)
     obj = res.incumbent_objective if has_sol else None
     bound = res.objective_bound
+    if shift:  # the objective was lowered by `shift` for the run (_share_into_highs)
+        obj = None if obj is None else obj + shift
+        bound = None if bound is None else bound + shift
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
     duals = None
     if has_sol:

@@ -183,11 +183,44 @@ def takes(model: Any) -> bool:
     return _state.inbox is not None and id(model) in _mappers
 
 
-def highs_feed(opt: Any, model: Any, minimize: bool) -> Callable[[], None] | None:
+def objective_shift(highs: Any) -> float:
+    """A constant to subtract from a minimisation's objective for the solve so that HiGHS 1.14
+    does not drop improving user solutions (0.0 when no safe one is known).
+
+    HiGHS checks a user solution's feasibility on the original model, then compares its
+    *original* objective (with the model's constant) with its incumbent's value in the
+    *presolved* space (without the presolved model's offset) before transforming it; where
+    presolve or a restart leaves a positive offset, an improving solution above ``incumbent -
+    offset`` is dropped silently (``HighsMipSolverData::queryExternalSolution``). Lowering the
+    constant by more than any offset presolve can create (``sum |c_j| max(|l_j|, |u_j|)``) makes
+    that first test pass; the second, after the transformation, is exact. A power of two, so
+    integer objectives stay exact; 0.0 when a column with a cost is unbounded."""
+    import numpy as np
+
+    try:
+        lp = highs.getLp()
+        c = np.abs(np.asarray(lp.col_cost_, dtype=float))
+        lo = np.abs(np.asarray(lp.col_lower_, dtype=float))
+        up = np.abs(np.asarray(lp.col_upper_, dtype=float))
+    except Exception:
+        return 0.0
+    used = c > 0
+    if not used.any():
+        return 0.0
+    reach = np.maximum(lo[used], up[used])
+    if not np.all(np.isfinite(reach)):
+        return 0.0
+    total = float(np.sum(c[used] * reach)) + 1.0
+    shift = 2.0 ** math.ceil(math.log2(total))
+    return shift if shift < 2.0**52 else 0.0
+
+
+def highs_feed(opt: Any, model: Any, minimize: bool, shift: float = 0.0) -> Callable[[], None] | None:
     """Subscribe a ``kCallbackMipUserSolution`` callback to the HiGHS object of the Pyomo
     persistent solver ``opt`` (``set_instance(model)`` already called) when this process takes
     incumbents and ``model`` has a mapping (:func:`register`); return the function that
-    unsubscribes it (``None``: nothing subscribed)."""
+    unsubscribes it (``None``: nothing subscribed). ``shift``: the objective HiGHS sees is the
+    model's minus ``shift`` (:func:`objective_shift`)."""
     mapper = _mappers.get(id(model))
     if _state.inbox is None or mapper is None:
         return None
@@ -204,7 +237,7 @@ def highs_feed(opt: Any, model: Any, minimize: bool) -> Callable[[], None] | Non
 
     def callback(e: Any) -> None:
         try:
-            primal = float(e.data_out.mip_primal_bound)
+            primal = float(e.data_out.mip_primal_bound) + shift
             pend = st["pending"]
             if pend is not None:
                 if math.isfinite(primal) and sign * primal <= sign * pend + 1e-6 * max(1.0, abs(pend)):
@@ -240,7 +273,7 @@ def highs_feed(opt: Any, model: Any, minimize: bool) -> Callable[[], None] | Non
         pend = st["pending"]
         if pend is not None:
             with suppress(Exception):
-                primal = float(highs.getInfo().mip_primal_bound)
+                primal = float(highs.getInfo().mip_primal_bound) + shift
                 if math.isfinite(primal) and abs(primal - pend) <= 1e-6 * max(1.0, abs(pend)):
                     _stats["taken"] += 1
             st["pending"] = None

@@ -260,3 +260,95 @@ def test_sharing_leaves_the_optimum_of_highs_alone(inst):
     assert ref.status == r.status == Status.OPTIMAL
     assert r.objective == pytest.approx(ref.objective, rel=1e-9)
     assert r.bound <= r.objective + 1e-9 and verify_result(inst, r).ok
+
+
+def test_objective_shift_bounds_every_presolve_offset():
+    import highspy
+    import numpy as np
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVars(3, np.array([0.0, 0.0, -2.0]), np.array([1.0, 4.0, 3.0]))
+    h.changeColsCost(3, np.array([0, 1, 2], dtype=np.int32), np.array([5.0, -2.0, 1.5]))
+    s = sharing.objective_shift(h)
+    assert s > 5 * 1 + 2 * 4 + 1.5 * 3 and s == 2.0 ** round(np.log2(s))
+    h.changeColBounds(1, 0.0, highspy.kHighsInf)  # a column with a cost and no upper bound
+    assert sharing.objective_shift(h) == 0.0
+
+
+def test_the_shifted_objective_is_restored_and_reported_unshifted():
+    import pyomo.environ as pyo
+
+    inst = _inst()
+    opt = SolveOptions(time_limit=20, threads=1, mip_abs_gap=0.999)
+    em = build_exact(inst, "highs", opt)
+    objective = next(em.model.component_data_objects(pyo.Objective, active=True))
+    before = objective.expr
+    sharing.install(inbox=queue.Queue())
+    with sharing.register(em.model, em.warm_start, scale=em.scale, offset=em.offset):
+        sr = solve_pyomo(em.model, "highs", opt)
+    assert objective.expr is before
+    ref = solve_pyomo(build_exact(inst, "highs", opt).model, "highs", opt)
+    assert sr.objective == pytest.approx(ref.objective, rel=1e-12) and sr.bound == pytest.approx(ref.bound, rel=1e-12)
+    assert pyo.value(objective) == pytest.approx(sr.objective, rel=1e-12)
+
+
+class _Late:
+    """An inbox that has one schedule from its k-th poll on (HiGHS is deterministic: the k-th call
+    is always at the same point of its search)."""
+
+    def __init__(self, item, k):
+        self.item, self.k, self.polls = item, k, 0
+
+    def get_nowait(self):
+        self.polls += 1
+        if self.polls < self.k or self.item is None:
+            raise queue.Empty
+        item, self.item = self.item, None
+        return item
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shift", [True, False])
+def test_an_improving_incumbent_is_not_dropped_after_presolve(monkeypatch, shift):
+    """Issue 12's n50-4x8, the aggregated relaxation (where HiGHS's presolve leaves an objective
+    offset): a CP-SAT schedule of value 616, handed over while HiGHS's incumbent is worse, is
+    dropped silently by HiGHS 1.14 unless the objective is shifted (sharing.objective_shift)."""
+    import dataclasses as dc
+
+    from ortools.sat.python import cp_model
+
+    from optsched.rigid.exact import schedule_from_cpsat, warm_start_exact
+    from optsched.rigid.formulation import (
+        TimeIndexedVariables,
+        add_packing_rows,
+        build_interval_cpsat,
+        build_time_indexed,
+    )
+    from optsched.solvers.exact import ExactModel
+
+    inst = random_instance(50, n_servers=4, gpus_per_server=8, single_server=1.0, seed=12)
+    cp, cv = build_interval_cpsat(inst)
+    sols = []
+
+    class Collect(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            sols.append(schedule_from_cpsat(inst, self, cv))
+
+    s = cp_model.CpSolver()
+    s.parameters.num_workers, s.parameters.random_seed, s.parameters.max_deterministic_time = 1, 0, 5.0
+    s.solve(cp, Collect())
+    target = min((x for x in sols if 602 < _value(inst, x) / inst.slot < 620), key=lambda x: _value(inst, x))
+    span = inst.replace(jobs=[dc.replace(j, single_server=False) for j in inst.jobs])
+    agg = build_time_indexed(span)
+    add_packing_rows(agg, [j.single_server for j in inst.jobs])
+    agg_em = ExactModel(agg, TimeIndexedVariables.of(agg))
+    warm_start_exact(span, agg_em, best_heuristic(inst))
+    if not shift:
+        monkeypatch.setattr(sharing, "objective_shift", lambda h: 0.0)
+    sharing.install(inbox=_Late((target, _value(inst, target)), 5))
+    with sharing.register(agg, lambda x: warm_start_exact(span, agg_em, x), scale=inst.slot):
+        sr = solve_pyomo(agg, "highs", SolveOptions(time_limit=30, threads=1, mip_abs_gap=0.999), warm_start=True)
+    st = sharing.stats()
+    assert st["given"] == 1 and sr.status == Status.OPTIMAL
+    assert st["taken"] == (1 if shift else 0)
