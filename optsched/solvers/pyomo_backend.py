@@ -129,7 +129,8 @@ def _set_highs_start(opt: Any, model: Any) -> int:
     import numpy as np
 
     pyo = _import_pyomo()
-    opt.set_instance(model)
+    if getattr(opt, "_model", None) is not model:  # already set by _share_into_highs
+        opt.set_instance(model)
     cols = opt._pyomo_var_to_solver_var_map  # noqa: SLF001 - Pyomo has no public column map
     idx, val = [], []
     for v in model.component_data_objects(pyo.Var, active=True, descend_into=True):
@@ -158,17 +159,21 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
 
     if not sharing.takes(model):
         return None, 0.0
-    if getattr(opt, "_model", None) is not model:  # set once, as _set_highs_start does
-        opt.set_instance(model)
-    shift = 0.0
-    if minimize and options.mip_rel_gap == 0 and "mip_rel_gap" not in options.solver_options:
-        shift = sharing.objective_shift(opt._solver_model)  # noqa: SLF001 - highspy's model
     pyo = _import_pyomo()
     objective = next(model.component_data_objects(pyo.Objective, active=True))
     expr = objective.expr
+    shift = 0.0
+    if minimize and options.mip_rel_gap == 0 and "mip_rel_gap" not in options.solver_options:
+        shift = sharing.objective_shift_of(model)
     if shift:
-        objective.expr = expr - shift  # Pyomo's update() before the run passes the new offset on
-    feed_done = sharing.highs_feed(opt, model, minimize, shift=shift)
+        objective.expr = expr - shift  # before set_instance: the objective is built once
+    try:
+        if getattr(opt, "_model", None) is not model:
+            opt.set_instance(model)
+        feed_done = sharing.highs_feed(opt, model, minimize, shift=shift)
+    except Exception:
+        objective.expr = expr
+        raise
 
     def done() -> None:
         if feed_done is not None:
@@ -218,9 +223,11 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
+    # sharing first: its objective shift is then part of the instance set once, not re-set by
+    # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
+    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
     if warm_start and solver == "highs":
         _set_highs_start(opt, model)
-    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
     try:
         res = opt.solve(model, **kw)
     except Exception as e:

@@ -183,7 +183,7 @@ def takes(model: Any) -> bool:
     return _state.inbox is not None and id(model) in _mappers
 
 
-def objective_shift(highs: Any) -> float:
+def objective_shift(costs: Any, lower: Any, upper: Any) -> float:
     """A constant to subtract from a minimisation's objective for the solve so that HiGHS 1.14
     does not drop improving user solutions (0.0 when no safe one is known).
 
@@ -194,16 +194,18 @@ def objective_shift(highs: Any) -> float:
     offset`` is dropped silently (``HighsMipSolverData::queryExternalSolution``). Lowering the
     constant by more than any offset presolve can create (``sum |c_j| max(|l_j|, |u_j|)``) makes
     that first test pass; the second, after the transformation, is exact. A power of two, so
-    integer objectives stay exact; 0.0 when a column with a cost is unbounded."""
+    integer objectives stay exact; 0.0 when a column with a cost is unbounded.
+
+    >>> objective_shift([5.0, -2.0, 1.5], [0, 0, -2], [1, 4, 3])
+    32.0
+    >>> objective_shift([1.0], [0], [None])
+    0.0
+    """
     import numpy as np
 
-    try:
-        lp = highs.getLp()
-        c = np.abs(np.asarray(lp.col_cost_, dtype=float))
-        lo = np.abs(np.asarray(lp.col_lower_, dtype=float))
-        up = np.abs(np.asarray(lp.col_upper_, dtype=float))
-    except Exception:
-        return 0.0
+    c = np.abs(np.asarray(costs, dtype=float))
+    lo = np.abs(np.asarray([np.inf if v is None else v for v in lower], dtype=float))
+    up = np.abs(np.asarray([np.inf if v is None else v for v in upper], dtype=float))
     used = c > 0
     if not used.any():
         return 0.0
@@ -213,6 +215,22 @@ def objective_shift(highs: Any) -> float:
     total = float(np.sum(c[used] * reach)) + 1.0
     shift = 2.0 ** math.ceil(math.log2(total))
     return shift if shift < 2.0**52 else 0.0
+
+
+def objective_shift_of(model: Any) -> float:
+    """:func:`objective_shift` of a Pyomo model's linear objective (0.0 when it is not linear)."""
+    import pyomo.environ as pyo
+    from pyomo.repn import generate_standard_repn
+
+    try:
+        objective = next(model.component_data_objects(pyo.Objective, active=True))
+        repn = generate_standard_repn(objective.expr, quadratic=False)
+        if not repn.is_linear():
+            return 0.0
+        vs = repn.linear_vars
+        return objective_shift(repn.linear_coefs, [v.lb for v in vs], [v.ub for v in vs])
+    except Exception:
+        return 0.0
 
 
 def highs_feed(opt: Any, model: Any, minimize: bool, shift: float = 0.0) -> Callable[[], None] | None:

@@ -5,6 +5,7 @@ certified and a member ending early hangs nothing."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import multiprocessing as mp
 import queue
 import warnings
@@ -263,17 +264,11 @@ def test_sharing_leaves_the_optimum_of_highs_alone(inst):
 
 
 def test_objective_shift_bounds_every_presolve_offset():
-    import highspy
-    import numpy as np
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.addVars(3, np.array([0.0, 0.0, -2.0]), np.array([1.0, 4.0, 3.0]))
-    h.changeColsCost(3, np.array([0, 1, 2], dtype=np.int32), np.array([5.0, -2.0, 1.5]))
-    s = sharing.objective_shift(h)
-    assert s > 5 * 1 + 2 * 4 + 1.5 * 3 and s == 2.0 ** round(np.log2(s))
-    h.changeColBounds(1, 0.0, highspy.kHighsInf)  # a column with a cost and no upper bound
-    assert sharing.objective_shift(h) == 0.0
+    s = sharing.objective_shift([5.0, -2.0, 1.5, 0.0], [0.0, 0.0, -2.0, None], [1.0, 4.0, 3.0, None])
+    assert s > 5 * 1 + 2 * 4 + 1.5 * 3 and s == 2.0 ** round(math.log2(s))
+    assert sharing.objective_shift([1.0, 2.0], [0.0, 0.0], [1.0, None]) == 0.0  # a cost on an unbounded column
+    em = build_exact(_inst(), "highs", SolveOptions())
+    assert sharing.objective_shift_of(em.model) > 0
 
 
 def test_the_shifted_objective_is_restored_and_reported_unshifted():
