@@ -29,7 +29,9 @@ the evaluator, bound never beyond it, ``optimal`` only within the tolerance) sta
     before the fork) of each HiGHS member. HiGHS polls it from its ``kCallbackMipUserSolution``
     callback (called many times a second during the branch and bound), maps the newest schedule
     to its columns with the member's own ``ExactModel.warm_start`` and hands it over with
-    ``data_in.setSolution`` when it beats HiGHS's incumbent; HiGHS checks it and prunes with it.
+    ``data_in.setSolution`` when it beats HiGHS's incumbent; HiGHS checks it and prunes with it
+    (its objective lowered by a constant for the solve: HiGHS 1.14 otherwise drops improving user
+    solutions once presolve leaves an objective offset; :func:`optsched.solvers.sharing.objective_shift`).
     Not the other way: CP-SAT takes hints only before a solve, none during one. Counts per
     member in ``info["portfolio"][name]``: ``incumbents_sent``, ``incumbents_received``,
     ``incumbents_given`` (handed to HiGHS), ``incumbents_taken`` (HiGHS's incumbent was as good
