@@ -203,7 +203,7 @@ def _relax_and_repair(
     import dataclasses
 
     from optsched.exceptions import ModelTooLargeError
-    from optsched.solvers import SolveResult, solve_cpsat
+    from optsched.solvers import SolveResult, sharing, solve_cpsat
     from optsched.solvers.pyomo_backend import solve_pyomo
 
     t0 = time.perf_counter()
@@ -227,7 +227,10 @@ def _relax_and_repair(
         if initial is not None:
             warm_start_exact(span, agg_em, initial)
         o1 = options if tl is None else options.replace(time_limit=RELAX_SHARE * float(tl))
-        sr1 = solve_pyomo(agg, backend, o1, warm_start=initial is not None)
+        # in a portfolio, the other members' incumbents reach the relaxation too (a schedule of
+        # the instance is one of the relaxation: the same mapping as the warm start)
+        with sharing.register(agg, lambda s: warm_start_exact(span, agg_em, s), scale=em.scale, offset=em.offset):
+            sr1 = solve_pyomo(agg, backend, o1, warm_start=initial is not None)
         agg_bound = sr1.bound if sr1.bound is not None and math.isfinite(sr1.bound) else None
         rel.update(status=sr1.status.value, objective=sr1.objective, bound=agg_bound, seconds=round(sr1.runtime, 3))
         if sr1.has_solution:

@@ -55,6 +55,10 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
             setattr(p, k, v)
         except (AttributeError, TypeError, ValueError) as e:
             raise SolverError(f"CP-SAT has no parameter {k!r} accepting {v!r} ({e}).") from None
+    if callback is None:  # a portfolio member publishing its incumbents (optsched.solvers.sharing)
+        from optsched.solvers import sharing
+
+        callback = sharing.cpsat_callback(model)
     t0 = time.perf_counter()
     code = solver.solve(model, callback) if callback is not None else solver.solve(model)
     runtime = time.perf_counter() - t0

@@ -22,8 +22,21 @@ the evaluator, bound never beyond it, ``optimal`` only within the tolerance) sta
     kind's evaluator) and the best bound of any member; ``Result.info`` names the ``winner``
     (whose incumbent is returned), ``bound_from`` (whose bound) and holds ``portfolio``, one
     row per member (status, objective, bound, runtime, stopped early or not).
-    Members share the warm start and the probe's incumbent, not incumbents found during the run
-    (HiGHS, called through Pyomo, takes no new incumbent mid-solve).
+    **Incumbents shared during the run** (``fork``, :data:`SHARE_INCUMBENTS`;
+    :mod:`optsched.solvers.sharing`): a CP-SAT member's solution callback decodes each improving
+    solution, recomputes its objective with the kind's evaluator and, when it beats the warm
+    start and everything sent before, puts the schedule on a ``multiprocessing`` queue (created
+    before the fork) of each HiGHS member. HiGHS polls it from its ``kCallbackMipUserSolution``
+    callback (called many times a second during the branch and bound), maps the newest schedule
+    to its columns with the member's own ``ExactModel.warm_start`` and hands it over with
+    ``data_in.setSolution`` when it beats HiGHS's incumbent; HiGHS checks it and prunes with it
+    (its objective lowered by a constant for the solve: HiGHS 1.14 otherwise drops improving user
+    solutions once presolve leaves an objective offset; :func:`optsched.solvers.sharing.objective_shift`).
+    Not the other way: CP-SAT takes hints only before a solve, none during one. Counts per
+    member in ``info["portfolio"][name]``: ``incumbents_sent``, ``incumbents_received``,
+    ``incumbents_given`` (handed to HiGHS), ``incumbents_taken`` (HiGHS's incumbent was as good
+    at its next call); ``info["portfolio_sharing"]`` sums them up. A shared schedule that a
+    member cannot take is counted, never raised; results are certified as always.
 
     ``write_model=`` writes one file per member (:meth:`_Portfolio.build`'s ``write``); with
     ``options.verbose`` the model summary lists every member built.
@@ -70,6 +83,9 @@ AUTO_TI_MAX_MEAN_WORK = 5.0
 #: staged solve (a probe without presolve) proves them in milliseconds, where building the
 #: time-indexed model alone takes 0.1-1 s. Measured in docs/exact.md#auto.
 AUTO_SMALL_JOBS = 20
+#: ``portfolio`` (fork): a CP-SAT member sends each improving incumbent to the HiGHS member, which
+#: takes it mid-solve (:mod:`optsched.solvers.sharing`); False: members share only the warm start.
+SHARE_INCUMBENTS = True
 
 
 def auto_time_indexed(
@@ -412,11 +428,12 @@ class _Portfolio:
         procs: dict[str, Any] = {}
         conns: dict[Any, str] = {}
         rows: dict[str, dict] = {}
+        inboxes = self._inboxes(ctx, em, members)
         for m in members:
             recv, send = ctx.Pipe(duplex=False)
             p = ctx.Process(
                 target=_child,
-                args=(m, self._member_options(em, m, options, 1), self.decode_one, send),
+                args=(m, self._member_options(em, m, options, 1), self.decode_one, send, self._sharing(m, inboxes, em)),
                 name=f"optsched-portfolio-{m.name}",
                 daemon=True,
             )
@@ -458,7 +475,52 @@ class _Portfolio:
             if p.is_alive():  # pragma: no cover - terminate was ignored
                 p.kill()
                 p.join()
+        for q in inboxes.values():  # never written here: nothing to flush
+            q.cancel_join_thread()
+            q.close()
         return rows
+
+    # -- incumbents shared during the run (optsched.solvers.sharing)
+    def _inboxes(self, ctx: Any, em: ExactModel, members: list[_Member]) -> dict[str, Any]:
+        """One queue per member that takes incumbents (a Pyomo model with a warm-start mapping),
+        when some other member publishes (a CP-SAT model) and sharing is on."""
+        if not SHARE_INCUMBENTS or not any(_publishes(m) for m in members):
+            return {}
+        return {m.name: ctx.Queue() for m in members if _takes(m)}
+
+    def _sharing(self, m: _Member, inboxes: dict[str, Any], em: ExactModel) -> dict[str, Any] | None:
+        """What the forked member ``m`` installs (:func:`optsched.solvers.sharing.install`)."""
+        if not inboxes:
+            return None
+        out = tuple(q for n, q in inboxes.items() if n != m.name) if _publishes(m) else ()
+        inbox = inboxes.get(m.name)
+        if not out and inbox is None:
+            return None
+        start = None
+        h: _Handles = em.handles
+        if h.initial is not None and self.evaluate is not None:
+            start = float(self.evaluate(h.initial))
+        publish = None
+        if out:
+            evaluate, decode, member = self.evaluate, self.decode_one, m
+
+            def publish_one(cb: Any) -> tuple[Any, float]:
+                value = float(cb.objective_value)
+                sched = decode(member.em, SolveResult(Status.FEASIBLE, value, None, 0.0, member.name, "", raw=cb))
+                # the kind's objective: the evaluator's, else the solver's value (within the resolution)
+                obj = float(evaluate(sched)) if evaluate is not None else member.em.offset + member.em.scale * value
+                return sched, obj
+
+            publish = {id(m.em.model): publish_one}
+        role = "sends" if out else "takes"
+        return {
+            "inbox": inbox,
+            "outboxes": out,
+            "publish": publish,
+            "maximize": self.maximize,
+            "start": start,
+            "role": role,
+        }
 
     def _combine(
         self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions, runtime: float
@@ -480,6 +542,9 @@ class _Portfolio:
                 "runtime": r.get("runtime"),
                 "message": r.get("message") or r.get("error"),
             }
+            if "shared" in r:  # incumbents shared during the run (optsched.solvers.sharing)
+                sh = r["shared"]
+                table[n].update({f"incumbents_{k}": sh.get(k, 0) for k in ("sent", "received", "given", "taken")})
         info: Any = em.info  # the dict built by build(): run_exact copies it after the solve
         info["portfolio"] = table
         errors = {n: r["error"] for n, r in rows.items() if "error" in r}
@@ -494,6 +559,14 @@ class _Portfolio:
             if bound_from is None or (b < bnds[bound_from] if self.maximize else b > bnds[bound_from]):
                 bound_from = n
         info["winner"], info["bound_from"] = winner, bound_from
+        shared = {n: r["shared"] for n, r in rows.items() if "shared" in r}
+        if shared:
+            info["portfolio_sharing"] = {  # members stopped early report nothing
+                "sent": {n: s.get("sent", 0) for n, s in shared.items() if s.get("role") == "sends"},
+                "taken_by": {n: s.get("taken", 0) for n, s in shared.items() if s.get("role") == "takes"},
+                "note": "CP-SAT members send each improving incumbent; HiGHS takes them mid-solve; "
+                "CP-SAT takes none mid-solve",
+            }
         info["proved_by"] = next((n for n, r in rows.items() if r.get("status") == Status.OPTIMAL), None)
         obj = bound = None
         if winner is not None:
@@ -566,16 +639,49 @@ def _run_member(
     }
 
 
-def _child(m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], conn: Any) -> None:
+def _publishes(m: _Member) -> bool:
+    """A CP-SAT member: its solution callback can send each improving incumbent."""
+    return m.em.model is not None and hasattr(m.em.model, "ExportToFile")
+
+
+def _takes(m: _Member) -> bool:
+    """A Pyomo member with a warm-start mapping: HiGHS takes incumbents mid-solve (CP-SAT cannot)."""
+    return m.em.model is not None and not _publishes(m) and m.em.warm_start is not None and m.name == "highs"
+
+
+def _child(
+    m: _Member,
+    options: SolveOptions,
+    decode: Callable[[ExactModel, SolveResult], Any],
+    conn: Any,
+    share: dict[str, Any] | None = None,
+) -> None:
     _private_locks()
     try:
+        if share is not None:
+            _install_sharing(m, share)
         row = _run_member(m, options, decode)
+        if share is not None:
+            from optsched.solvers import sharing
+
+            row["shared"] = {**sharing.stats(), "role": share.get("role")}
         try:
             conn.send(row)
         except Exception as e:  # e.g. an unpicklable schedule
             conn.send({"error": f"cannot send the {m.name} result: {e}"})
     finally:
         conn.close()
+
+
+def _install_sharing(m: _Member, share: dict[str, Any]) -> None:
+    """In a forked member: publish (CP-SAT) and/or take (HiGHS) incumbents during the run."""
+    from optsched.solvers import sharing
+
+    sharing.install(**{k: v for k, v in share.items() if k != "role"})
+    for q in share["outboxes"]:
+        q.cancel_join_thread()  # the member may end with unread items: do not wait for them
+    if share["inbox"] is not None and m.em.warm_start is not None:
+        sharing.add_mapping(m.em.model, m.em.warm_start, scale=m.em.scale, offset=m.em.offset)
 
 
 def _private_locks() -> None:

@@ -129,7 +129,8 @@ def _set_highs_start(opt: Any, model: Any) -> int:
     import numpy as np
 
     pyo = _import_pyomo()
-    opt.set_instance(model)
+    if getattr(opt, "_model", None) is not model:  # already set by _share_into_highs
+        opt.set_instance(model)
     cols = opt._pyomo_var_to_solver_var_map  # noqa: SLF001 - Pyomo has no public column map
     idx, val = [], []
     for v in model.component_data_objects(pyo.Var, active=True, descend_into=True):
@@ -143,6 +144,44 @@ def _set_highs_start(opt: Any, model: Any) -> int:
             np.asarray(val, dtype=np.float64),
         )
     return len(idx)
+
+
+def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOptions) -> tuple[Any, float]:
+    """In a portfolio member that takes incumbents (:mod:`optsched.solvers.sharing`): subscribe
+    HiGHS's user-solution callback and return ``(done, shift)``; ``(None, 0.0)`` elsewhere.
+
+    ``shift`` works around HiGHS 1.14 dropping improving user solutions once its presolved model
+    has an objective offset (:func:`optsched.solvers.sharing.objective_shift`): the objective is
+    lowered by ``shift`` for the solve (a minimisation with ``mip_rel_gap`` 0 only: the absolute
+    gap does not change, a relative one would); ``done()`` restores it and the caller adds
+    ``shift`` back to the objective and the bound HiGHS reports."""
+    from optsched.solvers import sharing
+
+    if not sharing.takes(model):
+        return None, 0.0
+    pyo = _import_pyomo()
+    objective = next(model.component_data_objects(pyo.Objective, active=True))
+    expr = objective.expr
+    shift = 0.0
+    if minimize and options.mip_rel_gap == 0 and "mip_rel_gap" not in options.solver_options:
+        shift = sharing.objective_shift_of(model)
+    if shift:
+        objective.expr = expr - shift  # before set_instance: the objective is built once
+    try:
+        if getattr(opt, "_model", None) is not model:
+            opt.set_instance(model)
+        feed_done = sharing.highs_feed(opt, model, minimize, shift=shift)
+    except Exception:
+        objective.expr = expr
+        raise
+
+    def done() -> None:
+        if feed_done is not None:
+            feed_done()
+        if shift:
+            objective.expr = expr
+
+    return done, shift
 
 
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
@@ -184,12 +223,18 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
+    # sharing first: its objective shift is then part of the instance set once, not re-set by
+    # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
+    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
     if warm_start and solver == "highs":
         _set_highs_start(opt, model)
     try:
         res = opt.solve(model, **kw)
     except Exception as e:
         raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+    finally:
+        if done is not None:
+            done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
@@ -197,6 +242,9 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     status = _status_from(tc, has_sol)
     obj = res.incumbent_objective if has_sol else None
     bound = res.objective_bound
+    if shift:  # the objective was lowered by `shift` for the run (_share_into_highs)
+        obj = None if obj is None else obj + shift
+        bound = None if bound is None else bound + shift
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
     duals = None
     if has_sol:
