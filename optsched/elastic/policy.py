@@ -57,6 +57,7 @@ slotted mode that costs the job up to one more slot at its end. See
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -647,7 +648,7 @@ class ElasticAntMan(ElasticPolicy):
         return placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
 
 
-class _PriorityPreemptive(ElasticPolicy):
+class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     """Preemptive priority scheduling at slot boundaries: jobs by :meth:`key`, smallest first; each
     keeps its servers if they are still free for it, else waits; a waiting job is placed first where
     nothing of a job kept running is taken, else anywhere free once the lower-priority jobs that
@@ -655,8 +656,9 @@ class _PriorityPreemptive(ElasticPolicy):
 
     preemptive = True
 
-    def key(self, job) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def key(self, job) -> float:
+        """The priority of an active job (smallest first)."""
 
     def schedule(self, sim):
         self.check_progress(sim)
