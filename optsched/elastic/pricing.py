@@ -108,6 +108,13 @@ def window_cost(prices: Prices, config: Config, start: int) -> float:
     return tot
 
 
+def _window_prefix(prices: Prices, vec: np.ndarray) -> np.ndarray:
+    """P[t, h] = sum over slots < t of delta[., h, :] . vec (a row of zeros first): the price of one
+    copy of ``vec`` on server h over [t, t + d) is P[t + d, h] - P[t, h]."""
+    H = prices.delta.shape[1]
+    return np.vstack([np.zeros(H), np.cumsum((prices.delta * vec[None, None, :]).sum(-1), axis=0)])
+
+
 def _fits(omega_min_h: np.ndarray, vec: np.ndarray) -> bool:
     return bool(np.all(vec <= omega_min_h + EPS))
 
@@ -167,20 +174,15 @@ def min_cost_reference(
         if residual
         else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
     )
-    H = instance.H
     best: Priced | None = None
     ps_types = list(range(instance.P)) if instance.is_ps else [None]
     pairs = list(types) if types is not None else [(m, p) for m in range(instance.M) for p in ps_types]
     qs = (1, 0) if q is None else (q,)
     for m, p in pairs:
         e = np.asarray(instance.e[m])
-        PW = np.vstack([np.zeros(H), np.cumsum((prices.delta * e[None, None, :]).sum(-1), axis=0)])
+        PW = _window_prefix(prices, e)
         z = np.asarray(instance.z[p]) if p is not None else None
-        PZ = (
-            np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
-            if z is not None
-            else None
-        )
+        PZ = _window_prefix(prices, z) if z is not None else None
         for qq in qs:
             for n_w, d in useful_counts(instance, j, m, p, qq):
                 if d > tau:
@@ -329,13 +331,13 @@ def min_cost(
     for m, p in pairs:
         if m not in PWs:
             e = np.asarray(instance.e[m], dtype=float)
-            PWs[m] = np.vstack([np.zeros(H), np.cumsum((prices.delta * e[None, None, :]).sum(-1), axis=0)])
+            PWs[m] = _window_prefix(prices, e)
         if p not in PZs:
             if p is None:
                 PZs[p] = None
             else:
                 z = np.asarray(instance.z[p], dtype=float)
-                PZs[p] = np.vstack([np.zeros(H), np.cumsum((prices.delta * z[None, None, :]).sum(-1), axis=0)])
+                PZs[p] = _window_prefix(prices, z)
         for qq in qs:
             for n_w, d in useful_counts(instance, j, m, p, qq):
                 if d > tau:
