@@ -23,6 +23,7 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
+from optsched.exceptions import InvalidOptionError
 
 __all__ = [
     "pai_like_table",
@@ -53,12 +54,14 @@ def pai_like_table(
     load: float = 0.9,
     cluster_gpus: int = 64,
     median_s: float = 600.0,
+    arrival_rate: float | None = None,
     seed=0,
 ):
     """A PAI-shaped job table: recurring groups (each with a user, a GPU demand in {1, 2, 4, 8} -- 1 with
     probability ``single_gpu`` -- and a typical duration, lognormal around ``median_s``); a job repeats
     its group's duration exactly with probability ``repeat_exact``, else x lognormal(0, 0.8);
-    Poisson arrivals at offered GPU load ``load``."""
+    Poisson arrivals at offered GPU load ``load``, or at ``arrival_rate`` jobs per second when given (the
+    same draws: only the time scale changes)."""
     import pandas as pd
 
     rng = as_generator(seed)
@@ -70,7 +73,12 @@ def pai_like_table(
     grp = rng.choice(n_groups, size=n_jobs, p=pop / pop.sum())
     dur = np.where(rng.random(n_jobs) < repeat_exact, g_dur[grp], g_dur[grp] * rng.lognormal(0.0, 0.8, n_jobs))
     gpus = g_gpus[grp]
-    rate = load * cluster_gpus / float(np.mean(dur * gpus))
+    if arrival_rate is not None:
+        if not (arrival_rate > 0 and np.isfinite(arrival_rate)):
+            raise InvalidOptionError(f"arrival_rate must be a number > 0 (jobs per second); got {arrival_rate!r}.")
+        rate = float(arrival_rate)
+    else:
+        rate = load * cluster_gpus / float(np.mean(dur * gpus))
     arrival = np.cumsum(rng.exponential(1.0 / rate, n_jobs)) - 0.0
     arrival[0] = 0.0
     return pd.DataFrame(

@@ -1,0 +1,449 @@
+"""Fig. 6-9 of the A-SRPT paper at the paper's scale, as a resumable sweep.
+
+The paper (Sec. V-B): 250 servers x 8 GPUs, 10 Gbps NICs, 300 GB/s inside a server; "consecutive jobs
+sampled from the trace", 37,500 to 150,000 of them ("5 % to 20 % of the trace", so the trace has
+750,000 jobs over two months); the random forest trained on the first 80 % of the trace.
+
+Here one *trace* is a PAI-like table of :data:`TRACE_JOBS` jobs
+(:func:`optsched.experiments.asrpt_repro.pai_like_table`, one per seed and single-GPU share); its first
+80 % train the predictors, and a cell of ``n_jobs`` jobs schedules the first ``n_jobs`` jobs of the
+remaining 20 % (150,000 jobs: the largest cell is all of them). Two arrival processes:
+
+* ``load="paper"``: the trace's own rate, 750,000 jobs over 61 days (0.142 jobs/s). With our job sizes
+  this is an offered GPU load of about 0.16 on 2,000 GPUs (reported per cell as ``offered_load``);
+* ``load=<float>``: Poisson arrivals at that offered GPU load (the generator's default is 0.9).
+
+The expensive part of a cell, the trace's job configurations, iterations and predictions (a random
+forest on 600,000 rows), does not depend on the arrival process or the cell size: it is computed once
+per (seed, single-GPU share, NIC bandwidth) and cached in ``cache_dir`` (atomic pickle files), so the
+four sizes, both loads and Fig. 9 reuse it.
+
+>>> from optsched.experiments.asrpt_paper import points
+>>> len(points(seeds=range(5)))
+85
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from optsched.exceptions import InvalidOptionError
+
+__all__ = [
+    "TRACE_JOBS",
+    "TRACE_SECONDS",
+    "SIZES",
+    "PAPER_FIGURES",
+    "points",
+    "prepare",
+    "cell",
+    "run_sweep",
+    "tables",
+]
+
+TRACE_JOBS = 750_000  # 37,500 jobs = 5 % of the trace
+TRACE_SECONDS = 61 * 86_400.0  # "a two-month trace"
+SIZES = (37_500, 75_000, 112_500, 150_000)
+N_SERVERS, GPUS = 250, 8
+FIG7_SINGLE = (0.8, 0.6, 0.4, 0.2, 0.0)
+FIG8_NIC = (1.0, 5.0, 10.0, 25.0, 50.0)
+BASELINE_NAMES = ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime")
+#: What the paper states for each figure (Sec. V-B-2), to print beside ours.
+PAPER_FIGURES = {
+    "fig6": "37.5k-150k jobs: A-SRPT 31 %-91 % below the baselines; SPJF worst",
+    "fig7": "75k jobs, single-GPU share 80 % -> 0 %: A-SRPT's gain over the baselines grows from 16 % to 57 %",
+    "fig8": "75k jobs, 0 % single-GPU, NIC 1-50 Gbps: 12 % below WCS-Duration at 50 Gbps, up to 92 % at 1 Gbps",
+    "fig9": "eps_bar RF 369, median 563, mean 593 iterations; A-SRPT(RF) 14 % above A-SRPT-Perfect",
+}
+
+
+def _load_value(load) -> float | str:
+    if isinstance(load, str):
+        if load != "paper":
+            raise InvalidOptionError(f"load must be 'paper' or a number > 0; got {load!r}.")
+        return load
+    v = float(load)
+    if not (v > 0 and np.isfinite(v)):
+        raise InvalidOptionError(f"load must be 'paper' or a number > 0; got {load!r}.")
+    return v
+
+
+def points(
+    *,
+    seeds=range(5),
+    loads=(0.9, "paper"),
+    figures=("fig6", "fig9", "fig7", "fig8"),
+    sizes=SIZES,
+    fig7_single=FIG7_SINGLE,
+    fig8_nic=FIG8_NIC,
+    fig78_loads=(0.9,),
+    fig78_n: int = 75_000,
+) -> list[dict[str, Any]]:
+    """The sweep's cells, most important first (Fig. 6 at every load and seed; Fig. 9; then Fig. 7
+    and 8 at ``fig78_loads``), each cell once (Fig. 7's 0 % cell at 10 Gbps is Fig. 8's 10 Gbps cell,
+    Fig. 9 is Fig. 6's 75k cell with two more predictors)."""
+    out: list[dict[str, Any]] = []
+    seen: set = set()
+
+    def add(n, single, nic, load, seed, predictors="rf,perfect"):
+        key = (n, single, nic, load, seed)
+        if key in seen:
+            return
+        seen.add(key)
+        out.append(
+            {
+                "n_jobs": int(n),
+                "single_gpu": float(single),
+                "nic_gbps": float(nic),
+                "load": load,
+                "seed": int(seed),
+                "predictors": predictors,
+            }
+        )
+
+    seeds = list(seeds)
+    for f in figures:
+        if f not in PAPER_FIGURES:
+            raise InvalidOptionError(f"Unknown figure {f!r}; choose from {list(PAPER_FIGURES)}.")
+    for load in [_load_value(x) for x in loads]:
+        for s in seeds:
+            if "fig9" in figures:  # first, so the 75k cell carries the extra predictors
+                add(fig78_n, 0.7, 10.0, load, s, "rf,perfect,median,mean")
+            if "fig6" in figures:
+                for n in sizes:
+                    add(n, 0.7, 10.0, load, s)
+    for load in [_load_value(x) for x in fig78_loads]:
+        for s in seeds:
+            if "fig7" in figures:
+                for sg in fig7_single:
+                    add(fig78_n, sg, 10.0, load, s)
+            if "fig8" in figures:
+                for nic in fig8_nic:
+                    add(fig78_n, 0.0, nic, load, s)
+    return out
+
+
+def _trace_table(seed: int, single_gpu: float, load, n_total: int):
+    from optsched.experiments.asrpt_repro import pai_like_table
+
+    kw: dict[str, Any] = {"single_gpu": single_gpu, "cluster_gpus": N_SERVERS * GPUS, "seed": seed}
+    if load == "paper":
+        kw["arrival_rate"] = TRACE_JOBS / TRACE_SECONDS
+    else:
+        kw["load"] = float(load)
+    return pai_like_table(n_total, **kw)
+
+
+def _cache_file(cache_dir, key: dict) -> Path | None:
+    if cache_dir is None:
+        return None
+    text = repr(sorted(key.items()))
+    return Path(cache_dir) / f"trace-{hashlib.sha256(text.encode()).hexdigest()[:16]}.pkl"
+
+
+def _cached_or_lock(path: Path, *, stale_s: float = 1800.0, poll_s: float = 2.0):
+    """The cached trace at ``path``, or None after taking its lock (another process preparing the same
+    trace is waited for; a lock older than ``stale_s`` is taken over)."""
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_suffix(".lock")
+    while True:
+        if path.exists():
+            with path.open("rb") as fh:
+                return pickle.load(fh)
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return None
+        except FileExistsError:
+            try:
+                if time.time() - lock.stat().st_mtime > stale_s:
+                    lock.unlink(missing_ok=True)
+                    continue
+            except FileNotFoundError:
+                continue
+            time.sleep(poll_s)
+
+
+def prepare(
+    seed: int,
+    *,
+    single_gpu: float = 0.7,
+    nic_gbps: float = 10.0,
+    n_total: int = TRACE_JOBS,
+    train_fraction: float = 0.8,
+    max_samples: float | None = 0.1,
+    cache_dir=None,
+) -> dict[str, Any]:
+    """The arrival-independent part of a trace: per test job its model configuration, iterations
+    n_i = duration / alpha~min_i and the predictions of the random forest, median and mean predictors
+    fitted on the first ``train_fraction`` (eps_bar of each). Same draws as
+    :func:`~optsched.experiments.asrpt_repro.build_instance` (tested equal); alpha~min of a one-GPU,
+    one-stage job is p_f + p_b (eq. (7) with no communication, equal to Heavy-Edge's), others are
+    memoised per configuration.
+
+    ``max_samples``: bootstrap fraction of each of the 100 trees (0.1: a 600,000-row fit in ~50 s on
+    one core; ``None`` is scikit-learn's full bootstrap)."""
+    from optsched.core.io import atomic_write
+
+    key = {
+        "seed": int(seed),
+        "single_gpu": float(single_gpu),
+        "nic_gbps": float(nic_gbps),
+        "n_total": int(n_total),
+        "train_fraction": float(train_fraction),
+        "max_samples": max_samples,
+        "v": 1,
+    }
+    path = _cache_file(cache_dir, key)
+    if path is None:
+        return _prepare(key)
+    got = _cached_or_lock(path)
+    if got is not None:
+        return got
+    try:
+        out = _prepare(key)
+        atomic_write(path, lambda t: Path(t).write_bytes(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)))
+    finally:
+        path.with_suffix(".lock").unlink(missing_ok=True)
+    return out
+
+
+def _prepare(key: dict) -> dict[str, Any]:
+    from optsched.asrpt.heavy_edge import alpha_min_estimate
+    from optsched.asrpt.model import AsrptInstance, AsrptJob
+    from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
+    from optsched.core.cluster import Cluster
+    from optsched.core.seeds import as_generator
+    from optsched.experiments.asrpt_repro import job_for_group
+
+    seed, single_gpu, nic_gbps, n_total = key["seed"], key["single_gpu"], key["nic_gbps"], key["n_total"]
+    train_fraction, max_samples = key["train_fraction"], key["max_samples"]
+    table = _trace_table(seed, single_gpu, 0.9, n_total)  # arrivals unused here
+    rng = as_generator(seed)
+    cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
+    probe = AsrptInstance(cl, [], name="probe")
+    cfg_index: dict = {}
+    configs: list = []
+    alphas: list[float] = []
+    memo: dict = {}
+    gmax = GPUS * N_SERVERS
+    groups = table["group"].tolist()
+    gpus_col = table["gpus"].to_numpy()
+    dur = table["duration"].to_numpy(float)
+    cfg_of_row = np.empty(len(table), dtype=np.int64)
+    for r in range(len(table)):
+        g = int(min(gpus_col[r], gmax))
+        k = (groups[r], g)
+        c = cfg_index.get(k)
+        if c is None:
+            stages = tuple(job_for_group(g if g in (1, 2, 4, 8) else 1, rng)["stages"])
+            if len(stages) == 1 and stages[0].k == 1:
+                a = stages[0].p_f + stages[0].p_b
+            else:
+                a = memo.get(stages)
+                if a is None:
+                    a = memo[stages] = alpha_min_estimate(AsrptJob("x", list(stages), iterations=1), probe)
+            c = cfg_index[k] = len(configs)
+            configs.append(stages)
+            alphas.append(a)
+        cfg_of_row[r] = c
+    n = np.maximum(1, np.rint(dur / np.asarray(alphas)[cfg_of_row])).astype(np.int64)
+    cut = int(round(train_fraction * len(table)))
+    users = table["user"].tolist()
+    hist = list(zip(groups[:cut], users[:cut], n[:cut].tolist(), strict=True))
+    test_keys = list(zip(groups[cut:], users[cut:], strict=True))
+    n_test = n[cut:]
+    pred, eps, fit_s = {}, {}, {}
+    for kind in ("rf", "median", "mean"):
+        t = time.process_time()
+        p = IterationPredictor(kind, seed=0, max_samples=max_samples if kind == "rf" else None).fit(hist)
+        pred[kind] = p.predict(test_keys, actual=n_test)
+        eps[kind] = average_prediction_error(n_test, pred[kind])
+        fit_s[kind] = time.process_time() - t
+    pred["perfect"] = n_test.copy()
+    eps["perfect"] = 0.0
+    return {
+        "key": key,
+        "cut": cut,
+        "configs": configs,
+        "cfg": cfg_of_row[cut:],
+        "n": n_test,
+        "group": groups[cut:],
+        "user": users[cut:],
+        "pred": pred,
+        "eps": eps,
+        "fit_cpu_s": fit_s,
+    }
+
+
+def _instance(prep: dict, arrivals: np.ndarray, n_jobs: int, predictor: str, nic_gbps: float):
+    from optsched.asrpt.model import AsrptInstance, AsrptJob
+    from optsched.core.cluster import Cluster
+
+    cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
+    arr = arrivals[:n_jobs] - arrivals[0]
+    pr = prep["pred"][predictor]
+    jobs = [
+        AsrptJob(
+            i,
+            list(prep["configs"][prep["cfg"][i]]),
+            iterations=int(prep["n"][i]),
+            arrival=float(round(arr[i])),
+            predicted_iterations=int(pr[i]),
+            group=prep["group"][i],
+            user=prep["user"][i],
+        )
+        for i in range(n_jobs)
+    ]
+    return AsrptInstance(cl, jobs, name=f"pai-like-paper-{n_jobs}", slot=1.0)
+
+
+def cell(
+    n_jobs: int,
+    single_gpu: float,
+    nic_gbps: float,
+    load,
+    seed: int,
+    predictors: str = "rf,perfect",
+    *,
+    n_total: int = TRACE_JOBS,
+    max_samples: float | None = 0.1,
+    cache_dir: str | None = None,
+    tau: float = 1.0,
+) -> dict[str, Any]:
+    """One point: total JCT (hours) of A-SRPT with each predictor in ``predictors`` and of the five
+    baselines (random-forest predictions, as in the paper), eps_bar of each predictor, the offered
+    GPU load of the arrivals, and the wall time of each replay."""
+    from optsched.asrpt.policy import BASELINES, simulate_asrpt
+
+    load = _load_value(load)
+    preds = [p.strip() for p in str(predictors).split(",") if p.strip()]
+    bad = [p for p in preds if p not in ("rf", "perfect", "median", "mean")]
+    if bad or "rf" not in preds:
+        raise InvalidOptionError(
+            f"predictors must be a comma list of rf, perfect, median, mean including rf; got {predictors!r}."
+        )
+    cut = int(round(0.8 * n_total))
+    if not 0 < n_jobs <= n_total - cut:
+        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
+    t0 = time.perf_counter()
+    prep = prepare(
+        seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
+    )
+    table = _trace_table(seed, single_gpu, load, n_total)
+    arrivals = table["arrival"].to_numpy(float)[cut:]
+    span = float(arrivals[n_jobs - 1] - arrivals[0])
+    test = table.iloc[cut : cut + n_jobs]
+    out: dict[str, Any] = {
+        "offered_load": float((test["duration"] * test["gpus"]).sum() / max(span, 1.0) / (N_SERVERS * GPUS)),
+        "arrival_span_days": span / 86_400.0,
+        "build_s": time.perf_counter() - t0,
+    }
+    for p in preds:
+        out[f"eps_{p}"] = float(prep["eps"][p])
+    insts = {}
+    for p in preds:
+        inst = insts[p] = _instance(prep, arrivals, n_jobs, p, nic_gbps)
+        name = "A-SRPT" if p == "rf" else f"A-SRPT-{p.capitalize()}"
+        t = time.perf_counter()
+        res = simulate_asrpt(inst, None, tau=tau)
+        out[f"{name}_s"] = time.perf_counter() - t
+        out[name] = float(res.summary()["total_flow_time"]) / 3600.0
+    for name, pol in BASELINES().items():
+        t = time.perf_counter()
+        res = simulate_asrpt(insts["rf"], pol)
+        out[f"{name}_s"] = time.perf_counter() - t
+        out[name] = float(res.summary()["total_flow_time"]) / 3600.0
+    return out
+
+
+def run_sweep(
+    out,
+    *,
+    pts=None,
+    executor: str = "processes",
+    n_workers: int | None = None,
+    scheduler_address: str | None = None,
+    cache_dir=None,
+    progress: bool = True,
+):
+    """Run (or resume) the sweep into the folder ``out`` (one Parquet file per finished cell); the
+    trace cache goes to ``cache_dir`` (default ``out/cache``). Returns the table of all cells."""
+    from functools import partial
+
+    from optsched.experiments.sweep import sweep
+
+    pts = points() if pts is None else list(pts)
+    cache = str(Path(cache_dir) if cache_dir is not None else Path(out) / "cache")
+    func = partial(cell, cache_dir=cache)
+    func.__module__ = cell.__module__  # type: ignore[attr-defined]
+    func.__qualname__ = cell.__qualname__  # type: ignore[attr-defined]
+    return sweep(
+        func,
+        pts,
+        executor=executor,
+        n_workers=n_workers,
+        scheduler_address=scheduler_address,
+        out=out,
+        progress=progress,
+    )
+
+
+def tables(df) -> dict[str, Any]:
+    """Fig. 6-9 tables from the sweep's rows: per x value the mean and standard deviation over seeds
+    of each policy's total JCT (hours), the number of seeds, and A-SRPT's gain over the best and the
+    worst baseline (mean of the per-seed gains, and their min/max)."""
+    import pandas as pd
+
+    if df.empty:
+        return {}
+    df = df.copy()
+    df["load"] = df["load"].astype(str)
+    base = [c for c in BASELINE_NAMES if c in df]
+    df["gain_best"] = 1 - df["A-SRPT"] / df[base].min(axis=1)
+    df["gain_worst"] = 1 - df["A-SRPT"] / df[base].max(axis=1)
+    pols = ["A-SRPT", "A-SRPT-Perfect", *base]
+
+    def summarise(sub, by):
+        rows = []
+        for x, g in sub.groupby(by, sort=True):
+            r: dict[str, Any] = {by: x, "seeds": len(g)}
+            for p in pols:
+                r[p] = g[p].mean()
+                r[f"{p} sd"] = g[p].std(ddof=1) if len(g) > 1 else float("nan")
+            for c in ("gain_best", "gain_worst"):
+                r[c] = g[c].mean()
+                r[f"{c} min"] = g[c].min()
+                r[f"{c} max"] = g[c].max()
+            r["offered_load"] = g["offered_load"].mean()
+            rows.append(r)
+        return pd.DataFrame(rows)
+
+    res = {}
+    for load, d in df.groupby("load"):
+        f6 = d[(d.single_gpu == 0.7) & (d.nic_gbps == 10.0)]
+        res[f"fig6 load={load}"] = summarise(f6, "n_jobs")
+        f7 = d[(d.n_jobs == 75_000) & (d.nic_gbps == 10.0) & d.single_gpu.isin(FIG7_SINGLE)]
+        if len(f7):
+            res[f"fig7 load={load}"] = summarise(f7, "single_gpu").sort_values("single_gpu", ascending=False)
+        f8 = d[(d.n_jobs == 75_000) & (d.single_gpu == 0.0)]
+        if len(f8):
+            res[f"fig8 load={load}"] = summarise(f8, "nic_gbps")
+        f9 = d[(d.n_jobs == 75_000) & (d.single_gpu == 0.7) & (d.nic_gbps == 10.0)]
+        if "A-SRPT-Mean" in f9 and f9["A-SRPT-Mean"].notna().any():
+            f9 = f9[f9["A-SRPT-Mean"].notna()]
+            r = {"seeds": len(f9)}
+            for p in ("rf", "median", "mean", "perfect"):
+                r[f"eps_{p}"] = f9[f"eps_{p}"].mean()
+            for p in ("A-SRPT", "A-SRPT-Median", "A-SRPT-Mean", "A-SRPT-Perfect", *base):
+                r[p] = f9[p].mean()
+            r["RF over Perfect"] = (f9["A-SRPT"] / f9["A-SRPT-Perfect"]).mean() - 1
+            res[f"fig9 load={load}"] = pd.DataFrame([r])
+    return res
