@@ -29,6 +29,7 @@ MODULES = (
     "optsched.experiments.sojourn",
     "optsched.experiments.asrpt_table2",
     "optsched.experiments.asrpt_repro",
+    "optsched.experiments.asrpt_paper",
     "optsched.experiments.rarddls",
     "optsched.experiments.elastic",
     "optsched.experiments.lazer",
