@@ -392,11 +392,8 @@ def run_sweep(
 
     pts = points() if pts is None else list(pts)
     cache = str(Path(cache_dir) if cache_dir is not None else Path(out) / "cache")
-    func = partial(cell, cache_dir=cache)
-    func.__module__ = cell.__module__  # type: ignore[attr-defined]
-    func.__qualname__ = cell.__qualname__  # type: ignore[attr-defined]
     return sweep(
-        func,
+        partial(cell, cache_dir=cache),
         pts,
         executor=executor,
         n_workers=n_workers,

@@ -84,6 +84,12 @@ def provenance() -> dict[str, Any]:
 
 
 def _func_name(func: Callable[..., Any]) -> str:
+    """``module.qualname`` of the function a cell calls; a ``functools.partial`` is named after the
+    function it wraps (its fixed keywords, such as a cache folder, are not part of the results)."""
+    import functools
+
+    while isinstance(func, functools.partial):
+        func = func.func
     return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}"
 
 

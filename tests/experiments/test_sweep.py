@@ -115,3 +115,20 @@ def test_bad_input():
 def test_unreachable_scheduler_fails_with_its_address():
     with pytest.raises(InvalidOptionError, match=r"127\.0\.0\.1:9"):
         sweep(heuristics, grid(n=[3], seed=[0]), executor="dask", scheduler_address="tcp://127.0.0.1:9", progress=False)
+
+
+def scaled(i: int, *, factor: int = 1) -> dict:
+    return {"value": i * factor}
+
+
+def test_partial_is_named_after_its_function_and_resumes_in_processes(tmp_path):
+    """A functools.partial (fixed keywords such as a cache folder) is recorded under the function it
+    wraps, in the worker as in the driver, so a rerun in processes resumes instead of refusing the
+    folder (it named the cells 'functools.functools.partial(...)' in the workers before)."""
+    from functools import partial
+
+    pts = [{"i": i} for i in range(3)]
+    first = sweep(partial(scaled, factor=3), pts, executor="processes", n_workers=2, out=tmp_path, progress=False)
+    assert set(first["function"]) == {f"{__name__}.scaled"}
+    again = sweep(partial(scaled, factor=3), pts, executor="processes", n_workers=2, out=tmp_path, progress=False)
+    assert again["value"].tolist() == [0, 3, 6] and again["elapsed"].tolist() == first["elapsed"].tolist()
