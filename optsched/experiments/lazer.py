@@ -210,7 +210,8 @@ def helios_workload(
       ``synthetic_workload(models=)`` does (the log has no model), so that
       :class:`optsched.lazer.LoadSaveModel` gives the load and save times.
 
-    ``df.attrs`` adds ``n_capped`` (jobs whose demand was capped), ``states`` and ``start``.
+    ``df.attrs`` adds ``n_capped`` (jobs whose demand was capped), ``states``, ``start``,
+    ``model_seed`` and ``name`` (the trace name :func:`run` uses: the log's folder, e.g. ``Earth``).
 
     Raises
     ------

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
 from optsched.exceptions import DataNotFoundError, InvalidInstanceError, InvalidOptionError, TraceFormatError
@@ -131,6 +133,29 @@ def test_every_policy_runs_on_the_log_and_verifies(runs, name):
     assert rep.ok, rep.summary()
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(3, 30),
+    name=st.sampled_from(ex.POLICY_NAMES),
+    completed_only=st.booleans(),
+    servers=st.integers(1, 2),
+)
+def test_any_small_log_verifies(tmp_path, seed, n, name, completed_only, servers):
+    log = write_log(tmp_path / f"log{seed}_{n}.csv", n=n, seed=seed)
+    try:
+        table = ex.helios_workload(log, seed=seed, states=["completed"] if completed_only else None)
+    except InvalidInstanceError:  # nothing left (e.g. only CPU jobs drawn): refused, never simulated
+        return
+    assert (table["gpus"] >= 1).all() and (table["gpus"] <= 8).all() and table["arrival"].iloc[0] == 0
+    assert (np.diff(table["arrival"]) >= 0).all()
+    _, _, res = ex.simulate_policy("log", name, seed, None, servers=servers, table=table, record_log=True)
+    assert check_lifecycle(res) == []
+    jobs = [Job(r.job_id, work=r.duration, gpus=r.gpus, arrival=r.arrival) for r in table.itertuples()]
+    rep = verify_run(Cluster.homogeneous(servers, 8), jobs, res, full=False)
+    assert rep.ok, rep.summary()
+
+
 def test_the_log_is_contended(runs):
     """The small log on one 8-GPU server makes jobs wait and preempt (else the test shows little)."""
     _, out = runs
@@ -146,6 +171,18 @@ def test_run_on_a_log(log):
     assert t2["ours_w95_le_jct95"].all()
     assert t2["paper_jct_p50"].notna().all()  # the paper's Earth row beside ours
     assert set(tabs["runs"]["n_jobs"]) == {len(ex.helios_workload(log))}
+
+
+def test_a_log_of_another_cluster_has_no_paper_numbers(tmp_path):
+    folder = tmp_path / "Venus"
+    folder.mkdir()
+    log = write_log(folder / "cluster_log.csv", n=12, seed=5)
+    tabs = {}
+    ex.run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("table2",), log=log)
+    t2 = tabs["table2"]
+    assert t2["trace"].unique().tolist() == ["Venus"]
+    assert t2["paper_jct_p50"].isna().all() and t2["paper_w95_le_jct95"].isna().all()
+    assert t2["ours_w95_le_jct95"].all()
 
 
 def test_run_without_a_log_keeps_the_synthetic_workload():
