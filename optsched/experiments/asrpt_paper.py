@@ -130,12 +130,12 @@ def points(
                     add(n, 0.7, 10.0, load, s)
     for load in [_load_value(x) for x in fig78_loads]:
         for s in seeds:
-            if "fig7" in figures:
+            if "fig7" in figures:  # the paper's Fig. 7 and 8 have no A-SRPT-Perfect
                 for sg in fig7_single:
-                    add(fig78_n, sg, 10.0, load, s)
+                    add(fig78_n, sg, 10.0, load, s, "rf")
             if "fig8" in figures:
                 for nic in fig8_nic:
-                    add(fig78_n, 0.0, nic, load, s)
+                    add(fig78_n, 0.0, nic, load, s, "rf")
     return out
 
 
@@ -423,6 +423,8 @@ def tables(df) -> dict[str, Any]:
         for x, g in sub.groupby(by, sort=True):
             r: dict[str, Any] = {by: x, "seeds": len(g)}
             for p in pols:
+                if p not in g or g[p].isna().all():
+                    continue
                 r[p] = g[p].mean()
                 r[f"{p} sd"] = g[p].std(ddof=1) if len(g) > 1 else float("nan")
             for c in ("gain_best", "gain_worst"):
