@@ -109,6 +109,14 @@ def test_usage_error_exits_2():
     assert out.returncode == 2 and "Traceback" not in out.stderr
 
 
+def test_python_dash_m_optsched_is_the_command_line():
+    out = subprocess.run([sys.executable, "-m", "optsched", "reproduce", "--list"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "asrpt-paper" in out.stdout and "lazer" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "optsched", "solve"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
 def test_console_script_and_demo_quick(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "optsched.cli", "demo", "--quick", "--only", "rigid"],
