@@ -286,6 +286,8 @@ def run(args) -> int:
     res = sim.run()
     t_run = time.perf_counter() - t1
     summary = res.summary()
+    # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
+    summary["policy"] = args.policy.lower().replace("_", "-")
     summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
     summary.update(
         {
