@@ -311,6 +311,12 @@ class ASRPT(_AsrptPolicy):
         its first slot on. The virtual machine Ã_1 runs in continuous time either way.
     reading : {"nic-share", "ring-boundary"}
         Reading of eq. (6) for alpha, alpha~min and alpha^max (formulations/asrpt.md#reading).
+    backfill : bool
+        **Not the paper's algorithm** (default False: Algorithm 1, the head of ``pending_queue`` that
+        does not fit, or is being delayed, blocks the queue, Lines 5 and 25). True: later pending jobs
+        that fit start meanwhile, in queue order (one communication-heavy job delayed at a time). A
+        diagnostic variant (formulations/asrpt.md, finding 6): at 2,000 GPUs the queue is in arrival
+        order and the blocking head is what costs A-SRPT most.
 
     Guarantee
     ---------
@@ -344,8 +350,14 @@ class ASRPT(_AsrptPolicy):
         retrain_every: float | None = None,
         seed=0,
         reading: str = "nic-share",
+        backfill: bool = False,
     ):
         super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading, rate=rate)
+        if not isinstance(backfill, bool):
+            raise InvalidOptionError(f"The 'backfill' option of A-SRPT must be True or False; got {backfill!r}.")
+        self.backfill = backfill
+        if backfill:
+            self.name = "a-srpt-backfill"
         self.predictor = predictor
         self.history = list(history)
         if retrain_every is not None and not (retrain_every > 0):
@@ -470,8 +482,9 @@ class ASRPT(_AsrptPolicy):
         if _off_slot(self, sim):
             self._arm_timer(sim)
             return
-        while self.pending:
-            jid = self.pending[0]
+        k = 0  # the job looked at: always the head (k = 0) unless backfilling
+        while k < len(self.pending) and sim.total_free > 0:
+            jid = self.pending[k]
             info = self.info[jid]
             g_i = info.job.gpus
             if self.delayed is not None and self.delayed["id"] == jid:
@@ -479,25 +492,35 @@ class ASRPT(_AsrptPolicy):
                 if pl is not None:
                     a = self.rate_model.alpha(info.job, pl)
                     if a < self.delayed["kappa"] - 1e-15 or sim.now >= self.delayed["deadline"] - 1e-9:
-                        self.pending.pop(0)
+                        self.pending.pop(k)
                         self.delayed = None
                         self._start(sim, jid, pl)
                         continue
-                break  # still delaying (or waiting for GPUs): the head blocks the queue
+                if not self.backfill:
+                    break  # still delaying (or waiting for GPUs): the head blocks the queue
+                k += 1
+                continue
             if g_i > sim.total_free:  # Line 5 / 25
-                break
+                if not self.backfill:
+                    break
+                k += 1
+                continue
             if info.comm_heavy:  # Lines 8-20
                 pl = select_servers(sim.free_gpus, g_i, most=True)
                 a = self.rate_model.alpha(info.job, pl)
                 wait = self._wait_window(g_i, info)
                 if a / info.a_min <= self.comm_heavy or wait <= 0:  # Line 12, or an empty loop 16-19 (Line 20)
-                    self.pending.pop(0)
+                    self.pending.pop(k)
                     self._start(sim, jid, pl)
                     continue
-                self.delayed = {"id": jid, "kappa": a, "deadline": sim.now + wait}
-                break
+                if self.delayed is None:  # always so without backfilling (the delayed job is the head)
+                    self.delayed = {"id": jid, "kappa": a, "deadline": sim.now + wait}
+                if not self.backfill:
+                    break
+                k += 1
+                continue
             pl = select_servers(sim.free_gpus, g_i, most=False)  # Lines 21-23
-            self.pending.pop(0)
+            self.pending.pop(k)
             self._start(sim, jid, pl)
         self._arm_timer(sim)
 
