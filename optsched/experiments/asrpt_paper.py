@@ -327,11 +327,17 @@ def cell(
     max_samples: float | None = 0.1,
     cache_dir: str | None = None,
     tau: float = 1.0,
+    baselines: bool = True,
+    variants: str = "",
 ) -> dict[str, Any]:
     """One point: total JCT (hours) of A-SRPT with each predictor in ``predictors`` and of the five
     baselines (random-forest predictions, as in the paper), eps_bar of each predictor, the offered
-    GPU load of the arrivals, and the wall time of each replay."""
-    from optsched.asrpt.policy import BASELINES, simulate_asrpt
+    GPU load of the arrivals, and the wall time of each replay.
+
+    ``baselines=False`` skips the baselines; ``variants="backfill"`` adds ``A-SRPT-Backfill``
+    (random forest, :class:`~optsched.asrpt.policy.ASRPT` ``backfill=True``: not the paper's algorithm,
+    the diagnostic of formulations/asrpt.md finding 6)."""
+    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
 
     load = _load_value(load)
     preds = [p.strip() for p in str(predictors).split(",") if p.strip()]
@@ -340,6 +346,9 @@ def cell(
         raise InvalidOptionError(
             f"predictors must be a comma list of rf, perfect, median, mean including rf; got {predictors!r}."
         )
+    vars_ = [v.strip() for v in str(variants).split(",") if v.strip()]
+    if any(v != "backfill" for v in vars_):
+        raise InvalidOptionError(f"variants must be '' or 'backfill'; got {variants!r}.")
     cut = int(round(0.8 * n_total))
     if not 0 < n_jobs <= n_total - cut:
         raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
@@ -366,7 +375,10 @@ def cell(
         res = simulate_asrpt(inst, None, tau=tau)
         out[f"{name}_s"] = time.perf_counter() - t
         out[name] = float(res.summary()["total_flow_time"]) / 3600.0
-    for name, pol in BASELINES().items():
+    runs = [("A-SRPT-Backfill", ASRPT(tau=tau, backfill=True))] if vars_ else []
+    if baselines:
+        runs += list(BASELINES().items())
+    for name, pol in runs:
         t = time.perf_counter()
         res = simulate_asrpt(insts["rf"], pol)
         out[f"{name}_s"] = time.perf_counter() - t
@@ -416,7 +428,9 @@ def tables(df) -> dict[str, Any]:
     base = [c for c in BASELINE_NAMES if c in df]
     df["gain_best"] = 1 - df["A-SRPT"] / df[base].min(axis=1)
     df["gain_worst"] = 1 - df["A-SRPT"] / df[base].max(axis=1)
-    pols = ["A-SRPT", "A-SRPT-Perfect", *base]
+    pols = ["A-SRPT", "A-SRPT-Perfect", "A-SRPT-Backfill", *base]
+    if "A-SRPT-Backfill" in df:
+        df["backfill_gain_best"] = 1 - df["A-SRPT-Backfill"] / df[base].min(axis=1)
 
     def summarise(sub, by):
         rows = []
@@ -427,7 +441,9 @@ def tables(df) -> dict[str, Any]:
                     continue
                 r[p] = g[p].mean()
                 r[f"{p} sd"] = g[p].std(ddof=1) if len(g) > 1 else float("nan")
-            for c in ("gain_best", "gain_worst"):
+            for c in ("gain_best", "gain_worst", "backfill_gain_best"):
+                if c not in g:
+                    continue
                 r[c] = g[c].mean()
                 r[f"{c} min"] = g[c].min()
                 r[f"{c} max"] = g[c].max()

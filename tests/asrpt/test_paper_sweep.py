@@ -107,3 +107,29 @@ def test_run_sweep_resumes_and_tables(tmp_path):
     base = df2[list(ap.BASELINE_NAMES)].min(axis=1)
     gains = 1 - df2["A-SRPT"] / base
     assert math.isclose(t["gain_best"].mean(), gains.mean(), rel_tol=1e-9)
+
+
+def test_backfill_variant_cell_and_table(tmp_path):
+    r = ap.cell(
+        300, 0.7, 10.0, 0.9, 0, "rf", n_total=N_TOTAL, cache_dir=str(tmp_path), baselines=False, variants="backfill"
+    )
+    assert r["A-SRPT"] > 0 and r["A-SRPT-Backfill"] > 0
+    assert not any(b in r for b in ap.BASELINE_NAMES)
+    with pytest.raises(InvalidOptionError, match="variants must be '' or 'backfill'"):
+        ap.cell(300, 0.7, 10.0, 0.9, 0, n_total=N_TOTAL, variants="lookahead")
+    full = ap.cell(300, 0.7, 10.0, 0.9, 0, "rf", n_total=N_TOTAL, cache_dir=str(tmp_path))
+    import pandas as pd
+
+    row = {
+        "n_jobs": 300,
+        "single_gpu": 0.7,
+        "nic_gbps": 10.0,
+        "load": 0.9,
+        "seed": 0,
+        **full,
+        "A-SRPT-Backfill": r["A-SRPT-Backfill"],
+    }
+    t = ap.tables(pd.DataFrame([row]))["fig6 load=0.9"]
+    want = 1 - r["A-SRPT-Backfill"] / min(full[b] for b in ap.BASELINE_NAMES)
+    assert math.isclose(t["backfill_gain_best"].iloc[0], want, rel_tol=1e-12)
+    assert math.isclose(r["A-SRPT"], full["A-SRPT"], rel_tol=1e-12)  # same jobs, same A-SRPT
