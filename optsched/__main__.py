@@ -2,4 +2,5 @@
 
 from optsched.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing the module (doctest collection, tools) runs nothing
+    raise SystemExit(main())
