@@ -16,7 +16,8 @@ remaining 20 % (150,000 jobs: the largest cell is all of them). Two arrival proc
 The expensive part of a cell, the trace's job configurations, iterations and predictions (a random
 forest on 600,000 rows), does not depend on the arrival process or the cell size: it is computed once
 per (seed, single-GPU share, NIC bandwidth) and cached in ``cache_dir`` (atomic pickle files), so the
-four sizes, both loads and Fig. 9 reuse it.
+four sizes, both loads and Fig. 9 reuse it. A cached trace takes ~27 MB (the 50 traces of the full sweep
+~1.4 GB); delete ``cache_dir`` when the sweep is done.
 
 >>> from optsched.experiments.asrpt_paper import points
 >>> len(points(seeds=range(5)))
