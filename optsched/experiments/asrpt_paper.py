@@ -158,7 +158,7 @@ def _cache_file(cache_dir, key: dict) -> Path | None:
     return Path(cache_dir) / f"trace-{hashlib.sha256(text.encode()).hexdigest()[:16]}.pkl"
 
 
-def _cached_or_lock(path: Path, *, stale_s: float = 1800.0, poll_s: float = 2.0):
+def _cached_or_lock(path: Path, *, stale_s: float = 600.0, poll_s: float = 2.0):
     """The cached trace at ``path``, or None after taking its lock (another process preparing the same
     trace is waited for; a lock older than ``stale_s`` is taken over)."""
     import os
