@@ -45,6 +45,7 @@ __all__ = [
     "prepare",
     "cell",
     "run_sweep",
+    "diagnose",
     "tables",
     "run",
 ]
@@ -385,6 +386,67 @@ def cell(
         out[f"{name}_s"] = time.perf_counter() - t
         out[name] = float(res.summary()["total_flow_time"]) / 3600.0
     return out
+
+
+def diagnose(
+    seed: int = 0,
+    n_jobs: int = 37_500,
+    *,
+    nic_gbps: float = 10.0,
+    load=0.9,
+    single_gpu: float = 0.7,
+    n_total: int = TRACE_JOBS,
+    max_samples: float | None = 0.1,
+    cache_dir=None,
+    tau: float = 1.0,
+):
+    """Where A-SRPT's time goes in one cell (formulations/asrpt.md, finding 6): per policy (A-SRPT,
+    A-SRPT-Backfill, the five baselines; random-forest predictions) the total JCT (hours), the mean
+    wait and mean run (s); for A-SRPT and its backfilling variant also the mean wait until the job's
+    virtual completion in Ã_1 and after it, the communication-heavy jobs, those that ran more than
+    COMM_HEAVY slower than alpha~min, and the share of busy GPU-seconds spent above alpha~min.
+
+    Returns a DataFrame, one row per policy."""
+    import pandas as pd
+
+    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+    from optsched.experiments.asrpt_repro import placement_waste
+
+    load = _load_value(load)
+    cut = int(round(0.8 * n_total))
+    if not 0 < n_jobs <= n_total - cut:
+        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
+    prep = prepare(
+        seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
+    )
+    arrivals = _trace_table(seed, single_gpu, load, n_total)["arrival"].to_numpy(float)[cut:]
+    inst = _instance(prep, arrivals, n_jobs, "rf", nic_gbps)
+    rows = []
+    pols = [("A-SRPT", ASRPT(tau=tau)), ("A-SRPT-Backfill", ASRPT(tau=tau, backfill=True)), *BASELINES().items()]
+    for name, pol in pols:
+        cols = simulate_asrpt(inst, pol).job_columns()
+        a, s, c = (np.asarray(cols[k], float) for k in ("arrival", "first_start", "completion"))
+        row: dict[str, Any] = {
+            "policy": name,
+            "total_jct_h": float((c - a).sum()) / 3600.0,
+            "mean_wait_s": float((s - a).mean()),
+            "mean_run_s": float((c - s).mean()),
+        }
+        if isinstance(pol, ASRPT):
+            vc = np.array([pol.virtual_completion.get(j, np.nan) for j in cols["job_id"]], float)
+            w = placement_waste(pol, inst)
+            row.update(
+                {
+                    "wait_until_virtual_s": float(np.nanmean(vc - a)),
+                    "wait_after_virtual_s": float(np.nanmean(s - vc)),
+                    "comm_heavy_jobs": int(sum(i.comm_heavy for i in pol.info.values())),
+                    "jobs_slowed": w["jobs_slowed"],
+                    "busy_gpu_s": w["gpu_busy_s"],
+                    "waste_share": w["waste_share"],
+                }
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def run_sweep(

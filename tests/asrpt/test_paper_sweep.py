@@ -133,3 +133,17 @@ def test_backfill_variant_cell_and_table(tmp_path):
     want = 1 - r["A-SRPT-Backfill"] / min(full[b] for b in ap.BASELINE_NAMES)
     assert math.isclose(t["backfill_gain_best"].iloc[0], want, rel_tol=1e-12)
     assert math.isclose(r["A-SRPT"], full["A-SRPT"], rel_tol=1e-12)  # same jobs, same A-SRPT
+
+
+def test_diagnose_decomposes_the_wait(tmp_path):
+    d = ap.diagnose(0, 300, n_total=N_TOTAL, cache_dir=tmp_path).set_index("policy")
+    assert list(d.index) == ["A-SRPT", "A-SRPT-Backfill", *ap.BASELINE_NAMES]
+    for p in ("A-SRPT", "A-SRPT-Backfill"):
+        r = d.loc[p]
+        # wait = until the virtual completion + after it (every job is started after it)
+        assert math.isclose(
+            r["wait_until_virtual_s"] + r["wait_after_virtual_s"], r["mean_wait_s"], rel_tol=1e-9, abs_tol=1e-6
+        )
+        assert r["wait_after_virtual_s"] >= -1e-9 and 0 <= r["jobs_slowed"] <= r["comm_heavy_jobs"]
+    # the same jobs under every policy: total JCT = n (mean wait + mean run)
+    assert ((d["total_jct_h"] * 3600 - 300 * (d["mean_wait_s"] + d["mean_run_s"])).abs() < 1e-3).all()
