@@ -152,6 +152,14 @@ def _trace_table(seed: int, single_gpu: float, load, n_total: int):
     return pai_like_table(n_total, **kw)
 
 
+def _test_start(n_jobs: int, n_total: int) -> int:
+    """First row of the trace's test part (its last 20 %), after checking that ``n_jobs`` fits in it."""
+    cut = int(round(0.8 * n_total))
+    if not 0 < n_jobs <= n_total - cut:
+        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
+    return cut
+
+
 def _cache_file(cache_dir, key: dict) -> Path | None:
     if cache_dir is None:
         return None
@@ -351,9 +359,7 @@ def cell(
     vars_ = [v.strip() for v in str(variants).split(",") if v.strip()]
     if any(v != "backfill" for v in vars_):
         raise InvalidOptionError(f"variants must be '' or 'backfill'; got {variants!r}.")
-    cut = int(round(0.8 * n_total))
-    if not 0 < n_jobs <= n_total - cut:
-        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
+    cut = _test_start(n_jobs, n_total)
     t0 = time.perf_counter()
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
@@ -413,9 +419,7 @@ def diagnose(
     from optsched.experiments.asrpt_repro import placement_waste
 
     load = _load_value(load)
-    cut = int(round(0.8 * n_total))
-    if not 0 < n_jobs <= n_total - cut:
-        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
+    cut = _test_start(n_jobs, n_total)
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
     )
