@@ -19,6 +19,7 @@ __all__ = [
     "UnknownNameError",
     "VerificationError",
     "SimulationError",
+    "SimulationLimitError",
     "TraceFormatError",
 ]
 
@@ -68,6 +69,10 @@ class VerificationError(OptschedError, AssertionError):
 
 class SimulationError(OptschedError, RuntimeError):
     """A policy asked the simulator for an illegal decision (over capacity, double start, ...)."""
+
+
+class SimulationLimitError(SimulationError):
+    """A simulation ran past its ``max_time`` or ``max_events`` (a livelock, or a limit set too low)."""
 
 
 class TraceFormatError(OptschedError, ValueError):

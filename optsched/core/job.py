@@ -37,6 +37,15 @@ class Job:
         Demands of other resources, per job (e.g. ``{"cpu": 8}``).
     attrs : mapping, optional
         Free-form attributes carried through (user, group, model name, trace fields).
+    load_time, save_time : float, optional
+        Seconds this job loads before each (re)start and pauses-and-saves after each preemption
+        in the simulator (``optsched.sim``; ``formulations/lazer.md`` R1-R2). ``None`` (default):
+        the simulator's ``load_time=`` / ``save_time=`` options decide. Exact models ignore them.
+
+    Examples
+    --------
+    >>> Job(0, work=100, gpus=2, arrival=5, load_time=30, save_time=8).to_dict()
+    {'id': 0, 'arrival': 5.0, 'gpus': 2, 'work': 100.0, 'load_time': 30.0, 'save_time': 8.0}
     """
 
     id: JobId
@@ -47,6 +56,8 @@ class Job:
     single_server: bool = False
     resources: Mapping[str, float] = field(default_factory=dict)
     attrs: Mapping[str, Any] = field(default_factory=dict)
+    load_time: float | None = field(default=None, repr=False)
+    save_time: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
@@ -64,6 +75,10 @@ class Job:
             res[k] = check_number(v, f"resources.{k}", owner, lo=0.0)
         object.__setattr__(self, "resources", res)
         object.__setattr__(self, "attrs", check_mapping(self.attrs, "attrs", owner))
+        for name in ("load_time", "save_time"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, check_number(v, name, owner, lo=0.0, hint=" (seconds), or None"))
 
     @property
     def label(self) -> str:
@@ -79,6 +94,9 @@ class Job:
             d["resources"] = dict(self.resources)
         if self.attrs:
             d["attrs"] = dict(self.attrs)
+        for name in ("load_time", "save_time"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name)
         return d
 
     @classmethod
@@ -92,7 +110,18 @@ class Job:
                 f"The {owner} has no {missing[0]!r} field; every job needs 'id' and 'work' "
                 f"(and usually 'gpus' and 'arrival')."
             )
-        unknown = set(d) - {"id", "work", "gpus", "arrival", "weight", "single_server", "resources", "attrs"}
+        unknown = set(d) - {
+            "id",
+            "work",
+            "gpus",
+            "arrival",
+            "weight",
+            "single_server",
+            "resources",
+            "attrs",
+            "load_time",
+            "save_time",
+        }
         if unknown:
             raise InvalidInstanceError(
                 f"The {owner} (id {d.get('id')!r}) has unknown field(s) {sorted(unknown)}; put free-form "

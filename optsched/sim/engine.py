@@ -26,7 +26,7 @@ import numpy as np
 from optsched.core.cluster import Cluster
 from optsched.core.job import Job
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError, SimulationLimitError
 from optsched.sim.inputs import make_jobs
 from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
 from optsched.sim.rates import ConstantRate, RateModel, check_rate
@@ -262,15 +262,36 @@ class Simulator:
         """Seconds ``job`` would load before training on ``placement`` (default: its own)."""
         j = self.job(job)
         pl = placement if placement is not None else (j.placement or {})
-        return float(self._load(j, pl)) if self._load is not None else 0.0
+        return self._overhead_of(j, pl, True)
 
     def save_time(self, job: Any) -> float:
         """Seconds ``job`` would pause and save if preempted now (0 if it has not trained since its
         last load: nothing to save)."""
         j = self.job(job)
-        if self._save is None or j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
+        if j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
             return 0.0
-        return float(self._save(j, j.placement))
+        return self._overhead_of(j, j.placement, False)
+
+    def _overhead_of(self, j: SimJob, pl: Mapping[int, int], load: bool) -> float:
+        """The job's own load (save) seconds if it has them (``Job.load_time``), else the simulator's
+        option; a function's value is checked (a number >= 0)."""
+        own = j.load_s if load else j.save_s
+        if own is not None:
+            return own
+        f = self._load if load else self._save
+        if f is None:
+            return 0.0
+        r = f(j, pl)
+        try:
+            v = float(r)
+        except (TypeError, ValueError):
+            v = math.nan
+        if not (v >= 0 and v < _INF):  # NaN fails too
+            name = "load_time" if load else "save_time"
+            raise SimulationError(
+                f"The '{name}' function gave {r!r} seconds for {j.label}; it must return a finite number >= 0."
+            )
+        return float(v)
 
     def fits(self, job: SimJob) -> bool:
         """Whether ``job`` fits in the free GPUs now (one server if single-server), and its declared
@@ -399,7 +420,7 @@ class Simulator:
         self._holding[j.index] = j
         if self._log is not None:
             self._log.append((now, "start", j.id, pl))
-        load = self._load(j, pl) if self._load is not None else 0.0
+        load = self._overhead_of(j, pl, True)
         j._last_load = 0.0
         if load > 0:
             j.phase = LOADING
@@ -538,7 +559,7 @@ class Simulator:
     def _after_stop(self, j: SimJob) -> None:
         # a job cut during loading, or before any training after its load, has nothing to save
         was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
-        save = self._save(j, j.placement) if (self._save is not None and was_training) else 0.0
+        save = self._overhead_of(j, j.placement, False) if was_training else 0.0
         j.phase = SAVING
         j._phase_start = self.now
         self._seq += 1
@@ -659,17 +680,37 @@ class Simulator:
         self._bar = None
         self._bar_step = max(1, len(self.jobs) // 200)
 
-    def run(self, until: float | None = None):
+    def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto"):
         """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`.
 
         The loop takes the next time, handles every event at that time (one method per kind:
         :meth:`_stage_end`, :meth:`_save_end`, :meth:`_load_end`, :meth:`_arrive`,
         :meth:`_timer_fires`; each returns the hook's decisions, or ``_STALE`` for an entry made
         stale by a preemption, a rate change or a cancelled timer), then calls the policy's
-        ``schedule`` once and updates co-runner-dependent rates.
+        ``schedule`` once (only if at least one event of the batch was real, rule R3 of
+        ``formulations/lazer.md``) and updates co-runner-dependent rates.
+
+        Parameters
+        ----------
+        until : float, optional
+            Stop (without error) before the first event after this time.
+        max_time, max_events : float / int, "auto" or None
+            Limits that turn a livelock into an error instead of a hang:
+            :class:`~optsched.exceptions.SimulationLimitError` names the policy, the simulated
+            time, the events processed and the jobs still running. ``"auto"`` (default):
+            ``max_events`` = 1,000,000 + 1,000 per job; ``max_time`` = the last arrival +
+            1,000 x (the total work at the constant rate) + 10^6 s with a
+            :class:`~optsched.sim.rates.ConstantRate` model (no time limit with other rate
+            models, whose work is not in seconds). ``None``: no limit.
+
+        Raises
+        ------
+        SimulationLimitError
+            The run passed ``max_time`` or ``max_events``.
         """
         if self._ran:
             raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
+        self._max_time, self._max_events = self._limits(max_time, max_events)
         self._ran = True
         # The cyclic garbage collector is paused while the loop runs: the engine keeps what it
         # allocates (segments, heap entries), so collections find nothing and cost about 20% of a
@@ -681,6 +722,48 @@ class Simulator:
         finally:
             if was_enabled:
                 gc.enable()
+
+    def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
+        """The run's limits from the options (checked: a positive number, "auto" or None)."""
+        out = []
+        for name, v in (("max_time", max_time), ("max_events", max_events)):
+            if v is None:
+                out.append(_INF)
+                continue
+            if isinstance(v, str) and v == "auto":
+                if name == "max_events":
+                    out.append(1_000_000 + 1_000 * len(self.jobs))
+                elif self._const_rate:
+                    last = max((j.arrival for j in self.jobs), default=0.0)
+                    out.append(last + 1_000.0 * sum(j.work for j in self.jobs) / self._const_rate + 1e6)
+                else:
+                    out.append(_INF)
+                continue
+            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v > 0
+            if not ok or (name == "max_events" and v != int(v)):
+                what = "a positive number of seconds" if name == "max_time" else "a positive integer"
+                raise InvalidOptionError(
+                    f"The '{name}' option of Simulator.run must be {what}, 'auto' or None (no limit); got {v!r}."
+                )
+            out.append(float(v))
+        return out[0], out[1]
+
+    def _over_limit(self, t: float, n_events: int) -> SimulationLimitError:
+        """The error for a run past its limits, with what a user needs to see why."""
+        unfinished = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
+        running = [j for j in unfinished if j.placement is not None]
+        show = ", ".join(f"{j.label} ({j.phase}, {j.n_preemptions} preemptions)" for j in running[:5])
+        which = (
+            f"max_time={self._max_time:g} s (simulated time is {t:g} s)"
+            if t > self._max_time
+            else f"max_events={self._max_events:g} (at simulated time {t:g} s)"
+        )
+        return SimulationLimitError(
+            f"Policy {self.policy.name!r} ran past {which} after {n_events} events, with {len(unfinished)} of "
+            f"{len(self.jobs)} jobs unfinished and {len(running)} holding GPUs{': ' + show if show else ''}"
+            f"{' ...' if len(running) > 5 else ''}. A livelock (jobs preempted and restarted over and over) "
+            f"or a limit set too low: pass run(max_time=..., max_events=...) larger, or None for no limit."
+        )
 
     def _run(self, until: float | None):
         from optsched.sim.metrics import SimResult
@@ -712,6 +795,7 @@ class Simulator:
         n_stale = 0  # heap entries made stale by a preemption, rate change or cancelled timer
         slot = self.slot
         tick = _INF  # slotted mode: the next boundary at which the policy must decide
+        max_time, max_events = self._max_time, self._max_events
         while True:
             t = heap[0][0] if heap else _INF
             if next_arr < t:
@@ -720,6 +804,8 @@ class Simulator:
                 t = tick
             if t == _INF or t > stop:
                 break
+            if t > max_time or n_events > max_events:
+                raise self._over_limit(t, n_events)
             if t == self.now and n_events:
                 same_t += 1
                 if same_t > _MAX_BATCHES_AT_ONE_TIME:
@@ -735,6 +821,7 @@ class Simulator:
                 t_batch = clock()
             # one batch: every event at time t, in priority order (arrivals after the engine's own
             # events, before timers)
+            real = False  # whether an event happened (not only stale entries): R3, no round otherwise
             while True:
                 if heap and heap[0][0] == t and (heap[0][1] < P_ARRIVAL or next_arr != t):
                     _, prio, _, obj, ver = pop(heap)
@@ -743,7 +830,9 @@ class Simulator:
                     if r is _STALE:
                         n_stale += 1
                         continue
+                    real = True
                 elif next_arr == t:
+                    real = True
                     j = arrivals[ai]
                     ai += 1
                     next_arr = arrivals[ai].arrival if ai < n else _INF
@@ -753,7 +842,9 @@ class Simulator:
                     break
                 if r is not None:
                     apply(r)
-            if slot is None:
+            if not real and t != tick:  # only stale entries at this time: nothing happened, no round
+                pass
+            elif slot is None:
                 r = schedule(self)
                 if r is not None:
                     apply(r)

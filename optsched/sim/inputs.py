@@ -80,6 +80,12 @@ def make_jobs(
             raise InvalidInstanceError(
                 f"attrs_columns names {missing}, which the job table does not have; columns: {columns}."
             )
+        overheads = {}
+        for c in ("load_time", "save_time"):
+            if c in columns:
+                a = col(c, float)
+                _check_array(c, a, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
+                overheads[c] = a.tolist()
         extra = [c for c in ("user", "group", "vc", "status", "model") if c in columns]
         extra += [c for c in attrs_columns if c not in extra]
         extra_vals = {c: col(c).tolist() for c in extra}
@@ -88,6 +94,11 @@ def make_jobs(
             attrs = {c: extra_vals[c][i] for c in extra} if extra else None
             st = _stages(stages.get(ids[i]), work_l[i], ids[i])
             out.append(SimJob(ids[i], i, arr_l[i], work_l[i], gp_l[i], w_l[i], s_l[i], st, attrs))
+        if overheads:
+            lo, sa = overheads.get("load_time"), overheads.get("save_time")
+            for i, sj in enumerate(out):
+                sj.load_s = None if lo is None else lo[i]
+                sj.save_s = None if sa is None else sa[i]
         return out
     if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
         raise InvalidInstanceError(f"The 'jobs' argument must be a list of Job or a DataFrame; got {jobs!r}.")
@@ -107,6 +118,7 @@ def make_jobs(
         sj = SimJob(j.id, i, j.arrival, j.work, j.gpus, j.weight, j.single_server, _stages(st, j.work, j.id), j.attrs)
         if j.resources:
             sj.resources = {r: float(a) for r, a in j.resources.items() if a > 0}
+        sj.load_s, sj.save_s = j.load_time, j.save_time
         out.append(sj)
     return out
 

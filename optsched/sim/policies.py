@@ -14,10 +14,10 @@ import heapq
 from abc import ABCMeta, abstractmethod
 from typing import Any
 
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, SimulationError
 from optsched.sim.policy import Policy
 from optsched.sim.registry import get_policy, register_policy
-from optsched.sim.state import LOADING, TRAINING, WAITING, SimJob
+from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING, SimJob
 
 __all__ = ["FIFO", "SJF", "SRTF", "LAS", "PeriodicSRTF", "POLICIES", "get_policy", "WaitQueue"]
 
@@ -219,20 +219,47 @@ class SJF(_QueuePolicy):
         return (size, job.arrival, job.index)
 
 
-class _Preemptive(Policy, metaclass=ABCMeta):
-    """Preemptive priority scheduling shared by SRTF and LAS.
+class _Claim:
+    """GPUs promised to one waiting job (rule R6 of ``formulations/lazer.md``): ``free`` ({server: GPUs}
+    free now) and ``pending`` ({index of a job saving: {server: GPUs}}, free when its save ends)."""
 
-    Waiting jobs sit in a :class:`WaitQueue` by ``_wait_key``; running jobs in a max-heap by
-    ``_badness`` (a value that does not change while the job runs at a constant rate). At each
-    decision point (every event time for SRTF, every quantum for LAS): jobs that fit in the free
-    GPUs start in priority order (backfilling unless ``backfill=False``); if the best waiting job
-    does not fit and is strictly better than the worst running job, the worst running jobs
-    (fewest needed, worst first) are preempted to make room. GPUs that preempted jobs are still
-    saving are reserved for the job they were preempted for (``reserve="preemptor"``, default) or go
-    to the best waiting job when the saves end (``reserve="best"``). A job started at time t is never
-    preempted at the same t (no zero-time livelock). Jobs that declare other resources
-    (``Job.resources``) start only where those are free too, and never preempt for them (victims
-    are chosen by GPUs).
+    __slots__ = ("job", "free", "pending")
+
+    def __init__(self, job: SimJob):
+        self.job = job
+        self.free: dict[int, int] = {}
+        self.pending: dict[int, dict[int, int]] = {}
+
+
+class _Preemptive(Policy, metaclass=ABCMeta):
+    """Preemptive priority scheduling shared by SRTF, LAS and periodic SRTF.
+
+    The rules are R1-R12 of ``formulations/lazer.md`` ("Simulator rules"), each decided once there
+    with its reason; in short, a decision round takes the waiting jobs in key order
+    (``_wait_key``: value, arrival, input position) and, for each job c:
+
+    - R8: c starts if it fits in the free GPUs that no other job claims;
+    - R9: a job holding a claim starts on it when every GPU of the claim is free, not before and
+      not elsewhere (``reserve="preemptor"`` only: ``"best"`` drops every claim at the start of a
+      round and makes them again in key order, R7);
+    - R10: else, if it fits once the GPUs being saved (that nobody claims) are free too, it claims
+      them (GPUs being saved first, then free ones) and waits;
+    - R11: else, where preemption is allowed, running jobs strictly worse than c (value only: ties
+      never preempt; none started at this very time), worst first by the same key, are taken until
+      c would fit, the ones not needed dropped again (best first); they are preempted and c claims
+      their GPUs (or starts at once if they are free at once);
+    - R12: else c is passed over (and with ``backfill=False`` the round ends).
+
+    A claimed GPU is never given to another job. Several jobs may preempt in one round. Jobs that
+    declare other resources (``Job.resources``) start only where those are free too, never claim
+    GPUs and never preempt (victims are chosen by GPUs).
+
+    Running jobs sit in two max-heaps: training jobs by ``_badness`` (constant while a job trains at
+    a constant rate: the predicted end for SRTF), loading jobs by ``_run_value`` (constant while it
+    loads: its remaining work or attained service), both with the key's tie-breaks, so the worst
+    running job is found in O(log n) and is the one the waiting order would rank last (R4).
+    Claims and GPUs being saved are kept per server; a round with none of them takes the fast path
+    of the baselines (free-GPU buckets, no vectors).
     """
 
     preemptive = True
@@ -243,17 +270,19 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         placement: str = "consolidate",
         backfill: bool = True,
         rollback: bool = False,
-        reserve: str = "preemptor",
+        reserve: str = "best",
     ):
         super().__init__(placement=placement)
         if not isinstance(backfill, bool):
             raise InvalidOptionError(f"The 'backfill' option of {self.name} must be true or false; got {backfill!r}.")
         if reserve not in ("preemptor", "best"):
             raise InvalidOptionError(
-                f"The 'reserve' option of {self.name} must be 'preemptor' (GPUs being saved go "
-                f"to the job they were preempted for) or 'best' (to the best waiting job when "
-                f"the save ends); got {reserve!r}."
+                f"The 'reserve' option of {self.name} must be 'best' (GPUs being saved go to the best "
+                f"waiting job when the save ends; the default) or 'preemptor' (to the job they were "
+                f"preempted for); got {reserve!r}."
             )
+        if not isinstance(rollback, bool):
+            raise InvalidOptionError(f"The 'rollback' option of {self.name} must be true or false; got {rollback!r}.")
         self.backfill = backfill
         self.rollback = rollback
         self.reserve = reserve
@@ -261,11 +290,11 @@ class _Preemptive(Policy, metaclass=ABCMeta):
     # priorities (lower value = higher priority) -------------------------------------------------
     @abstractmethod
     def _wait_key(self, job):
-        """A waiting job's key (its first element compares with ``_run_value``)."""
+        """A waiting job's key ``(value, arrival, index)`` (its value compares with ``_run_value``)."""
 
     @abstractmethod
     def _badness(self, sim, job) -> float:
-        """What orders the running jobs (worst first); constant while a job runs at a constant rate."""
+        """What orders the training jobs (worst first); constant while a job trains at a constant rate."""
 
     @abstractmethod
     def _run_value(self, sim, job) -> float:
@@ -277,13 +306,19 @@ class _Preemptive(Policy, metaclass=ABCMeta):
     # bookkeeping ------------------------------------------------------------------------------------
     def on_start(self, sim) -> None:
         self.queue = WaitQueue()
-        self.running: list = []  # max-heap of (-badness, seq, job, rate)
+        self._train: list = []  # max-heap of training jobs: (-badness, -arrival, -index, seq, job, rate)
+        self._loading: list = []  # max-heap of loading jobs: (-value, -arrival, -index, seq, job)
         self._seq = 0
         self._entry: dict[int, int] = {}  # job index -> seq of its live heap entry
         self._since: dict[int, float] = {}  # job index -> time of its current start
-        self._for: SimJob | None = None  # the job for which victims are saving
-        self._saving: dict[int, int] = {}  # victims still saving: index -> GPUs (count as freed)
-        self._requeued: set[int] = set()  # victims queued again at once (zero save time)
+        self._requeued: set[int] = set()  # victims queued again at once (nothing to save)
+        n = len(sim.free_gpus)
+        self._claims: dict[int, _Claim] = {}  # waiting job index -> its claim (R6)
+        self._rfree = [0] * n  # free GPUs claimed, per server
+        self._nrfree = 0
+        self._saving: dict[int, dict[int, int]] = {}  # job saving -> its GPUs nobody claims, per server
+        self._usav = [0] * n  # GPUs being saved that nobody claims, per server
+        self._nusav = 0
 
     def on_arrival(self, sim, job) -> None:
         self.queue.push(job, self._wait_key(job))
@@ -292,251 +327,415 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         if job.index in self._requeued:  # queued again in the round that preempted it (and maybe
             self._requeued.discard(job.index)  # restarted since): this notice is about the old run
             return
-        self._saving.pop(job.index, None)
         self._since.pop(job.index, None)
+        left = self._saving.pop(job.index, None)
+        if left is not None:  # its save (or lost load) ended: its GPUs are free, claimed ones stay claimed
+            usav = self._usav
+            for m, g in left.items():
+                usav[m] -= g
+                self._nusav -= g
+            rfree = self._rfree
+            for cl in self._claims.values():
+                part = cl.pending.pop(job.index, None)
+                if part:
+                    for m, g in part.items():
+                        cl.free[m] = cl.free.get(m, 0) + g
+                        rfree[m] += g
+                        self._nrfree += g
         if job.phase == WAITING:
             self.queue.push(job, self._wait_key(job))
 
     def on_loaded(self, sim, job) -> None:
-        self._push_running(sim, job)  # refresh with the real rate
+        self._push_running(sim, job)  # now training: into the training heap, with its rate
+
+    def on_completion(self, sim, job) -> None:
+        self._since.pop(job.index, None)
 
     def _push_running(self, sim, job) -> None:
         self._seq += 1
         self._entry[job.index] = self._seq
         if job.index not in self._since:
             self._since[job.index] = sim.now
-        h = self.running
-        heapq.heappush(h, (-self._badness(sim, job), self._seq, job, job.rate))
+        if job.phase == LOADING:
+            h = self._loading
+            heapq.heappush(h, (-self._run_value(sim, job), -job.arrival, -job.index, self._seq, job))
+        else:
+            h = self._train
+            heapq.heappush(h, (-self._badness(sim, job), -job.arrival, -job.index, self._seq, job, job.rate))
         if len(h) > 2 * sim.capacity + 256:  # mostly stale entries (deleted lazily): drop them, in place
-            self._compact()
+            self._compact(h)
 
-    def _compact(self) -> None:
+    def _compact(self, h: list) -> None:
         """Drop the heap entries of jobs no longer running or restarted since (``_worst`` would skip
         them; the order of the others is unchanged). Live entries are at most one per running job,
         so a heap over twice the GPU count is mostly stale: this keeps it O(GPUs), not O(starts)."""
-        h = self.running
         entry = self._entry
-        h[:] = [e for e in h if e[2].phase in (LOADING, TRAINING) and entry.get(e[2].index) == e[1]]
+        phase = LOADING if h is self._loading else TRAINING
+        h[:] = [e for e in h if e[4].phase == phase and entry.get(e[4].index) == e[3]]
         heapq.heapify(h)
 
-    def _start(self, sim, job) -> None:
-        sim.start(job)
+    def _start(self, sim, job, placement=None) -> None:
+        sim.start(job, placement)
         self._push_running(sim, job)
 
-    def _worst(self, sim):
-        """Clean the heap top and return its entry (or None)."""
-        h = self.running
+    def _top(self, sim, h: list):
+        """Clean the top of one running-job heap and return its entry (or None)."""
+        entry = self._entry
+        if h is self._loading:
+            while h:
+                e = h[0]
+                if e[4].phase != LOADING or entry.get(e[4].index) != e[3]:
+                    heapq.heappop(h)
+                    continue
+                return e
+            return None
         while h:
-            _, seq, job, rate = h[0]
-            if job.phase not in (LOADING, TRAINING) or self._entry.get(job.index) != seq:
+            e = h[0]
+            job = e[4]
+            if job.phase != TRAINING or entry.get(job.index) != e[3]:
                 heapq.heappop(h)
                 continue
-            if job.phase == TRAINING and job.rate != rate:  # stale after a rate change
+            if job.rate != e[5]:  # stale after a rate change
                 heapq.heappop(h)
                 self._push_running(sim, job)
                 continue
-            return h[0]
+            return e
         return None
+
+    def _worst(self, sim):
+        """``(entry, heap)`` of the worst running job by the key (R4), or ``(None, None)``."""
+        t = self._top(sim, self._train)
+        lo = self._top(sim, self._loading) if self._loading else None
+        if lo is None:
+            return (t, self._train) if t is not None else (None, None)
+        if t is None:
+            return lo, self._loading
+        a, b = t[4], lo[4]
+        if (self._run_value(sim, a), a.arrival, a.index) >= (self._run_value(sim, b), b.arrival, b.index):
+            return t, self._train
+        return lo, self._loading
+
+    # the GPUs a job may use ------------------------------------------------------------------------
+    def _vector(self, sim, soon: bool, extra: dict[int, int] | None = None) -> list[int]:
+        """Free GPUs nobody claims per server (``soon``: plus GPUs being saved nobody claims; ``extra``:
+        plus the GPUs of chosen victims)."""
+        rf = self._rfree
+        vec = [f - r for f, r in zip(sim.free_gpus, rf, strict=True)] if self._nrfree else list(sim.free_gpus)
+        if soon and self._nusav:
+            for m, g in enumerate(self._usav):
+                vec[m] += g
+        if extra:
+            for m, g in extra.items():
+                vec[m] += g
+        return vec
+
+    def _fits(self, sim, job, soon: bool = False, extra: dict[int, int] | None = None, n_extra: int = 0) -> bool:
+        """Whether ``job`` fits in the GPUs nobody claims (R8; ``soon``/``extra`` as :meth:`_vector`)."""
+        free = sim.free
+        g = job.gpus
+        if not free.needs_layout(g, job.single_server):
+            return free.total_free - self._nrfree + (self._nusav if soon else 0) + n_extra >= g
+        if not self._nrfree and not extra and not (soon and self._nusav):
+            return free.fits(g, job.single_server)
+        return free.fits_in(self._vector(sim, soon, extra), g, job.single_server)
+
+    def _placement(self, sim, job, vec: list[int]) -> dict[int, int] | None:
+        """A placement of ``job`` within ``vec`` by the policy's rule."""
+        import numpy as np
+
+        from optsched.core.placement import place
+
+        cap = np.asarray(sim.free.capacity) if self.placement == "whole_node" else None
+        return place(
+            np.asarray(vec), job.gpus, rule=self.placement, single_server=job.single_server, rng=sim.rng, capacity=cap
+        )
+
+    def _try_start(self, sim, job) -> bool:
+        """R8: start ``job`` in the free GPUs nobody claims if it fits there (its other resources too)."""
+        if not self._fits(sim, job):
+            return False
+        pl = None if not self._nrfree else self._placement(sim, job, self._vector(sim, False))
+        if sim.res is not None and job.resources:
+            if pl is None:
+                pl = sim.place(job)
+            if pl is None or not sim.res.fits(sim.res.share(job.resources, pl, job.gpus)):
+                return False
+        self._start(sim, job, pl)
+        return True
+
+    # claims ------------------------------------------------------------------------------------------
+    def _claim(self, sim, job, victims=()) -> None:
+        """Claim GPUs for waiting ``job`` (R10/R11): its victims' GPUs being saved first, then other GPUs
+        being saved that nobody claims, then free ones nobody claims; on the servers the placement
+        rule picks when the layout matters (single-server jobs, whole-node)."""
+        g = job.gpus
+        soon = self._vector(sim, True)
+        if sim.free.needs_layout(g, job.single_server):
+            room = self._placement(sim, job, soon)
+        else:
+            room = dict(enumerate(soon))
+        if room is None:  # pragma: no cover - the callers checked that it fits
+            raise SimulationError(f"Internal error: no room to claim for {job.label} at t={sim.now:g}.")
+        cl = _Claim(job)
+        need = g
+        order = [v.index for v in victims if v.index in self._saving]
+        order += sorted(i for i in self._saving if i not in set(order))
+        for i in order:  # GPUs being saved
+            left = self._saving[i]
+            for m in list(left):
+                take = min(left[m], room.get(m, 0), need)
+                if take <= 0:
+                    continue
+                left[m] -= take
+                if not left[m]:
+                    del left[m]
+                room[m] -= take
+                need -= take
+                self._usav[m] -= take
+                self._nusav -= take
+                cl.pending.setdefault(i, {})[m] = take
+                if not need:
+                    break
+            if not need:
+                break
+        if need:  # then free GPUs nobody claims
+            fl, rf = sim.free_gpus, self._rfree
+            for m in sorted(room):
+                take = min(fl[m] - rf[m], room[m], need)
+                if take <= 0:
+                    continue
+                cl.free[m] = take
+                rf[m] += take
+                self._nrfree += take
+                need -= take
+                if not need:
+                    break
+        if need:  # pragma: no cover
+            raise SimulationError(f"Internal error: {job.label} claimed {g - need} of {g} GPUs at t={sim.now:g}.")
+        self._claims[job.index] = cl
+
+    def _drop_claims(self) -> None:
+        """R7 (``reserve="best"``): every claim ends; its jobs wait in the queue again."""
+        rf, usav = self._rfree, self._usav
+        for cl in self._claims.values():
+            for m, g in cl.free.items():
+                rf[m] -= g
+                self._nrfree -= g
+            for i, part in cl.pending.items():
+                left = self._saving[i]
+                for m, g in part.items():
+                    left[m] = left.get(m, 0) + g
+                    usav[m] += g
+                    self._nusav += g
+            self.queue.push(cl.job, self._wait_key(cl.job))
+        self._claims.clear()
+
+    def _start_claimants(self, sim) -> None:
+        """R9: a job whose claim is all free starts on it (in key order)."""
+        ready = [cl for cl in self._claims.values() if not cl.pending]
+        if not ready:
+            return
+        ready.sort(key=lambda cl: self._wait_key(cl.job))
+        rf = self._rfree
+        for cl in ready:
+            del self._claims[cl.job.index]
+            for m, g in cl.free.items():
+                rf[m] -= g
+                self._nrfree -= g
+            self._start(sim, cl.job, {m: g for m, g in cl.free.items() if g})
 
     # decisions ----------------------------------------------------------------------------------------
     def schedule(self, sim) -> None:
-        """One decision round, in priority order: the best waiting job starts if it fits, else
-        strictly worse running jobs are preempted for it if that makes room; only a job that can
-        get in neither way is passed over, and then (with backfill) the next one is considered.
-        So a job never waits behind one it outranks (no priority inversion): after the round, no
-        waiting job would fit if the running jobs worse than it (and not started at this very
-        time) were removed. Every job of a passed-over class (GPUs, single-server) is passed over
-        too: a worse job of the same class cannot get in where a better one could not."""
-        q = self.queue
-        if not q.n:
-            return
-        if not self._may_preempt(sim):
-            self._fill(sim)
-            return
-        free = sim.free
-        check_res = sim.res is not None  # jobs may declare other resources: check them too
-        blocked: set[tuple[int, bool]] = set()
-        # the smallest demand for which preempting failed in this round (failure is monotone: a later,
-        # worse job has fewer running jobs below it and finds fewer free GPUs): larger ones need not try
-        fail_any = fail_single = 1 << 62
-        while q.n:
-            if self._for is None:
-                reserve = 0
-                cand = None
+        """One decision round (R7-R12 of ``formulations/lazer.md``; see the class docstring)."""
+        if self._claims:
+            if self.reserve == "best":
+                self._drop_claims()
             else:
-                reserve = self._serve_reserved(sim)
-                if reserve is None:  # the job its victims' saves were for has started
-                    continue
-                cand = self._for
-            top, cls = q.head(blocked)
-            if top is None:
-                return
-            job = top[2]
-            if (
-                job is not cand
-                and free.fits(job.gpus, job.single_server)
-                and free.total_free - reserve >= job.gpus
-                and (not check_res or not job.resources or sim.fits(job))
-            ):
-                q.pop_class(cls)
-                self._start(sim, job)
-                continue
-            worst = self._worst(sim)
-            if worst is None or not (top[0][0] < self._run_value(sim, worst[2])):
-                self._fill(sim)  # no running job is worse than this job, nor than any job after it
-                return
-            g = job.gpus
-            single = free.needs_layout(g, job.single_server)
-            if job is not cand and g < fail_any and not (single and g >= fail_single):
-                q.pop_class(cls)
-                if self._make_room(sim, job):
-                    continue
-                q.push(job, self._wait_key(job))  # it waits: nothing it outranks can make room now
-                if not self._saving:  # (with saves pending, "no" may mean "wait for them": not monotone)
-                    if single:
-                        fail_single = min(fail_single, g)
-                    else:
-                        fail_any = min(fail_any, g)
-            blocked.add(cls)
-            if not self.backfill:
-                return
+                self._start_claimants(sim)
+        if not self.queue.n:
+            return
+        self._round(sim, self._may_preempt(sim))
 
-    def _serve_reserved(self, sim) -> int | None:
-        """The job GPUs are being saved for: start it if they are free now (returns None), else
-        return how many GPUs of the free pool to keep from other jobs for it (0 if none)."""
-        cand = self._for
-        if cand is None:
-            return 0
-        if cand.phase != WAITING:
-            self._for = None
-            return 0
-        if sim.fits(cand):
-            self._for = None
-            self._remove(cand)
-            self._start(sim, cand)
-            return None
-        return max(0, cand.gpus - sum(self._saving.values()))
-
-    def _fill(self, sim) -> None:
-        """The round when no waiting job can preempt: start waiting jobs in priority order while
-        they fit (classes needing more than the free GPUs are skipped without a look)."""
+    def _round(self, sim, may_preempt: bool) -> None:
         q = self.queue
-        free = sim.free
-        fits = free.fits
         strict = not self.backfill
         check_res = sim.res is not None
-        deferred = None
+        blocked: set[tuple[int, bool]] = set()
+        deferred = None  # jobs whose GPUs are free but not their other resources
+        fill = not may_preempt
+        # the smallest demand for which R10/R11 failed in this round (failure is monotone: a later, worse
+        # job has fewer running jobs below it and finds no more GPUs): larger ones need not try
+        fail_any = fail_single = 1 << 62
         while q.n:
-            if self._for is None:
-                reserve = 0
-            else:
-                reserve = self._serve_reserved(sim)
-                if reserve is None:  # the job its victims' saves were for has started
-                    continue
-            job = q.pop_best(fits, strict, free.total_free - reserve)
-            if job is None:
+            if fill and not self._nrfree and not self._nusav and not check_res:
+                self._fill_fast(sim, blocked)
                 break
-            if check_res and job.resources and not sim.fits(job):
+            top, cls = q.head(blocked)
+            if top is None:
+                break
+            job = top[2]
+            if self._fits(sim, job):  # R8
+                q.pop_class(cls)
+                if self._try_start(sim, job):
+                    continue
                 if deferred is None:
                     deferred = []
                 deferred.append(job)
                 if strict:
                     break
                 continue
-            self._start(sim, job)
+            if check_res and job.resources:  # never claims, never preempts (R12)
+                blocked.add(cls)
+                if strict:
+                    break
+                continue
+            g = job.gpus
+            single = sim.free.needs_layout(g, job.single_server)
+            tried = g < fail_any and not (single and g >= fail_single)
+            if tried and self._nusav and self._fits(sim, job, soon=True):  # R10
+                q.pop_class(cls)
+                self._claim(sim, job)
+                continue
+            if not fill:
+                worst, _ = self._worst(sim)
+                if worst is None or not (top[0][0] < self._run_value(sim, worst[4])):
+                    fill = True  # no running job is worse than this job, nor than any job after it
+                elif tried:
+                    q.pop_class(cls)
+                    if self._make_room(sim, job):
+                        if blocked and sim.free.total_free > self._nrfree:  # GPUs left free: the jobs
+                            blocked.clear()  # passed over may fit now, so the scan starts again (R12)
+                            fail_any = fail_single = 1 << 62
+                        continue
+                    q.push(job, top[0])
+            if tried:
+                if single:
+                    fail_single = min(fail_single, g)
+                else:
+                    fail_any = min(fail_any, g)
+            blocked.add(cls)  # R12: a worse job of its class cannot get in where it could not
+            if strict:
+                break
         if deferred:
             for job in deferred:
                 q.push(job, self._wait_key(job))
 
+    def _fill_fast(self, sim, blocked) -> None:
+        """R8/R12 when nothing is claimed or being saved and no job can preempt: waiting jobs start in
+        key order while they fit (classes needing more than the free GPUs skipped without a look)."""
+        q = self.queue
+        free = sim.free
+        fits = free.fits
+        strict = not self.backfill
+
+        def fits_unblocked(g, single):
+            return (g, single) not in blocked and fits(g, single)
+
+        test = fits_unblocked if blocked else fits
+        while q.n:
+            job = q.pop_best(test, strict, free.total_free)
+            if job is None:
+                break
+            self._start(sim, job)
+
     def _make_room(self, sim, cand: SimJob) -> bool:
-        """Preempt strictly worse running jobs (worst first, none started at this very time) until
-        ``cand`` (popped from the queue) fits, and start it; if the victims are still saving, queue
-        ``cand`` with their GPUs reserved for it. False (nothing done) if it cannot get room."""
-        if sim.res is not None and cand.resources:
-            return False  # victims are chosen by GPUs only: a job with other demands waits for them
-        h = self.running
+        """R11: preempt strictly worse running jobs (worst first, none started at this very time) until
+        ``cand`` (popped from the queue) would fit, then start it or let it claim their GPUs. False
+        (nothing done) if it cannot fit even with every such job."""
         bound = self._wait_key(cand)[0]
-        victims = []
-        popped = []
-        freed = sim.free.total_free + sum(self._saving.values())
-        layout = sim.free.needs_layout(cand.gpus, cand.single_server)
-        if self._saving and freed >= cand.gpus and not layout:
-            return False  # enough GPUs are being saved already: wait for them
-        while freed < cand.gpus or (layout and not self._fits_after(sim, cand, victims)):
-            top = self._worst(sim)
-            if top is None or not (bound < self._run_value(sim, top[2])) or self._since.get(top[2].index) == sim.now:
-                for e in popped:
-                    heapq.heappush(h, e)
+        now = sim.now
+        g = cand.gpus
+        layout = sim.free.needs_layout(g, cand.single_server)
+        since = self._since
+        extra: dict[int, int] = {}
+        n_extra = 0
+        victims: list[SimJob] = []
+        popped: list = []  # (entry, heap) taken off the heaps; every one not preempted goes back
+
+        def fits() -> bool:
+            return self._fits(sim, cand, soon=True, extra=extra if layout else None, n_extra=n_extra)
+
+        while not fits():
+            e, h = self._worst(sim)
+            if e is None or not (bound < self._run_value(sim, e[4])):
+                for e2, h2 in popped:
+                    heapq.heappush(h2, e2)
                 return False
-            e = heapq.heappop(h)
-            popped.append(e)
-            victims.append(e[2])
-            freed += e[2].gpus
-        # keep victims that turn out unnecessary (best first among the chosen)
-        keep = []
-        for v in reversed(victims):
-            if freed - v.gpus >= cand.gpus and (
-                not layout or self._fits_after(sim, cand, [x for x in victims if x is not v and x not in keep])
-            ):
-                freed -= v.gpus
-                keep.append(v)
-        for e in popped:
-            if e[2] in keep:
+            heapq.heappop(h)
+            popped.append((e, h))
+            v = e[4]
+            if since.get(v.index) == now:  # started at this very time: never a victim (R5)
+                continue
+            victims.append(v)
+            for m, k in v.placement.items():
+                extra[m] = extra.get(m, 0) + k
+            n_extra += v.gpus
+        for v in reversed(victims[:]):  # drop the victims not needed, best first
+            for m, k in v.placement.items():
+                extra[m] -= k
+            n_extra -= v.gpus
+            if fits():
+                victims.remove(v)
+            else:
+                for m, k in v.placement.items():
+                    extra[m] += k
+                n_extra += v.gpus
+        chosen = {v.index for v in victims}
+        for e, h in popped:
+            if e[4].index not in chosen:
                 heapq.heappush(h, e)
-        for v in victims:
-            if v not in keep:
-                sim.preempt(v, rollback=self.rollback)
-                self._since.pop(v.index, None)
-                if v.phase == "saving":
-                    self._saving[v.index] = v.gpus
-                    if self.reserve == "preemptor":
-                        self._for = cand
-                elif v.phase == WAITING:  # zero save time: it competes again in this very round, so
-                    self.queue.push(v, self._wait_key(v))  # a worse job cannot take its GPUs first
-                    self._requeued.add(v.index)
-        if sim.fits(cand):  # zero save time: the GPUs are free now
-            if self._for is cand:
-                self._for = None
-            self._start(sim, cand)
-        else:  # it waits for the saves (with their GPUs reserved for it, unless reserve="best")
-            if self.reserve == "preemptor":
-                self._for = cand
-            self.queue.push(cand, self._wait_key(cand))
+        usav = self._usav
+        for v in victims:  # worst first
+            pl = dict(v.placement)
+            sim.preempt(v, rollback=self.rollback)
+            since.pop(v.index, None)
+            if v.phase == SAVING:  # its GPUs are free when its save (or lost load) ends
+                self._saving[v.index] = pl
+                for m, k in pl.items():
+                    usav[m] += k
+                    self._nusav += k
+            elif v.phase == WAITING:  # nothing to save: it competes again in this very round, so
+                self.queue.push(v, self._wait_key(v))  # a worse job cannot take its GPUs first
+                self._requeued.add(v.index)
+        if not self._try_start(sim, cand):
+            self._claim(sim, cand, victims)
         return True
 
-    def _remove(self, job) -> None:
-        self.queue.remove(job)
-
-    @staticmethod
-    def _fits_after(sim, cand, victims) -> bool:
-        free = list(sim.free_gpus)
-        for v in victims:
-            for m, g in v.placement.items():
-                free[m] += g
-        return sim.free.fits_in(free, cand.gpus, cand.single_server)
-
     def __repr__(self) -> str:
-        extra = "" if self.reserve == "preemptor" else f", reserve={self.reserve!r}"
         return (
             f"{type(self).__name__}(placement={self.placement!r}, backfill={self.backfill}, "
-            f"rollback={self.rollback}{extra})"
+            f"rollback={self.rollback}, reserve={self.reserve!r})"
         )
 
 
 class SRTF(_Preemptive):
     """Shortest remaining time first, preemptive, decided at every event time.
 
-    Priority = remaining work (processing time at rate 1), for waiting and running jobs alike, so a
-    preempted job can never preempt its preemptor back (no cycles when rates depend on the
-    placement). Ties never preempt. See :class:`_Preemptive` for the mechanics; with ``rollback``
-    preempted jobs lose the work since their last checkpoint.
+    Priority = key (remaining work, arrival, input position), for waiting and running jobs alike
+    (R4 of ``formulations/lazer.md``; a loading job's remaining work is its whole remaining work,
+    the rest of its load not counted), so a preempted job can never preempt its preemptor back (no
+    cycles when rates depend on the placement). Ties in remaining work never preempt (R5). See
+    :class:`_Preemptive` for the round (R8-R12) and ``reserve`` (R7, default ``"best"``); with
+    ``rollback`` preempted jobs lose the work since their last checkpoint.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import simulate
+    >>> jobs = [Job(0, work=9, save_time=1), Job(1, work=6, arrival=1, load_time=4, save_time=1),
+    ...         Job(2, work=1, arrival=4)]
+    >>> res = simulate(Cluster.homogeneous(1, 2), jobs, SRTF())
+    >>> df = res.jobs_frame().set_index("job_id")
+    >>> df["n_preemptions"].tolist(), df["completion"].tolist()  # job 1 (6 s left, loading) is the victim
+    ([0, 1, 0], [9.0, 15.0, 5.0])
 
     Notes
     -----
-    O(log n) per decision: running jobs are in a max-heap by predicted end time, which does not
+    O(log n) per decision: training jobs are in a max-heap by predicted end time, which does not
     change while a job's rate is constant and orders them by remaining work when all rates are
-    equal. With unequal rates the heap only proposes victims; a victim is preempted only if its
-    remaining work really exceeds the waiting job's (conservative).
+    equal; loading jobs in a max-heap by remaining work (constant while they load). With unequal
+    rates the heap only proposes victims; a victim is preempted only if its remaining work really
+    exceeds the waiting job's (conservative).
     """
 
     name = "srtf"
@@ -586,7 +785,7 @@ class LAS(_Preemptive):
         quantum: float = 60.0,
         gpu_weighted: bool = False,
         rollback: bool = False,
-        reserve: str = "preemptor",
+        reserve: str = "best",
     ):
         super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
         if isinstance(quantum, bool) or not (isinstance(quantum, (int, float)) and quantum > 0):
@@ -643,6 +842,7 @@ class LAS(_Preemptive):
         self._timer = sim.set_timer(at=t, period=self.quantum, data="las-quantum")
 
     def on_completion(self, sim, job) -> None:
+        super().on_completion(sim, job)
         self._active -= 1
         if not self._active:
             if self._timer is not None:
@@ -663,17 +863,19 @@ class LAS(_Preemptive):
     def __repr__(self) -> str:
         return (
             f"LAS(placement={self.placement!r}, backfill={self.backfill}, quantum={self.quantum:g}, "
-            f"gpu_weighted={self.gpu_weighted})"
+            f"gpu_weighted={self.gpu_weighted}, rollback={self.rollback}, reserve={self.reserve!r})"
         )
 
 
 class PeriodicSRTF(SRTF):
     """SRTF that decides only every ``period`` seconds (ticks k * period).
 
-    Between ticks nothing starts, not even on free GPUs, except the job for which a tick's
-    preemptions are freeing GPUs (it starts when their saves end). This is the fixed scheduling
-    interval of round-based schedulers (60 s, 360 s, 600 s: the intervals of Pollux/Sia,
-    Muri/Gavel and Optimus), as studied by the Lazer paper.
+    The full round (R8-R12 of ``formulations/lazer.md``) runs only at ticks. Between ticks nothing
+    starts, not even on free GPUs, except a job holding a claim from a tick: it starts on its
+    claimed GPUs as soon as they are all free (its victims' saves ended), in both ``reserve`` modes
+    (claims made at a tick last until the next one; ``"best"`` remakes them at each tick). This is
+    the fixed scheduling interval of round-based schedulers (60 s, 360 s, 600 s: the intervals of
+    Pollux/Sia, Muri/Gavel and Optimus), as studied by the Lazer paper.
 
     Parameters
     ----------
@@ -687,6 +889,10 @@ class PeriodicSRTF(SRTF):
     >>> res = simulate(Cluster.homogeneous(1, 1), [Job(0, work=5, arrival=1)], PeriodicSRTF(period=10))
     >>> res.jobs_frame()["first_start"].tolist()   # arrives at 1, waits for the tick at 10
     [10.0]
+    >>> jobs = [Job(0, work=100, load_time=1, save_time=2), Job(1, work=5, arrival=10, load_time=1, save_time=2)]
+    >>> res = simulate(Cluster.homogeneous(1, 1), jobs, PeriodicSRTF(period=10))
+    >>> res.jobs_frame()["first_start"].tolist()   # the tick at 10 preempts job 0; job 1 starts when the save ends
+    [0.0, 12.0]
     """
 
     name = "srtf-periodic"
@@ -698,7 +904,7 @@ class PeriodicSRTF(SRTF):
         placement: str = "consolidate",
         backfill: bool = True,
         rollback: bool = False,
-        reserve: str = "preemptor",
+        reserve: str = "best",
     ):
         super().__init__(placement=placement, backfill=backfill, rollback=rollback, reserve=reserve)
         if isinstance(period, bool) or not (isinstance(period, (int, float)) and 0 < period < float("inf")):
@@ -714,6 +920,7 @@ class PeriodicSRTF(SRTF):
         self._left = len(sim.jobs)
 
     def on_completion(self, sim, job) -> None:
+        super().on_completion(sim, job)
         self._left -= 1
         if not self._left:
             sim.cancel_timer(self._timer)
@@ -727,17 +934,16 @@ class PeriodicSRTF(SRTF):
         if tick:
             super().schedule(sim)
             return
-        cand = self._for  # between ticks: only the job a tick's preemptions are freeing GPUs for
-        if cand is not None and cand.phase == WAITING and sim.fits(cand):
-            self._for = None
-            self._remove(cand)
-            self._start(sim, cand)
+        self._start_claimants(sim)  # between ticks: only jobs whose claimed GPUs are all free now
 
     def _may_preempt(self, sim) -> bool:
         return True  # schedule() runs its round only at ticks
 
     def __repr__(self) -> str:
-        return f"PeriodicSRTF(period={self.period:g}, placement={self.placement!r}, backfill={self.backfill})"
+        return (
+            f"PeriodicSRTF(period={self.period:g}, placement={self.placement!r}, backfill={self.backfill}, "
+            f"rollback={self.rollback}, reserve={self.reserve!r})"
+        )
 
 
 POLICIES: dict[str, type[Policy]] = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PeriodicSRTF}

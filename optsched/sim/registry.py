@@ -105,7 +105,7 @@ def get_policy(name: str, **options: Any) -> Any:
     Examples
     --------
     >>> get_policy("srtf", placement="first_fit")
-    SRTF(placement='first_fit', backfill=True, rollback=False)
+    SRTF(placement='first_fit', backfill=True, rollback=False, reserve='best')
     """
     key = _key(name)
     spec = _POLICIES.get(key)

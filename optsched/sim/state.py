@@ -96,6 +96,8 @@ class SimJob:
         "gpu_masks",
         "usage",
         "config",
+        "load_s",
+        "save_s",
         "_done",
         "_exact_end",
         "_last_load",
@@ -146,6 +148,8 @@ class SimJob:
         self.gpu_masks: dict[int, int] | None = None  # while holding GPUs: {server: bit mask of GPU ids}
         self.usage: dict[int, dict[str, float]] | None = None  # while holding: {server: {resource: amount}}
         self.config: Any = None  # what the policy chose at start (worker/PS types, ...), for the rate model
+        self.load_s: float | None = None  # its own load / save seconds (Job.load_time / save_time), or None
+        self.save_s: float | None = None
         self.n_futile = 0  # preemptions that wasted a load: during it, or before any training after it
         self._last_load = 0.0  # length of the load that ended last (0 if none since the last start)
         self._load_end = 0.0  # end of the load in progress

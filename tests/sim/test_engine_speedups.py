@@ -118,7 +118,7 @@ def test_utilization_integrates_to_the_segments_gpu_seconds(w, policy, rule, sav
 
 
 class _NoCompactSRTF(SRTF):
-    def _compact(self):  # keep every stale entry (the behaviour before compaction)
+    def _compact(self, h):  # keep every stale entry (the behaviour before compaction)
         pass
 
 
@@ -130,8 +130,8 @@ def test_running_heap_stays_small_and_compaction_changes_no_decision():
     fast, ref = SRTF(), _NoCompactSRTF()
     a = Simulator(cl, df, fast, record_log=False).run()
     b = Simulator(cl, df, ref, record_log=False).run()
-    assert len(ref.running) > 2 * cl.total_gpus + 256  # enough starts for compaction to happen
-    assert len(fast.running) <= 2 * cl.total_gpus + 256
+    assert len(ref._train) > 2 * cl.total_gpus + 256  # enough starts for compaction to happen
+    assert len(fast._train) <= 2 * cl.total_gpus + 256
     for k, v in _columns(b).items():
         if v.dtype.kind == "f":
             np.testing.assert_array_equal(_columns(a)[k], v, err_msg=k)

@@ -21,8 +21,11 @@ def test_reserve_best_gives_saved_gpus_to_the_best_waiting_job():
     # A trains from 1 (1 s load); B (shorter) preempts it at 2 and waits for A's 5 s save (to 7);
     # C, shorter still, arrives at 4 during that save.
     jobs = [Job("A", work=100), Job("B", work=10, arrival=2), Job("C", work=2, arrival=4)]
-    pre = _frame(jobs, get_policy("srtf"), save_time=5, load_time=1)
+    pre = _frame(jobs, get_policy("srtf", reserve="preemptor"), save_time=5, load_time=1)
     best = _frame(jobs, get_policy("srtf", reserve="best"), save_time=5, load_time=1)
+    assert get_policy("srtf").reserve == "best"  # the one documented default (R7), shown in repr
+    for name in ("srtf", "las", "srtf-periodic"):
+        assert "reserve='best'" in repr(get_policy(name))
     # preemptor: the GPU goes to B at 7; C preempts B as its load ends (8): B's load is futile
     assert pre.loc["B", "first_start"] == pytest.approx(7) and pre.loc["C", "first_start"] == pytest.approx(8)
     assert pre.loc["B", "futile_time"] == pytest.approx(1)
