@@ -560,6 +560,7 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         q = self.queue
         strict = not self.backfill
         check_res = sim.res is not None
+        free = sim.free
         blocked: set[tuple[int, bool]] = set()
         deferred = None  # jobs whose GPUs are free but not their other resources
         fill = not may_preempt
@@ -567,14 +568,20 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         # job has fewer running jobs below it and finds no more GPUs): larger ones need not try
         fail_any = fail_single = 1 << 62
         while q.n:
-            if fill and not self._nrfree and not self._nusav and not check_res:
+            plain = not self._nrfree and not check_res  # nothing claimed: the engine's own fit and placement
+            if fill and plain and not self._nusav:
                 self._fill_fast(sim, blocked)
                 break
             top, cls = q.head(blocked)
             if top is None:
                 break
             job = top[2]
-            if self._fits(sim, job):  # R8
+            if plain:
+                if free.fits(job.gpus, job.single_server):  # R8
+                    q.pop_class(cls)
+                    self._start(sim, job)
+                    continue
+            elif self._fits(sim, job):  # R8
                 q.pop_class(cls)
                 if self._try_start(sim, job):
                     continue
@@ -590,7 +597,7 @@ class _Preemptive(Policy, metaclass=ABCMeta):
                     break
                 continue
             g = job.gpus
-            single = sim.free.needs_layout(g, job.single_server)
+            single = free.needs_layout(g, job.single_server)
             tried = g < fail_any and not (single and g >= fail_single)
             if tried and self._nusav and self._fits(sim, job, soon=True):  # R10
                 q.pop_class(cls)
@@ -603,7 +610,7 @@ class _Preemptive(Policy, metaclass=ABCMeta):
                 elif tried:
                     q.pop_class(cls)
                     if self._make_room(sim, job):
-                        if blocked and sim.free.total_free > self._nrfree:  # GPUs left free: the jobs
+                        if blocked and free.total_free > self._nrfree:  # GPUs left free: the jobs
                             blocked.clear()  # passed over may fit now, so the scan starts again (R12)
                             fail_any = fail_single = 1 << 62
                         continue
@@ -830,7 +837,7 @@ class LAS(_Preemptive):
 
     def on_preempted(self, sim, job) -> None:
         super().on_preempted(sim, job)
-        if self._timer is None and self.next is not None and self.queue.n:
+        if self._timer is None and self.next is not None and (self.queue.n or self._claims):
             self._resume(sim)
 
     def _resume(self, sim) -> None:
@@ -851,7 +858,7 @@ class LAS(_Preemptive):
 
     def on_timer(self, sim, timer) -> None:
         self._tick = True
-        if not self.queue.n:  # nothing waits: off until a job waits (timer.time = the next quantum)
+        if not self.queue.n and not self._claims:  # nothing waits: off until a job waits (at the next quantum)
             sim.cancel_timer(timer)
             self._timer = None
             self.next = timer.time
