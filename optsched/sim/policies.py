@@ -238,10 +238,11 @@ class _Preemptive(Policy, metaclass=ABCMeta):
     with its reason; in short, a decision round takes the waiting jobs in key order
     (``_wait_key``: value, arrival, input position) and, for each job c:
 
-    - R8: c starts if it fits in the free GPUs that no other job claims;
-    - R9: a job holding a claim starts on it when every GPU of the claim is free, not before and
-      not elsewhere (``reserve="preemptor"`` only: ``"best"`` drops every claim at the start of a
-      round and makes them again in key order, R7);
+    - R8: c starts if it fits in the free GPUs that no other job claims (its own claimed free GPUs
+      included; on those first), and its claim ends;
+    - R9: else a job holding a claim waits for it (``reserve="preemptor"``, or periodic SRTF between
+      ticks: ``"best"`` drops every claim at the start of a round and makes them again in key
+      order, R7);
     - R10: else, if it fits once the GPUs being saved (that nobody claims) are free too, it claims
       them (GPUs being saved first, then free ones) and waits;
     - R11: else, where preemption is allowed, running jobs strictly worse than c (value only: ties
@@ -516,43 +517,70 @@ class _Preemptive(Policy, metaclass=ABCMeta):
 
     def _drop_claims(self) -> None:
         """R7 (``reserve="best"``): every claim ends; its jobs wait in the queue again."""
-        rf, usav = self._rfree, self._usav
-        for cl in self._claims.values():
-            for m, g in cl.free.items():
-                rf[m] -= g
-                self._nrfree -= g
-            for i, part in cl.pending.items():
-                left = self._saving[i]
-                for m, g in part.items():
-                    left[m] = left.get(m, 0) + g
-                    usav[m] += g
-                    self._nusav += g
+        for cl in list(self._claims.values()):
+            self._release_claim(cl)
             self.queue.push(cl.job, self._wait_key(cl.job))
-        self._claims.clear()
+
+    def _release_claim(self, cl: _Claim) -> None:
+        """End a claim: its free GPUs are nobody's, its GPUs still being saved become unclaimed."""
+        del self._claims[cl.job.index]
+        rf, usav = self._rfree, self._usav
+        for m, g in cl.free.items():
+            rf[m] -= g
+            self._nrfree -= g
+        for i, part in cl.pending.items():
+            left = self._saving[i]
+            for m, g in part.items():
+                left[m] = left.get(m, 0) + g
+                usav[m] += g
+                self._nusav += g
+
+    def _try_start_claimant(self, sim, cl: _Claim) -> bool:
+        """R8 for a job holding a claim: it starts if it fits in its claimed free GPUs plus the free GPUs
+        nobody claims, on its claimed GPUs first; its claim ends."""
+        job = cl.job
+        g = job.gpus
+        own = sum(cl.free.values())
+        free = sim.free
+        if not free.needs_layout(g, job.single_server):
+            if free.total_free - self._nrfree + own < g:
+                return False
+            self._release_claim(cl)
+            pl = {m: k for m, k in cl.free.items() if k}
+            if own < g:
+                import numpy as np
+
+                from optsched.core.placement import place
+
+                vec = self._vector(sim, False)
+                for m, k in pl.items():
+                    vec[m] -= k
+                rest = place(np.asarray(vec), g - own, rule=self.placement, rng=sim.rng)
+                for m, k in rest.items():
+                    pl[m] = pl.get(m, 0) + k
+        else:
+            vec = self._vector(sim, False)
+            for m, k in cl.free.items():
+                vec[m] += k
+            if not free.fits_in(vec, g, job.single_server):
+                return False
+            self._release_claim(cl)
+            m0 = max(cl.free, key=cl.free.get) if own else None  # its claim's server, if it fits there
+            pl = {m0: g} if m0 is not None and vec[m0] >= g else self._placement(sim, job, vec)
+        self._start(sim, job, pl)
+        return True
 
     def _start_claimants(self, sim) -> None:
-        """R9: a job whose claim is all free starts on it (in key order)."""
-        ready = [cl for cl in self._claims.values() if not cl.pending]
-        if not ready:
-            return
-        ready.sort(key=lambda cl: self._wait_key(cl.job))
-        rf = self._rfree
-        for cl in ready:
-            del self._claims[cl.job.index]
-            for m, g in cl.free.items():
-                rf[m] -= g
-                self._nrfree -= g
-            self._start(sim, cl.job, {m: g for m, g in cl.free.items() if g})
+        """R8 for the jobs holding a claim only, in key order (periodic SRTF between ticks)."""
+        for cl in sorted(self._claims.values(), key=lambda cl: self._wait_key(cl.job)):
+            self._try_start_claimant(sim, cl)
 
     # decisions ----------------------------------------------------------------------------------------
     def schedule(self, sim) -> None:
         """One decision round (R7-R12 of ``formulations/lazer.md``; see the class docstring)."""
-        if self._claims:
-            if self.reserve == "best":
-                self._drop_claims()
-            else:
-                self._start_claimants(sim)
-        if not self.queue.n:
+        if self._claims and self.reserve == "best":
+            self._drop_claims()
+        if not self.queue.n and not self._claims:
             return
         self._round(sim, self._may_preempt(sim))
 
@@ -567,12 +595,21 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         # the smallest demand for which R10/R11 failed in this round (failure is monotone: a later, worse
         # job has fewer running jobs below it and finds no more GPUs): larger ones need not try
         fail_any = fail_single = 1 << 62
-        while q.n:
+        # jobs holding a claim from an earlier round (reserve="preemptor"), in key order: R8/R9 for them
+        claimants = sorted(self._claims.values(), key=lambda cl: self._wait_key(cl.job)) if self._claims else []
+        ci = 0
+        while q.n or ci < len(claimants):
             plain = not self._nrfree and not check_res  # nothing claimed: the engine's own fit and placement
-            if fill and plain and not self._nusav:
+            if fill and plain and not self._nusav and ci == len(claimants):
                 self._fill_fast(sim, blocked)
                 break
-            top, cls = q.head(blocked)
+            top, cls = q.head(blocked) if q.n else (None, None)
+            if ci < len(claimants) and (top is None or self._wait_key(claimants[ci].job) < top[0]):
+                cl = claimants[ci]
+                ci += 1
+                if cl.job.index in self._claims:  # R8 if it fits its claim and the free GPUs, else R9: it waits
+                    self._try_start_claimant(sim, cl)
+                continue
             if top is None:
                 break
             job = top[2]
@@ -878,8 +915,8 @@ class PeriodicSRTF(SRTF):
     """SRTF that decides only every ``period`` seconds (ticks k * period).
 
     The full round (R8-R12 of ``formulations/lazer.md``) runs only at ticks. Between ticks nothing
-    starts, not even on free GPUs, except a job holding a claim from a tick: it starts on its
-    claimed GPUs as soon as they are all free (its victims' saves ended), in both ``reserve`` modes
+    starts, not even on free GPUs, except a job holding a claim from a tick: it starts (R8) as soon as
+    it fits in its claimed GPUs and the free GPUs nobody claims, in both ``reserve`` modes
     (claims made at a tick last until the next one; ``"best"`` remakes them at each tick). This is
     the fixed scheduling interval of round-based schedulers (60 s, 360 s, 600 s: the intervals of
     Pollux/Sia, Muri/Gavel and Optimus), as studied by the Lazer paper.
