@@ -277,10 +277,13 @@ def build_interval_cpsat(
         A proven lower bound on (C4) (e.g. the LP relaxation of the time-indexed model, rounded
         up), added as the row ``objective_bound``.
 
-    Returns ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
-    (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the labels
-    of the markdown (``one_server``, ``split_demand``, ``capacity``, ``cluster_capacity``,
-    ``energy``, ``objective_bound``).
+    Returns
+    -------
+    tuple
+        ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
+        (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the
+        labels of the markdown (``one_server``, ``split_demand``, ``capacity``,
+        ``cluster_capacity``, ``energy``, ``objective_bound``).
     """
     from ortools.sat.python import cp_model
 
