@@ -37,6 +37,13 @@ class Job:
         Demands of other resources, per job (e.g. ``{"cpu": 8}``).
     attrs : mapping, optional
         Free-form attributes carried through (user, group, model name, trace fields).
+
+    Examples
+    --------
+    >>> from optsched.core import Job
+    >>> job = Job(0, work=3600, gpus=4, arrival=60)
+    >>> job.gpus, job.work
+    (4, 3600.0)
     """
 
     id: JobId

@@ -71,6 +71,10 @@ class SetTimer:
 
 @dataclass(frozen=True)
 class CancelTimer:
+    """Cancel ``timer`` (the handle :meth:`Simulator.set_timer` returned); a timer already fired or
+    cancelled is ignored.
+    """
+
     timer: Any
 
 

@@ -91,7 +91,14 @@ def register_policy(
 
 def policy_registry() -> dict[str, PolicySpec]:
     """Every registered policy (name -> :class:`PolicySpec`), the baselines first. Paper policies
-    appear once their package is imported (``optsched.load_plugins()`` imports them all)."""
+    appear once their package is imported (``optsched.load_plugins()`` imports them all).
+
+    Examples
+    --------
+    >>> from optsched.sim import policy_registry
+    >>> list(policy_registry())[:4]
+    ['fifo', 'sjf', 'srtf', 'las']
+    """
     return dict(_POLICIES)
 
 

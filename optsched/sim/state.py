@@ -29,7 +29,14 @@ __all__ = [
 
 
 class Phase(StrEnum):
-    """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``)."""
+    """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``).
+
+    Examples
+    --------
+    >>> from optsched.sim import Phase
+    >>> Phase.WAITING == "waiting", str(Phase.DONE)
+    (True, 'done')
+    """
 
     PENDING = "pending"  # not arrived yet
     WAITING = "waiting"  # arrived, holds no GPU

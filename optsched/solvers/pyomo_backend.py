@@ -81,6 +81,16 @@ def solve_pyomo(
     ------
     SolverUnavailableError
         The solver is not installed; the message says how to install it.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import solve_pyomo
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> res = solve_pyomo(m, "highs")
+    >>> res.status.value, sum(round(m.x[j, t].value) for j, t in m.x)
+    ('optimal', 5)
     """
     options = options or SolveOptions()
     if not isinstance(solver, str) or not solver:
