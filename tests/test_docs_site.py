@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import os
 import re
 import shutil
@@ -138,3 +139,31 @@ def test_page_renders_its_equations(page, site, server, chromium, tmp_path):
     shot = tmp_path / "page.png"
     out = _chromium(chromium, tmp_path / "profile2", "--window-size=1280,1600", f"--screenshot={shot}", url)
     assert out.returncode == 0 and shot.exists() and shot.stat().st_size > 20_000, out.stderr[-2000:]
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location("optsched_docs_hook", ROOT / "docs" / "_hooks" / "optsched_docs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_github_markdown_reads_as_github_does():
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    fix = _hook().github_markdown
+    # a list right after a paragraph line gets the blank line Python-Markdown needs
+    assert fix("Checks:\n- (R1) one\n- (R2) two") == "Checks:\n\n- (R1) one\n- (R2) two"
+    assert fix("Steps:\n1. first") == "Steps:\n\n1. first"
+    # not where GitHub would not start a list either: "2." inside a paragraph, code, tables, lists
+    for same in (
+        "Table\n2. is wrapped",
+        "```\nx:\n- y\n```",
+        "| a |\n- b",
+        "- a\n- b",
+        "- a\n  wrapped\n- b",
+        "    code:\n- x",
+    ):
+        assert fix(same) == same
+    # an anchor inside a paragraph becomes a target; a heading's stays for attr_list
+    assert fix("**Lemma** {#lemma-2} holds") == '**Lemma**<span id="lemma-2"></span> holds'
+    assert fix("## Notation {#notation}") == "## Notation {#notation}"

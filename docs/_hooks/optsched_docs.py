@@ -143,6 +143,8 @@ def cli_markdown() -> str:
 # -- GitHub markdown read as GitHub reads it ------------------------------------------------------
 
 _INLINE_ID = re.compile(r" ?\{#([A-Za-z][\w-]*)\}")
+# a list that may interrupt a paragraph in CommonMark (GitHub): a bullet, or an ordered list from 1
+_LIST_START = re.compile(r"^\s{0,3}(?:[-*+]|1[.)])\s+\S")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+\S")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -165,10 +167,10 @@ def github_markdown(markdown: str) -> str:
             in_fence = not in_fence
         elif (
             not in_fence
-            and _LIST_ITEM.match(line)
+            and _LIST_START.match(line)
             and prev.strip()
             and not _LIST_ITEM.match(prev)
-            and not prev.startswith(("    ", "\t", "|", "#"))
+            and not prev.startswith((" ", "\t", "|", "#"))  # code, a list item's next line, table, heading
             and not prev.lstrip().startswith(("- ", "* ", "+ "))
         ):
             out.append("")
