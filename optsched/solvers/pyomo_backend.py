@@ -371,7 +371,19 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
 
 def write_model(model: Any, path: str | Path) -> Path:
     """Write a Pyomo model (``.lp`` or ``.mps``, with readable names) or a CP-SAT model
-    (``.pb`` binary or ``.pbtxt`` text) to ``path``."""
+    (``.pb`` binary or ``.pbtxt`` text) to ``path``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import write_model
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> path = write_model(m, os.path.join(tempfile.mkdtemp(), "rigid.lp"))
+    >>> "one_start_per_job" in path.read_text()
+    True
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if hasattr(model, "ExportToFile"):  # ortools CpModel
