@@ -37,8 +37,8 @@ SHARED_ORDER = ("core", "solvers", "verify", "sim", "traces", "plot", "experimen
 NOT_REFERENCE = {"commands"}
 #: Public modules of ``optsched.experiments`` rendered on its page (it has no ``__all__``).
 EXPERIMENT_MODULES = ("registry", "sweep", "compare", "demo")
+#: MathJax's TeX input with SVG output in one file: the glyphs are paths, no web fonts to serve.
 MATHJAX_FILES = ("tex-svg-full.js",)
-MATHJAX_DIRS: tuple[str, ...] = ()  # SVG output: glyphs are paths, no web fonts to serve
 
 
 def _subpackages() -> list[str]:
@@ -184,12 +184,12 @@ def github_markdown(markdown: str) -> str:
 # -- mkdocs events --------------------------------------------------------------------------------
 
 
-def _expand(entry, docs_dir: Path):
+def _expand(entry):
     """One nav entry with its ``auto:`` placeholders expanded."""
     if isinstance(entry, dict):
-        return {k: _expand(v, docs_dir) for k, v in entry.items()}
+        return {k: _expand(v) for k, v in entry.items()}
     if isinstance(entry, list):
-        return [_expand(v, docs_dir) for v in entry]
+        return [_expand(v) for v in entry]
     if not (isinstance(entry, str) and entry.startswith("auto:")):
         return entry
     what = entry.removeprefix("auto:")
@@ -221,7 +221,7 @@ def _titled(uri: str):
 def on_config(config):
     if str(ROOT) not in sys.path:  # this checkout's optsched, not an installed one
         sys.path.insert(0, str(ROOT))
-    config.nav = _expand(config.nav, Path(config.docs_dir))
+    config.nav = _expand(config.nav)
     return config
 
 
@@ -248,12 +248,8 @@ def on_files(files: Files, config) -> Files:
         files.append(File.generated(config, uri, content=text))
     files.append(File.generated(config, "cli.md", content=cli_markdown()))
     es5 = _mathjax_dir()
-    mathjax = [es5 / f for f in MATHJAX_FILES]
-    for d in MATHJAX_DIRS:
-        mathjax += sorted(p for p in (es5 / d).rglob("*") if p.is_file())
-    for path in mathjax:
-        uri = "javascripts/mathjax/" + path.relative_to(es5).as_posix()
-        files.append(File.generated(config, uri, abs_src_path=str(path)))
+    for name in MATHJAX_FILES:
+        files.append(File.generated(config, f"javascripts/mathjax/{name}", abs_src_path=str(es5 / name)))
     return files
 
 
