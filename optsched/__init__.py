@@ -87,7 +87,14 @@ def __getattr__(name: str) -> Any:
 
 
 def plugin_packages() -> tuple[str, ...]:
-    """The paper packages present in this installation (every subpackage that is not a shared layer)."""
+    """The paper packages present in this installation (every subpackage that is not a shared layer).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> "optsched.rigid" in optsched.plugin_packages()
+    True
+    """
     here = Path(__file__).parent
     return tuple(
         f"optsched.{m.name}"
@@ -103,6 +110,13 @@ def load_plugins() -> None:
     """Import every paper package present so that its kinds, algorithms and checks are registered.
 
     Packages are discovered (no hard-coded list); an import error inside one is raised, not hidden.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> optsched.load_plugins()
+    >>> "rigid-wspt" in [a.name for a in optsched.algorithms()]
+    True
     """
     global _loaded
     if _loaded:
@@ -115,7 +129,14 @@ def load_plugins() -> None:
 
 def load_instance(path):
     """Load an instance JSON file of any registered kind, or a shipped instance by name
-    (``toy:rigid-2x2-five``; see :func:`optsched.core.load_instance` and ``optsched instances``)."""
+    (``toy:rigid-2x2-five``; see :func:`optsched.core.load_instance` and ``optsched instances``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> optsched.load_instance("toy:sojourn-two-jobs").kind
+    'sojourn'
+    """
     from optsched.core import load_instance as _core_load_instance
     from optsched.core.library import resolve_instance
 
@@ -124,7 +145,15 @@ def load_instance(path):
 
 
 def solve(instance, model: str | None = None, *, backend: str | None = None, options=None, **kw):
-    """Solve ``instance`` exactly with a registered model (default: the default exact model of its kind)."""
+    """Solve ``instance`` exactly with a registered model (default: the default exact model of its kind).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> res = optsched.solve(optsched.load_instance("toy:rigid-2x2-five"), backend="cpsat")
+    >>> res.status.value, res.objective
+    ('optimal', 19.0)
+    """
     from optsched.core import default_exact_model, get_algorithm
 
     load_plugins()
@@ -144,6 +173,12 @@ def toy_path(name: str) -> Path:
 
     Works from an installed wheel in any folder; see :mod:`optsched.core.library` for the whole
     instance library (``optsched instances`` on the command line).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> optsched.toy_path("rigid-2x2-five").name
+    'rigid-2x2-five.json'
     """
     from optsched.core.library import instance_path as _ip
 
@@ -151,7 +186,14 @@ def toy_path(name: str) -> Path:
 
 
 def instance_path(name: str) -> Path:
-    """Path of a shipped instance named ``collection:name`` (e.g. ``papers/asrpt:lemma1-counterexample``)."""
+    """Path of a shipped instance named ``collection:name`` (e.g. ``papers/asrpt:lemma1-counterexample``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> optsched.instance_path("papers/asrpt:lemma1-counterexample").name
+    'lemma1-counterexample.json'
+    """
     from optsched.core.library import instance_path as _ip
 
     return _ip(name)

@@ -25,11 +25,32 @@ __all__ = [
 
 
 class OptschedError(Exception):
-    """Base class of every optsched error."""
+    """Base class of every optsched error.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> try:
+    ...     optsched.load_instance("toy:no-such-instance")
+    ... except optsched.OptschedError as e:
+    ...     print(type(e).__name__)
+    UnknownNameError
+    """
 
 
 class InvalidInstanceError(OptschedError, ValueError):
-    """An instance (file, dict or constructor arguments) is malformed or inconsistent."""
+    """An instance (file, dict or constructor arguments) is malformed or inconsistent.
+
+    Examples
+    --------
+    >>> from optsched.core import Job
+    >>> from optsched.exceptions import InvalidInstanceError
+    >>> try:
+    ...     Job(7, work=10, gpus=0)
+    ... except InvalidInstanceError as e:
+    ...     print("gpus" in str(e), isinstance(e, ValueError))
+    True True
+    """
 
 
 class InvalidScheduleError(OptschedError, ValueError):
@@ -48,11 +69,26 @@ class UnknownNameError(OptschedError, KeyError):
 
 
 class InfeasibleError(OptschedError):
-    """The model or instance has no feasible solution (proved by a solver or by construction)."""
+    """The model or instance has no feasible solution (proved by a solver or by construction).
+
+    Examples
+    --------
+    >>> from optsched.exceptions import InfeasibleError, OptschedError
+    >>> issubclass(InfeasibleError, OptschedError)
+    True
+    """
 
 
 class SolverUnavailableError(OptschedError, RuntimeError):
-    """A solver back end is not installed or cannot be loaded; the message says how to install it."""
+    """A solver back end is not installed or cannot be loaded; the message says how to install it.
+
+    Examples
+    --------
+    >>> from optsched.exceptions import SolverUnavailableError
+    >>> from optsched.solvers import available_solvers
+    >>> available_solvers()["highs"]  # else solving with HiGHS raises SolverUnavailableError
+    True
+    """
 
 
 class SolverError(OptschedError, RuntimeError):
@@ -60,7 +96,18 @@ class SolverError(OptschedError, RuntimeError):
 
 
 class ModelTooLargeError(OptschedError, MemoryError):
-    """An exact model would exceed the configured size limit; raised before it is built."""
+    """An exact model would exceed the configured size limit; raised before it is built.
+
+    Examples
+    --------
+    >>> from optsched.exceptions import ModelTooLargeError
+    >>> from optsched.solvers import check_model_size
+    >>> try:
+    ...     check_model_size("toy", n_vars=600, n_cons=500, limit=1000)
+    ... except ModelTooLargeError as e:
+    ...     print("1,100 in all" in str(e))
+    True
+    """
 
 
 class VerificationError(OptschedError, AssertionError):

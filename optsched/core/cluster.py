@@ -26,6 +26,13 @@ class Server:
         Free label (e.g. a trace's machine id).
     resources : mapping str -> float, optional
         Capacities of other resources (e.g. ``{"cpu": 96, "mem_gb": 512}``), all >= 0.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster
+    >>> from optsched.core.cluster import Server
+    >>> Cluster([Server(8), Server(4, name="small")]).total_gpus
+    12
     """
 
     gpus: int

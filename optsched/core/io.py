@@ -112,7 +112,15 @@ def read_json(path: str | Path, *, what: str = "instance") -> Any:
 
 
 def instance_from_dict(doc: Any) -> Any:
-    """Build an instance of the registered kind named by ``doc["kind"]`` (default ``"rigid"``)."""
+    """Build an instance of the registered kind named by ``doc["kind"]`` (default ``"rigid"``).
+
+    Examples
+    --------
+    >>> from optsched.core import instance_from_dict
+    >>> doc = {"kind": "rigid", "cluster": {"servers": [{"gpus": 2}]}, "jobs": [{"id": 0, "work": 3, "gpus": 2}]}
+    >>> instance_from_dict(doc).n_jobs
+    1
+    """
     if not isinstance(doc, Mapping):
         raise InvalidInstanceError(f"An instance must be a JSON object; got {type(doc).__name__}.")
     kind = doc.get("kind", "rigid")
@@ -135,6 +143,13 @@ def load_instance(path: str | Path) -> Any:
     InvalidInstanceError
         Missing file, malformed JSON, schema violation or inconsistent data; the message names
         the field, the value and the fix.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import load_instance
+    >>> load_instance(optsched.toy_path("rigid-2x2-five")).n_jobs
+    5
     """
     return instance_from_dict(read_json(path))
 
@@ -177,6 +192,20 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def save_instance(instance: Any, path: str | Path) -> None:
+    """Write ``instance`` as JSON to ``path`` (``instance.to_dict()``, replaced atomically), readable
+    by :func:`load_instance`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import optsched
+    >>> from optsched.core import load_instance, save_instance
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> path = os.path.join(tempfile.mkdtemp(), "copy.json")
+    >>> save_instance(inst, path)
+    >>> load_instance(path).n_jobs
+    5
+    """
     atomic_write_text(path, json.dumps(instance.to_dict(), indent=2) + "\n")
 
 

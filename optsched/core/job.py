@@ -44,6 +44,10 @@ class Job:
 
     Examples
     --------
+    >>> from optsched.core import Job
+    >>> job = Job(0, work=3600, gpus=4, arrival=60)
+    >>> job.gpus, job.work
+    (4, 3600.0)
     >>> Job(0, work=100, gpus=2, arrival=5, load_time=30, save_time=8).to_dict()
     {'id': 0, 'arrival': 5.0, 'gpus': 2, 'work': 100.0, 'load_time': 30.0, 'save_time': 8.0}
     """

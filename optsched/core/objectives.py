@@ -50,6 +50,19 @@ def register_objective(name: str, func: Callable[[Any, Any], float]) -> None:
 
 
 def objective_value(instance: Any, schedule: Any, name: str) -> float:
+    """The objective ``name`` (a key of ``OBJECTIVES``, e.g. ``"makespan"``) of ``schedule``,
+    recomputed from the schedule alone; an unknown name raises :class:`~optsched.exceptions.UnknownNameError`.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import objective_value
+    >>> from optsched.rigid import list_schedule
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> sched = list_schedule(inst, rule="wspt").schedule
+    >>> objective_value(inst, sched, "total_weighted_completion_time")
+    20.0
+    """
     try:
         f = OBJECTIVES[name]
     except KeyError:

@@ -141,6 +141,15 @@ _SHARED = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments"
 
 
 def get_kind(kind: str) -> KindSpec:
+    """The registered instance kind ``kind`` (a :class:`KindSpec`), importing ``optsched.<kind>`` the
+    first time it is asked for; raises :class:`~optsched.exceptions.UnknownNameError` listing the known kinds.
+
+    Examples
+    --------
+    >>> from optsched.core import get_kind
+    >>> get_kind("rigid").objective
+    'total_weighted_completion_time'
+    """
     if kind not in _KINDS:
         discover_kind(kind)
     try:
@@ -153,12 +162,31 @@ def get_kind(kind: str) -> KindSpec:
 
 
 def kinds() -> list[str]:
+    """The names of the registered instance kinds, sorted (``optsched.load_plugins()`` registers every paper's).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import kinds
+    >>> optsched.load_plugins()
+    >>> "rigid" in kinds() and "sojourn" in kinds()
+    True
+    """
     return sorted(_KINDS)
 
 
 def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
     """Return ``instance`` if it is of ``kind``, else raise :class:`InvalidInstanceError` saying
-    what was expected and how to load one (the one wrong-kind guard of every paper)."""
+    what was expected and how to load one (the one wrong-kind guard of every paper).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import check_kind
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> check_kind(inst, "rigid") is inst
+    True
+    """
     from optsched.exceptions import InvalidInstanceError
 
     got = getattr(instance, "kind", None)
@@ -198,7 +226,16 @@ def requires_kind(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any
 
 def default_exact_model(kind: str) -> AlgorithmSpec:
     """The exact model used when none is named: the kind's ``default_exact``, else its only exact
-    model. Several without a default is an error naming them (never an alphabetical pick)."""
+    model. Several without a default is an error naming them (never an alphabetical pick).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import default_exact_model
+    >>> optsched.load_plugins()
+    >>> default_exact_model("rigid").name
+    'rigid-exact'
+    """
     spec = get_kind(kind)
     if spec.default_exact:
         return get_algorithm(spec.default_exact)
@@ -280,6 +317,17 @@ def register_algorithm(
 
 
 def get_algorithm(name: str) -> AlgorithmSpec:
+    """The registered algorithm or exact model ``name`` (an :class:`AlgorithmSpec`, callable on an
+    instance); raises :class:`~optsched.exceptions.UnknownNameError` listing the known names.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import get_algorithm
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> get_algorithm("rigid-wspt")(inst).objective
+    20.0
+    """
     try:
         return _ALGORITHMS[_ALIASES.get(name, name)]
     except KeyError:
@@ -289,5 +337,16 @@ def get_algorithm(name: str) -> AlgorithmSpec:
 
 
 def algorithms(kind: str | None = None, *, exact: bool | None = None) -> list[AlgorithmSpec]:
+    """The registered algorithms, by name; only those of ``kind`` and/or only exact ones (``exact=True``)
+    or only heuristics (``exact=False``) if given. ``optsched.load_plugins()`` registers every paper's.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import algorithms
+    >>> optsched.load_plugins()
+    >>> [a.name for a in algorithms("rigid", exact=True)]
+    ['rigid-exact']
+    """
     out = [a for a in _ALGORITHMS.values() if (kind is None or a.kind == kind) and (exact is None or a.exact == exact)]
     return sorted(out, key=lambda a: a.name)

@@ -17,6 +17,12 @@ class Status(StrEnum):
     and bound). ``FEASIBLE``: a solution, not proven optimal (a time or gap limit was hit).
     ``NO_SOLUTION``: a limit was hit before any solution was found. ``HEURISTIC``: an algorithm
     with no optimality claim.
+
+    Examples
+    --------
+    >>> from optsched.core import Status
+    >>> Status("optimal") is Status.OPTIMAL, Status.FEASIBLE.value
+    (True, 'feasible')
     """
 
     OPTIMAL = "optimal"
@@ -33,7 +39,14 @@ class Status(StrEnum):
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """|objective - bound| / max(|objective|, 1e-10), or None when either is missing."""
+    """|objective - bound| / max(|objective|, 1e-10), or None when either is missing.
+
+    Examples
+    --------
+    >>> from optsched.core import relative_gap
+    >>> relative_gap(20.0, 19.0), relative_gap(20.0, None)
+    (0.05, None)
+    """
     if objective is None or bound is None or not (math.isfinite(objective) and math.isfinite(bound)):
         return None
     return abs(objective - bound) / max(abs(objective), 1e-10)
@@ -61,6 +74,15 @@ class Result:
         Solver name and version for exact models.
     info : dict
         Anything else (model size, node count, options).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import list_schedule
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> res = list_schedule(inst, rule="wspt")
+    >>> res.algorithm, res.status.value, res.objective
+    ('rigid-wspt', 'heuristic', 20.0)
     """
 
     algorithm: str

@@ -458,17 +458,17 @@ class ElasticInstance(JsonMixin):
 
     @cached_property
     def C(self) -> tuple[tuple[float, ...], ...]:
-        """C[h][r] in the order of :attr:`resources`."""
+        """``C[h][r]`` in the order of :attr:`resources`."""
         return tuple(tuple(s.capacity[r] for r in self.resources) for s in self.servers)
 
     @cached_property
     def e(self) -> tuple[tuple[float, ...], ...]:
-        """e[m][r]."""
+        """``e[m][r]`` in the order of :attr:`resources`."""
         return tuple(tuple(t.resources[r] for r in self.resources) for t in self.worker_types)
 
     @cached_property
     def z(self) -> tuple[tuple[float, ...], ...]:
-        """z[p][r] (empty for RAR)."""
+        """``z[p][r]`` in the order of :attr:`resources` (empty for RAR)."""
         return tuple(tuple(t.resources[r] for r in self.resources) for t in self.ps_types)
 
     @property

@@ -320,7 +320,7 @@ class RarInstance(JsonMixin):
 
     @cached_property
     def phi_table(self) -> list[list[list[int]]]:
-        """phi_table[j][r][p] = :meth:`phi` (j, r, p) for r = 0..min(G_j, S) servers, p = 0..p_max (cached)."""
+        """``phi_table[j][r][p]`` = :meth:`phi` ``(j, r, p)`` for r = 0..min(G_j, S) servers, p = 0..p_max (cached)."""
         out = []
         for j in range(self.n_jobs):
             rmax = min(self.jobs[j].gpus, self.cluster.n_servers)

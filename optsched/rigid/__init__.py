@@ -1,5 +1,9 @@
-"""Rigid GPU jobs on a multi-server cluster (kind ``rigid``): the common problem of the
+r"""Rigid GPU jobs on a multi-server cluster (kind ``rigid``): the common problem of the
 foundation, its exact models (HiGHS, CP-SAT), list-scheduling heuristics and enumeration.
+
+Each job $j$ runs once, without preemption, on $g_j$ GPUs from $S_j \ge r_j$ to
+$C_j = S_j + p_j$; the GPUs in use on server $m$ never exceed $G_m$; the objective is
+$\min \sum_j w_j C_j$ (``total_weighted_completion_time``).
 
 See ``formulations/rigid.md``. Importing this package registers the kind (:mod:`optsched.rigid.model`),
 its verifier checks (:mod:`optsched.rigid.checks`), the algorithms and the suite instances.

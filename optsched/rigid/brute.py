@@ -21,7 +21,16 @@ __all__ = ["brute_force_optimum"]
 
 
 def brute_force_optimum(instance: Instance, *, max_jobs: int = 8) -> tuple[float, Schedule]:
-    """Return ``(optimal sum w_j C_j, an optimal schedule)`` by enumeration (n <= ``max_jobs``)."""
+    """Return ``(optimal sum w_j C_j, an optimal schedule)`` by enumeration (n <= ``max_jobs``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import brute_force_optimum
+    >>> value, schedule = brute_force_optimum(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> value
+    19.0
+    """
     n = instance.n_jobs
     if n > max_jobs:
         raise InvalidOptionError(f"Enumeration over {n}! orders is too slow; max_jobs={max_jobs}.")

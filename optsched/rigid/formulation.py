@@ -95,6 +95,19 @@ class IntervalVariables:
 
 
 def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
+    """The instance's data in whole slots of ``instance.slot`` seconds (work, releases, demands,
+    weights, server sizes and the horizon ``T`` of the time-indexed model), as the exact models read
+    them; work or releases that are not whole slots raise
+    :class:`~optsched.exceptions.InvalidInstanceError`.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import slot_data
+    >>> d = slot_data(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> d.G, d.n
+    ([2, 2], 5)
+    """
     check_kind(instance, "rigid", "The rigid exact models")
     s = instance.slot
     p = [to_slots(j.work, s, what=f"'work' of {j.label}") for j in instance.jobs]
@@ -130,6 +143,14 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     ------
     ModelTooLargeError
         If the estimated size exceeds ``max_size`` (default ``OPTSCHED_MAX_MODEL_SIZE``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> len(m.one_start_per_job)
+    5
     """
     import pyomo.environ as pyo
 
@@ -277,10 +298,21 @@ def build_interval_cpsat(
         A proven lower bound on (C4) (e.g. the LP relaxation of the time-indexed model, rounded
         up), added as the row ``objective_bound``.
 
-    Returns ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
-    (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the labels
-    of the markdown (``one_server``, ``split_demand``, ``capacity``, ``cluster_capacity``,
-    ``energy``, ``objective_bound``).
+    Returns
+    -------
+    tuple
+        ``(model, variables)``: the ``CpModel`` and its :class:`IntervalVariables`
+        (``start``, ``interval``, ``on``, ``alloc``, ``data``). Constraints are named after the
+        labels of the markdown (``one_server``, ``split_demand``, ``capacity``,
+        ``cluster_capacity``, ``energy``, ``objective_bound``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_interval_cpsat
+    >>> model, variables = build_interval_cpsat(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> len(variables.start)
+    5
     """
     from ortools.sat.python import cp_model
 

@@ -36,6 +36,14 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
     Sweeps jobs by start time, freeing GPUs at completions, and gives each starting job GPUs by
     ``rule``. Always succeeds when the total capacity holds at every time, because a job keeps
     whatever free GPUs it gets (GPUs are interchangeable and jobs may span servers).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Instance, Job
+    >>> from optsched.rigid import decode_placements
+    >>> inst = Instance(Cluster.homogeneous(2, 2), [Job(0, work=2, gpus=3), Job(1, work=2, gpus=1)])
+    >>> decode_placements(inst, {0: 0, 1: 0}).segments(0)[0].placement
+    {0: 2, 1: 1}
     """
     jobs = {j.id: j for j in instance.jobs}
     free = instance.cluster.gpus.copy()
@@ -76,6 +84,15 @@ def serial_sgs(
     decoded afterwards (:func:`decode_placements`). Otherwise each server keeps its own usage
     timeline; a single-server job takes ``server_of[j]`` if given, else the server chosen by
     ``rule`` among those where it fits earliest.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Instance, Job
+    >>> from optsched.rigid import serial_sgs
+    >>> inst = Instance(Cluster.homogeneous(1, 2), [Job(0, work=2, gpus=2), Job(1, work=1, gpus=1)])
+    >>> sched = serial_sgs(inst, [1, 0])
+    >>> sched.start(1), sched.start(0)
+    (0.0, 1.0)
     """
     jobs = {j.id: j for j in instance.jobs}
     G = instance.cluster.gpus

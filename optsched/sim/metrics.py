@@ -82,6 +82,15 @@ class SimResult:
         Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
         preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
         timer (timer id).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import get_policy, simulate
+    >>> jobs = [Job(0, work=4, gpus=2), Job(1, work=1, arrival=1)]
+    >>> res = simulate(Cluster.homogeneous(1, 2), jobs, get_policy("fifo"))
+    >>> res.summary()["mean_jct"], res.end_time
+    (4.0, 5.0)
     """
 
     def __init__(self, run: RunRecord | Any):

@@ -35,7 +35,19 @@ class Start:
     """Start ``job`` (a SimJob or its id) on ``placement`` ({server: GPUs, or server: resource
     vector such as ``{"gpus": 0, "cpu": 4}``}); ``None``: use the policy's placement rule.
     ``gpu_ids`` ({server: ids}) names the GPUs (default: the lowest free); ``config`` is kept on
-    the job (``job.config``) for the rate model and the result."""
+    the job (``job.config``) for the rate model and the result.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, Start, simulate
+    >>> class StartAll(Policy):
+    ...     def on_arrival(self, sim, job):
+    ...         return [Start(job, {0: job.gpus})]   # the engine rejects a start that does not fit
+    >>> res = simulate(Cluster.homogeneous(1, 2), [Job(0, work=2), Job(1, work=1, arrival=1)], StartAll())
+    >>> res.jobs_frame()["completion"].tolist()
+    [2.0, 2.0]
+    """
 
     job: Any
     placement: Mapping[int, Any] | None = None
@@ -45,7 +57,24 @@ class Start:
 
 @dataclass(frozen=True)
 class Preempt:
-    """Preempt ``job``; with ``rollback`` its progress goes back to its last checkpoint."""
+    """Preempt ``job``; with ``rollback`` its progress goes back to its last checkpoint.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, Preempt, Start, simulate
+    >>> class Newest(Policy):  # the newest arrival always runs (1 GPU)
+    ...     preemptive = True
+    ...     def on_arrival(self, sim, job):
+    ...         return [Preempt(j) for j in sim.running_jobs()]
+    ...     def schedule(self, sim):
+    ...         waiting = [j for j in sim.jobs if j.phase == "waiting"]
+    ...         if waiting and sim.total_free >= 1:
+    ...             return [Start(waiting[-1], {0: 1})]
+    >>> res = simulate(Cluster.homogeneous(1, 1), [Job(0, work=5), Job(1, work=1, arrival=2)], Newest())
+    >>> res.jobs_frame()["completion"].tolist()
+    [6.0, 3.0]
+    """
 
     job: Any
     rollback: bool = False
@@ -62,7 +91,21 @@ class Migrate:
 
 @dataclass(frozen=True)
 class SetTimer:
-    """Fire ``on_timer`` after ``delay`` seconds (and then every ``period`` seconds if given)."""
+    """Fire ``on_timer`` after ``delay`` seconds (and then every ``period`` seconds if given).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, SetTimer, Simulator, Start
+    >>> class Delayed(Policy):  # starts the waiting jobs every 10 s only
+    ...     def on_start(self, sim):
+    ...         return [SetTimer(10.0, period=10.0)]
+    ...     def on_timer(self, sim, timer):
+    ...         return [Start(j, {0: 1}) for j in sim.jobs if j.phase == "waiting"][: sim.total_free]
+    >>> res = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=3)], Delayed()).run(until=30)
+    >>> res.jobs_frame()["first_start"].tolist()
+    [10.0]
+    """
 
     delay: float
     data: Any = None
@@ -71,6 +114,10 @@ class SetTimer:
 
 @dataclass(frozen=True)
 class CancelTimer:
+    """Cancel ``timer`` (the handle :meth:`Simulator.set_timer` returned); a timer already fired or
+    cancelled is ignored.
+    """
+
     timer: Any
 
 
@@ -90,6 +137,20 @@ class Policy:
     -----
     Store only options in ``__init__``; build per-run state in :meth:`on_start`, so one policy
     object can run several simulations.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, Start, simulate
+    >>> class OneAtATime(Policy):
+    ...     name = "one-at-a-time"
+    ...     def schedule(self, sim):
+    ...         waiting = [j for j in sim.jobs if j.phase == "waiting"]
+    ...         if waiting and sim.total_free >= waiting[0].gpus:
+    ...             return [Start(waiting[0], {0: waiting[0].gpus})]
+    >>> res = simulate(Cluster.homogeneous(1, 2), [Job(0, work=3, gpus=2), Job(1, work=1)], OneAtATime())
+    >>> res.jobs_frame()["completion"].tolist()
+    [3.0, 4.0]
     """
 
     name = "policy"

@@ -22,7 +22,20 @@ __all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitC
 
 
 class RateModel:
-    """Base class. Subclasses override :meth:`rate` (and set ``corunner_dependent``)."""
+    """Base class. Subclasses override :meth:`rate` (and set ``corunner_dependent``).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import RateModel, get_policy, simulate
+    >>> class TwoServersSlower(RateModel):  # a job spread over two servers trains at half speed
+    ...     def rate(self, job, placement, sim):
+    ...         return 0.5 if len(placement) > 1 else 1.0
+    >>> res = simulate(Cluster.homogeneous(2, 1), [Job(0, work=2, gpus=2)], get_policy("fifo"),
+    ...                rate_model=TwoServersSlower())
+    >>> res.jobs_frame()["completion"].tolist()
+    [4.0]
+    """
 
     #: True if a job's rate depends on which other jobs run at the same time.
     corunner_dependent: bool = False
@@ -84,6 +97,15 @@ class FunctionRate(RateModel):
     f : callable
     corunner_dependent : bool
         Set true if ``f`` looks at other running jobs (``sim.training_jobs()``).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import FunctionRate, get_policy, simulate
+    >>> linear = FunctionRate(lambda job, placement, sim: sum(placement.values()) / job.gpus)
+    >>> res = simulate(Cluster.homogeneous(1, 2), [Job(0, work=2, gpus=2)], get_policy("fifo"), rate_model=linear)
+    >>> res.jobs_frame()["completion"].tolist()
+    [2.0]
     """
 
     def __init__(self, f: Callable[[Any, Mapping[int, int], Any], float], *, corunner_dependent: bool = False):

@@ -28,7 +28,15 @@ __all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "po
 class PolicySpec:
     """A registered policy: ``factory(**options) -> Policy``, the job data it ``needs`` (columns
     of a job table or keys of ``job.attrs``, e.g. ``("model_profile",)``; empty: any workload),
-    the paper it comes from (``None`` for the baselines) and a one-line description."""
+    the paper it comes from (``None`` for the baselines) and a one-line description.
+
+    Examples
+    --------
+    >>> from optsched.sim import policy_registry
+    >>> spec = policy_registry()["srtf"]
+    >>> spec.paper is None, spec.factory().preemptive
+    (True, True)
+    """
 
     name: str
     factory: Callable[..., Any]
@@ -91,7 +99,14 @@ def register_policy(
 
 def policy_registry() -> dict[str, PolicySpec]:
     """Every registered policy (name -> :class:`PolicySpec`), the baselines first. Paper policies
-    appear once their package is imported (``optsched.load_plugins()`` imports them all)."""
+    appear once their package is imported (``optsched.load_plugins()`` imports them all).
+
+    Examples
+    --------
+    >>> from optsched.sim import policy_registry
+    >>> list(policy_registry())[:4]
+    ['fifo', 'sjf', 'srtf', 'las']
+    """
     return dict(_POLICIES)
 
 

@@ -29,7 +29,14 @@ __all__ = [
 
 
 class Phase(StrEnum):
-    """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``)."""
+    """A job's phase (``SimJob.phase``); members compare equal to their strings (``"waiting"``).
+
+    Examples
+    --------
+    >>> from optsched.sim import Phase
+    >>> Phase.WAITING == "waiting", str(Phase.DONE)
+    (True, 'done')
+    """
 
     PENDING = "pending"  # not arrived yet
     WAITING = "waiting"  # arrived, holds no GPU
@@ -65,6 +72,16 @@ class SimJob:
 
     Use :meth:`done_work` / :meth:`remaining` for progress at the current time (the engine updates
     the stored ``_done`` lazily).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Simulator, get_policy
+    >>> sim = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=4)], get_policy("fifo"))
+    >>> res = sim.run(until=1)
+    >>> job = sim.job(0)
+    >>> str(job.phase), job.remaining(1.0), job.done_work(2.5)
+    ('training', 3.0, 2.5)
     """
 
     __slots__ = (
@@ -224,6 +241,21 @@ class Timer:
 
     Attributes: ``id``, ``time`` (when it fires), ``period`` (``None`` for one-shot), ``data``
     (anything the policy attached), ``active`` (false once cancelled or, for one-shot, fired).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, SetTimer, Simulator
+    >>> class Record(Policy):
+    ...     def on_start(self, sim):
+    ...         self.seen = []
+    ...         return [SetTimer(5.0, data="check")]
+    ...     def on_timer(self, sim, timer):
+    ...         self.seen.append((timer.time, timer.data, timer.period))
+    >>> policy = Record()
+    >>> _ = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=1, arrival=8)], policy).run(until=9)
+    >>> policy.seen
+    [(5.0, 'check', None)]
     """
 
     __slots__ = ("id", "time", "period", "data", "active")

@@ -296,6 +296,8 @@ class SojournSchedule(JsonMixin):
         Stage ``j`` (1-based) of a job runs at its entry if the job is still alive (reached
         checkpoint ``j-1`` without terminating); entries of terminated jobs are skipped.
 
+    Notes
+    -----
     Exactly one of ``order`` and ``stages`` is given.
 
     Examples

@@ -15,7 +15,17 @@ from optsched.solvers.size import DEFAULT_MAX_SIZE, check_model_size, max_model_
 
 
 def solve(model, backend: str = "highs", options: SolveOptions | None = None) -> SolveResult:
-    """Solve ``model`` with ``backend``: ``"cpsat"`` for a CP-SAT model, else a Pyomo solver name."""
+    """Solve ``model`` with ``backend``: ``"cpsat"`` for a CP-SAT model, else a Pyomo solver name.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import SolveOptions, solve
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> solve(m, "highs", SolveOptions(time_limit=10)).objective
+    19.0
+    """
     if backend == "cpsat":
         return solve_cpsat(model, options)
     return solve_pyomo(model, backend, options)

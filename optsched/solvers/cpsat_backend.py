@@ -26,7 +26,20 @@ def _cp_model():
 
 
 def new_cp_model():
-    """A fresh ``ortools.sat.python.cp_model.CpModel``."""
+    """A fresh ``ortools.sat.python.cp_model.CpModel``.
+
+    Examples
+    --------
+    >>> from optsched.solvers import SolveOptions, new_cp_model, solve_cpsat
+    >>> m = new_cp_model()
+    >>> x, y = m.new_int_var(0, 10, "x"), m.new_int_var(0, 10, "y")
+    >>> m.add(x + 2 * y <= 14)
+    <...>
+    >>> m.maximize(3 * x + 4 * y)
+    >>> r = solve_cpsat(m, SolveOptions(time_limit=10))
+    >>> r.status.value, r.objective, r.raw.value(x), r.raw.value(y)
+    ('optimal', 38.0, 10, 2)
+    """
     return _cp_model().CpModel()
 
 
@@ -37,6 +50,16 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     A run stopped by its time limit is FEASIBLE (or NO_SOLUTION), with a
     :class:`SolverLimitWarning`; CP-SAT's OPTIMAL honours ``mip_rel_gap``/``mip_abs_gap`` and the
     gap is recomputed from objective and bound.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_interval_cpsat
+    >>> from optsched.solvers import SolveOptions, solve_cpsat
+    >>> model, variables = build_interval_cpsat(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> r = solve_cpsat(model, SolveOptions(time_limit=10, threads=1))
+    >>> r.status.value, r.objective
+    ('optimal', 19.0)
     """
     cp_model = _cp_model()
     options = options or SolveOptions()

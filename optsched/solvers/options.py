@@ -40,6 +40,12 @@ class SolveOptions:
         An exact solve (:func:`optsched.solvers.exact.run_exact`) is called optimal only when
         |objective - bound| <= this * |objective|, both recomputed (default 1e-9; a model with
         rounded coefficients cannot certify below twice its rounding).
+
+    Examples
+    --------
+    >>> from optsched.solvers import SolveOptions
+    >>> SolveOptions(time_limit=10, threads=1).time_limit
+    10.0
     """
 
     time_limit: float | None = 60.0
@@ -102,6 +108,15 @@ class SolveResult:
     bound; ``gap`` is recomputed here from both (never taken from the solver's log).
     ``raw`` is the back end's own object: the Pyomo model with the solution loaded, or the
     ``CpSolver`` (read values with ``result.raw.value(var)``).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import solve_pyomo
+    >>> r = solve_pyomo(build_time_indexed(optsched.load_instance("toy:rigid-2x2-five")))
+    >>> r.status.value, r.objective, r.gap
+    ('optimal', 19.0, 0.0)
     """
 
     status: Status

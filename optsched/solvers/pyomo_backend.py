@@ -81,6 +81,16 @@ def solve_pyomo(
     ------
     SolverUnavailableError
         The solver is not installed; the message says how to install it.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import solve_pyomo
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> res = solve_pyomo(m, "highs")
+    >>> res.status.value, sum(round(m.x[j, t].value) for j, t in m.x)
+    ('optimal', 5)
     """
     options = options or SolveOptions()
     if not isinstance(solver, str) or not solver:
@@ -361,7 +371,19 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
 
 def write_model(model: Any, path: str | Path) -> Path:
     """Write a Pyomo model (``.lp`` or ``.mps``, with readable names) or a CP-SAT model
-    (``.pb`` binary or ``.pbtxt`` text) to ``path``."""
+    (``.pb`` binary or ``.pbtxt`` text) to ``path``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import optsched
+    >>> from optsched.rigid import build_time_indexed
+    >>> from optsched.solvers import write_model
+    >>> m = build_time_indexed(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> path = write_model(m, os.path.join(tempfile.mkdtemp(), "rigid.lp"))
+    >>> "one_start_per_job" in path.read_text()
+    True
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if hasattr(model, "ExportToFile"):  # ortools CpModel

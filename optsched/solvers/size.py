@@ -14,12 +14,28 @@ DEFAULT_MAX_SIZE = 2_000_000
 
 
 def max_model_size() -> int:
+    """The size limit (variables + constraints) of an exact model: ``OPTSCHED_MAX_MODEL_SIZE`` if set,
+    else ``DEFAULT_MAX_SIZE``; builders refuse larger models (:func:`check_model_size`).
+
+    Examples
+    --------
+    >>> from optsched.solvers import max_model_size
+    >>> max_model_size() > 0
+    True
+    """
     v = os.environ.get("OPTSCHED_MAX_MODEL_SIZE")
     return int(v) if v else DEFAULT_MAX_SIZE
 
 
 def check_model_size(name: str, n_vars: int, n_cons: int, limit: int | None = None) -> int:
-    """Raise :class:`ModelTooLargeError` if ``n_vars + n_cons`` exceeds the limit; return the size."""
+    """Raise :class:`ModelTooLargeError` if ``n_vars + n_cons`` exceeds the limit; return the size.
+
+    Examples
+    --------
+    >>> from optsched.solvers import check_model_size
+    >>> check_model_size("toy", n_vars=10, n_cons=5)
+    15
+    """
     limit = max_model_size() if limit is None else int(limit)
     size = int(n_vars) + int(n_cons)
     if size > limit:

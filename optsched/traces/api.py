@@ -70,6 +70,18 @@ def detect_format(path: Any) -> str:
     ------
     TraceFormatError
         If the header matches no known format (the message lists the expected headers).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from optsched.traces import detect_format
+    >>> path = os.path.join(tempfile.mkdtemp(), "pods.csv")
+    >>> header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+    >>> header += "creation_time,deletion_time,scheduled_time"
+    >>> with open(path, "w") as f:
+    ...     _ = f.write(header + "\\n")
+    >>> detect_format(path)
+    'openb'
     """
     p = Path(path)
     if not p.is_file():

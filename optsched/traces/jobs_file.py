@@ -52,6 +52,12 @@ def parse_columns(spec: str | Mapping[str, str] | None) -> dict[str, str]:
     ------
     InvalidOptionError
         For an item without ``=`` or a name that is not one of ours (the message lists them).
+
+    Examples
+    --------
+    >>> from optsched.traces import parse_columns
+    >>> parse_columns("arrival=submit,gpus=n_gpu")
+    {'arrival': 'submit', 'gpus': 'n_gpu'}
     """
     if spec is None:
         return {}
@@ -110,6 +116,16 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
         Missing file (or a folder), unreadable file, missing column, bad value.
     InvalidOptionError
         A malformed ``columns`` mapping.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from optsched.traces import read_jobs
+    >>> path = os.path.join(tempfile.mkdtemp(), "jobs.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("submit,n_gpu,duration\\n0,1,100\\n30,2,50\\n")
+    >>> read_jobs(path, columns="arrival=submit,gpus=n_gpu")[["arrival", "gpus"]].values.tolist()
+    [[0.0, 1.0], [30.0, 2.0]]
     """
     import numpy as np
     import pandas as pd

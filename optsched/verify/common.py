@@ -50,7 +50,19 @@ def check_non_preemptive(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], Iterable[Violation]]:
     """The ``gpu_exclusive`` check; with ``require_ids`` a segment without ``gpu_ids`` on every
-    server it uses is a violation too."""
+    server it uses is a violation too.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Instance, Job, Schedule
+    >>> from optsched.verify import check_gpu_exclusive  # = gpu_exclusive_check()
+    >>> inst = Instance(Cluster.homogeneous(1, 2), [Job(0, work=2), Job(1, work=2)])
+    >>> sched = Schedule()
+    >>> sched.add(0, 0, 2, {0: 1}, gpu_ids={0: [0]})
+    >>> sched.add(1, 1, 3, {0: 1}, gpu_ids={0: [0]})  # GPU 0 of server 0 is still job 0's
+    >>> [v.label for v in check_gpu_exclusive(inst, sched)]
+    ['gpu_exclusive']
+    """
 
     def check(instance: Any, schedule: Any) -> Iterable[Violation]:
         caps = list(instance.cluster.gpus)

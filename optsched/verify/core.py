@@ -36,6 +36,17 @@ def verify(
     -------
     Report
         ``report.ok`` is True when no constraint is violated.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.core import Schedule
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> bad = Schedule.from_starts({j.id: j.work for j in inst.jobs}, {j.id: 0 for j in inst.jobs},
+    ...                            {j.id: {0: j.gpus} for j in inst.jobs})  # everything at once on server 0
+    >>> report = optsched.verify(inst, bad)
+    >>> report.ok, "capacity" in {v.label for v in report.violations}
+    (False, True)
     """
     kind = str(getattr(instance, "kind", None))
     checks = checks_for(kind)
@@ -73,5 +84,13 @@ def verify(
 
 
 def verify_result(instance: Any, result: Result, **kw: Any) -> Report:
-    """Verify ``result.schedule`` and that ``result.objective`` matches the recomputed value."""
+    """Verify ``result.schedule`` and that ``result.objective`` matches the recomputed value.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> optsched.verify_result(inst, optsched.solve(inst)).ok
+    True
+    """
     return verify(instance, result.schedule, objective=result.objective_name, claimed=result.objective, **kw)

@@ -104,7 +104,18 @@ def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple[np.ndarray, np.ndarray]:
     """Step function of use per server: ``times`` (k,) and ``use`` (k, n_servers); ``use[i]`` holds
-    on ``[times[i], times[i+1])``."""
+    on ``[times[i], times[i+1])``.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Instance, Job, Schedule
+    >>> from optsched.verify import usage_profile
+    >>> inst = Instance(Cluster.homogeneous(1, 4), [Job(0, work=2, gpus=2), Job(1, work=1, gpus=1)])
+    >>> sched = Schedule.from_starts({0: 2, 1: 1}, {0: 0, 1: 0}, {0: {0: 2}, 1: {0: 1}})
+    >>> times, use = usage_profile(inst, sched)
+    >>> times.tolist(), use[:, 0].tolist()
+    ([0.0, 1.0, 2.0], [3.0, 2.0, 0.0])
+    """
     n = instance.cluster.n_servers
     ev: list[tuple[float, int, float]] = []
     jobs = {j.id: j for j in instance.jobs}

@@ -41,14 +41,39 @@ def _discover(kind: str) -> None:
 
 
 def checks_for(kind: str) -> list[tuple[str, Check]]:
+    """The verifier's checks of ``kind``, as ``(label, check)`` pairs in the order they run (importing
+    the kind's package the first time).
+
+    Examples
+    --------
+    >>> from optsched.verify import checks_for
+    >>> [label for label, _ in checks_for("rigid")][:3]
+    ['one_schedule_per_job', 'release', 'demand']
+    """
     _discover(kind)
     return list(_CHECKS.get(kind, []))
 
 
 def register_evaluator(kind: str, func: Callable[[Any, Any, str], float]) -> None:
+    """Register ``func(instance, schedule, objective) -> float`` as the objective evaluator of ``kind``
+    (its value replaces the shared objectives when the verifier recomputes a schedule's objective).
+    """
     _EVALUATORS[kind] = func
 
 
 def evaluator_for(kind: str) -> Callable[[Any, Any, str], float] | None:
+    """The objective evaluator registered for ``kind`` (``evaluate(instance, schedule, objective) -> float``),
+    or None when the kind uses the shared objectives of ``optsched.core.objectives``.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import list_schedule
+    >>> from optsched.verify import evaluator_for
+    >>> inst = optsched.load_instance("toy:sojourn-two-jobs")
+    >>> evaluate = evaluator_for("sojourn")
+    >>> round(evaluate(inst, optsched.solve(inst, backend="dp").schedule, "successful_sojourn_time"), 10)
+    9.1
+    """
     _discover(kind)
     return _EVALUATORS.get(kind)

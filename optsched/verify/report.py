@@ -12,7 +12,14 @@ __all__ = ["Violation", "Report"]
 
 @dataclass(frozen=True)
 class Violation:
-    """One violated constraint: ``label`` is the equation label in ``formulations/<key>.md``."""
+    """One violated constraint: ``label`` is the equation label in ``formulations/<key>.md``.
+
+    Examples
+    --------
+    >>> from optsched.verify import Violation
+    >>> Violation("release", "job 3 starts at 1 before its release 2", job=3, time=1.0).label
+    'release'
+    """
 
     label: str
     message: str
@@ -34,6 +41,15 @@ class Report:
         Labels of the checks that were run.
     objectives : dict
         Objective values recomputed from the schedule alone.
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import list_schedule
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> report = optsched.verify(inst, list_schedule(inst).schedule)
+    >>> report.ok, report.violations, "capacity" in report.checks
+    (True, [], True)
     """
 
     instance: str
