@@ -206,6 +206,14 @@ class SJF(_QueuePolicy):
     ----------
     size_attr : str, optional
         Use ``job.attrs[size_attr]`` (e.g. a predicted duration) instead of the true work.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import simulate
+    >>> jobs = [Job(0, work=5), Job(1, work=4, arrival=1), Job(2, work=1, arrival=2)]
+    >>> simulate(Cluster.homogeneous(1, 1), jobs, SJF()).jobs_frame()["completion"].tolist()  # 2 before 1
+    [5.0, 10.0, 6.0]
     """
 
     name = "sjf"
@@ -811,6 +819,15 @@ class LAS(_Preemptive):
         Seconds between preemptive re-evaluations (> 0), default 60.
     gpu_weighted : bool
         Rank by GPUs x attained service.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import simulate
+    >>> jobs = [Job(0, work=100), Job(1, work=10, arrival=5)]
+    >>> df = simulate(Cluster.homogeneous(1, 1), jobs, LAS(quantum=30)).jobs_frame()
+    >>> df["n_preemptions"].tolist(), df["completion"].tolist()  # job 0 (30 s attained) yields at 30
+    ([1, 0], [110.0, 40.0])
 
     Notes
     -----
