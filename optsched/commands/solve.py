@@ -9,7 +9,8 @@ Examples::
     optsched verify toy:rigid-2x2-five run1/schedule.json
 
 INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
-schedule.json and result.json there. A time-limited solve reports status "feasible" with its
+schedule.json (with the instance's name and content hash, which `optsched verify` compares)
+and result.json there. A time-limited solve reports status "feasible" with its
 bound and gap, never "optimal". Exit codes: 0 solved (schedule verified); 1 infeasible, no
 solution or a failed verification; 2 bad input (file, field, option, unknown name).
 """
@@ -24,6 +25,11 @@ from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_ta
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
 PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
+#: Model file suffixes per back end (--write-model is checked before the model is built); a back
+#: end not listed (a portfolio, a dynamic program) picks the format per model.
+MODEL_SUFFIXES = {"cpsat": (".pb", ".pbtxt"), **{b: (".lp", ".mps") for b in ("highs", *PYOMO_EXTRA)}}
+#: Models whose back end writes more than one format (rarddls' cpsat solves its MILP's rows).
+MODEL_SUFFIXES_OF = {("rarddls-exact", "cpsat"): (".lp", ".mps", ".pb", ".pbtxt")}
 
 
 def add_parser(sub) -> None:
@@ -143,8 +149,8 @@ def run(args) -> int:
 
     import optsched
     from optsched.core import default_exact_model, get_algorithm
-    from optsched.core.io import atomic_write_text
-    from optsched.core.output import prepare_out_dir
+    from optsched.core.io import atomic_write_text, save_schedule
+    from optsched.core.output import check_writable_file, prepare_out_dir
     from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.solvers import SolveOptions
     from optsched.verify import verify_result
@@ -164,6 +170,9 @@ def run(args) -> int:
             f"{args.instance}: the 'jobs' list is empty; there is nothing to schedule. Add at least one job."
         )
     backend = _check_options(args, spec)
+    if args.write_model and spec.exact:  # before anything is built
+        suffixes = MODEL_SUFFIXES_OF.get((spec.name, backend), MODEL_SUFFIXES.get(backend))
+        check_writable_file(args.write_model, option="--write-model", suffixes=suffixes)
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
@@ -187,8 +196,8 @@ def run(args) -> int:
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
     if out is not None:
-        if result.schedule is not None and hasattr(result.schedule, "to_json"):
-            result.schedule.to_json(out / "schedule.json")
+        if result.schedule is not None and hasattr(result.schedule, "to_dict"):
+            save_schedule(result.schedule, out / "schedule.json", inst)  # with the instance's name and hash
         atomic_write_text(
             out / "result.json",
             json.dumps(

@@ -7,7 +7,9 @@ Examples::
     optsched verify my-instance.json my-schedule.json --claimed 19 --json
 
 Every constraint is re-checked from the schedule alone, by its equation label; the objective is
-recomputed (and compared with --claimed). Exit codes: 0 feasible; 1 a check failed; 2 bad input.
+recomputed (and compared with --claimed). A schedule.json written by `optsched solve --out`
+records the instance's name and content hash: verify says so when they differ from INSTANCE.
+Exit codes: 0 feasible; 1 a check failed; 2 bad input.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    import warnings
+
     import optsched
     from optsched.core import get_kind
+    from optsched.core.io import instance_fingerprint, origin_mismatch, schedule_origin
     from optsched.verify import verify
 
     inst = optsched.load_instance(args.instance)
@@ -56,11 +61,24 @@ def run(args) -> int:
             f"`optsched solve INSTANCE --out DIR` (DIR/schedule.json)."
         )
     schedule = sched_cls.load(args.schedule)
+    origin = schedule_origin(args.schedule)
+    mismatch = origin_mismatch(origin, inst)
+    if mismatch and args.json:  # the text report prints it above the violations instead
+        warnings.warn(mismatch, stacklevel=1)
     objective = args.objective or spec.get("objective", "total_weighted_completion_time")
     report = verify(inst, schedule, objective=objective, claimed=args.claimed)
     if args.json:
-        print_json(report.to_dict())
+        print_json(
+            {
+                **report.to_dict(),
+                "instance_sha256": instance_fingerprint(inst)["sha256"],
+                "schedule_instance": origin,
+                "instance_mismatch": mismatch,
+            }
+        )
     else:
+        if mismatch:
+            print(f"note: {mismatch}")
         print(report.summary())
         if report.objectives:
             print_table([{"objective": k, "value": v} for k, v in report.objectives.items()])
