@@ -10,9 +10,10 @@ Examples::
 
 INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
 schedule.json (with the instance's name and content hash, which `optsched verify` compares)
-and result.json there. A time-limited solve reports status "feasible" with its
-bound and gap, never "optimal". Exit codes: 0 solved (schedule verified); 1 infeasible, no
-solution or a failed verification; 2 bad input (file, field, option, unknown name).
+and result.json there; --plot also draws the schedule as a Gantt chart (schedule.png, .svg).
+A time-limited solve reports status "feasible" with its bound and gap, never "optimal". Exit
+codes: 0 solved (schedule verified); 1 infeasible, no solution or a failed verification; 2 bad
+input (file, field, option, unknown name).
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ def add_parser(sub) -> None:
         default=None,
         metavar="FILE",
         help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)",
+    )
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw the schedule as a Gantt chart: schedule.png and schedule.svg in --out DIR",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
@@ -148,6 +154,7 @@ def run(args) -> int:
     import json
 
     import optsched
+    from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import default_exact_model, get_algorithm
     from optsched.core.io import atomic_write_text, save_schedule
     from optsched.core.output import check_writable_file, prepare_out_dir
@@ -173,6 +180,10 @@ def run(args) -> int:
     if args.write_model and spec.exact:  # before anything is built
         suffixes = MODEL_SUFFIXES_OF.get((spec.name, backend), MODEL_SUFFIXES.get(backend))
         check_writable_file(args.write_model, option="--write-model", suffixes=suffixes)
+    if args.plot:
+        if not args.out:
+            raise InvalidOptionError("--plot writes schedule.png and schedule.svg into --out DIR; give --out too.")
+        check_plot(inst.kind)
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
@@ -193,11 +204,16 @@ def run(args) -> int:
     else:
         result = spec(inst, **kw)
     report = verify_result(inst, result) if result.schedule is not None else None
+    plotted: list = []
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             save_schedule(result.schedule, out / "schedule.json", inst)  # with the instance's name and hash
+            if args.plot:
+                obj = "" if result.objective is None else f" {result.objective:.10g}"
+                title = f"{inst.name}: {result.algorithm}, {result.status.value}{obj}"
+                plotted = write_gantt(inst, result.schedule, out / "schedule", title=title)
         atomic_write_text(
             out / "result.json",
             json.dumps(
@@ -214,6 +230,8 @@ def run(args) -> int:
             res["schedule"] = result.schedule.to_dict()
         if args.verbose:
             res["model_summary"] = _summaries(result)
+        if plotted:
+            res["plot"] = [str(p) for p in plotted]
         print_json(res)
     else:
         if args.verbose:
@@ -231,6 +249,8 @@ def run(args) -> int:
             print(report.summary())
         if out is not None:
             print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
+            if plotted:
+                print(f"drew the schedule: {', '.join(str(p) for p in plotted)}")
     if not result.status.has_solution:
         return EXIT_FAILED
     return EXIT_OK if report is None or report.ok else EXIT_FAILED

@@ -803,6 +803,26 @@ class ElasticSchedule(JsonMixin):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ElasticSchedule) and self.to_dict() == other.to_dict()
 
+    def gantt_schedule(self, instance: Any = None) -> Any:
+        """The schedule as run segments (an :class:`optsched.core.Schedule`) for a Gantt chart
+        (:func:`optsched.plot.plot_schedule`): each job holds its workers and PSs on their servers
+        from its start to start + d, in seconds when ``instance`` is given (slots otherwise).
+
+        >>> s = ElasticSchedule({0: Assignment(2, 3, 0, None, 1, {0: 2, 1: 1})})
+        >>> [(x.start, x.end, dict(x.placement)) for x in s.gantt_schedule().segments(0)]
+        [(2.0, 5.0, {0: 2, 1: 1})]
+        """
+        from optsched.core.schedule import Schedule
+
+        slot = float(getattr(instance, "slot", 1.0)) if instance is not None else 1.0
+        out = Schedule()
+        for jid, a in self._a.items():
+            held = {h: int(round(a.workers.get(h, 0) + a.ps.get(h, 0))) for h in sorted(a.servers)}
+            held = {h: n for h, n in held.items() if n > 0}
+            if held and a.d > 0:
+                out.add(jid, a.start * slot, (a.start + a.d) * slot, held)
+        return out
+
     def __repr__(self) -> str:
         return f"ElasticSchedule({len(self._a)} jobs)"
 

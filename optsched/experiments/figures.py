@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from optsched.exceptions import OptschedWarning
+from optsched.plot.files import save_figure
 
-__all__ = ["Plot", "FIGURES", "figure_spec", "figure_for", "draw", "write_figure", "FIGURE_FORMATS"]
-
-#: The picture formats written for each figure.
-FIGURE_FORMATS = ("png", "svg")
+__all__ = ["Plot", "FIGURES", "figure_spec", "figure_for", "draw", "write_table_figure"]
 
 
 @dataclass(frozen=True)
@@ -314,18 +312,6 @@ def draw(df: Any, spec: Plot | tuple[Plot, ...]):
     return fig
 
 
-def write_figure(fig: Any, out_dir: str | Path, name: str, *, formats: Iterable[str] = FIGURE_FORMATS) -> list[Path]:
-    """Write ``fig`` as ``out_dir/name.png`` and ``name.svg``, each file atomically."""
-    from optsched.core.io import atomic_write
-
-    paths = []
-    for fmt in formats:
-        paths.append(
-            atomic_write(Path(out_dir) / f"{name}.{fmt}", lambda t, fmt=fmt: fig.savefig(t, format=fmt, dpi=120))
-        )
-    return paths
-
-
 def write_table_figure(reproduction: str, name: str, df: Any, out_dir: str | Path) -> list[Path]:
     """Draw and write the figure of one finished table (nothing if it has none). A figure that
     cannot be drawn is a warning, never the loss of the run: the table is written already."""
@@ -338,4 +324,4 @@ def write_table_figure(reproduction: str, name: str, df: Any, out_dir: str | Pat
         return []
     if fig is None:
         return []
-    return write_figure(fig, out_dir, name)
+    return save_figure(fig, out_dir, name)

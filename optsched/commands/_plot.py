@@ -1,0 +1,61 @@
+"""``--plot`` of ``optsched solve`` and ``optsched verify``: a Gantt chart of the schedule
+(:func:`optsched.plot.plot_schedule`), written as PNG and SVG beside ``schedule.json``.
+
+Everything that can be checked is checked before any work: that the kind's schedules can be
+drawn (a sojourn schedule is a job order without times: no Gantt chart) and that the files can
+be written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optsched.exceptions import InvalidOptionError
+
+FORMATS = ("png", "svg")
+
+
+def check_plot(kind: str, stem: Path | None = None) -> None:
+    """Raise :class:`InvalidOptionError` unless a ``kind`` schedule has a Gantt chart and (with
+    ``stem``) it can be written as ``stem.png`` and ``stem.svg``."""
+    from optsched.core import get_kind
+    from optsched.core.output import check_writable_file
+
+    cls = getattr(get_kind(kind)["cls"], "schedule_class", None)
+    if cls is not None and not hasattr(cls, "gantt_schedule"):
+        raise InvalidOptionError(
+            f"--plot draws a Gantt chart (GPUs of each server over time); a {kind!r} schedule is "
+            f"{'a job order without fixed times (the job sizes are random)' if kind == 'sojourn' else 'not one'}, so "
+            f"it has none. Drop --plot."
+        )
+    for fmt in FORMATS if stem is not None else ():
+        check_writable_file(stem.with_suffix(f".{fmt}"), option="--plot")
+
+
+def write_gantt(instance: Any, schedule: Any, stem: Path, *, title: str) -> list[Path]:
+    """Draw ``schedule`` of ``instance`` and write ``stem.png`` and ``stem.svg``."""
+    from matplotlib.figure import Figure
+
+    from optsched.plot import plot_schedule, save_figure
+
+    cluster = getattr(instance, "cluster", None)
+    if hasattr(schedule, "gantt_schedule"):  # a kind's own schedule (elastic): as run segments
+        schedule = schedule.gantt_schedule(instance)
+        cluster = _peak_cluster(schedule, len(getattr(instance, "servers", ())) or None)
+    n_servers = cluster.n_servers if cluster is not None else 1
+    fig = Figure(figsize=(9, 1.4 + 0.9 * n_servers))
+    plot_schedule(schedule, cluster, ax=fig.add_subplot(), title=title)
+    return save_figure(fig, stem.parent, stem.name, formats=FORMATS)
+
+
+def _peak_cluster(schedule: Any, n_servers: int | None) -> Any:
+    """A cluster with one row per unit held at the peak on each server (elastic servers have
+    resource capacities, not GPU rows: the chart shows workers and PSs)."""
+    from optsched.core import Cluster
+    from optsched.core.cluster import Server
+    from optsched.plot import usage_steps
+
+    _, use = usage_steps(schedule, n_servers)
+    peaks = [max(1, int(x)) for x in use.max(axis=0)] if len(use) else [1] * (n_servers or 1)
+    return Cluster(tuple(Server(g) for g in peaks))
