@@ -40,22 +40,9 @@ def write_gantt(instance: Any, schedule: Any, stem: Path, *, title: str) -> list
     from optsched.plot import plot_schedule, save_figure
 
     cluster = getattr(instance, "cluster", None)
-    if hasattr(schedule, "gantt_schedule"):  # a kind's own schedule (elastic): as run segments
-        schedule = schedule.gantt_schedule(instance)
-        cluster = _peak_cluster(schedule, len(getattr(instance, "servers", ())) or None)
-    n_servers = cluster.n_servers if cluster is not None else 1
+    if hasattr(schedule, "gantt_schedule"):  # a kind's own schedule (elastic): as run segments; its
+        schedule, cluster = schedule.gantt_schedule(instance), None  # servers have resources, not GPU rows
+    n_servers = cluster.n_servers if cluster is not None else len(getattr(instance, "servers", ())) or 1
     fig = Figure(figsize=(9, 1.4 + 0.9 * n_servers))
     plot_schedule(schedule, cluster, ax=fig.add_subplot(), title=title)
     return save_figure(fig, stem.parent, stem.name, formats=FORMATS)
-
-
-def _peak_cluster(schedule: Any, n_servers: int | None) -> Any:
-    """A cluster with one row per unit held at the peak on each server (elastic servers have
-    resource capacities, not GPU rows: the chart shows workers and PSs)."""
-    from optsched.core import Cluster
-    from optsched.core.cluster import Server
-    from optsched.plot import usage_steps
-
-    _, use = usage_steps(schedule, n_servers)
-    peaks = [max(1, int(x)) for x in use.max(axis=0)] if len(use) else [1] * (n_servers or 1)
-    return Cluster(tuple(Server(g) for g in peaks))
