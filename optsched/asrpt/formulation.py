@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.core.limits import check_slots
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
 
@@ -143,7 +144,8 @@ def horizon_slots(instance: AsrptInstance, patterns: dict) -> int:
     """T = max r_i + sum_i min_p slots: running the jobs one after another in their fastest pattern is
     feasible, so some optimal schedule ends by T."""
     r = max((arrival_slot(j, instance) for j in instance.jobs), default=0)
-    return r + sum(min(p.slots for p in patterns[j.id]) for j in instance.jobs)
+    T = r + sum(min(p.slots for p in patterns[j.id]) for j in instance.jobs)
+    return check_slots("asrpt", T, "latest arrival + each job's fastest pattern, in slots of 'slot' seconds")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
+from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
@@ -56,12 +57,12 @@ class Stage:
 
     def validated(self, owner: str) -> Stage:
         return Stage(
-            k=check_int(self.k, "k", owner, lo=1, hint=" (replicas of the stage)"),
-            p_f=check_number(self.p_f, "p_f", owner, lo=0.0, hint=" (seconds)"),
-            p_b=check_number(self.p_b, "p_b", owner, lo=0.0, hint=" (seconds)"),
-            d_in=check_number(self.d_in, "d_in", owner, lo=0.0, hint=" (bytes)"),
-            d_out=check_number(self.d_out, "d_out", owner, lo=0.0, hint=" (bytes)"),
-            h=check_number(self.h, "h", owner, lo=0.0, hint=" (bytes)"),
+            k=check_int(self.k, "k", owner, lo=1, hi=MAX_COUNT, hint=" (replicas of the stage)"),
+            p_f=check_number(self.p_f, "p_f", owner, lo=0.0, hi=MAX_SECONDS, hint=hint("seconds")),
+            p_b=check_number(self.p_b, "p_b", owner, lo=0.0, hi=MAX_SECONDS, hint=hint("seconds")),
+            d_in=check_number(self.d_in, "d_in", owner, lo=0.0, hi=MAX_AMOUNT, hint=hint("bytes")),
+            d_out=check_number(self.d_out, "d_out", owner, lo=0.0, hi=MAX_AMOUNT, hint=hint("bytes")),
+            h=check_number(self.h, "h", owner, lo=0.0, hi=MAX_AMOUNT, hint=hint("bytes")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,14 +131,23 @@ class AsrptJob:
                     f"d_in[s] = d_out[s-1] * k[s-1] / k[s] = {a / stages[s].k:g}; fix d_in or d_out."
                 )
         object.__setattr__(self, "stages", tuple(stages))
-        object.__setattr__(self, "iterations", check_int(self.iterations, "iterations", owner, lo=1))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
+        object.__setattr__(
+            self, "iterations", check_int(self.iterations, "iterations", owner, lo=1, hi=MAX_COUNT, hint=hint("count"))
+        )
+        object.__setattr__(
+            self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hi=MAX_ARRIVAL, hint=hint("seconds"))
+        )
         if self.predicted_iterations is not None:
             object.__setattr__(
                 self,
                 "predicted_iterations",
                 check_int(
-                    self.predicted_iterations, "predicted_iterations", owner, lo=0, hint=" (0 = unseen job), or null"
+                    self.predicted_iterations,
+                    "predicted_iterations",
+                    owner,
+                    lo=0,
+                    hi=MAX_COUNT,
+                    hint=" (0 = unseen job), or null",
                 ),
             )
         if self.allreduce not in ALLREDUCE:
@@ -265,6 +275,7 @@ class AsrptInstance(JsonMixin):
                     f"The '{b}' field of the cluster is missing; asrpt needs both "
                     f"bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10))."
                 )
+            check_number(getattr(c, b), b, "the cluster", lo=1.0, hi=MAX_AMOUNT, hint=hint("bytes/s, at least 1"))
         if isinstance(self.jobs, (str, bytes)) or not isinstance(self.jobs, Iterable):
             raise InvalidInstanceError(f"The 'jobs' field must be a list of jobs; got {self.jobs!r}.")
         jobs = tuple(j if isinstance(j, AsrptJob) else AsrptJob.from_dict(j, i) for i, j in enumerate(self.jobs))
@@ -272,7 +283,9 @@ class AsrptInstance(JsonMixin):
         object.__setattr__(
             self,
             "slot",
-            check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True, hint=" (seconds per slot)"),
+            check_number(
+                self.slot, "slot", "the instance", lo=MIN_SECONDS, hi=MAX_SECONDS, hint=hint("seconds per slot")
+            ),
         )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))

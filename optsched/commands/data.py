@@ -40,6 +40,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    import sys
+
     from optsched.exceptions import InvalidOptionError
     from optsched.traces.datasets import SHIPPED, data_dirs, dataset_status, fetch, find_file
 
@@ -54,7 +56,8 @@ def run(args) -> int:
         except OSError as e:  # requests/pooch network errors derive from OSError or carry one
             print(
                 f"optsched: error: download of {args.name!r} failed ({e}); check the network, or download the "
-                f"files by hand into {data_dirs(args.data_dir)[0] / args.name}."
+                f"files by hand into {data_dirs(args.data_dir)[0] / args.name}.",
+                file=sys.stderr,
             )
             return EXIT_FAILED
         for pth in paths:

@@ -7,9 +7,11 @@ Examples::
     optsched reproduce asrpt-table2 --out results/t2 --format csv --format parquet
 
 Each table is written to --out as soon as it is finished, so a run that fails late keeps what
-it computed; --out is checked (and refused if it exists and is not empty, unless --force)
-before any work starts. Exit codes: 0 ok; 1 the run failed after writing some tables; 2 bad
-input (unknown name, existing --out, bad option).
+it computed; a table that stands for one of the paper's figures or tables gets its picture
+beside it at the same moment, named after it (fig6.csv, fig6.png, fig6.svg); --out is
+checked (and refused if it exists and is not empty, unless --force) before any work starts.
+Exit codes: 0 ok; 1 the run failed after writing some tables; 2 bad input (unknown name,
+existing --out, bad option).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def run(args) -> int:
 
     from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.exceptions import InvalidOptionError
+    from optsched.experiments.figures import write_table_figure
     from optsched.experiments.registry import get_reproduction, reproductions
 
     if args.list or not args.name:
@@ -57,6 +60,7 @@ def run(args) -> int:
     def save(name: str, df) -> None:
         if out is not None:
             written.extend(str(p) for p in write_table(df, out, name, formats=formats))
+            written.extend(str(p) for p in write_table_figure(repro.name, name, df, out))  # name.png, name.svg
         if not args.quiet:
             print(
                 f"[{time.perf_counter() - t0:7.1f} s] {name}: {len(df)} rows"

@@ -184,6 +184,11 @@ def run(args) -> int:
 
     _check_options(args)
     name = args.trace or args.jobs_csv
+    if args.trace and args.trace != "synthetic":
+        from optsched.traces.api import TRACES, detect_format
+
+        if args.trace not in TRACES and args.format is None:
+            detect_format(args.trace)  # a folder, a missing file, a job file: said before asking for --servers
     if args.trace in ("openb", "openb-sample") and args.servers is None:
         cluster = openb_cluster()
     elif args.servers is None:

@@ -9,9 +9,11 @@ Examples::
     optsched verify toy:rigid-2x2-five run1/schedule.json
 
 INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
-schedule.json and result.json there. A time-limited solve reports status "feasible" with its
-bound and gap, never "optimal". Exit codes: 0 solved (schedule verified); 1 infeasible, no
-solution or a failed verification; 2 bad input (file, field, option, unknown name).
+schedule.json (with the instance's name and content hash, which `optsched verify` compares)
+and result.json there; --plot also draws the schedule as a Gantt chart (schedule.png, .svg).
+A time-limited solve reports status "feasible" with its bound and gap, never "optimal". Exit
+codes: 0 solved (schedule verified); 1 infeasible, no solution or a failed verification; 2 bad
+input (file, field, option, unknown name).
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_ta
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
 PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
+#: Model file suffixes per back end (--write-model is checked before the model is built); a back
+#: end not listed (a portfolio, a dynamic program) picks the format per model.
+MODEL_SUFFIXES = {"cpsat": (".pb", ".pbtxt"), **{b: (".lp", ".mps") for b in ("highs", *PYOMO_EXTRA)}}
+#: Models whose back end writes more than one format (rarddls' cpsat solves its MILP's rows).
+MODEL_SUFFIXES_OF = {("rarddls-exact", "cpsat"): (".lp", ".mps", ".pb", ".pbtxt")}
 
 
 def add_parser(sub) -> None:
@@ -59,6 +66,11 @@ def add_parser(sub) -> None:
         default=None,
         metavar="FILE",
         help="also write the exact model to FILE (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT)",
+    )
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw the schedule as a Gantt chart: schedule.png and schedule.svg in --out DIR",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
@@ -142,9 +154,10 @@ def run(args) -> int:
     import json
 
     import optsched
+    from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import default_exact_model, get_algorithm
-    from optsched.core.io import atomic_write_text
-    from optsched.core.output import prepare_out_dir
+    from optsched.core.io import atomic_write_text, save_schedule
+    from optsched.core.output import check_writable_file, prepare_out_dir
     from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.solvers import SolveOptions
     from optsched.verify import verify_result
@@ -164,6 +177,13 @@ def run(args) -> int:
             f"{args.instance}: the 'jobs' list is empty; there is nothing to schedule. Add at least one job."
         )
     backend = _check_options(args, spec)
+    if args.write_model and spec.exact:  # before anything is built
+        suffixes = MODEL_SUFFIXES_OF.get((spec.name, backend), MODEL_SUFFIXES.get(backend))
+        check_writable_file(args.write_model, option="--write-model", suffixes=suffixes)
+    if args.plot:
+        if not args.out:
+            raise InvalidOptionError("--plot writes schedule.png and schedule.svg into --out DIR; give --out too.")
+        check_plot(inst.kind)
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
@@ -184,11 +204,16 @@ def run(args) -> int:
     else:
         result = spec(inst, **kw)
     report = verify_result(inst, result) if result.schedule is not None else None
+    plotted: list = []
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
     if out is not None:
-        if result.schedule is not None and hasattr(result.schedule, "to_json"):
-            result.schedule.to_json(out / "schedule.json")
+        if result.schedule is not None and hasattr(result.schedule, "to_dict"):
+            save_schedule(result.schedule, out / "schedule.json", inst)  # with the instance's name and hash
+            if args.plot:
+                obj = "" if result.objective is None else f" {result.objective:.10g}"
+                title = f"{inst.name}: {result.algorithm}, {result.status.value}{obj}"
+                plotted = write_gantt(inst, result.schedule, out / "schedule", title=title)
         atomic_write_text(
             out / "result.json",
             json.dumps(
@@ -205,6 +230,8 @@ def run(args) -> int:
             res["schedule"] = result.schedule.to_dict()
         if args.verbose:
             res["model_summary"] = _summaries(result)
+        if plotted:
+            res["plot"] = [str(p) for p in plotted]
         print_json(res)
     else:
         if args.verbose:
@@ -222,6 +249,8 @@ def run(args) -> int:
             print(report.summary())
         if out is not None:
             print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
+            if plotted:
+                print(f"drew the schedule: {', '.join(str(p) for p in plotted)}")
     if not result.status.has_solution:
         return EXIT_FAILED
     return EXIT_OK if report is None or report.ok else EXIT_FAILED

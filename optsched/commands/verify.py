@@ -7,7 +7,10 @@ Examples::
     optsched verify my-instance.json my-schedule.json --claimed 19 --json
 
 Every constraint is re-checked from the schedule alone, by its equation label; the objective is
-recomputed (and compared with --claimed). Exit codes: 0 feasible; 1 a check failed; 2 bad input.
+recomputed (and compared with --claimed); --plot draws the schedule beside it as a Gantt
+chart. A schedule.json written by `optsched solve --out` records the instance's name and
+content hash: verify says so when they differ from INSTANCE.
+Exit codes: 0 feasible; 1 a check failed; 2 bad input.
 """
 
 from __future__ import annotations
@@ -28,13 +31,23 @@ def add_parser(sub) -> None:
     p.add_argument("schedule", help="schedule JSON file (as written by `optsched solve --out DIR`: DIR/schedule.json)")
     p.add_argument("--objective", default=None, help="objective to recompute (default: the instance kind's objective)")
     p.add_argument("--claimed", type=float, default=None, help="objective value to check against")
+    p.add_argument(
+        "--plot",
+        action="store_true",
+        help="also draw the schedule as a Gantt chart beside it (SCHEDULE with .png and .svg; "
+        "an over-capacity segment is drawn above its server, edged in red)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    import warnings
+
     import optsched
+    from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import get_kind
+    from optsched.core.io import instance_fingerprint, origin_mismatch, schedule_origin
     from optsched.verify import verify
 
     inst = optsched.load_instance(args.instance)
@@ -55,13 +68,36 @@ def run(args) -> int:
             f"Schedule file {str(sp)!r} does not exist; write one with "
             f"`optsched solve INSTANCE --out DIR` (DIR/schedule.json)."
         )
+    stem = sp.with_suffix("")
+    if args.plot:  # before any work: the kind has Gantt charts, the files can be written
+        check_plot(inst.kind, stem)
     schedule = sched_cls.load(args.schedule)
+    origin = schedule_origin(args.schedule)
+    mismatch = origin_mismatch(origin, inst)
+    if mismatch and args.json:  # the text report prints it above the violations instead
+        warnings.warn(mismatch, stacklevel=1)
     objective = args.objective or spec.get("objective", "total_weighted_completion_time")
     report = verify(inst, schedule, objective=objective, claimed=args.claimed)
+    plotted = []
+    if args.plot:
+        verdict = "feasible" if report.ok else f"{len(report.violations)} violation(s)"
+        plotted = write_gantt(inst, schedule, stem, title=f"{inst.name}: {sp.name}, {verdict}")
     if args.json:
-        print_json(report.to_dict())
+        print_json(
+            {
+                **report.to_dict(),
+                "instance_sha256": instance_fingerprint(inst)["sha256"],
+                "schedule_instance": origin,
+                "instance_mismatch": mismatch,
+                **({"plot": [str(p) for p in plotted]} if plotted else {}),
+            }
+        )
     else:
+        if mismatch:
+            print(f"note: {mismatch}")
         print(report.summary())
         if report.objectives:
             print_table([{"objective": k, "value": v} for k, v in report.objectives.items()])
+        if plotted:
+            print(f"drew the schedule: {', '.join(str(p) for p in plotted)}")
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.limits import MAX_AMOUNT, MAX_SERVER_GPUS, MAX_SERVERS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
@@ -21,7 +22,7 @@ class Server:
     Parameters
     ----------
     gpus : int
-        Number of GPUs, >= 0 (a CPU-only server has 0).
+        Number of GPUs, in [0, 10000] (a CPU-only server has 0).
     name : str, optional
         Free label (e.g. a trace's machine id).
     resources : mapping str -> float, optional
@@ -41,10 +42,12 @@ class Server:
 
     def __post_init__(self) -> None:
         owner = f"server {self.name!r}" if self.name is not None else "a server"
-        object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", owner, lo=0))
+        object.__setattr__(
+            self, "gpus", check_int(self.gpus, "gpus", owner, lo=0, hi=MAX_SERVER_GPUS, hint=hint("GPUs"))
+        )
         res = check_mapping(self.resources, "resources", owner)
         for k, v in res.items():
-            res[k] = check_number(v, f"resources.{k}", owner, lo=0.0)
+            res[k] = check_number(v, f"resources.{k}", owner, lo=0.0, hi=MAX_AMOUNT)
         object.__setattr__(self, "resources", res)
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,7 +66,7 @@ class Cluster:
     Parameters
     ----------
     servers : sequence of Server
-        At least one server with at least one GPU in total.
+        At least one server (at most 100,000) with at least one GPU in total.
     bandwidth_intra : float, optional
         GPU-to-GPU bandwidth inside a server, bytes/s (NVLink/PCIe).
     bandwidth_inter : float, optional
@@ -86,6 +89,7 @@ class Cluster:
             raise InvalidInstanceError(
                 f"The 'servers' field of the cluster must be a list of servers; got {servers!r}."
             )
+        _check_count(len(servers))
         servers = tuple(s if isinstance(s, Server) else Server(**_server_kwargs(s, i)) for i, s in enumerate(servers))
         if not servers:
             raise InvalidInstanceError(
@@ -101,7 +105,9 @@ class Cluster:
             v = getattr(self, name)
             if v is not None:
                 object.__setattr__(
-                    self, name, check_number(v, name, "the cluster", lo=0.0, lo_open=True, hint=" (bytes/s)")
+                    self,
+                    name,
+                    check_number(v, name, "the cluster", lo=0.0, lo_open=True, hi=MAX_AMOUNT, hint=hint("bytes/s")),
                 )
 
     # -- constructors -------------------------------------------------------------------
@@ -116,8 +122,8 @@ class Cluster:
         resources: Mapping[str, float] | None = None,
     ) -> Cluster:
         """``n_servers`` identical servers with ``gpus_per_server`` GPUs each."""
-        n = check_int(n_servers, "n_servers", "the cluster", lo=1)
-        g = check_int(gpus_per_server, "gpus_per_server", "the cluster", lo=1)
+        n = check_int(n_servers, "n_servers", "the cluster", lo=1, hi=MAX_SERVERS, hint=hint("servers"))
+        g = check_int(gpus_per_server, "gpus_per_server", "the cluster", lo=1, hi=MAX_SERVER_GPUS, hint=hint("GPUs"))
         return cls(
             tuple(Server(g, name=f"s{i}", resources=dict(resources or {})) for i in range(n)),
             bandwidth_intra=bandwidth_intra,
@@ -169,16 +175,25 @@ class Cluster:
         servers = d["servers"]
         if isinstance(servers, Mapping) and {"count", "gpus"} <= set(servers):
             # compact form {"count": 4, "gpus": 8}
-            n = check_int(servers["count"], "servers.count", "the cluster", lo=1)
+            n = check_int(servers["count"], "servers.count", "the cluster", lo=1, hi=MAX_SERVERS, hint=hint("servers"))
             servers = [
                 {"gpus": servers["gpus"], "name": f"s{i}", "resources": servers.get("resources", {})} for i in range(n)
             ]
         if not isinstance(servers, Sequence) or isinstance(servers, (str, bytes)):
             raise InvalidInstanceError(f"The 'servers' field of the cluster must be a list; got {servers!r}.")
+        _check_count(len(servers))
         return cls(
             tuple(Server(**_server_kwargs(s, i)) for i, s in enumerate(servers)),
             bandwidth_intra=d.get("bandwidth_intra"),
             bandwidth_inter=d.get("bandwidth_inter"),
+        )
+
+
+def _check_count(n: int) -> None:
+    if n > MAX_SERVERS:
+        raise InvalidInstanceError(
+            f"The 'servers' field of the cluster lists {n:,} servers, more than the {MAX_SERVERS:,} a cluster may "
+            f"have{hint('servers')}; model fewer, larger servers."
         )
 
 

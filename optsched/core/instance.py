@@ -11,6 +11,7 @@ import numpy as np
 from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
 from optsched.core.job import Job, JobId
+from optsched.core.limits import MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS, hint
 from optsched.core.validation import check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
@@ -31,10 +32,11 @@ class Instance(JsonMixin):
         ``single_server``).
     name : str
     horizon : float, optional
-        Last time (s) a job may arrive; exact time-indexed models also use it to bound the
-        schedule length when set.
+        Last time (s) a job may arrive (at most 4e9); exact time-indexed models also use it to
+        bound the schedule length when set.
     slot : float
-        Slot length (s) of time-indexed exact models (default 1).
+        Slot length (s) of time-indexed exact models (default 1), in [1e-6, 1e9]. The exact
+        models refuse an instance spanning more than 10^7 slots (``docs/instances.md#limits``).
     known_optima : mapping, optional
         ``{objective name: {"value": float, "how": str}}``, the known optimum and how it was
         obtained (hand, exhaustive enumeration, ...).
@@ -69,11 +71,15 @@ class Instance(JsonMixin):
         object.__setattr__(
             self,
             "slot",
-            check_number(self.slot, "slot", "the instance", lo=0.0, lo_open=True, hint=" (seconds per slot)"),
+            check_number(
+                self.slot, "slot", "the instance", lo=MIN_SECONDS, hi=MAX_SECONDS, hint=hint("seconds per slot")
+            ),
         )
         if self.horizon is not None:
             object.__setattr__(
-                self, "horizon", check_number(self.horizon, "horizon", "the instance", lo=0.0, hint=" (seconds)")
+                self,
+                "horizon",
+                check_number(self.horizon, "horizon", "the instance", lo=0.0, hi=MAX_ARRIVAL, hint=hint("seconds")),
             )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))

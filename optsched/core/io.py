@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from optsched.core.limits import LIMITS_DOC
 from optsched.core.registry import get_kind
 from optsched.exceptions import InvalidInstanceError
 
@@ -23,7 +24,16 @@ __all__ = [
     "read_json",
     "JsonMixin",
     "require_fields",
+    "check_path_arg",
+    "instance_fingerprint",
+    "save_schedule",
+    "schedule_origin",
+    "origin_mismatch",
 ]
+
+#: Fields of an instance's dict left out of its content hash: they name or describe it and do
+#: not change which schedules are feasible or what they cost.
+UNHASHED_FIELDS = ("name", "metadata", "known_optima")
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 
@@ -77,7 +87,8 @@ def _schema_message(doc: Any, err: Any, schema_name: str) -> str:
         "type": f"must be of type {err.validator_value}",
         "minimum": f"must be >= {err.validator_value}",
         "exclusiveMinimum": f"must be > {err.validator_value}",
-        "maximum": f"must be <= {err.validator_value}",
+        "maximum": f"must be <= {err.validator_value!r} (the largest value optsched accepts: {LIMITS_DOC})",
+        "maxItems": f"must have at most {err.validator_value!r} item(s) ({LIMITS_DOC})",
         "minItems": f"must have at least {err.validator_value} item(s)",
         "const": f"must be {err.validator_value!r}",
         "enum": f"must be one of {err.validator_value}",
@@ -95,7 +106,38 @@ def validate_against_schema(doc: Any, schema_name: str) -> None:
         raise InvalidInstanceError(_schema_message(doc, err, schema_name))
 
 
+def check_path_arg(path: Any, *, what: str = "instance", func: str = "load_instance") -> None:
+    """Raise :class:`InvalidInstanceError` (or :class:`InvalidScheduleError` for a schedule) unless
+    ``path`` is a ``str`` or a path-like object, saying what to pass instead."""
+    if isinstance(path, (str, os.PathLike)):
+        return
+    from optsched.exceptions import InvalidScheduleError
+
+    exc = InvalidScheduleError if what == "schedule" else InvalidInstanceError
+    a = "an" if what[:1] in "aeiou" else "a"
+    if hasattr(path, "kind") and hasattr(path, "jobs"):
+        raise exc(
+            f"{func} takes a file path, and got an instance object ({type(path).__name__}): it is loaded "
+            f"already; use it as it is."
+        )
+    if isinstance(path, Mapping):
+        raise exc(
+            f"{func} takes a file path, not a dict; build {a} {what} from a dict with "
+            + ("optsched.core.instance_from_dict(d)." if what == "instance" else "its class's from_dict(d).")
+        )
+    raise exc(
+        f"{func} takes the path of {a} {what} JSON file (str or pathlib.Path)"
+        + (
+            " or a shipped name such as 'toy:rigid-2x2-five' (`optsched instances` lists them)"
+            if what == "instance"
+            else ""
+        )
+        + f"; got {path!r} ({type(path).__name__})."
+    )
+
+
 def read_json(path: str | Path, *, what: str = "instance") -> Any:
+    check_path_arg(path, what=what, func="read_json")
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -142,7 +184,7 @@ def load_instance(path: str | Path) -> Any:
     ------
     InvalidInstanceError
         Missing file, malformed JSON, schema violation or inconsistent data; the message names
-        the field, the value and the fix.
+        the field, the value and the fix; also a ``path`` that is not a path (None, a number).
 
     Examples
     --------
@@ -151,6 +193,7 @@ def load_instance(path: str | Path) -> Any:
     >>> load_instance(optsched.toy_path("rigid-2x2-five")).n_jobs
     5
     """
+    check_path_arg(path)
     return instance_from_dict(read_json(path))
 
 
@@ -207,6 +250,78 @@ def save_instance(instance: Any, path: str | Path) -> None:
     5
     """
     atomic_write_text(path, json.dumps(instance.to_dict(), indent=2) + "\n")
+
+
+def instance_fingerprint(instance: Any) -> dict[str, Any]:
+    """``{"name", "kind", "sha256"}`` of an instance: the hash covers its content (cluster, jobs,
+    parameters; not :data:`UNHASHED_FIELDS`) as canonical JSON, so a renamed copy has the same hash
+    and any change to the data a new one. ``sha256`` is None for an instance without a JSON form.
+
+    >>> import optsched
+    >>> fp = instance_fingerprint(optsched.load_instance("toy:rigid-2x2-five"))
+    >>> fp["name"], fp["kind"], len(fp["sha256"])
+    ('rigid-2x2-five', 'rigid', 64)
+    """
+    import hashlib
+
+    try:
+        d = {k: v for k, v in instance.to_dict().items() if k not in UNHASHED_FIELDS}
+        text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
+        digest: str | None = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    except Exception:  # an instance that cannot be written as JSON (e.g. a custom function in it)
+        digest = None
+    return {"name": getattr(instance, "name", None), "kind": getattr(instance, "kind", None), "sha256": digest}
+
+
+def save_schedule(schedule: Any, path: str | Path, instance: Any = None) -> Path:
+    """Write ``schedule`` as JSON (atomically); with ``instance``, the file also records the
+    instance's name and content hash under ``"instance"`` (:func:`instance_fingerprint`), so
+    ``optsched verify`` can tell when a schedule is checked against another instance."""
+    d = schedule.to_dict()
+    if instance is not None:
+        d = {"instance": instance_fingerprint(instance), **d}
+    atomic_write_text(path, json.dumps(d, indent=2, default=str) + "\n")
+    return Path(path)
+
+
+def schedule_origin(path: str | Path) -> dict[str, Any] | None:
+    """The ``"instance"`` record of a schedule file written by :func:`save_schedule` (None if it
+    has none, e.g. a schedule written by hand or by an older optsched)."""
+    doc = read_json(path, what="schedule")
+    origin = doc.get("instance") if isinstance(doc, Mapping) else None
+    return dict(origin) if isinstance(origin, Mapping) else None
+
+
+def origin_mismatch(origin: Mapping[str, Any] | None, instance: Any) -> str | None:
+    """A sentence saying how the instance a schedule was written for differs from ``instance``,
+    or None when they agree (or the schedule records nothing to compare).
+
+    >>> import optsched
+    >>> a = optsched.load_instance("toy:rigid-2x2-five")
+    >>> origin_mismatch(instance_fingerprint(a), a) is None
+    True
+    >>> origin_mismatch({"name": "other", "kind": "rigid", "sha256": "0" * 64}, a)[:45]
+    "The schedule was written for instance 'other'"
+    """
+    if not origin:
+        return None
+    fp = instance_fingerprint(instance)
+    same_hash = origin.get("sha256") is not None and origin.get("sha256") == fp["sha256"]
+    unhashed = origin.get("sha256") is None or fp["sha256"] is None
+    if same_hash or (unhashed and origin.get("name") == fp["name"]):
+        return None
+    h_old = (origin.get("sha256") or "?")[:12]
+    h_new = (fp["sha256"] or "?")[:12]
+    if origin.get("name") == fp["name"]:
+        return (
+            f"The schedule was written for instance {fp['name']!r} with other data (content sha256 {h_old}..., "
+            f"now {h_new}...): the instance changed since; violations may come from that change."
+        )
+    return (
+        f"The schedule was written for instance {origin.get('name')!r} (kind {origin.get('kind')!r}, content sha256 "
+        f"{h_old}...), not for {fp['name']!r} (sha256 {h_new}...): the violations below may only say that the two "
+        f"differ. Give the instance the schedule was made for."
+    )
 
 
 class JsonMixin:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS, hint
 from optsched.core.validation import check_bool, check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
@@ -23,13 +24,14 @@ class Job:
     id : int or str
         Unique within its instance.
     work : float
-        Processing time in seconds when the job runs on its ``gpus`` GPUs at full rate (> 0).
+        Processing time in seconds when the job runs on its ``gpus`` GPUs at full rate, in
+        [1e-6, 1e9] (``optsched.core.limits``).
     gpus : int
         Number of GPUs it needs at once (>= 1).
     arrival : float
-        Release time in seconds (>= 0); the job cannot start earlier.
+        Release time in seconds, in [0, 4e9]; the job cannot start earlier.
     weight : float
-        Weight in weighted objectives (> 0), default 1.
+        Weight in weighted objectives, in (0, 1e6], default 1.
     single_server : bool
         If true the job must be placed on one server (consolidated); otherwise its GPUs may
         span servers.
@@ -68,15 +70,19 @@ class Job:
             raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
         owner = f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
         object.__setattr__(
-            self, "work", check_number(self.work, "work", owner, lo=0.0, lo_open=True, hint=" (seconds)")
+            self, "work", check_number(self.work, "work", owner, lo=MIN_SECONDS, hi=MAX_SECONDS, hint=hint("seconds"))
         )
-        object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", owner, lo=1))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
-        object.__setattr__(self, "weight", check_number(self.weight, "weight", owner, lo=0.0, lo_open=True))
+        object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", owner, lo=1, hi=MAX_COUNT, hint=hint("GPUs")))
+        object.__setattr__(
+            self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hi=MAX_ARRIVAL, hint=hint("seconds"))
+        )
+        object.__setattr__(
+            self, "weight", check_number(self.weight, "weight", owner, lo=0.0, lo_open=True, hi=MAX_WEIGHT)
+        )
         object.__setattr__(self, "single_server", check_bool(self.single_server, "single_server", owner))
         res = check_mapping(self.resources, "resources", owner)
         for k, v in res.items():
-            res[k] = check_number(v, f"resources.{k}", owner, lo=0.0)
+            res[k] = check_number(v, f"resources.{k}", owner, lo=0.0, hi=MAX_AMOUNT)
         object.__setattr__(self, "resources", res)
         object.__setattr__(self, "attrs", check_mapping(self.attrs, "attrs", owner))
         for name in ("load_time", "save_time"):

@@ -95,6 +95,9 @@ def resolve_instance(text: str | Path) -> Path:
 
     An existing file wins over a library name; a directory is reported as such.
     """
+    from optsched.core.io import check_path_arg
+
+    check_path_arg(text)
     p = Path(text)
     if p.is_file():
         return p

@@ -17,7 +17,7 @@ from typing import Any
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["TABLE_FORMATS", "prepare_out_dir", "write_table", "check_formats"]
+__all__ = ["TABLE_FORMATS", "prepare_out_dir", "write_table", "check_formats", "check_writable_file"]
 
 #: File formats a result table can be written in.
 TABLE_FORMATS = ("csv", "json", "parquet")
@@ -65,6 +65,48 @@ def prepare_out_dir(path: str | Path, *, force: bool = False, option: str = "--o
         ) from None
     if not os.access(p, os.W_OK):
         raise InvalidOptionError(f"{option} {str(p)!r} is not writable; give a writable folder.")
+    return p
+
+
+def check_writable_file(path: str | Path, *, option: str, suffixes: Iterable[str] | None = None) -> Path:
+    """Check, before any work, that a file can be written at ``path``: the suffix is one of
+    ``suffixes`` (when given), the folder exists or can be created, and a file can be created in
+    it (tried with a temporary file: permission bits alone do not tell, e.g. for root or /proc).
+
+    Raises
+    ------
+    InvalidOptionError
+        With the path, what is wrong and the fix.
+    """
+    import tempfile
+
+    p = Path(path).expanduser()
+    if suffixes is not None:
+        ok = tuple(suffixes)
+        if p.suffix.lower() not in ok:
+            raise InvalidOptionError(
+                f"{option} {str(p)!r} must end in {' or '.join(ok)} for this back end; got {p.suffix or 'no suffix'!r}."
+            )
+    if p.is_dir():
+        raise InvalidOptionError(f"{option} {str(p)!r} is a folder; give a file name, e.g. {p / 'model'!s}{p.suffix}.")
+    folder = p.parent
+    for a in (folder, *folder.parents):  # the nearest existing ancestor must be a folder
+        if a.exists():
+            if not a.is_dir():
+                raise InvalidOptionError(
+                    f"{option} {str(p)!r} cannot be written: {str(a)!r} is a file, not a folder. Give another path."
+                )
+            break
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".optsched-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InvalidOptionError(
+            f"{option} {str(p)!r} cannot be written: creating a file in {str(folder)!r} failed "
+            f"({e.strerror or e}); give a path in a writable folder."
+        ) from None
     return p
 
 

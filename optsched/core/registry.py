@@ -187,11 +187,20 @@ def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
     >>> check_kind(inst, "rigid") is inst
     True
     """
+    import os
+
+    from optsched.core.library import is_library_name
     from optsched.exceptions import InvalidInstanceError
 
     got = getattr(instance, "kind", None)
     spec = _KINDS.get(kind)
     ok = got == kind and (spec is None or isinstance(instance, spec.instance_cls))
+    if not ok and isinstance(instance, (str, os.PathLike)):  # a name or a path, not loaded yet
+        what = "name" if isinstance(instance, str) and is_library_name(instance) else "path"
+        raise InvalidInstanceError(
+            f"{who} needs an instance of kind {kind!r}, not the {what} {str(instance)!r}: load it first, "
+            f"e.g. optsched.load_instance({str(instance)!r})."
+        )
     if not ok:
         raise InvalidInstanceError(
             f"{who} needs an instance of kind {kind!r}; got "

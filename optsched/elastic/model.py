@@ -28,6 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from optsched.core.io import JsonMixin, require_fields
+from optsched.core.limits import (
+    MAX_AMOUNT,
+    MAX_COUNT,
+    MAX_SECONDS,
+    MAX_SERVERS,
+    MAX_SLOTS,
+    MAX_WEIGHT,
+    MIN_SECONDS,
+    hint,
+)
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InfeasibleError, InvalidInstanceError, InvalidScheduleError
 
@@ -53,6 +63,11 @@ ARCHITECTURES = ("ps", "rar")
 #: ceil(x - CEIL_GUARD * max(1, x)): a whole number of slots stays whole despite binary rounding.
 CEIL_GUARD = 1e-9
 BANDWIDTH = "bandwidth"
+#: Most data chunks D_j of a job (= the most workers it may use): the configurations of a job are
+#: enumerated per worker count, so D_j bounds that loop (docs/instances.md#limits).
+MAX_CHUNKS = 10_000
+#: Longest per-mini-batch or update time in ms (MAX_SECONDS in ms).
+MAX_MS = MAX_SECONDS * 1000.0
 
 
 def transfer_ms(grad_mb: float, gbps: float) -> float:
@@ -77,7 +92,7 @@ def _resources(value: Any, field_: str, owner: str) -> dict[str, float]:
             raise InvalidInstanceError(
                 f"The '{field_}' field of {owner} must map resource names to amounts; got the key {r!r}."
             )
-        out[r] = check_number(v, f"{field_}.{r}", owner, lo=0.0, hint=" (resource units)")
+        out[r] = check_number(v, f"{field_}.{r}", owner, lo=0.0, hi=MAX_AMOUNT, hint=hint("resource units"))
     return out
 
 
@@ -182,11 +197,21 @@ class ElasticJob:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
             raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
         o = self.label
-        for f, hint in (("epochs", " (E_j)"), ("chunks", " (D_j, data chunks)"), ("minibatches", " (K_j)")):
-            object.__setattr__(self, f, check_int(getattr(self, f), f, o, lo=1, hint=hint))
-        object.__setattr__(self, "arrival", check_int(self.arrival, "arrival", o, lo=0, hint=" (a_j, slot)"))
-        object.__setattr__(self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True, hint=" (w_j)"))
-        object.__setattr__(self, "grad_mb", check_number(self.grad_mb, "grad_mb", o, lo=0.0, hint=" (pi_j, MB)"))
+        for f, hi, unit in (
+            ("epochs", MAX_COUNT, "E_j"),
+            ("chunks", MAX_CHUNKS, "D_j, data chunks = most workers"),
+            ("minibatches", MAX_COUNT, "K_j"),
+        ):
+            object.__setattr__(self, f, check_int(getattr(self, f), f, o, lo=1, hi=hi, hint=hint(unit)))
+        object.__setattr__(
+            self, "arrival", check_int(self.arrival, "arrival", o, lo=0, hi=MAX_SLOTS[KIND], hint=hint("a_j, slot"))
+        )
+        object.__setattr__(
+            self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True, hi=MAX_WEIGHT, hint=" (w_j)")
+        )
+        object.__setattr__(
+            self, "grad_mb", check_number(self.grad_mb, "grad_mb", o, lo=0.0, hi=MAX_AMOUNT, hint=hint("pi_j, MB"))
+        )
         if isinstance(self.v, (str, bytes)) or not isinstance(self.v, Iterable):
             raise InvalidInstanceError(
                 f"The 'v' field of {o} must be a list of ms per mini-batch, one per worker type; got {self.v!r}."
@@ -195,7 +220,7 @@ class ElasticJob:
             self,
             "v",
             tuple(
-                check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True, hint=" (v_jm, ms per mini-batch)")
+                check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True, hi=MAX_MS, hint=hint("v_jm, ms per mini-batch"))
                 for k, x in enumerate(self.v)
             ),
         )
@@ -209,11 +234,14 @@ class ElasticJob:
                 self,
                 "update",
                 tuple(
-                    check_number(x, f"update[{k}]", o, lo=0.0, hint=" (U_j^p, ms)") for k, x in enumerate(self.update)
+                    check_number(x, f"update[{k}]", o, lo=0.0, hi=MAX_MS, hint=hint("U_j^p, ms"))
+                    for k, x in enumerate(self.update)
                 ),
             )
         else:
-            object.__setattr__(self, "update", check_number(self.update, "update", o, lo=0.0, hint=" (U_j, ms)"))
+            object.__setattr__(
+                self, "update", check_number(self.update, "update", o, lo=0.0, hi=MAX_MS, hint=hint("U_j, ms"))
+            )
 
     @property
     def label(self) -> str:
@@ -330,6 +358,10 @@ class ElasticInstance(JsonMixin):
             servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
         if not servers:
             raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
+        if len(servers) > MAX_SERVERS:
+            raise InvalidInstanceError(
+                f"The 'servers' field lists {len(servers):,} servers, more than {MAX_SERVERS:,}{hint('servers')}."
+            )
         object.__setattr__(self, "servers", tuple(servers))
         wts = tuple(_type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
         pts = tuple(_type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
@@ -368,7 +400,13 @@ class ElasticInstance(JsonMixin):
                         f"positive amount of at least one resource."
                     )
                 bw = check_number(
-                    t.bandwidth, "bandwidth", f"{what} {k}", lo=0.0, lo_open=True, hint=" (Gbit/s; b_m or B_p)"
+                    t.bandwidth,
+                    "bandwidth",
+                    f"{what} {k}",
+                    lo=0.0,
+                    lo_open=True,
+                    hi=MAX_AMOUNT,
+                    hint=hint("Gbit/s; b_m or B_p"),
                 )
                 object.__setattr__(t, "bandwidth", bw)
                 if BANDWIDTH in t.resources and not math.isclose(t.resources[BANDWIDTH], bw, rel_tol=1e-9):
@@ -377,11 +415,17 @@ class ElasticInstance(JsonMixin):
                         f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
                         f"e_m^bandwidth, make them equal."
                     )
-        object.__setattr__(self, "slot", check_number(self.slot, "slot", o, lo=0.0, lo_open=True, hint=" (seconds)"))
-        object.__setattr__(self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hint=" (T, slots)"))
+        object.__setattr__(
+            self, "slot", check_number(self.slot, "slot", o, lo=MIN_SECONDS, hi=MAX_SECONDS, hint=hint("seconds"))
+        )
+        object.__setattr__(
+            self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hi=MAX_SLOTS[KIND], hint=hint("T, slots"))
+        )
         if self.F is not None:
             object.__setattr__(
-                self, "F", check_number(self.F, "F", o, lo=1.0, hint=" (the weight-to-resource bound F of (11))")
+                self,
+                "F",
+                check_number(self.F, "F", o, lo=1.0, hi=MAX_AMOUNT, hint=" (the weight-to-resource bound F of (11))"),
             )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", o))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", o))
@@ -418,6 +462,11 @@ class ElasticInstance(JsonMixin):
                 raise InfeasibleError(
                     f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
                     f"the servers' capacity. Give it a smaller worker/PS type or larger servers."
+                )
+            if d < 1:
+                raise InvalidInstanceError(
+                    f"{j.label} needs less than one slot of {self.slot:g} s (d = ceil(E D K v / (N slot)) = 0); every "
+                    f"job must last at least one slot: use a shorter 'slot' or give the job more work."
                 )
             if j.arrival + d > self.horizon:
                 raise InfeasibleError(
@@ -753,6 +802,26 @@ class ElasticSchedule(JsonMixin):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ElasticSchedule) and self.to_dict() == other.to_dict()
+
+    def gantt_schedule(self, instance: Any = None) -> Any:
+        """The schedule as run segments (an :class:`optsched.core.Schedule`) for a Gantt chart
+        (:func:`optsched.plot.plot_schedule`): each job holds its workers and PSs on their servers
+        from its start to start + d, in seconds when ``instance`` is given (slots otherwise).
+
+        >>> s = ElasticSchedule({0: Assignment(2, 3, 0, None, 1, {0: 2, 1: 1})})
+        >>> [(x.start, x.end, dict(x.placement)) for x in s.gantt_schedule().segments(0)]
+        [(2.0, 5.0, {0: 2, 1: 1})]
+        """
+        from optsched.core.schedule import Schedule
+
+        slot = float(getattr(instance, "slot", 1.0)) if instance is not None else 1.0
+        out = Schedule()
+        for jid, a in self._a.items():
+            held = {h: int(round(a.workers.get(h, 0) + a.ps.get(h, 0))) for h in sorted(a.servers)}
+            held = {h: n for h, n in held.items() if n > 0}
+            if held and a.d > 0:
+                out.add(jid, a.start * slot, (a.start + a.d) * slot, held)
+        return out
 
     def __repr__(self) -> str:
         return f"ElasticSchedule({len(self._a)} jobs)"

@@ -10,7 +10,10 @@ Register one in a module of :mod:`optsched.experiments` with::
 
     register_reproduction("sojourn-tables", run, description="Tables IV-XIV of paper 003", paper="sojourn")
 
-and add the module to :data:`MODULES`.
+and add the module to :data:`MODULES`. ``optsched reproduce NAME --out DIR`` writes each table
+handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
+picture (``name.png``, ``name.svg``) beside it: add the table's panels to
+:data:`optsched.experiments.figures.FIGURES` (columns to draw, the paper's column, error bars).
 """
 
 from __future__ import annotations

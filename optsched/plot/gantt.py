@@ -9,14 +9,16 @@ __all__ = ["plot_schedule"]
 
 def _cluster_of(schedule: Any, cluster: Any) -> tuple[int, list[int]]:
     """(number of servers, GPUs per server): from ``cluster`` (a Cluster or an Instance) or, without
-    one, from the largest placement seen on each server."""
+    one, the most GPUs held at once on each server (the capacity is unknown: nothing is over it)."""
+    from optsched.plot.usage import usage_steps
+
     cluster = getattr(cluster, "cluster", cluster)
-    segs = [s for _, ss in schedule.items() for s in ss]
-    used = sorted({k for s in segs for k in s.placement})
     if cluster is not None:
         return int(cluster.n_servers), [int(g) for g in cluster.gpus]
-    n = max(used) + 1 if used else 1
-    return n, [max((int(s.placement.get(m, 0)) for s in segs), default=1) or 1 for m in range(n)]
+    _, use = usage_steps(schedule)
+    if not len(use):
+        return 1, [1]
+    return use.shape[1], [max(1, int(x)) for x in use.max(axis=0)]
 
 
 def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str | None = None) -> Any:
@@ -27,7 +29,8 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
     schedule : Schedule
         Any :class:`optsched.core.Schedule` (rigid, asrpt, ...): segments with placements.
     cluster : Cluster or Instance, optional
-        Gives the number of GPUs per server (rows); without it, the largest placement seen.
+        Gives the number of GPUs per server (rows); without it, the most GPUs held at once on
+        each server (then no segment can be over capacity).
     ax : matplotlib Axes, optional
         Drawn into; a new figure otherwise.
     title : str, optional

@@ -208,6 +208,9 @@ def solve_exact(
         ``enumerate``: every placement x start slot (<= 3 jobs).
     options : SolveOptions
         Default 60 s, 1 thread, ``mip_abs_gap = 0.999`` (integer makespan).
+    write_model : str, optional
+        Write the model: ``.lp``/``.mps`` the MILP (with either back end), ``.pb``/``.pbtxt`` the
+        CP-SAT model (``cpsat`` only).
     horizon : int, optional
         Upper bound on the makespan searched (slots); default the best heuristic makespan H_heur
         (:func:`best_heuristic`: SJF-BCO, LS, FF, SGS). With a heuristic schedule of makespan H_heur <= horizon
@@ -285,12 +288,15 @@ def solve_exact(
         model = build_milp(instance, horizon=grid, max_size=max_size)
         info["n_vars"] = model.nvariables()
         info["n_constraints"] = model.nconstraints()
-        if write_model:
-            from optsched.solvers import write_model as _write
+        from optsched.solvers import write_model as _write
 
+        cpsat_file = bool(write_model) and str(write_model).lower().endswith((".pb", ".pbtxt"))
+        if write_model and not cpsat_file:  # .lp/.mps: the MILP (also of the cpsat back end)
             _write(model, write_model)
         if backend == "cpsat":  # the same rows, all variables integral, solved by CP-SAT
             cm, cvar = milp_to_cpsat(model)
+            if cpsat_file:
+                _write(cm, write_model)
             sr = solve_cpsat(cm, options)
 
             def value(v):

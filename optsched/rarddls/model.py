@@ -24,6 +24,7 @@ from typing import Any
 
 from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
+from optsched.core.limits import MAX_AMOUNT, MAX_COUNT, MAX_SLOTS, check_slots, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, OptschedWarning
 
@@ -79,12 +80,16 @@ class RarJob:
         if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
             raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
         o = self.label
-        object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", o, lo=1, hint=" (G_j)"))
-        object.__setattr__(self, "iterations", check_int(self.iterations, "iterations", o, lo=1, hint=" (F_j)"))
+        object.__setattr__(self, "gpus", check_int(self.gpus, "gpus", o, lo=1, hi=MAX_COUNT, hint=hint("G_j")))
+        object.__setattr__(
+            self, "iterations", check_int(self.iterations, "iterations", o, lo=1, hi=MAX_COUNT, hint=hint("F_j"))
+        )
         object.__setattr__(
             self,
             "grad_size",
-            check_number(self.grad_size, "grad_size", o, lo=0.0, lo_open=True, hint=" (m_j, data units)"),
+            check_number(
+                self.grad_size, "grad_size", o, lo=0.0, lo_open=True, hi=MAX_AMOUNT, hint=hint("m_j, data units")
+            ),
         )
         object.__setattr__(
             self,
@@ -94,9 +99,19 @@ class RarJob:
         object.__setattr__(
             self,
             "rho_hat",
-            check_number(self.rho_hat, "rho_hat", o, lo=0.0, lo_open=True, hint=" (estimated execution time, slots)"),
+            check_number(
+                self.rho_hat,
+                "rho_hat",
+                o,
+                lo=0.0,
+                lo_open=True,
+                hi=MAX_SLOTS[KIND],
+                hint=hint("estimated execution time, slots"),
+            ),
         )
-        object.__setattr__(self, "lam", check_number(self.lam, "lam", o, lo=1.0, hint=" (lambda_j of LBSGF)"))
+        object.__setattr__(
+            self, "lam", check_number(self.lam, "lam", o, lo=1.0, hi=MAX_COUNT, hint=" (lambda_j of LBSGF)")
+        )
 
     @property
     def label(self) -> str:
@@ -204,17 +219,19 @@ class RarInstance(JsonMixin):
             raise InvalidInstanceError("The 'jobs' field is empty; give at least one job.")
         object.__setattr__(self, "jobs", jobs)
         o = "the instance"
-        pos = dict(lo=0.0, lo_open=True)
-        object.__setattr__(self, "b_e", check_number(self.b_e, "b_e", o, **pos, hint=" (data units per slot)"))
-        object.__setattr__(self, "b_i", check_number(self.b_i, "b_i", o, **pos, hint=" (data units per slot)"))
-        object.__setattr__(self, "C", check_number(self.C, "C", o, **pos, hint=" (data units per slot)"))
+        pos = dict(lo=0.0, lo_open=True, hi=MAX_AMOUNT, hint=hint("data units per slot"))
+        object.__setattr__(self, "b_e", check_number(self.b_e, "b_e", o, **pos))
+        object.__setattr__(self, "b_i", check_number(self.b_i, "b_i", o, **pos))
+        object.__setattr__(self, "C", check_number(self.C, "C", o, **pos))
         object.__setattr__(
             self,
             "xi1",
             check_number(self.xi1, "xi1", o, lo=0.0, lo_open=True, hi=1.0, hint=" (the paper's xi_1 in (0, 1])"),
         )
-        object.__setattr__(self, "xi2", check_number(self.xi2, "xi2", o, lo=0.0, hint=" (slots per server)"))
-        object.__setattr__(self, "alpha", check_number(self.alpha, "alpha", o, lo=0.0))
+        object.__setattr__(
+            self, "xi2", check_number(self.xi2, "xi2", o, lo=0.0, hi=MAX_AMOUNT, hint=hint("slots per server"))
+        )
+        object.__setattr__(self, "alpha", check_number(self.alpha, "alpha", o, lo=0.0, hi=MAX_AMOUNT))
         if self.k_reading not in K_READINGS:
             raise InvalidInstanceError(f"The 'k_reading' field must be one of {K_READINGS}; got {self.k_reading!r}.")
         if self.gamma_reading not in GAMMA_READINGS:
@@ -224,7 +241,9 @@ class RarInstance(JsonMixin):
         if self.f is not None and not callable(self.f):
             raise InvalidInstanceError(f"The 'f' field must be a callable k -> f(k) or None; got {self.f!r}.")
         if self.horizon is not None:
-            object.__setattr__(self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hint=" (T, slots)"))
+            object.__setattr__(
+                self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hi=MAX_SLOTS[KIND], hint=hint("T, slots"))
+            )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", o))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", o))
         seen: set = set()
@@ -247,6 +266,16 @@ class RarInstance(JsonMixin):
                     f"iterations per slot and it never finishes; use a finer slot (scale 'compute', 'xi2' and "
                     f"'rho_hat' up and 'b_e', 'b_i', 'C' down) or lower 'grad_size'/'compute'."
                 )
+        longest = [self.rho_range(i)[1] for i in range(len(jobs))]
+        big = max(range(len(jobs)), key=longest.__getitem__)
+        check_slots(
+            KIND,
+            sum(longest),
+            "the serial horizon: the sum of the jobs' longest execution times ceil(F_j / phi_j^min)",
+            f"{jobs[big].label} alone may take {longest[big]:,} slots ('iterations' {jobs[big].iterations:,}); "
+            f"lower the jobs' 'iterations' or use longer slots",
+            exc=InvalidInstanceError,
+        )
         if self.b_i < self.b_e:
             warnings.warn(
                 f"b_i = {self.b_i:g} < b_e = {self.b_e:g}: intra-server links slower than the network "

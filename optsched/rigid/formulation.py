@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from optsched.core.instance import Instance
+from optsched.core.limits import check_slots
 from optsched.core.registry import check_kind
 from optsched.core.units import to_slots
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError
 from optsched.solvers.size import check_model_size
 
 __all__ = [
@@ -110,6 +111,9 @@ def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
     """
     check_kind(instance, "rigid", "The rigid exact models")
     s = instance.slot
+    # the slot count first, in floats (a huge one must not become a huge Python int or array)
+    span = max((j.arrival for j in instance.jobs), default=0.0) / s + sum(j.work for j in instance.jobs) / s
+    check_slots("rigid", span, "latest arrival + the sum of the jobs' work, in slots of 'slot' seconds")
     p = [to_slots(j.work, s, what=f"'work' of {j.label}") for j in instance.jobs]
     r = [to_slots(j.arrival, s, what=f"'arrival' of {j.label}") for j in instance.jobs]
     if any(x == 0 for x in p):
@@ -279,6 +283,10 @@ def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
     return out
 
 
+#: CP-SAT's integers are 64-bit; rows and objectives are kept below 2^62 (room for its own sums).
+CPSAT_INT_LIMIT = 2**62
+
+
 def build_interval_cpsat(
     instance: Instance,
     *,
@@ -348,8 +356,15 @@ def build_interval_cpsat(
     model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
     if energy:  # (E) energy (area) rows on the whole cluster
         for jobs, coef, rhs in energy_rows(d):
+            if max(rhs, sum(coef) * T) >= CPSAT_INT_LIMIT:  # a valid row, left out: beyond 64-bit integers
+                continue
             model.add(cp_model.LinearExpr.weighted_sum([start[j] for j in jobs], coef) >= rhs).with_name("energy")
     w = [int(round(d.w[j])) for j in range(n)]
+    if sum(w) * T >= CPSAT_INT_LIMIT:
+        raise ModelTooLargeError(
+            f"The rigid CP-SAT objective could reach {sum(w) * T:.3g} (sum of weights {sum(w)} x horizon {T} slots), "
+            f"beyond CP-SAT's 64-bit integers; use backend='highs', a coarser 'slot' or smaller weights."
+        )
     objective = cp_model.LinearExpr.weighted_sum(start, w) + sum(w[j] * d.p[j] for j in range(n))
     if objective_lower_bound is not None:
         model.add(objective >= int(objective_lower_bound)).with_name("objective_bound")

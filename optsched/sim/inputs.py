@@ -13,6 +13,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.job import Job
+from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS
 from optsched.exceptions import InvalidInstanceError
 from optsched.sim.state import SimJob
 
@@ -55,14 +56,34 @@ def make_jobs(
         idcol = "job_id" if "job_id" in columns else "id" if "id" in columns else None
         arr = col("arrival", float)
         n_rows = len(arr)
+        if n_rows == 0:
+            raise InvalidInstanceError(_EMPTY)
         work = col(wcol, float)
         gp = col("gpus")
         weight = col("weight", float) if "weight" in columns else np.ones(n_rows)
         single = col("single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
         ids = col(idcol).tolist() if idcol else list(range(n_rows))
-        _check_array("arrival", arr, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
-        _check_array(wcol, work, ids, lambda a: np.isfinite(a) & (a > 0), "a number of seconds > 0")
-        _check_array("weight", weight, ids, lambda a: np.isfinite(a) & (a > 0), "a number > 0")
+        _check_array(
+            "arrival",
+            arr,
+            ids,
+            lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_ARRIVAL),
+            f"a number of seconds in [0, {MAX_ARRIVAL:g}] ({LIMITS_DOC})",
+        )
+        _check_array(
+            wcol,
+            work,
+            ids,
+            lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
+            f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
+        )
+        _check_array(
+            "weight",
+            weight,
+            ids,
+            lambda a: np.isfinite(a) & (a > 0) & (a <= MAX_WEIGHT),
+            f"a number in (0, {MAX_WEIGHT:g}]",
+        )
         gpf = np.asarray(gp, dtype=float)
         _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
         gpi = gpf.astype(np.int64)
@@ -120,7 +141,18 @@ def make_jobs(
             sj.resources = {r: float(a) for r, a in j.resources.items() if a > 0}
         sj.load_s, sj.save_s = j.load_time, j.save_time
         out.append(sj)
+    if not out:
+        raise InvalidInstanceError(_EMPTY)
     return out
+
+
+#: A simulation without jobs has no completion times: every job metric (mean JCT, percentiles,
+#: queueing delay) would be NaN. Refused, as ``optsched simulate`` refuses an empty workload.
+_EMPTY = (
+    "The simulator got no jobs (an empty list or a job table without rows): there is nothing to simulate "
+    "and every job metric would be undefined (NaN). Give at least one job, or skip the run when a filter "
+    "leaves none."
+)
 
 
 def _check_array(name: str, a: np.ndarray, ids: list, ok: Callable[[np.ndarray], np.ndarray], what: str) -> None:

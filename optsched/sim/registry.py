@@ -21,7 +21,7 @@ from typing import Any
 
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "policy_names"]
+__all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "policy_names", "policy_options"]
 
 
 @dataclass(frozen=True)
@@ -129,4 +129,46 @@ def get_policy(name: str, **options: Any) -> Any:
             f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)} (paper policies are "
             f"registered when their package is imported: optsched.load_plugins())."
         )
+    _check_options(spec, options)
     return spec.factory(**options)
+
+
+def policy_options(name: str) -> list[str] | None:
+    """The keyword options policy ``name`` takes (``None``: it passes any on, e.g. ``**options``).
+
+    >>> policy_options("srtf")
+    ['placement', 'backfill', 'rollback', 'reserve']
+    """
+    spec = _POLICIES.get(_key(name))
+    if spec is None:
+        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)}.")
+    return _options_of(spec.factory)
+
+
+def _options_of(factory: Callable[..., Any]) -> list[str] | None:
+    import inspect
+
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable: its options cannot be listed
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _check_options(spec: PolicySpec, options: dict[str, Any]) -> None:
+    """An option the policy does not take is an :class:`InvalidOptionError` naming it, the options
+    the policy takes and the policies that take it (not a TypeError from deep in a constructor)."""
+    allowed = _options_of(spec.factory)
+    if allowed is None:
+        return
+    bad = [k for k in options if k not in allowed]
+    if not bad:
+        return
+    takers = [n for n, sp in _POLICIES.items() if bad[0] in (_options_of(sp.factory) or ())]
+    also = f"; {bad[0]!r} is an option of {', '.join(takers)}" if takers else ""
+    raise InvalidOptionError(
+        f"Policy {spec.name!r} has no option {bad[0]!r} (got {options[bad[0]]!r}); its options are "
+        f"{', '.join(allowed) or 'none'}{also}."
+    )

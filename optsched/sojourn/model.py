@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.io import JsonMixin, require_fields
+from optsched.core.limits import MAX_ARRIVAL, MAX_SECONDS, MAX_SERVERS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
@@ -74,7 +75,7 @@ class StagedJob:
         sizes = _number_list(self.sizes, "sizes", owner)
         probs = _number_list(self.probs, "probs", owner)
         sizes = [
-            check_number(v, f"sizes[{k}]", owner, lo=0.0, lo_open=True, hint=" (seconds of service)")
+            check_number(v, f"sizes[{k}]", owner, lo=0.0, lo_open=True, hi=MAX_SECONDS, hint=hint("seconds of service"))
             for k, v in enumerate(sizes)
         ]
         probs = [
@@ -109,7 +110,9 @@ class StagedJob:
             )
         object.__setattr__(self, "sizes", tuple(sizes))
         object.__setattr__(self, "probs", tuple(probs))
-        object.__setattr__(self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hint=" (seconds)"))
+        object.__setattr__(
+            self, "arrival", check_number(self.arrival, "arrival", owner, lo=0.0, hi=MAX_ARRIVAL, hint=hint("seconds"))
+        )
 
     @property
     def n_stages(self) -> int:
@@ -206,7 +209,14 @@ class SojournInstance(JsonMixin):
         object.__setattr__(
             self,
             "servers",
-            check_int(self.servers, "servers", "the instance", lo=1, hint=" (number of identical servers W)"),
+            check_int(
+                self.servers,
+                "servers",
+                "the instance",
+                lo=1,
+                hi=MAX_SERVERS,
+                hint=hint("number of identical servers W"),
+            ),
         )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))

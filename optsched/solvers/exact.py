@@ -361,6 +361,10 @@ def run_exact(
     options = resolve_options(options, seed, default_options)
     if tolerance is None:
         tolerance = options.optimality_tolerance
+    if write_model:  # an unwritable path fails now, not after the model is built
+        from optsched.core.output import check_writable_file
+
+        check_writable_file(write_model, option="write_model")
     t0 = time.perf_counter()
     minimize = sense == "min"
     init_obj = None

@@ -37,6 +37,7 @@ from optsched.traces.table import TABLE_COLUMNS, to_jobs
 __all__ = [
     "load_trace",
     "detect_format",
+    "check_trace_path",
     "TRACES",
     "FORMATS",
     "load_philly",
@@ -83,9 +84,7 @@ def detect_format(path: Any) -> str:
     >>> detect_format(path)
     'openb'
     """
-    p = Path(path)
-    if not p.is_file():
-        raise TraceFormatError(f"Trace file {str(p)!r} does not exist.")
+    p = check_trace_path(path)
     name = p.name.lower()
     if name.endswith((".json", ".json.gz")):
         return "philly"
@@ -104,11 +103,57 @@ def detect_format(path: Any) -> str:
         return "helios"
     if "gpu_num" in cols and "type" in cols:
         return "acme"
+    own = {"arrival", "gpus", "duration", "work"} & set(cols)
+    hint = (
+        f" Its columns {sorted(own)} are those of a job file of your own: give it with --jobs-csv FILE "
+        f"(optsched.traces.read_jobs in Python)."
+        if own
+        else " A job file of your own (arrival, gpus, duration; other names mapped with --columns) goes to "
+        "--jobs-csv FILE (optsched.traces.read_jobs in Python)."
+    )
     raise TraceFormatError(
         f"{p}: unknown trace format (header {head[:100]!r}). Known: Philly cluster_job_log (.json), Helios "
         f"(job_id,user,vc,gpu_num,...), Acme (job_id,user,node_num,gpu_num,cpu_num,type,...), OpenB "
-        f"(name,cpu_milli,...,num_gpu,...,creation_time,...). For PAI use load_pai(job_table, task_table)."
+        f"(name,cpu_milli,...,num_gpu,...,creation_time,...). For PAI use load_pai(job_table, task_table).{hint}"
     )
+
+
+def check_trace_path(path: Any) -> Path:
+    """``path`` as a :class:`~pathlib.Path` if it is an existing trace file; otherwise raise saying what
+    was given (a folder, a fetchable dataset's name, nothing) and what is expected.
+
+    Raises
+    ------
+    TraceFormatError
+        ``path`` is a folder (the message lists the trace-like files in it).
+    UnknownNameError
+        Nothing exists at ``path``.
+    """
+    p = Path(str(path)).expanduser()
+    if p.is_dir():
+        files = sorted(
+            f.name for f in p.iterdir() if f.is_file() and f.name.lower().endswith((".json", ".csv", ".gz", ".parquet"))
+        )
+        inside = (
+            f" Files there that may be one: {', '.join(files[:6])}{', ...' if len(files) > 6 else ''}." if files else ""
+        )
+        raise TraceFormatError(
+            f"{str(p)!r} is a folder; a trace is one file: a Philly cluster_job_log (.json), a Helios, Acme or "
+            f"OpenB .csv (or a shipped name: {', '.join(sorted(TRACES))}; your own jobs: --jobs-csv FILE).{inside}"
+        )
+    if not p.is_file():
+        from optsched.traces.datasets import DATASETS
+
+        fetch = (
+            f" {str(path)!r} is a public dataset: fetch it with `optsched data fetch {path}`, then give the file "
+            f"(`optsched data path {path}` prints where it is)."
+            if str(path) in DATASETS
+            else ""
+        )
+        raise UnknownNameError(
+            f"Unknown trace {str(path)!r}: not a shipped trace name {sorted(TRACES)} and not an existing file.{fetch}"
+        )
+    return p
 
 
 def load_trace(name_or_path: Any, *, format: str | None = None, **options: Any):
@@ -122,11 +167,7 @@ def load_trace(name_or_path: Any, *, format: str | None = None, **options: Any):
     key = str(name_or_path)
     if key in TRACES and format is None:
         return TRACES[key](**options)
-    p = Path(key)
-    if not p.exists():
-        raise UnknownNameError(
-            f"Unknown trace {key!r}: not a shipped trace name {sorted(TRACES)} and not an existing file."
-        )
+    p = check_trace_path(key)
     fmt = format or detect_format(p)
     if fmt not in FORMATS:
         raise UnknownNameError(f"Unknown trace format {fmt!r}; choose one of {sorted(FORMATS)}.")

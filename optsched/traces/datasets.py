@@ -22,6 +22,7 @@ where the publisher gives one). See ``docs/data.md``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from importlib.resources import files
@@ -214,7 +215,8 @@ def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = 
     """Download every file of ``dataset`` into the first folder of :func:`data_dirs` with pooch.
 
     A file with a published SHA-256 is checked against it (pooch refuses a mismatch); a file
-    without one is downloaded and its computed SHA-256 is reported in a warning.
+    without one is downloaded and its computed SHA-256 is reported in a warning. A failed download
+    (offline, refused, interrupted) raises and removes the folders this call created, if still empty.
     """
     import warnings
 
@@ -222,16 +224,23 @@ def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = 
 
     ds = _dataset(dataset)
     target = data_dirs(data_dir)[0] / dataset
+    created = [d for d in (target, *target.parents) if not d.exists()]  # the folders this call makes
     target.mkdir(parents=True, exist_ok=True)
     out = []
     for f in ds.files:
-        path = pooch.retrieve(
-            f.url,
-            known_hash=f"sha256:{f.sha256}" if f.sha256 else None,
-            fname=f.name,
-            path=target,
-            progressbar=progress,
-        )
+        try:
+            path = pooch.retrieve(
+                f.url,
+                known_hash=f"sha256:{f.sha256}" if f.sha256 else None,
+                fname=f.name,
+                path=target,
+                progressbar=progress,
+            )
+        except BaseException:  # offline, refused, interrupted: leave no empty folder behind
+            for d in created:  # deepest first; a folder with a file in it (an earlier download) stays
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise
         if f.sha256 is None:
             warnings.warn(
                 f"{f.name}: the publisher gives no checksum; downloaded file has sha256 {pooch.file_hash(path)}.",

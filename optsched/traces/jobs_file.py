@@ -5,9 +5,9 @@ The columns (seconds for times; one row per job):
 ============  =========================================================  ========
 column        meaning                                                    required
 ============  =========================================================  ========
-``arrival``   submission time (s, >= 0; any origin, kept as given)       yes
+``arrival``   submission time (s, 0 to 4e9; any origin, kept as given)   yes
 ``gpus``      GPUs the job needs (integer >= 1)                          yes
-``duration``  run time at rate 1 (s, > 0); or give ``work``              one of
+``duration``  run time at rate 1 (s, 1e-6 to 1e9); or give ``work``      one of
 ``work``      work in seconds at rate 1 (used instead of ``duration``)   the two
 ``job_id``    job name (default: row number)                             no
 ``user``      user (kept as a column)                                    no
@@ -16,7 +16,8 @@ column        meaning                                                    require
 Other names are mapped with ``columns={"arrival": "submit", ...}`` (ours: yours), which the
 command line takes as ``--columns arrival=submit,gpus=n_gpu``. Every value is checked before any
 simulation: a missing or non-numeric column, a negative, NaN or infinite value, a fractional GPU
-count are errors naming the file, the column, the row and the fix.
+count, a time beyond the limits of ``docs/instances.md#limits`` are errors naming the file,
+the column, the row and the fix.
 
 Examples
 --------
@@ -35,6 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS
 from optsched.exceptions import InvalidOptionError, TraceFormatError
 
 __all__ = ["read_jobs", "parse_columns", "JOB_FILE_COLUMNS"]
@@ -179,14 +181,22 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
             )
         return values
 
-    out["arrival"] = column("arrival", lambda a: np.isfinite(a) & (a >= 0), "a finite number of seconds >= 0")
+    out["arrival"] = column(
+        "arrival",
+        lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_ARRIVAL),
+        f"a number of seconds in [0, {MAX_ARRIVAL:g}] ({LIMITS_DOC})",
+    )
     gpus = column(
         "gpus",
         lambda a: np.isfinite(a) & (a >= 1) & (a <= MAX_GPUS) & (a == np.round(a)),
         f"an integer in [1, {MAX_GPUS:,}]",
     )
     out["gpus"] = gpus.astype(np.int64)
-    dur = column(wcol, lambda a: np.isfinite(a) & (a > 0), "a finite number of seconds > 0")
+    dur = column(
+        wcol,
+        lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
+        f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
+    )
     out["duration"] = dur
     if wcol == "work":
         out["work"] = dur

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from optsched.core.result import Result
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
@@ -37,6 +37,14 @@ def verify(
     Report
         ``report.ok`` is True when no constraint is violated.
 
+    Raises
+    ------
+    InvalidInstanceError
+        ``instance`` is not a loaded instance (None, a file name, ...).
+    InvalidScheduleError
+        ``schedule`` is None or a file name (load it first); a schedule that is malformed or
+        infeasible is not an error but a report with violations.
+
     Examples
     --------
     >>> import optsched
@@ -48,6 +56,7 @@ def verify(
     >>> report.ok, "capacity" in {v.label for v in report.violations}
     (False, True)
     """
+    _check_arguments(instance, schedule)
     kind = str(getattr(instance, "kind", None))
     checks = checks_for(kind)
     if not checks:
@@ -83,8 +92,40 @@ def verify(
     return report
 
 
+def _check_arguments(instance: Any, schedule: Any) -> None:
+    import os
+
+    if isinstance(instance, (str, os.PathLike)):
+        raise InvalidInstanceError(
+            f"verify needs a loaded instance, not the name or path {str(instance)!r}: load it first with "
+            f"optsched.load_instance({str(instance)!r})."
+        )
+    if getattr(instance, "kind", None) is None:
+        raise InvalidInstanceError(
+            f"verify needs an instance (as optsched.load_instance returns); got {repr(instance)[:80]} "
+            f"({type(instance).__name__})."
+        )
+    if schedule is None:
+        raise InvalidScheduleError(
+            "verify got no schedule (None); pass the schedule to check, e.g. result.schedule, or load a file with "
+            "the kind's schedule class (optsched.Schedule.load(path) for rigid jobs)."
+        )
+    if isinstance(schedule, (str, os.PathLike)):
+        raise InvalidScheduleError(
+            f"verify needs a schedule object, not the path {str(schedule)!r}: load it first (optsched.Schedule.load "
+            f"for rigid jobs, or `optsched verify INSTANCE {schedule!s}` on the command line)."
+        )
+
+
 def verify_result(instance: Any, result: Result, **kw: Any) -> Report:
     """Verify ``result.schedule`` and that ``result.objective`` matches the recomputed value.
+
+    Raises
+    ------
+    InvalidOptionError
+        ``result`` is not a result (None, a schedule, ...).
+    InvalidScheduleError
+        The result has no schedule (status ``no_solution`` or ``infeasible``): nothing to verify.
 
     Examples
     --------
@@ -93,4 +134,16 @@ def verify_result(instance: Any, result: Result, **kw: Any) -> Report:
     >>> optsched.verify_result(inst, optsched.solve(inst)).ok
     True
     """
+    if not all(hasattr(result, a) for a in ("schedule", "objective", "objective_name")):
+        hint = " (a schedule: use verify(instance, schedule))" if hasattr(result, "to_dict") else ""
+        raise InvalidOptionError(
+            f"verify_result needs a Result, as an algorithm or solve_exact returns; got {repr(result)[:80]} "
+            f"({type(result).__name__}){hint}."
+        )
+    if result.schedule is None:
+        raise InvalidScheduleError(
+            f"The result of {getattr(result, 'algorithm', '?')} has no schedule (status "
+            f"{getattr(getattr(result, 'status', None), 'value', getattr(result, 'status', '?'))}); there is "
+            f"nothing to verify. Check result.status.has_solution first."
+        )
     return verify(instance, result.schedule, objective=result.objective_name, claimed=result.objective, **kw)

@@ -1,13 +1,17 @@
-"""Every registered paper reproduction runs in its --quick form and writes its tables.
+"""Every registered paper reproduction runs in its --quick form and writes its tables, and the
+pictures of the tables that stand for the paper's figures and tables (PNG and SVG).
 
 Reproductions whose quick form is declared longer than 90 s run only with ``make test-slow``.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from optsched.cli import main
+from optsched.experiments.figures import FIGURES, figure_spec
 from optsched.experiments.registry import reproductions
 
 CASES = [
@@ -23,9 +27,29 @@ def test_some_reproductions_are_registered():
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_quick_reproduction_writes_tables(name, tmp_path, capsys):
+def test_quick_reproduction_writes_tables_and_figures(name, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["reproduce", name, "--quick", "--quiet", "--out", str(out)]) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["reproduce", name, "--quick", "--quiet", "--out", str(out)]) == 0
     files = list(out.glob("*.csv"))
     assert files, f"{name} wrote no table"
     assert all(f.stat().st_size > 0 for f in files)
+    # issue 28 item 6: each table that stands for a paper figure or table has its picture beside it
+    assert not [w for w in caught if "could not be drawn" in str(w.message)]
+    drawn = [f.stem for f in files if figure_spec(name, f.stem) is not None]
+    assert drawn, f"{name} wrote no figure"
+    for stem in drawn:
+        png, svg = out / f"{stem}.png", out / f"{stem}.svg"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", stem
+        assert "<svg" in svg.read_text()[:2000], stem
+    assert {p.stem for p in out.glob("*.png")} == set(drawn)  # nothing for raw runs, claims, cells
+
+
+def test_every_figure_is_named_after_a_table_of_its_reproduction():
+    for repro, specs in FIGURES.items():
+        assert repro in {r.name for r in reproductions()}, repro
+        for key in specs:
+            assert key.startswith(
+                ("fig", "table", "sojourn_", "slowdown", "sensitivity", "deferral", "testbed", "base_")
+            ), key

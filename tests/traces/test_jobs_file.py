@@ -47,7 +47,10 @@ def test_column_mapping_and_work(tmp_path):
         ("arrival,gpus,duration\n0,1,nan\n", ["'duration'", "nan"]),
         ("arrival,gpus,duration\n0,1,inf\n", ["'duration'", "inf"]),
         ("arrival,gpus,duration\n0,1.5,5\n", ["'gpus'", "integer in [1,", "1.5"]),
-        ("arrival,gpus,duration\n0,1,0\n", ["'duration'", "> 0"]),
+        ("arrival,gpus,duration\n0,1,0\n", ["'duration'", "[1e-06, 1e+09]"]),
+        # issue 28: a duration of 1e308 was accepted and simulated (mean_jct 5e+307)
+        ("arrival,gpus,duration\n0,1,1e308\n5,2,3\n", ["'duration'", "1e+308", "row 2", "docs/instances.md#limits"]),
+        ("arrival,gpus,duration\n5e9,1,3\n", ["'arrival'", "[0, 4e+09]", "5000000000"]),
         ("arrival,gpus,duration\n", ["no rows"]),
     ],
 )

@@ -1,0 +1,42 @@
+"""The notebooks (executed by ``make test`` with nbmake) as files: distinct numbers, listed in
+notebooks/README.md, outputs stripped, and plots shown, not closed unseen (issue 28 item 6)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _code(nb: Path) -> list[str]:
+    cells = json.loads(nb.read_text())["cells"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in cells
+        if c["cell_type"] == "code"
+    ]
+
+
+def test_notebooks_have_distinct_numbers_and_are_listed():
+    assert NOTEBOOKS, "no notebooks found"
+    prefixes = [nb.name.split("-", 1)[0] for nb in NOTEBOOKS]
+    assert all(re.fullmatch(r"\d\d", p) for p in prefixes), prefixes
+    assert len(set(prefixes)) == len(prefixes), f"two notebooks share a number: {prefixes}"
+    readme = (ROOT / "notebooks" / "README.md").read_text()
+    listed = set(re.findall(r"`(\d\d-[\w-]+\.ipynb)`", readme))
+    assert listed == {nb.name for nb in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_shows_its_plots_and_is_stripped(nb):
+    for src in _code(nb):
+        assert not re.search(r"matplotlib\.use\(\s*['\"]agg['\"]", src, flags=re.I), f"{nb.name}: Agg hides the plots"
+        assert "plt.close(" not in src, f"{nb.name}: a plot is closed before it is shown"
+    for c in json.loads(nb.read_text())["cells"]:
+        if c["cell_type"] == "code":
+            assert c["outputs"] == [] and c["execution_count"] is None, f"{nb.name}: outputs not stripped"
