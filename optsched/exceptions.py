@@ -13,6 +13,7 @@ __all__ = [
     "InvalidScheduleError",
     "InvalidOptionError",
     "InfeasibleError",
+    "UnplaceableJobError",
     "SolverUnavailableError",
     "SolverError",
     "ModelTooLargeError",
@@ -48,6 +49,12 @@ class UnknownNameError(OptschedError, KeyError):
 
 class InfeasibleError(OptschedError):
     """The model or instance has no feasible solution (proved by a solver or by construction)."""
+
+
+class UnplaceableJobError(InvalidInstanceError, InfeasibleError):
+    """A job that no schedule can hold at all (larger than every server): invalid data, refused at
+    construction like a rigid job asking for more GPUs than the largest server. Also an
+    :class:`InfeasibleError`, which is what it was raised as before."""
 
 
 class SolverUnavailableError(OptschedError, RuntimeError):

@@ -27,9 +27,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from numpy import integer as np_integer
+
 from optsched.core.io import JsonMixin, require_fields
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.exceptions import InfeasibleError, InvalidInstanceError, InvalidScheduleError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError, UnplaceableJobError
 
 __all__ = [
     "KIND",
@@ -273,7 +275,7 @@ class ElasticInstance(JsonMixin):
     slot : float
         Seconds per slot (Sec. 7: 3600).
     horizon : int
-        T, slots; every job must complete by T.
+        T, slots; every job must complete by T in (2) / (15) (not in (8), the pricing or A_online).
     F : float, optional
         Upper bound on w_j / (resource use of any schedule) (>= 1), used by the price (11).
 
@@ -281,8 +283,10 @@ class ElasticInstance(JsonMixin):
     ------
     InvalidInstanceError
         Bad data (field, value and fix in the message).
-    InfeasibleError
-        A job that fits in no configuration, or cannot finish within T.
+    UnplaceableJobError
+        A job that fits in no configuration on the empty cluster (invalid data, an InvalidInstanceError; also
+        an InfeasibleError as before). A job that cannot finish by T is *not* refused here: the runs of (2)
+        report it (:meth:`late_jobs`).
     """
 
     servers: tuple[Server, ...]
@@ -298,6 +302,8 @@ class ElasticInstance(JsonMixin):
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     kind = KIND
+    #: the unit of every time of the data, the schedules and the objective (docs/conventions.md#time)
+    time_unit = "slot"
 
     def __post_init__(self) -> None:
         o = "the instance"
@@ -413,17 +419,10 @@ class ElasticInstance(JsonMixin):
                     f"Ring-AllReduce; got the list {list(j.update)!r}."
                 )
         for i, j in enumerate(jobs):
-            d = self.min_duration(i)
-            if d is None:
-                raise InfeasibleError(
+            if self.min_duration(i) is None:
+                raise UnplaceableJobError(
                     f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
                     f"the servers' capacity. Give it a smaller worker/PS type or larger servers."
-                )
-            if j.arrival + d > self.horizon:
-                raise InfeasibleError(
-                    f"{j.label} cannot finish within T = {self.horizon}: it arrives at slot "
-                    f"{j.arrival} and needs at least {d} slots alone on the cluster. Raise "
-                    f"'horizon' or lower its work."
                 )
 
     # -- sizes ------------------------------------------------------------------------------
@@ -449,8 +448,13 @@ class ElasticInstance(JsonMixin):
 
     @cached_property
     def resources(self) -> tuple[str, ...]:
-        """Resource names, sorted (the order of the R axis everywhere)."""
-        return tuple(sorted(self.servers[0].capacity))
+        """Resource names in input order (the keys of server 0's ``capacity``): the order of the R axis
+        everywhere (``C``, ``e``, ``z``, ``Prices.beta`` / ``delta``, ``Column.use``).
+
+        >>> ElasticInstance.from_dict(toy_instance_dict()).resources
+        ('gpu', 'cpu')
+        """
+        return tuple(self.servers[0].capacity)
 
     @property
     def R(self) -> int:
@@ -480,6 +484,57 @@ class ElasticInstance(JsonMixin):
             if j.id == job_id:
                 return i
         raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
+
+    def job_index(self, job: Any, who: str = "This function") -> int:
+        """The position in ``jobs`` of the job with id ``job`` (public functions take job ids).
+
+        An integer that is no job id but a valid position is still read as a position, with a
+        DeprecationWarning (the former convention of the pricing and Gamma_j functions).
+
+        >>> i = ElasticInstance.from_dict({**toy_instance_dict(), "jobs": [
+        ...     {**j, "id": f"j{k}"} for k, j in enumerate(toy_instance_dict()["jobs"])]})
+        >>> i.job_index("j1")
+        1
+        """
+        ids = self.__dict__.get("_id_index")
+        if ids is None:
+            ids = {j.id: k for k, j in enumerate(self.jobs)}
+            self.__dict__["_id_index"] = ids
+        try:
+            return ids[job]
+        except (KeyError, TypeError):
+            pass
+        if isinstance(job, (int, np_integer)) and not isinstance(job, bool) and 0 <= job < len(self.jobs):
+            import warnings
+
+            warnings.warn(
+                f"{who}: {job!r} is not a job id of instance {self.name!r} but a position in its jobs; passing "
+                f"positions is deprecated: pass the job id {self.jobs[int(job)].id!r}.",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            return int(job)
+        shown = list(ids)[:10]
+        raise InvalidOptionError(
+            f"{who}: no job with id {job!r} in instance {self.name!r}; its job ids are {shown}"
+            f"{' ...' if len(ids) > 10 else ''}."
+        )
+
+    def late_jobs(self) -> dict[Any, int]:
+        """Job id -> earliest completion slot a_j + (least duration) of every job that cannot complete
+        by T even alone on the cluster: (2) / (15) is then infeasible, which the runs of (2) report
+        (``status = infeasible`` for the exact models, InfeasibleError for the heuristics); (8), the
+        pricing and the online algorithms ignore T (docs/conventions.md#infeasibility).
+
+        >>> ElasticInstance.from_dict({**toy_instance_dict(), "horizon": 9}).late_jobs()
+        {0: 10, 1: 10}
+        """
+        out = {}
+        for i, j in enumerate(self.jobs):
+            d = self.min_duration(i)
+            if d is not None and j.arrival + d > self.horizon:
+                out[j.id] = j.arrival + d
+        return out
 
     # -- (1), (14) --------------------------------------------------------------------------
     def iteration_ms(self, j: int, m: int, p: int | None, q: int, n: int) -> float:
