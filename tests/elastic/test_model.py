@@ -14,10 +14,10 @@ from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule, toy_instance_dict
 from optsched.exceptions import (
     InfeasibleError,
-    UnplaceableJobError,
     InvalidInstanceError,
     InvalidOptionError,
     InvalidScheduleError,
+    UnplaceableJobError,
 )
 from optsched.verify import verify
 
