@@ -137,12 +137,14 @@ def test_removing_a_job_never_slows_another(instance, data):
     for j in range(n):
         p = data.draw(st.sampled_from(patterns(instance, j)))
         pls.append({s: y for s, y in enumerate(p) if y > 0})
-    full = replay(instance, starts, pls).completion
+    full = replay(instance, starts, pls, validate=False).completion  # random decisions: a what-if
     k = data.draw(st.integers(0, n - 1))
     if n == 1:
         return
     rest = [j for j in range(n) if j != k]
-    sub = replay(instance.without(instance.jobs[k].id), [starts[j] for j in rest], [pls[j] for j in rest]).completion
+    sub = replay(
+        instance.without(instance.jobs[k].id), [starts[j] for j in rest], [pls[j] for j in rest], validate=False
+    ).completion
     for a, j in zip(sub, rest, strict=True):
         assert a <= full[j]
 
@@ -155,7 +157,7 @@ def test_event_replay_equals_slot_by_slot_checker(instance, data):
     n = instance.n_jobs
     starts = [data.draw(st.integers(0, 5)) for _ in range(n)]
     pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0} for j in range(n)]
-    comp = replay(instance, starts, pls).completion
+    comp = replay(instance, starts, pls, validate=False).completion
     sched = build_schedule(
         instance, starts, pls, gpu_ids=[{s: tuple(range(y)) for s, y in p.items()} for p in pls], completion=comp
     )
