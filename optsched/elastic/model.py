@@ -634,6 +634,14 @@ class ElasticInstance(JsonMixin):
                             best = d
         return best
 
+    def seconds(self, slots: float) -> float:
+        """A time in slots (arrival, start, completion, sum w c / sum w, ...) in seconds: ``slots * slot``.
+
+        >>> ElasticInstance.from_dict(toy_instance_dict()).seconds(25)
+        2500.0
+        """
+        return float(slots) * self.slot
+
     def replace(self, **changes: Any) -> ElasticInstance:
         return replace(self, **changes)
 
