@@ -246,8 +246,17 @@ def build_schedule(
     completion: Sequence[int] | None = None,
 ) -> Schedule:
     """A :class:`~optsched.core.Schedule` with one segment [a_j, C_j) per job, its placement and GPU ids
-    (completions from :func:`replay` unless given; GPU ids from :func:`assign_gpu_ids` unless given)."""
-    comp = list(completion) if completion is not None else _replay(instance, starts, placements).completion
+    (GPU ids from :func:`assign_gpu_ids` unless given).
+
+    Without ``completion`` the completions come from :func:`replay`, which validates the decisions through
+    the verifier first (InvalidScheduleError for decisions that cannot run); with ``completion`` the schedule
+    is built as given (e.g. to show the verifier a wrong one), and ``optsched.verify`` judges it.
+
+    >>> from optsched.rarddls import toy_instance
+    >>> build_schedule(toy_instance(), [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}]).segments(2)[0].end
+    9.0
+    """
+    comp = list(completion) if completion is not None else replay(instance, starts, placements).completion
     ids = list(gpu_ids) if gpu_ids is not None else assign_gpu_ids(instance, starts, comp, placements)
     sched = Schedule()
     for i, job in enumerate(instance.jobs):
