@@ -333,7 +333,7 @@ def to_sim(instance: ElasticInstance, shapes: Sequence[Shape] | None = None) -> 
     >>> from optsched.elastic import toy_instance
     >>> cluster, jobs = to_sim(toy_instance())
     >>> cluster.servers[0].resources, [j.work for j in jobs]
-    ({'cpu': 8.0, 'gpu': 3.0}, [10.0, 10.0])
+    ({'gpu': 3.0, 'cpu': 8.0}, [10.0, 10.0])
     """
     names = sim_resource_names(instance)
     tokens = max(1, instance.n_jobs)

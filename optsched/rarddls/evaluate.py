@@ -197,6 +197,13 @@ def _replay(instance, starts: Sequence[int], placements: Sequence[Placement], st
             t = starts[order[nxt]]
             continue
         ph = rates(instance, active, placements)
+        stuck = [j for j in active if ph[j] <= 0]
+        if stuck:
+            raise InvalidScheduleError(
+                f"{instance.jobs[stuck[0]].label} makes no progress from slot {t} on (phi_j = 0 at its contention "
+                f"count (6)): more jobs are split on one of its servers than that server has GPUs, so the "
+                f"decisions are over capacity (2) and it would never finish."
+            )
         # slots until the first completion (at these rates) or the next start
         k = min(-(-int(rem[j]) // ph[j]) for j in active)
         if nxt < n:
@@ -244,19 +251,25 @@ def build_schedule(
     placements: Sequence[Placement],
     gpu_ids: Sequence[Mapping[int, Sequence[int]]] | None = None,
     completion: Sequence[int] | None = None,
+    *,
+    validate: bool = True,
 ) -> Schedule:
     """A :class:`~optsched.core.Schedule` with one segment [a_j, C_j) per job, its placement and GPU ids
     (GPU ids from :func:`assign_gpu_ids` unless given).
 
     Without ``completion`` the completions come from :func:`replay`, which validates the decisions through
     the verifier first (InvalidScheduleError for decisions that cannot run); with ``completion`` the schedule
-    is built as given (e.g. to show the verifier a wrong one), and ``optsched.verify`` judges it.
+    is built as given (e.g. to show the verifier a wrong one), and ``optsched.verify`` judges it; so it is
+    with ``validate=False``.
 
     >>> from optsched.rarddls import toy_instance
     >>> build_schedule(toy_instance(), [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}]).segments(2)[0].end
     9.0
     """
-    comp = list(completion) if completion is not None else replay(instance, starts, placements).completion
+    if completion is not None:
+        comp = list(completion)
+    else:
+        comp = replay(instance, starts, placements, validate=validate).completion
     ids = list(gpu_ids) if gpu_ids is not None else assign_gpu_ids(instance, starts, comp, placements)
     sched = Schedule()
     for i, job in enumerate(instance.jobs):

@@ -21,8 +21,8 @@ def _inst(s):
 
 def test_milp_runs_without_the_heuristic_start():
     inst = R.toy_instance()
-    plain = R.solve_exact(inst, options=OPTS, heuristic_start=False)
-    assert plain.info["heuristic_makespan"] is None and plain.info["model_slots"] == inst.T()
+    plain = R.solve_exact(inst, options=SolveOptions(time_limit=120, threads=1), heuristic_start=False, horizon=12)
+    assert plain.info["heuristic_makespan"] is None and plain.info["model_slots"] == 12
     assert plain.status.value == "optimal" and plain.objective == R.solve_exact(inst, options=OPTS).objective == 9.0
     assert verify_result(inst, plain).ok
     assert R.solve_exact(inst, options=OPTS, heuristic_start=False, horizon=8).status.value == "infeasible"
