@@ -13,6 +13,7 @@ __all__ = [
     "InvalidScheduleError",
     "InvalidOptionError",
     "InfeasibleError",
+    "UnplaceableJobError",
     "SolverUnavailableError",
     "SolverError",
     "ModelTooLargeError",
@@ -77,6 +78,12 @@ class InfeasibleError(OptschedError):
     >>> issubclass(InfeasibleError, OptschedError)
     True
     """
+
+
+class UnplaceableJobError(InvalidInstanceError, InfeasibleError):
+    """A job that no schedule can hold at all (larger than every server): invalid data, refused at
+    construction like a rigid job asking for more GPUs than the largest server. Also an
+    :class:`InfeasibleError`, which is what it was raised as before."""
 
 
 class SolverUnavailableError(OptschedError, RuntimeError):

@@ -7,6 +7,7 @@ load inside the functions that need them.
 
 from optsched.asrpt import checks as _checks
 from optsched.asrpt import exact as _exact
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.model import KIND, AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.timing import alpha, alpha_max, stage_times
 from optsched.core.registry import register_kind
@@ -50,4 +51,14 @@ from optsched.verify.suite import register_suite_instances  # noqa: E402
 
 register_suite_instances(KIND, _suite)
 
-__all__ = ["AsrptInstance", "AsrptJob", "Stage", "alpha", "alpha_max", "stage_times", "KIND", "toy_instance"]
+__all__ = [
+    "solve_exact",
+    "AsrptInstance",
+    "AsrptJob",
+    "Stage",
+    "alpha",
+    "alpha_max",
+    "stage_times",
+    "KIND",
+    "toy_instance",
+]

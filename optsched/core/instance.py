@@ -60,6 +60,8 @@ class Instance(JsonMixin):
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     kind = "rigid"
+    #: the unit of every time of the data, the schedules and the objective (docs/conventions.md#time)
+    time_unit = "s"
 
     def __post_init__(self) -> None:
         if not isinstance(self.cluster, Cluster):

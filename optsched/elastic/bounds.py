@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import min_cost
+from optsched.elastic.pricing import _min_cost
 
 __all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
 
@@ -48,7 +48,7 @@ def certificate(
     C = np.asarray(instance.C, dtype=float)
     u = {}
     for j in jobs:
-        c = min_cost(instance, j, pr, residual=False)
+        c = _min_cost(instance, j, pr, residual=False)
         u[j] = max(0.0, instance.jobs[j].weight - c.cost) if c is not None else 0.0
     D = float(sum(u.values()) + (pr.delta * C[None, :, :]).sum())
     P = float(sum(instance.jobs[j].weight for j in run.chosen))

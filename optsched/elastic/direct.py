@@ -488,6 +488,11 @@ def solve_direct(
     ----------
     Zhou et al., (2), (15); formulations/elastic.md#lp.
     """
+    from optsched.elastic.exact import late_result
+
+    late = late_result(instance, f"{KIND}-exact-direct[{backend}]")
+    if late is not None:
+        return late
     return run_exact(
         instance,
         build=_build("2", None, max_size),

@@ -19,7 +19,7 @@ import numpy as np
 from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective, violations
-from optsched.elastic.gamma import configs
+from optsched.elastic.gamma import _configs
 from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions, SolveResult
@@ -72,7 +72,7 @@ def greedy_schedule(
     for j in idx:
         a = instance.jobs[j].arrival if arrivals else 0
         best = None
-        for cfg in configs(instance, j):
+        for cfg in _configs(instance, j):
             for t in range(a, T - cfg.d + 1):
                 if best is not None and t + cfg.d >= best[0]:
                     break
@@ -107,6 +107,12 @@ def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = Non
     25.0
     """
     t0 = time.perf_counter()
+    late = instance.late_jobs()
+    if late:
+        raise InfeasibleError(
+            f"elastic-greedy: job(s) {list(late)} of {instance.name!r} cannot complete by T = {instance.horizon} "
+            f"slots even alone on the cluster (earliest completions {list(late.values())}); raise 'horizon'."
+        )
     s = greedy_schedule(instance, order=order)
     if s is None:
         raise InfeasibleError(
@@ -126,7 +132,30 @@ def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = Non
     )
 
 
-def _builder(sense: str, tau: int | None, max_size: int | None):
+def late_result(instance: ElasticInstance, algorithm: str, objective_name: str = OBJECTIVE) -> Result | None:
+    """The Result of (2) / (15) when some job cannot complete by T even alone (``status = infeasible``,
+    no schedule, the jobs named in ``info``), else None: infeasibility is reported by the run, never by
+    loading the instance (docs/conventions.md#infeasibility)."""
+    late = instance.late_jobs()
+    if not late:
+        return None
+    shown = ", ".join(f"job {jid!r} (earliest completion {c})" for jid, c in list(late.items())[:5])
+    return Result(
+        algorithm=algorithm,
+        instance=instance.name,
+        objective=None,
+        objective_name=objective_name,
+        schedule=None,
+        status=Status.INFEASIBLE,
+        info={
+            "late_jobs": dict(late),
+            "message": f"(2) is infeasible: {shown} cannot complete by T = {instance.horizon} slots even alone "
+            f"on the cluster; raise 'horizon'.",
+        },
+    )
+
+
+def _builder(sense: str, tau: int | None, max_size: int | None, arrivals: bool | None = None):
     def build(instance: ElasticInstance, backend: str, options: SolveOptions) -> ExactModel:
         from optsched.elastic.formulation import (
             ColumnVariables,
@@ -144,7 +173,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None):
             return ExactModel(
                 model, h, scale=1.0 / h.wscale, step=1.0 if h.wscale == 1 else None, info={"model": "direct"}
             )
-        cs = column_set(instance, sense=sense, tau=tau, max_size=max_size)
+        cs = column_set(instance, sense=sense, tau=tau, max_size=max_size, arrivals=arrivals)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
         info = {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "horizon_slots": cs.tau or instance.horizon}
         if not cs.cols:  # (8) with a deadline no job can meet: the empty schedule, weight 0
@@ -295,9 +324,12 @@ def solve_exact(
     """
     integer = all(float(j.weight).is_integer() for j in instance.jobs)
     options = _prepare(options, integer, backend)
+    if isinstance(initial, str) and initial != "heuristic":
+        raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
+    late = late_result(instance, f"{KIND}-exact[{backend}]")
+    if late is not None:
+        return late
     if isinstance(initial, str):
-        if initial != "heuristic":
-            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
         initial = greedy_schedule(instance)
     return run_exact(
         instance,
@@ -317,13 +349,19 @@ def solve_exact(
     )
 
 
-def _best_maxweight_start(instance: ElasticInstance, T: int) -> ElasticSchedule:
-    """The heaviest of three fast schedules for (8): greedy by weight, greedy shortest first, A_maxweight."""
+def _best_maxweight_start(instance: ElasticInstance, T: int, arrivals: bool = False) -> ElasticSchedule:
+    """The heaviest of three fast schedules for (8): greedy by weight, greedy shortest first, A_maxweight
+    (the last one only without arrivals: it has no (2j))."""
     from optsched.elastic.primal_dual import a_maxweight
 
-    cands = [greedy_schedule(instance, order=o, tau=T, arrivals=False, require_all=False) for o in ("weight", "short")]
-    run = a_maxweight(instance, tau=T)
-    cands.append(ElasticSchedule({instance.jobs[j].id: c.config.assignment(c.start) for j, c in run.chosen.items()}))
+    cands = [
+        greedy_schedule(instance, order=o, tau=T, arrivals=arrivals, require_all=False) for o in ("weight", "short")
+    ]
+    if not arrivals:
+        run = a_maxweight(instance, tau=T)
+        cands.append(
+            ElasticSchedule({instance.jobs[j].id: c.config.assignment(c.start) for j, c in run.chosen.items()})
+        )
     return max(cands, key=lambda s: evaluate_objective(instance, s, "scheduled_weight"))
 
 
@@ -337,9 +375,14 @@ def solve_maxweight(
     write_model: str | None = None,
     max_size: int | None = None,
     initial: Any = "heuristic",
+    arrivals: bool = False,
 ) -> Result:
-    """Exact (8) / (17): the largest total weight of jobs completing by ``tau`` (default T), arrivals
-    ignored ((7) has no (2j)); jobs left out are absent from the schedule.
+    """Exact (8) / (17): the largest total weight of jobs completing by ``tau`` (default T); jobs left out
+    are absent from the schedule.
+
+    ``arrivals=False`` (default) is (8) as printed, starts in [0, tau - d] ((7) has no (2j): a round's jobs
+    have all arrived); ``arrivals=True`` adds (2j), starts in [a_j, tau - d] (the max-weight problem of the
+    instance as it is, e.g. to compare with (2) on the same data).
 
     Examples
     --------
@@ -347,6 +390,8 @@ def solve_maxweight(
     >>> r = solve_maxweight(toy_instance(), tau=12, options=SolveOptions(time_limit=20, threads=1))
     >>> r.status.value, r.objective, len(r.schedule)
     ('optimal', 1.0, 1)
+    >>> solve_maxweight(toy_instance(), tau=12, arrivals=True, options=SolveOptions(time_limit=20, threads=1)).objective
+    1.0
     """
     from optsched.core.registry import check_kind
 
@@ -357,10 +402,10 @@ def solve_maxweight(
     if isinstance(initial, str):
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
-        initial = _best_maxweight_start(instance, T)
+        initial = _best_maxweight_start(instance, T, arrivals)
     return run_exact(
         instance,
-        build=_builder("max", T, max_size),
+        build=_builder("max", T, max_size, arrivals),
         decode=_decode(instance),
         evaluate=lambda s: evaluate_objective(instance, s, "scheduled_weight"),
         backend=backend,
@@ -371,6 +416,6 @@ def solve_maxweight(
         write_model=write_model,
         sense="max",
         initial=initial,
-        check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
+        check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=arrivals),
         own_backends=("cpsat", "cpsat-direct"),
     )

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from optsched.elastic.gamma import Column, columns, configs, estimate_columns
+from optsched.elastic.gamma import Column, _columns, _configs, estimate_columns
 from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import check_model_size
@@ -129,8 +129,8 @@ def column_set(
     cols: list[Column] = []
     by_job: list[list[int]] = []
     for j in range(instance.n_jobs):
-        cfgs = configs(instance, j) if configs_by_job is None else configs_by_job[j]
-        cj = columns(instance, j, tau=T, arrivals=arrivals, cfgs=cfgs)
+        cfgs = _configs(instance, j) if configs_by_job is None else configs_by_job[j]
+        cj = _columns(instance, j, tau=T, arrivals=arrivals, cfgs=cfgs)
         by_job.append(list(range(len(cols), len(cols) + len(cj))))
         cols.extend(cj)
     touch: dict[tuple[int, int, int], list[tuple[int, float]]] = {}

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from optsched.elastic.model import Assignment, ElasticInstance
 
@@ -105,7 +106,7 @@ def count_compositions(total: int, caps: tuple[int, ...]) -> int:
     return ways[total]
 
 
-def useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> tuple[tuple[int, int], ...]:
+def _useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> tuple[tuple[int, int], ...]:
     """(N, d_q(N)) for the useful N in 1..D_j: d_q(N) < d_q(N') for every N' < N.
 
     Kept on the (immutable) instance after the first call: the pricing oracle asks for it per job,
@@ -113,11 +114,11 @@ def useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: i
     cache = instance.__dict__.setdefault("_useful_counts", {})
     key = (j, m, p, q)
     if key not in cache:
-        cache[key] = tuple(_useful_counts(instance, j, m, p, q))
+        cache[key] = tuple(_compute_useful_counts(instance, j, m, p, q))
     return cache[key]
 
 
-def _useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> list[tuple[int, int]]:
+def _compute_useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> list[tuple[int, int]]:
     out, best = [], math.inf
     for n in range(1, instance.jobs[j].chunks + 1):
         d = instance.duration(j, m, p, q, n)
@@ -163,7 +164,7 @@ def _raw_configs(instance: ElasticInstance, j: int) -> Iterator[Config]:
         caps = tuple(instance.fit_count(h, instance.e[m]) for h in range(H))
         for p in ps_types:
             for q in (1, 0):
-                for n, d in useful_counts(instance, j, m, p, q):
+                for n, d in _useful_counts(instance, j, m, p, q):
                     if q == 1:
                         for h in range(H):
                             s = 1 if p is not None else 0
@@ -209,13 +210,13 @@ def prune_dominated(cfgs: list[Config]) -> list[Config]:
     return kept
 
 
-def configs(instance: ElasticInstance, j: int, *, prune: bool = True) -> list[Config]:
+def _configs(instance: ElasticInstance, j: int, *, prune: bool = True) -> list[Config]:
     """The restricted Gamma_j of job index ``j`` without starts (see the module doc)."""
     raw = list(_raw_configs(instance, j))
     return prune_dominated(raw) if prune else raw
 
 
-def all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config]:
+def _all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config]:
     """Every feasible configuration of job ``j`` with d <= d_max: all N <= D_j, every y, every s with at
     least one PS, (2i) on each PS server, q from the servers used, every d from d_q(N) to d_max.
     Exponential: for tests on tiny instances only."""
@@ -248,7 +249,7 @@ def all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config
     return out
 
 
-def columns(
+def _columns(
     instance: ElasticInstance,
     j: int,
     *,
@@ -261,7 +262,7 @@ def columns(
     T = instance.horizon if tau is None else int(tau)
     a = instance.jobs[j].arrival if arrivals else 0
     out = []
-    for c in configs(instance, j) if cfgs is None else cfgs:
+    for c in _configs(instance, j) if cfgs is None else cfgs:
         for t in range(a, T - c.d + 1):
             out.append(Column(c, t))
     return out
@@ -281,7 +282,7 @@ def estimate_columns(instance: ElasticInstance, *, tau: int | None = None, arriv
             caps = tuple(instance.fit_count(h, instance.e[m]) for h in range(H))
             for p in ps_types:
                 for q in (1, 0):
-                    for n, d in useful_counts(instance, j, m, p, q):
+                    for n, d in _useful_counts(instance, j, m, p, q):
                         starts = max(0, T - d - a + 1)
                         if not starts:
                             continue
@@ -291,3 +292,38 @@ def estimate_columns(instance: ElasticInstance, *, tau: int | None = None, arriv
                             k = count_compositions(n, tuple(min(c, n) for c in caps)) * (H if p is not None else 1)
                         total += k * starts
     return total
+
+
+# -- public forms: a job by its id (docs/conventions.md#ids) ----------------------------------------
+def useful_counts(instance: ElasticInstance, job: Any, m: int, p: int | None, q: int) -> tuple[tuple[int, int], ...]:
+    """(N, d_q(N)) for the useful N in 1..D_j of the job with id ``job``: d_q(N) < d_q(N') for every N' < N.
+
+    >>> from optsched.elastic import toy_instance
+    >>> useful_counts(toy_instance(), 0, 1, 0, 1)
+    ((1, 10),)
+    """
+    return _useful_counts(instance, instance.job_index(job, "useful_counts"), m, p, q)
+
+
+def configs(instance: ElasticInstance, job: Any, *, prune: bool = True) -> list[Config]:
+    """The restricted Gamma_j of the job with id ``job``, without starts (see the module doc)."""
+    return _configs(instance, instance.job_index(job, "configs"), prune=prune)
+
+
+def all_configs(instance: ElasticInstance, job: Any, *, d_max: int) -> list[Config]:
+    """Every feasible configuration of the job with id ``job`` with d <= d_max (tiny instances only; see
+    :func:`_all_configs`)."""
+    return _all_configs(instance, instance.job_index(job, "all_configs"), d_max=d_max)
+
+
+def columns(
+    instance: ElasticInstance,
+    job: Any,
+    *,
+    tau: int | None = None,
+    arrivals: bool = True,
+    cfgs: list[Config] | None = None,
+) -> list[Column]:
+    """Columns of the job with id ``job``: each configuration at every start in [a_j, T - d] (or [0, tau - d]
+    for (8), ``arrivals=False``)."""
+    return _columns(instance, instance.job_index(job, "columns"), tau=tau, arrivals=arrivals, cfgs=cfgs)

@@ -138,13 +138,13 @@ def random_instance(
         horizon = max(j.arrival for j in inst.jobs) + sum(inst.min_duration(i) for i in range(inst.n_jobs))
     inst = inst.replace(horizon=int(horizon))
     if weights == "resource":
-        from optsched.elastic.pricing import Prices, min_cost
+        from optsched.elastic.pricing import Prices, _min_cost
 
         T = inst.horizon
         unit = Prices(np.zeros((T, inst.H, inst.R)), np.ones((T, inst.H, inst.R)))
         new = []
         for i, job in enumerate(inst.jobs):
-            least = min_cost(inst, i, unit, residual=False).cost
+            least = _min_cost(inst, i, unit, residual=False).cost
             new.append(replace(job, weight=float(round(least * float(rng.uniform(1.0, F)), 6))))
         inst = inst.replace(jobs=tuple(new), F=float(F) * (1 + 1e-6))
     elif weights != "small":

@@ -45,7 +45,7 @@ from optsched.core.result import Result, Status, relative_gap
 from optsched.elastic.formulation import ColumnSet, column_set
 from optsched.elastic.gamma import Column
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import Prices, min_cost
+from optsched.elastic.pricing import Prices, _min_cost
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
 from optsched.solvers import SolveOptions, check_model_size
 
@@ -503,11 +503,11 @@ def column_generation(
 
         g = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
         if g is not None:
-            from optsched.elastic.gamma import configs
+            from optsched.elastic.gamma import _configs
 
             for jid, a in g.items():
                 j = instance.index(jid)
-                for cfg in configs(instance, j):
+                for cfg in _configs(instance, j):
                     if (cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers) == (
                         a.d,
                         a.m,
@@ -547,7 +547,7 @@ def column_generation(
         c0 = time.process_time()
         new, ustar = [], np.zeros(J)
         for j in range(J):
-            best = min_cost(instance, j, prices, residual=False)
+            best = _min_cost(instance, j, prices, residual=False)
             if best is None:  # no schedule of j completes by tau
                 continue
             ustar[j] = max(0.0, weights[j] - best.cost)

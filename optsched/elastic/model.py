@@ -27,6 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from numpy import integer as np_integer
+
 from optsched.core.io import JsonMixin, require_fields
 from optsched.core.limits import (
     MAX_AMOUNT,
@@ -39,7 +41,7 @@ from optsched.core.limits import (
     hint,
 )
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.exceptions import InfeasibleError, InvalidInstanceError, InvalidScheduleError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError, UnplaceableJobError
 
 __all__ = [
     "KIND",
@@ -301,7 +303,7 @@ class ElasticInstance(JsonMixin):
     slot : float
         Seconds per slot (Sec. 7: 3600).
     horizon : int
-        T, slots; every job must complete by T.
+        T, slots; every job must complete by T in (2) / (15) (not in (8), the pricing or A_online).
     F : float, optional
         Upper bound on w_j / (resource use of any schedule) (>= 1), used by the price (11).
 
@@ -309,8 +311,10 @@ class ElasticInstance(JsonMixin):
     ------
     InvalidInstanceError
         Bad data (field, value and fix in the message).
-    InfeasibleError
-        A job that fits in no configuration, or cannot finish within T.
+    UnplaceableJobError
+        A job that fits in no configuration on the empty cluster (invalid data, an InvalidInstanceError; also
+        an InfeasibleError as before). A job that cannot finish by T is *not* refused here: the runs of (2)
+        report it (:meth:`late_jobs`).
     """
 
     servers: tuple[Server, ...]
@@ -326,6 +330,8 @@ class ElasticInstance(JsonMixin):
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     kind = KIND
+    #: the unit of every time of the data, the schedules and the objective (docs/conventions.md#time)
+    time_unit = "slot"
 
     def __post_init__(self) -> None:
         o = "the instance"
@@ -459,7 +465,7 @@ class ElasticInstance(JsonMixin):
         for i, j in enumerate(jobs):
             d = self.min_duration(i)
             if d is None:
-                raise InfeasibleError(
+                raise UnplaceableJobError(
                     f"{j.label} fits in no configuration: no worker type (with a PS type) fits "
                     f"the servers' capacity. Give it a smaller worker/PS type or larger servers."
                 )
@@ -467,12 +473,6 @@ class ElasticInstance(JsonMixin):
                 raise InvalidInstanceError(
                     f"{j.label} needs less than one slot of {self.slot:g} s (d = ceil(E D K v / (N slot)) = 0); every "
                     f"job must last at least one slot: use a shorter 'slot' or give the job more work."
-                )
-            if j.arrival + d > self.horizon:
-                raise InfeasibleError(
-                    f"{j.label} cannot finish within T = {self.horizon}: it arrives at slot "
-                    f"{j.arrival} and needs at least {d} slots alone on the cluster. Raise "
-                    f"'horizon' or lower its work."
                 )
 
     # -- sizes ------------------------------------------------------------------------------
@@ -498,8 +498,13 @@ class ElasticInstance(JsonMixin):
 
     @cached_property
     def resources(self) -> tuple[str, ...]:
-        """Resource names, sorted (the order of the R axis everywhere)."""
-        return tuple(sorted(self.servers[0].capacity))
+        """Resource names in input order (the keys of server 0's ``capacity``): the order of the R axis
+        everywhere (``C``, ``e``, ``z``, ``Prices.beta`` / ``delta``, ``Column.use``).
+
+        >>> ElasticInstance.from_dict(toy_instance_dict()).resources
+        ('gpu', 'cpu')
+        """
+        return tuple(self.servers[0].capacity)
 
     @property
     def R(self) -> int:
@@ -529,6 +534,57 @@ class ElasticInstance(JsonMixin):
             if j.id == job_id:
                 return i
         raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
+
+    def job_index(self, job: Any, who: str = "This function") -> int:
+        """The position in ``jobs`` of the job with id ``job`` (public functions take job ids).
+
+        An integer that is no job id but a valid position is still read as a position, with a
+        DeprecationWarning (the former convention of the pricing and Gamma_j functions).
+
+        >>> i = ElasticInstance.from_dict({**toy_instance_dict(), "jobs": [
+        ...     {**j, "id": f"j{k}"} for k, j in enumerate(toy_instance_dict()["jobs"])]})
+        >>> i.job_index("j1")
+        1
+        """
+        ids = self.__dict__.get("_id_index")
+        if ids is None:
+            ids = {j.id: k for k, j in enumerate(self.jobs)}
+            self.__dict__["_id_index"] = ids
+        try:
+            return ids[job]
+        except (KeyError, TypeError):
+            pass
+        if isinstance(job, (int, np_integer)) and not isinstance(job, bool) and 0 <= job < len(self.jobs):
+            import warnings
+
+            warnings.warn(
+                f"{who}: {job!r} is not a job id of instance {self.name!r} but a position in its jobs; passing "
+                f"positions is deprecated: pass the job id {self.jobs[int(job)].id!r}.",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            return int(job)
+        shown = list(ids)[:10]
+        raise InvalidOptionError(
+            f"{who}: no job with id {job!r} in instance {self.name!r}; its job ids are {shown}"
+            f"{' ...' if len(ids) > 10 else ''}."
+        )
+
+    def late_jobs(self) -> dict[Any, int]:
+        """Job id -> earliest completion slot a_j + (least duration) of every job that cannot complete
+        by T even alone on the cluster: (2) / (15) is then infeasible, which the runs of (2) report
+        (``status = infeasible`` for the exact models, InfeasibleError for the heuristics); (8), the
+        pricing and the online algorithms ignore T (docs/conventions.md#infeasibility).
+
+        >>> ElasticInstance.from_dict({**toy_instance_dict(), "horizon": 9}).late_jobs()
+        {0: 10, 1: 10}
+        """
+        out = {}
+        for i, j in enumerate(self.jobs):
+            d = self.min_duration(i)
+            if d is not None and j.arrival + d > self.horizon:
+                out[j.id] = j.arrival + d
+        return out
 
     # -- (1), (14) --------------------------------------------------------------------------
     def iteration_ms(self, j: int, m: int, p: int | None, q: int, n: int) -> float:
@@ -627,6 +683,14 @@ class ElasticInstance(JsonMixin):
                         if (best is None or d < best) and self.placeable(m, p, q, n):
                             best = d
         return best
+
+    def seconds(self, slots: float) -> float:
+        """A time in slots (arrival, start, completion, sum w c / sum w, ...) in seconds: ``slots * slot``.
+
+        >>> ElasticInstance.from_dict(toy_instance_dict()).seconds(25)
+        2500.0
+        """
+        return float(slots) * self.slot
 
     def replace(self, **changes: Any) -> ElasticInstance:
         return replace(self, **changes)

@@ -66,7 +66,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster, Server
 from optsched.core.job import Job
-from optsched.elastic.gamma import Config, _make, useful_counts
+from optsched.elastic.gamma import Config, _make, _useful_counts
 from optsched.elastic.model import ElasticInstance, transfer_ms
 from optsched.exceptions import InfeasibleError, InvalidOptionError, SimulationError
 from optsched.sim import DONE, FAILED, LOADING, TRAINING, WAITING, Policy, RateModel, register_policy
@@ -126,7 +126,7 @@ def candidate_shapes(instance: ElasticInstance, j: int) -> list[Shape]:
     for m in range(instance.M):
         for p in range(instance.P) if instance.is_ps else [None]:
             for q in (1, 0):
-                out.extend(Shape(m, p, q, n, d) for n, d in useful_counts(instance, j, m, p, q))
+                out.extend(Shape(m, p, q, n, d) for n, d in _useful_counts(instance, j, m, p, q))
     return out
 
 
@@ -333,7 +333,7 @@ def to_sim(instance: ElasticInstance, shapes: Sequence[Shape] | None = None) -> 
     >>> from optsched.elastic import toy_instance
     >>> cluster, jobs = to_sim(toy_instance())
     >>> cluster.servers[0].resources, [j.work for j in jobs]
-    ({'cpu': 8.0, 'gpu': 3.0}, [10.0, 10.0])
+    ({'gpu': 3.0, 'cpu': 8.0}, [10.0, 10.0])
     """
     names = sim_resource_names(instance)
     tokens = max(1, instance.n_jobs)

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.elastic.gamma import Config, _make, all_configs, useful_counts
+from optsched.elastic.gamma import Config, _all_configs, _make, _useful_counts
 from optsched.elastic.model import ElasticInstance, guarded_ceil
 
 __all__ = [
@@ -158,7 +158,7 @@ def _greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
     return out if left == 0 else None
 
 
-def min_cost_reference(
+def _min_cost_reference(
     instance: ElasticInstance,
     j: int,
     prices: Prices,
@@ -184,7 +184,7 @@ def min_cost_reference(
         z = np.asarray(instance.z[p]) if p is not None else None
         PZ = _window_prefix(prices, z) if z is not None else None
         for qq in qs:
-            for n_w, d in useful_counts(instance, j, m, p, qq):
+            for n_w, d in _useful_counts(instance, j, m, p, qq):
                 if d > tau:
                     continue
                 for t in range(0, tau - d + 1):
@@ -208,7 +208,7 @@ def min_cost_reference(
     return best
 
 
-def least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float | None:
+def _least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float | None:
     """min over j's schedules completing within ``T`` slots (default the horizon) of the total use
     sum_{t, h, r} f_jh^r(l): the exact oracle at unit prices on the empty cluster. The cost does not
     depend on the start, so the window is cut to the longest useful duration (at most T) instead of
@@ -226,7 +226,7 @@ def least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float 
             for m in range(instance.M)
             for p in ps_types
             for q in (0, 1)
-            for _, d in useful_counts(instance, j, m, p, q)
+            for _, d in _useful_counts(instance, j, m, p, q)
             if d <= T
         ),
         default=None,
@@ -234,7 +234,7 @@ def least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float 
     if longest is None:
         return None
     shape = (longest, instance.H, instance.R)
-    c = min_cost(instance, j, Prices(np.zeros(shape), np.ones(shape)), residual=False)
+    c = _min_cost(instance, j, Prices(np.zeros(shape), np.ones(shape)), residual=False)
     return None if c is None else c.cost
 
 
@@ -279,7 +279,7 @@ def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
     return F, before_n
 
 
-def min_cost(
+def _min_cost(
     instance: ElasticInstance,
     j: int,
     prices: Prices,
@@ -339,7 +339,7 @@ def min_cost(
                 z = np.asarray(instance.z[p], dtype=float)
                 PZs[p] = _window_prefix(prices, z)
         for qq in qs:
-            for n_w, d in useful_counts(instance, j, m, p, qq):
+            for n_w, d in _useful_counts(instance, j, m, p, qq):
                 if d > tau:
                     continue
                 if (m, d) not in cmins:
@@ -489,7 +489,7 @@ def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
     return best[0], _make(instance, j, m, p, 0, n_w, d, place, {n: s})
 
 
-def brute_force(
+def _brute_force(
     instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True
 ) -> Priced | None:
     """Every feasible schedule (full enumeration x starts) that fits omega: the reference. Tiny sizes only."""
@@ -500,7 +500,7 @@ def brute_force(
         else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
     )
     best = None
-    for cfg in all_configs(instance, j, d_max=tau):
+    for cfg in _all_configs(instance, j, d_max=tau):
         if q is not None and cfg.q != q:
             continue
         for t in range(0, tau - cfg.d + 1):
@@ -527,15 +527,15 @@ def _window_min(omega: np.ndarray, t: int, L: int) -> np.ndarray:
     return omega[t : t + L].min(axis=0)
 
 
-def a_mincost1(
+def _a_mincost1(
     instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True, reset_n_hat: bool = True
 ) -> Priced | None:
     """Alg. 4 (A_mincost1, PS, q = 0) as printed, with the readings: N^ is reset for each PS server n
     (line 10 resets y and s only; carrying N^ over would leave the later n without workers), starts
     t^- in [0, tau - L] (0-based: completion t^- + L <= tau), and the returned q is the placement's
     (Alg. 4 can end with every worker on the PS server; its L, computed with the q = 0 rate, is then
-    still enough). ``reset_n_hat=False`` is the literal text: N^ is set once per L (line 6) and
-    keeps decreasing over the loop on n."""
+    still enough). ``reset_n_hat=False`` is the literal text: N^ is set once per L (line 6, before the
+    loop on t^-) and keeps decreasing over the loops on t^- and n (formulations/elastic.md#findings, 2)."""
     tau = prices.tau
     omega = (
         prices.residual(instance)
@@ -556,11 +556,11 @@ def a_mincost1(
                 N = guarded_ceil(instance.jobs[j].work / (L * rho))
                 if instance.jobs[j].chunks < N:
                     continue
+                N_hat = N  # line 6: once per L (the literal text; reset below for each n by default)
                 for t in range(0, tau - L + 1):
                     Omega = wc[t : t + L].sum(axis=0)
                     order = np.argsort(Omega, kind="stable")
                     wmin = _window_min(omega, t, L)
-                    N_hat = N
                     for n_pos in range(H):
                         n = int(order[n_pos])
                         y = np.zeros(H, dtype=int)
@@ -591,7 +591,7 @@ def a_mincost1(
     return best
 
 
-def a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def _a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 5 (A_mincost2, PS, q = 1): for m, p, L (q = 1 rate), t^-, each server h holding
     N = ceil(E D K / (L rho)) workers and one PS (line 6, "respecting (2h) and (13a)")."""
     tau = prices.tau
@@ -621,7 +621,7 @@ def a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: b
     return best
 
 
-def a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def _a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 6 (A_RAmincost1, RAR, q = 1): for m, Phi' in 1..D, d^ = ceil(E D K / (Phi' rho)), t^-, each
     server h with y = min(cap, Phi'); infeasible if y < Phi'."""
     tau = prices.tau
@@ -647,7 +647,7 @@ def a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual:
     return best
 
 
-def a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def _a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 7 (A_RAmincost2, RAR, q = 0): for m, Phi', d^ with the q = 0 rate of (14), t^-, workers
     greedily on the servers of least Omega_h (line 5 read as N^ = Phi'); the returned q is the
     placement's (the greedy may use one server)."""
@@ -676,14 +676,17 @@ def a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual:
     return best
 
 
-def paper_min_cost(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def _paper_min_cost(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 3 lines 3-7: the cheaper of the two printed subroutines (PS: Alg. 5 and 4; RAR: Alg. 6 and 7)."""
     if instance.is_ps:
-        cands = [a_mincost2(instance, j, prices, residual=residual), a_mincost1(instance, j, prices, residual=residual)]
+        cands = [
+            _a_mincost2(instance, j, prices, residual=residual),
+            _a_mincost1(instance, j, prices, residual=residual),
+        ]
     else:
         cands = [
-            a_ramincost1(instance, j, prices, residual=residual),
-            a_ramincost2(instance, j, prices, residual=residual),
+            _a_ramincost1(instance, j, prices, residual=residual),
+            _a_ramincost2(instance, j, prices, residual=residual),
         ]
     cands = [c for c in cands if c is not None]
     return min(cands, key=lambda c: c.cost) if cands else None
@@ -694,7 +697,11 @@ def random_prices(instance: ElasticInstance, tau: int, *, lam: float, fill: floa
     """beta: each (t, h, r) allocated a uniform fraction in [0, fill] of C (rounded down to what whole
     workers could hold is not needed: prices only need beta <= C); delta from (11)."""
     C = np.asarray(instance.C, dtype=float)
-    frac = rng.uniform(0.0, fill, size=(tau, instance.H, instance.R))
+    # drawn with the resources in sorted-name order (the R axis before it followed the input order), so the
+    # pricing of a given (seed, k) of pricing_case is the one the findings were measured on
+    names = sorted(instance.resources)
+    perm = [names.index(r) for r in instance.resources]
+    frac = rng.uniform(0.0, fill, size=(tau, instance.H, instance.R))[:, :, perm]
     beta = frac * C[None, :, :]
     delta = lam**frac - 1.0
     return Prices(beta, delta)
@@ -710,23 +717,23 @@ def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, m
         inst, tau, pr = pricing_case(seed, k, max_tau=max_jobs_tau, max_servers=max_servers)
         arch = inst.architecture
         stats["pricings"] += 1
-        ref = brute_force(inst, 0, pr)
-        ex = min_cost(inst, 0, pr)
+        ref = _brute_force(inst, 0, pr)
+        ex = _min_cost(inst, 0, pr)
         if (ref is None) != (ex is None) or (
             ref is not None and not math.isclose(ref.cost, ex.cost, rel_tol=1e-9, abs_tol=1e-9)
         ):
             stats["oracle_mismatch"] += 1
         subs = (
             (
-                ("A_mincost2", a_mincost2, 1),
-                ("A_mincost1", a_mincost1, 0),
-                ("A_mincost1[N^ not reset]", lambda i, j, p: a_mincost1(i, j, p, reset_n_hat=False), 0),
+                ("", a_mincost2, 1),
+                ("A_mincost1", _a_mincost1, 0),
+                ("A_mincost1[N^ not reset]", lambda i, j, p: _a_mincost1(i, j, p, reset_n_hat=False), 0),
             )
             if arch == "ps"
-            else (("A_RAmincost1", a_ramincost1, 1), ("A_RAmincost2", a_ramincost2, 0))
+            else (("A_RAmincost1", _a_ramincost1, 1), ("A_RAmincost2", _a_ramincost2, 0))
         )
         for name, f, q in subs:
-            opt_q = brute_force(inst, 0, pr, q=q)
+            opt_q = _brute_force(inst, 0, pr, q=q)
             got = f(inst, 0, pr)
             row = stats["by_case"].setdefault(
                 name, {"runs": 0, "suboptimal": 0, "missed_feasible": 0, "worst_ratio": 1.0, "infeasible_output": 0}
@@ -792,3 +799,79 @@ def pricing_case(seed: int, k: int, *, max_tau: int = 10, max_servers: int = 3) 
 def _toy_cfg(instance: ElasticInstance) -> Config:
     """The 2-GPU configuration of job 0 of the Sec. 1 toy (for the module doctest)."""
     return _make(instance, 0, 1, 0, 1, 1, 10, {0: 1}, {0: 1})
+
+
+# -- public forms: a job by its id (docs/conventions.md#ids) ----------------------------------------
+def min_cost(
+    instance: ElasticInstance,
+    job: Any,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
+    """The exact oracle for the job with id ``job``: its least-cost schedule completing by tau (see
+    :func:`_min_cost` and the module doc); ``q`` restricts to one case; ``None`` if no schedule fits."""
+    return _min_cost(instance, instance.job_index(job, "min_cost"), prices, q=q, residual=residual, types=types)
+
+
+def min_cost_reference(
+    instance: ElasticInstance,
+    job: Any,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
+    """The exact oracle one start at a time in plain loops (the reference for :func:`min_cost`), job by id."""
+    j = instance.job_index(job, "min_cost_reference")
+    return _min_cost_reference(instance, j, prices, q=q, residual=residual, types=types)
+
+
+def least_use(instance: ElasticInstance, job: Any, T: int | None = None) -> float | None:
+    """The least total use sum_{t, h, r} f_jh^r(l) over the schedules of the job with id ``job`` completing
+    within ``T`` slots (see :func:`_least_use`).
+
+    >>> from optsched.elastic import toy_instance
+    >>> round(least_use(toy_instance(), 0), 6)
+    40.0
+    """
+    return _least_use(instance, instance.job_index(job, "least_use"), T)
+
+
+def brute_force(
+    instance: ElasticInstance, job: Any, prices: Prices, *, q: int | None = None, residual: bool = True
+) -> Priced | None:
+    """Every feasible schedule of the job with id ``job`` that fits omega (the reference; tiny sizes only)."""
+    return _brute_force(instance, instance.job_index(job, "brute_force"), prices, q=q, residual=residual)
+
+
+def a_mincost1(
+    instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True, reset_n_hat: bool = True
+) -> Priced | None:
+    """Alg. 4 (A_mincost1, PS, q = 0) for the job with id ``job``; see :func:`_a_mincost1` for the readings
+    (``reset_n_hat=False``: the literal text, N^ set once per L)."""
+    j = instance.job_index(job, "a_mincost1")
+    return _a_mincost1(instance, j, prices, residual=residual, reset_n_hat=reset_n_hat)
+
+
+def a_mincost2(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
+    """Alg. 5 (A_mincost2, PS, q = 1) for the job with id ``job`` (see :func:`_a_mincost2`)."""
+    return _a_mincost2(instance, instance.job_index(job, "a_mincost2"), prices, residual=residual)
+
+
+def a_ramincost1(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
+    """Alg. 6 (A_RAmincost1, RAR, q = 1) for the job with id ``job`` (see :func:`_a_ramincost1`)."""
+    return _a_ramincost1(instance, instance.job_index(job, "a_ramincost1"), prices, residual=residual)
+
+
+def a_ramincost2(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
+    """Alg. 7 (A_RAmincost2, RAR, q = 0) for the job with id ``job`` (see :func:`_a_ramincost2`)."""
+    return _a_ramincost2(instance, instance.job_index(job, "a_ramincost2"), prices, residual=residual)
+
+
+def paper_min_cost(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
+    """Alg. 3 lines 3-7 for the job with id ``job``: the cheaper of the two printed subroutines."""
+    return _paper_min_cost(instance, instance.job_index(job, "paper_min_cost"), prices, residual=residual)

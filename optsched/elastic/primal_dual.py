@@ -31,7 +31,7 @@ from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
-from optsched.elastic.pricing import Prices, least_use, min_cost, paper_min_cost
+from optsched.elastic.pricing import Prices, _least_use, _min_cost, _paper_min_cost
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["a_maxweight", "a_online", "MaxWeightRun", "price_base", "weight_bound_F", "alpha_thm5", "gamma_ratio"]
@@ -45,7 +45,7 @@ def weight_bound_F(instance: ElasticInstance, tau: int | None = None) -> float:
     T = int(tau or instance.horizon)
     best = 1.0
     for j, job in enumerate(instance.jobs):
-        least = least_use(instance, j, T)
+        least = _least_use(instance, j, T)
         if least is not None and least > 0:
             best = max(best, job.weight / least)
     return best
@@ -132,7 +132,7 @@ def a_maxweight(
     run = MaxWeightRun(
         tau=tau, lam=lam, prices=prices, weights={j: instance.jobs[j].weight for j in range(instance.n_jobs)}
     )
-    f = min_cost if oracle == "exact" else paper_min_cost
+    f = _min_cost if oracle == "exact" else _paper_min_cost
     for j in jobs:
         c = f(instance, j, prices)
         if c is None:

@@ -35,8 +35,8 @@ from optsched.rarddls import bounds as _bounds  # noqa: E402
 
 _bounds.register()
 
-from optsched.rarddls import exact as _exact  # noqa: E402,F401  (registers rarddls-exact)
-from optsched.rarddls.evaluate import build_schedule, replay  # noqa: E402
+from optsched.rarddls.evaluate import build_schedule, decisions, replay  # noqa: E402
+from optsched.rarddls.exact import solve_exact  # noqa: E402  (registers rarddls-exact)
 from optsched.rarddls.sjfbco import first_fit, list_scheduling, random_schedule, sjf_bco  # noqa: E402
 
 
@@ -66,8 +66,10 @@ __all__ = [
     "KIND",
     "OBJECTIVE",
     "toy_instance",
+    "solve_exact",
     "replay",
     "build_schedule",
+    "decisions",
     "sjf_bco",
     "first_fit",
     "list_scheduling",

@@ -7,7 +7,8 @@ semantics, :func:`optsched.rarddls.exact.solve_exact`). A failed claim is a find
 
 * Lemma 2 (printed: W^_max = theta~_u): checked as W^_max <= theta~_u, the gap reported.
 * Lemma 3 printed: T_alg <= n_g W^_max; provable form: T_alg <= n_g (u/l) W^_max.
-* Lemma 4: theta~_u <= varphi (u/l) theta*_u.
+* Lemma 4: theta~_u <= varphi (u/l) theta*_u, with the paper's theta~_u (the smallest feasible theta_u,
+  ``sjf_bco(bisection="smallest-feasible")``) by default, or the theta of the returned schedule.
 * Thm 5: T_alg <= n_g varphi (u/l) T*; also step (a) theta*_u <= T*.
 * Thm 6: passes <= (ceil(log2 T) + 1) n_g.
 
@@ -39,12 +40,29 @@ class BoundReport:
 
 
 def check_bounds(
-    instance: RarInstance, *, exact_result=None, algo_result=None, theta_star_value=None, options=None, kappas="all"
+    instance: RarInstance,
+    *,
+    exact_result=None,
+    algo_result=None,
+    theta_star_value=None,
+    options=None,
+    kappas="all",
+    lemma4_theta: str = "smallest-feasible",
 ) -> BoundReport:
-    """Evaluate every claim on ``instance`` (solves what is not given; T* must be proven optimal)."""
+    """Evaluate every claim on ``instance`` (solves what is not given; T* must be proven optimal).
+
+    ``algo_result`` (default ``sjf_bco(instance, kappas=kappas)``, the printed bisection) gives T_alg, W^_max
+    and the theta of Lemmas 2 and 3. ``lemma4_theta`` chooses the theta~_u of Lemma 4:
+    ``"smallest-feasible"`` (default) the paper's "minimum theta_u feasible to Problem (14)", from
+    ``sjf_bco(bisection="smallest-feasible")`` (reused if ``algo_result`` already is that run);
+    ``"returned"`` the theta reported by ``algo_result``. ``values`` holds both (``theta_tilde`` is the one
+    Lemma 4 used, ``theta_returned`` the other)."""
+    from optsched.exceptions import InvalidOptionError
     from optsched.rarddls.exact import solve_exact, theta_star
     from optsched.rarddls.sjfbco import passes_bound, sjf_bco
 
+    if lemma4_theta not in ("smallest-feasible", "returned"):
+        raise InvalidOptionError(f"lemma4_theta must be 'smallest-feasible' or 'returned'; got {lemma4_theta!r}.")
     r = algo_result or sjf_bco(instance, kappas=kappas)
     ex = exact_result or solve_exact(instance, options=options)
     if theta_star_value is None:
@@ -53,6 +71,10 @@ def check_bounds(
     T_alg = float(r.objective)
     W = float(r.info["W_max"])
     th = float(r.info["theta"])
+    if lemma4_theta == "returned" or r.info.get("bisection") == "smallest-feasible":
+        th4 = th
+    else:
+        th4 = float(sjf_bco(instance, kappas=kappas, bisection="smallest-feasible").info["theta"])
     T_star = float(ex.objective) if ex.optimal else None
     # realized u, l (from the algorithm's schedule)
     rho_real = [r.schedule.segments(j.id)[0].end - r.schedule.segments(j.id)[0].start for j in instance.jobs]
@@ -63,7 +85,9 @@ def check_bounds(
         "T_alg": T_alg,
         "T_star": T_star,
         "W_max": W,
-        "theta_tilde": th,
+        "theta_tilde": th4,
+        "theta_returned": th,
+        "lemma4_theta": lemma4_theta,
         "theta_star": theta_star_value,
         "u": u,
         "l": lo,
@@ -82,7 +106,7 @@ def check_bounds(
     rep.holds["lemma2_eq"] = abs(W - th) <= 1e-6
     rep.holds["lemma3_printed"] = T_alg <= ng * W + eps
     rep.holds["lemma3_provable"] = T_alg <= ng * (u / lo) * W + eps
-    rep.holds["lemma4"] = th <= vphi * (u / lo) * theta_star_value + 1e-6
+    rep.holds["lemma4"] = th4 <= vphi * (u / lo) * theta_star_value + 1e-6
     if T_star is not None:
         rep.holds["thm5"] = T_alg <= ng * vphi * (u / lo) * T_star + eps
         rep.holds["thm5_step_a"] = theta_star_value <= T_star + 1e-6

@@ -9,8 +9,8 @@ import time
 
 from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
-from optsched.exceptions import InternalError, ModelTooLargeError
-from optsched.rarddls.evaluate import build_schedule, replay
+from optsched.exceptions import InternalError, InvalidOptionError, ModelTooLargeError
+from optsched.rarddls.evaluate import _replay, build_schedule
 from optsched.rarddls.formulation import build_milp, build_theta_star, milp_to_cpsat, patterns
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
@@ -107,7 +107,7 @@ def sgs_schedule(
                     if choice is not None and t >= choice[0]:
                         break
                     starts[j], pls[j] = t, pl
-                    c = replay(instance, starts, pls, stop_at=far).completion
+                    c = _replay(instance, starts, pls, stop_at=far).completion
                     if _fits(instance, starts, pls, c, [*done, j]):
                         key = (c[j], max(c[k] for k in [*done, j]))
                         if choice is None or key < choice[1]:
@@ -118,7 +118,7 @@ def sgs_schedule(
                 break
             starts[j], pls[j] = choice[2], choice[3]
             done.append(j)
-            comp = replay(instance, starts, pls, stop_at=far).completion
+            comp = _replay(instance, starts, pls, stop_at=far).completion
         if ok:
             ms = max(comp)
             if ms < best[0]:
@@ -166,7 +166,7 @@ def enumerate_optimum(
         for st in itertools.product(range(H), repeat=J):
             if min(st) != 0 or max(st) >= best - 1:
                 continue
-            comp = replay(instance, st, dicts).completion
+            comp = _replay(instance, st, dicts).completion
             ms = max(comp)
             if ms < best and _feasible(instance, st, pl, comp):
                 best, arg = ms, (list(st), list(pl))
@@ -195,6 +195,7 @@ def solve_exact(
     horizon: int | None = None,
     max_size: int | None = None,
     write_model: str | None = None,
+    heuristic_start: bool = True,
 ) -> Result:
     """Exact minimum makespan of RAR-DDLS (1)-(9) on the slot grid.
 
@@ -216,6 +217,10 @@ def solve_exact(
         (:func:`best_heuristic`: SJF-BCO, LS, FF, SGS). With a heuristic schedule of makespan H_heur <= horizon
         in hand the MILP is built on H_heur - 1 slots and only looks for a shorter schedule (infeasible there:
         the heuristic schedule is optimal); if H_heur meets :func:`lower_bound` no MILP is solved.
+    heuristic_start : bool
+        True (default): run :func:`best_heuristic` first, as above. False: no heuristic at all; the
+        model is built on ``horizon`` slots (default the serial bound :meth:`RarInstance.T`) and solved
+        from scratch (the MILP alone; slower, the same optimum).
 
     Returns
     -------
@@ -244,9 +249,16 @@ def solve_exact(
     if seed is not None:
         options = options.replace(seed=int(seed))
     t0 = time.perf_counter()
-    H_heur, st0, pl0 = best_heuristic(instance)
-    H = int(horizon) if horizon is not None else H_heur
-    info: dict = {"horizon_slots": H, "heuristic_makespan": H_heur}
+    if heuristic_start:
+        H_heur, st0, pl0 = best_heuristic(instance)
+        H = int(horizon) if horizon is not None else H_heur
+    else:
+        st0 = pl0 = None
+        H = int(horizon) if horizon is not None else instance.T()
+        H_heur = H + 1  # no incumbent: the model searches every makespan up to H
+    if H < 1:
+        raise InvalidOptionError(f"horizon must be >= 1 slot; got {horizon!r}.")
+    info: dict = {"horizon_slots": H, "heuristic_makespan": H_heur if heuristic_start else None}
     if backend == "enumerate":
         best, starts, pl = enumerate_optimum(instance, horizon=H)
         pls = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
@@ -316,7 +328,7 @@ def solve_exact(
             starts.append(max(range(grid), key=lambda t: value(model.s[j, t]) or 0))
             q = max(range(len(model.pats[j])), key=lambda q: value(model.use[j, q]) or 0)
             pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
-        rep = replay(instance, starts, pls)
+        rep = _replay(instance, starts, pls)
         obj = float(rep.makespan)
         if sr.objective is not None and obj > sr.objective + 1e-6:
             raise InternalError(

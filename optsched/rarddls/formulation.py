@@ -363,7 +363,7 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
 
     Every replayed schedule that ends by the horizon satisfies every row of the model (that is the
     exactness argument of ``formulations/rarddls.md#milp``)."""
-    from optsched.rarddls.evaluate import contention_counts, replay
+    from optsched.rarddls.evaluate import _replay, contention_counts
 
     J, H = instance.n_jobs, model.horizon
     starts = [int(a) for a in starts]
@@ -384,7 +384,7 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
         for new, old in zip(g, sorted(g, key=lambda s: -ystar.get(s, 0)), strict=True):
             relabel[old] = new
     pls = [{relabel.get(s, s): y for s, y in p.items()} for p in pls]
-    comp = replay(instance, starts, pls).completion
+    comp = _replay(instance, starts, pls).completion
     for var in (model.use, model.v, model.s, model.x, model.L, model.prog, model.z):
         for idx in var:
             if not var[idx].fixed:

@@ -179,6 +179,10 @@ class RarInstance(JsonMixin):
         Readings of (7) and (8) (see ``formulations/rarddls.md#readings``).
     horizon : int, optional
         T (slots) for SJF-BCO's bisection; default: the serial bound :meth:`serial_horizon`.
+    slot : float
+        Seconds per slot (default 1). The model is stated in slots (phi_j = floor(1 / tau_j) iterations per
+        slot), so every time of the data, the schedules and the makespan is a slot count; ``slot`` converts
+        them to seconds (:meth:`seconds`), as ``time_unit = "slot"`` says (docs/conventions.md#time).
 
     Examples
     --------
@@ -200,11 +204,14 @@ class RarInstance(JsonMixin):
     k_reading: str = "max1"
     gamma_reading: str = "servers"
     horizon: int | None = None
+    slot: float = 1.0
     name: str = "instance"
     known_optima: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     kind = KIND
+    #: the unit of every time of the data, the schedules and the objective (docs/conventions.md#time)
+    time_unit = "slot"
 
     def __post_init__(self) -> None:
         c = self.cluster
@@ -244,6 +251,9 @@ class RarInstance(JsonMixin):
             object.__setattr__(
                 self, "horizon", check_int(self.horizon, "horizon", o, lo=1, hi=MAX_SLOTS[KIND], hint=hint("T, slots"))
             )
+        object.__setattr__(
+            self, "slot", check_number(self.slot, "slot", o, lo=0.0, lo_open=True, hint=" (seconds per slot)")
+        )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", o))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", o))
         seen: set = set()
@@ -426,6 +436,15 @@ class RarInstance(JsonMixin):
         """The horizon T used by SJF-BCO: ``horizon`` if set, else :meth:`serial_horizon`."""
         return int(self.horizon) if self.horizon is not None else self.serial_horizon()
 
+    def seconds(self, slots: float) -> float:
+        """A time in slots (start, completion, makespan, rho^_j, ...) in seconds: ``slots * slot``.
+
+        >>> from optsched.rarddls import toy_instance
+        >>> toy_instance().replace(slot=60.0).seconds(9)
+        540.0
+        """
+        return float(slots) * self.slot
+
     def replace(self, **changes: Any) -> RarInstance:
         return replace(self, **changes)
 
@@ -461,6 +480,8 @@ class RarInstance(JsonMixin):
             d["gamma_reading"] = self.gamma_reading
         if self.horizon is not None:
             d["horizon"] = self.horizon
+        if self.slot != 1.0:
+            d["slot"] = self.slot
         if self.known_optima:
             d["known_optima"] = dict(self.known_optima)
         if self.metadata:
@@ -472,7 +493,7 @@ class RarInstance(JsonMixin):
         require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/rarddls.schema.json")
         kw = {
             k: d[k]
-            for k in ("b_e", "b_i", "C", "xi1", "xi2", "alpha", "k_reading", "gamma_reading", "horizon")
+            for k in ("b_e", "b_i", "C", "xi1", "xi2", "alpha", "k_reading", "gamma_reading", "horizon", "slot")
             if k in d
         }
         return cls(

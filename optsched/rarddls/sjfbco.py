@@ -23,7 +23,7 @@ from optsched.core.registry import register_algorithm, requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionError
-from optsched.rarddls.evaluate import build_schedule, replay
+from optsched.rarddls.evaluate import _replay, build_schedule
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 
 __all__ = [
@@ -38,6 +38,11 @@ __all__ = [
 ]
 
 RULES = ("sjf-bco", "ff", "ls", "rand")
+#: ``printed``: Alg. 1 Lines 19-23 (go left iff the makespan improved), the best pass returned;
+#: ``feasibility``: go left iff some kappa placed every job, the best pass over every theta visited returned;
+#: ``smallest-feasible``: the same search, the pass at the smallest feasible theta returned (the paper's
+#: "minimum theta_u feasible to Problem (14)", Sec. 4, and the theta~_u of Lemmas 2 and 4).
+BISECTIONS = ("printed", "feasibility", "smallest-feasible")
 
 
 @dataclass
@@ -238,12 +243,14 @@ def _bisect(
     bisection: str,
     rng: np.random.Generator | None,
 ) -> tuple[Pass | None, int, list[dict]]:
-    """Alg. 1 Lines 4-24. Returns the best pass, the number of passes and a log of theta steps."""
-    if bisection not in ("printed", "feasibility"):
-        raise InvalidOptionError(f"bisection must be 'printed' or 'feasibility'; got {bisection!r}.")
+    """Alg. 1 Lines 4-24. Returns the pass it keeps (see :data:`BISECTIONS`), the number of passes and a log of
+    theta steps."""
+    if bisection not in BISECTIONS:
+        raise InvalidOptionError(f"bisection must be one of {BISECTIONS}; got {bisection!r}.")
     cl = _Cluster(instance)
     order = sorted(range(instance.n_jobs), key=lambda j: (instance.jobs[j].gpus, j))
     best: Pass | None = None
+    smallest: Pass | None = None  # the best pass at the smallest feasible theta visited
     m = T + 1  # sentinel: a pass counts only if it places every job and ends by T
     left, right = 1, T
     passes = 0
@@ -266,16 +273,20 @@ def _bisect(
         improved = p_theta is not None and m_theta < m
         if improved:  # Lines 19-21
             m, best = m_theta, p_theta
+        if p_theta is not None and (smallest is None or theta < smallest.theta):
+            smallest = p_theta
         go_left = improved if bisection == "printed" else p_theta is not None
         if go_left:
             right = theta - 1
         else:
             left = theta + 1
+    if bisection == "smallest-feasible":
+        return smallest, passes, log
     return best, passes, log
 
 
 def _result(instance: RarInstance, name: str, p: Pass, t0: float, info: dict) -> Result:
-    rep = replay(instance, p.starts, p.placements)
+    rep = _replay(instance, p.starts, p.placements)
     if rep.completion != p.completion:
         raise InternalError(
             f"{name}: the pass's incremental simulation ({p.completion}) and the slotted "
@@ -349,9 +360,13 @@ def sjf_bco(
         ``"all"``: kappa = 1..n_g (printed); ``"sizes"``: {1} U {distinct G_j} (same result, fewer passes).
     horizon : int, optional
         T (slots); default ``instance.T()``.
-    bisection : {"printed", "feasibility"}
-        ``printed``: go left iff the makespan improved (Lines 19-23); ``feasibility``: go left iff some
-        kappa placed every job.
+    bisection : {"printed", "feasibility", "smallest-feasible"}
+        ``printed`` (default): go left iff the makespan improved (Lines 19-23), return the best pass.
+        ``feasibility``: go left iff some kappa placed every job (and ended by T), return the best pass over
+        every theta visited and report *its* theta. ``smallest-feasible``: the same search, return the
+        (best-kappa) pass at the smallest feasible theta and report that theta: the paper's theta~_u, "the
+        minimum theta_u feasible to Problem (14)" (Sec. 4), the one Lemmas 2 and 4 speak of
+        (formulations/rarddls.md#sjf-bco).
     seed : ignored (deterministic).
 
     Returns

@@ -193,6 +193,8 @@ class SojournInstance(JsonMixin):
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     kind = KIND
+    #: the unit of every time of the data, the schedules and the objective (docs/conventions.md#time)
+    time_unit = "s"
 
     def __post_init__(self) -> None:
         if isinstance(self.jobs, (str, bytes, Mapping)) or not isinstance(self.jobs, Iterable):

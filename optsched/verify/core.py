@@ -10,7 +10,7 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError, Invali
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
-__all__ = ["verify", "verify_result"]
+__all__ = ["verify", "verify_result", "verify_checks"]
 
 
 def verify(
@@ -147,3 +147,32 @@ def verify_result(instance: Any, result: Result, **kw: Any) -> Report:
             f"nothing to verify. Check result.status.has_solution first."
         )
     return verify(instance, result.schedule, objective=result.objective_name, claimed=result.objective, **kw)
+
+
+def verify_checks(instance: Any, schedule: Any, *, skip: tuple[str, ...] = ()) -> list[Violation]:
+    """The violations of every registered check of the instance's kind but those labelled in ``skip``:
+    what a public evaluator runs on its input before computing anything (``docs/conventions.md``).
+
+    >>> import optsched
+    >>> from optsched.core import Cluster, Instance, Job, Schedule
+    >>> optsched.load_plugins()
+    >>> inst = Instance(Cluster.homogeneous(1, 2), [Job(0, work=5, gpus=2), Job(1, work=5, gpus=2)])
+    >>> s = Schedule(); s.add(0, 0.0, 5.0, {0: 2}); s.add(1, 0.0, 5.0, {0: 2})
+    >>> sorted({v.label for v in verify_checks(inst, s)})
+    ['capacity']
+    """
+    kind = str(getattr(instance, "kind", None))
+    checks = checks_for(kind)
+    if not checks:
+        raise InvalidOptionError(
+            f"No checks are registered for instance kind {kind!r}; import its package (optsched.load_plugins())."
+        )
+    out: list[Violation] = []
+    for label, check in checks:
+        if label in skip:
+            continue
+        try:
+            out.extend(check(instance, schedule))
+        except Exception as e:  # a malformed schedule must not crash the verifier
+            out.append(Violation(label, f"check could not run on this schedule: {e!r}"))
+    return out

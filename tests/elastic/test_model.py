@@ -17,6 +17,7 @@ from optsched.exceptions import (
     InvalidInstanceError,
     InvalidOptionError,
     InvalidScheduleError,
+    UnplaceableJobError,
 )
 from optsched.verify import verify
 
@@ -137,14 +138,22 @@ def test_infeasible_jobs_are_named():
         for j in d["jobs"]:
             j["v"] = [10.0]
 
-    with pytest.raises(InfeasibleError, match="job 0 fits in no configuration"):
+    with pytest.raises(UnplaceableJobError, match="job 0 fits in no configuration"):
         d = copy.deepcopy(toy_instance_dict())
         no_fit(d)
         ElasticInstance.from_dict(d)
     d = copy.deepcopy(toy_instance_dict())
     d["jobs"][1]["arrival"] = 395  # needs 10 slots, T = 400
-    with pytest.raises(InfeasibleError, match="job 1 cannot finish within T = 400"):
-        ElasticInstance.from_dict(d)
+    inst = ElasticInstance.from_dict(d)  # issue 26: loading never reports infeasibility; the runs of (2) do
+    assert inst.late_jobs() == {1: 405}
+    from optsched.elastic import greedy, solve_exact
+    from optsched.solvers import SolveOptions
+
+    r = solve_exact(inst, options=SolveOptions(time_limit=10, threads=1))
+    assert r.status.value == "infeasible" and r.schedule is None and r.info["late_jobs"] == {1: 405}
+    assert "job 1" in r.info["message"]
+    with pytest.raises(InfeasibleError, match="cannot complete by T = 400"):
+        greedy(inst)
 
 
 def test_unknown_options_of_the_algorithms():

@@ -99,9 +99,20 @@ def test_alg4_counterexamples(seed, k, servers):
     assert min_cost(inst, 0, pr, q=0).cost == pytest.approx(opt.cost)
 
 
-# The literal text of Alg. 4 (N^ set once per L, line 6, and decreased over the loop on n) returns
+# The literal text of Alg. 4 (N^ set once per L, line 6, and decreased over the loops on t^- and n) returns
 # schedules with PSs and no worker ((2b)) or too few workers ((2f)).
-ALG4_LITERAL_INFEASIBLE = [(0, 2, "2b"), (0, 20, "2b"), (0, 34, "2f"), (0, 36, "2b")]
+ALG4_LITERAL_INFEASIBLE = [(0, 2, "2b"), (0, 20, "2b"), (0, 34, "2b"), (0, 36, "2b")]
+
+
+@pytest.mark.parametrize(("k", "before"), [(6, None), (34, "2f"), (88, "feasible")])
+def test_alg4_literal_n_hat_is_set_once_per_l_not_per_start(k, before):
+    """Issue 26: ``reset_n_hat=False`` used to reset N^ at every start time t^- (so it was not the literal
+    text its docstring and elastic.md describe). Set once per L, N^ is spent by the first start that places
+    workers, and every later PS server and start sees N^ <= 0: on these pricings the old code returned
+    ``before`` (no schedule, a (2f) violation, a feasible schedule), the literal text a (2b) violation."""
+    inst, tau, pr = pricing_case(0, k, max_servers=2)
+    got = a_mincost1(inst, 0, pr, reset_n_hat=False)
+    assert got is not None and {v.label for v in _feasible(inst, got, tau)} == {"2b"}
 
 
 @pytest.mark.parametrize(("seed", "k", "label"), ALG4_LITERAL_INFEASIBLE)

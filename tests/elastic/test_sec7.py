@@ -32,7 +32,8 @@ def _in(x, lo, hi, tol=1e-9):
 def check_ranges(inst: ElasticInstance) -> None:
     assert inst.slot == pytest.approx(3600.0)
     assert 100 <= inst.horizon <= 300
-    assert inst.resources == tuple(sorted(SEC7_RESOURCES))
+    assert set(inst.resources) == set(SEC7_RESOURCES)
+    assert inst.resources == tuple(inst.servers[0].capacity)  # input order (issue 26)
     for t in inst.worker_types:  # 1-4 GPU, 1-16 vCPU, 0.1-5 Gbit/s; the bandwidth resource is b_m
         assert _in(t.resources["gpu"], 1, 4) and _in(t.resources["vcpu"], 1, 16)
         assert _in(t.bandwidth, 0.1, 5.0)

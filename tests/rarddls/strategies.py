@@ -7,6 +7,20 @@ from hypothesis import strategies as st
 from optsched.rarddls.generate import random_instance
 
 
+def what_if_replay(instance, starts, placements):
+    """``replay(..., validate=False)`` of random decisions, or None (hypothesis discards the example) when they
+    are so far over capacity that some job never progresses (phi_j = 0)."""
+    from hypothesis import assume
+
+    from optsched.exceptions import InvalidScheduleError
+    from optsched.rarddls import replay
+
+    try:
+        return replay(instance, starts, placements, validate=False).completion
+    except InvalidScheduleError:
+        assume(False)
+
+
 @st.composite
 def small_instances(draw, max_jobs=3, caps=None):
     n = draw(st.integers(1, max_jobs))

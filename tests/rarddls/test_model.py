@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from optsched.core.cluster import Cluster
 from optsched.core.io import instance_from_dict
-from optsched.exceptions import InvalidInstanceError, OptschedWarning
+from optsched.exceptions import InvalidInstanceError, InvalidScheduleError, OptschedWarning
 from optsched.rarddls import RarInstance, RarJob, build_schedule, replay, toy_instance
 from optsched.rarddls.checks import slot_completions
 from optsched.verify import verify
-from tests.rarddls.strategies import small_instances
+from tests.rarddls.strategies import small_instances, what_if_replay
 
 
 def inst(jobs, caps=(2, 2), **kw):
@@ -137,12 +137,12 @@ def test_removing_a_job_never_slows_another(instance, data):
     for j in range(n):
         p = data.draw(st.sampled_from(patterns(instance, j)))
         pls.append({s: y for s, y in enumerate(p) if y > 0})
-    full = replay(instance, starts, pls).completion
+    full = what_if_replay(instance, starts, pls)  # random decisions
     k = data.draw(st.integers(0, n - 1))
     if n == 1:
         return
     rest = [j for j in range(n) if j != k]
-    sub = replay(instance.without(instance.jobs[k].id), [starts[j] for j in rest], [pls[j] for j in rest]).completion
+    sub = what_if_replay(instance.without(instance.jobs[k].id), [starts[j] for j in rest], [pls[j] for j in rest])
     for a, j in zip(sub, rest, strict=True):
         assert a <= full[j]
 
@@ -155,7 +155,7 @@ def test_event_replay_equals_slot_by_slot_checker(instance, data):
     n = instance.n_jobs
     starts = [data.draw(st.integers(0, 5)) for _ in range(n)]
     pls = [{s: y for s, y in enumerate(data.draw(st.sampled_from(patterns(instance, j)))) if y > 0} for j in range(n)]
-    comp = replay(instance, starts, pls).completion
+    comp = what_if_replay(instance, starts, pls)
     sched = build_schedule(
         instance, starts, pls, gpu_ids=[{s: tuple(range(y)) for s, y in p.items()} for p in pls], completion=comp
     )
@@ -168,7 +168,11 @@ def test_checker_catches_wrong_end_and_shared_gpu():
     assert verify(i, good, objective="makespan", claimed=9).ok
     bad = build_schedule(i, [0, 0, 5], [{0: 2}, {1: 2}, {0: 1}], completion=[5, 4, 9])
     assert "contention_progress" in verify(i, bad).by_label()
-    clash = build_schedule(i, [0, 0, 3], [{0: 2}, {1: 2}, {0: 1}], gpu_ids=[{0: (0, 1)}, {1: (0, 1)}, {0: (0,)}])
+    with pytest.raises(InvalidScheduleError, match=r"\[capacity\]"):  # issue 26: decisions are validated
+        build_schedule(i, [0, 0, 3], [{0: 2}, {1: 2}, {0: 1}])
+    clash = build_schedule(
+        i, [0, 0, 3], [{0: 2}, {1: 2}, {0: 1}], gpu_ids=[{0: (0, 1)}, {1: (0, 1)}, {0: (0,)}], validate=False
+    )
     labels = verify(i, clash).by_label()
     assert "gpu_exclusive" in labels and "capacity" in labels
 
