@@ -34,7 +34,6 @@ MISSING_EXAMPLES = {
     "optsched.lazer.OracleDeferral",
     "optsched.lazer.check_lifecycle",
     "optsched.lazer.register",
-    "optsched.rarddls.build_schedule",
     "optsched.rarddls.first_fit",
     "optsched.rarddls.list_scheduling",
     "optsched.rarddls.random_schedule",
