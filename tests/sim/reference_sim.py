@@ -20,12 +20,15 @@ Policies: ``fifo``, ``sjf`` (non-preemptive, with or without backfill), ``srtf``
 Readings chosen where R1-R12 / reading 4 leave a choice (each marked ``READING n`` below; the
 list is also in the issue-24 report):
 
-1. R10/R11 say which *kind* of GPU a claim takes first (being saved, then free) but not which
-   of several GPUs being saved: the ones whose save (or lost load) ends first, then the lowest
-   GPU number. Among a preemptor's victims' GPUs likewise: those free first (zero save, aborted
-   load), then by the end of their save. With ``reserve="best"`` this never changes a result
-   (claims are remade at every event); with ``"preemptor"`` it does when victims' saves end at
-   different times and the victims hold more GPUs than the preemptor needs.
+1. R10/R11 say which *kind* of GPU a claim takes first but not which GPU of a kind. Among GPUs
+   being saved (or losing a load): those whose save ends first, then the lowest GPU number.
+   Among a preemptor's victims' GPUs (R11 "the victims' GPUs first"): those still being saved
+   first (soonest end first), then those free at once (zero save, aborted load): R10's own
+   reason, "so that free GPUs stay with other jobs where they can"; since the victim set is
+   irredundant (R11 drops unneeded victims) this never delays the preemptor. It changes results
+   in both reserve modes (a later job in the same round may start on a victim's free GPU); an
+   earlier version of this file took the free ones first. Which GPUs being saved a claim takes
+   changes results only with ``reserve="preemptor"`` (with "best" claims are remade each round).
 2. R3's follow-up round: every preemption whose GPUs are free at once (zero save, aborted load,
    the boundary case of (2)) is an event at the same time, so another round follows. A start
    with ℓ = 0 creates no event (R1: it trains at once).
@@ -38,7 +41,8 @@ list is also in the issue-24 report):
 5. Lazer (reading 4): ties in "sort RQ by descending remaining duration" and in "SRTF order" are
    broken by the key of R4 (worst = largest (R, A, i)); "remaining duration" is R4's R (the load
    still to do is not counted). A pending preemptor reserves every GPU counted in avail_gpus
-   (all free unreserved GPUs and all its victims' GPUs) and starts as soon as its reserved GPUs
+   (all free unreserved GPUs and all its victims' GPUs; ``lazer_claim="demand"``: only its demand,
+   its victims' GPUs first, as R11 claims) and starts as soon as its reserved GPUs
    that are free cover its demand, on those only (not on unreserved free GPUs); then its other
    reserved GPUs are released. Pending preemptors start before the completion handler runs.
    Deferral timers ending at one time run in the order they were set. A preempted job joins WQ
@@ -136,6 +140,7 @@ class ReferenceSim:
         period: int | None = None,
         deferral: int = 0,
         backfill: bool = True,
+        lazer_claim: str = "all",
         max_time: int | None = None,
     ):
         if policy not in POLICIES:
@@ -162,6 +167,9 @@ class ReferenceSim:
         self.period = period
         self.deferral = deferral
         self.backfill = backfill
+        if lazer_claim not in ("all", "demand"):
+            raise ValueError(f"lazer_claim must be 'all' or 'demand'; got {lazer_claim!r}")
+        self.lazer_claim = lazer_claim
         horizon = max((s.arrival for s in specs), default=0) + sum((s.work + 1) * (s.load + s.save + 1) for s in specs)
         self.max_time = max_time if max_time is not None else 20 * horizon + 10 * (period or 0) + 10 * deferral + 100
         self.holder: list[_Job | None] = [None] * gpus  # job holding each GPU
@@ -174,6 +182,7 @@ class ReferenceSim:
         self.pending: list[_Job] = []  # preemptors waiting for their reserved GPUs
         self._seq = 0
         self.trace: list[tuple[int, str, object]] = []  # (time, what, job name): for debugging
+        self.flags: set[str] = set()  # which rules mattered (to group differences by cause)
 
     # ------------------------------------------------------------------ GPU views
     def _free(self):
@@ -193,6 +202,12 @@ class ReferenceSim:
     def _soon(self, c):
         """R6: available GPUs plus unclaimed GPUs being saved (or whose load is being lost)."""
         return self._available(c) + [g for g in self._releasing() if self.claim[g] is None]
+
+    def _victim_gpu_order(self, g):
+        """READING 1: a preemptor claims its victims' GPUs still being saved first (soonest end
+        first), then those already free."""
+        h = self.holder[g]
+        return (0, h.until, g) if h is not None else (1, 0, g)
 
     def _has_claim(self, c):
         return any(x is c for x in self.claim)
@@ -337,7 +352,9 @@ class ReferenceSim:
     # ------------------------------------------------------------------ SRTF rounds (R4-R12)
     def _rounds(self, t, may_preempt):
         # R3: a round whose decisions free GPUs at once is followed by another round at t
-        for _ in range(10 * len(self.jobs) + 10):
+        for i in range(10 * len(self.jobs) + 10):
+            if i:
+                self.flags.add("follow-up round (R3)")
             if not self._round(t, may_preempt):
                 return
         raise RuntimeError(f"reference: endless follow-up rounds at t={t}")
@@ -347,6 +364,7 @@ class ReferenceSim:
             self.claim = [None] * self.n_gpus
         considered: set[_Job] = set()
         immediate = False
+        n_preemptors = 0
         while True:
             todo = [j for j in self.jobs if j.phase == WAITING and j not in considered]
             if not todo:
@@ -357,10 +375,14 @@ class ReferenceSim:
             if len(avail) >= c.gpus:  # R8
                 self._start(c, avail[: c.gpus], t)
                 continue
+            if len(self._free()) >= c.gpus:
+                self.flags.add("claimed GPUs kept from a worse job (R6)")
             if self._has_claim(c):  # R9 (only with reserve="preemptor")
+                self.flags.add("R9 wait for own claim")
                 continue
             soon = self._soon(c)
             if len(soon) >= c.gpus:  # R10: GPUs being saved first, then free ones
+                self.flags.add("R10 claim of GPUs being saved")
                 releasing = [g for g in soon if self.holder[g] is not None]
                 free = [g for g in soon if self.holder[g] is None]
                 for g in (releasing + free)[: c.gpus]:
@@ -376,16 +398,26 @@ class ReferenceSim:
                     victims.append(r)
                     have += r.gpus
                 if have >= c.gpus:
+                    n_preemptors += 1
+                    if n_preemptors > 1:
+                        self.flags.add("several preemptors in one round")
+                    if soon:
+                        self.flags.add("R11 with soon-available GPUs")
                     for r in sorted(victims, key=_Job.key):  # drop the ones not needed, best first
                         if have - r.gpus >= c.gpus:
                             victims.remove(r)
                             have -= r.gpus
                     vgpus = [g for g in range(self.n_gpus) if self.holder[g] in victims]
+                    rs = {v.rem for v in victims}
+                    if any(r.rem in rs for r in elig if r not in victims):
+                        self.flags.add("tie among victims (R4)")
+                    if any(v.phase == LOADING for v in victims):
+                        self.flags.add("loading victim")
                     for v in victims:
                         immediate |= self._preempt(v, t)
-                    # victims' GPUs first (free ones, then by their release time: READING 1),
+                    # victims' GPUs first (being saved, soonest first, then free: READING 1),
                     # then unclaimed GPUs being saved, then free ones
-                    vgpus.sort(key=lambda g: (0, g) if self.holder[g] is None else (self.holder[g].until, g))
+                    vgpus.sort(key=self._victim_gpu_order)
                     rest = [g for g in self._releasing() if self.claim[g] is None and g not in vgpus]
                     rest += [g for g in self._available(c) if g not in vgpus]
                     take = (vgpus + rest)[: c.gpus]
@@ -405,6 +437,7 @@ class ReferenceSim:
             if self._has_claim(c):
                 avail = self._available(c)
                 if len(avail) >= c.gpus:
+                    self.flags.add("claimant starts between ticks")
                     self._start(c, avail[: c.gpus], t)
 
     # ------------------------------------------------------------------ Lazer (reading 4)
@@ -450,22 +483,30 @@ class ReferenceSim:
         if avail < c.gpus:
             self.wq.add(c)
             return
+        if any(r.rem in {v.rem for v in jr} for r in rq if r not in jr and c.rem < r.rem):
+            self.flags.add("lazer: tie among victims")
+        if any(v.gpus > 1 for v in jr) or c.gpus > 1:
+            self.flags.add("lazer: multi-GPU preemption")
         if may_defer:
             self._seq += 1
             self.deferred.append((t + self.deferral, self._seq, c, jr))
             self.dwq.add(c)
             self.drq.update(jr)
             return
-        for g in free:
-            self.claim[g] = c
+        vgpus = [g for g in range(self.n_gpus) if self.holder[g] in jr]
         for v in jr:
-            mine = [g for g in range(self.n_gpus) if self.holder[g] is v]
             self._preempt(v, t)
-            for g in mine:
-                self.claim[g] = c
             if v.phase == WAITING:  # nothing to save: waits at once, in WQ
                 self.wq.add(v)
+        if self.lazer_claim == "all":  # READING 5: every GPU counted in avail_gpus
+            take = free + vgpus
+        else:  # "demand": as R11, the victims' GPUs first (READING 1), then free ones
+            vgpus.sort(key=self._victim_gpu_order)
+            take = (vgpus + free)[: c.gpus]
+        for g in take:
+            self.claim[g] = c
         self.pending.append(c)
+        self.flags.add("lazer: preemptor reserves GPUs")
         mine = [g for g in self._free() if self.claim[g] is c]
         if len(mine) >= c.gpus:
             self.pending.remove(c)

@@ -52,25 +52,36 @@ class EngineDidNotEnd(AssertionError):
     """The engine's run hung, exceeded its bound or left jobs unfinished."""
 
 
-@st.composite
-def workloads(draw, max_jobs: int = 5, max_arrival: int = 6, max_work: int = 8, max_overhead: int = 3):
-    """(servers, [JobSpec]): small integer workloads, ties likely (small ranges)."""
-    servers = draw(st.sampled_from([(1,), (2,), (2,), (3,), (3,), (4,), (2, 2), (1, 2)]))
+SERVERS = [(1,), (2,), (2,), (3,), (3,), (4,), (2, 2), (1, 2)]
+
+
+def build_workload(integer, choice):
+    """(servers, [JobSpec]) from two pickers, ``integer(lo, hi)`` and ``choice(seq)`` (hypothesis
+    draws or a seeded RNG). Half the workloads are a burst (long jobs first, then short ones
+    arriving together: several preemptors, ties, preemptions while loading), half are uniform.
+    Small ranges make ties likely; g > 1 for about 4 jobs in 10."""
+    servers = choice(SERVERS)
     total = sum(servers)
-    n = draw(st.integers(1, max_jobs))
-    overhead = st.integers(0, max_overhead)
-    jobs = [
-        JobSpec(
-            i,
-            arrival=draw(st.integers(0, max_arrival)),
-            work=draw(st.integers(1, max_work)),
-            load=draw(overhead),
-            save=draw(overhead),
-            gpus=draw(st.integers(1, total) if draw(st.booleans()) else st.just(1)),
-        )
-        for i in range(n)
-    ]
+    n = integer(1, 6)
+    burst = choice([False, True])
+    jobs = []
+    for i in range(n):
+        if burst and i < n // 2:  # long jobs first
+            arrival, work = integer(0, 2), integer(4, 10)
+        elif burst:  # then short ones, often at the same time
+            arrival, work = choice([2, 3, 3, 4, 5]), integer(1, 4)
+        else:
+            arrival, work = integer(0, 6), integer(1, 8)
+        load, save = integer(0, 3), integer(0, 3)
+        gpus = integer(1, total) if choice([0, 0, 0, 1, 1]) else 1
+        jobs.append(JobSpec(i, arrival=arrival, work=work, load=load, save=save, gpus=gpus))
     return servers, jobs
+
+
+@st.composite
+def workloads(draw):
+    """Hypothesis strategy for :func:`build_workload`."""
+    return build_workload(lambda lo, hi: draw(st.integers(lo, hi)), lambda seq: draw(st.sampled_from(seq)))
 
 
 def engine_policy(family: str, opts: dict):
@@ -285,19 +296,7 @@ def count_differences(n: int = 500, seed: int = 0):
 
 
 def _random_workload(rng):
-    servers = rng.choice([(1,), (2,), (2,), (3,), (3,), (4,), (2, 2), (1, 2)])
-    total = sum(servers)
-    return servers, [
-        JobSpec(
-            i,
-            arrival=rng.randint(0, 6),
-            work=rng.randint(1, 8),
-            load=rng.randint(0, 3),
-            save=rng.randint(0, 3),
-            gpus=rng.randint(1, total) if rng.random() < 0.5 else 1,
-        )
-        for i in range(rng.randint(1, 5))
-    ]
+    return build_workload(rng.randint, rng.choice)
 
 
 def _random_opts(name, rng):
