@@ -13,8 +13,9 @@ with a fixed deferral X in {0, 10}. Default run: 250 workloads per family (deran
 stable); ``-m slow``: 2,500 per family. Every engine run is bounded (``max_time``/``max_events``
 when ``Simulator.run`` has them, else ``until`` plus an alarm): a run that does not end fails.
 
-``python -m tests.sim.test_differential [N] [SEED]`` counts, per family, the random workloads on
-which the engine differs from the reference (what the issue-24 report quotes).
+``python -m tests.sim.test_differential [N] [SEED] [FAMILIES]`` counts, per family, the random
+workloads on which the engine differs from the reference, grouped by the rules that mattered
+(what the issue-24 report quotes).
 """
 
 from __future__ import annotations
@@ -263,35 +264,36 @@ del _name, _slow, _n, _t
 
 
 # ---------------------------------------------------------------------------- counting script
-def count_differences(n: int = 500, seed: int = 0):
-    """Per family: how many of `n` random workloads differ, and the smallest one of each
-    first differing field (a rough grouping by cause)."""
+def count_differences(n: int = 500, seed: int = 0, families=None):
+    """Per family: how many of `n` random workloads (seeded) differ, how many runs did not end,
+    and, grouped by the rules that mattered in the reference's run (``ReferenceSim.flags``), the
+    count and the smallest differing workload of each group."""
     import random
+
+    from .reference_sim import ReferenceSim
 
     rng = random.Random(seed)
     report = {}
     for name in FAMILIES:
-        bad, hung, smallest = 0, 0, {}
+        bad, hung, groups = 0, 0, {}
         for _ in range(n):
-            w = _random_workload(rng)
+            servers, jobs = _random_workload(rng)
             opts = _random_opts(name, rng)
-            servers, jobs = w
-            o = dict(opts)
-            family = o.pop("family")
+            if families and name not in families:
+                continue
+            family = opts.pop("family")
+            ref = ReferenceSim(jobs, sum(servers), family, **opts)
+            ref.run()
             try:
-                diff = differences(servers, jobs, family, **o)
-            except EngineDidNotEnd as exc:
+                diff = differences(servers, jobs, family, **opts)
+            except Exception as exc:  # a hang, the engine's limit or an engine error
                 hung += 1
-                diff = [f"did not end: {exc}"]
-            except Exception as exc:  # an engine error is a difference too
-                diff = [f"error: {type(exc).__name__}: {exc}"]
+                diff = [f"did not end or failed: {type(exc).__name__}: {exc}"]
             if diff:
                 bad += 1
-                cause = diff[0].split(":")[1].split()[0] if diff[0].startswith("job") else diff[0][:20]
-                size = (len(jobs), sum(j.work for j in jobs))
-                if cause not in smallest or size < smallest[cause][0]:
-                    smallest[cause] = (size, _describe(servers, jobs, family, o), diff[:4])
-        report[name] = (bad, hung, smallest)
+                group = groups.setdefault(tuple(sorted(ref.flags)), [])
+                group.append(((len(jobs), sum(j.work for j in jobs)), _describe(servers, jobs, family, opts), diff[:4]))
+        report[name] = (bad, hung, {k: (len(v), min(v)) for k, v in groups.items()})
     return report
 
 
@@ -315,9 +317,12 @@ def _random_opts(name, rng):
 if __name__ == "__main__":  # pragma: no cover - a measurement for the report, not a test
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    for name, (bad, hung, smallest) in count_differences(n, seed).items():
-        print(f"{name}: {bad}/{n} workloads differ ({hung} did not end)")
-        for cause, (_, desc, diff) in sorted(smallest.items()):
-            print(f"  [{cause}] {desc}")
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
+    for name, (bad, hung, groups) in count_differences(n, seed, only).items():
+        if only and name not in only:
+            continue
+        print(f"{name}: {bad}/{n} workloads differ ({hung} did not end or failed)")
+        for flags, (count, (_, desc, diff)) in sorted(groups.items(), key=lambda kv: -kv[1][0]):
+            print(f"  {count:4d} x rules {list(flags)}; smallest: {desc}")
             for d in diff:
-                print(f"      {d}")
+                print(f"         {d}")
