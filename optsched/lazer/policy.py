@@ -181,7 +181,7 @@ class Lazer(Policy):
         t_new = job.remaining()
         now = sim.now
         cands = [r for r in self.rq.values() if r.remaining() > t_new and self._since.get(r.index) != now]
-        cands.sort(key=lambda r: (-r.remaining(), -r.index))
+        cands.sort(key=lambda r: (-r.remaining(), -r.arrival, -r.index))  # ties: R4's key, the worse first
         victims = []
         for r in cands:
             victims.append(r)

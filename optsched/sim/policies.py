@@ -977,6 +977,7 @@ class PeriodicSRTF(SRTF):
     def on_start(self, sim) -> None:
         super().on_start(sim)
         self._tick = False
+        self._tick_time = -1.0  # the time of the last tick: a follow-up round at that time is a full round (R3)
         self._timer = sim.set_timer(at=0.0, period=self.period, data="srtf-periodic")
         self._left = len(sim.jobs)
 
@@ -989,13 +990,14 @@ class PeriodicSRTF(SRTF):
     def on_timer(self, sim, timer) -> None:
         if timer is self._timer:
             self._tick = True
+            self._tick_time = sim.now
 
     def schedule(self, sim) -> None:
         tick, self._tick = self._tick, False
-        if tick:
+        if tick or sim.now == self._tick_time:  # a tick, or a round that follows one at the same time
             super().schedule(sim)
             return
-        self._start_claimants(sim)  # between ticks: only jobs whose claimed GPUs are all free now
+        self._start_claimants(sim)  # between ticks: only jobs holding a claim, if they fit now (R8)
 
     def _may_preempt(self, sim) -> bool:
         return True  # schedule() runs its round only at ticks

@@ -40,9 +40,9 @@ list is also in the issue-24 report):
    a tick last until the next tick in both modes" is read as "are not dropped between ticks".
 5. Lazer (reading 4): ties in "sort RQ by descending remaining duration" and in "SRTF order" are
    broken by the key of R4 (worst = largest (R, A, i)); "remaining duration" is R4's R (the load
-   still to do is not counted). A pending preemptor reserves every GPU counted in avail_gpus
-   (all free unreserved GPUs and all its victims' GPUs; ``lazer_claim="demand"``: only its demand,
-   its victims' GPUs first, as R11 claims) and starts as soon as its reserved GPUs
+   still to do is not counted). A pending preemptor reserves up to its demand, its victims' GPUs
+   first, as R11 claims (reading 4 as amended by the lead; ``lazer_claim="all"``: every GPU
+   counted in avail_gpus, all free unreserved GPUs and all its victims' GPUs) and starts as soon as its reserved GPUs
    that are free cover its demand, on those only (not on unreserved free GPUs); then its other
    reserved GPUs are released. Pending preemptors start before the completion handler runs.
    Deferral timers ending at one time run in the order they were set. A preempted job joins WQ
@@ -140,7 +140,7 @@ class ReferenceSim:
         period: int | None = None,
         deferral: int = 0,
         backfill: bool = True,
-        lazer_claim: str = "all",
+        lazer_claim: str = "demand",
         max_time: int | None = None,
     ):
         if policy not in POLICIES:
