@@ -11,6 +11,8 @@ column        meaning                                                    require
 ``work``      work in seconds at rate 1 (used instead of ``duration``)   the two
 ``job_id``    job name (default: row number)                             no
 ``user``      user (kept as a column)                                    no
+``load_time`` the job's own load time before each (re)start (s, >= 0)     no
+``save_time`` the job's own pause-and-save time per preemption (s, >= 0)  no
 ============  =========================================================  ========
 
 Other names are mapped with ``columns={"arrival": "submit", ...}`` (ours: yours), which the
@@ -42,7 +44,7 @@ from optsched.exceptions import InvalidOptionError, TraceFormatError
 __all__ = ["read_jobs", "parse_columns", "JOB_FILE_COLUMNS"]
 
 #: Columns a job file may have (ours); ``arrival``, ``gpus`` and ``duration`` or ``work`` are required.
-JOB_FILE_COLUMNS = ("arrival", "gpus", "duration", "work", "job_id", "user")
+JOB_FILE_COLUMNS = ("arrival", "gpus", "duration", "work", "job_id", "user", "load_time", "save_time")
 #: Largest GPU count a job file may ask for (larger values are data errors, not jobs).
 MAX_GPUS = 1_000_000
 
@@ -202,5 +204,9 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
         out["work"] = dur
     if src["user"] in raw.columns:
         out["user"] = raw[src["user"]].astype(str).to_numpy()
+    for c in ("load_time", "save_time"):  # the simulator's per-job overheads (formulations/lazer.md R2)
+        if src[c] in raw.columns:
+            ok = lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_SECONDS)  # noqa: E731
+            out[c] = column(c, ok, f"a number of seconds in [0, {MAX_SECONDS:g}]")
     out.attrs.update({"trace": "jobs-file", "source": str(p), "rows_read": len(raw)})
     return out

@@ -111,3 +111,19 @@ def test_the_default_limits_never_stop_a_legitimate_run(n, seed):
     for name in ("srtf", "las", "srtf-periodic"):
         res = Simulator(Cluster.homogeneous(2, 4), df, get_policy(name), load_time=5.0, save_time=3.0).run()
         assert (res.jobs_frame()["status"] == "done").all()
+
+
+def test_a_job_file_carries_load_and_save_columns(tmp_path):
+    from optsched.exceptions import TraceFormatError
+    from optsched.traces import read_jobs
+
+    p = tmp_path / "jobs.csv"
+    p.write_text("arrival,gpus,duration,load_time,save_time\n0,1,10,2,1\n1,1,2,0,0\n")
+    df = read_jobs(p)
+    res = Simulator(Cluster.homogeneous(1, 1), df, get_policy("srtf")).run()
+    f = _frame(res)
+    assert f["completion"].tolist() == pytest.approx([15.0, 3.0])  # job 0's load is cut at 1 (futile 1 s)
+    assert f["futile_time"].tolist() == pytest.approx([1.0, 0.0])
+    p.write_text("arrival,gpus,duration,load_time\n0,1,10,-2\n")
+    with pytest.raises(TraceFormatError, match="load_time"):
+        read_jobs(p)
