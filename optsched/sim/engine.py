@@ -420,7 +420,7 @@ class Simulator:
         self._holding[j.index] = j
         if self._log is not None:
             self._log.append((now, "start", j.id, pl))
-        load = self._overhead_of(j, pl, True)
+        load = 0.0 if (j.load_s is None and self._load is None) else self._overhead_of(j, pl, True)
         j._last_load = 0.0
         if load > 0:
             j.phase = LOADING
@@ -559,7 +559,11 @@ class Simulator:
     def _after_stop(self, j: SimJob) -> None:
         # a job cut during loading, or before any training after its load, has nothing to save
         was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
-        save = self._overhead_of(j, j.placement, False) if was_training else 0.0
+        save = (
+            self._overhead_of(j, j.placement, False)
+            if was_training and (j.save_s is not None or self._save is not None)
+            else 0.0
+        )
         j.phase = SAVING
         j._phase_start = self.now
         self._seq += 1

@@ -604,15 +604,16 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         # job has fewer running jobs below it and finds no more GPUs): larger ones need not try
         fail_any = fail_single = 1 << 62
         # jobs holding a claim from an earlier round (reserve="preemptor"), in key order: R8/R9 for them
-        claimants = sorted(self._claims.values(), key=lambda cl: self._wait_key(cl.job)) if self._claims else []
+        claimants = sorted(self._claims.values(), key=lambda cl: self._wait_key(cl.job)) if self._claims else ()
         ci = 0
-        while q.n or ci < len(claimants):
+        nc = len(claimants)
+        while q.n or ci < nc:
             plain = not self._nrfree and not check_res  # nothing claimed: the engine's own fit and placement
-            if fill and plain and not self._nusav and ci == len(claimants):
+            if fill and plain and ci == nc and not self._nusav:
                 self._fill_fast(sim, blocked)
                 break
             top, cls = q.head(blocked) if q.n else (None, None)
-            if ci < len(claimants) and (top is None or self._wait_key(claimants[ci].job) < top[0]):
+            if ci < nc and (top is None or self._wait_key(claimants[ci].job) < top[0]):
                 cl = claimants[ci]
                 ci += 1
                 if cl.job.index in self._claims:  # R8 if it fits its claim and the free GPUs, else R9: it waits
