@@ -16,6 +16,7 @@ __all__ = [
     "SolverUnavailableError",
     "SolverError",
     "ModelTooLargeError",
+    "TimeLimitReached",
     "UnknownNameError",
     "VerificationError",
     "SimulationError",
@@ -60,6 +61,12 @@ class SolverError(OptschedError, RuntimeError):
 
 class ModelTooLargeError(OptschedError, MemoryError):
     """An exact model would exceed the configured size limit; raised before it is built."""
+
+
+class TimeLimitReached(OptschedError):
+    """The time limit of a whole exact call ran out in a phase that cannot stop with a partial
+    result (building a model); :func:`optsched.solvers.exact.run_exact` catches it and returns
+    the best schedule and bound it has, with status ``feasible`` or ``no_solution``."""
 
 
 class VerificationError(OptschedError, AssertionError):

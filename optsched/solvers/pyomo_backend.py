@@ -6,6 +6,8 @@ import importlib.metadata as md
 import math
 import time
 import warnings
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -184,8 +186,54 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
     return done, shift
 
 
+def _not_run(solver: str, why: str) -> SolveResult:
+    """The result of a solve that did not run (interrupted, or no time left)."""
+    from optsched.solvers import interrupt
+
+    status = Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION
+    return SolveResult(status, None, None, 0.0, solver, "", message=why, raw=None)
+
+
+def _highs_watch(opt: Any, options: SolveOptions) -> Callable[[], None]:
+    """Subscribe HiGHS's interrupt callbacks (simplex, IPM, MIP): they stop the run on Ctrl-C
+    (:func:`optsched.solvers.interrupt.requested`) or at ``options.deadline``, and the MIP one
+    reports incumbent and bound to :mod:`optsched.solvers.progress`. Returns the unsubscribe."""
+    from optsched.solvers import interrupt, progress
+
+    highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
+    deadline = options.deadline
+    last: list[Any] = [None]
+
+    def check(e: Any) -> None:
+        if interrupt.requested() or (deadline is not None and time.monotonic() >= deadline):
+            e.interrupt()
+
+    def check_mip(e: Any) -> None:
+        check(e)
+        try:
+            key = (e.data_out.mip_primal_bound, e.data_out.mip_dual_bound)
+            if key != last[0]:
+                last[0] = key
+                progress.report(incumbent=key[0], bound=key[1])
+        except Exception:  # the display never stops a solve
+            pass
+
+    subs = [(highs.cbSimplexInterrupt, check), (highs.cbIpmInterrupt, check), (highs.cbMipInterrupt, check_mip)]
+    for cb, fn in subs:
+        cb.subscribe(fn)
+
+    def done() -> None:
+        for cb, fn in subs:
+            with suppress(Exception):
+                cb.unsubscribe(fn)
+
+    return done
+
+
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     from pyomo.contrib.solver.common.factory import SolverFactory
+
+    from optsched.solvers import interrupt
 
     try:
         opt = SolverFactory(solver)
@@ -204,6 +252,10 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             f"(If highspy is installed, an ortools/highspy version clash may hide it: "
             f"`optsched info` shows the versions.)"
         )
+    if interrupt.requested():
+        return _not_run(solver, "interrupted before the solve")
+    if options.expired():
+        return _not_run(solver, "no time left before the solve")
     minimize, is_mip = _sense_min(model), _is_mip(model)
     sopts: dict[str, Any] = {}
     if solver == "highs":
@@ -218,23 +270,45 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         "solver_options": sopts,
         "rel_gap": options.mip_rel_gap,
     }
-    if options.time_limit is not None:
-        kw["time_limit"] = options.time_limit
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
-    # sharing first: its objective shift is then part of the instance set once, not re-set by
-    # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
-    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
-    if warm_start and solver == "highs":
-        _set_highs_start(opt, model)
-    try:
-        res = opt.solve(model, **kw)
-    except Exception as e:
-        raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
-    finally:
-        if done is not None:
-            done()
+    done = watch_done = None
+    shift = 0.0
+    with interrupt.guard():
+        try:
+            # sharing first: its objective shift is then part of the instance set once, not re-set by
+            # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
+            done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
+            if solver == "highs" and getattr(opt, "_model", None) is not model:
+                opt.set_instance(model)  # here, not in opt.solve: timed against the deadline, interruptible
+            if warm_start and solver == "highs":
+                _set_highs_start(opt, model)
+        except KeyboardInterrupt:  # Ctrl-C while Pyomo hands the model over (Python code)
+            if done is not None:
+                done()
+            return _not_run(solver, "interrupted while handing the model to the solver")
+        limit = options.limit()
+        if limit is not None and limit <= 0:
+            if done is not None:
+                done()
+            return _not_run(solver, "the time limit was reached while handing the model to the solver")
+        if limit is not None:
+            kw["time_limit"] = limit
+        if solver == "highs":
+            # the instance was set just now: Pyomo's update() would only re-read it (1-2 s on big models)
+            kw["auto_updates"] = dict.fromkeys(_AUTO_UPDATES, False)
+            watch_done = _highs_watch(opt, options)
+        try:
+            with interrupt.stoppable():  # SIGINT sets the flag that the interrupt callbacks read
+                res = opt.solve(model, **kw)
+        except Exception as e:
+            raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+        finally:
+            if watch_done is not None:
+                watch_done()
+            if done is not None:
+                done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
@@ -246,6 +320,10 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         obj = None if obj is None else obj + shift
         bound = None if bound is None else bound + shift
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
+    if tc == "interrupted" and interrupt.requested() and status in (Status.FEASIBLE, Status.NO_SOLUTION):
+        status = Status.INTERRUPTED
+    elif tc == "interrupted":  # stopped by the deadline check of _highs_watch
+        tc = "maxTimeLimit"
     duals = None
     if has_sol:
         res.solution_loader.load_vars()
@@ -259,7 +337,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     version = (
         ".".join(map(str, res.solver_version)) if isinstance(res.solver_version, tuple) else str(res.solver_version)
     )
-    if status in (Status.FEASIBLE, Status.NO_SOLUTION) and tc != "convergenceCriteriaSatisfied":
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED) and tc != "convergenceCriteriaSatisfied":
         warnings.warn(
             f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
             f"objective {obj}, bound {bound}; not proven optimal.",
@@ -277,6 +355,20 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         duals=duals,
         raw=model,
     )
+
+
+#: Pyomo's checks of a persistent model before a re-solve (``auto_updates``), all off for a fresh instance.
+_AUTO_UPDATES = (
+    "check_for_new_or_removed_constraints",
+    "check_for_new_or_removed_vars",
+    "check_for_new_or_removed_params",
+    "check_for_new_objective",
+    "update_constraints",
+    "update_vars",
+    "update_parameters",
+    "update_named_expressions",
+    "update_objective",
+)
 
 
 def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
@@ -301,8 +393,11 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
     }
     names = name_map.get(solver.split("_")[0], ("time_limit", "mip_rel_gap", "threads", "random_seed"))
     o: dict[str, Any] = {}
-    if options.time_limit is not None and names[0]:
-        o[names[0]] = options.time_limit
+    limit = options.limit()
+    if limit is not None and limit <= 0:
+        return _not_run(solver, "no time left before the solve")
+    if limit is not None and names[0]:
+        o[names[0]] = limit
     if names[1]:
         o[names[1]] = options.mip_rel_gap
     if options.threads is not None and names[2]:
