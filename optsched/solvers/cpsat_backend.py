@@ -167,7 +167,7 @@ def _with_progress(cp_model: Any, callback: Any, has_obj: bool) -> Any:
     display is open (else none: no callback cost)."""
     from optsched.solvers import progress
 
-    if callback is not None or not has_obj or progress._current is None:  # noqa: SLF001
+    if callback is not None or not has_obj or not progress.active():
         return callback
 
     class _Progress(cp_model.CpSolverSolutionCallback):

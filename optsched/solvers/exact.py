@@ -491,7 +491,9 @@ def _run_exact(
         result.info["deadline_left"] = round(options.deadline - time.monotonic(), 3)
     if result.status != Status.OPTIMAL:
         why = result.info.get("stopped_because") or (
-            "the recomputed gap is above the optimality tolerance"
+            "interrupted (Ctrl-C)"
+            if result.status == Status.INTERRUPTED
+            else "the recomputed gap is above the optimality tolerance"
             if sr is not None and sr.status == Status.OPTIMAL
             else f"the solver stopped ({sr.message if sr is not None else 'not run'})"
         )

@@ -64,8 +64,8 @@ _ids = itertools.count()
 
 
 def requested() -> bool:
-    """True once SIGINT arrived inside the current outermost :func:`guard`."""
-    return _state.requested
+    """True once SIGINT arrived inside the current outermost :func:`guard` (False outside any)."""
+    return _state.requested and _state.depth > 0
 
 
 def propagating() -> bool:

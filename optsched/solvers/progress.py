@@ -23,12 +23,12 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["display", "phase", "report", "report_kind", "units", "start", "detach", "format_value"]
+__all__ = ["display", "listen", "active", "phase", "report", "report_kind", "units", "start", "detach", "format_value"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class _Units:
 
 _units: list[_Units] = []
 _current: _Display | None = None
+_listeners: list[Callable[[float | None, float | None], None]] = []
 
 
 def format_value(v: float | None) -> str:
@@ -174,11 +175,29 @@ def display(*, file: Any = None, delay: float = 1.0, interval: float = 0.25) -> 
                 own.close()
 
 
+@contextmanager
+def listen(fn: Callable[[float | None, float | None], None]) -> Iterator[None]:
+    """While inside, ``fn(incumbent, bound)`` (kind units, either may be ``None``) is called
+    with every report, from the thread that reports (a solver callback): for a notebook widget,
+    a log, or a test. ``fn`` must be quick and must not raise."""
+    _listeners.append(fn)
+    try:
+        yield
+    finally:
+        _listeners.remove(fn)
+
+
+def active() -> bool:
+    """Whether anything shows or hears the reports (back ends skip the work otherwise)."""
+    return _current is not None or bool(_listeners)
+
+
 def detach() -> None:
     """In a forked process: show nothing (the parent's display thread does not exist here)."""
     global _current
     _current = None
     _units.clear()
+    _listeners.clear()
 
 
 def start(*, maximize: bool = False) -> None:
@@ -200,18 +219,24 @@ def report_kind(incumbent: float | None = None, bound: float | None = None) -> N
     d = _current
     if d is not None:
         d.update(incumbent, bound)
+    for fn in list(_listeners):
+        with suppress(Exception):
+            fn(incumbent, bound)
 
 
 def report(incumbent: float | None = None, bound: float | None = None) -> None:
     """An incumbent and/or a bound in the units of the model being solved (converted by the
     innermost :func:`units`; incumbents dropped under ``incumbents=False``)."""
-    d = _current
-    if d is None:
+    if not active():
         return
     u = _units[-1] if _units else _Units(1.0, 0.0, True)
-    inc = None if incumbent is None or not u.incumbents else u.offset + u.scale * incumbent
-    bnd = None if bound is None else u.offset + u.scale * bound
-    d.update(inc, bnd)
+    inc = (
+        None
+        if incumbent is None or not u.incumbents or not math.isfinite(incumbent)
+        else u.offset + u.scale * incumbent
+    )
+    bnd = None if bound is None or not math.isfinite(bound) else u.offset + u.scale * bound
+    report_kind(inc, bnd)
 
 
 @contextmanager

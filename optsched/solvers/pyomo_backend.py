@@ -6,7 +6,6 @@ import importlib.metadata as md
 import math
 import time
 import warnings
-from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from optsched.exceptions import (
     SolverLimitWarning,
     SolverUnavailableError,
 )
+from optsched.solvers import interrupt
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
@@ -188,52 +188,66 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
 
 def _not_run(solver: str, why: str) -> SolveResult:
     """The result of a solve that did not run (interrupted, or no time left)."""
-    from optsched.solvers import interrupt
-
     status = Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION
     return SolveResult(status, None, None, 0.0, solver, "", message=why, raw=None)
 
 
-def _highs_watch(opt: Any, options: SolveOptions) -> Callable[[], None]:
-    """Subscribe HiGHS's interrupt callbacks (simplex, IPM, MIP): they stop the run on Ctrl-C
-    (:func:`optsched.solvers.interrupt.requested`) or at ``options.deadline``, and the MIP one
-    reports incumbent and bound to :mod:`optsched.solvers.progress`. Returns the unsubscribe."""
-    from optsched.solvers import interrupt, progress
+class _Watch:
+    """HiGHS's interrupt callbacks while it runs (:func:`_highs_watch`): ``fired`` is
+    ``"interrupted"`` (Ctrl-C) or ``"maxTimeLimit"`` (the deadline) once they stopped it."""
 
-    highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
-    deadline = options.deadline
-    last: list[Any] = [None]
+    def __init__(self, opt: Any, options: SolveOptions) -> None:
+        import logging
 
-    def check(e: Any) -> None:
-        if interrupt.requested() or (deadline is not None and time.monotonic() >= deadline):
-            e.interrupt()
+        from optsched.solvers import progress
 
-    def check_mip(e: Any) -> None:
-        check(e)
-        try:
-            key = (e.data_out.mip_primal_bound, e.data_out.mip_dual_bound)
-            if key != last[0]:
-                last[0] = key
-                progress.report(incumbent=key[0], bound=key[1])
-        except Exception:  # the display never stops a solve
-            pass
+        self.fired: str | None = None
+        self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
+        self.deadline = options.deadline
+        last: list[Any] = [None]
 
-    subs = [(highs.cbSimplexInterrupt, check), (highs.cbIpmInterrupt, check), (highs.cbMipInterrupt, check_mip)]
-    for cb, fn in subs:
-        cb.subscribe(fn)
+        def check(e: Any) -> None:
+            if self.fired is None:
+                if interrupt.requested():
+                    self.fired = "interrupted"
+                elif self.deadline is not None and time.monotonic() >= self.deadline:
+                    self.fired = "maxTimeLimit"
+            if self.fired is not None:
+                e.interrupt()
 
-    def done() -> None:
-        for cb, fn in subs:
+        def check_mip(e: Any) -> None:
+            check(e)
+            try:
+                key = (e.data_out.mip_primal_bound, e.data_out.mip_dual_bound)
+                if key != last[0]:
+                    last[0] = key
+                    progress.report(incumbent=key[0], bound=key[1])
+            except Exception:  # the display never stops a solve
+                pass
+
+        self.subs = [
+            (self.highs.cbSimplexInterrupt, check),
+            (self.highs.cbIpmInterrupt, check),
+            (self.highs.cbMipInterrupt, check_mip),
+        ]
+        for cb, fn in self.subs:
+            cb.subscribe(fn)
+        # Pyomo 6.10 does not map HiGHS's kInterrupt and warns about it: our own stop, not news
+        self.logger = logging.getLogger("pyomo.contrib.solver.solvers.highs")
+        self.logger.addFilter(self._quiet)
+
+    def _quiet(self, record: Any) -> bool:
+        return not (self.fired is not None and "kInterrupt" in record.getMessage())
+
+    def done(self) -> None:
+        for cb, fn in self.subs:
             with suppress(Exception):
                 cb.unsubscribe(fn)
-
-    return done
+        self.logger.removeFilter(self._quiet)
 
 
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     from pyomo.contrib.solver.common.factory import SolverFactory
-
-    from optsched.solvers import interrupt
 
     try:
         opt = SolverFactory(solver)
@@ -273,7 +287,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
-    done = watch_done = None
+    done = watch = None
     shift = 0.0
     with interrupt.guard():
         try:
@@ -298,21 +312,24 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         if solver == "highs":
             # the instance was set just now: Pyomo's update() would only re-read it (1-2 s on big models)
             kw["auto_updates"] = dict.fromkeys(_AUTO_UPDATES, False)
-            watch_done = _highs_watch(opt, options)
+            # stops HiGHS on Ctrl-C (the flag its interrupt callbacks read) and at the deadline
+            watch = _Watch(opt, options)
         try:
             with interrupt.stoppable():  # SIGINT sets the flag that the interrupt callbacks read
                 res = opt.solve(model, **kw)
         except Exception as e:
             raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
         finally:
-            if watch_done is not None:
-                watch_done()
+            if watch is not None:
+                watch.done()
             if done is not None:
                 done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
     tc = getattr(res.termination_condition, "name", str(res.termination_condition))
+    if watch is not None and watch.fired is not None:  # HiGHS's kInterrupt: Pyomo calls it "unknown"
+        tc = watch.fired
     status = _status_from(tc, has_sol)
     obj = res.incumbent_objective if has_sol else None
     bound = res.objective_bound
@@ -322,8 +339,6 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
     if tc == "interrupted" and interrupt.requested() and status in (Status.FEASIBLE, Status.NO_SOLUTION):
         status = Status.INTERRUPTED
-    elif tc == "interrupted":  # stopped by the deadline check of _highs_watch
-        tc = "maxTimeLimit"
     duals = None
     if has_sol:
         res.solution_loader.load_vars()
