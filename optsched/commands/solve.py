@@ -102,16 +102,31 @@ def _check_options(args, spec) -> str | None:
 
 @contextlib.contextmanager
 def _stdout_to_stderr():
-    """Send what is written to standard output (Python's and the solvers' native output) to stderr."""
+    """Send what is written to standard output (Python's and the solvers' native output) to stderr.
+
+    Python's ``sys.stdout`` becomes a file on a *copy* of the stderr descriptor: Pyomo captures
+    descriptors 1 and 2 while a solver runs and, with ``-v``, echoes what it captured to
+    ``sys.stdout``; were that descriptor 2 itself, the echo would be captured again (Pyomo then
+    stops with "TeeStream: deadlock observed")."""
     sys.stdout.flush()
-    saved = os.dup(1)
+    sys.stderr.flush()
     try:
-        os.dup2(2, 1)
+        fd1, fd2 = sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no real descriptors (a test's capture)
         with contextlib.redirect_stdout(sys.stderr):
             yield
+        return
+    saved = os.dup(fd1)
+    err = os.fdopen(os.dup(fd2), "w", buffering=1, encoding="utf-8", errors="replace")
+    try:
+        os.dup2(fd2, fd1)
+        with contextlib.redirect_stdout(err):
+            yield
     finally:
+        err.flush()
+        err.close()
         sys.stdout.flush()
-        os.dup2(saved, 1)
+        os.dup2(saved, fd1)
         os.close(saved)
 
 

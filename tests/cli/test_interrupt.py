@@ -149,3 +149,18 @@ def test_sigint_to_demo_keeps_the_finished_rows(tmp_path):
     rows = json.loads(stdout)  # the finished rows, as written
     assert len(rows) == len(table)
     assert set(table["paper"]) <= {"rigid", "sojourn"}
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_solver_log_goes_to_stderr_and_stdout_is_the_result(backend):
+    """-v: the solver's log (native output, and Pyomo's echo of it) on stderr, the JSON on stdout
+    (it used to stop with Pyomo's "TeeStream: deadlock observed" under --json)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "optsched", "solve", "toy:rigid-2x2-five", "--backend", backend, "-v", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] == "optimal"
+    assert ("HiGHS" if backend == "highs" else "CP-SAT") in out.stderr
