@@ -200,7 +200,12 @@ def build_exact(
     relaxation of the time-indexed model (:func:`lp_relaxation_bound`, at most a quarter of the
     time limit, taken from CP-SAT's): ``info["lp_bound"]`` (seconds, ``None`` when the probe
     proved), added to the CP-SAT model as the row ``objective_bound`` (rounded up to a whole
-    slot) and never above the reported bound; then CP-SAT with presolve for the rest."""
+    slot) and never above the reported bound; then CP-SAT with presolve for the rest.
+
+    The time-indexed model is built only when it is expected to be built, handed to the solver
+    and set up in the time left (:func:`_plan_time_indexed`, ``formulations/rigid.md#time-limit``):
+    otherwise only its relaxation, or only the LP bound, is solved (``em.model`` is ``None``), or
+    :class:`~optsched.exceptions.TimeLimitReached` ends the call with the warm start."""
     step = instance.slot if _integral_weights(instance) else None
     handles: IntervalVariables | TimeIndexedVariables
     info: dict = {}

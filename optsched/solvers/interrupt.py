@@ -112,14 +112,14 @@ def guard() -> Iterator[None]:
 
 
 @contextmanager
-def stoppable(stop: Callable[[], None] | None = None) -> Iterator[int]:
+def stoppable(stop: Callable[[], None] | None = None) -> Iterator[None]:
     """While inside: SIGINT calls ``stop()`` (e.g. ``CpSolver.stop_search``) and returns instead
     of raising ``KeyboardInterrupt`` (``stop=None``: only :func:`requested` is set; the code
-    inside polls it). Yields a token (unused by callers so far)."""
+    inside polls it)."""
     token = next(_ids)
     _state.stoppers[token] = stop if stop is not None else (lambda: None)
     try:
-        yield token
+        yield
     finally:
         _state.stoppers.pop(token, None)
 
