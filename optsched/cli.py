@@ -1,8 +1,9 @@
 """The ``optsched`` command line.
 
 Exit codes: 0 ok; 1 infeasible, no solution, or a check failed; 2 bad input (file, field,
-option, unknown name). Errors are one clear line on stderr, never a traceback from deep inside
-a library (``OPTSCHED_DEBUG=1`` shows it).
+option, unknown name); 130 interrupted (Ctrl-C; commands write what they finished first).
+Errors are one clear line on stderr, never a traceback from deep inside a library
+(``OPTSCHED_DEBUG=1`` shows it).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import sys
 
 from optsched.commands import COMMANDS
-from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from optsched.exceptions import (
     DataNotFoundError,
     InfeasibleError,
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("optsched: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into `head` and friends: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK

@@ -17,6 +17,7 @@ __all__ = [
     "SolverUnavailableError",
     "SolverError",
     "ModelTooLargeError",
+    "TimeLimitReached",
     "UnknownNameError",
     "VerificationError",
     "SimulationError",
@@ -115,6 +116,12 @@ class ModelTooLargeError(OptschedError, MemoryError):
     ...     print("1,100 in all" in str(e))
     True
     """
+
+
+class TimeLimitReached(OptschedError):
+    """The time limit of a whole exact call ran out in a phase that cannot stop with a partial
+    result (building a model); :func:`optsched.solvers.exact.run_exact` catches it and returns
+    the best schedule and bound it has, with status ``feasible`` or ``no_solution``."""
 
 
 class VerificationError(OptschedError, AssertionError):

@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+#: Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it; what was finished is written.
+EXIT_INTERRUPTED = 130
 
 
 #: Column name -> unit shown in the header.

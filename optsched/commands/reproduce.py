@@ -9,14 +9,14 @@ Examples::
 Each table is written to --out as soon as it is finished, so a run that fails late keeps what
 it computed; a table that stands for one of the paper's figures or tables gets its picture
 beside it at the same moment, named after it (fig6.csv, fig6.png, fig6.svg); --out is
-checked (and refused if it exists and is not empty, unless --force) before any work starts.
-Exit codes: 0 ok; 1 the run failed after writing some tables; 2 bad input (unknown name,
-existing --out, bad option).
+checked (and refused if it exists and is not empty, unless --force) before any work starts;
+Ctrl-C stops the run and keeps them. Exit codes: 0 ok; 1 the run failed after writing some
+tables; 2 bad input (unknown name, existing --out, bad option); 130 interrupted.
 """
 
 from __future__ import annotations
 
-from optsched.commands._common import EXIT_OK, add_output_options, print_table
+from optsched.commands._common import EXIT_INTERRUPTED, EXIT_OK, add_output_options, print_table
 
 
 def add_parser(sub) -> None:
@@ -45,6 +45,7 @@ def run(args) -> int:
     from optsched.exceptions import InvalidOptionError
     from optsched.experiments.figures import write_table_figure
     from optsched.experiments.registry import get_reproduction, reproductions
+    from optsched.solvers.interrupt import stop_on_interrupt
 
     if args.list or not args.name:
         print_table([{"name": r.name, "paper": r.paper, "description": r.description} for r in reproductions()])
@@ -72,7 +73,12 @@ def run(args) -> int:
             print(df.to_string(index=False))
 
     try:
-        repro.run(save, quick=args.quick, seeds=args.seeds, progress=not args.quiet and sys.stderr.isatty())
+        with stop_on_interrupt():  # Ctrl-C ends the run (an exact solve stops and raises)
+            repro.run(save, quick=args.quick, seeds=args.seeds, progress=not args.quiet and sys.stderr.isatty())
+    except KeyboardInterrupt:
+        kept = f"; the {len(written)} files written before are kept in {out}" if written else ""
+        print(f"optsched: interrupted{kept}.", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BaseException:
         if written:
             print(

@@ -11,9 +11,13 @@ Examples::
 INSTANCE is a JSON file or a shipped name (`optsched instances` lists them). --out DIR writes
 schedule.json (with the instance's name and content hash, which `optsched verify` compares)
 and result.json there; --plot also draws the schedule as a Gantt chart (schedule.png, .svg).
-A time-limited solve reports status "feasible" with its bound and gap, never "optimal". Exit
-codes: 0 solved (schedule verified); 1 infeasible, no solution or a failed verification; 2 bad
-input (file, field, option, unknown name).
+--time-limit bounds the whole command (loading, warm start, building, solving, checking); a run
+that reaches it reports status "feasible" (or "no_solution") with its best schedule, bound and
+gap, never "optimal". A solve that runs over a second shows its elapsed time, incumbent and bound
+on stderr (off with --quiet; stdout carries only the result). Ctrl-C stops the solver and writes
+its best schedule so far (status "interrupted", exit code 130). Exit codes: 0 solved (schedule
+verified); 1 infeasible, no solution or a failed verification; 2 bad input (file, field,
+option, unknown name); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import contextlib
 import os
 import sys
 
-from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, print_json, print_table
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
 PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
@@ -74,6 +78,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress display on stderr (elapsed time, incumbent, bound)"
+    )
+    p.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -107,16 +114,31 @@ def _check_options(args, spec) -> str | None:
 
 @contextlib.contextmanager
 def _stdout_to_stderr():
-    """Send what is written to standard output (Python's and the solvers' native output) to stderr."""
+    """Send what is written to standard output (Python's and the solvers' native output) to stderr.
+
+    Python's ``sys.stdout`` becomes a file on a *copy* of the stderr descriptor: Pyomo captures
+    descriptors 1 and 2 while a solver runs and, with ``-v``, echoes what it captured to
+    ``sys.stdout``; were that descriptor 2 itself, the echo would be captured again (Pyomo then
+    stops with "TeeStream: deadlock observed")."""
     sys.stdout.flush()
-    saved = os.dup(1)
+    sys.stderr.flush()
     try:
-        os.dup2(2, 1)
+        fd1, fd2 = sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no real descriptors (a test's capture)
         with contextlib.redirect_stdout(sys.stderr):
             yield
+        return
+    saved = os.dup(fd1)
+    err = os.fdopen(os.dup(fd2), "w", buffering=1, encoding="utf-8", errors="replace")
+    try:
+        os.dup2(fd2, fd1)
+        with contextlib.redirect_stdout(err):
+            yield
     finally:
+        err.flush()
+        err.close()
         sys.stdout.flush()
-        os.dup2(saved, 1)
+        os.dup2(saved, fd1)
         os.close(saved)
 
 
@@ -152,16 +174,19 @@ def summary_line(name: str, summ: dict) -> str:
 
 def run(args) -> int:
     import json
+    import time
 
     import optsched
     from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import default_exact_model, get_algorithm
     from optsched.core.io import atomic_write_text, save_schedule
     from optsched.core.output import check_writable_file, prepare_out_dir
+    from optsched.core.result import Status
     from optsched.exceptions import InvalidInstanceError, InvalidOptionError
-    from optsched.solvers import SolveOptions
+    from optsched.solvers import SolveOptions, progress
     from optsched.verify import verify_result
 
+    started = time.monotonic()  # --time-limit counts from here: loading the instance too
     inst = optsched.load_instance(args.instance)
     if args.model is None:
         spec = default_exact_model(inst.kind)
@@ -195,13 +220,12 @@ def run(args) -> int:
             threads=args.threads,
             seed=args.seed,
             verbose=args.verbose,
-        )
+        ).started(started)
         if args.write_model:
             kw["write_model"] = args.write_model
-    if args.verbose and args.json:  # the solver log goes to stderr: stdout stays one JSON document
-        with _stdout_to_stderr():
-            result = spec(inst, **kw)
-    else:
+    show = spec.exact and not (args.quiet or args.verbose)  # with -v the solver log is the progress
+    # stdout stays the result only: what solvers or Pyomo print goes to stderr
+    with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
         result = spec(inst, **kw)
     report = verify_result(inst, result) if result.schedule is not None else None
     plotted: list = []
@@ -251,6 +275,11 @@ def run(args) -> int:
             print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
             if plotted:
                 print(f"drew the schedule: {', '.join(str(p) for p in plotted)}")
+    if result.status == Status.INTERRUPTED:
+        where = f" (written to {out})" if out is not None and result.schedule is not None else ""
+        what = "its best schedule so far" if result.schedule is not None else "no schedule"
+        print(f"optsched: interrupted: {what}{where}, status interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not result.status.has_solution:
         return EXIT_FAILED
     return EXIT_OK if report is None or report.ok else EXIT_FAILED

@@ -16,7 +16,9 @@ class Status(StrEnum):
     ``OPTIMAL``: proven optimal (gap within the requested tolerance, recomputed from objective
     and bound). ``FEASIBLE``: a solution, not proven optimal (a time or gap limit was hit).
     ``NO_SOLUTION``: a limit was hit before any solution was found. ``HEURISTIC``: an algorithm
-    with no optimality claim.
+    with no optimality claim. ``INTERRUPTED``: stopped by the user (Ctrl-C, SIGINT) before its
+    limit; ``objective``, ``schedule`` and ``bound`` are the best found so far (the schedule may be
+    missing: check ``Result.schedule``), never called optimal (the CLI exits with code 130).
 
     Examples
     --------
@@ -32,9 +34,12 @@ class Status(StrEnum):
     NO_SOLUTION = "no_solution"
     ERROR = "error"
     HEURISTIC = "heuristic"
+    INTERRUPTED = "interrupted"
 
     @property
     def has_solution(self) -> bool:
+        """OPTIMAL, FEASIBLE or HEURISTIC: a solution is there by the status alone (an INTERRUPTED
+        run may or may not have one: look at its schedule or objective)."""
         return self in (Status.OPTIMAL, Status.FEASIBLE, Status.HEURISTIC)
 
 

@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 
-from optsched.verify.rows import exact_vs_algorithm_rows
+from optsched.verify.rows import exact_vs_algorithm_rows, on_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
 
 COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status", "verified"]
 
 
-def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress: bool = True) -> list[dict]:
+def collect_rows(
+    *,
+    quick: bool = False,
+    only: list[str] | None = None,
+    progress: bool = True,
+    on_update: Callable[[list[dict]], None] | None = None,
+) -> list[dict]:
+    """The demo rows of every package (or of ``only``), in package order.
+
+    ``on_update(rows)``, when given, gets every row finished so far each time an instance's
+    rows are built (through :func:`optsched.verify.rows.on_rows`) and when a package is done
+    (its final rows replace the provisional ones), so a caller can write them as they come."""
     import optsched
 
     optsched.load_plugins()
@@ -38,10 +50,23 @@ def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress
                 continue
             raise
         t0 = time.perf_counter()
-        part = mod.demo_rows(quick=quick)
+        key = pkg.rsplit(".", 1)[-1]
+        if on_update is None:
+            part = mod.demo_rows(quick=quick)
+        else:
+            provisional: list[dict] = []
+
+            def add(new: list[dict], provisional: list[dict] = provisional, key: str = key) -> None:
+                provisional.extend({"paper": key, **r} for r in new)
+                on_update(rows + provisional)
+
+            with on_rows(add):
+                part = mod.demo_rows(quick=quick)
         for r in part:
-            r.setdefault("paper", pkg.rsplit(".", 1)[-1])
+            r.setdefault("paper", key)
         rows.extend(part)
+        if on_update is not None:
+            on_update(list(rows))
         if progress:
             import sys
 

@@ -24,6 +24,8 @@ from optsched.solvers.size import check_model_size
 __all__ = [
     "SlotData",
     "slot_data",
+    "ModelSize",
+    "time_indexed_size",
     "TimeIndexedVariables",
     "IntervalVariables",
     "build_time_indexed",
@@ -134,7 +136,45 @@ def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
     )
 
 
-def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, max_size: int | None = None):
+@dataclass(frozen=True)
+class ModelSize:
+    """Size of a time-indexed model, computed from the slot data before it is built."""
+
+    variables: int
+    rows: int
+    nonzeros: int
+
+
+def time_indexed_size(d: SlotData, *, aggregated: bool = False) -> ModelSize:
+    """The size :func:`build_time_indexed` would build from ``d`` (with ``aggregated``: every job
+    spanning servers, the model of the relaxation and of the LP bound), in O(n): variables,
+    rows and non-zeros of the rows and the objective (an upper bound: start windows cut at the
+    horizon are counted whole).
+
+    >>> d = SlotData(p=[2, 1], r=[0, 0], g=[1, 1], w=[1, 1], single=[False, False], G=[2], T=3)
+    >>> time_indexed_size(d)
+    ModelSize(variables=5, rows=5, nonzeros=17)
+    """
+    n, M, T = d.n, len(d.G), d.T
+    starts = [max(0, T - d.p[j] - d.r[j] + 1) for j in range(n)]
+    n_x = sum(starts)
+    nnz = 2 * n_x  # (T1) and the objective (T5)
+    if aggregated or not d.mixed:
+        return ModelSize(n_x, n + T, nnz + sum(starts[j] * d.p[j] for j in range(n)))
+    fit = [sum(1 for G in d.G if d.g[j] <= G) if d.single[j] else M for j in range(n)]
+    extra = sum(starts[j] * fit[j] for j in range(n))  # y or w
+    nnz += n_x + extra  # (T3)
+    nnz += sum(starts[j] * d.p[j] * fit[j] for j in range(n))  # (T4)
+    return ModelSize(n_x + extra, n + n_x + M * T, nnz)
+
+
+def build_time_indexed(
+    instance: Instance,
+    *,
+    horizon_slots: int | None = None,
+    max_size: int | None = None,
+    deadline: float | None = None,
+):
     """Time-indexed MILP of ``formulations/rigid.md`` (T1)-(T5).
 
     Returns a Pyomo ``ConcreteModel`` with components named after the labels:
@@ -143,10 +183,16 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     ``split_demand`` (T3), ``total_weighted_completion_time`` (T5). ``model.data`` holds the
     slot data.
 
+    ``deadline`` (a ``time.monotonic()`` value): the build stops with
+    :class:`~optsched.exceptions.TimeLimitReached` once it is past (checked between components
+    and every 256 rows), so a whole-call time limit also bounds the build.
+
     Raises
     ------
     ModelTooLargeError
         If the estimated size exceeds ``max_size`` (default ``OPTSCHED_MAX_MODEL_SIZE``).
+    TimeLimitReached
+        ``deadline`` passed during the build.
 
     Examples
     --------
@@ -158,6 +204,7 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     """
     import pyomo.environ as pyo
 
+    tick = _deadline_check(deadline, f"building the time-indexed model of {instance.name!r}")
     d = slot_data(instance, horizon_slots)
     n, M, T = d.n, len(d.G), d.T
     starts = {j: range(d.r[j], T - d.p[j] + 1) for j in range(n)}
@@ -172,10 +219,13 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
     m.S = pyo.Set(initialize=range(M), ordered=True)
     m.T = pyo.Set(initialize=range(T), ordered=True)
     m.JT = pyo.Set(dimen=2, initialize=[(j, t) for j in range(n) for t in starts[j]], ordered=True)
+    tick(force=True)
     m.x = pyo.Var(m.JT, domain=pyo.Binary, doc="x[j,t] = 1 if job j starts at slot t")
+    tick(force=True)
 
     @m.Constraint(m.J, doc="(T1) every job starts exactly once")
     def one_start_per_job(m, j):
+        tick()
         return sum(m.x[j, t] for t in starts[j]) == 1
 
     def running(j, t):
@@ -188,6 +238,7 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
 
         @m.Constraint(m.T, doc="(T2) GPUs in use in slot t <= cluster GPUs (jobs may span servers)")
         def capacity(m, t):
+            tick()
             expr = sum(d.g[j] * m.x[j, tau] for j in range(n) for tau in running(j, t))
             if isinstance(expr, int):
                 return pyo.Constraint.Skip
@@ -199,7 +250,9 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
             dimen=3, initialize=[(j, s, t) for j in single for s in range(M) for t in starts[j] if d.g[j] <= d.G[s]]
         )
         m.JST_span = pyo.Set(dimen=3, initialize=[(j, s, t) for j in span for s in range(M) for t in starts[j]])
+        tick(force=True)
         m.y = pyo.Var(m.JST_single, domain=pyo.Binary, doc="y[j,m,t] = 1 if single-server job j starts on m at t")
+        tick(force=True)
         m.w = pyo.Var(
             m.JST_span,
             domain=pyo.NonNegativeIntegers,
@@ -209,24 +262,46 @@ def build_time_indexed(instance: Instance, *, horizon_slots: int | None = None, 
 
         @m.Constraint(m.JT, doc="(T3) a started job gets its g_j GPUs: on one server, or split over servers")
         def split_demand(m, j, t):
+            tick()
             if d.single[j]:
                 return sum(m.y[j, s, t] for s in range(M) if d.g[j] <= d.G[s]) == m.x[j, t]
             return sum(m.w[j, s, t] for s in range(M)) == d.g[j] * m.x[j, t]
 
         @m.Constraint(m.S, m.T, doc="(T4) GPUs in use on server m in slot t <= G_m")
         def capacity(m, s, t):
+            tick()
             expr = sum(d.g[j] * m.y[j, s, tau] for j in single if d.g[j] <= d.G[s] for tau in running(j, t))
             expr += sum(m.w[j, s, tau] for j in span for tau in running(j, t))
             if isinstance(expr, int):
                 return pyo.Constraint.Skip
             return expr <= d.G[s]
 
+    tick(force=True)
     m.total_weighted_completion_time = pyo.Objective(
         expr=sum(d.w[j] * (t + d.p[j]) * m.x[j, t] for (j, t) in m.JT),
         sense=pyo.minimize,
         doc="(T5) sum_j w_j C_j in slots",
     )
     return m
+
+
+def _deadline_check(deadline: float | None, what: str) -> Any:
+    """``tick(force=False)``: raises TimeLimitReached once ``deadline`` is past (the clock read
+    every 256 calls, or at once with ``force``)."""
+    import time
+
+    from optsched.exceptions import TimeLimitReached
+
+    calls = [0]
+
+    def tick(force: bool = False) -> None:
+        if deadline is None:
+            return
+        calls[0] += 1
+        if (force or calls[0] % 256 == 0) and time.monotonic() >= deadline:
+            raise TimeLimitReached(f"the time limit was reached while {what}")
+
+    return tick
 
 
 def add_packing_rows(model: Any, single: list[bool]) -> int:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 import warnings
+from contextlib import suppress
 from typing import Any
 
 from optsched.core.result import Status
@@ -49,7 +52,14 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     ``raw`` of the result is the ``CpSolver``: read values with ``result.raw.value(var)``.
     A run stopped by its time limit is FEASIBLE (or NO_SOLUTION), with a
     :class:`SolverLimitWarning`; CP-SAT's OPTIMAL honours ``mip_rel_gap``/``mip_abs_gap`` and the
-    gap is recomputed from objective and bound.
+    gap is recomputed from objective and bound. The limit is :meth:`SolveOptions.limit` (the
+    phase's ``time_limit``, never beyond ``deadline``); a call with no time left returns
+    NO_SOLUTION without solving.
+
+    Ctrl-C (:mod:`optsched.solvers.interrupt`): CP-SAT's own SIGINT handling is off
+    (``catch_sigint_signal=False``: it leaves SIGINT at the system default after the solve); in
+    the main thread the solve runs in a worker thread, SIGINT calls ``stop_search`` and the
+    result is INTERRUPTED with the incumbent and bound found so far.
 
     Examples
     --------
@@ -61,31 +71,37 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     >>> r.status.value, r.objective
     ('optimal', 19.0)
     """
+    from optsched.solvers import interrupt, progress, sharing
+
     cp_model = _cp_model()
     options = options or SolveOptions()
+    limit = options.limit()
+    if interrupt.requested() or (limit is not None and limit <= 0):
+        return _not_run(model, "interrupted before the solve" if interrupt.requested() else "no time left")
     solver = cp_model.CpSolver()
     p = solver.parameters
-    if options.time_limit is not None:
-        p.max_time_in_seconds = float(options.time_limit)
+    if limit is not None:
+        p.max_time_in_seconds = float(limit)
     p.num_workers = int(options.threads or DEFAULT_CPSAT_WORKERS)
     p.random_seed = int(options.seed)
     p.relative_gap_limit = float(options.mip_rel_gap)
     if options.mip_abs_gap is not None:
         p.absolute_gap_limit = float(options.mip_abs_gap)
     p.log_search_progress = bool(options.verbose)
+    p.catch_sigint_signal = False
     for k, v in options.solver_options.items():
         try:
             setattr(p, k, v)
         except (AttributeError, TypeError, ValueError) as e:
             raise SolverError(f"CP-SAT has no parameter {k!r} accepting {v!r} ({e}).") from None
-    if callback is None:  # a portfolio member publishing its incumbents (optsched.solvers.sharing)
-        from optsched.solvers import sharing
-
-        callback = sharing.cpsat_callback(model)
-    t0 = time.perf_counter()
-    code = solver.solve(model, callback) if callback is not None else solver.solve(model)
-    runtime = time.perf_counter() - t0
     has_obj = bool(model.has_objective())
+    if callback is None:  # a portfolio member publishing its incumbents (optsched.solvers.sharing)
+        callback = sharing.cpsat_callback(model)
+    callback = _with_progress(cp_model, callback, has_obj)
+    t0 = time.perf_counter()
+    with interrupt.guard():
+        code = _run(solver, model, callback)
+    runtime = time.perf_counter() - t0
     mapping = {
         cp_model.OPTIMAL: Status.OPTIMAL,
         cp_model.FEASIBLE: Status.FEASIBLE,
@@ -98,26 +114,88 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     if status in (Status.OPTIMAL, Status.FEASIBLE) and has_obj:
         obj = float(solver.objective_value)
         bound = float(solver.best_objective_bound)
-    elif status == Status.OPTIMAL:  # pure feasibility model
+    elif status == Status.OPTIMAL or (status == Status.FEASIBLE and not has_obj):  # pure feasibility model
         obj = bound = 0.0
+    elif status == Status.NO_SOLUTION and has_obj and math.isfinite(solver.best_objective_bound):
+        bound = float(solver.best_objective_bound)
     msg = solver.status_name(code)
     if status == Status.ERROR:
         raise SolverError(f"CP-SAT rejected the model ({msg}): {model.validate()}")
-    if status in (Status.FEASIBLE, Status.NO_SOLUTION):
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION) and interrupt.requested():
+        status, msg = Status.INTERRUPTED, f"interrupted ({msg})"
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED):
         warnings.warn(
             f"CP-SAT stopped after {runtime:.1f} s ({msg}): objective {obj}, bound {bound}; not proven optimal.",
             SolverLimitWarning,
             stacklevel=2,
         )
-    from importlib.metadata import version
-
+    progress.report(incumbent=obj if has_obj else None, bound=bound if has_obj else None)
     return SolveResult(
         status=status,
         objective=obj,
         bound=bound,
         runtime=runtime,
         solver="cpsat",
-        solver_version=version("ortools"),
+        solver_version=_version(),
         message=msg,
         raw=solver,
     )
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("ortools")
+
+
+def _not_run(model: Any, why: str) -> SolveResult:
+    """The result of a solve that did not start (interrupted, or no time left)."""
+    from optsched.solvers import interrupt
+
+    status = Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION
+    return SolveResult(status, None, None, 0.0, "cpsat", _version(), message=why, raw=None)
+
+
+def _run(solver: Any, model: Any, callback: Any) -> Any:
+    """``solver.solve``; in the main thread in a worker thread (CP-SAT releases the GIL), so the
+    main thread takes SIGINT and stops the search (:mod:`optsched.solvers.interrupt`)."""
+    from optsched.solvers import interrupt
+
+    def call() -> Any:
+        return solver.solve(model, callback) if callback is not None else solver.solve(model)
+
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["code"] = call()
+        except BaseException as e:  # re-raised in the caller's thread
+            out["error"] = e
+
+    worker = threading.Thread(target=work, name="optsched-cpsat", daemon=True)
+    with interrupt.stoppable(solver.stop_search):
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.5)  # a timed join: the signal handler runs between the waits
+    if "error" in out:
+        raise out["error"]
+    return out["code"]
+
+
+def _with_progress(cp_model: Any, callback: Any, has_obj: bool) -> Any:
+    """``callback`` when given (a portfolio member's publisher, which shows nothing), else a
+    solution callback reporting each solution to :mod:`optsched.solvers.progress` when a
+    display is open (else none: no callback cost)."""
+    from optsched.solvers import progress
+
+    if callback is not None or not has_obj or not progress.active():
+        return callback
+
+    class _Progress(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            with suppress(Exception):  # the display never stops a solve
+                progress.report(incumbent=float(self.objective_value), bound=float(self.best_objective_bound))
+
+    return _Progress()

@@ -56,7 +56,9 @@ from optsched.exceptions import (
     InvalidOptionError,
     InvalidScheduleError,
     SolverLimitWarning,
+    TimeLimitReached,
 )
+from optsched.solvers import interrupt, progress
 from optsched.solvers.cpsat_backend import solve_cpsat
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
@@ -282,6 +284,7 @@ def run_exact(
     initial: Any = None,
     check_initial: Callable[[Any], Any] | None = None,
     own_backends: tuple[str, ...] | None = None,
+    initial_bound: float | None = None,
 ) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
@@ -323,6 +326,10 @@ def run_exact(
     own_backends : tuple of str, optional
         Back ends the paper handles itself (``"cpsat"``, ``"dp"``, ...); when given, any other
         must be an installed Pyomo solver (:func:`check_backend`), checked before building.
+    initial_bound : float, optional
+        A valid bound in the kind's units known before the solve (e.g. a combinatorial one); the
+        result's bound is never weaker (``info["bound_from"] == "initial_bound"`` when it is the
+        one returned), so a run stopped before its solver proved anything still has a bound.
 
     Returns
     -------
@@ -334,6 +341,15 @@ def run_exact(
         ``solver_status``, ``solver_message`` and ``solver_runtime``, ``warm_start``,
         ``initial_objective``, ``incumbent`` ("solver" or "initial"), and with
         ``options.verbose`` the :func:`model_summary`.
+
+    The time limit bounds the whole call (``options.deadline``, set here from ``time_limit``
+    unless given): a build that raises :class:`~optsched.exceptions.TimeLimitReached` ends the
+    call with the initial schedule and ``initial_bound`` (status ``feasible``/``no_solution``,
+    ``info["stopped_because"]``); ``info["phases"]`` has the seconds of build, solve and
+    certification. Ctrl-C (:mod:`optsched.solvers.interrupt`) stops the solver and returns the
+    best schedule and bound so far with status ``interrupted`` (inside
+    :func:`~optsched.solvers.interrupt.stop_on_interrupt` it raises
+    :class:`~optsched.solvers.interrupt.Interrupted` carrying that result instead).
 
     Raises
     ------
@@ -358,39 +374,179 @@ def run_exact(
         check_backend(backend, own_backends)
     elif not isinstance(backend, str) or not backend:
         raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
-    options = resolve_options(options, seed, default_options)
+    t0 = time.perf_counter()
+    options = resolve_options(options, seed, default_options).started()
     if tolerance is None:
         tolerance = options.optimality_tolerance
     if write_model:  # an unwritable path fails now, not after the model is built
         from optsched.core.output import check_writable_file
 
         check_writable_file(write_model, option="write_model")
-    t0 = time.perf_counter()
-    minimize = sense == "min"
+    with interrupt.guard():
+        return _run_exact(
+            instance,
+            build=build,
+            decode=decode,
+            evaluate=evaluate,
+            backend=backend,
+            algorithm=algorithm,
+            objective_name=objective_name,
+            options=options,
+            write_model=write_model,
+            minimize=sense == "min",
+            tolerance=tolerance,
+            initial=initial,
+            check_initial=check_initial,
+            initial_bound=initial_bound,
+            t0=t0,
+        )
+
+
+def _run_exact(
+    instance: Any,
+    *,
+    build: Callable[[Any, str, SolveOptions], ExactModel],
+    decode: Callable[[ExactModel, SolveResult], Any],
+    evaluate: Callable[[Any], float],
+    backend: str,
+    algorithm: str,
+    objective_name: str,
+    options: SolveOptions,
+    write_model: str | None,
+    minimize: bool,
+    tolerance: float,
+    initial: Any,
+    check_initial: Callable[[Any], Any] | None,
+    initial_bound: float | None,
+    t0: float,
+) -> Result:
+    """:func:`run_exact` inside its SIGINT guard (options checked, deadline set)."""
+    name = getattr(instance, "name", "?")
+    phases: dict[str, float] = {}
+    progress.start(maximize=not minimize)
     init_obj = None
     if initial is not None:
         _check_initial(instance, initial, check_initial)
         init_obj = float(evaluate(initial))
-    em = build(instance, backend, options)
-    if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
-        # fractional objective: let the solver stop only within the certification tolerance
-        # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
-        options = options.replace(mip_abs_gap=0.5 * tolerance * max(abs(init_obj), 1e-10) / em.scale)
+    if initial_bound is not None and not math.isfinite(initial_bound):
+        initial_bound = None
+    progress.report_kind(incumbent=init_obj, bound=initial_bound)
+    em: ExactModel | None = None
+    sr: SolveResult | None = None
+    stopped = None  # why no (complete) solve happened: the time limit in a build, or Ctrl-C
     warm = False
-    if initial is not None and em.warm_start is not None:
-        em.warm_start(initial)
-        warm = True
-    if write_model and em.write is not None:
-        info_written = em.write(write_model)
-    elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
-        info_written = [str(_write_model(em.model, write_model))]
-    else:
-        info_written = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
-        sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
-    summary = model_summary(em) if options.verbose else None  # after the solve: what was solved
-    info: dict[str, Any] = dict(em.info)
+    info_written = None
+    tb = time.perf_counter()
+    progress.phase(f"building the model ({backend})")
+    try:
+        if options.expired():
+            raise TimeLimitReached("the time limit was reached before the model was built")
+        em = build(instance, backend, options)
+        phases["build"] = time.perf_counter() - tb
+        if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
+            # fractional objective: let the solver stop only within the certification tolerance
+            # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
+            options = options.replace(mip_abs_gap=0.5 * tolerance * max(abs(init_obj), 1e-10) / em.scale)
+        if initial is not None and em.warm_start is not None:
+            em.warm_start(initial)
+            warm = True
+        if write_model and em.write is not None:
+            info_written = em.write(write_model)
+        elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
+            info_written = [str(_write_model(em.model, write_model))]
+        ts = time.perf_counter()
+        progress.phase(f"solving ({backend})")
+        with warnings.catch_warnings(), progress.units(em.scale, em.offset):
+            warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
+            sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
+        phases["solve"] = time.perf_counter() - ts
+    except TimeLimitReached as e:
+        stopped = f"time limit: {e}"
+    except KeyboardInterrupt:  # Ctrl-C in Python code (a model build, a hand-over to the solver)
+        if interrupt.propagating():
+            raise
+        stopped = "interrupted (Ctrl-C)"
+    progress.phase("certifying")
+    tc = time.perf_counter()
+    with interrupt.stoppable():  # Ctrl-C from here on only marks the result interrupted
+        result = _certify(
+            instance,
+            em,
+            sr,
+            stopped,
+            decode=decode,
+            evaluate=evaluate,
+            backend=backend,
+            algorithm=algorithm,
+            objective_name=objective_name,
+            options=options,
+            minimize=minimize,
+            tolerance=tolerance,
+            initial=initial,
+            init_obj=init_obj,
+            initial_bound=initial_bound,
+            warm=warm,
+            info_written=info_written,
+        )
+    phases["certify"] = time.perf_counter() - tc
+    result.runtime = time.perf_counter() - t0
+    result.info["phases"] = {k: round(v, 3) for k, v in phases.items()}
+    if options.deadline is not None:
+        result.info["deadline_left"] = round(options.deadline - time.monotonic(), 3)
+    if result.status != Status.OPTIMAL:
+        why = result.info.get("stopped_because") or (
+            "interrupted (Ctrl-C)"
+            if result.status == Status.INTERRUPTED
+            else "the recomputed gap is above the optimality tolerance"
+            if sr is not None and sr.status == Status.OPTIMAL
+            else f"the solver stopped ({sr.message if sr is not None else 'not run'})"
+        )
+        if result.status not in (Status.INFEASIBLE, Status.UNBOUNDED):
+            warnings.warn(
+                f"{algorithm} on {name!r}: {why}; status {result.status.value}, "
+                f"objective {result.objective}, bound {result.bound}, gap {result.gap}: not proven optimal.",
+                SolverLimitWarning,
+                stacklevel=4,
+            )
+    if result.status == Status.INTERRUPTED and interrupt.propagating():
+        raise interrupt.Interrupted(result)
+    return result
+
+
+def _certify(
+    instance: Any,
+    em: ExactModel | None,
+    sr: SolveResult | None,
+    stopped: str | None,
+    *,
+    decode: Callable[[ExactModel, SolveResult], Any],
+    evaluate: Callable[[Any], float],
+    backend: str,
+    algorithm: str,
+    objective_name: str,
+    options: SolveOptions,
+    minimize: bool,
+    tolerance: float,
+    initial: Any,
+    init_obj: float | None,
+    initial_bound: float | None,
+    warm: bool,
+    info_written: list[str] | None,
+) -> Result:
+    """Decode, recompute and certify (the module doc); ``sr`` None: nothing was solved (``stopped`` says why)."""
+    name = getattr(instance, "name", "?")
+    info: dict[str, Any] = dict(em.info) if em is not None else {}
+    if sr is None:
+        sr = SolveResult(
+            Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION,
+            None,
+            None,
+            0.0,
+            backend,
+            "",
+            message=stopped or "not solved",
+        )
+    summary = model_summary(em) if options.verbose and em is not None else None  # after the solve: what was solved
     info.update(
         solver_status=str(sr.status),
         solver_message=sr.message,
@@ -398,26 +554,32 @@ def run_exact(
         warm_start=warm,
         initial_objective=init_obj,
     )
+    if stopped is not None:
+        info["stopped_because"] = stopped
+    if initial_bound is not None:
+        info["initial_bound"] = initial_bound
     if summary is not None:
         info["model_summary"] = summary
     if info_written is not None:
         info["model_files"] = info_written
-    sched = decode(em, sr) if sr.has_solution else None
+    sched = decode(em, sr) if sr.has_solution and em is not None else None
     obj = None if sched is None else float(evaluate(sched))
     status = sr.status if sched is None else Status.FEASIBLE
-    model_obj = None if sr.objective is None or not sr.has_solution else em.offset + em.scale * sr.objective
+    model_obj = None
+    if em is not None and sr.objective is not None and sr.has_solution:
+        model_obj = em.offset + em.scale * sr.objective
     info["solver_objective"] = model_obj
     if obj is not None and model_obj is not None:
-        tol = em.resolution + AGREEMENT_RTOL * max(1.0, abs(obj))
+        tol = em.resolution + AGREEMENT_RTOL * max(1.0, abs(obj))  # type: ignore[union-attr]
         if not math.isclose(obj, model_obj, rel_tol=0.0, abs_tol=tol):
             raise InternalError(
-                f"{algorithm} on {getattr(instance, 'name', '?')!r}: the decoded schedule's objective {obj!r} differs "
+                f"{algorithm} on {name!r}: the decoded schedule's objective {obj!r} differs "
                 f"from the solver's {model_obj!r} by more than {tol:.3g}; the model and its decoder disagree."
             )
     info["incumbent"] = "solver" if obj is not None else None
     if init_obj is not None and sr.status == Status.INFEASIBLE:
         raise InternalError(
-            f"{algorithm} on {getattr(instance, 'name', '?')!r}: the solver reports the model "
+            f"{algorithm} on {name!r}: the solver reports the model "
             f"infeasible although the initial schedule is feasible (objective {init_obj!r})."
         )
     if init_obj is not None and (obj is None or (init_obj < obj if minimize else init_obj > obj)):
@@ -425,36 +587,31 @@ def run_exact(
         if status not in (Status.OPTIMAL, Status.FEASIBLE):
             status = Status.FEASIBLE
     bound = None
-    if sr.bound is not None and math.isfinite(sr.bound):
+    if em is not None and sr.bound is not None and math.isfinite(sr.bound):
         bound = em.offset + em.scale * sr.bound
         bound = bound - em.resolution if minimize else bound + em.resolution
         if em.step:
             q = bound / em.step
             bound = (math.ceil(q - 1e-6) if minimize else math.floor(q + 1e-6)) * em.step
+    if initial_bound is not None and (bound is None or (initial_bound > bound if minimize else initial_bound < bound)):
+        bound = initial_bound
+        info["bound_from"] = "initial_bound"
     if obj is not None and bound is not None and (bound > obj if minimize else bound < obj):
         info["solver_bound"] = bound  # beyond its own incumbent's recomputed value: a tolerance effect
         bound = obj
+    resolution = em.resolution if em is not None else 0.0
     opt_tol = (
-        max(tolerance * max(abs(obj), 1e-10), 2.0 * em.resolution * (1 + 1e-9))  # 1e-9: rounding slack
+        max(tolerance * max(abs(obj), 1e-10), 2.0 * resolution * (1 + 1e-9))  # 1e-9: rounding slack
         if obj is not None
         else None
     )
     info["optimality_tolerance"] = opt_tol
     if obj is not None and bound is not None and opt_tol is not None and abs(obj - bound) <= opt_tol:
         status = Status.OPTIMAL
-    gap = relative_gap(obj, bound)
-    if status != Status.OPTIMAL and status not in (Status.INFEASIBLE, Status.UNBOUNDED):
-        why = (
-            "the recomputed gap is above the optimality tolerance"
-            if sr.status == Status.OPTIMAL
-            else f"the solver stopped ({sr.message})"
-        )
-        warnings.warn(
-            f"{algorithm} on {getattr(instance, 'name', '?')!r}: {why}; status {status.value}, "
-            f"objective {obj}, bound {bound}, gap {gap}: not proven optimal.",
-            SolverLimitWarning,
-            stacklevel=3,
-        )
+    elif interrupt.requested() and status not in (Status.INFEASIBLE, Status.UNBOUNDED):
+        status = Status.INTERRUPTED
+    elif status == Status.INTERRUPTED:  # a stop that was not Ctrl-C: the limit
+        status = Status.FEASIBLE if obj is not None else Status.NO_SOLUTION
     return Result(
         algorithm=algorithm,
         instance=getattr(instance, "name", ""),
@@ -463,8 +620,8 @@ def run_exact(
         schedule=sched,
         status=status,
         bound=bound,
-        gap=gap,
-        runtime=time.perf_counter() - t0,
+        gap=relative_gap(obj, bound),
+        runtime=0.0,
         solver=f"{sr.solver} {sr.solver_version}".strip(),
         info=info,
     )
@@ -481,17 +638,27 @@ def lp_time_budget(options: SolveOptions) -> float:
     return LP_MAX_SECONDS if tl is None else min(LP_MAX_SECONDS, LP_SHARE * float(tl))
 
 
-def lp_relaxation_value(model: Any, time_limit: float | None = LP_MAX_SECONDS) -> float | None:
+def lp_relaxation_value(
+    model: Any,
+    time_limit: float | None = LP_MAX_SECONDS,
+    *,
+    deadline: float | None = None,
+    solver_options: Mapping[str, Any] | None = None,
+) -> float | None:
     """The optimal value of the LP relaxation of a Pyomo MILP (relaxed in place; HiGHS, 1 thread),
-    in the model's units; ``None`` unless HiGHS proves the LP optimal within ``time_limit``."""
+    in the model's units; ``None`` unless HiGHS proves the LP optimal within ``time_limit``
+    seconds (and before ``deadline``, a ``time.monotonic()`` value, when given).
+    ``solver_options``: HiGHS options (e.g. ``{"presolve": "off"}`` for a model presolve cannot
+    reduce: HiGHS's presolve does not check its time limit often)."""
     import pyomo.environ as pyo
 
     from optsched.exceptions import SolverLimitWarning
 
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), progress.units(incumbents=False):
         warnings.simplefilter("ignore", SolverLimitWarning)
-        sr = solve_pyomo(model, "highs", SolveOptions(time_limit=time_limit, threads=1))
+        o = SolveOptions(time_limit=time_limit, threads=1, deadline=deadline, solver_options=dict(solver_options or {}))
+        sr = solve_pyomo(model, "highs", o)
     if sr.status != Status.OPTIMAL or sr.objective is None:
         return None
     return float(sr.objective)
@@ -568,18 +735,25 @@ def solve_cpsat_staged(
     tl = options.time_limit
     sr1 = None if state is None else state.get("probe")
     if sr1 is None and probe_time_budget(options) > 0:
+        progress.phase("probe (cpsat, no presolve)")
         sr1 = cpsat_probe(em, options, state)
+    done = tl is not None and time.perf_counter() - t0 >= float(tl)
     if sr1 is not None and (
-        sr1.status in (Status.OPTIMAL, Status.INFEASIBLE) or (tl is not None and time.perf_counter() - t0 >= float(tl))
+        sr1.status in (Status.OPTIMAL, Status.INFEASIBLE) or done or options.expired() or interrupt.requested()
     ):
         info["lp_bound"] = None
         return sr1
     row = None
     if lp_row is not None:
-        left = None if tl is None else max(0.0, float(tl) - (time.perf_counter() - t0))
+        left = options.limit()
+        if left is not None and tl is not None:
+            left = max(0.0, min(left, float(tl) - (time.perf_counter() - t0)))
         budget = lp_time_budget(options) if left is None else min(lp_time_budget(options), 0.5 * left)
+        progress.phase("LP bound (highs)")
         row, lp_info = lp_row(budget)
         info.update(lp_info)
+        if row is not None:
+            progress.report(bound=row)
     if sr1 is not None and sr1.has_solution:  # the probe's incumbent is the main solve's hint
         model, sol = em.model, sr1.raw.response_proto.solution
         model.clear_hints()
@@ -588,6 +762,7 @@ def solve_cpsat_staged(
     o2 = options
     if tl is not None:
         o2 = options.replace(time_limit=max(0.1, float(tl) - (time.perf_counter() - t0)))
+    progress.phase("solving (cpsat)")
     sr2 = solve_cpsat(em.model, o2)
     sign = -1.0 if em.model.proto.objective.scaling_factor < 0 else 1.0  # CP-SAT stores a maximisation so
     better1 = sr1 is not None and sr1.has_solution and sr1.objective is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,10 @@ class SolveOptions:
     Parameters
     ----------
     time_limit : float or None
-        Seconds; ``None`` = no limit. Default 60.
+        Seconds; ``None`` = no limit. Default 60. For an exact solve
+        (:func:`optsched.solvers.exact.run_exact`, every paper's ``solve_exact``) it bounds the
+        **whole call**: warm start, bounds, model building, the relaxations, the solves and the
+        certification share it (each phase gets what is left; see ``deadline``).
     mip_rel_gap : float
         Relative gap at which the solver may stop and call it optimal. Default 0 (prove it).
     mip_abs_gap : float or None
@@ -40,6 +44,12 @@ class SolveOptions:
         An exact solve (:func:`optsched.solvers.exact.run_exact`) is called optimal only when
         |objective - bound| <= this * |objective|, both recomputed (default 1e-9; a model with
         rounded coefficients cannot certify below twice its rounding).
+    deadline : float or None
+        ``time.monotonic()`` by which the whole call must end. ``None`` (the default): an exact
+        solve sets it to its start + ``time_limit`` (:meth:`started`); the CLI sets it before
+        loading the instance, so loading counts too. Every solver call gets at most
+        :meth:`limit` seconds: the smaller of ``time_limit`` (a phase's share) and the time
+        left until the deadline.
 
     Examples
     --------
@@ -57,6 +67,7 @@ class SolveOptions:
     duals: bool = False
     solver_options: dict[str, Any] = field(default_factory=dict)
     optimality_tolerance: float = 1e-9
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         e = InvalidOptionError
@@ -91,6 +102,12 @@ class SolveOptions:
             "optimality_tolerance",
             check_number(self.optimality_tolerance, "optimality_tolerance", "the solve options", lo=0.0, hi=1.0, exc=e),
         )
+        if self.deadline is not None:
+            object.__setattr__(
+                self,
+                "deadline",
+                check_number(self.deadline, "deadline", "the solve options", hint=" (a time.monotonic() value)", exc=e),
+            )
         if not isinstance(self.solver_options, dict):
             raise e(f"The 'solver_options' field of the solve options must be a dict; got {self.solver_options!r}.")
 
@@ -99,13 +116,39 @@ class SolveOptions:
 
         return replace(self, **kw)
 
+    def started(self, at: float | None = None) -> SolveOptions:
+        """These options with ``deadline`` = ``at`` (default now, ``time.monotonic()``) +
+        ``time_limit``; unchanged when a deadline is set already or there is no time limit."""
+        if self.deadline is not None or self.time_limit is None:
+            return self
+        return self.replace(deadline=(time.monotonic() if at is None else float(at)) + float(self.time_limit))
+
+    def time_left(self) -> float | None:
+        """Seconds until ``deadline`` (negative once past it); ``None`` without a deadline."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def limit(self) -> float | None:
+        """The time limit of one solver call: the smaller of ``time_limit`` and :meth:`time_left`
+        (never below 0); ``None`` when neither is set."""
+        left = self.time_left()
+        if left is None:
+            return self.time_limit
+        left = max(0.0, left)
+        return left if self.time_limit is None else min(float(self.time_limit), left)
+
+    def expired(self, margin: float = 0.0) -> bool:
+        """True when less than ``margin`` seconds are left until ``deadline``."""
+        left = self.time_left()
+        return left is not None and left <= margin
+
 
 @dataclass
 class SolveResult:
     """The outcome of one exact solve, the same for every back end.
 
     ``objective`` is the incumbent's value (None without a solution); ``bound`` the best proven
-    bound; ``gap`` is recomputed here from both (never taken from the solver's log).
+    bound; ``gap`` is recomputed here from both (never taken from the solver's log); ``status``
+    INTERRUPTED: stopped by Ctrl-C, with the incumbent (if any) and the bound so far.
     ``raw`` is the back end's own object: the Pyomo model with the solution loaded, or the
     ``CpSolver`` (read values with ``result.raw.value(var)``).
 
@@ -136,6 +179,9 @@ class SolveResult:
 
     @property
     def has_solution(self) -> bool:
+        """OPTIMAL or FEASIBLE, or INTERRUPTED with an incumbent (``objective`` set)."""
+        if self.status == Status.INTERRUPTED:
+            return self.objective is not None
         return self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
     def __repr__(self) -> str:

@@ -57,6 +57,7 @@ from typing import Any
 
 from optsched.core.result import Status
 from optsched.exceptions import InvalidOptionError, SolverError
+from optsched.solvers import interrupt
 from optsched.solvers.exact import ExactModel, _default_solve, check_backend, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 
@@ -86,6 +87,9 @@ AUTO_SMALL_JOBS = 20
 #: ``portfolio`` (fork): a CP-SAT member sends each improving incumbent to the HiGHS member, which
 #: takes it mid-solve (:mod:`optsched.solvers.sharing`); False: members share only the warm start.
 SHARE_INCUMBENTS = True
+#: A forked member still running this many seconds after the whole call's deadline is stopped
+#: (its incumbent is lost; the others' and the warm start remain).
+KILL_GRACE = 3.0
 
 
 def auto_time_indexed(
@@ -422,7 +426,6 @@ class _Portfolio:
         return r["kind_objective"]
 
     def _run_forked(self, em: ExactModel, members: list[_Member], options: SolveOptions) -> dict[str, dict]:
-        from multiprocessing.connection import wait
 
         ctx = mp.get_context("fork")
         procs: dict[str, Any] = {}
@@ -440,8 +443,49 @@ class _Portfolio:
             p.start()
             send.close()
             procs[m.name], conns[recv] = p, m.name
-        # a member that ignores its time limit is stopped after the limit + 50 % + 30 s
-        deadline = None if options.time_limit is None else time.monotonic() + 1.5 * options.time_limit + 30
+        # a member that ignores its time limit is stopped after the limit + 50 % + 30 s, or
+        # KILL_GRACE seconds after the whole call's deadline
+        ends = [None if options.time_limit is None else time.monotonic() + 1.5 * options.time_limit + 30]
+        if options.deadline is not None:
+            ends.append(options.deadline + KILL_GRACE)
+        deadline = min((e for e in ends if e is not None), default=None)
+        # Ctrl-C: each member stops its solver and sends its incumbent (the signal is forwarded:
+        # `kill -INT` reaches this process only, a terminal's Ctrl-C every member too)
+        with interrupt.stoppable(interrupt.forward([p.pid for p in procs.values() if p.pid is not None])):
+            self._collect(em, members, options, procs, conns, rows, deadline)
+        for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
+            procs[name].terminate()
+            rows[name] = {
+                "stopped": True,
+                "message": "stopped: the gap was closed by another member"
+                if self._closed(em, rows, options)
+                else "stopped: past the time limit",
+            }
+            c.close()
+        for p in procs.values():
+            p.join(timeout=10)
+            if p.is_alive():  # pragma: no cover - terminate was ignored
+                p.kill()
+                p.join()
+        for q in inboxes.values():  # never written here: nothing to flush
+            q.cancel_join_thread()
+            q.close()
+        return rows
+
+    def _collect(
+        self,
+        em: ExactModel,
+        members: list[_Member],
+        options: SolveOptions,
+        procs: dict[str, Any],
+        conns: dict[Any, str],
+        rows: dict[str, dict],
+        deadline: float | None,
+    ) -> None:
+        """Receive the members' rows until all are in, the gap is closed or ``deadline`` passes
+        (``conns`` keeps the members still running)."""
+        from multiprocessing.connection import wait
+
         while conns:
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready = wait(list(conns), timeout=timeout)
@@ -461,24 +505,6 @@ class _Portfolio:
                 conn.close()
             if conns and self._closed(em, rows, options):
                 break
-        for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
-            procs[name].terminate()
-            rows[name] = {
-                "stopped": True,
-                "message": "stopped: the gap was closed by another member"
-                if self._closed(em, rows, options)
-                else "stopped: past the time limit",
-            }
-            c.close()
-        for p in procs.values():
-            p.join(timeout=10)
-            if p.is_alive():  # pragma: no cover - terminate was ignored
-                p.kill()
-                p.join()
-        for q in inboxes.values():  # never written here: nothing to flush
-            q.cancel_join_thread()
-            q.close()
-        return rows
 
     # -- incumbents shared during the run (optsched.solvers.sharing)
     def _inboxes(self, ctx: Any, em: ExactModel, members: list[_Member]) -> dict[str, Any]:
@@ -656,7 +682,11 @@ def _child(
     conn: Any,
     share: dict[str, Any] | None = None,
 ) -> None:
+    from optsched.solvers import progress
+
     _private_locks()
+    interrupt.member()  # SIGINT (from the terminal or forwarded by the parent) stops this member's solver
+    progress.detach()
     try:
         if share is not None:
             _install_sharing(m, share)

@@ -6,6 +6,7 @@ import importlib.metadata as md
 import math
 import time
 import warnings
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from optsched.exceptions import (
     SolverLimitWarning,
     SolverUnavailableError,
 )
+from optsched.solvers import interrupt
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
@@ -194,6 +196,66 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
     return done, shift
 
 
+def _not_run(solver: str, why: str) -> SolveResult:
+    """The result of a solve that did not run (interrupted, or no time left)."""
+    status = Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION
+    return SolveResult(status, None, None, 0.0, solver, "", message=why, raw=None)
+
+
+class _Watch:
+    """HiGHS's interrupt callbacks while it runs (:func:`_highs_watch`): ``fired`` is
+    ``"interrupted"`` (Ctrl-C) or ``"maxTimeLimit"`` (the deadline) once they stopped it."""
+
+    def __init__(self, opt: Any, options: SolveOptions) -> None:
+        import logging
+
+        from optsched.solvers import progress
+
+        self.fired: str | None = None
+        self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
+        self.deadline = options.deadline
+        last: list[Any] = [None]
+
+        def check(e: Any) -> None:
+            if self.fired is None:
+                if interrupt.requested():
+                    self.fired = "interrupted"
+                elif self.deadline is not None and time.monotonic() >= self.deadline:
+                    self.fired = "maxTimeLimit"
+            if self.fired is not None:
+                e.interrupt()
+
+        def check_mip(e: Any) -> None:
+            check(e)
+            try:
+                key = (e.data_out.mip_primal_bound, e.data_out.mip_dual_bound)
+                if key != last[0]:
+                    last[0] = key
+                    progress.report(incumbent=key[0], bound=key[1])
+            except Exception:  # the display never stops a solve
+                pass
+
+        self.subs = [
+            (self.highs.cbSimplexInterrupt, check),
+            (self.highs.cbIpmInterrupt, check),
+            (self.highs.cbMipInterrupt, check_mip),
+        ]
+        for cb, fn in self.subs:
+            cb.subscribe(fn)
+        # Pyomo 6.10 does not map HiGHS's kInterrupt and warns about it: our own stop, not news
+        self.logger = logging.getLogger("pyomo.contrib.solver.solvers.highs")
+        self.logger.addFilter(self._quiet)
+
+    def _quiet(self, record: Any) -> bool:
+        return not (self.fired is not None and "kInterrupt" in record.getMessage())
+
+    def done(self) -> None:
+        for cb, fn in self.subs:
+            with suppress(Exception):
+                cb.unsubscribe(fn)
+        self.logger.removeFilter(self._quiet)
+
+
 def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
     from pyomo.contrib.solver.common.factory import SolverFactory
 
@@ -214,6 +276,10 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             f"(If highspy is installed, an ortools/highspy version clash may hide it: "
             f"`optsched info` shows the versions.)"
         )
+    if interrupt.requested():
+        return _not_run(solver, "interrupted before the solve")
+    if options.expired():
+        return _not_run(solver, "no time left before the solve")
     minimize, is_mip = _sense_min(model), _is_mip(model)
     sopts: dict[str, Any] = {}
     if solver == "highs":
@@ -228,27 +294,52 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         "solver_options": sopts,
         "rel_gap": options.mip_rel_gap,
     }
-    if options.time_limit is not None:
-        kw["time_limit"] = options.time_limit
     if options.threads is not None:
         kw["threads"] = options.threads
     t0 = time.perf_counter()
-    # sharing first: its objective shift is then part of the instance set once, not re-set by
-    # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
-    done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
-    if warm_start and solver == "highs":
-        _set_highs_start(opt, model)
-    try:
-        res = opt.solve(model, **kw)
-    except Exception as e:
-        raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
-    finally:
-        if done is not None:
-            done()
+    done = watch = None
+    shift = 0.0
+    with interrupt.guard():
+        try:
+            # sharing first: its objective shift is then part of the instance set once, not re-set by
+            # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
+            done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
+            if solver == "highs" and getattr(opt, "_model", None) is not model:
+                opt.set_instance(model)  # here, not in opt.solve: timed against the deadline, interruptible
+            if warm_start and solver == "highs":
+                _set_highs_start(opt, model)
+        except KeyboardInterrupt:  # Ctrl-C while Pyomo hands the model over (Python code)
+            if done is not None:
+                done()
+            return _not_run(solver, "interrupted while handing the model to the solver")
+        limit = options.limit()
+        if limit is not None and limit <= 0:
+            if done is not None:
+                done()
+            return _not_run(solver, "the time limit was reached while handing the model to the solver")
+        if limit is not None:
+            kw["time_limit"] = limit
+        if solver == "highs":
+            # the instance was set just now: Pyomo's update() would only re-read it (1-2 s on big models)
+            kw["auto_updates"] = dict.fromkeys(_AUTO_UPDATES, False)
+            # stops HiGHS on Ctrl-C (the flag its interrupt callbacks read) and at the deadline
+            watch = _Watch(opt, options)
+        try:
+            with interrupt.stoppable():  # SIGINT sets the flag that the interrupt callbacks read
+                res = opt.solve(model, **kw)
+        except Exception as e:
+            raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
+        finally:
+            if watch is not None:
+                watch.done()
+            if done is not None:
+                done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
     tc = getattr(res.termination_condition, "name", str(res.termination_condition))
+    if watch is not None and watch.fired is not None:  # HiGHS's kInterrupt: Pyomo calls it "unknown"
+        tc = watch.fired
     status = _status_from(tc, has_sol)
     obj = res.incumbent_objective if has_sol else None
     bound = res.objective_bound
@@ -256,6 +347,8 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         obj = None if obj is None else obj + shift
         bound = None if bound is None else bound + shift
     status, obj, bound = _finish(status, obj, bound, options, minimize, is_mip)
+    if tc == "interrupted" and interrupt.requested() and status in (Status.FEASIBLE, Status.NO_SOLUTION):
+        status = Status.INTERRUPTED
     duals = None
     if has_sol:
         res.solution_loader.load_vars()
@@ -269,7 +362,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     version = (
         ".".join(map(str, res.solver_version)) if isinstance(res.solver_version, tuple) else str(res.solver_version)
     )
-    if status in (Status.FEASIBLE, Status.NO_SOLUTION) and tc != "convergenceCriteriaSatisfied":
+    if status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED) and tc != "convergenceCriteriaSatisfied":
         warnings.warn(
             f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
             f"objective {obj}, bound {bound}; not proven optimal.",
@@ -287,6 +380,20 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         duals=duals,
         raw=model,
     )
+
+
+#: Pyomo's checks of a persistent model before a re-solve (``auto_updates``), all off for a fresh instance.
+_AUTO_UPDATES = (
+    "check_for_new_or_removed_constraints",
+    "check_for_new_or_removed_vars",
+    "check_for_new_or_removed_params",
+    "check_for_new_objective",
+    "update_constraints",
+    "update_vars",
+    "update_parameters",
+    "update_named_expressions",
+    "update_objective",
+)
 
 
 def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
@@ -311,8 +418,11 @@ def _solve_legacy(model: Any, solver: str, options: SolveOptions, warm_start: bo
     }
     names = name_map.get(solver.split("_")[0], ("time_limit", "mip_rel_gap", "threads", "random_seed"))
     o: dict[str, Any] = {}
-    if options.time_limit is not None and names[0]:
-        o[names[0]] = options.time_limit
+    limit = options.limit()
+    if limit is not None and limit <= 0:
+        return _not_run(solver, "no time left before the solve")
+    if limit is not None and names[0]:
+        o[names[0]] = limit
     if names[1]:
         o[names[1]] = options.mip_rel_gap
     if options.threads is not None and names[2]:

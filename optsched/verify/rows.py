@@ -6,9 +6,25 @@ assembles the rows of every package into the demo table.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["exact_vs_algorithm_rows"]
+__all__ = ["exact_vs_algorithm_rows", "on_rows"]
+
+_listeners: list[Callable[[list[dict]], None]] = []
+
+
+@contextmanager
+def on_rows(fn: Callable[[list[dict]], None]) -> Iterator[None]:
+    """While inside, ``fn(rows)`` gets the rows of each instance as soon as
+    :func:`exact_vs_algorithm_rows` has built them (``optsched demo --out`` writes them at once,
+    so an interrupted run keeps every finished instance)."""
+    _listeners.append(fn)
+    try:
+        yield
+    finally:
+        _listeners.remove(fn)
 
 
 def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: list, verify_fn) -> list[dict]:
@@ -35,4 +51,6 @@ def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: li
                 "verified": rep.ok,
             }
         )
+    for fn in list(_listeners):
+        fn(rows)
     return rows

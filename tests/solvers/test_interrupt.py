@@ -1,0 +1,111 @@
+"""Ctrl-C (SIGINT) during exact solves (optsched.solvers.interrupt): the solver stops, its incumbent
+is kept (status interrupted), SIGINT behaves as usual afterwards. In process: the signal is sent
+from a progress listener when the solver reports its first own incumbent, so the test does not
+depend on timing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import warnings
+
+import pytest
+
+from optsched.core.objectives import objective_value
+from optsched.core.result import Status
+from optsched.rigid import decode_placements, random_instance, solve_exact
+from optsched.solvers import SolveOptions, interrupt, progress, solve_cpsat
+from optsched.verify import verify_result
+
+OBJ = "total_weighted_completion_time"
+
+
+def _serial(inst):
+    """A feasible but poor schedule: the jobs one after another (by release)."""
+    t, starts = 0.0, {}
+    for j in sorted(inst.jobs, key=lambda j: (j.arrival, j.id)):
+        t = max(t, j.arrival)
+        starts[j.id] = t
+        t += j.work
+    return decode_placements(inst, starts)
+
+
+def _sigint_on_first_improvement(start_value):
+    sent = []
+
+    def hook(incumbent, bound):
+        if incumbent is not None and incumbent < start_value - 1e-9 and not sent:
+            sent.append(incumbent)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return hook, sent
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_sigint_stops_the_solver_and_keeps_its_incumbent(backend):
+    inst = random_instance(40, n_servers=4, gpus_per_server=4, seed=11)
+    bad = _serial(inst)
+    bad_value = objective_value(inst, bad, OBJ)
+    hook, sent = _sigint_on_first_improvement(bad_value)
+    with warnings.catch_warnings(), progress.listen(hook):
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend=backend, initial=bad, options=SolveOptions(time_limit=600, threads=1))
+    assert sent, "the solver never reported an incumbent better than the serial schedule"
+    assert r.status == Status.INTERRUPTED
+    assert r.info["incumbent"] == "solver"  # the solver's schedule, not the warm start
+    assert r.objective < bad_value and verify_result(inst, r).ok
+    assert r.bound is not None and r.bound <= r.objective
+    # the handler is gone and SIGINT is Python's again (CP-SAT's own handling would leave SIG_DFL)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not interrupt.propagating()
+
+
+def test_sigint_after_a_cpsat_solve_still_raises_keyboard_interrupt():
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    x = m.new_int_var(0, 5, "x")
+    m.maximize(x)
+    assert solve_cpsat(m).objective == 5
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs between bytecodes
+            pass
+
+
+def test_sigint_inside_stop_on_interrupt_raises_interrupted_with_the_result():
+    inst = random_instance(40, n_servers=4, gpus_per_server=4, seed=11)
+    bad = _serial(inst)
+    hook, sent = _sigint_on_first_improvement(objective_value(inst, bad, OBJ))
+    with warnings.catch_warnings(), progress.listen(hook):
+        warnings.simplefilter("ignore")
+        with pytest.raises(interrupt.Interrupted) as e, interrupt.stop_on_interrupt():
+            solve_exact(inst, backend="cpsat", initial=bad, options=SolveOptions(time_limit=600, threads=1))
+    r = e.value.result
+    assert sent and r.status == Status.INTERRUPTED and verify_result(inst, r).ok
+    assert isinstance(e.value, KeyboardInterrupt)
+
+
+def test_sigint_while_the_model_is_built_returns_the_warm_start(monkeypatch):
+    """Ctrl-C in Python code (a Pyomo build) raises inside run_exact, which returns the warm
+    start with the combinatorial bound, status interrupted."""
+    import sys
+
+    rexact = sys.modules["optsched.rigid.exact"]
+    inst = random_instance(12, n_servers=2, gpus_per_server=4, seed=3)
+    real = rexact.build_time_indexed
+
+    def build_then_sigint(*a, **k):
+        m = real(*a, **k)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):
+            pass
+        return m
+
+    monkeypatch.setattr(rexact, "build_time_indexed", build_then_sigint)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=60, threads=1))
+    assert r.status == Status.INTERRUPTED and r.info["incumbent"] == "initial"
+    assert r.info["stopped_because"].startswith("interrupted")
+    assert r.bound is not None and r.bound <= r.objective and verify_result(inst, r).ok
