@@ -2,7 +2,9 @@
 
 Each paper package may have a ``demo`` module with ``demo_rows(quick: bool) -> list[dict]``;
 this module collects them (it is the one place that knows every package) and prints one
-table. Every row's schedule has been verified independently (column ``verified``).
+table. Every row's schedule has been verified independently (column ``verified``); a row that
+failed says which check and why in ``violation`` ("[label] message", the label of the violated
+equation or check).
 """
 
 from __future__ import annotations
@@ -14,7 +16,19 @@ from optsched.verify.rows import exact_vs_algorithm_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
 
-COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status", "verified"]
+COLUMNS = [
+    "instance",
+    "algorithm",
+    "objective",
+    "optimum",
+    "bound",
+    "gap",
+    "ratio",
+    "runtime",
+    "status",
+    "verified",
+    "violation",
+]
 
 
 def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress: bool = True) -> list[dict]:
@@ -41,6 +55,7 @@ def collect_rows(*, quick: bool = False, only: list[str] | None = None, progress
         part = mod.demo_rows(quick=quick)
         for r in part:
             r.setdefault("paper", pkg.rsplit(".", 1)[-1])
+            r.setdefault("violation", None if r.get("verified") else "verification failed (no detail reported)")
         rows.extend(part)
         if progress:
             import sys
