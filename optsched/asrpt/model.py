@@ -191,7 +191,7 @@ class AsrptJob:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> AsrptJob:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         for key in ("id", "stages", "iterations"):
@@ -367,7 +367,7 @@ class AsrptInstance(JsonMixin):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AsrptInstance:
-        require_fields(d, ("cluster", "jobs"), hint="see instances/schema/asrpt.schema.json")
+        require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/asrpt.schema.json")
         return cls(
             cluster=Cluster.from_dict(d["cluster"]),
             jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),

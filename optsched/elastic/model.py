@@ -240,7 +240,7 @@ class ElasticJob:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> ElasticJob:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         need = ("id", "epochs", "chunks", "minibatches", "v", "update", "grad_mb")
