@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from optsched.commands._common import EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_OK, fmt_number, print_json, print_table
 
 SUMMARY_KEYS = [
     "policy",
@@ -34,9 +34,12 @@ SUMMARY_KEYS = [
     "p99_jct",
     "mean_queue_delay",
     "p99_queue_delay",
+    "mean_waiting",
+    "p99_waiting",
     "makespan",
     "total_weighted_flow_time",
-    "mean_utilization",
+    "mean_utilization_arrivals",
+    "mean_utilization_makespan",
     "utilization_window",
     "n_preemptions",
     "n_events",
@@ -288,7 +291,11 @@ def run(args) -> int:
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
     summary["policy"] = args.policy.lower().replace("_", "-")
-    summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
+    arrivals = np.asarray(df["arrival"], dtype=float)
+    summary["utilization_window"] = (
+        f"arrivals: {fmt_number(float(arrivals.min()))} to {fmt_number(float(arrivals.max()))} s; "
+        f"makespan: 0 to {fmt_number(float(res.end_time))} s"
+    )
     summary.update(
         {
             "trace": name,
@@ -303,7 +310,8 @@ def run(args) -> int:
     if len(waiting) and float(np.nanmax(waiting)) <= 1e-9:
         msg = (
             f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
-            f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
+            f"utilization {summary['mean_utilization_makespan']:.2%}) is so large that every policy gives the same "
+            f"result. "
             f"Use fewer servers (--servers N) to compare policies under contention."
         )
         summary["warning"] = msg
