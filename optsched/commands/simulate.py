@@ -322,7 +322,8 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(
-            f"{name}: {n_rows} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
+            f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
+            f"{cluster.total_gpus} GPUs, "
             f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
         )
         if n_skipped:
