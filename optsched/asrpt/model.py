@@ -109,11 +109,12 @@ class AsrptJob:
                 unknown = set(x) - set(_STAGE_FIELDS)
                 if unknown:
                     raise InvalidInstanceError(
-                        f"The {so} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(_STAGE_FIELDS)}."
+                        f"{so[:1].upper()}{so[1:]} has unknown field(s) {sorted(unknown)}; "
+                        f"allowed: {', '.join(_STAGE_FIELDS)}."
                     )
                 x = Stage(**x)
             if not isinstance(x, Stage):
-                raise InvalidInstanceError(f"The {so} must be a Stage or an object; got {x!r}.")
+                raise InvalidInstanceError(f"{so[:1].upper()}{so[1:]} must be a Stage or an object; got {x!r}.")
             stages.append(x.validated(so))
         if not stages:
             raise InvalidInstanceError(
