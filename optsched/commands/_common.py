@@ -47,30 +47,10 @@ def _fmt(v: Any, column: str = "") -> str:
             return fmt_runtime(v)
         if column == "gap" and abs(v) < 1e-9:
             return "0"
+        from optsched.core.units import fmt_number  # every integer digit (no 1e+07); imported late: a fast --help
+
         return fmt_number(v)
     return str(v)
-
-
-def fmt_number(v: float, digits: int = 6) -> str:
-    """``digits`` significant digits, but never fewer than the integer part has.
-
-    A whole number prints in full (a CP-SAT objective 10000018 stays 10000018, not 1e+07); a
-    fraction with ``digits`` or more integer digits keeps them all and one decimal. Exponents appear
-    only for magnitudes of 1e15 and more and for tiny fractions.
-
-    Examples
-    --------
-    >>> fmt_number(10000018.0), fmt_number(1234567.25), fmt_number(0.123456789), fmt_number(2.5e307)
-    ('10000018', '1234567.2', '0.123457', '2.5e+307')
-    """
-    if not math.isfinite(v) or abs(v) >= 1e15:
-        return f"{v:.{digits}g}"
-    if v.is_integer():
-        return str(int(v))
-    int_digits = len(str(int(abs(v))))
-    if int_digits >= digits:
-        return f"{v:.1f}"
-    return f"{v:.{digits}g}"
 
 
 def plain_text(doc: str | None) -> str | None:

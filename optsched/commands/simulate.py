@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from optsched.commands._common import EXIT_OK, fmt_number, print_json, print_table
+from optsched.commands._common import EXIT_OK, print_json, print_table
 
 SUMMARY_KEYS = [
     "policy",
@@ -291,6 +291,8 @@ def run(args) -> int:
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
     summary["policy"] = args.policy.lower().replace("_", "-")
+    from optsched.core.units import fmt_number
+
     arrivals = np.asarray(df["arrival"], dtype=float)
     summary["utilization_window"] = (
         f"arrivals: {fmt_number(float(arrivals.min()))} to {fmt_number(float(arrivals.max()))} s; "

@@ -12,7 +12,8 @@ import pytest
 
 import optsched
 from optsched.cli import build_parser, main
-from optsched.commands._common import fmt_number, plain_text, print_table
+from optsched.commands._common import plain_text, print_table
+from optsched.core.units import fmt_number
 
 PKG = Path(optsched.__file__).parent
 
