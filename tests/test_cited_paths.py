@@ -1,7 +1,7 @@
 """Every path a document or a message cites exists (issue 28 item 7).
 
-Scanned: README.md, docs/*.md, formulations/*.md, and every string literal in optsched/ (messages,
-docstrings, help texts). A cited path starts with one of the repository's top folders
+Scanned: README.md, pyproject.toml, docs/*.md, formulations/*.md, and every string literal in
+optsched/ (messages, docstrings, help texts). A cited path starts with one of the repository's top folders
 (``optsched/``, ``docs/``, ``formulations/``, ``tests/``, ``instances/``, ``notebooks/``,
 ``benchmarks/``) and must exist in the repository or in the package. Placeholders (``<key>``,
 ``{name}``, ``*``, ``NN``) must match at least one path; ``file.md#label`` needs the label in the
@@ -24,7 +24,8 @@ PLACEHOLDER = re.compile(r"<[^<>/]*>|\{[^{}/]*\}|\*|\bNN\b")
 
 
 def _texts():
-    for f in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "formulations").glob("*.md"))]:
+    docs = [ROOT / "README.md", ROOT / "pyproject.toml", *sorted((ROOT / "docs").glob("*.md"))]
+    for f in [*docs, *sorted((ROOT / "formulations").glob("*.md"))]:
         yield f, f.read_text(encoding="utf-8")
     for f in sorted(PKG.rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
@@ -76,10 +77,16 @@ def _problem(cited: str) -> str | None:
     return None
 
 
+def test_nothing_cites_the_team_folder_outside_the_repository():
+    bad = sorted({str(f.relative_to(ROOT)) for f, text in _texts() if "../shared" in text})
+    assert not bad, f"{bad} cite ../shared/, which a clone or an installed package does not have"
+
+
 def test_the_scan_finds_the_citations():
     assert len(CITED_PATHS) > 100
     assert "optsched/core/schemas/<kind>.schema.json" in CITED_PATHS  # the schema errors' citation
     assert any(p.startswith("formulations/elastic.md#") for p in CITED_PATHS)
+    assert "tests/solvers/test_solvers.py" in CITED_PATHS  # pyproject.toml's citation
 
 
 #: Cited by formulations/lazer.md for the issue-24 engine work, which adds them (not yet in this
