@@ -14,7 +14,7 @@ import os
 import sys
 
 from optsched.commands import COMMANDS
-from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, plain_text
 from optsched.exceptions import (
     DataNotFoundError,
     InfeasibleError,
@@ -31,6 +31,11 @@ from optsched.exceptions import (
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):  # subcommands pass their docstring: show it without reST markup
+        for key in ("description", "epilog"):
+            kwargs[key] = plain_text(kwargs.get(key))
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # argparse exits 2 on bad usage: keep that, shorter text
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"optsched: error: {message}\n")

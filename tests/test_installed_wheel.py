@@ -142,3 +142,19 @@ def test_demo_quick_has_the_checkout_row_count(installed):
 def test_readme_python_blocks(installed, i):
     block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[i]
     _run([str(installed["py"]), "-c", block], installed["cwd"], installed["env"])
+
+
+def test_readme_shell_examples(installed):
+    """Every shell line of the README (but `make`), in order, from the empty folder: exit 0, and no
+    simulation warns that no job ever waited (each shows a contended cluster)."""
+    import tempfile
+
+    cwd = Path(tempfile.mkdtemp(dir=installed["cwd"].parent, prefix="readme-shell-"))
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S):
+        lines += [ln for ln in (re.sub(r"\s+#\s.*$", "", x).strip() for x in block.splitlines()) if ln]
+    lines = [ln for ln in lines if not ln.startswith("make ")]
+    assert any(ln.startswith("optsched simulate --trace synthetic") for ln in lines)
+    for line in lines:
+        r = _run(["bash", "-c", line], cwd, installed["env"])
+        assert "No job ever waited" not in r.stderr, f"{line}\n{r.stderr}"

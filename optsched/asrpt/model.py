@@ -110,11 +110,12 @@ class AsrptJob:
                 unknown = set(x) - set(_STAGE_FIELDS)
                 if unknown:
                     raise InvalidInstanceError(
-                        f"The {so} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(_STAGE_FIELDS)}."
+                        f"{so[:1].upper()}{so[1:]} has unknown field(s) {sorted(unknown)}; "
+                        f"allowed: {', '.join(_STAGE_FIELDS)}."
                     )
                 x = Stage(**x)
             if not isinstance(x, Stage):
-                raise InvalidInstanceError(f"The {so} must be a Stage or an object; got {x!r}.")
+                raise InvalidInstanceError(f"{so[:1].upper()}{so[1:]} must be a Stage or an object; got {x!r}.")
             stages.append(x.validated(so))
         if not stages:
             raise InvalidInstanceError(
@@ -201,7 +202,7 @@ class AsrptJob:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> AsrptJob:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         for key in ("id", "stages", "iterations"):
@@ -382,7 +383,7 @@ class AsrptInstance(JsonMixin):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AsrptInstance:
-        require_fields(d, ("cluster", "jobs"), hint="see instances/schema/asrpt.schema.json")
+        require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/asrpt.schema.json")
         return cls(
             cluster=Cluster.from_dict(d["cluster"]),
             jobs=tuple(AsrptJob.from_dict(j, i) for i, j in enumerate(d["jobs"])),

@@ -49,8 +49,34 @@ def _fmt(v: Any, column: str = "") -> str:
             return fmt_runtime(v)
         if column == "gap" and abs(v) < 1e-9:
             return "0"
-        return f"{v:.6g}"
+        from optsched.core.units import fmt_number  # every integer digit (no 1e+07); imported late: a fast --help
+
+        return fmt_number(v)
     return str(v)
+
+
+def plain_text(doc: str | None) -> str | None:
+    r"""A docstring as ``--help`` shows it: reST markup removed.
+
+    Double backquotes and ``:role:`` references go (their text stays), a line ending in ``::`` (a
+    literal block follows) ends in one colon.
+
+    Examples
+    --------
+    >>> print(plain_text("``optsched demo``: see :func:`run`.\n\nExamples::\n\n    optsched demo"))
+    optsched demo: see run.
+    <BLANKLINE>
+    Examples:
+    <BLANKLINE>
+        optsched demo
+    """
+    if not doc:
+        return doc
+    import re
+
+    doc = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc)
+    doc = re.sub(r"``([^`]+)``", r"\1", doc)
+    return re.sub(r"(?m)(\S)::$", r"\1:", doc)
 
 
 def _header(c: str) -> str:
@@ -60,11 +86,17 @@ def _header(c: str) -> str:
 
 
 def print_table(
-    rows: list[dict[str, Any]], columns: list[str] | None = None, file=None, *, title: str | None = None
+    rows: list[dict[str, Any]],
+    columns: list[str] | None = None,
+    file=None,
+    *,
+    title: str | None = None,
+    wrap: dict[str, int] | None = None,
 ) -> None:
     """An aligned table: rich on a terminal, plain text otherwise (pipes, files, tests).
 
-    Units stand in the headers, runtimes in ms or s, gaps below 1e-9 as 0.
+    Units stand in the headers, runtimes in ms or s, gaps below 1e-9 as 0. ``wrap`` maps a column
+    to a width: its cells are wrapped at word boundaries onto continuation lines, never cut.
     """
     file = file or sys.stdout
     if not rows:
@@ -80,13 +112,25 @@ def print_table(
         t = Table(title=title, show_lines=False)
         for h, c in zip(heads, columns, strict=True):
             numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
-            t.add_column(h, justify="right" if numeric else "left")
+            t.add_column(h, justify="right" if numeric else "left", max_width=(wrap or {}).get(c))
         for row in cells:
             t.add_row(*row)
         Console(file=file).print(t)
         return
     if title:
         print(title, file=file)
+    if wrap:
+        import textwrap
+
+        lines = []
+        for row in cells:
+            parts = [
+                textwrap.wrap(x, wrap[c], break_long_words=False, break_on_hyphens=False) or [""] if c in wrap else [x]
+                for x, c in zip(row, columns, strict=True)
+            ]
+            for k in range(max(len(p) for p in parts)):
+                lines.append([p[k] if k < len(p) else "" for p in parts])
+        cells = lines
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(heads)]
     print("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip(), file=file)
     print("  ".join("-" * w for w in widths), file=file)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import platform
 
-from optsched.commands._common import EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_OK, plain_text, print_json, print_table
 
 
 def add_parser(sub) -> None:
@@ -71,10 +71,11 @@ def run(args) -> int:
                 "kind": a["kind"],
                 "exact": "yes" if a["exact"] else "",
                 "backends": ",".join(a["backends"]),
-                "description": a["description"][:70],
+                "description": plain_text(a["description"]),
             }
             for a in info["algorithms"]
-        ]
+        ],
+        wrap={"description": 70},
     )
     print()
     print_table(
@@ -83,9 +84,10 @@ def run(args) -> int:
                 "online policy": p["name"],
                 "paper": p["paper"] or "baseline",
                 "needs": ",".join(p["needs"]) or "-",
-                "description": p["description"][:70],
+                "description": plain_text(p["description"]),
             }
             for p in info["policies"]
-        ]
+        ],
+        wrap={"description": 70},
     )
     return EXIT_OK

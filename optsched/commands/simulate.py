@@ -34,9 +34,12 @@ SUMMARY_KEYS = [
     "p99_jct",
     "mean_queue_delay",
     "p99_queue_delay",
+    "mean_waiting",
+    "p99_waiting",
     "makespan",
     "total_weighted_flow_time",
-    "mean_utilization",
+    "mean_utilization_arrivals",
+    "mean_utilization_makespan",
     "utilization_window",
     "n_preemptions",
     "n_events",
@@ -293,7 +296,13 @@ def run(args) -> int:
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
     summary["policy"] = args.policy.lower().replace("_", "-")
-    summary["utilization_window"] = f"0 to {res.end_time:g} s (first arrival to last event)"
+    from optsched.core.units import fmt_number
+
+    arrivals = np.asarray(df["arrival"], dtype=float)
+    summary["utilization_window"] = (
+        f"arrivals: {fmt_number(float(arrivals.min()))} to {fmt_number(float(arrivals.max()))} s; "
+        f"makespan: 0 to {fmt_number(float(res.end_time))} s"
+    )
     summary.update(
         {
             "trace": name,
@@ -308,7 +317,8 @@ def run(args) -> int:
     if len(waiting) and float(np.nanmax(waiting)) <= 1e-9:
         msg = (
             f"No job ever waited: the cluster ({cluster.n_servers} servers, {cluster.total_gpus} GPUs, mean "
-            f"utilization {summary['mean_utilization']:.2%}) is so large that every policy gives the same result. "
+            f"utilization {summary['mean_utilization_makespan']:.2%}) is so large that every policy gives the same "
+            f"result. "
             f"Use fewer servers (--servers N) to compare policies under contention."
         )
         summary["warning"] = msg
@@ -319,7 +329,8 @@ def run(args) -> int:
         print_json(summary)
     else:
         print(
-            f"{name}: {n_rows} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, "
+            f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
+            f"{cluster.total_gpus} GPUs, "
             f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
         )
         if n_skipped:

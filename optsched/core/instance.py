@@ -179,7 +179,7 @@ class Instance(JsonMixin):
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Instance:
-        require_fields(d, ("cluster", "jobs"), hint="see instances/schema/rigid.schema.json")
+        require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/rigid.schema.json")
         return cls(
             cluster=Cluster.from_dict(d["cluster"]),
             jobs=tuple(Job.from_dict(j, i) for i, j in enumerate(d["jobs"])),

@@ -1,4 +1,5 @@
-"""Load and save instances as JSON, validated at the boundary against ``instances/schema/``."""
+"""Load and save instances as JSON, validated at the boundary against the JSON Schemas in
+``optsched/core/schemas/<kind>.schema.json`` (package data)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ __all__ = [
 UNHASHED_FIELDS = ("name", "metadata", "known_optima")
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
+#: How messages cite the schemas: the path inside the repository and inside the installed package.
+SCHEMA_REF = "optsched/core/schemas"
 
 
 def schema_path(name: str) -> Path:
@@ -54,7 +57,8 @@ def _validator(name: str):
 
 
 def _owner(doc: Any, path: list[Any]) -> str:
-    """Words for the object that holds the failing field, e.g. ``job 7 (jobs[3])``."""
+    """Words for the object that holds the failing field, e.g. ``job 7 (jobs[3])``, ``the instance``
+    or a path such as ``cluster.servers[1]``."""
     if not path:
         return "the instance"
     node = doc
@@ -68,21 +72,28 @@ def _owner(doc: Any, path: list[Any]) -> str:
     where = "".join(words)
     if isinstance(node, Mapping) and "id" in node and len(path) >= 2 and isinstance(path[-1], int):
         return f"{path[-2].rstrip('s')} {node['id']!r} ({where})"
-    return where
+    return f"the {where}" if where.isidentifier() else where
+
+
+def _subject(owner: str) -> str:
+    """``owner`` at the start of a sentence: "Job 7 (jobs[3])", "The instance", "The value at x[1]"."""
+    if owner.startswith("the ") or " (" in owner:
+        return owner[0].upper() + owner[1:]
+    return f"The value at {owner}"
 
 
 def _schema_message(doc: Any, err: Any, schema_name: str) -> str:
     path = list(err.absolute_path)
     v = err.validator
-    fix = f"See instances/schema/{schema_name} for the expected format."
+    fix = f"See {SCHEMA_REF}/{schema_name} for the expected format."
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
-        return f"The {_owner(doc, path)} has no '{missing}' field; add it. {fix}"
+        return f"{_subject(_owner(doc, path))} has no '{missing}' field; add it. {fix}"
     if v == "additionalProperties":
-        return f"The {_owner(doc, path)} has an unknown field: {err.message}. Remove or rename it. {fix}"
+        return f"{_subject(_owner(doc, path))} has an unknown field: {err.message}. Remove or rename it. {fix}"
     field = path[-1] if path and isinstance(path[-1], str) else None
     owner = _owner(doc, path[:-1]) if field else _owner(doc, path)
-    what = f"The '{field}' field of {owner}" if field else f"The value at {owner}"
+    what = f"The '{field}' field of {owner}" if field else _subject(owner)
     expectation = {
         "type": f"must be of type {err.validator_value}",
         "minimum": f"must be >= {err.validator_value}",
@@ -343,7 +354,7 @@ def require_fields(
     required: tuple[str, ...],
     *,
     what: str = "instance",
-    hint: str = "see instances/schema/",
+    hint: str = f"see {SCHEMA_REF}/",
     lists: tuple[str, ...] = ("jobs",),
 ) -> None:
     """Check that ``d`` is a mapping with the ``required`` keys, and that the ``lists`` keys

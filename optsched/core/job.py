@@ -111,7 +111,7 @@ class Job:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> Job:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         missing = [k for k in ("id", "work") if k not in d]

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from optsched.exceptions import UnknownNameError
 
 __all__ = [
+    "doc_summary",
     "KindSpec",
     "default_exact_model",
     "check_kind",
@@ -282,6 +283,24 @@ class AlgorithmSpec:
         return self.func(instance, **kwargs)
 
 
+def doc_summary(doc: str | None) -> str:
+    """The first paragraph of a docstring on one line (a registry's description): not only its first
+    line, which may stop mid-sentence.
+
+    >>> doc_summary('''DRF: progressive filling among the waiting jobs at each slot
+    ...     boundary, one bundle at a time.
+    ...
+    ...     Details.''')
+    'DRF: progressive filling among the waiting jobs at each slot boundary, one bundle at a time.'
+    """
+    lines = []
+    for line in (doc or "").strip().splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
 def register_algorithm(
     name: str,
     kind: str,
@@ -306,7 +325,6 @@ def register_algorithm(
     """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        doc = (func.__doc__ or "").strip().splitlines()
         for alias in aliases:
             _ALIASES[alias] = name
         _ALGORITHMS[name] = AlgorithmSpec(
@@ -316,7 +334,7 @@ def register_algorithm(
             exact=exact,
             randomized=randomized,
             backends=tuple(backends),
-            description=description or (doc[0] if doc else ""),
+            description=description or doc_summary(func.__doc__),
             suite_options=dict(suite_options or {}),
             aliases=tuple(aliases),
         )

@@ -56,3 +56,26 @@ def to_slots(seconds: float, slot: float, *, what: str = "duration", exact: bool
             f"choose a 'slot' that divides every time in the instance, or round the data."
         )
     return int(math.ceil(q - 1e-9))
+
+
+def fmt_number(v: float, digits: int = 6) -> str:
+    """``digits`` significant digits, but never fewer than the integer part has.
+
+    A whole number prints in full (a CP-SAT objective 10000018 stays 10000018, not 1e+07); a
+    fraction with ``digits`` or more integer digits keeps them all and one decimal. Exponents appear
+    only for magnitudes of 1e15 and more and for tiny fractions.
+
+    Examples
+    --------
+    >>> fmt_number(10000018.0), fmt_number(1234567.25), fmt_number(0.123456789), fmt_number(2.5e307)
+    ('10000018', '1234567.2', '0.123457', '2.5e+307')
+    """
+    v = float(v)
+    if not math.isfinite(v) or abs(v) >= 1e15:
+        return f"{v:.{digits}g}"
+    if v.is_integer():
+        return str(int(v))
+    int_digits = len(str(int(abs(v))))
+    if int_digits >= digits:
+        return f"{v:.1f}"
+    return f"{v:.{digits}g}"

@@ -81,11 +81,24 @@ def _assigned(instance: Any, schedule: Any) -> list[tuple[int, Any, Any]]:
 
 
 def _types_ok(instance: Any, a: Any) -> bool:
+    return not _type_problems(instance, a)
+
+
+def _type_problems(instance: Any, a: Any) -> list[str]:
+    """What an assignment names that the instance does not have, in words (empty: nothing)."""
     ps = instance.architecture == "ps"
-    m_ok = _is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types)
-    p_ok = (_is_nonneg_int(a.p) and int(a.p) < len(instance.ps_types)) if ps else a.p is None
-    srv_ok = all(0 <= h < len(instance.servers) for h in list(a.workers) + list(a.ps))
-    return m_ok and p_ok and srv_ok
+    out = []
+    M, P, H = len(instance.worker_types), len(instance.ps_types), len(instance.servers)
+    if not (_is_nonneg_int(a.m) and int(a.m) < M):
+        out.append(f"worker type {a.m!r} (the instance has types 0..{M - 1})")
+    if ps and not (_is_nonneg_int(a.p) and int(a.p) < P):
+        out.append(f"PS type {a.p!r} (the instance has types 0..{P - 1})")
+    if not ps and a.p is not None:
+        out.append(f"PS type {a.p!r} (Ring-AllReduce has no PS type)")
+    bad = sorted({h for h in list(a.workers) + list(a.ps) if not (isinstance(h, int) and 0 <= h < H)}, key=str)
+    if bad:
+        out.append(f"server(s) {bad} (the instance has servers 0..{H - 1})")
+    return out
 
 
 def violations(
@@ -130,10 +143,7 @@ def violations(
                     "2b"
                     if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
                     else ("2c" if ps or a.p is not None else "2b"),
-                    f"{lab} names worker type {a.m!r}, PS type {a.p!r} or a server outside "
-                    f"{sorted(a.servers)} that the instance does not have"
-                    + ("" if ps else " (Ring-AllReduce has no PS type)")
-                    + ".",
+                    f"{lab} names {' and '.join(_type_problems(instance, a))}.",
                     job=j.id,
                 )
             )

@@ -134,24 +134,25 @@ class PsType(WorkerType):
 
 def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
     owner = f"{what} {i}"
+    subject = owner[:1].upper() + owner[1:]  # "Worker type 0 has ...", not "The worker type 0 has ..."
     if isinstance(d, cls):
         return d
     if not isinstance(d, Mapping):
-        raise InvalidInstanceError(f"The {owner} must be an object with 'resources' and 'bandwidth'; got {d!r}.")
+        raise InvalidInstanceError(f"{subject} must be an object with 'resources' and 'bandwidth'; got {d!r}.")
     unknown = set(d) - {"resources", "bandwidth", "name"}
     if unknown:
         raise InvalidInstanceError(
-            f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: resources, bandwidth, name."
+            f"{subject} has unknown field(s) {sorted(unknown)}; allowed: resources, bandwidth, name."
         )
     if "resources" not in d:
         raise InvalidInstanceError(
-            f'The {owner} has no \'resources\' field; give its resource vector, e.g. {{"gpu": 1, "cpu": 4}}.'
+            f'{subject} has no \'resources\' field; give its resource vector, e.g. {{"gpu": 1, "cpu": 4}}.'
         )
     res = _resources(d["resources"], "resources", owner)
     bw = d.get("bandwidth", res.get(BANDWIDTH))
     if bw is None:
         raise InvalidInstanceError(
-            f"The {owner} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no '{BANDWIDTH}' resource; add one."
+            f"{subject} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no '{BANDWIDTH}' resource; add one."
         )
     name = d.get("name", "")
     if not isinstance(name, str):
@@ -270,7 +271,7 @@ class ElasticJob:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> ElasticJob:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         need = ("id", "epochs", "chunks", "minibatches", "v", "update", "grad_mb")

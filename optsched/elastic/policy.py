@@ -780,11 +780,13 @@ POLICY_CLASSES: dict[str, type[ElasticPolicy]] = {
 def register() -> None:
     """Register the policies in the simulator's registry (``elastic-<name>``; each needs ``instance=``
     and jobs built by :func:`to_sim`)."""
+    from optsched.core.registry import doc_summary
+
     for short, cls in POLICY_CLASSES.items():
         register_policy(
             f"elastic-{short}",
             cls,
             needs=("elastic_index", "shape"),
             paper="elastic",
-            description=(cls.__doc__ or "").strip().split("\n")[0],
+            description=doc_summary(cls.__doc__),
         )

@@ -2,7 +2,9 @@
 
 Each paper package may have a ``demo`` module with ``demo_rows(quick: bool) -> list[dict]``;
 this module collects them (it is the one place that knows every package) and prints one
-table. Every row's schedule has been verified independently (column ``verified``).
+table. Every row's schedule has been verified independently (column ``verified``); a row that
+failed says which check and why in ``violation`` ("[label] message", the label of the violated
+equation or check).
 """
 
 from __future__ import annotations
@@ -15,7 +17,19 @@ from optsched.verify.rows import exact_vs_algorithm_rows, on_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
 
-COLUMNS = ["instance", "algorithm", "objective", "optimum", "bound", "gap", "ratio", "runtime", "status", "verified"]
+COLUMNS = [
+    "instance",
+    "algorithm",
+    "objective",
+    "optimum",
+    "bound",
+    "gap",
+    "ratio",
+    "runtime",
+    "status",
+    "verified",
+    "violation",
+]
 
 
 def collect_rows(
@@ -64,6 +78,7 @@ def collect_rows(
                 part = mod.demo_rows(quick=quick)
         for r in part:
             r.setdefault("paper", key)
+            r.setdefault("violation", None if r.get("verified") else "verification failed (no detail reported)")
         rows.extend(part)
         if on_update is not None:
             on_update(list(rows))

@@ -136,7 +136,7 @@ class RarJob:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> RarJob:
-        owner = f"job at index {index}" if index is not None else "a job"
+        owner = f"job at index {index}" if index is not None else "job"
         if not isinstance(d, Mapping):
             raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
         need = ("id", "gpus", "iterations", "grad_size", "compute", "rho_hat")

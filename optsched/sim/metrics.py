@@ -2,9 +2,11 @@
 
 Per-job columns (seconds unless noted)
 --------------------------------------
-``arrival``, ``first_start``, ``completion``; ``queue_delay`` = first_start - arrival;
-``jct`` = completion - arrival (job completion time = flow time); ``waiting`` = time not holding
-GPUs = jct - loading - training - saving; ``loading_time``, ``training_time``, ``saving_time``
+``arrival``, ``first_start``, ``completion``; ``queue_delay`` = first_start - arrival (the delay
+to the *first* start only: a job preempted later and waiting again adds nothing to it);
+``jct`` = completion - arrival (job completion time = flow time); ``waiting`` = W, all the time not
+holding GPUs = jct - loading - training - saving (the queue delay plus every wait after a
+preemption); ``loading_time``, ``training_time``, ``saving_time``
 (pause-and-save); ``futile_time`` = loading time wasted by preemptions during loading (Lazer's
 futile preemption); ``lost_work`` = work rolled back to a checkpoint (work units);
 ``n_preemptions``; ``stages_done``; ``status`` (``done``, ``failed``, or the phase if unfinished).
@@ -182,12 +184,23 @@ class SimResult:
         )
 
     def summary(self) -> dict[str, Any]:
-        """Mean/P50/P95/P99 of JCT and waiting, makespan, total (weighted) completion and flow time,
-        mean utilization, preemptions; see :func:`summarize`."""
+        """Mean/P50/P95/P99 of JCT, first-start queue delay and waiting W, makespan, total (weighted)
+        completion and flow time, utilization, preemptions; see :func:`summarize`.
+
+        Utilization (fraction of GPUs held, time-averaged) over two named windows:
+        ``mean_utilization_arrivals`` over [first arrival, last arrival] (the cluster under the
+        offered load; None if every job arrives at one instant) and ``mean_utilization_makespan``
+        over [0, last event] (with the drain after the last arrival, where the cluster empties).
+        ``mean_utilization`` is the makespan one, its name before issue 28 (kept for old code).
+        """
         cols = self.job_columns()
         out = summarize(cols)
         out["policy"] = self.policy
-        out["mean_utilization"] = self.mean_utilization()
+        out["mean_utilization_makespan"] = self.mean_utilization()
+        arr = cols["arrival"].astype(float)
+        first, last = (float(arr.min()), float(arr.max())) if len(arr) else (0.0, 0.0)
+        out["mean_utilization_arrivals"] = self.mean_utilization(first, last) if last > first else None
+        out["mean_utilization"] = out["mean_utilization_makespan"]
         span = self.end_time
         gpus = cols["gpus"].astype(float)
         held = float((gpus * (cols["loading_time"] + cols["training_time"] + cols["saving_time"])).sum())
@@ -416,6 +429,10 @@ def summarize(df) -> dict[str, Any]:
     """Summary of a per-job table: a DataFrame (:meth:`SimResult.jobs_frame`, :func:`replay_log`) or
     a mapping of columns (:meth:`SimResult.job_columns`).
 
+    ``mean_queue_delay`` (and its percentiles) is the delay to the first start; ``mean_waiting``,
+    ``total_waiting`` and the ``*_waiting`` percentiles are W, every second a job spent without
+    GPUs (they need a ``waiting`` column).
+
     Examples
     --------
     >>> import pandas as pd
@@ -423,6 +440,9 @@ def summarize(df) -> dict[str, Any]:
     ...                    "first_start": [0.0, 1.0], "status": ["done", "done"]})
     >>> s = summarize(df); s["mean_jct"], s["total_weighted_completion_time"], s["makespan"]
     (2.0, 7.0, 3.0)
+    >>> df["waiting"] = [0.0, 1.5]  # job 1 started at 1, was preempted and waited 0.5 s more
+    >>> s = summarize(df); s["mean_queue_delay"], s["mean_waiting"], s["total_waiting"]
+    (0.5, 0.75, 1.5)
     """
     status = np.asarray(df["status"], dtype=object)
     fin = (status == DONE) | (status == FAILED)
@@ -456,9 +476,11 @@ def summarize(df) -> dict[str, Any]:
         "total_flow_time": float(jct.sum()),
         "total_weighted_flow_time": float((w * jct).sum()),
     }
-    if "waiting" in df:  # W_k of Lazer's eq. (1): time without GPUs
+    if "waiting" in df:  # W_k of Lazer's eq. (1): all the time without GPUs, after preemptions too
         wt = col("waiting")
-        out["p50_waiting"], out["p95_waiting"] = pct(wt, 50), pct(wt, 95)
+        out["mean_waiting"] = float(wt.mean()) if len(wt) else float("nan")
+        out["p50_waiting"], out["p95_waiting"], out["p99_waiting"] = pct(wt, 50), pct(wt, 95), pct(wt, 99)
+        out["total_waiting"] = float(wt.sum())
     if "n_preemptions" in df:
         out["n_preemptions"] = int(np.asarray(df["n_preemptions"]).sum())
     if "futile_time" in df:

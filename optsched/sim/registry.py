@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from optsched.core.registry import doc_summary
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
 __all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "policy_names", "policy_options"]
@@ -87,7 +88,7 @@ def register_policy(
             raise InvalidOptionError(
                 f"A policy named {key!r} is registered already ({old.factory!r}); pick another name."
             )
-        desc = description or (getattr(f, "__doc__", None) or "").strip().split("\n")[0]
+        desc = description or doc_summary(getattr(f, "__doc__", None))
         _POLICIES[key] = PolicySpec(key, f, tuple(needs), paper, desc)
         return f
 

@@ -270,7 +270,7 @@ class SojournInstance(JsonMixin):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SojournInstance:
         require_fields(
-            d, ("jobs",), hint="a list of jobs with 'sizes' and 'probs'; see instances/schema/sojourn.schema.json"
+            d, ("jobs",), hint="a list of jobs with 'sizes' and 'probs'; see optsched/core/schemas/sojourn.schema.json"
         )
         return cls(
             jobs=d["jobs"],

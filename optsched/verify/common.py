@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from optsched.core.units import fmt_number as _n  # every integer digit, not 1.29018e+07
 from optsched.verify.report import Violation
 
 __all__ = ["check_non_preemptive", "check_gpu_exclusive", "gpu_exclusive_check"]
@@ -77,7 +78,7 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
                     yield Violation(
                         "gpu_exclusive",
                         f"Job {jid!r} does not name its GPUs (gpu_ids) on every server "
-                        f"it uses in [{sg.start:g}, {sg.end:g}): servers {sorted(used)}, "
+                        f"it uses in [{_n(sg.start)}, {_n(sg.end)}): servers {sorted(used)}, "
                         f"ids for {sorted(ids)}.",
                         job=jid,
                         time=sg.start,
@@ -102,7 +103,7 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
                     yield Violation(
                         "gpu_exclusive",
                         f"GPU {g} of server {m} is held by jobs {owner!r} and {jb!r} at "
-                        f"once, from {b0:g} to {min(end, b1):g}.",
+                        f"once, from {_n(b0)} to {_n(min(end, b1))}.",
                         job=(owner, jb),
                         time=b0,
                     )

@@ -69,7 +69,7 @@ def verify(
         try:
             report.violations.extend(check(instance, schedule))
         except Exception as e:  # a malformed schedule must not crash the verifier
-            report.violations.append(Violation(label, f"check could not run on this schedule: {e!r}"))
+            report.violations.append(Violation(label, f"check could not run on this schedule: {_why(instance, e)}"))
     if objective is not None:
         ev = evaluator_for(kind)
         if ev is None:
@@ -79,7 +79,9 @@ def verify(
             value = float(ev(instance, schedule, objective))
             report.objectives[objective] = value
         except Exception as e:
-            report.violations.append(Violation("objective", f"objective {objective!r} cannot be computed: {e!r}"))
+            report.violations.append(
+                Violation("objective", f"objective {objective!r} cannot be computed: {_why(instance, e)}")
+            )
             return report
         if claimed is not None and not math.isclose(value, float(claimed), rel_tol=rtol, abs_tol=atol):
             report.violations.append(
@@ -115,6 +117,19 @@ def _check_arguments(instance: Any, schedule: Any) -> None:
             f"verify needs a schedule object, not the path {str(schedule)!r}: load it first (optsched.Schedule.load "
             f"for rigid jobs, or `optsched verify INSTANCE {schedule!s}` on the command line)."
         )
+
+
+def _why(instance: Any, e: Exception) -> str:
+    """An exception raised on a malformed schedule, in words (not ``KeyError(4)``)."""
+    if isinstance(e, KeyError) and e.args:
+        key = e.args[0]
+        ids = {getattr(j, "id", None) for j in getattr(instance, "jobs", ())}
+        if key in ids:
+            return f"the schedule has no entry for job {key!r} of the instance (see the other violations)."
+        return f"the schedule refers to {key!r}, which the instance does not have."
+    from optsched.exceptions import OptschedError
+
+    return str(e) if isinstance(e, OptschedError) else f"{type(e).__name__}: {e}"
 
 
 def verify_result(instance: Any, result: Result, **kw: Any) -> Report:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.units import fmt_number as _n  # every integer digit, not 1.29018e+07
 from optsched.verify.common import check_gpu_exclusive
 from optsched.verify.registry import register_check
 from optsched.verify.report import Violation
@@ -54,7 +55,7 @@ def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
             s = schedule.start(j.id)
             if s < j.arrival - TOL:
                 yield Violation(
-                    "release", f"{j.label} starts at {s:g} before its arrival {j.arrival:g}.", job=j.id, time=s
+                    "release", f"{j.label} starts at {_n(s)} before its arrival {_n(j.arrival)}.", job=j.id, time=s
                 )
 
 
@@ -76,7 +77,7 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
             if seg.gpus != j.gpus:
                 yield Violation(
                     "demand",
-                    f"{j.label} holds {seg.gpus} GPUs in [{seg.start:g}, {seg.end:g}); it needs {j.gpus}.",
+                    f"{j.label} holds {seg.gpus} GPUs in [{_n(seg.start)}, {_n(seg.end)}); it needs {j.gpus}.",
                     job=j.id,
                     time=seg.start,
                 )
@@ -96,7 +97,7 @@ def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
             if b.start < a.end - TOL:
                 yield Violation(
                     "no_self_overlap",
-                    f"Job {jid!r} runs twice at once: [{a.start:g}, {a.end:g}) and [{b.start:g}, {b.end:g}).",
+                    f"Job {jid!r} runs twice at once: [{_n(a.start)}, {_n(a.end)}) and [{_n(b.start)}, {_n(b.end)}).",
                     job=jid,
                     time=b.start,
                 )
@@ -161,7 +162,7 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
             who = [jid for jid, segs in schedule.items() for s in segs if m in s.placement and s.start <= t < s.end]
             yield Violation(
                 "capacity",
-                f"Server {m} uses {use[i, m]:g} GPUs at time {t:g} (jobs {who}); it has {cap[m]}.",
+                f"Server {m} uses {_n(use[i, m])} GPUs at time {_n(t)} (jobs {who}); it has {cap[m]}.",
                 job=tuple(who),
                 time=t,
             )
@@ -188,7 +189,7 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
                 ]
                 yield Violation(
                     "resource_capacity",
-                    f"Server {m} uses {use[i, m]:g} of '{r}' at time {t:g} (jobs {who}); it has {cap:g}"
+                    f"Server {m} uses {_n(use[i, m])} of '{r}' at time {_n(t)} (jobs {who}); it has {_n(cap)}"
                     + ("" if r in srv.resources else f" (server {m} declares no '{r}')")
                     + ".",
                     job=tuple(who),
@@ -203,7 +204,7 @@ def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
             continue
         done = sum(s.duration for s in schedule.segments(j.id))
         if abs(done - j.work) > TOL * max(1.0, j.work):
-            yield Violation("work", f"{j.label} runs {done:g} s in total; its work is {j.work:g} s.", job=j.id)
+            yield Violation("work", f"{j.label} runs {_n(done)} s in total; its work is {_n(j.work)} s.", job=j.id)
 
 
 _CLUSTER_CHECKS = [

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["exact_vs_algorithm_rows", "on_rows"]
+__all__ = ["exact_vs_algorithm_rows", "on_rows", "violation_text"]
 
 _listeners: list[Callable[[list[dict]], None]] = []
 
@@ -27,11 +27,32 @@ def on_rows(fn: Callable[[list[dict]], None]) -> Iterator[None]:
         _listeners.remove(fn)
 
 
+def violation_text(report: Any, *, max_items: int = 2) -> str | None:
+    """What a failed check says, for a table cell: ``"[label] message"`` of the first violations
+    (``; ``-joined, then ``(+k more)``); None when ``report`` passed.
+
+    ``report`` is a :class:`~optsched.verify.report.Report`, a list of violations (objects with
+    ``label`` and ``message``, or strings), or anything with ``ok`` (no detail: a generic text).
+    """
+    if getattr(report, "ok", None) is True:
+        return None
+    items = getattr(report, "violations", report)
+    if isinstance(items, (list, tuple)) and not items and not hasattr(report, "ok"):
+        return None  # an empty list of violations: passed
+    if not isinstance(items, (list, tuple)) or not items:
+        return "verification failed (the check reported no detail)"
+    parts = [str(v) for v in items[:max_items]]
+    if len(items) > max_items:
+        parts.append(f"(+{len(items) - max_items} more)")
+    return "; ".join(parts)
+
+
 def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: list, verify_fn) -> list[dict]:
     """Rows for one instance: exact runs first, then algorithms, with ratio = objective / optimum.
 
     ``optimum`` is the objective of a proven-optimal exact run (None if no run proved it); a
-    row of an exact run stopped by a limit shows its bound and gap.
+    row of an exact run stopped by a limit shows its bound and gap. ``violation`` is None for a
+    verified row, else the violated checks by label with their messages (:func:`violation_text`).
     """
     opt = next((r.objective for r in exact_results if r.optimal), None)
     rows = []
@@ -49,6 +70,7 @@ def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: li
                 "runtime": r.runtime,
                 "status": str(r.status),
                 "verified": rep.ok,
+                "violation": violation_text(rep),
             }
         )
     for fn in list(_listeners):

@@ -101,6 +101,39 @@ def test_online_reports_late_jobs_and_options():
         a_online(object())
 
 
+def test_online_demo_instance_completes_within_T():
+    """Issue 28: `optsched demo` failed on this row with "[horizon] job 1 completes at 366, after the
+    horizon T = 300". Round 3 (alpha_3 = 45, tau_3 = 4) placed an 8-slot schedule at 180 and its
+    reserved window [180, 360) pushed round 4 (alpha_4 = 1) to 360; round 4 now starts when round 3's
+    jobs end."""
+    inst = random_instance(3, n_servers=2, seed=1, horizon=300)  # the demo's instance
+    r = a_online(inst)
+    rep = verify_result(inst, r)
+    assert rep.ok, rep.summary()
+    assert r.info["late_jobs"] == []
+    rounds = {x["round"]: x for x in r.info["rounds"]}
+    assert rounds[3]["start"] == 180 and rounds[3]["alpha"] == 45 and rounds[3]["length"] == 8
+    assert rounds[4]["start"] == 188
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from(["per_round", "thm5", 2]))
+def test_online_round_starts_at_alpha_tau_or_after_the_earlier_rounds_jobs(inst, alpha):
+    """Each round starts at max(alpha_i tau_i, last completion of the earlier rounds' jobs); with one
+    alpha for every round that is Alg. 1's alpha tau_i exactly."""
+    big = inst.replace(horizon=inst.horizon * 64)
+    r = a_online(big, alpha=alpha)
+    ends, fixed = 0, alpha != "per_round"
+    for x in r.info["rounds"]:
+        assert x["start"] == max(x["alpha"] * x["tau"], ends), (x, ends)
+        if fixed:
+            assert x["start"] == x["alpha"] * x["tau"]
+        done = [r.schedule[jid].completion for jid in x["J_i_s"]]
+        assert all(c <= x["start"] + x["alpha"] * x["tau"] for c in done)  # Lemma 2 (i): length <= alpha tau_i
+        ends = max([ends, *done])
+    assert verify_result(big, r).ok
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_lemma2_per_round_and_lemma1_chain(seed):
     from optsched.elastic.bounds import lemma1_chain, lemma2_check
