@@ -4,7 +4,7 @@ every feasible schedule is dominated by a restricted column, and the optima of (
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
@@ -67,6 +67,9 @@ def _opt(inst, sense, cfgs=None, tau=None):
 @given(small_instances(**TINY), st.integers(3, 8))
 def test_restricted_and_full_gamma_give_the_same_optima(inst, tau):
     full = [all_configs(inst, j, d_max=inst.horizon) for j in range(inst.n_jobs)]
+    # tiny cases only: with thousands of full configurations (2,900 + 638 gave 8,470 columns) HiGHS
+    # finds no solution of the full model in 30 s, and the test would measure the machine, not Gamma_j
+    assume(sum(len(f) for f in full) <= 1_000)
     assert _opt(inst, "min") == pytest.approx(_opt(inst, "min", full))
     assert _opt(inst, "max", tau=tau) == pytest.approx(_opt(inst, "max", full, tau=tau))
 
