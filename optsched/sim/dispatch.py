@@ -307,6 +307,10 @@ class CompiledRun:
 
     #: event times per kernel call (between calls: buffers grow, the progress bar moves, Ctrl-C works)
     BUDGET = 200_000
+    #: the event heap drops its stale rows beyond 2 x GPUs + EVENT_SLACK rows, the running-job heap
+    #: beyond 2 x GPUs + RUN_SLACK (tests set them to 0 to exercise that on small runs)
+    EVENT_SLACK = 1024
+    RUN_SLACK = 256
 
     def __init__(self, sim: Any, data: dict, record_segments: bool):
         self.sim = sim
@@ -351,6 +355,7 @@ class CompiledRun:
         gv[K.G_N], gv[K.G_S], gv[K.G_MAXCAP], gv[K.G_G], gv[K.G_P], gv[K.G_C] = n, S, maxcap, G, P, C
         gv[K.G_RECORD] = self.record_segments
         gv[K.G_BUDGET] = self.BUDGET
+        gv[K.G_EV_SLACK], gv[K.G_RH_SLACK] = self.EVENT_SLACK, self.RUN_SLACK
         gv[K.G_TOTFREE] = gv[K.G_WHOLEFREE] = G
         gv[K.G_FCNT : K.G_FCNT + maxcap + 1] = np.bincount(cap, minlength=maxcap + 1)
         fv = np.zeros(K.N_FV)
@@ -387,7 +392,7 @@ class CompiledRun:
             tree=tree,
             cl=cl,
             qh=np.zeros((n + 1, 3)),  # the last row is scratch
-            rh=np.zeros((2 * G + 260, 4)),  # stale rows dropped beyond 2 G + 256; the last row is scratch
+            rh=np.zeros((2 * G + self.RUN_SLACK + 4, 4)),  # stale rows dropped beyond that; the last is scratch
             rr=np.zeros((G + 1, K.N_RR), dtype=np.int64),
             evt=np.zeros(ev),
             evi=np.zeros((ev, 3), dtype=np.int64),

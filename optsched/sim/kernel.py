@@ -103,7 +103,9 @@ N_JI = 10
     G_POOL,
     G_LEVEL,
     G_NOTICES,
-) = range(36)
+    G_EV_SLACK,
+    G_RH_SLACK,
+) = range(38)
 G_FCNT = 64
 N_GV = 128  # servers have at most 62 GPUs (free-count bit masks in int64)
 # fv (float64)
@@ -321,7 +323,7 @@ def _rh_top(ji, rh, gv):
 def _rh_push(jf, ji, rh, gv, j):
     """Push running job j (key: jf RBAD); drop the stale rows when they are most of the heap."""
     n = gv[G_RHN]
-    if n >= 2 * gv[G_G] + 256:
+    if n >= 2 * gv[G_G] + gv[G_RH_SLACK]:
         k = 0
         for r in range(n):
             if _rh_live(ji, rh, r):
@@ -413,7 +415,7 @@ def _ev_compact(evt, evi, ji, gv, fv):
 
 @njit(cache=True)
 def _ev_push(evt, evi, ji, gv, fv, t, kind, obj, ver):
-    if gv[G_EHN] >= 4 * gv[G_G] + 1024:
+    if gv[G_EHN] >= 2 * gv[G_G] + gv[G_EV_SLACK]:
         _ev_compact(evt, evi, ji, gv, fv)
     gv[G_SEQ] += 1
     k = (kind << SEQ_BITS) | gv[G_SEQ]

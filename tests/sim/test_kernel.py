@@ -173,18 +173,21 @@ def test_kernel_equals_python_engine_on_contended_synthetic_workloads(policy, ru
         assert got.summary()["n_preemptions"] > 0
 
 
-def test_buffers_grow_and_the_run_resumes_between_chunks(monkeypatch):
-    """Tiny initial buffers and a budget of 3 event times per kernel call: the same result."""
+def test_buffers_grow_heaps_compact_and_the_run_resumes_between_chunks(monkeypatch):
+    """Tiny initial buffers, stale heap rows dropped as soon as possible, a budget of 3 event times
+    per kernel call: the same results, also for runs stopped early."""
     from optsched.traces import synthetic_workload
 
     cluster = Cluster.homogeneous(3, 4)
     df = synthetic_workload(300, cluster_gpus=cluster.total_gpus, load=1.2, max_duration=7200.0, seed=3)
-    for policy, rec in (("srtf", True), ("las", False), ("fifo", True)):
-        want = run(cluster, df, get_policy(policy), None, None, "python")
-        monkeypatch.setattr(D.CompiledRun, "BUDGET", 3)
-        sim = Simulator(cluster, df, get_policy(policy), record_log=False, engine="compiled", record_segments=rec)
-        got = sim._compiled.run(initial=1)
-        monkeypatch.undo()
+    for policy, rec, until in (("srtf", True, None), ("las", False, None), ("fifo", True, None), ("las", True, 4e4)):
+        want = run(cluster, df, get_policy(policy), None, until, "python")
+        with monkeypatch.context() as m:
+            m.setattr(D.CompiledRun, "BUDGET", 3)
+            m.setattr(D.CompiledRun, "EVENT_SLACK", 0)
+            m.setattr(D.CompiledRun, "RUN_SLACK", 0)
+            sim = Simulator(cluster, df, get_policy(policy), record_log=False, engine="compiled", record_segments=rec)
+            got = sim._compiled.run(until, initial=1)
         assert_same(got, want, segments=rec)
 
 
