@@ -371,3 +371,26 @@ def test_numba_is_imported_only_when_the_kernel_runs():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+
+
+def test_cli_engine_option_and_verbose():
+    import json
+
+    from optsched.commands.simulate import ENGINE_CHOICES
+
+    assert ENGINE_CHOICES == D.ENGINES
+    base = [sys.executable, "-m", "optsched", "simulate", "--trace", "synthetic", "--jobs", "300", "--servers", "4"]
+    base += ["--policy", "las", "--load", "1.2", "--json", "--quiet", "--verbose"]
+    out = {}
+    for engine in ("python", "compiled", "auto"):
+        r = subprocess.run([*base, "--engine", engine], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        out[engine] = json.loads(r.stdout)
+        if engine == "compiled":
+            assert "compiled kernel runs LAS" in r.stderr
+        if engine == "auto":
+            assert "fewer than 20,000 jobs" in r.stderr
+    for k in ("mean_jct", "n_preemptions", "n_events", "mean_utilization"):
+        assert out["compiled"][k] == pytest.approx(out["python"][k], abs=1e-9)
+    r = subprocess.run([*base, "--engine", "compiled", "--load-time", "5"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "load_time/save_time" in r.stderr
