@@ -244,6 +244,14 @@ class Simulator:
         self._ran = False
         self._new_run_state()
 
+    def __getattr__(self, name: str) -> Any:  # only for attributes not found: no cost to this engine
+        if self.__dict__.get("_compiled") is not None:
+            raise AttributeError(
+                f"{name!r}: this Simulator runs on the compiled kernel, which keeps no per-job engine state "
+                f"(sim.job(), the views, the actions); read the result, or build it with engine='python'."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _resources(self, cluster: Cluster) -> FreeResources | None:
         """Free amounts of the servers' other resources, or None when no server declares any."""
         names = sorted({r for srv in cluster.servers for r in srv.resources})

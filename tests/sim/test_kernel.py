@@ -283,6 +283,15 @@ def test_auto_takes_the_kernel_for_large_workloads_only(monkeypatch):
     assert_same(sim.run(), Simulator(cluster, _jobs(), SRTF(), record_log=False, engine="python").run())
 
 
+def test_engine_state_of_a_compiled_simulator_says_why_it_is_missing():
+    sim = Simulator(Cluster.homogeneous(2, 4), _jobs(), SRTF(), record_log=False, engine="compiled")
+    for f in (lambda: sim.job(0), sim.training_jobs, lambda: sim.free_gpus):
+        with pytest.raises(AttributeError, match="compiled kernel"):
+            f()
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = Simulator(Cluster.homogeneous(2, 4), _jobs(), SRTF(), engine="python").nope
+
+
 def test_bad_engine_options():
     cluster = Cluster.homogeneous(2, 4)
     with pytest.raises(InvalidOptionError, match="'engine' option"):
