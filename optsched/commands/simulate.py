@@ -51,6 +51,7 @@ SUMMARY_KEYS = [
 POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
+ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.dispatch.ENGINES (a test checks)
 
 #: Peak memory per job of a replay (bytes), measured by ``make bench`` (1M jobs: 2.5 GiB).
 BYTES_PER_JOB = 2700
@@ -128,6 +129,16 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
     p.add_argument("--out-format", default="csv", choices=("csv", "parquet"))
+    p.add_argument(
+        "--engine",
+        default="auto",
+        choices=ENGINE_CHOICES,
+        help="auto (default): the compiled kernel where it covers the run (FIFO/SJF/SRTF/LAS, no load/save "
+        "times, 20,000+ jobs), else Python; python; compiled (an error if it does not cover the run)",
+    )
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="say on stderr which engine runs the simulation and why"
+    )
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
@@ -186,6 +197,14 @@ def run(args) -> int:
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
 
     _check_options(args)
+    if args.verbose:  # the engine's choice (logger optsched.sim, INFO) on stderr
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("optsched: %(message)s"))
+        logger = logging.getLogger("optsched.sim")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     name = args.trace or args.jobs_csv
     if args.trace and args.trace != "synthetic":
         from optsched.traces.api import TRACES, detect_format
@@ -289,6 +308,7 @@ def run(args) -> int:
         seed=args.seed,
         record_log=False,
         progress=not args.quiet and sys.stderr.isatty() and n_rows >= 10000,
+        engine=args.engine,
     )
     t1 = time.perf_counter()
     res = sim.run()

@@ -118,6 +118,20 @@ class Simulator:
         whose work is done inside a slot keeps its GPUs to the slot's end, which is its
         completion time; the exact time its work was done is the ``finish`` column. Hooks
         (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
+    engine : {"auto", "python", "compiled"}
+        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.dispatch`), which covers
+        FIFO, SJF, SRTF and LAS (exactly those classes; placement consolidate, first_fit,
+        least_loaded or whole_node) on GPU-only jobs at a :class:`~optsched.sim.rates.ConstantRate`
+        without load/save times, stages, early termination, slots, decision timings or event log,
+        with the same results as this engine (tested job by job); anything else is an
+        ``InvalidOptionError`` naming what it lacks. ``"auto"`` (default): the kernel where it
+        covers the simulation and there are at least 20,000 jobs, else this engine (the reason is
+        logged once, logger ``optsched.sim``). A compiled run keeps no SimJob: ``sim.jobs`` lists
+        the input jobs, the result has the rest.
+    record_segments : bool
+        Whether the compiled kernel keeps the GPU-holding segments (``res.schedule()``,
+        ``res.segments()``; default true); false keeps memory flat on big runs. This engine always
+        keeps them.
 
     Examples
     --------
@@ -148,6 +162,8 @@ class Simulator:
         preempt_loading: str = "abort",
         time_decisions: bool = False,
         attrs_columns: Sequence[str] = (),
+        engine: str = "auto",
+        record_segments: bool = True,
     ):
         if not isinstance(cluster, Cluster):
             raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
@@ -185,6 +201,24 @@ class Simulator:
         self.record_log = bool(record_log)
         self.progress = bool(progress)
         self.allow_unfinished = bool(allow_unfinished)
+        from optsched.sim.dispatch import compiled_run
+
+        self._compiled = compiled_run(
+            self,
+            jobs,
+            engine=engine,
+            record_segments=record_segments,
+            load_time=load_time,
+            save_time=save_time,
+            stages=stages,
+            terminate_after=terminate_after,
+            attrs_columns=attrs_columns,
+        )
+        if self._compiled is not None:  # the compiled kernel runs it (optsched.sim.dispatch): no SimJobs
+            self.jobs = self._compiled.jobs
+            self.capacity = cluster.total_gpus
+            self.now = 0.0
+            return
         self.jobs: list[SimJob] = make_jobs(jobs, cluster, stages, attrs_columns=attrs_columns)
         for j in self.jobs:
             j._sim = self
@@ -209,6 +243,14 @@ class Simulator:
         self.now = 0.0
         self._ran = False
         self._new_run_state()
+
+    def __getattr__(self, name: str) -> Any:  # only for attributes not found: no cost to this engine
+        if self.__dict__.get("_compiled") is not None:
+            raise AttributeError(
+                f"{name!r}: this Simulator runs on the compiled kernel, which keeps no per-job engine state "
+                f"(sim.job(), the views, the actions); read the result, or build it with engine='python'."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _resources(self, cluster: Cluster) -> FreeResources | None:
         """Free amounts of the servers' other resources, or None when no server declares any."""
@@ -712,6 +754,8 @@ class Simulator:
         SimulationLimitError
             The run passed ``max_time`` or ``max_events``.
         """
+        if self._compiled is not None:
+            return self._compiled.run(until, max_time, max_events)
         if self._ran:
             raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
         self._max_time, self._max_events = self._limits(max_time, max_events)

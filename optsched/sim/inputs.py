@@ -17,106 +17,30 @@ from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MAX_WEIGH
 from optsched.exceptions import InvalidInstanceError
 from optsched.sim.state import SimJob
 
-__all__ = ["make_jobs"]
+__all__ = ["make_jobs", "table_columns", "is_table"]
 
 
 def make_jobs(
     jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None, *, attrs_columns: Sequence[str] = ()
 ) -> list[SimJob]:
     total, largest = cluster.total_gpus, cluster.max_server_gpus
-    # a job table: a DataFrame (has .columns) or a mapping of equal-length columns (no pandas needed)
-    is_table = hasattr(jobs, "columns") or (isinstance(jobs, Mapping) and "arrival" in jobs)
     out: list[SimJob] = []
     stages = dict(stages or {})
-    if is_table:
+    if is_table(jobs):
         df = jobs
-        columns = list(df.columns) if hasattr(df, "columns") else list(df)
-
-        def col(name: str, dtype: Any = None) -> np.ndarray:
-            c = df[name]
-            if hasattr(c, "to_numpy"):
-                return c.to_numpy(dtype=dtype)
-            return np.asarray(c, dtype=dtype)
-
-        for c in ("arrival", "gpus"):
-            if c not in columns:
-                raise InvalidInstanceError(
-                    f"The job table has no '{c}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
-                    f"'duration' (s). Columns: {columns}."
-                )
-        wcol = "work" if "work" in columns else "duration" if "duration" in columns else None
-        if wcol is None:
-            raise InvalidInstanceError(
-                f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {columns}."
-            )
-        if not hasattr(df, "columns"):  # a mapping of columns: check they line up (a DataFrame does)
-            lengths = {c: len(df[c]) for c in columns}
-            if len(set(lengths.values())) > 1:
-                raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
-        idcol = "job_id" if "job_id" in columns else "id" if "id" in columns else None
-        arr = col("arrival", float)
-        n_rows = len(arr)
-        if n_rows == 0:
-            raise InvalidInstanceError(_EMPTY)
-        work = col(wcol, float)
-        gp = col("gpus")
-        weight = col("weight", float) if "weight" in columns else np.ones(n_rows)
-        single = col("single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
-        ids = col(idcol).tolist() if idcol else list(range(n_rows))
-        _check_array(
-            "arrival",
-            arr,
-            ids,
-            lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_ARRIVAL),
-            f"a number of seconds in [0, {MAX_ARRIVAL:g}] ({LIMITS_DOC})",
-        )
-        _check_array(
-            wcol,
-            work,
-            ids,
-            lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
-            f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
-        )
-        _check_array(
-            "weight",
-            weight,
-            ids,
-            lambda a: np.isfinite(a) & (a > 0) & (a <= MAX_WEIGHT),
-            f"a number in (0, {MAX_WEIGHT:g}]",
-        )
-        gpf = np.asarray(gp, dtype=float)
-        _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
-        gpi = gpf.astype(np.int64)
-        lim = np.where(single, largest, total)
-        bad = np.nonzero(gpi > lim)[0]
-        if len(bad):
-            i = int(bad[0])
-            raise InvalidInstanceError(
-                f"The 'gpus' field of job {ids[i]!r} must be at most {int(lim[i])} "
-                f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
-                f"or drop the job ({len(bad)} job(s) are too large)."
-            )
-        missing = [c for c in attrs_columns if c not in columns]
-        if missing:
-            raise InvalidInstanceError(
-                f"attrs_columns names {missing}, which the job table does not have; columns: {columns}."
-            )
-        overheads = {}
-        for c in ("load_time", "save_time"):
-            if c in columns:
-                a = col(c, float)
-                _check_array(c, a, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
-                overheads[c] = a.tolist()
+        t = table_columns(df, cluster, attrs_columns=attrs_columns)
+        ids, columns, n_rows = t["ids"], t["columns"], len(t["ids"])
         extra = [c for c in ("user", "group", "vc", "status", "model") if c in columns]
         extra += [c for c in attrs_columns if c not in extra]
-        extra_vals = {c: col(c).tolist() for c in extra}
-        arr_l, work_l, gp_l, w_l, s_l = arr.tolist(), work.tolist(), gpi.tolist(), weight.tolist(), single.tolist()
+        extra_vals = {c: _col(df, c).tolist() for c in extra}
+        arr_l, work_l, gp_l = t["arrival"].tolist(), t["work"].tolist(), t["gpus"].tolist()
+        w_l, s_l = t["weight"].tolist(), t["single"].tolist()
         for i in range(n_rows):
             attrs = {c: extra_vals[c][i] for c in extra} if extra else None
             st = _stages(stages.get(ids[i]), work_l[i], ids[i])
             out.append(SimJob(ids[i], i, arr_l[i], work_l[i], gp_l[i], w_l[i], s_l[i], st, attrs))
-        if overheads:
-            lo, sa = overheads.get("load_time"), overheads.get("save_time")
+        if "load_time" in t or "save_time" in t:
+            lo, sa = t.get("load_time"), t.get("save_time")
             for i, sj in enumerate(out):
                 sj.load_s = None if lo is None else lo[i]
                 sj.save_s = None if sa is None else sa[i]
@@ -143,6 +67,108 @@ def make_jobs(
         out.append(sj)
     if not out:
         raise InvalidInstanceError(_EMPTY)
+    return out
+
+
+def is_table(jobs: Any) -> bool:
+    """Whether ``jobs`` is a job table: a DataFrame (has ``.columns``) or a mapping of equal-length
+    columns with an ``arrival`` column (no pandas needed)."""
+    return hasattr(jobs, "columns") or (isinstance(jobs, Mapping) and "arrival" in jobs)
+
+
+def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
+    c = df[name]
+    if hasattr(c, "to_numpy"):
+        return c.to_numpy(dtype=dtype)
+    return np.asarray(c, dtype=dtype)
+
+
+def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = ()) -> dict[str, Any]:
+    """A job table's columns, validated, as NumPy arrays: what :func:`make_jobs` builds SimJobs
+    from, and what the compiled engine reads directly. Keys: ``ids`` (list), ``columns`` (the
+    table's column names), ``arrival``, ``work``, ``gpus`` (int64), ``weight``, ``single`` (bool),
+    and ``load_time`` / ``save_time`` (lists) if the table has them.
+
+    Raises
+    ------
+    InvalidInstanceError
+        A missing column, no rows, a bad value (the message names the column, the job, the value
+        and the fix), a job larger than the cluster, or ``attrs_columns`` naming a column the table
+        lacks.
+    """
+    total, largest = cluster.total_gpus, cluster.max_server_gpus
+    columns = list(df.columns) if hasattr(df, "columns") else list(df)
+
+    for c in ("arrival", "gpus"):
+        if c not in columns:
+            raise InvalidInstanceError(
+                f"The job table has no '{c}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
+                f"'duration' (s). Columns: {columns}."
+            )
+    wcol = "work" if "work" in columns else "duration" if "duration" in columns else None
+    if wcol is None:
+        raise InvalidInstanceError(
+            f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {columns}."
+        )
+    if not hasattr(df, "columns"):  # a mapping of columns: check they line up (a DataFrame does)
+        lengths = {c: len(df[c]) for c in columns}
+        if len(set(lengths.values())) > 1:
+            raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
+    idcol = "job_id" if "job_id" in columns else "id" if "id" in columns else None
+    arr = _col(df, "arrival", float)
+    n_rows = len(arr)
+    if n_rows == 0:
+        raise InvalidInstanceError(_EMPTY)
+    work = _col(df, wcol, float)
+    gp = _col(df, "gpus")
+    weight = _col(df, "weight", float) if "weight" in columns else np.ones(n_rows)
+    single = _col(df, "single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
+    ids = _col(df, idcol).tolist() if idcol else list(range(n_rows))
+    _check_array(
+        "arrival",
+        arr,
+        ids,
+        lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_ARRIVAL),
+        f"a number of seconds in [0, {MAX_ARRIVAL:g}] ({LIMITS_DOC})",
+    )
+    _check_array(
+        wcol,
+        work,
+        ids,
+        lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
+        f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
+    )
+    _check_array(
+        "weight",
+        weight,
+        ids,
+        lambda a: np.isfinite(a) & (a > 0) & (a <= MAX_WEIGHT),
+        f"a number in (0, {MAX_WEIGHT:g}]",
+    )
+    gpf = np.asarray(gp, dtype=float)
+    _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
+    gpi = gpf.astype(np.int64)
+    lim = np.where(single, largest, total)
+    bad = np.nonzero(gpi > lim)[0]
+    if len(bad):
+        i = int(bad[0])
+        raise InvalidInstanceError(
+            f"The 'gpus' field of job {ids[i]!r} must be at most {int(lim[i])} "
+            f"({'the largest server' if single[i] else 'the cluster'}); got {int(gpi[i])}. Use a larger cluster "
+            f"or drop the job ({len(bad)} job(s) are too large)."
+        )
+    missing = [c for c in attrs_columns if c not in columns]
+    if missing:
+        raise InvalidInstanceError(
+            f"attrs_columns names {missing}, which the job table does not have; columns: {columns}."
+        )
+    out = {"ids": ids, "columns": columns, "arrival": arr, "work": work, "gpus": gpi, "weight": weight}
+    out["single"] = single
+    for c in ("load_time", "save_time"):
+        if c in columns:
+            a = _col(df, c, float)
+            _check_array(c, a, ids, lambda a: np.isfinite(a) & (a >= 0), "a number of seconds >= 0")
+            out[c] = a.tolist()
     return out
 
 

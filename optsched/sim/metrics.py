@@ -69,6 +69,8 @@ class RunRecord:
     reserved: list  # migrations: (time, +GPUs) reserved ahead of the new segment, (time, -GPUs) at it
     log: list | None
     decision_seconds: Any  # array of seconds per event batch, or None
+    columns: dict | None = None  # the per-job table (job_columns) if the engine computed it (compiled)
+    steps: tuple | None = None  # (times, GPUs held from each time on) if the engine computed them (compiled)
 
 
 class SimResult:
@@ -117,8 +119,8 @@ class SimResult:
         # GPUs in use over time is derived from the segments when first asked for (not kept per event)
         self._held_at_end = run.held_at_end
         self._reserved = run.reserved
-        self._util: tuple[np.ndarray, np.ndarray] | None = None
-        self._columns: dict[str, np.ndarray] | None = None
+        self._util: tuple[np.ndarray, np.ndarray] | None = run.steps
+        self._columns: dict[str, np.ndarray] | None = run.columns
 
     # -- tables ----------------------------------------------------------------------------
     def job_columns(self) -> dict[str, np.ndarray]:
