@@ -242,7 +242,7 @@ class _Claim:
 class _Preemptive(Policy, metaclass=ABCMeta):
     """Preemptive priority scheduling shared by SRTF, LAS and periodic SRTF.
 
-    The rules are R1-R12 of ``formulations/lazer.md`` ("Simulator rules"), each decided once there
+    The rules are R1-R12 of ``formulations/lazer.md#simulator-rules``, each decided once there
     with its reason; in short, a decision round takes the waiting jobs in key order
     (``_wait_key``: value, arrival, input position) and, for each job c:
 
