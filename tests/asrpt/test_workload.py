@@ -75,3 +75,25 @@ def test_bad_tables():
     with pytest.raises(InvalidInstanceError, match="identical servers"):
         from_table(t, Cluster([Server(2), Server(4)]))
     assert np.isfinite(least_processing(from_table(t, Cluster.homogeneous(1, 4)))).all()
+
+
+def test_slot_check_survives_float_noise_at_large_times():
+    """A time one ulp past a slot boundary at 1e7 s is that boundary (it used to arm a timer in the past)."""
+    import math
+
+    from optsched.asrpt.policy import ASRPT, _off_slot
+
+    class FakeSim:
+        def __init__(self, now):
+            self.now, self.timers = now, []
+
+        def set_timer(self, at):
+            assert at >= self.now
+            self.timers.append(at)
+
+    pol = ASRPT()
+    pol.slotted, pol.slot, pol.first_slot, pol.slot_timer_at = True, 1.0, 1, None
+    sim = FakeSim(math.nextafter(10038143.0, math.inf))
+    assert _off_slot(pol, sim) is False and sim.timers == []
+    sim = FakeSim(10038143.25)
+    assert _off_slot(pol, sim) is True and sim.timers == [10038144.0]
