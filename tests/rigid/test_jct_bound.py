@@ -97,3 +97,56 @@ def test_large_workload_is_fast_enough_to_run_in_every_table():
     r = np.sort(rng.uniform(0, 1e6, n))
     b = jct_lower_bound(r, rng.integers(1, 9, n), rng.exponential(1000, n), total_gpus=64)
     assert b.total > 0 and b.n_jobs == n
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(1, 4), st.integers(1, 6)), min_size=1, max_size=5),
+)
+def test_nonpreemptive_bound_equals_the_enumerated_optimum_on_whole_seconds(jobs):
+    from optsched.core import Cluster, Instance, Job
+    from optsched.rigid import brute_force_optimum
+    from optsched.rigid.bounds import nonpreemptive_lower_bound
+
+    cluster = Cluster.homogeneous(1, 4)
+    r = [a for a, _, _ in jobs]
+    g = [b for _, b, _ in jobs]
+    p = [c for _, _, c in jobs]
+    inst = Instance(cluster, [Job(i, work=p[i], gpus=g[i], arrival=r[i]) for i in range(len(jobs))])
+    opt, _ = brute_force_optimum(inst)
+    b = nonpreemptive_lower_bound(r, g, p, cluster, time_limit=20)
+    assert b.slot == 1.0 and b.optimal
+    assert b.total == pytest.approx(opt - sum(r))
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 30), st.integers(1, 4), st.floats(0.5, 40)), min_size=1, max_size=8),
+    st.sampled_from(["fifo", "sjf"]),
+)
+def test_no_nonpreemptive_schedule_beats_the_nonpreemptive_bound(jobs, policy):
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.sim import Simulator, get_policy
+
+    df = pd.DataFrame(jobs, columns=["arrival", "gpus", "duration"])
+    cluster = Cluster.homogeneous(2, 2)
+    f = Simulator(cluster, df, get_policy(policy)).run().jobs_frame()
+    b = nonpreemptive_lower_bound(df["arrival"], df["gpus"], df["duration"], cluster, max_slots=60)
+    assert float(f["jct"].sum()) >= b.total * (1 - 1e-9)
+
+
+def test_preemption_can_beat_the_nonpreemptive_bound_but_not_the_general_one():
+    # a long job, then a short one: SRTF preempts, which no non-preemptive schedule can do
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.sim import Simulator, get_policy
+
+    df = pd.DataFrame({"arrival": [0.0, 1.0], "gpus": [1, 1], "duration": [10.0, 1.0]})
+    cluster = Cluster.homogeneous(1, 1)
+    jct = float(Simulator(cluster, df, get_policy("srtf")).run().jobs_frame()["jct"].sum())
+    npb = nonpreemptive_lower_bound(df["arrival"], df["gpus"], df["duration"], cluster)
+    gen = jct_lower_bound(df["arrival"], df["gpus"], df["duration"], 1)
+    assert gen.total <= jct < npb.total  # 12 < 13 (the short job first, after an idle second)
