@@ -116,16 +116,27 @@ def from_table(
         source = (
             f"the '{status_column}' column ({int(ok.sum())} successes, {int(bad.sum())} failures, {n - known} unknown)"
         )
+        codes = None
         if by is not None and by in cols and known:
-            groups = table[by].astype(str).to_numpy()
-            q = np.empty(n)
-            for gname in np.unique(groups):
-                m = groups == gname
-                s_ok, s_all = float(ok[m].sum()), float(ok[m].sum() + bad[m].sum())
-                q[m] = (s_ok + prior_strength * base) / (s_all + prior_strength) if s_all + prior_strength > 0 else base
-            source += f", per '{by}' shrunk toward the trace's rate {base:.3f} with {prior_strength:g} pseudo-jobs"
+            import pandas as pd
+
+            codes, _ = pd.factorize(table[by], use_na_sentinel=True)  # -1: no user (None, NaN)
+        if codes is not None and (codes >= 0).any():
+            a = float(prior_strength)
+            c = np.maximum(codes, 0)
+            n_ok = np.bincount(c, weights=ok & (codes >= 0))
+            n_all = np.bincount(c, weights=(ok | bad) & (codes >= 0))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per = np.where(n_all + a > 0, (n_ok + a * base) / (n_all + a), base)
+            q = np.where(codes >= 0, per[c], base)
+            source += (
+                f", per '{by}' shrunk toward the trace's rate {base:.3f} with {prior_strength:g} pseudo-jobs "
+                f"({int((codes < 0).sum())} jobs without a '{by}': the trace's rate)"
+            )
         else:
             q = np.full(n, base)
+            if by is not None and by in cols:
+                source += f"; the '{by}' column is empty: the trace's rate {base:.3f} for every job"
         fails = bad
     else:
         q = np.full(n, float(prior))

@@ -76,3 +76,23 @@ def test_bad_input():
         from_table(t, prior=0)
     with pytest.raises(InvalidInstanceError, match="duration"):
         from_table(t.drop(columns="duration"))
+
+
+def test_missing_users_get_the_trace_rate_not_their_own_outcome():
+    """OpenB's user column is empty: every job must get the trace's rate, never a group of its own."""
+    t = pd.DataFrame(
+        {
+            "arrival": np.zeros(5),
+            "gpus": 1,
+            "duration": 10.0,
+            "user": [None, None, np.nan, "a", "a"],
+            "status": ["completed", "failed", "failed", "completed", "failed"],
+        }
+    )
+    s = from_table(t, n_stages=2, prior_strength=2.0)
+    q = [p[-1] for p in s.table["probs"]]
+    assert q[:3] == pytest.approx([0.4] * 3)  # 2 successes of 5
+    assert q[3] == q[4] == pytest.approx((1 + 2 * 0.4) / (2 + 2))
+    s = from_table(t.assign(user=None), n_stages=2)
+    assert [p[-1] for p in s.table["probs"]] == pytest.approx([0.4] * 5)
+    assert "is empty" in s.assumptions["success_probability"]
