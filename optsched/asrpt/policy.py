@@ -80,9 +80,12 @@ def _off_slot(policy, sim) -> bool:
     slot = policy.slot
     k = sim.now / slot
     first = policy.first_slot
-    if abs(k - round(k)) <= 1e-9 and round(k) >= first:
+    # float noise: at 1e7 s one ulp of k is 1.9e-9, so a fixed 1e-9 could call a boundary "off slot"
+    # and then arm the timer at that same boundary, already past (issue 25, OpenB replays)
+    tol = max(1e-9, 4 * math.ulp(k))
+    if abs(k - round(k)) <= tol and round(k) >= first:
         return False
-    nxt = max(first, math.ceil(k - 1e-9)) * slot
+    nxt = max(first, math.ceil(k - tol)) * slot
     if getattr(policy, "slot_timer_at", None) != nxt:
         sim.set_timer(at=nxt)
         policy.slot_timer_at = nxt

@@ -1,16 +1,31 @@
-"""``optsched compare``: every online policy on one workload, one table and one CDF plot.
+"""optsched compare: every online policy on one workload, each beside a lower bound.
 
-Examples::
+Examples:
 
-    optsched compare --trace openb --policies all
-    optsched compare --trace synthetic --jobs 100000 --servers 750 --gpus-per-server 8 --policies fifo,srtf,las
-    optsched compare --trace synthetic --jobs 2000 --servers 27 --gpus-per-server 4 --seeds 5 --out cmp/
+    optsched compare --trace openb --load 0.9 --policies all --seeds 3 --out cmp/
+    optsched compare --trace synthetic --jobs 1000 --servers 16 --gpus-per-server 8 --load 0.9
+    optsched compare --jobs-csv my_jobs.csv --load 0.8 --policies fifo,srtf,lazer,asrpt-a-srpt
+    optsched compare --trace cluster_log.csv --servers 40 --overheads none --json
 
-The workload is a shipped trace name (openb, openb-sample), a trace file, or the calibrated
-synthetic generator (a new draw per seed). Policies come from the simulator's registry; a policy
-that needs data the workload lacks is skipped with the reason printed. --out DIR gets
-compare.csv (or --format json/parquet), jct_cdf.png and jct_cdf.svg. Exit codes: 0 ok; 2 bad
-input (unknown policy or trace, existing --out, ...).
+The workload is a shipped trace (openb, openb-sample), a trace file (Philly, Helios, Acme, PAI,
+OpenB format), your own job table (--jobs-csv: arrival, gpus, duration; optional model, status,
+user), or the calibrated synthetic generator (a new draw per seed). Every paper's policies run on
+it: each paper's enrichment adds what its policies need (model profiles, worker/PS shapes, stage
+probabilities, load/save times) under assumptions written in formulations/<key>.md; a policy that
+still cannot run is listed with the reason and how to supply what it needs.
+
+The load means what it says. For a trace, --load R sizes the cluster (servers of
+--gpus-per-server GPUs) so that the offered load over the replay window (first arrival to the
+last arrival + duration) is R; for synthetic jobs, arrivals are scaled so that it is R on
+--servers x --gpus-per-server, with durations capped at --max-duration (default one day).
+
+Every table has a lower bound on the mean JCT that no policy can beat
+(formulations/rigid.md#jct-bound) and each row's ratio to it.
+
+--out DIR gets compare.csv (or --format json/parquet; rewritten as each policy ends, so a long
+run that fails late or is interrupted keeps its finished rows), bound.json (the bound, the
+assumptions, the cluster), and the pictures jct_cdf, jct_summary, queue_delay_cdf, utilization
+(PNG and SVG). Exit codes: 0 ok; 2 bad input; 130 interrupted (Ctrl-C: the finished rows stay).
 """
 
 from __future__ import annotations
@@ -23,31 +38,51 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser(
         "compare",
-        help="every online policy on one workload: one table, one JCT CDF",
+        help="every online policy on one workload, each beside a lower bound",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--trace", required=True, help="openb | openb-sample | synthetic | a trace file")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--trace", help="openb | openb-sample | synthetic | a trace file")
+    src.add_argument("--jobs-csv", metavar="FILE", help="your job table (CSV/Parquet): arrival, gpus, duration")
+    p.add_argument("--columns", default=None, help="with --jobs-csv: ours=yours,... for differing column names")
     p.add_argument("--policies", default="all", help="'all' or a comma list (see `optsched info`)")
     p.add_argument("--placement", default=None, help="placement rule for every policy that takes one")
     p.add_argument("--servers", type=int, default=None, help="servers (default for openb: its nodes)")
     p.add_argument("--gpus-per-server", type=int, default=8)
-    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs; traces: keep the first N")
-    p.add_argument("--load", type=float, default=0.8, help="synthetic: offered load (default 0.8)")
+    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs (1000); traces: keep the first N")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="offered load in (0, 5): traces: size the cluster for it; synthetic: scale arrivals (default 0.8)",
+    )
+    p.add_argument(
+        "--max-duration",
+        type=float,
+        default=None,
+        help="synthetic: cap on durations in s (default 86400; 0 for none)",
+    )
     p.add_argument("--seeds", type=int, default=1, help="runs per policy; >1 gives mean and 95%% interval")
+    p.add_argument(
+        "--overheads",
+        choices=("model", "none"),
+        default="model",
+        help="load/save times from each job's model size (Lazer's model; default) or none",
+    )
+    p.add_argument("--load-base", type=float, default=60.0, help="fixed part of every load, s (default 60)")
+    p.add_argument("--elastic-slot", type=float, default=None, help="slot of the elastic policies, s (default: auto)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_options(p)
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    import sys
+def _check(args) -> None:
+    import math
 
-    from optsched.core import Cluster
-    from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.exceptions import InvalidOptionError
-    from optsched.experiments.compare import METRICS, available_policies, compare, plot_jct_cdf
+    from optsched.experiments.compare import LOAD_CAP
 
     if args.servers is not None and args.servers < 1:
         raise InvalidOptionError(f"--servers must be >= 1; got {args.servers}.")
@@ -57,78 +92,209 @@ def run(args) -> int:
         raise InvalidOptionError(f"--jobs must be >= 1; got {args.jobs}.")
     if args.seeds < 1:
         raise InvalidOptionError(f"--seeds must be >= 1; got {args.seeds}.")
+    if args.load is not None and not (0 < args.load < LOAD_CAP):
+        raise InvalidOptionError(
+            f"--load must be in (0, {LOAD_CAP:g}) (offered GPU-seconds / the cluster's GPU-seconds); got {args.load}."
+        )
+    if args.max_duration is not None and not (args.max_duration >= 0 and math.isfinite(args.max_duration)):
+        raise InvalidOptionError(
+            f"--max-duration must be a number of seconds >= 0 (0: no cap); got {args.max_duration}."
+        )
+    if args.max_duration is not None and args.trace != "synthetic":
+        raise InvalidOptionError("--max-duration caps the synthetic generator's durations; give --trace synthetic.")
+    if not (args.load_base >= 0 and math.isfinite(args.load_base)):
+        raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
+    if args.elastic_slot is not None and not (args.elastic_slot > 0 and math.isfinite(args.elastic_slot)):
+        raise InvalidOptionError(f"--elastic-slot must be a number of seconds > 0; got {args.elastic_slot}.")
+    if args.columns is not None and not args.jobs_csv:
+        raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
+    if args.trace != "synthetic" and args.load is not None and args.servers is not None:
+        raise InvalidOptionError(
+            "--load sizes the cluster of a trace; give --load or --servers, not both "
+            "(with --servers the load is whatever the trace brings)."
+        )
+    if args.trace == "synthetic" and args.servers is None:
+        raise InvalidOptionError("Give --servers N (and --gpus-per-server G) for the synthetic workload.")
+
+
+def _workload(args):
+    """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
+    from optsched.core import Cluster
+    from optsched.exceptions import InvalidOptionError
+    from optsched.experiments.compare import DEFAULT_MAX_DURATION, calibrate_load, offered_load, size_cluster
+    from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
+
+    if args.trace == "synthetic":
+        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
+        load = 0.8 if args.load is None else args.load
+        cap = DEFAULT_MAX_DURATION if args.max_duration is None else (args.max_duration or None)
+        n = args.jobs or 1000
+
+        def workload(seed):
+            df = synthetic_workload(
+                n, cluster_gpus=cluster.total_gpus, load=load, max_gpus=cluster.total_gpus, max_duration=cap, seed=seed
+            )
+            return calibrate_load(df, load, cluster.total_gpus)
+
+        workload(0)  # a load that cannot be reached fails here, before any run
+        return workload, cluster, "synthetic", f"offered load {load:g} over the window in which jobs run"
+    name = args.trace or args.jobs_csv
+    df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace)
+    if args.jobs is not None:
+        df = df.iloc[: args.jobs].reset_index(drop=True)
+    if len(df) == 0:
+        raise InvalidOptionError(f"{name!r} has no job to compare on.")
+    if args.load is not None:
+        cluster = size_cluster(df, args.load, args.gpus_per_server)
+    elif args.servers is not None:
+        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
+    elif args.trace in ("openb", "openb-sample"):
+        cluster = openb_cluster()
+    else:
+        raise InvalidOptionError(
+            f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}; only the "
+            f"shipped OpenB traces come with their own nodes."
+        )
+    if int(df["gpus"].max()) > cluster.total_gpus:
+        raise InvalidOptionError(
+            f"The largest job of {name!r} needs {int(df['gpus'].max())} GPUs, more than the cluster's "
+            f"{cluster.total_gpus}; give more --servers or --gpus-per-server (or --load to size the cluster)."
+        )
+    rho = offered_load(df, cluster.total_gpus)
+    note = f"offered load {rho:.3g} over the replay window"
+    if args.load is not None:
+        note += f" (asked {args.load:g}; whole servers of {args.gpus_per_server} GPUs)"
+        if abs(rho / args.load - 1) > 0.05:  # whole servers miss the load: say which server size is nearer
+            best = min(
+                range(1, 17),
+                key=lambda g: (abs(offered_load(df, size_cluster(df, args.load, g).total_gpus) / args.load - 1), -g),
+            )
+            r2 = offered_load(df, size_cluster(df, args.load, best).total_gpus)
+            if abs(r2 / args.load - 1) < abs(rho / args.load - 1):
+                note += f"; --gpus-per-server {best} gives {r2:.3g}"
+    return df, cluster, name, note
+
+
+def run(args) -> int:
+    import sys
+
+    from optsched.core.output import check_formats, prepare_out_dir, write_table
+    from optsched.exceptions import InvalidOptionError
+    from optsched.experiments.compare import METRICS, available_policies, compare, last_partial
+
+    _check(args)
     policies = "all" if args.policies == "all" else [p.strip() for p in args.policies.split(",") if p.strip()]
     known = available_policies()
     if policies != "all":
-        bad = [p for p in policies if p not in known]
+        bad = [p for p in policies if p.lower().replace("_", "-") not in known]
         if bad:
             raise InvalidOptionError(f"--policies: unknown policy {bad[0]!r}; known: {sorted(known)}.")
     formats = check_formats(args.format or ["csv"])
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
-    from optsched.traces import load_trace, openb_cluster, synthetic_workload
+    workload, cluster, name, note = _workload(args)
+    enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else None
 
-    if args.trace in ("openb", "openb-sample") and args.servers is None:
-        cluster = openb_cluster()
-    elif args.servers is None:
-        raise InvalidOptionError(f"Give --servers N (and --gpus-per-server G) for trace {args.trace!r}.")
-    else:
-        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
-    if args.trace == "synthetic":
+    def on_row(row, rows):
+        if out is not None:
+            import pandas as pd
 
-        def workload(seed):
-            return synthetic_workload(
-                args.jobs or 1000,
-                cluster_gpus=cluster.total_gpus,
-                load=args.load,
-                max_gpus=cluster.max_server_gpus * cluster.n_servers,
-                seed=seed,
-            )
-    else:
-        df = load_trace(args.trace)
-        if args.jobs is not None:
-            df = df.iloc[: args.jobs]
-        workload = df
-    table, per_job = compare(
-        workload,
-        cluster,
-        policies=policies,
-        seeds=args.seeds,
-        placement=args.placement,
-        progress=not args.quiet and sys.stderr.isatty(),
-    )
+            write_table(pd.DataFrame(rows), out, "compare", formats=formats)
+
+    try:
+        table, per_job = compare(
+            workload,
+            cluster,
+            policies=policies,
+            seeds=args.seeds,
+            placement=args.placement,
+            progress=not args.quiet and sys.stderr.isatty(),
+            overheads=args.overheads,
+            load_base=args.load_base,
+            enrich=enrich,
+            on_row=on_row,
+        )
+    except KeyboardInterrupt:
+        table, per_job = last_partial()
+        done = 0 if table is None else int(len(table))
+        if out is not None and table is not None and done:
+            _write_extras(table, per_job, out, cluster, name, note)
+        where = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
+        print(f"optsched: interrupted after {done} policies{where}", file=sys.stderr)
+        return 130
     if out is not None:
         write_table(table, out, "compare", formats=formats)
-        ax = plot_jct_cdf(per_job)
-        for ext in ("png", "svg"):
-            ax.figure.savefig(out / f"jct_cdf.{ext}", dpi=120)
+        _write_extras(table, per_job, out, cluster, name, note)
+    bound = table.attrs["bound"]
     if args.json:
+        import math
+
+        def clean(v):
+            return None if isinstance(v, float) and math.isnan(v) else v
+
         print_json(
-            [
-                {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
-                for row in table.to_dict("records")
-            ]
-        )  # NaN (no value) as null: valid JSON
+            {
+                "workload": name,
+                "servers": cluster.n_servers,
+                "gpus": cluster.total_gpus,
+                "load": note,
+                "bound": bound,
+                "assumptions": table.attrs["assumptions"],
+                "rows": [{k: clean(v) for k, v in row.items()} for row in table.to_dict("records")],
+            }
+        )
         return EXIT_OK
     ran = table[table["skipped"].isna()] if "skipped" in table else table
-    cols = ["policy"] + [m for m in METRICS if m in ran]
-    print_table(
-        ran[cols].to_dict("records"),
-        cols,
-        title=f"{args.trace}: {int(ran['n_jobs'].iloc[0]) if len(ran) else 0} jobs on "
-        f"{cluster.n_servers} servers / {cluster.total_gpus} GPUs, {args.seeds} seed(s)",
+    cols = ["policy", "paper"] + [m for m in METRICS if m in ran and m != "total_jct"]
+    if "ratio_to_np_bound" in ran:
+        cols.append("ratio_to_np_bound")
+    rows = ran[cols].to_dict("records")
+    rows.append(
+        {"policy": "lower bound", "paper": bound["which"], "mean_jct": bound["mean_jct"], "ratio_to_bound": 1.0}
     )
+    n_jobs = int(ran["n_jobs"].iloc[0]) if len(ran) else 0
+    print_table(
+        rows,
+        cols,
+        title=f"{name}: {n_jobs} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, {note}, "
+        f"{args.seeds} seed(s), overheads {args.overheads}",
+    )
+    print(
+        f"lower bound on the mean JCT: {bound['mean_jct']:,.1f} s (max of each job's own length "
+        f"{bound['own_length'] / max(n_jobs, 1):,.1f} s and the fluid SRPT bound "
+        f"{bound['fluid'] / max(n_jobs, 1):,.1f} s per job; formulations/rigid.md#jct-bound)"
+    )
+    npb = bound.get("nonpreemptive")
+    if npb:
+        print(
+            f"non-preemptive optimum (exact rigid model on {n_jobs} jobs, "
+            f"{'proven' if npb['proven_optimal'] else 'its proven bound'}): mean JCT >= {npb['mean_jct']:,.1f} s "
+            f"for the rows that never preempted (ratio_to_np_bound; not the elastic policies)"
+        )
     for r in table.to_dict("records"):
         if isinstance(r.get("skipped"), str) and r["skipped"]:
             print(f"skipped {r['policy']}: {r['skipped']}")
-    if len(ran) and "mean_queue_delay" in ran and float(ran["mean_queue_delay"].abs().max()) <= 1e-9:
-        import warnings
-
-        warnings.warn(
-            f"No job ever waited under any policy: the cluster ({cluster.n_servers} servers, "
-            f"{cluster.total_gpus} GPUs) is so large that the policies cannot differ. Use fewer servers "
-            f"(--servers N) to compare them under contention.",
-            stacklevel=1,
-        )
+        elif r.get("beats_bound"):
+            print(f"BUG: {r['policy']} beats the lower bound; please report it")
     if out is not None:
-        print(f"wrote {out}/compare.{formats[0]}, {out}/jct_cdf.png, {out}/jct_cdf.svg")
+        print(f"wrote {out}/compare.{formats[0]}, {out}/bound.json and the pictures in {out}/")
     return EXIT_OK
+
+
+def _write_extras(table, per_job, out, cluster, name, note) -> None:
+    import json
+
+    from optsched.core.io import atomic_write_text
+    from optsched.experiments.compare import save_figures
+
+    meta = {
+        "workload": name,
+        "servers": cluster.n_servers,
+        "gpus_per_server": sorted({int(g) for g in cluster.gpus}),
+        "gpus": cluster.total_gpus,
+        "load": note,
+        "bound": table.attrs.get("bound"),
+        "assumptions": table.attrs.get("assumptions"),
+    }
+    atomic_write_text(out / "bound.json", json.dumps(meta, indent=1, default=str))
+    if per_job:
+        save_figures(table, per_job, out)

@@ -57,6 +57,7 @@ slotted mode that costs the job up to one more slot at its end. See
 
 from __future__ import annotations
 
+import heapq
 from abc import ABCMeta, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -529,28 +530,36 @@ class ElasticDRF(ElasticPolicy):
         free = self.free(sim)
         total = np.where(self._total > 0, self._total, 1.0)
         alloc: dict[int, tuple[Shape, dict, dict, np.ndarray]] = {}
-        share = {k: 0.0 for k in range(len(waiting))}
-        open_ = set(range(len(waiting)))
-        while open_:
-            k = min(open_, key=lambda i: (share[i], waiting[i].arrival, waiting[i].index))
+        # the open job of least (share, arrival, index) next: a heap (only the job just served changes key)
+        heap = [(0.0, j.arrival, j.index, k) for k, j in enumerate(waiting)]
+        heapq.heapify(heap)
+        # a (worker type, PS type) whose first worker did not fit will not fit for a later job of
+        # this round either while no server's free resources grow (forgotten when one does)
+        no_room: set = set()
+        while heap:
+            _, _, _, k = heapq.heappop(heap)
             job = waiting[k]
             cur = alloc.get(k)
             n = (cur[0].n if cur else 0) + 1
-            if n > self.shape(job).n:
-                open_.discard(k)
+            base = self.shape(job)
+            if n > base.n or (cur is None and (base.m, base.p) in no_room):
                 continue
+            before = free.copy() if cur is not None else None
             if cur is not None:
                 free += cur[3]
             got = self._try(free, job, n)
             if got is None:
                 if cur is not None:
                     free -= cur[3]
-                open_.discard(k)
+                else:
+                    no_room.add((base.m, base.p))
                 continue
             use = placement_use(self.instance, got[0], got[1], got[2])
             free -= use
+            if before is not None and no_room and np.any(free > before + TOL):
+                no_room.clear()  # a wider placement moved off a server: it may fit more now
             alloc[k] = (got[0], got[1], got[2], use)
-            share[k] = float((use.sum(axis=0) / total).max())
+            heapq.heappush(heap, (float((use.sum(axis=0) / total).max()), job.arrival, job.index, k))
         for k in sorted(alloc, key=lambda i: (waiting[i].arrival, waiting[i].index)):
             sh, w, p, _ = alloc[k]
             self.start(sim, waiting[k], sh, w, p)
@@ -631,13 +640,18 @@ class ElasticAntMan(ElasticPolicy):
             self._run_as[job.id] = "guarantee"
             self.start(sim, job, sh, *got)
             free = self.free(sim)
-        # opportunistic jobs backfill what is free, in arrival order
+        # opportunistic jobs backfill what is free, in arrival order (free only shrinks here, so a
+        # shape that did not fit will not fit a later job either)
+        no_room: set = set()
         for job in act:
             if job.phase != WAITING or job.id not in self.opportunistic:
                 continue
             sh = self.shape(job)
+            if (sh.m, sh.p, sh.q, sh.n) in no_room:
+                continue
             got = find_placement(self.instance, sh, free)
             if got is None:
+                no_room.add((sh.m, sh.p, sh.q, sh.n))
                 continue
             self._run_as[job.id] = "opportunistic"
             self.start(sim, job, sh, *got)
@@ -669,6 +683,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         cap = np.asarray(self.instance.C, dtype=float).copy()  # resources not yet promised this slot
         now_free = self.free(sim)  # free right now (running jobs hold the rest)
         keep, start = [], []
+        no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         for job in order:
             if job.phase in (LOADING, TRAINING):
                 cfg = job.config
@@ -680,10 +695,13 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             if job.phase != WAITING:
                 continue
             sh = self.shape(job)
+            if (sh.m, sh.p, sh.q, sh.n) in no_room:
+                continue
             got = find_placement(self.instance, sh, np.minimum(cap, now_free))
             if got is None:
                 got = find_placement(self.instance, sh, cap)
             if got is None:
+                no_room.add((sh.m, sh.p, sh.q, sh.n))
                 continue
             use = placement_use(self.instance, sh, *got)
             cap -= use

@@ -1,16 +1,39 @@
-"""A combinatorial lower bound on the total weighted completion time of rigid jobs, in
-O(n log n): what an exact solve reports before (or instead of) a solver's bound
-(``formulations/rigid.md#area-bound``)."""
+"""Lower bounds for rigid jobs that need no solver.
+
+* :func:`area_bound`: a combinatorial lower bound on the total weighted completion time of an
+  instance, in O(n log n): what an exact solve reports before (or instead of) a solver's bound
+  (``formulations/rigid.md#area-bound``);
+* :func:`jct_lower_bound`: a bound on the total (and mean) job completion time that every online
+  policy respects (``optsched compare``), and :func:`nonpreemptive_lower_bound`, the proven
+  non-preemptive optimum of small workloads.
+
+For :func:`jct_lower_bound`, two relaxations of any schedule of rigid jobs on a cluster of G GPUs, each job i released at
+r_i, needing g_i GPUs for p_i seconds (its *least* processing time over every configuration a
+policy may choose) (``formulations/rigid.md#jct-bound``):
+
+* **own length**: job i cannot finish before r_i + p_i, so sum_i JCT_i >= sum_i p_i;
+* **fluid**: the cluster does at most G GPU-seconds of work per second, so the completion times
+  of any schedule are those of a preemptive schedule of the works w_i = g_i p_i on one machine of
+  speed G (fractional sharing allowed), whose least total completion time is SRPT's
+  (Schrage 1968; SRPT is optimal for 1|r_j, pmtn|sum C_j, and sharing does not help).
+
+The bound is the larger of the two: ``jct_lower_bound(...).total``.
+"""
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.registry import check_kind
+from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["area_bound", "area_bound_slots"]
+__all__ = ["area_bound", "area_bound_slots", "JctBound", "jct_lower_bound", "srpt_total_completion"]
 
 
 def area_bound_slots(p: list[int], r: list[int], g: list[int], w: list[float], G: int) -> float:
@@ -88,3 +111,185 @@ def area_bound(instance: Instance) -> float:
     d = slot_data(instance)
     value = area_bound_slots(d.p, d.r, d.g, d.w, sum(d.G)) * instance.slot
     return value if math.isfinite(value) else 0.0
+
+
+
+@dataclass(frozen=True)
+class JctBound:
+    """The bound and its parts (seconds). ``total`` = max(``own_length``, ``fluid``); ``mean`` =
+    ``total`` / ``n_jobs``; ``which`` names the larger part."""
+
+    total: float
+    own_length: float
+    fluid: float
+    n_jobs: int
+    gpus: int
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n_jobs if self.n_jobs else float("nan")
+
+    @property
+    def which(self) -> str:
+        return "fluid" if self.fluid > self.own_length else "own_length"
+
+
+def srpt_total_completion(release: Sequence[float], work: Sequence[float], speed: float = 1.0) -> float:
+    """sum_i C_i of preemptive SRPT on one machine of ``speed`` (work units per second).
+
+    Examples
+    --------
+    >>> srpt_total_completion([0, 0], [2, 1])        # 1 + 3
+    4.0
+    >>> srpt_total_completion([0, 1], [3, 1], speed=1)  # the short job preempts at 1: 2 + 4
+    6.0
+    """
+    r = np.asarray(release, dtype=float)
+    w = np.asarray(work, dtype=float) / float(speed)
+    order = np.argsort(r, kind="stable")
+    r, w = r[order].tolist(), w[order].tolist()
+    n = len(r)
+    heap: list[float] = []
+    t = 0.0
+    total = 0.0
+    k = 0
+    while k < n or heap:
+        if not heap:
+            t = max(t, r[k])
+        while k < n and r[k] <= t:
+            heapq.heappush(heap, w[k])
+            k += 1
+        rem = heapq.heappop(heap)
+        nxt = r[k] if k < n else math.inf
+        if t + rem <= nxt:  # finishes before the next release
+            t += rem
+            total += t
+        else:  # runs until the next release, then competes again
+            heapq.heappush(heap, rem - (nxt - t))
+            t = nxt
+    return float(total)
+
+
+def jct_lower_bound(
+    arrival: Sequence[float], gpus: Sequence[float], processing: Sequence[float], total_gpus: int
+) -> JctBound:
+    """max(sum_i p_i, SRPT's sum_i C_i of works g_i p_i at speed G minus sum_i r_i).
+
+    Parameters
+    ----------
+    arrival, gpus, processing : sequences of one value per job
+        r_i (s), g_i, and the least processing time p_i (s) of job i over every configuration
+        (placement, worker count, ...) any policy may run it in, with the load time each job must
+        pay once before it trains, if the run has one; the least GPU-seconds of job i must be at
+        least g_i p_i (formulations/rigid.md#jct-bound explains how each paper's jobs meet this).
+    total_gpus : int
+        G.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Lengths differ, or a value is negative, NaN or infinite, or G < 1.
+
+    Guarantee
+    ---------
+    sum_i (C_i - r_i) >= ``total`` for every schedule in which job i holds at least g_i GPUs for
+    at least p_i seconds in all (formulations/rigid.md#jct-bound).
+
+    Examples
+    --------
+    >>> b = jct_lower_bound([0, 0], [2, 2], [10, 10], total_gpus=2)   # one runs after the other
+    >>> b.total, b.own_length, b.fluid, b.which
+    (30.0, 20.0, 30.0, 'fluid')
+    """
+    r = np.asarray(arrival, dtype=float)
+    g = np.asarray(gpus, dtype=float)
+    p = np.asarray(processing, dtype=float)
+    if not (len(r) == len(g) == len(p)):
+        raise InvalidInstanceError(
+            f"arrival, gpus and processing must have one value per job; got {len(r)}, {len(g)}, {len(p)}."
+        )
+    for name, a in (("arrival", r), ("gpus", g), ("processing", p)):
+        bad = ~(np.isfinite(a) & (a >= 0))
+        if bad.any():
+            i = int(np.nonzero(bad)[0][0])
+            raise InvalidInstanceError(f"The '{name}' of job {i} must be a finite number >= 0; got {a[i]!r}.")
+    if not (isinstance(total_gpus, (int, np.integer)) and total_gpus >= 1):
+        raise InvalidInstanceError(f"total_gpus must be an integer >= 1; got {total_gpus!r}.")
+    own = float(p.sum())
+    fluid = srpt_total_completion(r, g * p, float(total_gpus)) - float(r.sum()) if len(r) else 0.0
+    return JctBound(total=max(own, fluid), own_length=own, fluid=max(fluid, 0.0), n_jobs=len(r), gpus=int(total_gpus))
+
+
+@dataclass(frozen=True)
+class NonPreemptiveBound:
+    """A lower bound on the total JCT of every *non-preemptive* schedule of rigid jobs (seconds):
+    ``total`` from the exact model's proven bound on slot-floored data (``optimal``: the model was
+    solved to optimality, so ``total`` is its optimum, converted), ``slot`` the slot length used."""
+
+    total: float
+    optimal: bool
+    slot: float
+    n_jobs: int
+    solver_status: str
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n_jobs if self.n_jobs else float("nan")
+
+
+def nonpreemptive_lower_bound(
+    arrival: Sequence[float],
+    gpus: Sequence[float],
+    processing: Sequence[float],
+    cluster,
+    *,
+    max_slots: int = 400,
+    time_limit: float = 10.0,
+    backend: str = "cpsat",
+) -> NonPreemptiveBound:
+    """A lower bound on sum_i (C_i - r_i) over every non-preemptive schedule in which job i holds
+    g_i GPUs of ``cluster`` for at least p_i seconds from one start S_i >= r_i
+    (formulations/rigid.md#jct-bound, "non-preemptive optimum").
+
+    Releases and processing times are floored to whole slots of Delta seconds (Delta the least
+    whole number of seconds with max r + sum p <= ``max_slots`` slots); flooring a schedule's starts
+    keeps it feasible and its completions no later, so the floored instance's optimum is at most the
+    real one. Jobs shorter than a slot are left out of the model (removing jobs cannot raise the
+    others' optimum) and counted with their own length. The exact model's proven bound (its optimum
+    when solved) is used, never its incumbent.
+
+    Raises
+    ------
+    InvalidInstanceError
+        Bad data (as :func:`jct_lower_bound`).
+    """
+    from optsched.core import Instance, Job
+    from optsched.solvers import SolveOptions
+
+    r = np.asarray(arrival, dtype=float)
+    g = np.asarray(gpus, dtype=float)
+    p = np.asarray(processing, dtype=float)
+    jct_lower_bound(r, g, p, int(cluster.total_gpus))  # validates the data
+    span = float(r.max() + p.sum()) if len(r) else 0.0
+    delta = float(max(1, math.ceil(span / max_slots)))
+    rs = np.floor(r / delta + 1e-9)
+    ps = np.floor(p / delta + 1e-9)
+    keep = ps >= 1
+    short = float(p[~keep].sum())
+    if not keep.any():
+        return NonPreemptiveBound(short, True, delta, len(r), "no job longer than a slot")
+    from optsched.rigid.exact import solve_exact
+
+    jobs = [
+        Job(int(i), work=float(ps[i] * delta), gpus=int(g[i]), arrival=float(rs[i] * delta))
+        for i in np.nonzero(keep)[0]
+    ]
+    res = solve_exact(
+        Instance(cluster, jobs, name="np-bound", slot=delta),
+        backend=backend,
+        options=SolveOptions(time_limit=time_limit, threads=1),
+    )
+    if res.bound is None:
+        return NonPreemptiveBound(float(p.sum()), False, delta, len(r), str(res.status))
+    total = float(res.bound) - float(r[keep].sum()) + short
+    return NonPreemptiveBound(max(total, float(p.sum())), str(res.status) == "optimal", delta, len(r), str(res.status))

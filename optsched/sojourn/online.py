@@ -5,6 +5,12 @@ there is one, else it queues. When a server completes a stage of a job that goes
 the job of least index among the queue *and* that job (preempting it at the checkpoint if a
 queued job is better); when a job ends, the server takes the least-index queued job.
 
+Jobs of several GPUs (not in the paper; ``optsched compare`` on GPU traces): queued jobs start
+in index order, each where it fits, skipping those that do not (so a smaller job may start ahead
+of a better one that does not fit); a job at a checkpoint is preempted for a better queued job
+only if its GPUs and the free ones make room for it. With one GPU per job this is the
+paper's heuristic unchanged (formulations/sojourn.md#online).
+
 Indices of an alive job after d completed stages (remaining distribution conditioned on
 survival, ``formulations/sojourn.md#online``):
 
@@ -145,15 +151,22 @@ class StagedOnlinePolicy(Policy):
         for job in self.recheck:
             if job.phase != TRAINING or not self.queue:
                 continue
-            if self._key(self.queue[0]) < self._key(job):
+            head = self.queue[0]
+            # a multi-GPU head is worth a preemption only if the job's GPUs make room for it
+            if self._key(head) < self._key(job) and head.gpus <= sim.total_free + job.gpus:
                 sim.preempt(job)  # zero save time: its server is free now; on_preempted re-queues it
         self.recheck = []
-        n = 0
-        while n < len(self.queue) and sim.total_free > 0:
-            job = self.queue[n]
-            sim.start(job, sim.place(job))
-            n += 1
-        del self.queue[:n]
+        started = set()
+        for job in self.queue:
+            if sim.total_free <= 0:
+                break
+            pl = sim.place(job)
+            if pl is None:  # a multi-GPU job that does not fit now: the next ones may (one GPU each: never)
+                continue
+            sim.start(job, pl)
+            started.add(job.index)
+        if started:
+            self.queue = [j for j in self.queue if j.index not in started]
 
 
 # --------------------------------------------------------------------------- workloads

@@ -1,0 +1,264 @@
+"""A-SRPT jobs from a generic job table (arrival, gpus, duration; optional model): what the A-SRPT
+policies need to run on any trace (``optsched compare``). Assumptions: formulations/asrpt.md#from-a-trace.
+
+* **Model profile** (stages, replicas, per-replica times, activations, parameters) per job: from
+  the ``model`` column when its name matches a family of :data:`FAMILIES` (case-insensitive
+  substring, e.g. ``"vgg19_bn"`` -> VGG19, ``"gpt-3"`` -> GPT; ``profile_of=`` maps other names),
+  else drawn uniformly among the families (one-GPU jobs: the single-stage family), with exactly
+  the job's GPU count g_i = sum_s k_s.
+* **Iterations** n_i = max(1, round(duration_i / alpha~min_i)): the trace's duration is read as the
+  time at the placement A-SRPT itself estimates (Heavy-Edge on the fewest servers, Sec. IV-B), the
+  paper's recipe (Sec. V-A-1-b); predictions are perfect (ñ_i = n_i, A-SRPT-Perfect).
+* **Cluster**: the given servers with the paper's bandwidths (10 Gbit/s NIC, 300 GB/s inside a
+  server) unless the cluster has its own.
+
+:func:`least_processing` gives n_i alpha(one server), the least time of job i on any placement
+(alpha(one server) <= alpha(x), tests/asrpt/test_timing.py): the lower bound of ``compare`` uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.profiles import MB, _pipeline
+from optsched.core.cluster import Cluster
+from optsched.core.seeds import SeedLike, as_generator
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+
+__all__ = ["FAMILIES", "profile", "family_of", "from_table", "least_processing", "B_INTER", "B_INTRA"]
+
+B_INTER = 10e9 / 8  #: the paper's NIC, 10 Gbit/s, in bytes/s
+B_INTRA = 300e9  #: the paper's intra-server bandwidth, 300 GB/s
+
+#: Model families and the name fragments that select them from a ``model`` column.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "ResNet": ("resnet", "conv", "efficient", "inception", "mobilenet", "cnn"),
+    "VGG19": ("vgg",),
+    "BERT": ("bert", "vit", "swin", "transformer", "tnt", "conformer"),
+    "GPT": ("gpt", "llama", "opt-", "llm", "t5"),
+}
+
+
+def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
+    """Stages of a ``family`` job on ``gpus`` GPUs (sum of replicas = ``gpus``).
+
+    ResNet (ResNet-50-like, 25.6M parameters, 0.1 s per mini-batch on one GPU) and BERT (BERT-large,
+    340M parameters, 0.09 s) are data-parallel (one stage, k = g replicas); VGG19 is the 4-stage
+    pipeline of :func:`optsched.asrpt.profiles.vgg19_like` on 8 GPUs, 2 stages on 2, 4 of one
+    replica on 4, data-parallel otherwise; GPT is a uniform pipeline of g one-replica stages
+    (:func:`~optsched.asrpt.profiles.gpt_like`'s per-stage numbers scaled to 8 / g). One GPU: a
+    single stage with ResNet's times.
+
+    >>> [s.k for s in profile("VGG19", 8)], len(profile("GPT", 4)), profile("BERT", 3)[0].k
+    ([2, 2, 3, 1], 4, 3)
+    """
+    if not (isinstance(gpus, (int, np.integer)) and gpus >= 1):
+        raise InvalidInstanceError(f"The 'gpus' of a job must be an integer >= 1; got {gpus!r}.")
+    g = int(gpus)
+    if family not in FAMILIES:
+        raise InvalidOptionError(f"Unknown model family {family!r}; use one of {list(FAMILIES)}.")
+    if g == 1 or family == "ResNet":
+        p = 0.1
+        return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=102.4 * MB if g > 1 else 0.0),)
+    if family == "BERT":
+        p = 0.09
+        return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=1360 * MB),)
+    if family == "VGG19":
+        if g == 2:
+            return _pipeline(0, (1, 1), (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB)).stages
+        if g in (4, 8):
+            ks = (1, 1, 1, 1) if g == 4 else (2, 2, 3, 1)
+            return _pipeline(
+                0,
+                ks,
+                (0.013, 0.011, 0.020, 0.001),
+                (51.4 * MB, 25.7 * MB, 3.2 * MB),
+                (1.2 * MB, 8.9 * MB, 66 * MB, 494 * MB),
+            ).stages
+        p = 0.045
+        return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=575 * MB),)
+    return _pipeline(0, (1,) * g, (0.0034 * 8 / g,) * g, (12.6 * MB,) * (g - 1), (0.0,) * g).stages
+
+
+def family_of(name: Any, profile_of: Mapping[str, str] | None = None) -> str | None:
+    """The family a model name selects (``profile_of`` first, then :data:`FAMILIES`' fragments), or None.
+
+    >>> family_of("vgg19_bn"), family_of("GPT-3"), family_of("my-net"), family_of("my-net", {"my-net": "BERT"})
+    ('VGG19', 'GPT', None, 'BERT')
+    """
+    if name is None or (isinstance(name, float) and np.isnan(name)):
+        return None
+    s = str(name)
+    if profile_of and s in profile_of:
+        fam = profile_of[s]
+        if fam not in FAMILIES:
+            raise InvalidOptionError(
+                f"profile_of maps model {s!r} to {fam!r}, which is not a family; use one of {list(FAMILIES)}."
+            )
+        return fam
+    low = s.lower()
+    for fam, frags in FAMILIES.items():
+        if any(f in low for f in frags):
+            return fam
+    return None
+
+
+def _column(table: Any, name: str) -> list | None:
+    if name not in getattr(table, "columns", ()):
+        return None
+    return table[name].tolist()
+
+
+def from_table(
+    table: Any,
+    cluster: Cluster,
+    *,
+    model_column: str = "model",
+    profile_of: Mapping[str, str] | None = None,
+    bandwidth_inter: float | None = None,
+    bandwidth_intra: float | None = None,
+    slot: float = 1.0,
+    seed: SeedLike = 0,
+) -> AsrptInstance:
+    """An :class:`AsrptInstance` from a job table (columns ``arrival``, ``gpus``, ``duration`` or
+    ``work``; optional ``job_id``, ``model``, ``user``, ``group``), on ``cluster``'s servers.
+
+    Parameters
+    ----------
+    table : DataFrame
+    cluster : Cluster
+        Identical servers (the paper's M x g); its bandwidths are used when set, else
+        ``bandwidth_inter`` / ``bandwidth_intra`` (bytes/s; default :data:`B_INTER`, :data:`B_INTRA`).
+    model_column : str
+        Column with model names (absent: every profile is drawn).
+    profile_of : mapping model name -> family, optional
+        Overrides the name matching of :func:`family_of`.
+    slot : float
+        Slot length of the instance (s): A-SRPT and its baselines start jobs at slot boundaries.
+    seed : int, Generator or None
+        For the drawn families.
+
+    Returns
+    -------
+    AsrptInstance
+        ``metadata["assumptions"]`` counts the profiles taken from the column and drawn.
+
+    Raises
+    ------
+    InvalidInstanceError
+        A missing column, servers of different sizes, a job larger than the cluster.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"arrival": [0.0, 5.0], "gpus": [1, 4], "duration": [100.0, 60.0], "model": ["x", "gpt2"]})
+    >>> inst = from_table(t, Cluster.homogeneous(1, 4))
+    >>> [j.gpus for j in inst.jobs], inst.metadata["assumptions"]["profiles_from_model_column"]
+    ([1, 4], 1)
+    """
+    cols = list(getattr(table, "columns", ()))
+    for c in ("arrival", "gpus"):
+        if c not in cols:
+            raise InvalidInstanceError(
+                f"The job table has no '{c}' column, which the A-SRPT policies need; give 'arrival' (s), "
+                f"'gpus' and 'duration' (s) (columns: {cols})."
+            )
+    dcol = "duration" if "duration" in cols else "work" if "work" in cols else None
+    if dcol is None:
+        raise InvalidInstanceError(
+            f"The job table has no 'duration' column (s), from which the A-SRPT policies' iterations are "
+            f"computed; add it (or 'work') (columns: {cols})."
+        )
+    if not cluster.is_homogeneous:
+        raise InvalidInstanceError(
+            f"The A-SRPT policies need identical servers (the paper's M x g); this cluster has "
+            f"{sorted({int(s) for s in cluster.gpus})} GPUs per server. Size the cluster with --load or "
+            f"--servers / --gpus-per-server."
+        )
+    bi = cluster.bandwidth_inter if cluster.bandwidth_inter is not None else bandwidth_inter or B_INTER
+    ba = cluster.bandwidth_intra if cluster.bandwidth_intra is not None else bandwidth_intra or B_INTRA
+    cl = Cluster.homogeneous(cluster.n_servers, cluster.max_server_gpus, bandwidth_inter=bi, bandwidth_intra=ba)
+    rng = as_generator(seed)
+    arr = table["arrival"].to_numpy(dtype=float)
+    gp = table["gpus"].to_numpy()
+    dur = table[dcol].to_numpy(dtype=float)
+    ids = _column(table, "job_id") or list(range(len(arr)))
+    models = _column(table, model_column)
+    users = _column(table, "user")
+    groups = _column(table, "group")
+    fams = list(FAMILIES)
+    probe = AsrptInstance(cl, [], name="probe")
+    from optsched.asrpt.heavy_edge import alpha_min_estimate
+
+    a_memo: dict = {}
+    jobs = []
+    n_col = 0
+    for i in range(len(arr)):
+        g = int(gp[i])
+        fam = family_of(models[i], profile_of) if models is not None else None
+        if fam is None:
+            fam = fams[int(rng.integers(len(fams)))]
+        else:
+            n_col += 1
+        key = (fam, g)
+        hit = a_memo.get(key)
+        if hit is None:
+            st = profile(fam, g)
+            hit = a_memo[key] = (st, alpha_min_estimate(AsrptJob("x", list(st), iterations=1), probe))
+        st, a = hit
+        jid = ids[i]
+        jid = int(jid) if isinstance(jid, (np.integer,)) else jid
+        jobs.append(
+            AsrptJob(
+                jid,
+                list(st),
+                iterations=max(1, int(round(float(dur[i]) / a))),
+                arrival=float(arr[i]),
+                group=None if groups is None else str(groups[i]),
+                user=None if users is None else str(users[i]),
+                attrs={"family": fam},
+            )
+        )
+    return AsrptInstance(
+        cl,
+        jobs,
+        name="from-table",
+        slot=slot,
+        metadata={
+            "assumptions": {
+                "profiles_from_model_column": n_col,
+                "profiles_drawn": len(jobs) - n_col,
+                "iterations": "round(duration / alpha~min)",
+                "predictions": "perfect",
+                "bandwidth_inter": bi,
+                "bandwidth_intra": ba,
+            }
+        },
+    )
+
+
+def least_processing(instance: AsrptInstance) -> np.ndarray:
+    """n_i alpha_i(every replica on one server) per job (s): no placement runs job i faster
+    (alpha(one server) <= alpha(x) when B_inter <= g B_intra, the guarantee of
+    :func:`~optsched.asrpt.timing.alpha`), so it is a valid least processing time for the bound."""
+    from optsched.asrpt.timing import alpha, consolidated_placement
+
+    memo: dict = {}
+    out = np.empty(instance.n_jobs)
+    for k, j in enumerate(instance.jobs):
+        key = j.stages
+        a = memo.get(key)
+        if a is None:
+            a = memo[key] = alpha(
+                j,
+                consolidated_placement(j),
+                g=max(instance.g, j.gpus),
+                b_inter=instance.b_inter,
+                b_intra=instance.b_intra,
+            )
+        out[k] = j.iterations * a
+    return out

@@ -1,0 +1,99 @@
+"""A-SRPT jobs from a generic job table (formulations/asrpt.md#from-a-trace)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from optsched.asrpt.policy import HeavyEdgeRate
+from optsched.asrpt.workload import FAMILIES, family_of, from_table, least_processing, profile
+from optsched.core import Cluster
+from optsched.core.cluster import Server
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("g", [1, 2, 3, 4, 5, 8, 16])
+def test_profiles_have_exactly_the_jobs_gpus(family, g):
+    assert sum(s.k for s in profile(family, g)) == g
+
+
+def test_model_column_picks_the_family_and_other_names_are_drawn():
+    t = pd.DataFrame(
+        {
+            "job_id": ["a", "b", "c", "d"],
+            "arrival": [0.0, 1.0, 2.0, 3.0],
+            "gpus": [8, 4, 2, 1],
+            "duration": [1000.0, 500.0, 200.0, 50.0],
+            "model": ["VGG19", "llama-7b", "unknown-thing", None],
+        }
+    )
+    inst = from_table(t, Cluster.homogeneous(2, 8), seed=1)
+    fam = [j.attrs["family"] for j in inst.jobs]
+    assert fam[:2] == ["VGG19", "GPT"] and inst.metadata["assumptions"]["profiles_from_model_column"] == 2
+    assert [j.gpus for j in inst.jobs] == [8, 4, 2, 1] and [j.id for j in inst.jobs] == ["a", "b", "c", "d"]
+    assert inst.cluster.bandwidth_inter == pytest.approx(1.25e9) and inst.cluster.bandwidth_intra == 300e9
+    assert family_of("x", {"x": "BERT"}) == "BERT"
+    with pytest.raises(InvalidOptionError, match="not a family"):
+        family_of("x", {"x": "Transformer-XL"})
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 8), st.floats(1.0, 1e5)), min_size=1, max_size=8),
+    st.integers(0, 1000),
+    st.lists(st.integers(0, 8), min_size=4, max_size=4),
+)
+def test_no_placement_is_faster_than_the_least_processing_time(jobs, seed, split):
+    t = pd.DataFrame({"arrival": 0.0, "gpus": [g for g, _ in jobs], "duration": [d for _, d in jobs]})
+    cl = Cluster.homogeneous(4, 8)
+    inst = from_table(t, cl, seed=seed)
+    least = least_processing(inst)
+    rate = HeavyEdgeRate().bind(inst.cluster)
+    for j, lp in zip(inst.jobs, least, strict=True):
+        # one split of its GPUs over the servers (drawn)
+        counts, left = {}, j.gpus
+        for m, c in enumerate(split):
+            take = min(c, left)
+            if take:
+                counts[m] = take
+                left -= take
+        if left:
+            counts[3] = counts.get(3, 0) + left
+        if max(counts.values()) <= 8:
+            assert lp <= j.iterations * rate.alpha(j, counts) * (1 + 1e-12)
+
+
+def test_bad_tables():
+    t = pd.DataFrame({"arrival": [0.0], "gpus": [1]})
+    with pytest.raises(InvalidInstanceError, match="'duration' column"):
+        from_table(t, Cluster.homogeneous(1, 4))
+    t = pd.DataFrame({"arrival": [0.0], "gpus": [1], "duration": [5.0]})
+    with pytest.raises(InvalidInstanceError, match="identical servers"):
+        from_table(t, Cluster([Server(2), Server(4)]))
+    assert np.isfinite(least_processing(from_table(t, Cluster.homogeneous(1, 4)))).all()
+
+
+def test_slot_check_survives_float_noise_at_large_times():
+    """A time one ulp past a slot boundary at 1e7 s is that boundary (it used to arm a timer in the past)."""
+    import math
+
+    from optsched.asrpt.policy import ASRPT, _off_slot
+
+    class FakeSim:
+        def __init__(self, now):
+            self.now, self.timers = now, []
+
+        def set_timer(self, at):
+            assert at >= self.now
+            self.timers.append(at)
+
+    pol = ASRPT()
+    pol.slotted, pol.slot, pol.first_slot, pol.slot_timer_at = True, 1.0, 1, None
+    sim = FakeSim(math.nextafter(10038143.0, math.inf))
+    assert _off_slot(pol, sim) is False and sim.timers == []
+    sim = FakeSim(10038143.25)
+    assert _off_slot(pol, sim) is True and sim.timers == [10038144.0]
