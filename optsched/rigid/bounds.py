@@ -7,9 +7,9 @@
   policy respects (``optsched compare``), and :func:`nonpreemptive_lower_bound`, the proven
   non-preemptive optimum of small workloads.
 
-For :func:`jct_lower_bound`, two relaxations of any schedule of rigid jobs on a cluster of G GPUs, each job i released at
-r_i, needing g_i GPUs for p_i seconds (its *least* processing time over every configuration a
-policy may choose) (``formulations/rigid.md#jct-bound``):
+For :func:`jct_lower_bound`, two relaxations of any schedule of rigid jobs on a cluster of G
+GPUs, each job i released at r_i, needing g_i GPUs for p_i seconds (its *least* processing time
+over every configuration a policy may choose) (``formulations/rigid.md#jct-bound``):
 
 * **own length**: job i cannot finish before r_i + p_i, so sum_i JCT_i >= sum_i p_i;
 * **fluid**: the cluster does at most G GPU-seconds of work per second, so the completion times
