@@ -113,7 +113,6 @@ def area_bound(instance: Instance) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-
 @dataclass(frozen=True)
 class JctBound:
     """The bound and its parts (seconds). ``total`` = max(``own_length``, ``fluid``); ``mean`` =
