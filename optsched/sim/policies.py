@@ -357,9 +357,6 @@ class _Preemptive(Policy, metaclass=ABCMeta):
     def on_loaded(self, sim, job) -> None:
         self._push_running(sim, job)  # now training: into the training heap, with its rate
 
-    def on_completion(self, sim, job) -> None:
-        self._since.pop(job.index, None)
-
     def _push_running(self, sim, job) -> None:
         self._seq += 1
         self._entry[job.index] = self._seq
@@ -382,6 +379,11 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         phase = LOADING if h is self._loading else TRAINING
         h[:] = [e for e in h if e[4].phase == phase and entry.get(e[4].index) == e[3]]
         heapq.heapify(h)
+        # the per-job maps keep only running jobs (finished ones were left in them, for speed)
+        live = {e[4].index for e in self._train} | {e[4].index for e in self._loading}
+        if len(entry) > 2 * len(live) + 256:
+            self._entry = {i: s for i, s in entry.items() if i in live}
+            self._since = {i: t for i, t in self._since.items() if i in live}
 
     def _start(self, sim, job, placement=None) -> None:
         sim.start(job, placement)
@@ -590,7 +592,11 @@ class _Preemptive(Policy, metaclass=ABCMeta):
             self._drop_claims()
         if not self.queue.n and not self._claims:
             return
-        self._round(sim, self._may_preempt(sim))
+        may = self._may_preempt(sim)
+        if not may and not self._claims and not self._nusav and sim.res is None:
+            self._fill_fast(sim, ())  # nothing can preempt, nothing is claimed or being saved: R8/R12 only
+            return
+        self._round(sim, may)
 
     def _round(self, sim, may_preempt: bool) -> None:
         q = self.queue
@@ -607,8 +613,8 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         claimants = sorted(self._claims.values(), key=lambda cl: self._wait_key(cl.job)) if self._claims else ()
         ci = 0
         nc = len(claimants)
+        plain = not self._nrfree and not check_res  # nothing claimed: the engine's own fit and placement
         while q.n or ci < nc:
-            plain = not self._nrfree and not check_res  # nothing claimed: the engine's own fit and placement
             if fill and plain and ci == nc and not self._nusav:
                 self._fill_fast(sim, blocked)
                 break
@@ -618,6 +624,7 @@ class _Preemptive(Policy, metaclass=ABCMeta):
                 ci += 1
                 if cl.job.index in self._claims:  # R8 if it fits its claim and the free GPUs, else R9: it waits
                     self._try_start_claimant(sim, cl)
+                    plain = not self._nrfree and not check_res
                 continue
             if top is None:
                 break
@@ -648,14 +655,16 @@ class _Preemptive(Policy, metaclass=ABCMeta):
             if tried and self._nusav and self._fits(sim, job, soon=True):  # R10
                 q.pop_class(cls)
                 self._claim(sim, job)
+                plain = False
                 continue
             if not fill:
-                worst, _ = self._worst(sim)
+                worst = self._worst(sim)[0] if self._loading else self._top(sim, self._train)
                 if worst is None or not (top[0][0] < self._run_value(sim, worst[4])):
                     fill = True  # no running job is worse than this job, nor than any job after it
                 elif tried:
                     q.pop_class(cls)
                     if self._make_room(sim, job):
+                        plain = not self._nrfree and not check_res
                         if blocked and free.total_free > self._nrfree:  # GPUs left free: the jobs
                             blocked.clear()  # passed over may fit now, so the scan starts again (R12)
                             fail_any = fail_single = 1 << 62
@@ -700,17 +709,21 @@ class _Preemptive(Policy, metaclass=ABCMeta):
         g = cand.gpus
         layout = sim.free.needs_layout(g, cand.single_server)
         since = self._since
-        extra: dict[int, int] = {}
-        n_extra = 0
+        run_value = self._run_value
         victims: list[SimJob] = []
         popped: list = []  # (entry, heap) taken off the heaps; every one not preempted goes back
+        if layout:  # where the GPUs are matters: a vector per server
+            extra: dict[int, int] = {}
 
-        def fits() -> bool:
-            return self._fits(sim, cand, soon=True, extra=extra if layout else None, n_extra=n_extra)
+            def fits() -> bool:
+                return self._fits(sim, cand, soon=True, extra=extra)
 
-        while not fits():
-            e, h = self._worst(sim)
-            if e is None or not (bound < self._run_value(sim, e[4])):
+        else:  # only how many: a count (the fast path of every GPU-only spanning job)
+            need = g - (sim.free.total_free - self._nrfree + self._nusav)  # GPUs the victims must bring
+            n_extra = 0
+        while (not fits()) if layout else n_extra < need:
+            e, h = self._worst(sim) if self._loading else (self._top(sim, self._train), self._train)
+            if e is None or not (bound < run_value(sim, e[4])):
                 for e2, h2 in popped:
                     heapq.heappush(h2, e2)
                 return False
@@ -720,19 +733,25 @@ class _Preemptive(Policy, metaclass=ABCMeta):
             if since.get(v.index) == now:  # started at this very time: never a victim (R5)
                 continue
             victims.append(v)
-            for m, k in v.placement.items():
-                extra[m] = extra.get(m, 0) + k
-            n_extra += v.gpus
-        for v in reversed(victims[:]):  # drop the victims not needed, best first
-            for m, k in v.placement.items():
-                extra[m] -= k
-            n_extra -= v.gpus
-            if fits():
-                victims.remove(v)
-            else:
+            if layout:
                 for m, k in v.placement.items():
-                    extra[m] += k
+                    extra[m] = extra.get(m, 0) + k
+            else:
                 n_extra += v.gpus
+        if len(victims) > 1:
+            for v in reversed(victims[:]):  # drop the victims not needed, best first
+                if not layout:
+                    if n_extra - v.gpus >= need:
+                        n_extra -= v.gpus
+                        victims.remove(v)
+                    continue
+                for m, k in v.placement.items():
+                    extra[m] -= k
+                if fits():
+                    victims.remove(v)
+                else:
+                    for m, k in v.placement.items():
+                        extra[m] += k
         chosen = {v.index for v in victims}
         for e, h in popped:
             if e[4].index not in chosen:
@@ -904,7 +923,6 @@ class LAS(_Preemptive):
         self._timer = sim.set_timer(at=t, period=self.quantum, data="las-quantum")
 
     def on_completion(self, sim, job) -> None:
-        super().on_completion(sim, job)
         self._active -= 1
         if not self._active:
             if self._timer is not None:
@@ -983,7 +1001,6 @@ class PeriodicSRTF(SRTF):
         self._left = len(sim.jobs)
 
     def on_completion(self, sim, job) -> None:
-        super().on_completion(sim, job)
         self._left -= 1
         if not self._left:
             sim.cancel_timer(self._timer)
