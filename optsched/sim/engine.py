@@ -1031,7 +1031,6 @@ class Simulator:
                 self._push_stage_end(j)
 
 
-
 class _CompiledSimulator(Simulator):
     """A :class:`Simulator` whose run is the compiled kernel's (``engine="compiled"``, or ``"auto"``
     where it covers the simulation): it keeps no per-job engine state, so the engine's views and
