@@ -28,6 +28,7 @@ from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.inputs import job_table_columns
 
 __all__ = ["FAMILIES", "profile", "family_of", "from_table", "least_processing", "B_INTER", "B_INTRA"]
 
@@ -160,19 +161,7 @@ def from_table(
     >>> [j.gpus for j in inst.jobs], inst.metadata["assumptions"]["profiles_from_model_column"]
     ([1, 4], 1)
     """
-    cols = list(getattr(table, "columns", ()))
-    for c in ("arrival", "gpus"):
-        if c not in cols:
-            raise InvalidInstanceError(
-                f"The job table has no '{c}' column, which the A-SRPT policies need; give 'arrival' (s), "
-                f"'gpus' and 'duration' (s) (columns: {cols})."
-            )
-    dcol = "duration" if "duration" in cols else "work" if "work" in cols else None
-    if dcol is None:
-        raise InvalidInstanceError(
-            f"The job table has no 'duration' column (s), from which the A-SRPT policies' iterations are "
-            f"computed; add it (or 'work') (columns: {cols})."
-        )
+    _, dcol = job_table_columns(table, who="the A-SRPT policies", prefer="duration")
     if not cluster.is_homogeneous:
         raise InvalidInstanceError(
             f"The A-SRPT policies need identical servers (the paper's M x g); this cluster has "

@@ -34,6 +34,7 @@ from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.inputs import job_table_columns
 
 __all__ = ["from_table", "default_slot", "MAX_SLOTS"]
 
@@ -97,19 +98,7 @@ def from_table(
     >>> [j.arrival for j in inst.jobs], [j.chunks for j in inst.jobs], [inst.min_duration(i) for i in range(2)]
     ([0, 2], [1, 4], [2, 10])
     """
-    cols = list(getattr(table, "columns", ()))
-    for c in ("arrival", "gpus"):
-        if c not in cols:
-            raise InvalidInstanceError(
-                f"The job table has no '{c}' column, which the elastic policies need; give 'arrival' (s), "
-                f"'gpus' and 'duration' (s) (columns: {cols})."
-            )
-    dcol = "duration" if "duration" in cols else "work" if "work" in cols else None
-    if dcol is None:
-        raise InvalidInstanceError(
-            f"The job table has no 'duration' column (s), from which the elastic jobs' mini-batches are "
-            f"computed; add it (or 'work') (columns: {cols})."
-        )
+    cols, dcol = job_table_columns(table, who="the elastic policies", prefer="duration")
     arr = table["arrival"].to_numpy(dtype=float)
     gp = table["gpus"].to_numpy().astype(np.int64)
     dur = table[dcol].to_numpy(dtype=float)

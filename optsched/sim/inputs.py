@@ -83,6 +83,39 @@ def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
     return np.asarray(c, dtype=dtype)
 
 
+def job_table_columns(table: Any, *, who: str = "", prefer: str = "work") -> tuple[list[str], str]:
+    """A job table's column names and the column holding each job's work (``"work"`` or
+    ``"duration"``, seconds at rate 1; ``prefer`` says which when it has both), checked: it must have
+    ``arrival``, ``gpus`` and one of the two. ``who`` names what needs them, for the message (e.g.
+    "the A-SRPT policies"): the one check of the simulator and of every paper's enrichment.
+
+    Raises
+    ------
+    InvalidInstanceError
+        A missing column (the message names it, what needs it and the columns the table has).
+
+    Examples
+    --------
+    >>> job_table_columns({"arrival": [0], "gpus": [1], "duration": [5.0]})
+    (['arrival', 'gpus', 'duration'], 'duration')
+    """
+    columns = list(table.columns) if hasattr(table, "columns") else list(table)
+    need = f", which {who} need" if who else ""
+    for c in ("arrival", "gpus"):
+        if c not in columns:
+            raise InvalidInstanceError(
+                f"The job table has no '{c}' column{need}; give 'arrival' (s), 'gpus' and 'work' or 'duration' (s) "
+                f"(columns: {columns})."
+            )
+    other = "duration" if prefer == "work" else "work"
+    wcol = prefer if prefer in columns else other if other in columns else None
+    if wcol is None:
+        raise InvalidInstanceError(
+            f"The job table has neither a 'work' nor a 'duration' column (seconds){need}; add one (columns: {columns})."
+        )
+    return columns, wcol
+
+
 def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = ()) -> dict[str, Any]:
     """A job table's columns, validated, as NumPy arrays: what :func:`make_jobs` builds SimJobs
     from, and what the compiled engine reads directly. Keys: ``ids`` (list), ``columns`` (the
@@ -97,19 +130,7 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
         lacks.
     """
     total, largest = cluster.total_gpus, cluster.max_server_gpus
-    columns = list(df.columns) if hasattr(df, "columns") else list(df)
-
-    for c in ("arrival", "gpus"):
-        if c not in columns:
-            raise InvalidInstanceError(
-                f"The job table has no '{c}' column; it needs 'arrival' (s), 'gpus' and 'work' or "
-                f"'duration' (s). Columns: {columns}."
-            )
-    wcol = "work" if "work" in columns else "duration" if "duration" in columns else None
-    if wcol is None:
-        raise InvalidInstanceError(
-            f"The job table has neither a 'work' nor a 'duration' column (seconds); columns: {columns}."
-        )
+    columns, wcol = job_table_columns(df)
     if not hasattr(df, "columns"):  # a mapping of columns: check they line up (a DataFrame does)
         lengths = {c: len(df[c]) for c in columns}
         if len(set(lengths.values())) > 1:
