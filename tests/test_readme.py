@@ -82,5 +82,7 @@ def test_readme_simulations_keep_the_cluster_busy(line, tmp_path, monkeypatch, c
         code = main([*argv, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    rows = out if isinstance(out, list) else [out]
+    # simulate --json: one row per policy (a list) or one row; compare --json: {"rows": [...], ...}
+    rows = out["rows"] if isinstance(out, dict) and "rows" in out else out if isinstance(out, list) else [out]
+    assert rows, out
     assert any(r.get("mean_waiting", 0) > 0 or r.get("mean_queue_delay", 0) > 0 for r in rows), rows
