@@ -606,7 +606,7 @@ def _certify(
         # scaling the bound (a 2-resolution gap once came out 5.7e-16 above 2 * resolution: issue 24 CI)
         max(
             tolerance * max(abs(obj), 1e-10),
-            2.0 * resolution * (1 + 1e-9) + 64 * sys.float_info.epsilon * max(abs(obj), 1.0),
+            2.0 * resolution * (1 + 1e-9) + 64 * sys.float_info.epsilon * abs(obj),
         )
         if obj is not None
         else None
