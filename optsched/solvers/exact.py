@@ -602,11 +602,12 @@ def _certify(
         bound = obj
     resolution = em.resolution if em is not None else 0.0
     opt_tol = (
-        # 1e-9 and 64 ulps of the objective: the float rounding of summing the recomputed objective and of
-        # scaling the bound (a 2-resolution gap once came out 5.7e-16 above 2 * resolution: issue 24 CI)
+        # a rounded model (resolution > 0) may be 2 resolutions off, plus 1e-9 of it and 64 ulps of the
+        # objective for the float rounding of the recomputed objective and of the scaled bound (a gap of
+        # exactly 2 resolutions once came out 5.7e-16 above it: CI, tests/sojourn/test_exact.py)
         max(
             tolerance * max(abs(obj), 1e-10),
-            2.0 * resolution * (1 + 1e-9) + 64 * sys.float_info.epsilon * abs(obj),
+            2.0 * resolution * (1 + 1e-9) + 64 * sys.float_info.epsilon * abs(obj) if resolution > 0 else 0.0,
         )
         if obj is not None
         else None
