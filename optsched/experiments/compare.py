@@ -243,8 +243,10 @@ class _Seeded:
         self.ids = table["job_id"].tolist()
         self.views: dict[str, Any] = {}
 
-    # overheads: per-job load/save times keyed by job id (issue 24 adds them as job fields;
-    # until then the engine takes functions, built in this one place)
+    # overheads: per-job load/save times keyed by job id. The generic table carries them as columns
+    # (Job.load_time/save_time, which the engine prefers to these functions); the functions serve the
+    # papers' views (whose jobs are built from the view, not the table), the slot scale and the
+    # slotted plan's resume cost, which depends on the job's starts: built in this one place.
     def overhead_functions(
         self, scale: float = 1.0, extra_load: Callable | None = None, slotted_plan: bool = False
     ) -> dict[str, Any]:
