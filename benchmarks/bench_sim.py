@@ -2,7 +2,7 @@
 
 Cases (each in a fresh subprocess, so peak memory = that run's max RSS, interpreter included). A
 case runs the Python engine (``engine="python"``) unless its name ends in ``-compiled`` (the
-numba kernel, :mod:`optsched.sim.kernel`; ``record_segments=False`` from a million jobs on):
+numba kernel, :mod:`optsched.sim.compiled.kernel`; ``record_segments=False`` from a million jobs on):
 
 * ``philly-1k``: 1,000 jobs on 27 servers x 4 GPUs, offered load 0.9, durations capped at one
   day, SRTF (target <= 0.1 s); ``philly-1k-las`` at load 1.1;

@@ -51,7 +51,7 @@ SUMMARY_KEYS = [
 POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
-ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.dispatch.ENGINES (a test checks)
+ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.compiled.driver.ENGINES (a test checks)
 
 #: Peak memory per job of a replay (bytes), measured by ``make bench`` (1M jobs: 2.5 GiB).
 BYTES_PER_JOB = 2700

@@ -119,7 +119,7 @@ class Simulator:
         completion time; the exact time its work was done is the ``finish`` column. Hooks
         (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
     engine : {"auto", "python", "compiled"}
-        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.dispatch`), which covers
+        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
         FIFO, SJF, SRTF and LAS (exactly those classes; placement consolidate, first_fit,
         least_loaded or whole_node) on GPU-only jobs at a :class:`~optsched.sim.rates.ConstantRate`
         without load/save times, stages, early termination, slots, decision timings or event log,
@@ -201,7 +201,7 @@ class Simulator:
         self.record_log = bool(record_log)
         self.progress = bool(progress)
         self.allow_unfinished = bool(allow_unfinished)
-        from optsched.sim.dispatch import compiled_run
+        from optsched.sim.compiled.driver import compiled_run
 
         self._compiled = compiled_run(
             self,
@@ -214,7 +214,7 @@ class Simulator:
             terminate_after=terminate_after,
             attrs_columns=attrs_columns,
         )
-        if self._compiled is not None:  # the compiled kernel runs it (optsched.sim.dispatch): no SimJobs
+        if self._compiled is not None:  # the compiled kernel runs it (optsched.sim.compiled.driver): no SimJobs
             self.jobs = self._compiled.jobs
             self.capacity = cluster.total_gpus
             self.now = 0.0

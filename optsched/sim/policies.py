@@ -194,6 +194,7 @@ class FIFO(_QueuePolicy):
     """
 
     name = "fifo"
+    compiled_kind = "fifo"
 
     def key(self, job):
         return (job.arrival, job.index)
@@ -217,6 +218,7 @@ class SJF(_QueuePolicy):
     """
 
     name = "sjf"
+    compiled_kind = "sjf"
 
     def __init__(self, *, placement: str = "consolidate", backfill: bool = True, size_attr: str | None = None):
         super().__init__(placement=placement, backfill=backfill)
@@ -811,6 +813,7 @@ class SRTF(_Preemptive):
     """
 
     name = "srtf"
+    compiled_kind = "srtf"
 
     def _wait_key(self, job):
         return (job.remaining(), job.arrival, job.index)
@@ -857,6 +860,7 @@ class LAS(_Preemptive):
     """
 
     name = "las"
+    compiled_kind = "las"
 
     def __init__(
         self,

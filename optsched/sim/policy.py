@@ -159,6 +159,11 @@ class Policy:
     #: (``job.gpu_ids``, ``sim.free.free_ids``): the engine then tracks ids as it goes. Otherwise
     #: it gives each start the lowest free ids after the run (the same ids, no cost per event).
     gpu_ids = False
+    #: The compiled kernel's counterpart of this class (``"fifo"``, ``"sjf"``, ``"srtf"``, ``"las"``),
+    #: or None. Read from the class itself only (:func:`compiled_kind`): a subclass that changes a
+    #: hook does not inherit the kernel by accident; it declares the attribute again if it keeps
+    #: the parent's behaviour exactly.
+    compiled_kind: str | None = None
 
     def __init__(self, *, placement: str = "consolidate"):
         if placement not in PLACEMENT_RULES:
@@ -200,3 +205,16 @@ class Policy:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(placement={self.placement!r})"
+
+
+def compiled_kind(obj: object) -> str | None:
+    """The compiled counterpart ``type(obj)`` declares itself (``compiled_kind`` in its own class
+    body; inherited declarations do not count), or None.
+
+    >>> from optsched.sim import SRTF
+    >>> class MySRTF(SRTF):
+    ...     pass
+    >>> compiled_kind(SRTF()), compiled_kind(MySRTF())
+    ('srtf', None)
+    """
+    return vars(type(obj)).get("compiled_kind")

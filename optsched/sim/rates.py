@@ -58,6 +58,8 @@ class ConstantRate(RateModel):
     1.0
     """
 
+    compiled_kind = "constant"  #: the compiled kernel runs this model (optsched.sim.policy.compiled_kind)
+
     def __init__(self, rate: float = 1.0):
         self._rate = float(rate)
         check_rate(self._rate, "ConstantRate")

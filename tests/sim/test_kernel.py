@@ -25,7 +25,7 @@ from optsched.core import Cluster, Job
 from optsched.core.cluster import Server
 from optsched.exceptions import InvalidOptionError, SimulationError, SimulationLimitError
 from optsched.sim import FIFO, LAS, SJF, SRTF, ConstantRate, Simulator, get_policy
-from optsched.sim import dispatch as D
+from optsched.sim.compiled import driver as D
 
 pytest.importorskip("numba")
 
@@ -322,7 +322,7 @@ def test_without_numba_auto_runs_python_and_compiled_says_why(monkeypatch):
                 m.setenv(D.DISABLE_ENV, "1")
             else:  # numba cannot be imported
                 m.setitem(sys.modules, "numba", None)
-                m.delitem(sys.modules, "optsched.sim.kernel", raising=False)
+                m.delitem(sys.modules, "optsched.sim.compiled.kernel", raising=False)
             sim = Simulator(cluster, jobs, SRTF(), record_log=False)
             assert sim._compiled is None
             assert_same(sim.run(), want)

@@ -1,7 +1,7 @@
 """Which engine runs a :class:`~optsched.sim.Simulator`, and the driver of the compiled one.
 
 ``Simulator(..., engine="auto" | "python" | "compiled")``. The compiled kernel
-(:mod:`optsched.sim.kernel`, numba) replays GPU-only, constant-rate workloads under the baselines
+(:mod:`optsched.sim.compiled.kernel`, numba) replays GPU-only, constant-rate workloads under the baselines
 FIFO, SJF, SRTF and LAS exactly as the Python engine does (rules R3-R12 of
 ``formulations/lazer.md``; ``tests/sim/test_kernel.py`` compares the two job by job). What it
 does not cover, and why, is :func:`unsupported`: every event hook of another policy is Python code;
@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from optsched.exceptions import InvalidOptionError, SimulationError, SimulationLimitError
+from optsched.sim.inputs import is_table, make_jobs, table_columns
+from optsched.sim.policy import compiled_kind
 
 __all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "unsupported", "compiled_run", "CompiledRun"]
 
@@ -41,7 +43,9 @@ ENGINES = ("auto", "python", "compiled")
 AUTO_MIN_JOBS = 20_000
 #: set (to anything but "" or "0") to turn the compiled kernel off
 DISABLE_ENV = "OPTSCHED_NO_KERNEL"
-#: the placement rules the kernel implements (codes of optsched.sim.kernel)
+#: the policy classes the kernel implements, by their declared ``compiled_kind``
+KINDS = ("fifo", "sjf", "srtf", "las")
+#: the placement rules the kernel implements (codes of optsched.sim.compiled.kernel)
 RULES = {"consolidate": 0, "first_fit": 1, "least_loaded": 2, "whole_node": 3}
 _PHASE_NAMES = np.array(["pending", "waiting", "loading", "training", "saving", "done", "failed"], dtype=object)
 _MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
@@ -61,7 +65,7 @@ def kernel_unavailable() -> str | None:
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return f"the compiled kernel is turned off ({DISABLE_ENV} is set)"
     try:
-        import optsched.sim.kernel  # noqa: F401
+        import optsched.sim.compiled.kernel  # noqa: F401
     except ImportError as e:  # numba missing or broken
         return f"numba cannot be imported ({e}); `pip install numba` for the compiled kernel"
     return None
@@ -75,14 +79,13 @@ def unsupported(
     ``sim`` is the Simulator being built (its options are set and checked, its jobs not yet),
     ``jobs`` its input, the rest its options.
     """
-    from optsched.sim.inputs import is_table
-    from optsched.sim.policies import FIFO, LAS, SJF, SRTF
-    from optsched.sim.rates import ConstantRate
-
     why = []
     pol = sim.policy
-    if type(pol) not in (FIFO, SJF, SRTF, LAS):
-        why.append(f"policy {type(pol).__name__} (the kernel has exactly FIFO, SJF, SRTF and LAS)")
+    if compiled_kind(pol) not in KINDS:
+        why.append(
+            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF and LAS; a policy class declares "
+            f"its counterpart with `compiled_kind`)"
+        )
     else:
         if getattr(pol, "size_attr", None) is not None:
             why.append("SJF with size_attr (a predicted size)")
@@ -90,7 +93,7 @@ def unsupported(
             why.append(f"placement {pol.placement!r} (it draws from the simulator's random generator)")
         if getattr(pol, "gpu_ids", False):
             why.append("a policy that names GPU ids")
-    if type(sim.rate_model) is not ConstantRate:
+    if compiled_kind(sim.rate_model) != "constant":
         why.append(f"rate model {type(sim.rate_model).__name__} (the kernel has ConstantRate only)")
     if callable(load_time) or callable(save_time) or float(load_time) > 0 or float(save_time) > 0:
         why.append("load_time/save_time")
@@ -169,8 +172,6 @@ def compiled_run(
     if why:
         _say_once(f"engine='auto': the Python engine runs this simulation (the compiled kernel lacks {'; '.join(why)})")
         return None
-    from optsched.sim.inputs import is_table, make_jobs, table_columns
-
     if is_table(jobs):
         data = table_columns(jobs, sim.cluster, attrs_columns=attrs_columns)
     else:  # a list of core Jobs: the SimJobs validate them (small inputs)
@@ -321,8 +322,7 @@ class CompiledRun:
 
     # -- state ---------------------------------------------------------------------------------
     def _state(self, until: float | None, max_time: float, max_events: float, initial: int | None):
-        from optsched.sim import kernel as K
-        from optsched.sim.policies import LAS, SJF, SRTF
+        from optsched.sim.compiled import kernel as K
 
         sim, d = self.sim, self.data
         pol = sim.policy
@@ -347,7 +347,7 @@ class CompiledRun:
         cl[:, K.CSINGLE] = keys % 2
         cl[1:, K.COFF] = np.cumsum(np.bincount(cls, minlength=C))[:-1]
         gv = np.zeros(K.N_GV, dtype=np.int64)
-        gv[K.G_KIND] = {SJF: K.SJF, SRTF: K.SRTF, LAS: K.LAS}.get(type(pol), K.FIFO)
+        gv[K.G_KIND] = {"fifo": K.FIFO, "sjf": K.SJF, "srtf": K.SRTF, "las": K.LAS}[compiled_kind(pol)]
         gv[K.G_RULE] = RULES[pol.placement]
         gv[K.G_STRICT] = not pol.backfill
         gv[K.G_ROLLBACK] = bool(getattr(pol, "rollback", False))
@@ -408,7 +408,7 @@ class CompiledRun:
     def _grow(s):
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
         without recorded segments the placements of finished runs are dropped first."""
-        from optsched.sim import kernel as K
+        from optsched.sim.compiled import kernel as K
 
         G = int(s.gv[K.G_G])
         gv = s.gv
@@ -461,7 +461,7 @@ class CompiledRun:
     def run(self, until: float | None = None, max_time: Any = "auto", max_events: Any = "auto", *, initial=None):
         """Run to the end (or to time ``until``); the same :class:`~optsched.sim.SimResult` as the
         Python engine. ``initial``: the starting size of the growing buffers (tests)."""
-        from optsched.sim import kernel as K
+        from optsched.sim.compiled import kernel as K
 
         sim = self.sim
         if self.ran:
@@ -520,7 +520,7 @@ class CompiledRun:
         return self._result(s)
 
     def _limit_error(self, s, t: float, n_events: int, max_time: float, max_events: float):
-        from optsched.sim import kernel as K
+        from optsched.sim.compiled import kernel as K
 
         unfinished = int((s.ji[:, K.PHASE] != K.DONE).sum())
         running = [int(j) for j in s.rr[: s.gv[K.G_RUNN], K.RUNL]]
@@ -539,7 +539,7 @@ class CompiledRun:
 
     def _result(self, s):
         """The SimResult, from the arrays (the job table and the GPUs-in-use steps computed here)."""
-        from optsched.sim import kernel as K
+        from optsched.sim.compiled import kernel as K
         from optsched.sim.metrics import RunRecord, SimResult
 
         sim, d = self.sim, self.data

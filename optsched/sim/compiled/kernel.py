@@ -1,7 +1,7 @@
 """The compiled simulator core: FIFO, SJF, SRTF and LAS on GPU-only, constant-rate jobs (numba).
 
 This module imports numba; nothing imports it unless the compiled engine runs
-(:mod:`optsched.sim.dispatch` decides, builds the arrays and the result). It replays exactly what
+(:mod:`optsched.sim.compiled.driver` decides, builds the arrays and the result). It replays exactly what
 :class:`~optsched.sim.Simulator` does with those policies (the Python engine is the reference; a
 hypothesis test compares the two job by job): the same event order at equal times, the same
 decision rounds (rules R3-R12 of ``formulations/lazer.md`` for the preemptive policies: with no
