@@ -8,14 +8,14 @@ the mapping of each trace, :mod:`optsched.traces.synthetic` for the generator,
 from its extension / header (Philly JSON, Helios, Acme, OpenB CSV); PAI needs its job and task
 tables: ``load_pai(job, task[, group])``.
 
-Names are imported on first use, so that importing :mod:`optsched.traces.datasets` (the command
-line does) does not load NumPy and pandas.
+Names are imported on first use (PEP 562), so that importing :mod:`optsched.traces.datasets` (the
+command line does) does not load NumPy and pandas.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _WHERE = {
     "load_trace": "api",
@@ -44,7 +44,51 @@ _WHERE = {
     "fetch": "datasets",
 }
 
-__all__ = sorted(_WHERE)
+#: The public names, written out (not computed) so that static readers see them: the API pages of
+#: the documentation (griffe) and type checkers, which also read the imports below.
+__all__ = [
+    "DATASETS",
+    "FORMATS",
+    "OPENB_JOBS",
+    "OPENB_NODES",
+    "PHILLY_GPU_MIX",
+    "SHIPPED",
+    "TABLE_COLUMNS",
+    "TRACES",
+    "acme_outcome_rates",
+    "detect_format",
+    "fetch",
+    "find_file",
+    "load_acme",
+    "load_helios",
+    "load_openb",
+    "load_pai",
+    "load_philly",
+    "load_trace",
+    "openb_cluster",
+    "parse_columns",
+    "philly_runtimes",
+    "read_jobs",
+    "synthetic_workload",
+    "to_jobs",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - the same names as _WHERE, for static readers only
+    from optsched.traces.api import FORMATS, TRACES, detect_format, load_trace
+    from optsched.traces.datasets import DATASETS, SHIPPED, fetch, find_file
+    from optsched.traces.jobs_file import parse_columns, read_jobs
+    from optsched.traces.loaders import (
+        OPENB_JOBS,
+        OPENB_NODES,
+        load_acme,
+        load_helios,
+        load_openb,
+        load_pai,
+        load_philly,
+        openb_cluster,
+    )
+    from optsched.traces.synthetic import PHILLY_GPU_MIX, acme_outcome_rates, philly_runtimes, synthetic_workload
+    from optsched.traces.table import TABLE_COLUMNS, to_jobs
 
 
 def __getattr__(name: str) -> Any:
