@@ -61,7 +61,11 @@ TRACES = {
     "openb": lambda **kw: load_openb(None, **kw),
     "openb-sample": lambda **kw: load_openb(SHIPPED / "alibaba-gpu-2023-openb" / "sample.csv", **kw),
 }
+"""Shipped trace names for :func:`load_trace`, each with its loader: ``openb`` (the complete Alibaba
+GPU 2023 pod list shipped in the package) and ``openb-sample`` (a shipped sample of it)."""
 FORMATS = {"philly": load_philly, "helios": load_helios, "acme": load_acme, "openb": load_openb}
+"""Trace file formats :func:`load_trace` reads (detected by :func:`detect_format`, or given as
+``format=``), each with its loader. PAI has two tables: :func:`load_pai`."""
 
 
 def detect_format(path: Any) -> str:
@@ -159,10 +163,41 @@ def check_trace_path(path: Any) -> Path:
 def load_trace(name_or_path: Any, *, format: str | None = None, **options: Any):
     """A job table from a shipped trace name or a file path (format detected unless given).
 
+    Parameters
+    ----------
+    name_or_path : str or path
+        A name of :data:`TRACES` or a trace file: a Philly ``cluster_job_log`` (JSON), a Helios,
+        Acme or OpenB CSV. A job file of your own (``arrival``, ``gpus``, ``duration``) is read
+        by :func:`read_jobs`; PAI's two tables by :func:`load_pai`.
+    format : {"philly", "helios", "acme", "openb"}, optional
+        Skip the detection (:func:`detect_format`).
+    **options
+        Passed to the format's loader (e.g. ``gpu_only=False`` for :func:`load_openb`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per job, sorted by arrival, with the columns of :data:`TABLE_COLUMNS` (seconds,
+        arrival of the first job = 0) and the trace's own extra columns; ``df.attrs`` says which
+        rows were dropped and why.
+
+    Raises
+    ------
+    UnknownNameError
+        Neither a shipped name nor an existing file (a public dataset's name says how to fetch it).
+    TraceFormatError
+        A folder, a file of no known format, or missing or malformed columns (named).
+
     Examples
     --------
-    >>> len(load_trace("openb-sample")) > 0
-    True
+    >>> df = load_trace("openb-sample")
+    >>> len(df), list(df.columns[:5])
+    (2976, ['job_id', 'arrival', 'duration', 'gpus', 'status'])
+    >>> first = df.iloc[0]
+    >>> first["job_id"], float(first["arrival"]), float(first["duration"]), int(first["gpus"])
+    ('openb-pod-4214', 0.0, 10168.0, 1)
+    >>> df.attrs["dropped"]
+    {'no positive duration': 507, 'CPU-only (0 GPUs)': 456}
     """
     key = str(name_or_path)
     if key in TRACES and format is None:

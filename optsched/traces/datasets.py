@@ -47,8 +47,8 @@ def _shipped_root() -> Path:
     return Path(str(files("optsched.traces") / "data"))
 
 
-#: Folder of the traces shipped inside the package.
 SHIPPED = _shipped_root()
+"""Folder of the traces shipped inside the package (``optsched/traces/data/``)."""
 
 
 def shipped_path(*parts: str) -> Path:
@@ -160,6 +160,8 @@ DATASETS: dict[str, Dataset] = {
         "load_acme(find_file('acme', 'trace_seren.csv'))",
     ),
 }
+"""The public traces that are not shipped, by name: files, URLs and checksums, licence, source,
+the paper to cite and how to load them once fetched (``optsched data list`` shows them)."""
 
 
 def _dataset(name: str) -> Dataset:
@@ -189,10 +191,34 @@ def data_dirs(data_dir: str | Path | None = None) -> list[Path]:
 def find_file(dataset: str, name: str | None = None, *, data_dir: str | Path | None = None) -> Path:
     """The local path of one file of ``dataset`` (first hit in :func:`data_dirs`).
 
+    Parameters
+    ----------
+    dataset : str
+        A name of :data:`DATASETS`.
+    name : str, optional
+        One of its files (default: the first).
+    data_dir : path, optional
+        Looked in first, before ``OPTSCHED_DATA`` and the user cache.
+
     Raises
     ------
     DataNotFoundError
         Naming the file, every folder looked in and the command that fetches it.
+    UnknownNameError
+        An unknown dataset or file name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> (folder / "acme").mkdir()
+    >>> _ = (folder / "acme" / "trace_seren.csv").write_text("job_id,user,node_num,gpu_num,cpu_num,type")
+    >>> find_file("acme", "trace_seren.csv", data_dir=folder) == folder / "acme" / "trace_seren.csv"
+    True
+    >>> find_file("acme", "trace_x.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.UnknownNameError: Dataset 'acme' has no file 'trace_x.csv'; its files: [...].
     """
     ds = _dataset(dataset)
     fname = name or ds.files[0].name
@@ -217,6 +243,36 @@ def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = 
     A file with a published SHA-256 is checked against it (pooch refuses a mismatch); a file
     without one is downloaded and its computed SHA-256 is reported in a warning. A failed download
     (offline, refused, interrupted) raises and removes the folders this call created, if still empty.
+
+    Parameters
+    ----------
+    dataset : str
+        A name of :data:`DATASETS` (``optsched data list``).
+    data_dir : path, optional
+        Where to put it (default: ``OPTSCHED_DATA``, else the user cache).
+    progress : bool
+        A progress bar per file.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The downloaded files; :func:`find_file` finds them from then on.
+
+    Raises
+    ------
+    UnknownNameError
+        An unknown dataset (checked before anything is downloaded).
+
+    Examples
+    --------
+    >>> sorted(DATASETS)
+    ['acme', 'helios', 'pai-2020', 'philly']
+    >>> fetch("acme", data_dir="traces")  # doctest: +SKIP
+    [PosixPath('traces/acme/trace_seren.csv'), PosixPath('traces/acme/trace_kalos.csv')]
+    >>> fetch("philly-2017")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.UnknownNameError: Unknown dataset 'philly-2017'; known: [...] (`optsched data list`).
     """
     import warnings
 

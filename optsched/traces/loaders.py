@@ -65,7 +65,9 @@ __all__ = [
 ]
 
 OPENB_JOBS = SHIPPED / "alibaba-gpu-2023-openb" / "jobs.csv.gz"
+"""The complete OpenB pod list shipped in the package (:func:`load_openb`'s default)."""
 OPENB_NODES = SHIPPED / "alibaba-gpu-2023-openb" / "nodes.csv"
+"""The OpenB node list shipped in the package (:func:`openb_cluster`'s default)."""
 PHILLY_RUNTIME = SHIPPED / "philly" / "philly_runtime.csv"
 ACME_SUMMARY = SHIPPED / "acme" / "cluster_summary.csv"
 

@@ -34,6 +34,7 @@ from optsched.traces.loaders import ACME_SUMMARY, OPENB_JOBS, PHILLY_RUNTIME
 __all__ = ["synthetic_workload", "philly_runtimes", "acme_outcome_rates", "PHILLY_GPU_MIX"]
 
 PHILLY_GPU_MIX = {1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05}
+"""GPUs per job -> share of jobs: the mix of :func:`synthetic_workload` with ``gpus="philly"`` (the default)."""
 
 
 @lru_cache(maxsize=1)
@@ -128,8 +129,13 @@ def synthetic_workload(
         Model names drawn for the ``model`` column (uniformly from a sequence), which the
         simulator copies into ``job.attrs["model"]`` (e.g. for load and save times per model).
     arrivals : {"poisson", "trace"}
-    gpus : "philly", "openb" or mapping {gpus: probability}
-    durations : "philly" or a sequence of positive seconds to resample from
+        Exponential gaps, or gaps resampled from the shipped OpenB trace; both scaled to the mean
+        gap that ``load`` (or ``mean_gap``) asks for.
+    gpus : str or mapping
+        ``"philly"`` (:data:`PHILLY_GPU_MIX`), ``"openb"`` (the demands of the shipped OpenB trace),
+        or {GPUs: probability}.
+    durations : str or sequence of float
+        ``"philly"`` (the shipped Philly run times) or positive seconds to resample from.
     max_gpus : int, optional
         Demands above this are drawn again from the allowed part (e.g. the largest server).
     max_duration : float, optional
