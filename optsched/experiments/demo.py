@@ -30,6 +30,7 @@ COLUMNS = [
     "verified",
     "violation",
 ]
+"""The columns of the demo table after ``paper`` (a package may add its own after them)."""
 
 
 def collect_rows(
@@ -41,9 +42,38 @@ def collect_rows(
 ) -> list[dict]:
     """The demo rows of every package (or of ``only``), in package order.
 
-    ``on_update(rows)``, when given, gets every row finished so far each time an instance's
-    rows are built (through :func:`optsched.verify.rows.on_rows`) and when a package is done
-    (its final rows replace the provisional ones), so a caller can write them as they come."""
+    Parameters
+    ----------
+    quick : bool
+        The short version of each package's demo (what ``optsched demo --quick`` runs).
+    only : list of str, optional
+        Package keys (``rigid``, ``asrpt``, ``elastic``, ``rarddls``, ``sojourn``, ``lazer``).
+    progress : bool
+        One line per package on standard error.
+    on_update : callable, optional
+        ``on_update(rows)`` gets every row finished so far each time an instance's rows are built
+        (through :func:`optsched.verify.rows.on_rows`) and when a package is done (its final rows
+        replace the provisional ones), so a caller can write them as they come.
+
+    Returns
+    -------
+    list of dict
+        One row per (instance, algorithm): ``paper`` and :data:`COLUMNS`; each row's schedule was
+        checked by the verifier (``verified``, and ``violation`` naming the failed check).
+
+    Raises
+    ------
+    UnknownNameError
+        A key of ``only`` is not a package with demo rows.
+
+    Examples
+    --------
+    >>> rows = collect_rows(quick=True, only=["sojourn"], progress=False)
+    >>> {r["paper"] for r in rows}, all(r["verified"] for r in rows)
+    ({'sojourn'}, True)
+    >>> all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)  # nothing beats a proven optimum
+    True
+    """
     import optsched
 
     optsched.load_plugins()
@@ -93,6 +123,14 @@ def collect_rows(
 
 
 def rows_dataframe(rows: list[dict]):
+    """The demo rows as a table: ``paper``, :data:`COLUMNS`, then any other column of the first row.
+
+    Examples
+    --------
+    >>> df = rows_dataframe([{"paper": "rigid", "instance": "toy", "algorithm": "wspt", "objective": 20.0, "note": 1}])
+    >>> list(df.columns[:4]), list(df.columns[-1:]), bool(df["optimum"].isna().all())
+    (['paper', 'instance', 'algorithm', 'objective'], ['note'], True)
+    """
     import pandas as pd
 
     cols = ["paper", *COLUMNS]
@@ -100,4 +138,12 @@ def rows_dataframe(rows: list[dict]):
 
 
 def demo_dataframe(*, quick: bool = False, only: list[str] | None = None):
+    """:func:`collect_rows` as a table (:func:`rows_dataframe`): the table ``optsched demo`` prints.
+
+    Examples
+    --------
+    >>> df = demo_dataframe(quick=True, only=["sojourn"])
+    >>> bool(df["verified"].all()), sorted(set(df["paper"]))
+    (True, ['sojourn'])
+    """
     return rows_dataframe(collect_rows(quick=quick, only=only))

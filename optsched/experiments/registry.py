@@ -8,7 +8,7 @@ has seeds (``None``: the reproduction's default).
 
 Register one in a module of :mod:`optsched.experiments` with::
 
-    register_reproduction("sojourn-tables", run, description="Tables IV-XIV of paper 003", paper="sojourn")
+    register_reproduction("sojourn-tables", run, description="Tables IV-XIV", paper="sojourn")
 
 and add the module to :data:`MODULES`. ``optsched reproduce NAME --out DIR`` writes each table
 handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
@@ -27,7 +27,6 @@ from optsched.exceptions import UnknownNameError
 
 __all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions", "MODULES"]
 
-#: Modules that register reproductions when imported (missing ones are skipped).
 MODULES = (
     "optsched.experiments.sojourn",
     "optsched.experiments.asrpt_table2",
@@ -37,12 +36,35 @@ MODULES = (
     "optsched.experiments.elastic",
     "optsched.experiments.lazer",
 )
+"""Modules that register reproductions when imported (a module missing from the installation is skipped)."""
 
 _REPRO: dict[str, Reproduction] = {}
 
 
 @dataclass(frozen=True)
 class Reproduction:
+    """A registered reproduction: what ``optsched reproduce NAME`` runs.
+
+    Attributes
+    ----------
+    name : str
+        The name given to ``optsched reproduce``.
+    run : callable
+        ``run(save, *, quick, seeds, progress)``; hands each finished table to ``save(name, df)``.
+    description : str
+        What it reproduces (the paper's tables and figures).
+    paper : str
+        The key of the paper package (``asrpt``, ``elastic``, ``rarddls``, ``sojourn``, ``lazer``).
+    quick_seconds : float or None
+        Rough wall time of ``--quick`` on 2 cores.
+
+    Examples
+    --------
+    >>> r = get_reproduction("sojourn-tables")
+    >>> r.paper, callable(r.run)
+    ('sojourn', True)
+    """
+
     name: str
     run: Callable[..., Any]
     description: str
@@ -53,6 +75,31 @@ class Reproduction:
 def register_reproduction(
     name: str, run: Callable[..., Any], *, description: str, paper: str, quick_seconds: float | None = None
 ) -> None:
+    """Register ``run`` under ``name`` (a later registration under the same name replaces it).
+
+    Parameters
+    ----------
+    name : str
+        The name for ``optsched reproduce NAME`` and :func:`get_reproduction`.
+    run : callable
+        ``run(save, *, quick, seeds, progress) -> None`` (see the module docstring).
+    description, paper : str
+        Shown by ``optsched reproduce --list``; ``paper`` is the key of the paper package.
+    quick_seconds : float, optional
+        Rough wall time of ``--quick`` on 2 cores.
+
+    Examples
+    --------
+    >>> def run(save, *, quick=False, seeds=None, progress=True):
+    ...     import pandas as pd
+    ...     save("table-1", pd.DataFrame({"ours": [1.0], "paper": [1.0]}))
+    >>> register_reproduction("example-tables", run, description="Table 1", paper="rigid")
+    >>> tables = {}
+    >>> get_reproduction("example-tables").run(tables.__setitem__)
+    >>> tables["table-1"]["ours"].tolist()
+    [1.0]
+    >>> _ = _REPRO.pop("example-tables")  # leave the registry as it was
+    """
     _REPRO[name] = Reproduction(name, run, description, paper, quick_seconds)
 
 
@@ -66,11 +113,35 @@ def _load() -> None:
 
 
 def reproductions() -> list[Reproduction]:
+    """Every registered reproduction, sorted by name (the modules of :data:`MODULES` are imported first).
+
+    Examples
+    --------
+    >>> names = [r.name for r in reproductions()]
+    >>> "sojourn-tables" in names, names == sorted(names)
+    (True, True)
+    """
     _load()
     return sorted(_REPRO.values(), key=lambda r: r.name)
 
 
 def get_reproduction(name: str) -> Reproduction:
+    """The reproduction registered under ``name``.
+
+    Raises
+    ------
+    UnknownNameError
+        No reproduction has that name; the message lists the known ones.
+
+    Examples
+    --------
+    >>> get_reproduction("rarddls-sec7").paper
+    'rarddls'
+    >>> get_reproduction("fig-99")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.UnknownNameError: Unknown reproduction 'fig-99'; known: [...] (`optsched reproduce --list`).
+    """
     _load()
     try:
         return _REPRO[name]

@@ -14,7 +14,7 @@ in silently: the mismatch is named (``force=True`` to mix anyway).
 >>> sweep(f, [{"n": 1, "seed": 0}, {"n": 2, "seed": 1}], executor="serial", progress=False)["value"].tolist()
 [10, 21]
 
-See ``docs/sweeps.md`` for running on a cluster.
+See the Sweeps page of the documentation (``docs/sweeps.md``) for running on a cluster.
 """
 
 from __future__ import annotations
@@ -34,13 +34,20 @@ from optsched.exceptions import InvalidOptionError
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
 
 EXECUTORS = ("serial", "processes", "dask")
+"""Where :func:`sweep` runs the cells: this process, local processes, or a Dask cluster."""
 #: Provenance columns added to every row (``elapsed`` is the cell's wall time in seconds).
 PROVENANCE = ("optsched_version", "git_commit", "packages", "machine", "function", "cell", "elapsed")
 _PACKAGES = ("numpy", "scipy", "pandas", "pyomo", "highspy", "ortools", "scikit-learn", "dask")
 
 
 def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
-    """Cartesian product of named axes: ``grid(n=[1, 2], seed=[0, 1])`` -> 4 dicts."""
+    """The Cartesian product of named axes: one dict per point, the last axis varying fastest.
+
+    Examples
+    --------
+    >>> grid(n=[10, 20], seed=range(2))
+    [{'n': 10, 'seed': 0}, {'n': 10, 'seed': 1}, {'n': 20, 'seed': 0}, {'n': 20, 'seed': 1}]
+    """
     import itertools
 
     keys = list(axes)
@@ -48,7 +55,16 @@ def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def cell_key(point: Mapping[str, Any]) -> str:
-    """A stable id of a cell: the hash of its parameters (sorted, as JSON)."""
+    """A stable id of a cell: the hash of its parameters (sorted, as JSON), the same in every process
+    and on every machine; the order of the keys does not matter.
+
+    Examples
+    --------
+    >>> cell_key({"n": 10, "seed": 0}) == cell_key({"seed": 0, "n": 10})
+    True
+    >>> len(cell_key({"n": 10, "seed": 0}))
+    16
+    """
     text = json.dumps({str(k): point[k] for k in sorted(point, key=str)}, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -66,7 +82,15 @@ def _git_commit() -> str | None:
 
 def provenance() -> dict[str, Any]:
     """What produced a result: optsched version, git commit (None outside a checkout), package
-    versions (JSON), machine (host, system, CPU count)."""
+    versions (JSON), machine (host, system, CPU count). :func:`sweep` adds it to every row.
+
+    Examples
+    --------
+    >>> import json, optsched
+    >>> p = provenance()
+    >>> p["optsched_version"] == optsched.__version__, "numpy" in json.loads(p["packages"])
+    (True, True)
+    """
     import importlib.metadata as md
 
     from optsched import __version__
@@ -124,7 +148,18 @@ def _write_cell(out: Path, row: dict[str, Any]) -> None:
 
 
 def load_sweep(out: str | Path):
-    """The table of a sweep folder (every finished cell), sorted as written by :func:`sweep`."""
+    """The table of a sweep folder: every finished cell, one row each (an empty table if there is none).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> def square(x):
+    ...     return {"y": x * x}
+    >>> out = tempfile.mkdtemp()
+    >>> _ = sweep(square, grid(x=[1, 2, 3]), executor="serial", out=out, progress=False)
+    >>> sorted(load_sweep(out)["y"])
+    [1, 4, 9]
+    """
     import pandas as pd
 
     files = sorted(Path(out).glob("cell-*.parquet"))
@@ -220,8 +255,9 @@ def sweep(
 
     Parameters
     ----------
-    func : callable returning a mapping of results (must be importable: a module-level function
-        for ``processes`` and ``dask``).
+    func : callable
+        Returns a mapping of results; importable (a module-level function) for ``processes`` and
+        ``dask``, whose workers receive it pickled.
     points : iterable of dict
         Keyword arguments of each call (see :func:`grid`); a ``seed`` parameter is recorded like
         any other.
@@ -247,6 +283,21 @@ def sweep(
     InvalidOptionError
         Unknown executor, unreachable scheduler, a provenance mismatch in ``out``, a function
         that does not return a mapping. Checked before any cell runs where possible.
+
+    Examples
+    --------
+    >>> def exact_vs_wspt(n, seed):  # in a module of your own for "processes" and "dask"
+    ...     from optsched.rigid import list_schedule, random_instance, solve_exact
+    ...     inst = random_instance(n, n_servers=2, gpus_per_server=2, seed=seed)
+    ...     return {"optimum": solve_exact(inst).objective, "wspt": list_schedule(inst).objective}
+    >>> df = sweep(exact_vs_wspt, grid(n=[4], seed=[0, 1]), executor="serial", progress=False)
+    >>> df[["n", "seed"]].values.tolist(), bool((df["wspt"] >= df["optimum"]).all())
+    ([[4, 0], [4, 1]], True)
+    >>> sorted(c for c in df.columns if c not in ("n", "seed", "optimum", "wspt"))
+    ['cell', 'elapsed', 'function', 'git_commit', 'machine', 'optsched_version', 'packages']
+
+    Run again with ``out=DIR`` and only the cells missing from ``DIR`` are computed; with
+    ``executor="dask", scheduler_address="tcp://HOST:8786"`` the cells run on a Dask cluster.
     """
     import pandas as pd
 

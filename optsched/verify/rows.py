@@ -53,6 +53,15 @@ def exact_vs_algorithm_rows(instance: Any, exact_results: list, algo_results: li
     ``optimum`` is the objective of a proven-optimal exact run (None if no run proved it); a
     row of an exact run stopped by a limit shows its bound and gap. ``violation`` is None for a
     verified row, else the violated checks by label with their messages (:func:`violation_text`).
+
+    Examples
+    --------
+    >>> import optsched
+    >>> from optsched.rigid import list_schedule, solve_exact
+    >>> inst = optsched.load_instance("toy:rigid-2x2-five")
+    >>> rows = exact_vs_algorithm_rows(inst, [solve_exact(inst)], [list_schedule(inst)], optsched.verify_result)
+    >>> [(r["algorithm"], r["objective"], r["optimum"], r["verified"]) for r in rows]
+    [('rigid-exact[highs]', 19.0, 19.0, True), ('rigid-wspt', 20.0, 19.0, True)]
     """
     opt = next((r.objective for r in exact_results if r.optimal), None)
     rows = []
