@@ -280,8 +280,9 @@ def check_bounds(
 
     Returns
     -------
-    list of BoundRow: lemma_1, lemma_1_corrected, lemma_3, and with ``gamma_a`` lemma_2, lemma_2_corrected,
-    theorem_1, theorem_1_corrected (the constants in ``note``).
+    list of BoundRow
+        lemma_1, lemma_1_corrected, lemma_3, and with ``gamma_a`` lemma_2, lemma_2_corrected,
+        theorem_1, theorem_1_corrected (the constants in ``note``).
 
     Examples
     --------

@@ -517,7 +517,7 @@ def compare(
 
     Parameters
     ----------
-    workload : job table, or ``seed -> job table``
+    workload : pandas.DataFrame or callable
         A trace (the same table for every seed; the enrichments draw with the seed) or a generator
         called with each seed. Columns ``arrival``, ``gpus``, ``duration`` (or ``work``); optional
         ``job_id``, ``model``, ``status``, ``user``.

@@ -540,7 +540,8 @@ def solve_exact(
 
     Parameters
     ----------
-    instance : Instance (kind ``rigid``); every work and arrival a whole number of slots.
+    instance : Instance
+        Of kind ``rigid``; every work and arrival a whole number of slots.
     backend : {"highs", "cpsat", "auto", "portfolio"} or any Pyomo solver name
         ``highs``/Pyomo solvers solve the time-indexed MILP (T1)-(T5); ``cpsat`` the interval
         model (C1)-(C4); ``auto`` picks one by size and horizon, ``portfolio`` runs both side by

@@ -41,7 +41,8 @@ def list_schedule(
 
     Parameters
     ----------
-    instance : Instance (kind ``rigid``)
+    instance : Instance
+        Of kind ``rigid``.
     rule : {"wspt", "fifo", "spt", "random"}
         ``wspt``: largest w_j / (g_j p_j) first (Smith's rule on GPU-seconds).
     placement : str

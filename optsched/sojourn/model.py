@@ -171,7 +171,8 @@ class SojournInstance(JsonMixin):
 
     Parameters
     ----------
-    jobs : sequence of StagedJob (or dicts with ``sizes``, ``probs``, optional ``id``, ``arrival``)
+    jobs : sequence of StagedJob or dict
+        A dict has ``sizes`` and ``probs``, optionally ``id`` and ``arrival``.
     name : str
     servers : int
         ``W``; the exact models of Sec. III need ``W = 1`` and all arrivals 0.

@@ -97,7 +97,7 @@ class ExactModel:
 
     Attributes
     ----------
-    model : Pyomo ``ConcreteModel`` or CP-SAT ``CpModel``
+    model : pyomo.environ.ConcreteModel or ortools.sat.python.cp_model.CpModel
         What is written (``write_model=``) and solved.
     handles : object
         Whatever the decoder needs (the variables of a CP-SAT model, precomputed data, ...).
@@ -343,15 +343,6 @@ def run_exact(
         ``initial_objective``, ``incumbent`` ("solver" or "initial"), and with
         ``options.verbose`` the :func:`model_summary`.
 
-    The time limit bounds the whole call (``options.deadline``, set here from ``time_limit``
-    unless given): a build that raises :class:`~optsched.exceptions.TimeLimitReached` ends the
-    call with the initial schedule and ``initial_bound`` (status ``feasible``/``no_solution``,
-    ``info["stopped_because"]``); ``info["phases"]`` has the seconds of build, solve and
-    certification. Ctrl-C (:mod:`optsched.solvers.interrupt`) stops the solver and returns the
-    best schedule and bound so far with status ``interrupted`` (inside
-    :func:`~optsched.solvers.interrupt.stop_on_interrupt` it raises
-    :class:`~optsched.solvers.interrupt.Interrupted` carrying that result instead).
-
     Raises
     ------
     InvalidScheduleError
@@ -366,6 +357,17 @@ def run_exact(
     ``status == OPTIMAL`` => ``|objective - OPT| <= info["optimality_tolerance"]``, provided
     the solver's bound is valid (HiGHS's can be wrong by its tolerances on badly scaled models:
     builders scale those, see ``formulations/sojourn.md``).
+
+    Notes
+    -----
+    The time limit bounds the whole call (``options.deadline``, set here from ``time_limit``
+    unless given): a build that raises :class:`~optsched.exceptions.TimeLimitReached` ends the
+    call with the initial schedule and ``initial_bound`` (status ``feasible``/``no_solution``,
+    ``info["stopped_because"]``); ``info["phases"]`` has the seconds of build, solve and
+    certification. Ctrl-C (:mod:`optsched.solvers.interrupt`) stops the solver and returns the
+    best schedule and bound so far with status ``interrupted`` (inside
+    :func:`~optsched.solvers.interrupt.stop_on_interrupt` it raises
+    :class:`~optsched.solvers.interrupt.Interrupted` carrying that result instead).
     """
     if sense not in ("min", "max"):
         raise InvalidOptionError(f"The 'sense' of an exact model must be 'min' or 'max'; got {sense!r}.")
