@@ -1,18 +1,36 @@
-"""Every public function and class has a docstring, and one with an example.
+"""Every public function and class has a docstring, and one with an example; every public
+constant has a docstring.
 
-Public = listed in the ``__all__`` of ``optsched`` or of one of its subpackages (what the API
-reference of the documentation site shows). The examples run as doctests in
-``tests/test_doctests.py``. The names still without an example are listed below: the list may
-only shrink (a name that gains an example must leave it, a new public name must bring one).
+Public = listed in the ``__all__`` of ``optsched`` or of one of its subpackages, or of one of the
+modules that the API reference renders one by one (:data:`MODULE_PAGES`): what the API reference of
+the documentation site shows. The examples run as doctests in ``tests/test_doctests.py``. A
+constant's docstring is a string right after its assignment (what the API generator, griffe,
+reads). The names still without an example or a docstring are listed below: the lists may only
+shrink (a name that gains one must leave them, a new public name must bring one).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import itertools
 import pkgutil
+import re
+from pathlib import Path
 
 import optsched
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Modules of packages without a package-level ``__all__`` that the API reference renders one by
+#: one (``EXPERIMENT_MODULES`` of ``docs/_hooks/optsched_docs.py``): their ``__all__`` is public.
+MODULE_PAGES = (
+    "optsched.experiments.registry",
+    "optsched.experiments.sweep",
+    "optsched.experiments.compare",
+    "optsched.experiments.demo",
+)
 
 #: Public names whose docstring has no example yet (``>>>``). Remove a name when you add one.
 MISSING_EXAMPLES = {
@@ -46,8 +64,15 @@ MISSING_EXAMPLES = {
     "optsched.sojourn.adjacent_pair_violations",
     "optsched.solvers.run_exact",
     "optsched.solvers.ExactModel",
-    "optsched.traces.fetch",
-    "optsched.traces.find_file",
+    "optsched.experiments.compare.available_policies",
+    "optsched.experiments.compare.compare",
+    "optsched.experiments.compare.plot_jct_cdf",
+    "optsched.experiments.compare.plot_summary",
+    "optsched.experiments.compare.plot_queue_delay_cdf",
+    "optsched.experiments.compare.plot_utilization",
+    "optsched.experiments.compare.save_figures",
+    "optsched.experiments.compare.best_of_each_paper",
+    "optsched.experiments.compare.offered_load",
     "optsched.verify.register_check",
     "optsched.verify.register_cluster_checks",
     "optsched.verify.register_evaluator",
@@ -55,20 +80,97 @@ MISSING_EXAMPLES = {
 }
 
 
-def public_objects() -> dict[str, object]:
-    """Every public function or class once, under its subpackage's name (``optsched.core.Job``,
-    not ``optsched.Job``); constants and modules are left out."""
+#: Public constants without a docstring yet. Remove a name when you document it.
+MISSING_CONSTANT_DOCS = {
+    "optsched.asrpt.KIND",
+    "optsched.core.JobId",
+    "optsched.core.SCHEMA_VERSION",
+    "optsched.core.OBJECTIVES",
+    "optsched.core.SeedLike",
+    "optsched.core.PLACEMENT_RULES",
+    "optsched.elastic.BASELINES",
+    "optsched.elastic.KIND",
+    "optsched.elastic.OBJECTIVE",
+    "optsched.lazer.PARAMETER_COUNTS",
+    "optsched.lazer.SOURCES",
+    "optsched.lazer.FAMILIES",
+    "optsched.lazer.DEFAULT_VARIANT",
+    "optsched.lazer.PAPER",
+    "optsched.rarddls.KIND",
+    "optsched.rarddls.OBJECTIVE",
+    "optsched.rigid.ORDER_RULES",
+    "optsched.sim.JOB_COLUMNS",
+    "optsched.sim.PHASES",
+    "optsched.sim.PENDING",
+    "optsched.sim.WAITING",
+    "optsched.sim.LOADING",
+    "optsched.sim.TRAINING",
+    "optsched.sim.SAVING",
+    "optsched.sim.DONE",
+    "optsched.sim.FAILED",
+    "optsched.sojourn.KIND",
+    "optsched.sojourn.OBJECTIVE",
+    "optsched.solvers.DEFAULT_MAX_SIZE",
+    "optsched.experiments.compare.METRICS",
+    "optsched.experiments.compare.LOAD_CAP",
+    "optsched.experiments.compare.DEFAULT_MAX_DURATION",
+    "optsched.experiments.compare.OVERHEADS",
+}
+
+
+def public_modules() -> list[str]:
+    """The modules whose ``__all__`` is public: every subpackage, :data:`MODULE_PAGES`, ``optsched``."""
     optsched.load_plugins()
     subpackages = [f"optsched.{m.name}" for m in pkgutil.iter_modules(optsched.__path__) if m.ispkg]
-    found: dict[int, tuple[str, object]] = {}
-    for pkg in [*subpackages, "optsched"]:
-        mod = importlib.import_module(pkg)
+    return [*subpackages, *MODULE_PAGES, "optsched"]
+
+
+def public_names() -> dict[str, tuple[str, object]]:
+    """Every public object once (by identity for functions and classes), under the first module that
+    lists it (``optsched.core.Job``, not ``optsched.Job``): qualified name -> (module, object)."""
+    found: dict[object, tuple[str, str, object]] = {}
+    for modname in public_modules():
+        mod = importlib.import_module(modname)
         for name in getattr(mod, "__all__", ()):
             obj = getattr(mod, name)
-            if inspect.ismodule(obj) or not callable(obj):
+            if inspect.ismodule(obj):
                 continue
-            found.setdefault(id(obj), (f"{pkg}.{name}", obj))
-    return dict(found.values())
+            key = id(obj) if callable(obj) else f"{modname}.{name}"
+            found.setdefault(key, (f"{modname}.{name}", modname, obj))
+    return {qual: (modname, obj) for qual, modname, obj in found.values()}
+
+
+def public_objects() -> dict[str, object]:
+    """Every public function or class once, under its subpackage's name; constants are left out."""
+    return {name: obj for name, (_, obj) in public_names().items() if callable(obj)}
+
+
+def public_constants() -> dict[str, str]:
+    """Every public name that is not a function, class or module: qualified name -> its module."""
+    return {name: modname for name, (modname, obj) in public_names().items() if not callable(obj)}
+
+
+def documented_assignments(source: str) -> set[str]:
+    """Names assigned at the top level of a module and followed by a string (their docstring)."""
+    body = ast.parse(source).body
+    out: set[str] = set()
+    for stmt, nxt in itertools.pairwise(body):
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        )
+        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str):
+            out |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return out
+
+
+def has_constant_docstring(modname: str, name: str) -> bool:
+    """Whether ``name`` is assigned with a docstring in ``modname`` or in one of its modules (a
+    package re-exports what its modules define)."""
+    mod = importlib.import_module(modname)
+    files = [Path(mod.__file__)]
+    if hasattr(mod, "__path__"):
+        files += sorted(Path(next(iter(mod.__path__))).glob("*.py"))
+    return any(name in documented_assignments(f.read_text(encoding="utf-8")) for f in files)
 
 
 def own_docstring(obj: object) -> str:
@@ -95,6 +197,42 @@ def test_every_public_name_has_an_example():
     assert not gone, f"no longer public names: remove them from MISSING_EXAMPLES: {gone}"
 
 
+def test_every_public_constant_has_a_docstring():
+    constants = public_constants()
+    lacking = sorted(
+        n
+        for n, mod in constants.items()
+        if n not in MISSING_CONSTANT_DOCS and not has_constant_docstring(mod, n.rsplit(".", 1)[1])
+    )
+    assert not lacking, f"public constants without a docstring (a string right after the assignment): {lacking}"
+    gained = sorted(
+        n for n in MISSING_CONSTANT_DOCS if n in constants and has_constant_docstring(constants[n], n.rsplit(".", 1)[1])
+    )
+    assert not gained, f"these have a docstring now: remove them from MISSING_CONSTANT_DOCS: {gained}"
+    gone = sorted(MISSING_CONSTANT_DOCS - set(constants))
+    assert not gone, f"no longer public names: remove them from MISSING_CONSTANT_DOCS: {gone}"
+
+
+def test_the_module_pages_are_those_the_site_renders():
+    """:data:`MODULE_PAGES` is the list of modules the documentation hook renders for
+    ``optsched.experiments`` (read from its source, without importing mkdocs)."""
+    hook = (ROOT / "docs" / "_hooks" / "optsched_docs.py").read_text(encoding="utf-8")
+    m = re.search(r"EXPERIMENT_MODULES\s*=\s*\(([^)]*)\)", hook)
+    assert m, "EXPERIMENT_MODULES not found in docs/_hooks/optsched_docs.py: update MODULE_PAGES' source"
+    rendered = tuple(f"optsched.experiments.{n}" for n in re.findall(r'"(\w+)"', m.group(1)))
+    assert rendered == MODULE_PAGES
+
+
+def test_the_traces_and_experiments_pages_are_covered():
+    """The lazily exported names of ``optsched.traces`` and the modules of ``optsched.experiments``
+    are checked like every other public name (the coverage the test exists for)."""
+    objects, constants = public_objects(), public_constants()
+    for name in ("optsched.traces.load_trace", "optsched.traces.read_jobs", "optsched.experiments.sweep.sweep"):
+        assert name in objects
+    assert "optsched.experiments.demo.exact_vs_algorithm_rows" in objects  # defined in verify, public here
+    assert "optsched.traces.TABLE_COLUMNS" in constants and "optsched.experiments.sweep.EXECUTORS" in constants
+
+
 def test_helpers_see_what_they_should():
     class Documented:
         """A class with a docstring.
@@ -110,3 +248,7 @@ def test_helpers_see_what_they_should():
     assert own_docstring(Plain) == ""
     assert own_docstring(type("Sub", (Documented,), {})) == ""  # not inherited
     assert "optsched.core.Job" in public_objects()
+    assert documented_assignments('A = 1\n"""A."""\nB: int = 2\n"""B."""\nC = 3\nx = "not a docstring of C"\n') == {
+        "A",
+        "B",
+    }
