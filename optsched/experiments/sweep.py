@@ -261,7 +261,7 @@ def sweep(
     points : iterable of dict
         Keyword arguments of each call (see :func:`grid`); a ``seed`` parameter is recorded like
         any other.
-    executor : {"serial", "processes", "dask"}
+    executor : {"processes", "serial", "dask"}
         ``processes`` uses ``n_workers`` local processes (default: every core); ``dask`` uses
         ``scheduler_address`` (an existing cluster, ``"tcp://host:8786"``, reached within 10 s) or
         starts a ``LocalCluster(n_workers, processes=True)`` for the duration of the sweep.

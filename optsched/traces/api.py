@@ -169,8 +169,9 @@ def load_trace(name_or_path: Any, *, format: str | None = None, **options: Any):
         A name of :data:`TRACES` or a trace file: a Philly ``cluster_job_log`` (JSON), a Helios,
         Acme or OpenB CSV. A job file of your own (``arrival``, ``gpus``, ``duration``) is read
         by :func:`read_jobs`; PAI's two tables by :func:`load_pai`.
-    format : {"philly", "helios", "acme", "openb"}, optional
-        Skip the detection (:func:`detect_format`).
+    format : str, optional
+        One of :data:`FORMATS` (``"philly"``, ``"helios"``, ``"acme"``, ``"openb"``), to skip the
+        detection (:func:`detect_format`).
     **options
         Passed to the format's loader (e.g. ``gpu_only=False`` for :func:`load_openb`).
 

@@ -113,8 +113,10 @@ def load_philly(path: Any, *, gpu_only: bool = True, keep_unfinished: bool = Fal
     ----------
     path : path-like
         The JSON file (optionally ``.gz``).
-    gpu_only, keep_unfinished : bool
-        Drop jobs without GPUs / still running at trace end (default true / false).
+    gpu_only : bool
+        Drop the jobs without GPUs.
+    keep_unfinished : bool
+        Keep the jobs still running when the trace ends (dropped by default).
 
     Returns
     -------
