@@ -9,11 +9,16 @@ when imported (``optsched.load_plugins()`` imports them all).
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from optsched.exceptions import UnknownNameError
+from optsched.core.paths import is_library_name
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
 
 __all__ = [
     "doc_summary",
@@ -63,8 +68,6 @@ class KindSpec:
 
     def __post_init__(self) -> None:
         if self.sense not in SENSES:
-            from optsched.exceptions import InvalidOptionError
-
             raise InvalidOptionError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
 
     _LEGACY: ClassVar[dict[str, str]] = {"cls": "instance_cls"}
@@ -122,9 +125,6 @@ def discover_kind(kind: str) -> bool:
     first, although the kind is registered by that package."""
     if kind in _KINDS:
         return True
-    import importlib
-    import importlib.util
-
     if not isinstance(kind, str) or not kind.isidentifier() or kind in _SHARED:
         return False
     name = f"optsched.{kind}"
@@ -188,11 +188,6 @@ def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
     >>> check_kind(inst, "rigid") is inst
     True
     """
-    import os
-
-    from optsched.core.library import is_library_name
-    from optsched.exceptions import InvalidInstanceError
-
     got = getattr(instance, "kind", None)
     spec = _KINDS.get(kind)
     ok = got == kind and (spec is None or isinstance(instance, spec.instance_cls))
@@ -221,7 +216,6 @@ def requires_kind(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     ...
     optsched.exceptions.InvalidInstanceError: f needs an instance of kind 'rigid'; got 'object'. ...
     """
-    import functools
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
