@@ -41,7 +41,7 @@ from optsched.elastic.policy import (
     sim_resource_names,
     to_sim,
 )
-from optsched.elastic.pricing import Priced
+from optsched.elastic.prices import Priced
 from optsched.elastic.primal_dual import MaxWeightRun
 from optsched.exceptions import InvalidOptionError
 
@@ -248,7 +248,7 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
     Returns
     -------
     MaxWeightRun
-        ``chosen[j]`` a :class:`~optsched.elastic.pricing.Priced` with cost 0 (no prices),
+        ``chosen[j]`` a :class:`~optsched.elastic.prices.Priced` with cost 0 (no prices),
         ``weights``, ``utility[j]`` = the value density of j, ``lam`` = nan, ``prices`` None: its
         ``.weight`` and ``.chosen`` compare with :func:`~optsched.elastic.primal_dual.a_maxweight`'s.
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import _min_cost
+from optsched.elastic.pricing_oracle import _min_cost
 
 __all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
 

@@ -45,7 +45,8 @@ from optsched.core.result import Result, Status, relative_gap
 from optsched.elastic.formulation import ColumnSet, column_set
 from optsched.elastic.gamma import Column
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import Prices, _min_cost
+from optsched.elastic.prices import Prices
+from optsched.elastic.pricing_oracle import _min_cost
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
 from optsched.solvers import SolveOptions, check_model_size
 

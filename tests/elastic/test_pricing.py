@@ -163,7 +163,7 @@ def _slot_costs_plain(c, caps, xmax):
 )
 @settings(max_examples=150, deadline=None)
 def test_slot_costs_equal_a_plain_fill(T, H, xmax, data):
-    from optsched.elastic.pricing import _slot_costs
+    from optsched.elastic.pricing_oracle import _slot_costs
 
     c = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 3.0]), min_size=T * H, max_size=T * H)))
     caps = np.array(data.draw(st.lists(st.integers(0, 3), min_size=T * H, max_size=T * H)), dtype=float)
