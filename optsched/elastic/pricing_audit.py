@@ -96,7 +96,7 @@ def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, m
             stats["oracle_mismatch"] += 1
         subs = (
             (
-                ("", _a_mincost2, 1),
+                ("A_mincost2", _a_mincost2, 1),
                 ("A_mincost1", _a_mincost1, 0),
                 ("A_mincost1[N^ not reset]", lambda i, j, p: _a_mincost1(i, j, p, reset_n_hat=False), 0),
             )
