@@ -121,7 +121,7 @@ def _fragmenting_instance(tau_pred_c=0):
 def test_unseen_communication_heavy_job_starts_at_once(slotted):
     """Item 3 of issue 16: with ñ = 0 the wait window of Line 16 is empty, so Line 20 starts the job at
     once on the servers Lines 9-10 chose, even though alpha / alpha~min > COMM_HEAVY there."""
-    from optsched.asrpt.policy import _JobInfo
+    from optsched.asrpt.online import _JobInfo
 
     inst = _fragmenting_instance(0)
     info = _JobInfo(inst, inst.jobs[2], 0)
@@ -183,7 +183,7 @@ class _ScanReference(OrderedPolicy):
         self.plain.append(job.id)
 
     def schedule(self, sim):
-        from optsched.asrpt.policy import _off_slot
+        from optsched.asrpt.online import _off_slot
 
         if self.plain and _off_slot(self, sim):
             return
