@@ -369,10 +369,3 @@ def verifier_lemma_3(instance, schedule):
         yield Violation("lemma_3", f"OPT_A1~ = {lhs:g} > OPT_A1 + I g^max alpha^max eps / G = {rhs:g}.")
         return
     return
-
-
-def register() -> None:
-    from optsched.verify import register_check
-
-    register_check("asrpt", "lemma_1_corrected")(verifier_lemma_1)
-    register_check("asrpt", "lemma_3")(verifier_lemma_3)

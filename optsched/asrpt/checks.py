@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.core.objectives import objective_value
-from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive  # shared with rarddls and lazer
 
 __all__ = ["check_non_preemptive", "check_iteration_time"]
@@ -40,10 +39,3 @@ def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
                     job=j.id,
                     time=seg.start,
                 )
-
-
-def register() -> None:
-    register_cluster_checks("asrpt", work_at_rate_one=False)
-    register_check("asrpt", "non_preemptive")(check_non_preemptive)
-    register_check("asrpt", "bottleneck")(check_iteration_time)
-    register_evaluator("asrpt", objective_value)

@@ -22,7 +22,7 @@ from optsched.asrpt.formulation import (
 )
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
@@ -269,13 +269,6 @@ def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
     return _schedule(instance, starts, chosen)
 
 
-@register_algorithm(
-    "asrpt-exact",
-    KIND,
-    exact=True,
-    backends=("cpsat", "cpsat-ti", "highs"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: AsrptInstance,
     *,

@@ -8,13 +8,16 @@ and ``tests/asrpt/test_slots.py``.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from optsched.asrpt.bounds import check_bounds
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS, BASELINES, OrderedPolicy, select_servers
 from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, sim_jobs
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result, Status
-from optsched.sim import Simulator, register_policy
+from optsched.sim import Simulator
 
 __all__ = [
     "HeavyEdgeRate",
@@ -25,6 +28,9 @@ __all__ = [
     "BASELINE_NAMES",
     "simulate_asrpt",
     "empirical_ratio",
+    "run_asrpt",
+    "baseline_algorithm",
+    "baseline_policy",
     "select_servers",
     "sim_jobs",
     "ClusterParams",
@@ -78,8 +84,6 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
 
 
 def _result(instance, name, res, t0, params):
-    import time
-
     sched = res.schedule()
     obj = float(sum(sched.completion(j.id) for j in instance.jobs))
     return Result(
@@ -98,56 +102,36 @@ def _result(instance, name, res, t0, params):
 BASELINE_NAMES = {f"asrpt-{name.lower()}": name for name in BASELINE_OPTIONS}
 
 
-def register():
-    import time
+def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
+    """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
 
-    @register_algorithm(
-        "asrpt-a-srpt",
-        KIND,
-        aliases=("a-srpt",),
-        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping",
-    )
-    def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
-        """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
+    ``Result.algorithm`` is ``"asrpt-a-srpt"``; ``tau`` is in ``info["params"]``."""
+    check_kind(instance, KIND, "asrpt-a-srpt")
+    t0 = time.perf_counter()
+    res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
+    return _result(instance, "asrpt-a-srpt", res, t0, {"tau": float(tau)})
 
-        ``Result.algorithm`` is ``"asrpt-a-srpt"``; ``tau`` is in ``info["params"]``."""
-        check_kind(instance, KIND, "asrpt-a-srpt")
+
+def baseline_algorithm(algo: str, name: str) -> Callable[..., Result]:
+    """The algorithm registered as ``algo``: the paper's baseline ``name`` (a key of
+    :data:`BASELINE_OPTIONS`) run on the shared simulator, as a :class:`~optsched.core.Result`."""
+
+    def run(instance, *, predictions=None, seed=None):
+        check_kind(instance, KIND, algo)
         t0 = time.perf_counter()
-        res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
-        return _result(instance, "asrpt-a-srpt", res, t0, {"tau": float(tau)})
+        pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
+        return _result(instance, algo, simulate_asrpt(instance, pol), t0, {"baseline": name, **BASELINE_OPTIONS[name]})
 
-    def make(algo, name):
-        def run(instance, *, predictions=None, seed=None):
-            check_kind(instance, KIND, algo)
-            t0 = time.perf_counter()
-            pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
-            return _result(
-                instance, algo, simulate_asrpt(instance, pol), t0, {"baseline": name, **BASELINE_OPTIONS[name]}
-            )
+    run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
+    return run
 
-        run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
-        return run
 
-    for algo, name in BASELINE_NAMES.items():
-        register_algorithm(algo, KIND)(make(algo, name))
+def baseline_policy(name: str) -> Callable[..., OrderedPolicy]:
+    """The simulator policy factory of the paper's baseline ``name`` (options only; it runs on
+    ``sim_jobs(instance)``)."""
 
-    # the online policies in the simulator's registry: options only; they run on the jobs of an
-    # AsrptInstance (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"])
-    # and read the cluster and those jobs when the run starts; their rate model is policy.rate_model
-    register_policy(
-        "asrpt-a-srpt",
-        ASRPT,
-        needs=("asrpt_job",),
-        paper="asrpt",
-        description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model",
-    )
+    def build(**options):
+        return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
 
-    def baseline(name):
-        def build(**options):
-            return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
-
-        build.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping), on sim_jobs(instance)."
-        return build
-
-    for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
-        register_policy(f"asrpt-{name.lower()}-online", baseline(name), needs=("asrpt_job",), paper="asrpt")
+    build.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping), on sim_jobs(instance)."
+    return build

@@ -4,20 +4,20 @@
 * algorithms (exact models and heuristics): name -> :class:`AlgorithmSpec`.
 
 The CLI, the demo and the common check suite read these registries; paper packages fill them
-when imported (``optsched.load_plugins()`` imports them all).
+in the ``register()`` of their ``plugin.py`` (:mod:`optsched.core.plugins`; ``optsched.load_plugins()``
+loads them all).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from optsched.core.paths import is_library_name
+from optsched.core.plugins import SHARED_PACKAGES, load_plugin, plugin_packages
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
 
 __all__ = [
@@ -125,20 +125,12 @@ def discover_kind(kind: str) -> bool:
     first, although the kind is registered by that package."""
     if kind in _KINDS:
         return True
-    if not isinstance(kind, str) or not kind.isidentifier() or kind in _SHARED:
+    if not isinstance(kind, str) or not kind.isidentifier() or kind in SHARED_PACKAGES:
         return False
     name = f"optsched.{kind}"
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        found = False
-    if found:
-        importlib.import_module(name)
+    if name in plugin_packages():  # a paper package of that name is present
+        load_plugin(name)
     return kind in _KINDS
-
-
-#: Shared layers, never imported as a kind's package by :func:`discover_kind` (= optsched.SHARED_PACKAGES).
-_SHARED = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
 
 
 def get_kind(kind: str) -> KindSpec:

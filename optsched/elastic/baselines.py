@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.elastic.checks import evaluate_objective
@@ -206,7 +206,6 @@ def _assignment(t: float, sh: Shape, workers: dict[int, int], ps: dict[int, int]
     return Assignment(start=int(round(t)), d=int(sh.d), m=sh.m, p=sh.p, q=sh.q, workers=dict(workers), ps=dict(ps))
 
 
-@register_algorithm(f"{KIND}-fifo", KIND)
 @requires_kind(KIND)
 def fifo(instance: ElasticInstance, *, seed: Any = None, workers: tuple[int, int] = (1, 30)) -> Result:
     """FIFO baseline of Sec. 7 on the simulator (:func:`run_baseline` with ``"fifo"``).
@@ -220,7 +219,6 @@ def fifo(instance: ElasticInstance, *, seed: Any = None, workers: tuple[int, int
     return run_baseline(instance, "fifo", seed=seed, workers=workers)
 
 
-@register_algorithm(f"{KIND}-drf", KIND)
 @requires_kind(KIND)
 def drf(instance: ElasticInstance, *, seed: Any = None) -> Result:
     """DRF baseline of Sec. 7 on the simulator (:func:`run_baseline` with ``"drf"``).

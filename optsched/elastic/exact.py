@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.gamma import _configs
@@ -90,7 +90,6 @@ def greedy_schedule(
     return ElasticSchedule(out)
 
 
-@register_algorithm(f"{KIND}-greedy", KIND)
 @requires_kind(KIND)
 def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = None) -> Result:
     """Greedy list schedule: each job (by arrival) on its earliest-completing column of Gamma_j.
@@ -267,13 +266,6 @@ def _prepare(options: SolveOptions | None, integer: bool, backend: str) -> Solve
     return options
 
 
-@register_algorithm(
-    f"{KIND}-exact",
-    KIND,
-    exact=True,
-    backends=BACKENDS,
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 @requires_kind(KIND)
 def solve_exact(
     instance: ElasticInstance,

@@ -34,7 +34,8 @@ from typing import Any
 
 from numpy import integer as np_integer
 
-from optsched.core.io import JsonMixin, require_fields
+from optsched.core.io import JsonMixin, load_instance, require_fields
+from optsched.core.library import instance_path
 from optsched.core.limits import MAX_AMOUNT, MAX_SECONDS, MAX_SERVERS, MAX_SLOTS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.elastic.cluster import PsType, Server, WorkerType, _resources, _type_from
@@ -52,6 +53,7 @@ from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnplaceableJobError
 
 __all__ = [
+    "toy_instance",
     "KIND",
     "OBJECTIVE",
     "ARCHITECTURES",
@@ -547,3 +549,12 @@ def toy_instance_dict() -> dict[str, Any]:
             for k in range(2)
         ],
     }
+
+
+def toy_instance(name: str = "elastic-intro") -> ElasticInstance:
+    """Load ``toy:<name>`` from the instance library.
+
+    >>> toy_instance().horizon
+    400
+    """
+    return load_instance(instance_path(f"toy:{name}"))

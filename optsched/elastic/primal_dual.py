@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
@@ -150,7 +150,6 @@ def a_maxweight(
     return run
 
 
-@register_algorithm(f"{KIND}-online", KIND)
 @requires_kind(KIND)
 def a_online(
     instance: ElasticInstance,

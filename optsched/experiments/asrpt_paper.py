@@ -46,7 +46,6 @@ from optsched.experiments.asrpt_traces import (
     _trace_table,
     prepare,
 )
-from optsched.experiments.registry import register_reproduction
 from optsched.experiments.sweep import load_sweep, sweep
 
 __all__ = [
@@ -427,20 +426,6 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
     for name, t in tables(df).items():
         print(f"\n== {name}: {PAPER_FIGURES[name.split()[0]]}\n{t.round(3).to_string(index=False)}")
     return 0
-
-
-def _register() -> None:
-    register_reproduction(
-        "asrpt-paper",
-        run,
-        paper="asrpt",
-        quick_seconds=40,
-        description="Fig. 6-9 of paper 000 at the paper's scale (250 x 8 GPUs, 37.5k-150k of a 750k-job "
-        "PAI-like trace, 5 seeds, the trace's arrival rate and load 0.9), a resumable sweep (hours)",
-    )
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

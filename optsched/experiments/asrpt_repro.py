@@ -341,21 +341,5 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
     save("claims", pd.DataFrame({"figure": list(PAPER_CLAIMS), "paper": list(PAPER_CLAIMS.values())}))
 
 
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "asrpt-fig6-9",
-        run,
-        paper="asrpt",
-        quick_seconds=60,
-        description="Fig. 6-9 trends of paper 000 (A-SRPT vs SPJF/SPWF/WCS-*: jobs, single-GPU share, NIC, "
-        "predictors) on a small PAI-like cluster, the paper's claims beside them",
-    )
-
-
-_register()
-
-
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

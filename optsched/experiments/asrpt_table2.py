@@ -99,22 +99,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
     save("table2_rows", pd.DataFrame(rows))
 
 
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "asrpt-table2",
-        run,
-        paper="asrpt",
-        quick_seconds=30,
-        description="Table II of paper 000: Heavy-Edge vs the exact placement MILP (PITT, PCT) for the VGG19-like "
-        "and GPT-like profiles, the paper's figures beside them",
-    )
-
-
-_register()
-
-
 if __name__ == "__main__":  # pragma: no cover
     import pandas as pd
 

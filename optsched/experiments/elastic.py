@@ -422,19 +422,3 @@ def run(
         save(name, df)
         if progress:
             print(f"elastic-sec7: {name} done ({time.perf_counter() - t0:.1f} s)")
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "elastic-sec7",
-        run,
-        paper="elastic",
-        quick_seconds=40,
-        description="Figs 2-12 of paper 001 at reduced scale (A_online vs FIFO, DRF, AntMan-like, "
-        "Tiresias-like, 2D-LAS; A_maxweight vs Jain; F, H, worker types and counts; runtime)",
-    )
-
-
-_register()

@@ -39,7 +39,6 @@ from optsched.experiments.lazer_workloads import (
     servers_for_load,
     workload,
 )
-from optsched.experiments.registry import register_reproduction
 from optsched.lazer import FAMILIES, Lazer, LoadSaveModel
 from optsched.lazer.baselines import baseline
 from optsched.lazer.deferral import Decision
@@ -443,17 +442,3 @@ def run(
             parts.append(_runs([name], pols, sd, nj, progress, tables, base=base, rho=rho, gp_cap=cap))
         b = pd.concat(parts)
         save("base_sweep", b.groupby(["base", "policy"], sort=False).mean(numeric_only=True).reset_index())
-
-
-def _register() -> None:
-    register_reproduction(
-        "lazer",
-        run,
-        paper="lazer",
-        quick_seconds=40,
-        description="Table 2, Fig. 3-5 of paper 004 (SJF, SRTF, periodic SRTF 60/360/600 s, "
-        "Lazer), load-time sweep, deferral ablation, share of X > 0, decision delay",
-    )
-
-
-_register()

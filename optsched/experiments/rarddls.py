@@ -212,19 +212,3 @@ def run(
         save(name, df)
         if progress:
             print(f"rarddls-sec7: {name} done")
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "rarddls-sec7",
-        run,
-        paper="rarddls",
-        quick_seconds=40,
-        description="Fig. 4-7 of paper 002 (SJF-BCO vs FF, LS, RAND; kappa; servers; lambda), "
-        "50 % contention run, Sec. 1 slowdown preset",
-    )
-
-
-_register()

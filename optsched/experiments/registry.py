@@ -6,75 +6,72 @@ soon as it is done, so a run that fails late keeps every finished table. ``quick
 minute-long version (run by CI); ``seeds`` overrides the number of seeds where the experiment
 has seeds (``None``: the reproduction's default).
 
-Register one in a module of :mod:`optsched.experiments` with::
+A paper declares its reproductions in the ``register()`` of its ``plugin.py``, by the
+``module:function`` that runs each (the module is imported only when the reproduction runs)::
 
-    register_reproduction("sojourn-tables", run, description="Tables IV-XIV of paper 003", paper="sojourn")
+    register_reproduction("sojourn-tables", "optsched.experiments.sojourn:reproduce",
+                          description="Tables IV-XIV of paper 003", paper="sojourn")
 
-and add the module to :data:`MODULES`. ``optsched reproduce NAME --out DIR`` writes each table
-handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
+(:func:`optsched.core.plugins.register_reproduction`; this module's :func:`register_reproduction`
+is the same and also takes the function itself). ``optsched reproduce NAME --out DIR`` writes each
+table handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
 picture (``name.png``, ``name.svg``) beside it: add the table's panels to
 :data:`optsched.experiments.figures.FIGURES` (columns to draw, the paper's column, error bars).
+Tested in ``tests/experiments/test_reproduce.py``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from optsched.core import plugins
+from optsched.core.plugins import _REPRODUCTIONS, ReproductionSpec
 from optsched.exceptions import UnknownNameError
 
-__all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions", "MODULES"]
+__all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions"]
 
-#: Modules that register reproductions when imported (missing ones are skipped).
-MODULES = (
-    "optsched.experiments.sojourn",
-    "optsched.experiments.asrpt_table2",
-    "optsched.experiments.asrpt_repro",
-    "optsched.experiments.asrpt_paper",
-    "optsched.experiments.rarddls",
-    "optsched.experiments.elastic",
-    "optsched.experiments.lazer",
-)
-
-_REPRO: dict[str, Reproduction] = {}
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    name: str
-    run: Callable[..., Any]
-    description: str
-    paper: str
-    quick_seconds: float | None = None  # rough wall time of --quick on 2 cores
+#: A registered reproduction (``name``, ``run``, ``description``, ``paper``, ``quick_seconds``).
+Reproduction = ReproductionSpec
+#: name -> Reproduction: the registry itself (:func:`optsched.core.plugins.reproduction_specs` reads it).
+_REPRO = _REPRODUCTIONS
 
 
 def register_reproduction(
-    name: str, run: Callable[..., Any], *, description: str, paper: str, quick_seconds: float | None = None
-) -> None:
-    _REPRO[name] = Reproduction(name, run, description, paper, quick_seconds)
+    name: str,
+    run: str | Callable[..., Any],
+    *,
+    description: str,
+    paper: str,
+    quick_seconds: float | None = None,
+) -> Reproduction:
+    """Register the reproduction ``name``: ``run`` is ``"module:function"`` or the function itself
+    (:func:`optsched.core.plugins.register_reproduction`).
 
-
-def _load() -> None:
-    for mod in MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
+    Examples
+    --------
+    >>> spec = register_reproduction("doc-tables", "optsched.experiments.sojourn:reproduce",
+    ...                              description="the sojourn tables again", paper="sojourn")
+    >>> get_reproduction("doc-tables").run.__name__
+    'reproduce'
+    >>> _ = _REPRO.pop("doc-tables")
+    """
+    return plugins.register_reproduction(name, run, description=description, paper=paper, quick_seconds=quick_seconds)
 
 
 def reproductions() -> list[Reproduction]:
-    _load()
-    return sorted(_REPRO.values(), key=lambda r: r.name)
+    """Every reproduction the paper packages declare, by name (their modules are not imported)."""
+    plugins.load_plugins()
+    return list(plugins.reproduction_specs().values())
 
 
 def get_reproduction(name: str) -> Reproduction:
-    _load()
+    """The reproduction ``name``; raises :class:`~optsched.exceptions.UnknownNameError` naming the known ones."""
+    plugins.load_plugins()
+    specs = plugins.reproduction_specs()
     try:
-        return _REPRO[name]
+        return specs[name]
     except KeyError:
         raise UnknownNameError(
-            f"Unknown reproduction {name!r}; known: {sorted(_REPRO)} (`optsched reproduce --list`)."
+            f"Unknown reproduction {name!r}; known: {sorted(specs)} (`optsched reproduce --list`)."
         ) from None

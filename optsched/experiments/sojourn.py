@@ -520,22 +520,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "sojourn-tables",
-        reproduce,
-        paper="sojourn",
-        quick_seconds=60,
-        description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
-        "study, online Tables XVI-XVIII (paper 003)",
-    )
-
-
-_register()
-
-
 if __name__ == "__main__":  # pragma: no cover
     import sys
 

@@ -35,7 +35,7 @@ from optsched.sim.policies import WaitQueue
 from optsched.sim.policy import Policy
 from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING
 
-__all__ = ["Lazer", "make_chooser", "HOUR"]
+__all__ = ["Lazer", "make_chooser", "lazer_zero", "lazer_fixed", "lazer_oracle", "lazer_gp", "HOUR"]
 
 HOUR = 3600.0
 
@@ -328,3 +328,24 @@ class Lazer(Policy):
 
     def __repr__(self) -> str:
         return f"Lazer(deferral={self.deferral!r}, secured={self.secured!r}, placement={self.placement!r})"
+
+
+# -- the named variants of the registry (lazer-zero, lazer-fixed, lazer-oracle, lazer-gp) ----------
+def lazer_zero(**options: Any) -> Lazer:
+    """Lazer with X = 0 (orchestrator and completion handler only)."""
+    return Lazer(deferral=None, **options)
+
+
+def lazer_fixed(x: float = 30.0, **options: Any) -> Lazer:
+    """Lazer with a fixed deferral X = x seconds (default 30)."""
+    return Lazer(deferral=FixedDeferral(x), **options)
+
+
+def lazer_oracle(**options: Any) -> Lazer:
+    """Lazer with X = F, the counterfactual futile load, read from future arrivals (reference)."""
+    return Lazer(deferral=OracleDeferral(), **options)
+
+
+def lazer_gp(seed: Any = 0, **options: Any) -> Lazer:
+    """Lazer with the BO deferral predictor (GP, log-EI; Sec. 4.2)."""
+    return Lazer(deferral=GPDeferral(seed=seed), **options)

@@ -24,7 +24,7 @@ from typing import Any
 
 from optsched.rarddls.model import RarInstance
 
-__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load", "register"]
+__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load"]
 
 
 @dataclass
@@ -162,11 +162,3 @@ def check_gpu_load(instance: RarInstance, schedule) -> list:
             )
         ]
     return []
-
-
-def register() -> None:
-    from optsched.rarddls.model import KIND
-    from optsched.verify import register_check
-
-    register_check(KIND, "rho_range")(check_rho_range)
-    register_check(KIND, "gpu_load")(check_gpu_load)

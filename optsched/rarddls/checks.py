@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "check_gpu_exclusive",
     "check_contention_progress",
     "evaluate_objective",
-    "register",
 ]
 
 TOL = 1e-9
@@ -116,14 +115,3 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
     from optsched.core.objectives import objective_value
 
     return objective_value(instance, schedule, name)
-
-
-def register() -> None:
-    from optsched.rarddls.model import KIND
-
-    register_cluster_checks(KIND, work_at_rate_one=False)
-    register_check(KIND, "non_preemptive")(check_non_preemptive)
-    register_check(KIND, "slotted")(check_slotted)
-    register_check(KIND, "gpu_exclusive")(check_gpu_exclusive)
-    register_check(KIND, "contention_progress")(check_contention_progress)
-    register_evaluator(KIND, evaluate_objective)

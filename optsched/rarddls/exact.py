@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.exceptions import InternalError, InvalidOptionError, ModelTooLargeError
 from optsched.rarddls.evaluate import _replay, build_schedule
@@ -178,13 +178,6 @@ def enumerate_optimum(
     return best, arg[0], arg[1]
 
 
-@register_algorithm(
-    "rarddls-exact",
-    KIND,
-    exact=True,
-    backends=("highs", "cpsat", "enumerate"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 @requires_kind(KIND)
 def solve_exact(
     instance: RarInstance,

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError, SolverLimitWarning
 from optsched.sojourn.evaluate import PairCosts, as_indices, expected_sojourn, pair_costs
@@ -315,13 +314,6 @@ def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | 
     return _legacy(_cpsat_model(pc), pc, options, write_model)[1]
 
 
-@register_algorithm(
-    "sojourn-exact",
-    "sojourn",
-    exact=True,
-    backends=BACKENDS,
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: SojournInstance,
     *,
