@@ -49,7 +49,7 @@ def lemma_sweep(
     jobs, 30 % single-GPU, jobs of ~2 slots (the setting of finding 5); tau cycles through ``taus``.
     Instances whose optimum is not proven within ``time_limit`` are skipped (``status`` column)."""
     from optsched.asrpt.bounds import bound_inputs
-    from optsched.asrpt.exact import solve_problem8
+    from optsched.asrpt.exact import solve_exact
     from optsched.asrpt.generate import random_instance
     from optsched.asrpt.policy import empirical_ratio
     from optsched.solvers import SolveOptions
@@ -65,7 +65,7 @@ def lemma_sweep(
         ).with_first_slot(first_slot)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ex = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=time_limit))
+            ex = solve_exact(inst, options=SolveOptions(threads=1, time_limit=time_limit))
         row = {"seed": s, "n_jobs": n, "tau": tau, "first_slot": first_slot, "status": ex.status.value}
         if not ex.optimal:
             rows.append(row)

@@ -274,7 +274,7 @@ def check_bounds(
     Parameters
     ----------
     opt_a : float, optional
-        OPT_A, the proven optimum of Problem (8) (:func:`optsched.asrpt.exact.solve_problem8`).
+        OPT_A, the proven optimum of Problem (8) (:func:`optsched.asrpt.exact.solve_exact`).
     gamma_a : float, optional
         Gamma_A, A-SRPT's total completion time (Lemma 2, Theorem 1).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.core.library import library_root
 from optsched.solvers import SolveOptions
 
@@ -90,9 +90,9 @@ def demo_rows(quick: bool = False) -> list[dict]:
     for inst in demo_instances(quick):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            exact = [solve_problem8(inst, backend="cpsat", options=opts)]
+            exact = [solve_exact(inst, backend="cpsat", options=opts)]
             if inst.n_jobs <= 4:
-                exact.append(solve_problem8(inst, backend="highs", options=opts))
+                exact.append(solve_exact(inst, backend="highs", options=opts))
         from optsched.core.registry import algorithms
 
         algos = [spec(inst) for spec in algorithms("asrpt", exact=False)]

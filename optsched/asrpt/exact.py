@@ -21,6 +21,7 @@ from optsched.asrpt.formulation import (
     job_patterns,
 )
 from optsched.asrpt.model import KIND, AsrptInstance
+from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
@@ -38,7 +39,6 @@ from optsched.solvers.exact import (
 
 __all__ = [
     "solve_exact",
-    "solve_problem8",
     "build_exact",
     "decode_exact",
     "warm_start_exact",
@@ -355,5 +355,5 @@ def solve_exact(
     )
 
 
-#: The former name (kept as an alias).
-solve_problem8 = solve_exact
+#: Former name, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(__name__, {"solve_problem8": ("optsched.asrpt.solve_exact", solve_exact)})

@@ -13,7 +13,7 @@ Two builders (build only; :mod:`optsched.asrpt.exact` solves):
 * :func:`build_problem8`: time-indexed MILP x[i, p, t] (cross-check on small instances);
 * :func:`build_problem8_ti_cpsat`: the time-indexed model for CP-SAT.
 
-Former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` remain as aliases.
+The former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` still work, deprecated.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.core.compat import deprecated_names
 from optsched.core.limits import check_slots
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import check_model_size
@@ -42,8 +43,6 @@ __all__ = [
     "build_problem8_cpsat",
     "build_problem8_ti_cpsat",
     "energy_rows",
-    "build_problem8_pyomo",
-    "build_problem8_cpsat_ti",
     "OBJ_SCALE",
 ]
 
@@ -391,6 +390,11 @@ def build_problem8_ti_cpsat(
     return m, Problem8TimeIndexedVariables(x=x, patterns=pats, horizon=T)
 
 
-#: Former names (issue 10: ``build_<formulation>`` / ``build_<formulation>_cpsat``).
-build_problem8_pyomo = build_problem8
-build_problem8_cpsat_ti = build_problem8_ti_cpsat
+#: Former names, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "build_problem8_pyomo": (f"{__name__}.build_problem8", build_problem8),
+        "build_problem8_cpsat_ti": (f"{__name__}.build_problem8_ti_cpsat", build_problem8_ti_cpsat),
+    },
+)

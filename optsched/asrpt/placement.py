@@ -18,6 +18,7 @@ import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, beta_upper
+from optsched.core.compat import deprecated_names
 from optsched.core.result import Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import (
@@ -33,7 +34,6 @@ __all__ = [
     "availability_patterns",
     "PlacementResult",
     "build_placement",
-    "build_placement_model",
     "solve_placement",
     "enumerate_placement",
     "alpha_min_exact",
@@ -391,5 +391,5 @@ def availability_patterns(
     return out
 
 
-#: Former name (issue 10: ``build_<formulation>``).
-build_placement_model = build_placement
+#: Former name, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(__name__, {"build_placement_model": (f"{__name__}.build_placement", build_placement)})

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from optsched.core.compat import DEPRECATED_SINCE, REMOVED_IN
 from optsched.core.paths import is_library_name
 from optsched.core.plugins import SHARED_PACKAGES, load_plugin, plugin_packages
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
@@ -301,7 +303,8 @@ def register_algorithm(
     """Decorator: register ``func`` under ``name`` for instances of ``kind``.
 
     ``name`` is ``<key>-<algorithm>`` and equals the ``Result.algorithm`` the function returns
-    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve.
+    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve, with a
+    :class:`DeprecationWarning`.
 
     >>> @register_algorithm("doc-first", "doc", aliases=("doc-old",))
     ... def first(instance): return instance
@@ -341,6 +344,13 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     >>> get_algorithm("rigid-wspt")(inst).objective
     20.0
     """
+    if name in _ALIASES:
+        warnings.warn(
+            f"The algorithm name {name!r} is deprecated since optsched {DEPRECATED_SINCE} and will be removed in "
+            f"{REMOVED_IN}: use {_ALIASES[name]!r}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     try:
         return _ALGORITHMS[_ALIASES.get(name, name)]
     except KeyError:

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import (
     ASRPT,
@@ -53,7 +53,7 @@ def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
         totals.append(rep.objectives["total_completion_time"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ex = solve_problem8(inst, options=OPT)
+        ex = solve_exact(inst, options=OPT)
     assert ex.optimal
     assert min(totals) >= ex.objective - ex.info["objective_rounding"] - 1e-6  # exact is a lower bound
     out = empirical_ratio(inst, ex.objective, tau=tau)

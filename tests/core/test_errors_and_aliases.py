@@ -36,7 +36,11 @@ def test_aliases_resolve_but_are_not_listed():
         def f(instance):
             return instance
 
-        assert get_algorithm("t-old") is get_algorithm("t_older") is get_algorithm("t-new")
+        with pytest.warns(DeprecationWarning, match="'t-old' is deprecated"):
+            old = get_algorithm("t-old")
+        with pytest.warns(DeprecationWarning, match="'t_older' is deprecated"):
+            older = get_algorithm("t_older")
+        assert old is older is get_algorithm("t-new")
         assert [a.name for a in algorithms("t-kind")] == ["t-new"]
         assert get_algorithm("t-new").aliases == ("t-old", "t_older")
         with pytest.raises(UnknownNameError, match="t-nope"):
@@ -57,3 +61,11 @@ def test_deprecated_positional():
             deprecated_positional("f", (1,), ("a",), {"a": 2})
         with pytest.raises(InvalidOptionError, match="at most 1"):
             deprecated_positional("f", (1, 2), ("a",), {})
+
+
+def test_an_algorithm_alias_warns_that_it_is_deprecated():
+    import optsched
+
+    optsched.load_plugins()
+    with pytest.warns(DeprecationWarning, match=r"'a-srpt' is deprecated .* use 'asrpt-a-srpt'"):
+        assert get_algorithm("a-srpt") is get_algorithm("asrpt-a-srpt")
