@@ -1,11 +1,7 @@
-"""Issue 10 items 5-6 in core: errors from optsched.exceptions, algorithm aliases, deprecated call forms."""
-
-import warnings
+"""optsched.core.registry: kinds and algorithms by name, aliases, KindSpec checks."""
 
 import pytest
 
-from optsched.core import Cluster, Instance, Job
-from optsched.core.compat import deprecated_positional
 from optsched.core.registry import (
     _ALGORITHMS,
     _ALIASES,
@@ -14,14 +10,7 @@ from optsched.core.registry import (
     get_algorithm,
     register_algorithm,
 )
-from optsched.exceptions import InvalidOptionError, OptschedError, UnknownNameError
-
-
-def test_missing_job_is_an_optsched_error_and_still_a_key_error():
-    inst = Instance(Cluster.homogeneous(1, 2), [Job(0, work=1)])
-    with pytest.raises(UnknownNameError, match="No job with id 7") as e:
-        inst.job(7)
-    assert isinstance(e.value, KeyError) and isinstance(e.value, OptschedError)
+from optsched.exceptions import InvalidOptionError, UnknownNameError
 
 
 def test_kind_spec_sense_is_checked():
@@ -49,18 +38,6 @@ def test_aliases_resolve_but_are_not_listed():
         _ALGORITHMS.pop("t-new", None)
         _ALIASES.pop("t-old", None)
         _ALIASES.pop("t_older", None)
-
-
-def test_deprecated_positional():
-    assert deprecated_positional("f", (), ("a",), {}) == {}
-    with pytest.warns(DeprecationWarning, match=r"f\(\.\.\., 1\) is deprecated: pass a=1 by keyword"):
-        assert deprecated_positional("f", (1,), ("a", "b"), {"b": None}) == {"a": 1}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(InvalidOptionError, match="both by position and by keyword"):
-            deprecated_positional("f", (1,), ("a",), {"a": 2})
-        with pytest.raises(InvalidOptionError, match="at most 1"):
-            deprecated_positional("f", (1, 2), ("a",), {})
 
 
 def test_an_algorithm_alias_warns_that_it_is_deprecated():
