@@ -8,6 +8,8 @@ distributed deep-learning training jobs on GPU clusters.
 
 The top-level names are imported on first use (PEP 562), so ``import optsched`` and the
 command line start fast and pull NumPy, pandas, Pyomo or OR-Tools only when needed.
+
+Tested in ``tests/test_doctests.py`` (its examples) and ``tests/core/test_plugins.py``.
 """
 
 from __future__ import annotations

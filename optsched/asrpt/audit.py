@@ -7,6 +7,8 @@
   Lemma 1's gap (Heavy-Edge suboptimal), with OPT_A *proven* without a solver: when every job can run
   from its earliest slot in its best placement at the same time, OPT_A = sum_i (t^min_i slot + n_i alpha^min_i),
   which is also a lower bound on OPT_A for every instance.
+
+Tested in ``tests/asrpt/test_lemma2.py`` and ``tests/asrpt/test_slots.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Verifier checks for kind ``asrpt``: the shared cluster checks plus ``non_preemptive`` and
-``iteration_time`` (each job's single segment lasts at least n_i alpha_i for its server counts)."""
+``iteration_time`` (each job's single segment lasts at least n_i alpha_i for its server counts).
+
+Tested in ``tests/asrpt/test_problem8.py`` and ``tests/verify/test_common_suite.py``.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ instances, and Heavy-Edge vs the exact placement MILP on the Table II profiles.
 Placement rows: ``objective`` = per-iteration time (s) of the placement, ``optimum`` = the MILP's
 proven minimum, ``verified`` = the MILP's alpha equals eq. (7) re-evaluated on its x and equals the
 enumeration optimum.
+
+Tested in ``tests/asrpt/test_problem8.py`` and ``tests/experiments/test_demo.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Exact Problem (8) on the slot grid: CP-SAT (optional intervals per pattern) or a HiGHS
-time-indexed MILP, decoded into a verified :class:`~optsched.core.Schedule`."""
+time-indexed MILP, decoded into a verified :class:`~optsched.core.Schedule`.
+
+Tested in ``tests/asrpt/test_problem8.py``.
+"""
 
 from __future__ import annotations
 

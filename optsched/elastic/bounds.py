@@ -12,6 +12,8 @@
   round's jobs with deadline tau_i) and its length <= alpha_i tau_i.
 * :func:`lemma1_chain` - sum_{k <= i} w(J^s_k) >= sum_{k <= i} w(J*_k), J*_k the jobs an optimum of (2)
   completes in (tau_(k-1), tau_k].
+
+Tested in ``tests/elastic/test_primal_dual.py``.
 """
 
 from __future__ import annotations

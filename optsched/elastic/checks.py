@@ -17,6 +17,8 @@ round ((7a) at most one schedule per job, (7b) completion by tau, no (2j)).
 ['2f']
 >>> evaluate_objective(inst, good, "total_weighted_completion_time")
 25.0
+
+Tested in ``tests/elastic/test_exact.py`` and ``tests/elastic/test_baselines.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Demo rows for paper 001: A_online (and the greedy baseline) vs exact (2); A_maxweight vs exact (8)
-with its Thm 3 certificate (D / P beside 2 log2 lambda) in the extra columns."""
+with its Thm 3 certificate (D / P beside 2 log2 lambda) in the extra columns.
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 

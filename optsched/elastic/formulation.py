@@ -20,6 +20,8 @@ labels of ``formulations/elastic.md#exact``.
 >>> m = build_set_partitioning(toy_instance())
 >>> len(m.cols), len(m.one_schedule_per_job)
 (1554, 2)
+
+Tested in ``tests/elastic/test_exact.py``, ``tests/elastic/test_lp.py`` and ``tests/test_formulation_labels.py``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ four sizes, both loads and Fig. 9 reuse it. A cached trace takes ~27 MB (the 50 
 >>> from optsched.experiments.asrpt_paper import points
 >>> len(points(seeds=range(5)))
 85
+
+Tested in ``tests/asrpt/test_paper_sweep.py``.
 """
 
 from __future__ import annotations

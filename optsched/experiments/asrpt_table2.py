@@ -2,6 +2,8 @@
 availability patterns, for the VGG19-like and GPT-like profiles of :mod:`optsched.asrpt.profiles`.
 
 ``python -m optsched.experiments.asrpt_table2`` prints the table.
+
+Tested in ``tests/asrpt/test_placement.py``.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ A_maxweight (Alg. 3, tau = T) and Jain et al.'s greedy.
 >>> run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("fig11_F",))
 >>> sorted(tabs)
 ['fig11_F']
+
+Tested in ``tests/experiments/test_elastic_repro.py``.
 """
 
 from __future__ import annotations

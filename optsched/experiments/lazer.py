@@ -18,6 +18,8 @@ with its run time, GPUs capped at one 8-GPU server, models drawn with the seed),
 >>> run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("table2_512",), n_jobs=200)
 >>> list(tabs["table2_512"]["policy"])[:2], bool(tabs["table2_512"]["ours_w95_le_jct95"].all())
 (['SJF', 'SRTF'], True)
+
+Tested in ``tests/lazer/test_reproduction.py`` and ``tests/lazer/test_helios_log.py``.
 """
 
 from __future__ import annotations

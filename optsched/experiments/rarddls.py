@@ -11,6 +11,8 @@ SJF-BCO sweeps kappa over {1} U {distinct G_j}, which gives the same schedule as
 >>> run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("slowdown",))
 >>> tabs["slowdown"]["ratio"].round(2).tolist()
 [2.29]
+
+Tested in ``tests/rarddls/test_reproduction.py``.
 """
 
 from __future__ import annotations

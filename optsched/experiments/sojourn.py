@@ -9,6 +9,8 @@ number of trials: the paper used >= 50,000, the default here is 5,000).
 >>> df = mean_table(run_trials(sets=(1,), n_values=(3,), trials=20, seed=0), 1)
 >>> list(df.columns)[:4]
 ['N', 'algorithm', 'mean', 'ci_lo']
+
+Tested in ``tests/sojourn/test_experiments.py``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ at ``t0 + p* + l_new`` (when every arrival that could cut j_new's load is known)
 
 References (formulations/lazer.md, reading 5): :class:`ZeroDeferral` (X = 0),
 :class:`FixedDeferral` (X = x), :class:`OracleDeferral` (X = F, reading the future arrivals).
+
+Tested in ``tests/lazer/test_predictor.py`` and ``tests/lazer/test_policy.py``.
 """
 
 from __future__ import annotations

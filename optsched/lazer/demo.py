@@ -1,6 +1,9 @@
 """Demo rows for paper 004 (``optsched demo``): the futile-preemption chain (2) on one GPU, the
 SRPT optimum on one GPU without load/save times (Lazer with X = 0 and SRTF reach it), and
-Lazer vs SRTF and SJF on 1,000 Earth-like jobs (mean JCT; no exact optimum there)."""
+Lazer vs SRTF and SJF on 1,000 Earth-like jobs (mean JCT; no exact optimum there).
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 

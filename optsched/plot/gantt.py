@@ -1,4 +1,7 @@
-"""Gantt chart of a schedule: one band per server, one row per GPU."""
+"""Gantt chart of a schedule: one band per server, one row per GPU.
+
+Tested in ``tests/plot/test_plot.py``.
+"""
 
 from __future__ import annotations
 

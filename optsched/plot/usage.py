@@ -1,4 +1,7 @@
-"""GPUs in use per server over time."""
+"""GPUs in use per server over time.
+
+Tested in ``tests/plot/test_plot.py``.
+"""
 
 from __future__ import annotations
 

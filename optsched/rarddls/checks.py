@@ -7,6 +7,8 @@ segments: each job must end in the first slot its iterations are done). This slo
 recomputation is written independently of the event-driven :func:`optsched.rarddls.evaluate.replay`
 used by the algorithms and the exact decoders; the evaluator registered for ``makespan`` and
 ``mean_jct`` uses it too.
+
+Tested in ``tests/rarddls/test_model.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Demo rows for paper 002: exact T* (MILP, and enumeration for <= 3 jobs) vs SJF-BCO, FF, LS, with
-the Thm 5 bound n_g varphi u / l beside each row."""
+the Thm 5 bound n_g varphi u / l beside each row.
+
+Tested in ``tests/rarddls/test_bounds.py``.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ slots from a_j has C_j = a_j + n, and the makespan is max_j C_j in slots).
 
 The evaluator is event driven (rates are constant between starts and completions); the
 verifier recomputes the same quantities slot by slot (:mod:`optsched.rarddls.checks`).
+
+Tested in ``tests/rarddls/test_model.py`` and ``tests/rarddls/test_milp_cuts.py``.
 """
 
 from __future__ import annotations

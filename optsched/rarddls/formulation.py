@@ -15,6 +15,8 @@
   largest per-GPU sum of rho^_j / u (theta*_u of Lemma 4).
 
 Component names are the labels of ``formulations/rarddls.md``.
+
+Tested in ``tests/rarddls/test_exact.py`` and ``tests/rarddls/test_milp_cuts.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Demo rows for rigid jobs: exact (HiGHS, CP-SAT) vs list scheduling on the toy and benchmark
-instances."""
+instances.
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 

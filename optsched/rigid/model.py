@@ -3,6 +3,8 @@
 The instance class is the shared :class:`optsched.core.Instance` (cluster + jobs, the data model
 the simulator and the traces use as well); this module registers it as the kind ``"rigid"``,
 with its schema and objective. :mod:`optsched.rigid.checks` registers its verifier checks.
+
+Tested in ``tests/verify/test_no_kind.py``.
 """
 
 from __future__ import annotations

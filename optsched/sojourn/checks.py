@@ -4,6 +4,8 @@ objective evaluator registered with :mod:`optsched.verify`.
 Feasibility of a static schedule is combinatorial: an order is a permutation of the jobs
 (``permutation``); a stage sequence lists each job's stages once, in order (``stage_order``).
 The bound checks (``bounds.py``) are separate functions used by the tests and the experiments.
+
+Tested in ``tests/sojourn/test_model.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Demo rows for paper 003: exact optimum (HiGHS, CP-SAT, subset DP) vs RANK, SERPT, SR and
-RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 40)."""
+RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 40).
+
+Tested in ``tests/sojourn/test_cli.py``.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Workload set (Table III): 1 uniform sizes / uniform success; 2 uniform / distribution I
 (Table I); 3 uniform / distribution II (Table II); 4 exponential / uniform; 5 Weibull(0.5) / uniform.
+
+Tested in ``tests/sojourn/test_evaluate.py``.
 """
 
 from __future__ import annotations

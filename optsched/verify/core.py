@@ -1,4 +1,7 @@
-"""``verify(instance, schedule)``: run every registered check of the instance's kind."""
+"""``verify(instance, schedule)``: run every registered check of the instance's kind.
+
+Tested in ``tests/verify/test_feasibility.py``.
+"""
 
 from __future__ import annotations
 

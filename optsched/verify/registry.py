@@ -3,6 +3,8 @@
 A check is ``check(instance, schedule) -> iterable of Violation``; an evaluator is
 ``evaluator(instance, schedule, objective_name) -> float``. Paper packages add theirs with
 :func:`register_check` and :func:`register_evaluator`.
+
+Tested in ``tests/verify/test_no_kind.py``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ For each algorithm and each suite instance of its kind:
 
 And for each kind, malformed instance dicts are rejected at the boundary with
 ``InvalidInstanceError`` (``rejects_malformed``).
+
+Tested in ``tests/verify/test_suite_checks.py`` and ``tests/verify/test_common_suite.py``.
 """
 
 from __future__ import annotations
