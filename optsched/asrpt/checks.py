@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from optsched.asrpt.formulation import best_split
 from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive  # shared with rarddls and lazer
 
@@ -22,8 +23,6 @@ def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
 
     The schedule stores GPUs per server, not the stage split, so the check uses the best split for
     those counts (computed here by enumeration, independent of any solver's report)."""
-    from optsched.asrpt.formulation import best_split
-
     n = instance.cluster.n_servers
     for j in instance.jobs:
         for seg in schedule.segments(j.id) if j.id in schedule else []:

@@ -29,7 +29,7 @@ from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InvalidOptionError, InvalidScheduleError
+from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import (
     LP_MAX_SECONDS,
@@ -39,6 +39,7 @@ from optsched.solvers.exact import (
     run_exact,
     solve_cpsat_with_lp_bound,
 )
+from optsched.verify import verify
 
 __all__ = [
     "solve_exact",
@@ -192,8 +193,6 @@ def lp_relaxation_bound(
     True
     """
 
-    from optsched.exceptions import ModelTooLargeError
-
     check_kind(instance, KIND, "lp_relaxation_bound")
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     if max_nonzeros is not None and _ti_nonzeros(instance, pats) > max_nonzeros:
@@ -334,8 +333,6 @@ def solve_exact(
     >>> r.status.value, round(r.objective, 4)
     ('optimal', 21.9)
     """
-    from optsched.verify import verify
-
     check_kind(instance, KIND, "asrpt-exact")
     if isinstance(initial, str):
         if initial != "heuristic":

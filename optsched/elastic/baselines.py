@@ -43,7 +43,8 @@ from optsched.elastic.policy import (
 )
 from optsched.elastic.prices import Priced
 from optsched.elastic.primal_dual import MaxWeightRun
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InternalError, InvalidOptionError
+from optsched.sim import Simulator
 
 __all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "least_total_use", "OPTIONS"]
 
@@ -115,8 +116,6 @@ def run_baseline(instance: ElasticInstance, name: str, *, seed: Any = None, **op
     >>> run_baseline(toy_instance(), "tiresias").objective   # one GPU is idle either way
     30.0
     """
-    from optsched.sim import Simulator
-
     t0 = time.perf_counter()
     if name not in BASELINES:
         raise InvalidOptionError(f"Unknown baseline {name!r}; choose one of {list(BASELINES)}.")
@@ -169,8 +168,6 @@ def run_baseline(instance: ElasticInstance, name: str, *, seed: Any = None, **op
         sched = ElasticSchedule({j.id: out[j.id] for j in instance.jobs})
         recomputed = evaluate_objective(instance, sched, OBJECTIVE)
         if not math.isclose(recomputed, obj, rel_tol=1e-9, abs_tol=1e-9):  # pragma: no cover - a bug
-            from optsched.exceptions import InternalError
-
             raise InternalError(
                 f"elastic-{name}: the simulator's completions give {obj} but the schedule gives {recomputed}."
             )

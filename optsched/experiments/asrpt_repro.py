@@ -21,7 +21,10 @@ import time
 
 import numpy as np
 
+from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
@@ -139,9 +142,6 @@ def build_instance(
     on the first ``train_fraction`` of the table; the returned instance holds the remaining jobs.
 
     Returns ``(instance, eps_bar)``."""
-    from optsched.asrpt.heavy_edge import alpha_min_estimate
-    from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
-
     rng = as_generator(seed)
     cl = Cluster.homogeneous(n_servers, gpus, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=intra_gbyte * 1e9)
     cfg: dict = {}
@@ -181,8 +181,6 @@ def build_instance(
 
 def run_policies(instance, *, tau: float = 1.0, which=None) -> dict:
     """Total JCT (sum of completion - arrival, seconds) of A-SRPT and the five baselines."""
-    from optsched.asrpt.policy import BASELINES, simulate_asrpt
-
     out = {}
     pols = {"A-SRPT": None, **BASELINES()}
     for name, pol in pols.items():
@@ -279,8 +277,6 @@ def perfect_vs_rf(
 
     Returns a DataFrame (one row per NIC bandwidth and seed)."""
     import pandas as pd
-
-    from optsched.asrpt.policy import ASRPT, simulate_asrpt
 
     out = []
     for nic in nic_gbps:

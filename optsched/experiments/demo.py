@@ -13,6 +13,8 @@ import importlib
 import time
 from collections.abc import Callable
 
+import optsched
+from optsched.exceptions import UnknownNameError
 from optsched.verify.rows import exact_vs_algorithm_rows, on_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
@@ -44,14 +46,10 @@ def collect_rows(
     ``on_update(rows)``, when given, gets every row finished so far each time an instance's
     rows are built (through :func:`optsched.verify.rows.on_rows`) and when a package is done
     (its final rows replace the provisional ones), so a caller can write them as they come."""
-    import optsched
-
     optsched.load_plugins()
     rows: list[dict] = []
     known = ["rigid"] + [p.rsplit(".", 1)[-1] for p in optsched.plugin_packages() if p != "optsched.rigid"]
     if only is not None:
-        from optsched.exceptions import UnknownNameError
-
         bad = [k for k in only if k not in known]
         if bad:
             raise UnknownNameError(f"--only {bad[0]!r} is not a package with demo rows; choose from {known}.")

@@ -37,6 +37,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline
+from optsched.elastic.generate import FIG9_WORKER_TYPES, sec7_instance
+from optsched.elastic.primal_dual import a_maxweight, a_online
+
 __all__ = ["run", "CONFIG", "fig_objective", "fig4_F", "fig7_runtime", "fig8_jain", "fig9_types", "fig10_workers"]
 
 PAPER_BETTER = "A_online >= 30 % better than every baseline (Figs 2, 5)"
@@ -73,8 +77,6 @@ CONFIG = {
 
 
 def _online(inst, placement: str = "paper"):
-    from optsched.elastic.primal_dual import a_online
-
     t0 = time.process_time()
     r = a_online(inst, placement=placement)
     cpu = time.process_time() - t0
@@ -91,8 +93,6 @@ def _online(inst, placement: str = "paper"):
 
 
 def _baseline(inst, name: str, seed: int):
-    from optsched.elastic.baselines import run_baseline
-
     t0 = time.process_time()
     r = run_baseline(inst, name, seed=seed)
     return {
@@ -106,16 +106,10 @@ def _baseline(inst, name: str, seed: int):
 
 
 def _baselines() -> tuple[str, ...]:
-    try:
-        from optsched.elastic.baselines import BASELINES
-    except ImportError:  # pragma: no cover - baselines are part of the package now
-        return ()
     return tuple(BASELINES)
 
 
 def _instance(J: int, H: int, *, T: int = 150, arch: str = "ps", seed: int, **kw):
-    from optsched.elastic.generate import sec7_instance
-
     return sec7_instance(J, n_servers=H, horizon=T, architecture=arch, seed=seed, **kw)
 
 
@@ -216,9 +210,6 @@ TAU_MAXWEIGHT = 50
 
 
 def _maxweight_rows(inst, *, jain: bool = True, **tags):
-    from optsched.elastic.baselines import jain_greedy
-    from optsched.elastic.primal_dual import a_maxweight
-
     out = []
     algos = (("A_maxweight", a_maxweight), ("Jain greedy", jain_greedy)) if jain else (("A_maxweight", a_maxweight),)
     for name, f in algos:
@@ -315,8 +306,6 @@ def fig12_H(seeds: Sequence[int], *, servers: Sequence[int], jobs: Sequence[int]
 def fig9_types(seeds: Sequence[int], *, J: int, H: int, scale: str):
     """Fig. 9: A_online with all jobs on one worker type (the four of Fig. 9) vs all 8 types, PS and RAR;
     and how many jobs A_online (all types) puts on each type."""
-    from optsched.elastic.generate import FIG9_WORKER_TYPES
-
     rows = []
     for s in seeds:
         for arch in ("ps", "rar"):

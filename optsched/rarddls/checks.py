@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from optsched.core.objectives import objective_value
 from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
 
@@ -114,6 +115,4 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
         return float(max(comp.values()))
     if name == "mean_jct":
         return float(sum(comp.values()) / len(comp))
-    from optsched.core.objectives import objective_value
-
     return objective_value(instance, schedule, name)

@@ -25,8 +25,10 @@ import itertools
 import math
 from functools import lru_cache
 
+from optsched.exceptions import InternalError
+from optsched.rarddls.evaluate import _replay, contention_counts
 from optsched.rarddls.model import RarInstance
-from optsched.solvers import check_model_size
+from optsched.solvers import check_model_size, new_cp_model
 
 __all__ = ["patterns", "build_milp", "build_theta_star", "milp_size", "set_start", "milp_to_cpsat"]
 
@@ -365,8 +367,6 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
 
     Every replayed schedule that ends by the horizon satisfies every row of the model (that is the
     exactness argument of ``formulations/rarddls.md#milp``)."""
-    from optsched.rarddls.evaluate import _replay, contention_counts
-
     J, H = instance.n_jobs, model.horizon
     starts = [int(a) for a in starts]
     pls = [{int(s): int(y) for s, y in p.items() if y > 0} for p in placements]
@@ -424,9 +424,6 @@ def milp_to_cpsat(model):
     import pyomo.environ as pyo
     from pyomo.common.collections import ComponentMap
     from pyomo.repn import generate_standard_repn
-
-    from optsched.exceptions import InternalError
-    from optsched.solvers import new_cp_model
 
     cm = new_cp_model()
     var = ComponentMap()

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from optsched.exceptions import InvalidScheduleError
-from optsched.sojourn.evaluate import as_indices, expected_sojourn, stage_indices
+from optsched.sojourn.bounds import pairwise_lower_bound
+from optsched.sojourn.evaluate import as_indices, expected_sojourn, pair_costs, stage_indices
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule
 from optsched.verify.report import Violation
 
@@ -63,9 +64,6 @@ def check_static_setting(instance: SojournInstance, schedule: Any) -> Iterable[V
 
 def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """Objective (1) of any static schedule >= sum_i d_i + sum_{i<j} min(c_ij, c_ji) (bounds.py)."""
-    from optsched.sojourn.bounds import pairwise_lower_bound
-    from optsched.sojourn.evaluate import pair_costs
-
     if not instance.static:
         return
     s = _as_schedule(schedule)

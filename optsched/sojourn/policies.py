@@ -17,7 +17,7 @@ import numpy as np
 
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
+from optsched.sojourn.evaluate import PairCosts, as_indices, expected_sojourn, pair_costs
 from optsched.sojourn.model import (
     OBJECTIVE,
     SojournInstance,
@@ -264,8 +264,6 @@ def adjacent_pair_violations(
 
     Empty for every optimal order (Thm III.2, with <= instead of < to allow ties).
     """
-    from optsched.sojourn.evaluate import as_indices
-
     pc = pc or pair_costs(instance)
     idx = as_indices(instance, order)
     out = []
