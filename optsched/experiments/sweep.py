@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from optsched import __version__
+from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
@@ -68,8 +70,6 @@ def provenance() -> dict[str, Any]:
     """What produced a result: optsched version, git commit (None outside a checkout), package
     versions (JSON), machine (host, system, CPU count)."""
     import importlib.metadata as md
-
-    from optsched import __version__
 
     pkgs = {}
     for p in _PACKAGES:
@@ -116,8 +116,6 @@ def _call(func: Callable[..., Mapping[str, Any]], params: Mapping[str, Any], pro
 
 def _write_cell(out: Path, row: dict[str, Any]) -> None:
     import pandas as pd
-
-    from optsched.core.io import atomic_write
 
     df = pd.DataFrame([row])
     atomic_write(out / f"cell-{row['cell']}.parquet", lambda t: df.to_parquet(t, index=False))
