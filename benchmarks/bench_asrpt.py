@@ -35,7 +35,7 @@ OUT = ROOT / "benchmarks" / "results" / "asrpt.json"
 
 def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
     from optsched.asrpt.bounds import bound_inputs, lemma3_rhs, opt_a1, opt_a1_tilde
-    from optsched.asrpt.exact import solve_problem8
+    from optsched.asrpt.exact import solve_exact
     from optsched.asrpt.generate import random_instance
     from optsched.solvers import SolveOptions
     from optsched.verify import verify_result
@@ -46,7 +46,7 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
             inst = random_instance(n, n_servers=3, gpus_per_server=4, seed=seed, single_gpu=0.3, arrival_rate=2.0)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = solve_problem8(inst, options=SolveOptions(time_limit=time_limit, threads=1, seed=0))
+                r = solve_exact(inst, options=SolveOptions(time_limit=time_limit, threads=1, seed=0))
             row = {
                 "n_jobs": n,
                 "seed": seed,
@@ -91,7 +91,7 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
             if n == cross_check_size:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    h = solve_problem8(inst, backend="highs", options=SolveOptions(time_limit=time_limit, threads=1))
+                    h = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=time_limit, threads=1))
                 rows.append(
                     {
                         "n_jobs": n,

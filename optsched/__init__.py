@@ -8,21 +8,19 @@ distributed deep-learning training jobs on GPU clusters.
 
 The top-level names are imported on first use (PEP 562), so ``import optsched`` and the
 command line start fast and pull NumPy, pandas, Pyomo or OR-Tools only when needed.
+
+Tested in ``tests/test_doctests.py`` (its examples) and ``tests/core/test_plugins.py``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-
-#: Subpackages that are shared layers, not paper packages (everything else is a plugin).
-SHARED_PACKAGES = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
 
 # name -> module that defines it (imported lazily by __getattr__)
 _LAZY = {
@@ -46,6 +44,7 @@ _LAZY = {
     "ModelTooLargeError": "optsched.exceptions",
     "OptschedError": "optsched.exceptions",
     "SolverUnavailableError": "optsched.exceptions",
+    "SHARED_PACKAGES": "optsched.core.plugins",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +86,8 @@ def __getattr__(name: str) -> Any:
 
 
 def plugin_packages() -> tuple[str, ...]:
-    """The paper packages present in this installation (every subpackage that is not a shared layer).
+    """The paper packages present in this installation (every subpackage that is not a shared layer);
+    see :mod:`optsched.core.plugins`.
 
     Examples
     --------
@@ -95,21 +95,20 @@ def plugin_packages() -> tuple[str, ...]:
     >>> "optsched.rigid" in optsched.plugin_packages()
     True
     """
-    here = Path(__file__).parent
-    return tuple(
-        f"optsched.{m.name}"
-        for m in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name)
-        if m.ispkg and m.name not in SHARED_PACKAGES
-    )
+    from optsched.core.plugins import plugin_packages as _plugin_packages  # loaded on first use (PEP 562)
+
+    return _plugin_packages()
 
 
 _loaded = False
 
 
 def load_plugins() -> None:
-    """Import every paper package present so that its kinds, algorithms and checks are registered.
+    """Load every paper package present, so that what each declares in its ``plugin.py`` (kinds,
+    algorithms, checks, policies, enrichment, reproductions) is registered; see
+    :mod:`optsched.core.plugins`.
 
-    Packages are discovered (no hard-coded list); an import error inside one is raised, not hidden.
+    Packages are discovered (no hard-coded list); an error inside one is raised, not hidden.
 
     Examples
     --------
@@ -121,9 +120,9 @@ def load_plugins() -> None:
     global _loaded
     if _loaded:
         return
-    importlib.import_module("optsched.core")
-    for name in plugin_packages():
-        importlib.import_module(name)
+    from optsched.core.plugins import load_plugins as _load_plugins  # loaded on first use (PEP 562)
+
+    _load_plugins()
     _loaded = True
 
 

@@ -51,7 +51,6 @@ MISSING_EXAMPLES = {
     "optsched.lazer.FixedDeferral",
     "optsched.lazer.OracleDeferral",
     "optsched.lazer.check_lifecycle",
-    "optsched.lazer.register",
     "optsched.rarddls.first_fit",
     "optsched.rarddls.list_scheduling",
     "optsched.rarddls.random_schedule",

@@ -7,6 +7,8 @@
   Lemma 1's gap (Heavy-Edge suboptimal), with OPT_A *proven* without a solver: when every job can run
   from its earliest slot in its best placement at the same time, OPT_A = sum_i (t^min_i slot + n_i alpha^min_i),
   which is also a lower bound on OPT_A for every instance.
+
+Tested in ``tests/asrpt/test_lemma2.py`` and ``tests/asrpt/test_slots.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +18,20 @@ import warnings
 
 import numpy as np
 
+from optsched.asrpt.bounds import bound_inputs, lemma2_corrected_rhs, lemma2_rhs
+from optsched.asrpt.exact import solve_exact
+from optsched.asrpt.formulation import arrival_slot
+from optsched.asrpt.generate import random_instance
+from optsched.asrpt.heavy_edge import heavy_edge, min_server_availability, placement_counts
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.placement import alpha_min_exact, availability_patterns, enumerate_placement, solve_placement
+from optsched.asrpt.policy import empirical_ratio, simulate_asrpt
+from optsched.asrpt.profiles import PROFILES
+from optsched.asrpt.timing import alpha, check_reading
 from optsched.core.cluster import Cluster
+from optsched.core.result import Status
+from optsched.exceptions import ModelTooLargeError
+from optsched.solvers import SolveOptions
 
 __all__ = [
     "lemma_sweep",
@@ -48,12 +62,6 @@ def lemma_sweep(
     the printed / corrected Lemma 2 and Theorem 1 hold. Instances: ``random_instance`` with 1..max_jobs
     jobs, 30 % single-GPU, jobs of ~2 slots (the setting of finding 5); tau cycles through ``taus``.
     Instances whose optimum is not proven within ``time_limit`` are skipped (``status`` column)."""
-    from optsched.asrpt.bounds import bound_inputs
-    from optsched.asrpt.exact import solve_problem8
-    from optsched.asrpt.generate import random_instance
-    from optsched.asrpt.policy import empirical_ratio
-    from optsched.solvers import SolveOptions
-
     rng = np.random.default_rng(seed)
     rows = []
     for c in range(n_cases):
@@ -65,7 +73,7 @@ def lemma_sweep(
         ).with_first_slot(first_slot)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ex = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=time_limit))
+            ex = solve_exact(inst, options=SolveOptions(threads=1, time_limit=time_limit))
         row = {"seed": s, "n_jobs": n, "tau": tau, "first_slot": first_slot, "status": ex.status.value}
         if not ex.optimal:
             rows.append(row)
@@ -86,9 +94,6 @@ def lemma_sweep(
 def opt_a_lower_bound(instance: AsrptInstance) -> float:
     """sum_i (t^min_i slot + n_i alpha^min_i) <= OPT_A (each job starts no earlier than its first slot and
     runs at least n_i alpha^min_i)."""
-    from optsched.asrpt.formulation import arrival_slot
-    from optsched.asrpt.placement import alpha_min_exact
-
     return float(
         sum(
             arrival_slot(j, instance) * instance.slot + j.iterations * alpha_min_exact(j, instance)
@@ -101,10 +106,6 @@ def opt_a_if_all_fit(instance: AsrptInstance) -> float | None:
     """OPT_A when it equals :func:`opt_a_lower_bound`: if the exact-minimum placements of all jobs, each
     on its own empty servers, fit the cluster side by side (sum_i servers_i <= M), every job can run from
     its earliest slot at alpha^min_i, so the lower bound is attained. None when that test does not apply."""
-    from optsched.asrpt.placement import enumerate_placement, solve_placement
-    from optsched.core.result import Status
-    from optsched.exceptions import ModelTooLargeError
-
     need = 0
     for j in instance.jobs:
         free = [instance.g] * min(instance.M, j.gpus)
@@ -142,9 +143,6 @@ def lemma2_gap_case(
 def lemma2_search(cases, *, tau: float = 0.0) -> list[dict]:
     """Evaluate Lemma 2 (printed and corrected) on each instance of ``cases`` whose OPT_A is proven by
     :func:`opt_a_if_all_fit`; slotted A-SRPT, perfect predictions unless the jobs say otherwise."""
-    from optsched.asrpt.bounds import bound_inputs, lemma2_corrected_rhs, lemma2_rhs
-    from optsched.asrpt.policy import simulate_asrpt
-
     rows = []
     for inst in cases:
         opt = opt_a_if_all_fit(inst)
@@ -184,8 +182,6 @@ def random_gap_jobs(
     grow the cluster from ceil(g_i/g) + 1 servers until the printed Lemma 2 fails for slotted A-SRPT
     (tau = 0, perfect prediction, OPT_A proven by :func:`opt_a_if_all_fit`). One row per such job: the
     first failing size, or the largest size tried."""
-    from optsched.asrpt.bounds import bound_inputs
-
     rng = np.random.default_rng(seed)
     rows = []
     for trial in range(n_trials):
@@ -245,12 +241,6 @@ def table2_readings(
     enumeration: ``enum_pitt_ms``) and both computation times (ms)."""
     import time
 
-    from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
-    from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
-    from optsched.asrpt.profiles import PROFILES
-    from optsched.asrpt.timing import alpha, check_reading
-    from optsched.solvers import SolveOptions
-
     rows = []
     kw = dict(g=gpus, b_inter=b_inter, b_intra=b_intra)
     for reading in readings:
@@ -306,10 +296,6 @@ def reading_changes(n_jobs: int = 200, *, seed: int = 0, n_servers: int = 3, gpu
     """How often the second reading of eq. (6) changes the exact minimum alpha^min of a random job
     (jobs of :func:`optsched.asrpt.generate.random_instance`, multi-GPU only, on ``n_servers`` x ``gpus``
     servers with the GPUs per server fixed to the fewest servers, as for alpha~min)."""
-    from optsched.asrpt.generate import random_instance
-    from optsched.asrpt.heavy_edge import min_server_availability
-    from optsched.asrpt.placement import enumerate_placement
-
     inst = random_instance(
         n_jobs, n_servers=n_servers, gpus_per_server=gpus, seed=seed, single_gpu=0.0, max_stages=3, max_replicas=3
     )

@@ -31,7 +31,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance
+from optsched.asrpt.placement import alpha_min_exact
+from optsched.asrpt.timing import alpha_max
+from optsched.verify import Violation
 
 __all__ = [
     "srpt_completions",
@@ -149,10 +153,6 @@ class BoundInputs:
 def bound_inputs(instance: AsrptInstance, *, predictions: Sequence[float] | None = None, seed=0) -> BoundInputs:
     """alpha^max_i, alpha~min_i (Heavy-Edge), alpha^min_i (exact), n, ñ (``predictions`` or each job's
     ``predicted_iterations``, unseen = 0 as in the paper, None = perfect), g_i, r_i."""
-    from optsched.asrpt.heavy_edge import alpha_min_estimate
-    from optsched.asrpt.placement import alpha_min_exact
-    from optsched.asrpt.timing import alpha_max
-
     jobs = instance.jobs
     if predictions is None:
         predictions = [j.predicted() for j in jobs]
@@ -274,7 +274,7 @@ def check_bounds(
     Parameters
     ----------
     opt_a : float, optional
-        OPT_A, the proven optimum of Problem (8) (:func:`optsched.asrpt.exact.solve_problem8`).
+        OPT_A, the proven optimum of Problem (8) (:func:`optsched.asrpt.exact.solve_exact`).
     gamma_a : float, optional
         Gamma_A, A-SRPT's total completion time (Lemma 2, Theorem 1).
 
@@ -347,8 +347,6 @@ def verifier_lemma_1(instance, schedule):
 
     (The paper's constant rho can fail: instances/papers/asrpt/lemma1-counterexample.json. A
     violation of this corrected form means the schedule is infeasible or runs jobs too fast.)"""
-    from optsched.verify import Violation
-
     b = _inputs_cached(instance)
     total = sum(schedule.completion(j.id) for j in instance.jobs if j.id in schedule)
     a1 = opt_a1(b)
@@ -362,18 +360,9 @@ def verifier_lemma_1(instance, schedule):
 
 def verifier_lemma_3(instance, schedule):
     """Lemma 3 (needs no schedule): OPT_{Ã_1} <= OPT_{A_1} + I g^max alpha^max eps / G."""
-    from optsched.verify import Violation
-
     b = _inputs_cached(instance)
     lhs, rhs = opt_a1_tilde(b), lemma3_rhs(b)
     if lhs > rhs * (1 + 1e-9) + 1e-9:
         yield Violation("lemma_3", f"OPT_A1~ = {lhs:g} > OPT_A1 + I g^max alpha^max eps / G = {rhs:g}.")
         return
     return
-
-
-def register() -> None:
-    from optsched.verify import register_check
-
-    register_check("asrpt", "lemma_1_corrected")(verifier_lemma_1)
-    register_check("asrpt", "lemma_3")(verifier_lemma_3)

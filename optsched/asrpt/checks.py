@@ -1,13 +1,16 @@
 """Verifier checks for kind ``asrpt``: the shared cluster checks plus ``non_preemptive`` and
-``iteration_time`` (each job's single segment lasts at least n_i alpha_i for its server counts)."""
+``iteration_time`` (each job's single segment lasts at least n_i alpha_i for its server counts).
+
+Tested in ``tests/asrpt/test_problem8.py`` and ``tests/verify/test_common_suite.py``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.core.objectives import objective_value
-from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.asrpt.formulation import best_split
+from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive  # shared with rarddls and lazer
 
 __all__ = ["check_non_preemptive", "check_iteration_time"]
@@ -20,8 +23,6 @@ def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
 
     The schedule stores GPUs per server, not the stage split, so the check uses the best split for
     those counts (computed here by enumeration, independent of any solver's report)."""
-    from optsched.asrpt.formulation import best_split
-
     n = instance.cluster.n_servers
     for j in instance.jobs:
         for seg in schedule.segments(j.id) if j.id in schedule else []:
@@ -40,10 +41,3 @@ def check_iteration_time(instance: Any, schedule: Any) -> Iterable[Violation]:
                     job=j.id,
                     time=seg.start,
                 )
-
-
-def register() -> None:
-    register_cluster_checks("asrpt", work_at_rate_one=False)
-    register_check("asrpt", "non_preemptive")(check_non_preemptive)
-    register_check("asrpt", "bottleneck")(check_iteration_time)
-    register_evaluator("asrpt", objective_value)

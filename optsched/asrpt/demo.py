@@ -4,39 +4,42 @@ instances, and Heavy-Edge vs the exact placement MILP on the Table II profiles.
 Placement rows: ``objective`` = per-iteration time (s) of the placement, ``optimum`` = the MILP's
 proven minimum, ``verified`` = the MILP's alpha equals eq. (7) re-evaluated on its x and equals the
 enumeration optimum.
+
+Tested in ``tests/asrpt/test_problem8.py`` and ``tests/experiments/test_demo.py``.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt import toy_instance
+from optsched.asrpt.bounds import bound_inputs, check_bounds
+from optsched.asrpt.exact import solve_exact
+from optsched.asrpt.generate import random_instance
+from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
+from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
+from optsched.asrpt.profiles import PROFILES
+from optsched.asrpt.timing import alpha
+from optsched.core.io import load_instance
 from optsched.core.library import library_root
+from optsched.core.registry import algorithms
 from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+from optsched.verify.rows import exact_vs_algorithm_rows
 
 ROOT = library_root()
 
 
 def demo_instances(quick: bool = False):
-    from optsched.asrpt import toy_instance
-    from optsched.core.io import load_instance
-
     out = [toy_instance(f.stem) for f in sorted((ROOT / "toy").glob("asrpt-*.json"))]
     out += [load_instance(f) for f in sorted((ROOT / "papers" / "asrpt").glob("*.json"))]
     if not quick:
-        from optsched.asrpt.generate import random_instance
-
         out.append(random_instance(8, n_servers=3, gpus_per_server=4, seed=0, single_gpu=0.3, arrival_rate=2.0))
     return out
 
 
 def placement_rows(quick: bool = False) -> list[dict]:
     import time
-
-    from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
-    from optsched.asrpt.placement import availability_patterns, enumerate_placement, solve_placement
-    from optsched.asrpt.profiles import PROFILES
-    from optsched.asrpt.timing import alpha
 
     kw = dict(g=8, b_inter=10e9 / 8, b_intra=300e9)
     rows = []
@@ -81,20 +84,14 @@ def placement_rows(quick: bool = False) -> list[dict]:
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.asrpt.bounds import bound_inputs, check_bounds
-    from optsched.verify import verify_result
-    from optsched.verify.rows import exact_vs_algorithm_rows
-
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []
     for inst in demo_instances(quick):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            exact = [solve_problem8(inst, backend="cpsat", options=opts)]
+            exact = [solve_exact(inst, backend="cpsat", options=opts)]
             if inst.n_jobs <= 4:
-                exact.append(solve_problem8(inst, backend="highs", options=opts))
-        from optsched.core.registry import algorithms
-
+                exact.append(solve_exact(inst, backend="highs", options=opts))
         algos = [spec(inst) for spec in algorithms("asrpt", exact=False)]
         part = exact_vs_algorithm_rows(inst, exact, algos, verify_result)
         opt = next((r for r in exact if r.optimal), None)

@@ -1,5 +1,8 @@
 """Exact Problem (8) on the slot grid: CP-SAT (optional intervals per pattern) or a HiGHS
-time-indexed MILP, decoded into a verified :class:`~optsched.core.Schedule`."""
+time-indexed MILP, decoded into a verified :class:`~optsched.core.Schedule`.
+
+Tested in ``tests/asrpt/test_problem8.py``.
+"""
 
 from __future__ import annotations
 
@@ -21,11 +24,12 @@ from optsched.asrpt.formulation import (
     job_patterns,
 )
 from optsched.asrpt.model import KIND, AsrptInstance
+from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InvalidOptionError, InvalidScheduleError
+from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import (
     LP_MAX_SECONDS,
@@ -35,10 +39,10 @@ from optsched.solvers.exact import (
     run_exact,
     solve_cpsat_with_lp_bound,
 )
+from optsched.verify import verify
 
 __all__ = [
     "solve_exact",
-    "solve_problem8",
     "build_exact",
     "decode_exact",
     "warm_start_exact",
@@ -189,8 +193,6 @@ def lp_relaxation_bound(
     True
     """
 
-    from optsched.exceptions import ModelTooLargeError
-
     check_kind(instance, KIND, "lp_relaxation_bound")
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     if max_nonzeros is not None and _ti_nonzeros(instance, pats) > max_nonzeros:
@@ -269,13 +271,6 @@ def decode_exact(instance: AsrptInstance, em: ExactModel, sr) -> Schedule:
     return _schedule(instance, starts, chosen)
 
 
-@register_algorithm(
-    "asrpt-exact",
-    KIND,
-    exact=True,
-    backends=("cpsat", "cpsat-ti", "highs"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: AsrptInstance,
     *,
@@ -338,8 +333,6 @@ def solve_exact(
     >>> r.status.value, round(r.objective, 4)
     ('optimal', 21.9)
     """
-    from optsched.verify import verify
-
     check_kind(instance, KIND, "asrpt-exact")
     if isinstance(initial, str):
         if initial != "heuristic":
@@ -362,5 +355,5 @@ def solve_exact(
     )
 
 
-#: The former name (kept as an alias).
-solve_problem8 = solve_exact
+#: Former name, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(__name__, {"solve_problem8": ("optsched.asrpt.solve_exact", solve_exact)})

@@ -13,7 +13,7 @@ Two builders (build only; :mod:`optsched.asrpt.exact` solves):
 * :func:`build_problem8`: time-indexed MILP x[i, p, t] (cross-check on small instances);
 * :func:`build_problem8_ti_cpsat`: the time-indexed model for CP-SAT.
 
-Former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` remain as aliases.
+The former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` still work, deprecated.
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from optsched.asrpt.model import AsrptInstance, AsrptJob
+from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.placement import enumerate_placement, solve_placement
+from optsched.core.compat import deprecated_names
 from optsched.core.limits import check_slots
-from optsched.exceptions import ModelTooLargeError
-from optsched.solvers import check_model_size
+from optsched.exceptions import ModelTooLargeError, SolverError
+from optsched.solvers import SolveOptions, check_model_size, new_cp_model
 
 __all__ = [
     "Pattern",
@@ -42,8 +44,6 @@ __all__ = [
     "build_problem8_cpsat",
     "build_problem8_ti_cpsat",
     "energy_rows",
-    "build_problem8_pyomo",
-    "build_problem8_cpsat_ti",
     "OBJ_SCALE",
 ]
 
@@ -70,16 +70,11 @@ def _job_key(job: AsrptJob):
 
 @lru_cache(maxsize=4096)
 def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, b_intra: float):
-    from optsched.asrpt.model import Stage
-    from optsched.asrpt.placement import enumerate_placement, solve_placement
-
     stages, ar = job_key
     job = AsrptJob("pattern", [Stage(*s) for s in stages], iterations=1, allreduce=ar)
     try:
         r = enumerate_placement(job, list(parts), g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=True, limit=50_000)
     except ModelTooLargeError:
-        from optsched.solvers import SolveOptions
-
         r = solve_placement(
             job,
             list(parts),
@@ -90,8 +85,6 @@ def _best_split_cached(job_key, parts: tuple[int, ...], g: int, b_inter: float, 
             options=SolveOptions(time_limit=60, threads=1),
         )
         if r.status.value != "optimal":
-            from optsched.exceptions import SolverError
-
             raise SolverError(
                 f"The best stage split of a job on servers with {list(parts)} GPUs was not proven "
                 f"optimal by the placement MILP within 60 s ({r.status}); Problem (8) needs it exact. "
@@ -231,8 +224,6 @@ def build_problem8_cpsat(
         A proven lower bound on the objective in model units (e.g. from the LP relaxation of
         the time-indexed model), added as the row ``objective_bound``.
     """
-    from optsched.solvers import new_cp_model
-
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     T = horizon_slots(instance, pats)
     n_pat = sum(len(v) for v in pats.values())
@@ -354,8 +345,6 @@ def build_problem8_ti_cpsat(
 
     Returns ``(model, variables)`` (:class:`Problem8TimeIndexedVariables`, ``x`` a dict of Booleans).
     """
-    from optsched.solvers import new_cp_model
-
     pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     T = horizon_slots(instance, pats)
     jobs = instance.jobs
@@ -391,6 +380,11 @@ def build_problem8_ti_cpsat(
     return m, Problem8TimeIndexedVariables(x=x, patterns=pats, horizon=T)
 
 
-#: Former names (issue 10: ``build_<formulation>`` / ``build_<formulation>_cpsat``).
-build_problem8_pyomo = build_problem8
-build_problem8_cpsat_ti = build_problem8_ti_cpsat
+#: Former names, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "build_problem8_pyomo": (f"{__name__}.build_problem8", build_problem8),
+        "build_problem8_cpsat_ti": (f"{__name__}.build_problem8_ti_cpsat", build_problem8_ti_cpsat),
+    },
+)

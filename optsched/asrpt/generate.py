@@ -4,6 +4,8 @@ Jobs: a fraction ``single_gpu`` of one-stage one-replica jobs (the PAI trace has
 1-3 stages with 1-2 replicas each; per-replica times 0.05-0.3 s, activations and parameters sized so
 that the NIC matters (alpha^max / alpha~min between 1 and ~10); iterations so that a job lasts a
 few slots; Poisson-like arrivals; predictions = actual +- noise (some unseen = 0).
+
+Tested in ``tests/asrpt/test_vocabulary.py`` and ``tests/asrpt/test_policy_contract.py``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The job graph Omega = (V, E): one vertex per stage replica ``(s, r)``; between e
 of stages s-1 and s an edge of weight 2 d^out_{s-1} / k_s (= 2 d^in_s / k_{s-1}); inside stage s
 the AllReduce edges: a ring with weight 2(k-1)h/k (RAR) or the edges of NCCL-style double binary
 trees with weight (k-1)h/k per tree (TAR; an edge in both trees carries both halves).
+
+Tested in ``tests/asrpt/test_placement.py``.
 """
 
 from __future__ import annotations

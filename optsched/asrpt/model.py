@@ -17,12 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.cluster import Cluster
-from optsched.core.io import JsonMixin, require_fields
+from optsched.core.io import JsonMixin, load_instance, require_fields
+from optsched.core.library import instance_path
 from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
-__all__ = ["Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
+__all__ = ["toy_instance", "Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
 
 KIND = "asrpt"
 #: Default first start slot: the paper's t_i in [T] = {1, ..., T} (formulations/asrpt.md#slots).
@@ -392,3 +393,19 @@ class AsrptInstance(JsonMixin):
             known_optima=d.get("known_optima", {}),
             metadata=d.get("metadata", {}),
         )
+
+
+def toy_instance(name: str = "asrpt-2x2-three") -> AsrptInstance:
+    """Load ``instances/toy/<name>.json`` (validated against the asrpt schema).
+
+    The toy files' known optima were derived with start slots {0, ..., T} (jobs start at t = 0), so a
+    toy file that does not set ``metadata.first_slot`` is loaded with ``first_slot = 0``; every other
+    instance defaults to the paper's {1, ..., T} (formulations/asrpt.md#slots).
+
+    >>> toy_instance().n_jobs, toy_instance().first_slot
+    (3, 0)
+    """
+    inst = load_instance(instance_path(f"toy:{name}"))
+    if "first_slot" not in inst.metadata:
+        inst = inst.with_first_slot(0)
+    return inst

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
-from optsched.asrpt.timing import alpha, beta_upper
+from optsched.asrpt.timing import _allreduce, _params, alpha, beta_upper, check_reading
+from optsched.core.compat import deprecated_names
 from optsched.core.result import Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import (
@@ -33,7 +34,6 @@ __all__ = [
     "availability_patterns",
     "PlacementResult",
     "build_placement",
-    "build_placement_model",
     "solve_placement",
     "enumerate_placement",
     "alpha_min_exact",
@@ -100,8 +100,6 @@ def build_placement(
     ['A', 'K', 'M', 'S']
     """
     import pyomo.environ as pyo
-
-    from optsched.asrpt.timing import _allreduce, _params, check_reading
 
     check_reading(reading)
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
@@ -240,8 +238,6 @@ def solve_placement(
     >>> r.status.value, r.x.tolist(), round(r.alpha, 6)
     ('optimal', [[0, 2]], 0.3)
     """
-    from optsched.asrpt.timing import _params
-
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     options = options or SolveOptions(time_limit=60, threads=1)
     t0 = time.perf_counter()
@@ -319,8 +315,6 @@ def enumerate_placement(
     >>> r.x.tolist(), round(r.alpha, 6)
     ([[0, 2]], 0.3)
     """
-    from optsched.asrpt.timing import _params
-
     g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
     free = _check_free(job, free, exact_usage)
     n = count_placements(job, free)
@@ -391,5 +385,5 @@ def availability_patterns(
     return out
 
 
-#: Former name (issue 10: ``build_<formulation>``).
-build_placement_model = build_placement
+#: Former name, deprecated (docs/conventions.md#deprecated).
+__getattr__ = deprecated_names(__name__, {"build_placement_model": (f"{__name__}.build_placement", build_placement)})

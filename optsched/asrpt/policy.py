@@ -1,43 +1,23 @@
-"""A-SRPT (Algorithm 1) and the paper's baselines as policies on the shared simulator.
-
-Jobs enter the simulator as core ``Job``s with ``work`` = n_i iterations; the rate model
-:class:`HeavyEdgeRate` runs a job at 1 / alpha_i(x) iterations per second, x = the Heavy-Edge
-mapping on the GPUs per server it was given (every policy here, as in the paper, maps with
-Heavy-Edge). :func:`simulate_asrpt` builds all of it from an :class:`AsrptInstance`.
-
-A-SRPT, per event time (the paper's slot loop; availability only changes at events):
-
-0. decisions are taken at slot boundaries (multiples of ``instance.slot``), as in the paper's slotted
-   loop, so that the exact Problem (8) optimum is a valid lower bound for every policy here;
-1. advance the virtual single machine Ã_1 (preemptive SRPT on sizes (g_i/G) ñ_i alpha~min_i,
-   releases r_i; unseen jobs have ñ_i = 0 and complete at once) and append its completions to
-   ``pending_queue`` in completion order (Line 2); a timer wakes the policy at the next virtual
-   completion;
-2. while the head i of ``pending_queue`` fits (g_i <= free GPUs, Line 5): communication-heavy
-   (alpha^max_i / alpha~min_i >= COMM_HEAVY) jobs take the servers with most free GPUs and start
-   if alpha_i(x) / alpha~min_i <= COMM_HEAVY, otherwise wait up to tau (g_i/G) ñ_i alpha~min_i,
-   re-evaluating alpha at every event and starting as soon as it drops below kappa (Lines 8-20);
-   other jobs take the servers with least free GPUs and start at once (Lines 21-23). The head
-   blocks the queue (Line 25: no backfilling), including while it is being delayed.
+"""A-SRPT (Algorithm 1) and the paper's baselines run on the shared simulator: :func:`simulate_asrpt`
+builds the jobs and the rate model from an :class:`~optsched.asrpt.model.AsrptInstance` and runs a
+policy; :func:`empirical_ratio` sets A-SRPT's total completion time beside Lemma 2's and Theorem 1's
+bounds. The policies are in :mod:`optsched.asrpt.online`, the jobs and their rate in
+:mod:`optsched.asrpt.rate`; both are importable from here. Tested in ``tests/asrpt/test_policy.py``
+and ``tests/asrpt/test_slots.py``.
 """
 
 from __future__ import annotations
 
-import bisect
-import heapq
-import math
-import warnings
-from dataclasses import dataclass
-from typing import Any
+import time
+from collections.abc import Callable
 
-from optsched.asrpt.formulation import _job_key
-from optsched.asrpt.heavy_edge import alpha_min_estimate, heavy_edge, placement_counts
-from optsched.asrpt.model import FIRST_SLOT, AsrptInstance, AsrptJob
-from optsched.asrpt.timing import alpha, alpha_max, check_reading
-from optsched.core.cluster import Cluster
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError
-from optsched.sim.policy import Policy
-from optsched.sim.rates import RateModel
+from optsched.asrpt.bounds import check_bounds
+from optsched.asrpt.model import KIND, AsrptInstance
+from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS, BASELINES, OrderedPolicy, select_servers
+from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, sim_jobs
+from optsched.core.registry import check_kind
+from optsched.core.result import Result, Status
+from optsched.sim import Simulator
 
 __all__ = [
     "HeavyEdgeRate",
@@ -47,568 +27,14 @@ __all__ = [
     "BASELINE_OPTIONS",
     "BASELINE_NAMES",
     "simulate_asrpt",
+    "empirical_ratio",
+    "run_asrpt",
+    "baseline_algorithm",
+    "baseline_policy",
     "select_servers",
     "sim_jobs",
     "ClusterParams",
 ]
-
-COMM_HEAVY = 1.5
-
-
-def select_servers(free, need: int, *, most: bool) -> dict[int, int] | None:
-    """Take ``need`` GPUs from the servers with the most (or least, ignoring full ones) free GPUs."""
-    order = sorted((m for m, f in enumerate(free) if f > 0), key=lambda m: ((-free[m]) if most else free[m], m))
-    out, left = {}, need
-    for m in order:
-        if left == 0:
-            break
-        take = min(int(free[m]), left)
-        out[m] = take
-        left -= take
-    return out if left == 0 else None
-
-
-def _off_slot(policy, sim) -> bool:
-    """True (and a wake-up timer armed at the next slot boundary) if decisions must wait for it.
-
-    Problem (8) and Algorithm 1 are time-slotted: jobs start at multiples of the slot, from slot
-    ``first_slot`` on (the paper's [T] = {1, ..., T} by default: nothing starts at time 0). Acting
-    only there keeps the policies inside the model whose exact optimum OPT_A we compute. The slot
-    and first slot are the instance's, read from the jobs in ``on_start`` (see :func:`sim_jobs`)."""
-    if not policy.slotted:
-        return False
-    slot = policy.slot
-    k = sim.now / slot
-    first = policy.first_slot
-    # float noise: at 1e7 s one ulp of k is 1.9e-9, so a fixed 1e-9 could call a boundary "off slot"
-    # and then arm the timer at that same boundary, already past (issue 25, OpenB replays)
-    tol = max(1e-9, 4 * math.ulp(k))
-    if abs(k - round(k)) <= tol and round(k) >= first:
-        return False
-    nxt = max(first, math.ceil(k - tol)) * slot
-    if getattr(policy, "slot_timer_at", None) != nxt:
-        sim.set_timer(at=nxt)
-        policy.slot_timer_at = nxt
-    return True
-
-
-@dataclass(frozen=True)
-class ClusterParams:
-    """The paper's g (GPUs per server), B_inter and B_intra (bytes/s) of a cluster: what
-    :func:`~optsched.asrpt.timing.alpha` reads from an instance (``instance=``)."""
-
-    g: int
-    b_inter: float
-    b_intra: float
-
-    @classmethod
-    def of(cls, cluster: Cluster) -> ClusterParams:
-        for b in ("bandwidth_intra", "bandwidth_inter"):
-            if getattr(cluster, b, None) is None:
-                raise InvalidInstanceError(
-                    f"The '{b}' field of the cluster is missing; the A-SRPT policies need "
-                    f"both bandwidths in bytes/s (e.g. optsched.core.units.gbit_per_s(10))."
-                )
-        return cls(int(cluster.max_server_gpus), float(cluster.bandwidth_inter), float(cluster.bandwidth_intra))
-
-
-class _JobInfo:
-    """Per-job constants: the AsrptJob, alpha~min, alpha^max, prediction, comm-heavy flag."""
-
-    def __init__(
-        self,
-        params: ClusterParams,
-        job: AsrptJob,
-        predicted: int,
-        seed=0,
-        reading: str = "nic-share",
-        cache: dict | None = None,
-    ):
-        self.job = job
-        key = _job_key(job)
-        hit = None if cache is None else cache.get(key)
-        if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
-            hit = (
-                alpha_min_estimate(job, params, seed=seed, reading=reading),
-                alpha_max(job, instance=params, reading=reading),
-            )
-            if cache is not None:
-                cache[key] = hit
-        self.a_min, self.a_max = hit
-        self.pred = int(predicted)
-        self.comm_heavy = self.a_max / self.a_min >= COMM_HEAVY  # the constant, not the option (kept as it was)
-
-
-def _deprecated_instance(what: str, instance) -> None:
-    if instance is not None:
-        warnings.warn(
-            f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
-            f"(sim_jobs(instance)) when the run starts; drop the instance argument.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-
-
-class HeavyEdgeRate(RateModel):
-    """Rate model: 1 / alpha_i(Heavy-Edge mapping on the placement) iterations per second.
-
-    Reads g and the bandwidths from the simulator's cluster (or from :meth:`bind`) and the job's
-    profile from ``job.attrs["asrpt_job"]`` (:func:`sim_jobs`).
-
-    Examples
-    --------
-    >>> from optsched.asrpt import toy_instance
-    >>> inst = toy_instance()
-    >>> rm = HeavyEdgeRate().bind(inst.cluster)
-    >>> round(rm.alpha(inst.jobs[0], {0: 2}), 6), round(rm.alpha(inst.jobs[0], {0: 1, 1: 1}), 6)
-    (0.3, 2.2)
-    """
-
-    corunner_dependent = False
-
-    def __init__(self, instance=None, *, seed=0, reading: str = "nic-share"):
-        self.seed = seed
-        self.reading = check_reading(reading)
-        self._cache: dict = {}
-        self._params: ClusterParams | None = None
-        self._cluster = None
-        if instance is not None:  # old form HeavyEdgeRate(instance): bind to its cluster
-            _deprecated_instance("HeavyEdgeRate", instance)
-            self.bind(getattr(instance, "cluster", instance))
-
-    def bind(self, cluster: Cluster) -> HeavyEdgeRate:
-        """Use ``cluster``'s g and bandwidths (the simulator binds its cluster at the first rate)."""
-        if cluster is not self._cluster:
-            params = ClusterParams.of(cluster)
-            if params != self._params:
-                self._cache = {}
-            self._cluster, self._params = cluster, params
-        return self
-
-    @property
-    def params(self) -> ClusterParams | None:
-        """The bound cluster's g and bandwidths (None before :meth:`bind`)."""
-        return self._params
-
-    def alpha(self, job: AsrptJob, placement) -> float:
-        """alpha_i of the Heavy-Edge mapping on ``placement`` ({server: GPUs}). Servers are identical and
-        Heavy-Edge orders them by GPUs (ties by index), so alpha depends only on the job's profile and the
-        sorted GPU counts: memoised on that (one Heavy-Edge per profile and count vector, not per start)."""
-        counts = tuple(sorted((int(c) for c in placement.values() if c > 0), reverse=True))
-        key = (_job_key(job), counts)
-        hit = self._cache.get(key)
-        if hit is None:
-            p = self._params
-            if p is None:
-                raise InvalidOptionError(
-                    "HeavyEdgeRate has no cluster yet: call bind(cluster) first, or let the simulator bind it."
-                )
-            mp = heavy_edge(job, list(counts), seed=self.seed)
-            hit = alpha(
-                job,
-                placement_counts(job, mp, len(counts)),
-                reading=self.reading,
-                g=p.g,
-                b_inter=p.b_inter,
-                b_intra=p.b_intra,
-            )
-            self._cache[key] = hit
-        return hit
-
-    def rate(self, job, placement, sim) -> float:
-        if sim.cluster is not self._cluster:
-            self.bind(sim.cluster)
-        return 1.0 / self.alpha(_asrpt_job(job), placement)
-
-
-def _asrpt_job(job) -> AsrptJob:
-    j = job.attrs.get("asrpt_job")
-    if not isinstance(j, AsrptJob):
-        raise InvalidInstanceError(
-            f"Job {job.id!r} has no AsrptJob in its attrs['asrpt_job'] (got {j!r}); the A-SRPT policies read each "
-            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance)."
-        )
-    return j
-
-
-def sim_jobs(instance: AsrptInstance):
-    """Core Jobs for the simulator: work = n_i iterations, gpus = g_i; in ``attrs`` the AsrptJob
-    (``asrpt_job``) and the instance's slot length and first slot (``asrpt_slot``, ``asrpt_first_slot``)."""
-    from optsched.core.job import Job
-
-    slot, first = instance.slot, instance.first_slot
-    return [
-        Job(
-            j.id,
-            work=float(j.iterations),
-            gpus=j.gpus,
-            arrival=j.arrival,
-            attrs={"asrpt_job": j, "asrpt_slot": slot, "asrpt_first_slot": first},
-        )
-        for j in instance.jobs
-    ]
-
-
-class _AsrptPolicy(Policy):
-    """What A-SRPT and its baselines share: options ``predictions``, ``slotted``, ``seed``, ``reading``;
-    :meth:`_read_run` (from ``on_start``) reads the cluster's G, g and bandwidths, each job's AsrptJob and
-    the slot length from the simulator's jobs (:func:`sim_jobs`)."""
-
-    def __init__(
-        self,
-        *,
-        predictions=None,
-        slotted: bool = True,
-        seed=0,
-        reading: str = "nic-share",
-        rate: HeavyEdgeRate | None = None,
-    ):
-        super().__init__(placement="consolidate")
-        self.reading = check_reading(reading)
-        self.slotted = bool(slotted)
-        self.predictions = predictions
-        self.seed = seed
-        self.rate_model = rate or HeavyEdgeRate(seed=seed, reading=self.reading)
-
-    def _read_run(self, sim) -> None:
-        cluster = sim.cluster
-        self.rate_model.bind(cluster)
-        params = self.rate_model.params
-        self.G = int(cluster.total_gpus)
-        jobs = [_asrpt_job(j) for j in sim.jobs]
-        slots = {(j.attrs.get("asrpt_slot", 1.0), j.attrs.get("asrpt_first_slot", FIRST_SLOT)) for j in sim.jobs}
-        if len(slots) > 1:
-            raise InvalidInstanceError(
-                f"The jobs disagree on the slot length / first slot ({sorted(slots)}); "
-                f"build them from one instance with sim_jobs(instance)."
-            )
-        self.slot, self.first_slot = slots.pop() if slots else (1.0, FIRST_SLOT)
-        pred = self.predictions or {j.id: j.predicted() for j in jobs}
-        cache: dict = {}
-        self.info = {j.id: _JobInfo(params, j, pred[j.id], self.seed, self.reading, cache) for j in jobs}
-        self.slot_timer_at = None  # the wake-up timer armed at the next slot boundary
-
-
-class ASRPT(_AsrptPolicy):
-    """A-SRPT (Algorithm 1).
-
-    Options only: the cluster (G, g, bandwidths), each job's stage profile and the slot length are
-    read when the run starts, from the simulator's cluster and the jobs built by :func:`sim_jobs`
-    (iterations are *not* read: the policy sees ñ). One object can run several simulations.
-
-    Parameters
-    ----------
-    predictions : mapping job id -> int, optional
-        ñ_i; default each job's ``predicted_iterations`` (None = perfect: A-SRPT-Perfect).
-    predictor : IterationPredictor, optional
-        Online prediction instead: fitted on ``history`` (rows (group, user, iterations)) at the start,
-        asked at each arrival (unseen group -> 0), every finished job appended to the history, refitted
-        every ``retrain_every`` seconds (the paper retrains hourly/daily).
-    tau : float
-        Delay factor (Line 16).
-    comm_heavy : float
-        COMM_HEAVY threshold of Line 12 (paper: 1.5). Which jobs are communication-heavy at all
-        (alpha^max / alpha~min >= 1.5) uses the constant :data:`COMM_HEAVY`.
-    slotted : bool
-        Start jobs only at multiples of the instance's slot (the paper's slotted loop; default), from
-        its first slot on. The virtual machine Ã_1 runs in continuous time either way.
-    reading : {"nic-share", "ring-boundary"}
-        Reading of eq. (6) for alpha, alpha~min and alpha^max (formulations/asrpt.md#reading).
-    backfill : bool
-        **Not the paper's algorithm** (default False: Algorithm 1, the head of ``pending_queue`` that
-        does not fit, or is being delayed, blocks the queue, Lines 5 and 25). True: later pending jobs
-        that fit start meanwhile, in queue order (one communication-heavy job delayed at a time). A
-        diagnostic variant (formulations/asrpt.md, finding 6): at 2,000 GPUs the queue is in arrival
-        order and the blocking head is what costs A-SRPT most.
-
-    Guarantee
-    ---------
-    Theorem 1 of the paper (with the caveat of formulations/asrpt.md#findings).
-
-    References
-    ----------
-    Luo et al., Algorithm 1; formulations/asrpt.md.
-
-    Examples
-    --------
-    >>> from optsched.asrpt import toy_instance
-    >>> pol = ASRPT(tau=1.0)
-    >>> round(simulate_asrpt(toy_instance(), pol).summary()["total_completion_time"], 3)
-    31.9
-    """
-
-    name = "a-srpt"
-
-    def __init__(
-        self,
-        instance=None,
-        *,
-        predictions=None,
-        tau: float = 1.0,
-        comm_heavy: float = COMM_HEAVY,
-        rate: HeavyEdgeRate | None = None,
-        slotted: bool = True,
-        predictor=None,
-        history=(),
-        retrain_every: float | None = None,
-        seed=0,
-        reading: str = "nic-share",
-        backfill: bool = False,
-    ):
-        super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading, rate=rate)
-        if not isinstance(backfill, bool):
-            raise InvalidOptionError(f"The 'backfill' option of A-SRPT must be True or False; got {backfill!r}.")
-        self.backfill = backfill
-        if backfill:
-            self.name = "a-srpt-backfill"
-        self.predictor = predictor
-        self.history = list(history)
-        if retrain_every is not None and not (retrain_every > 0):
-            raise InvalidOptionError(
-                f"The 'retrain_every' option must be a number of seconds > 0; got {retrain_every!r}."
-            )
-        self.retrain_every = retrain_every
-        if tau < 0 or not math.isfinite(tau):
-            raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
-        self.tau = float(tau)
-        self.comm_heavy = float(comm_heavy)
-        _deprecated_instance("ASRPT", instance)
-
-    # -- per run ------------------------------------------------------------------------------
-    def on_start(self, sim):
-        self._read_run(sim)
-        self.v_time = 0.0
-        self.v_active: list = []  # heap of (remaining, seq, job id)
-        self.v_seq = 0
-        self.pending: list = []
-        self.delayed: dict | None = None  # {"id", "kappa", "deadline"}
-        self.timer = None
-        self.virtual_completion: dict = {}
-        self.started_alpha: dict = {}
-        self._history = list(self.history)
-        self.retrain_timer = None
-        self.n_retrains = 0
-        if self.predictor is not None:
-            self._refit()
-            if self.retrain_every:
-                self.retrain_timer = sim.set_timer(self.retrain_every, period=self.retrain_every, data="retrain")
-
-    def _refit(self) -> None:
-        if self._history:
-            self.predictor.fit(self._history)
-            self.n_retrains += 1
-            self._fitted = True
-        else:
-            self._fitted = False
-
-    def on_completion(self, sim, job):
-        if self.predictor is not None:
-            j = self.info[job.id].job
-            self._history.append((j.group, j.user, j.iterations))
-            from optsched.sim.state import DONE, FAILED
-
-            if self.retrain_timer is not None and all(x.phase in (DONE, FAILED) for x in sim.jobs):
-                sim.cancel_timer(self.retrain_timer)  # a periodic timer would keep the run alive
-                self.retrain_timer = None
-
-    def _size(self, jid) -> float:
-        i = self.info[jid]
-        return i.job.gpus / self.G * i.pred * i.a_min
-
-    def on_arrival(self, sim, job):
-        self._advance(sim.now)
-        if self.predictor is not None:
-            j = self.info[job.id].job
-            self.info[job.id].pred = int(self.predictor.predict([(j.group, j.user)])[0]) if self._fitted else 0
-        size = self._size(job.id)
-        if size <= 0:  # unseen job (ñ = 0): completes at once in Ã_1
-            self.pending.append(job.id)
-            self.virtual_completion[job.id] = sim.now
-        else:
-            heapq.heappush(self.v_active, (size, self.v_seq, job.id))
-            self.v_seq += 1
-
-    def _advance(self, now: float) -> None:
-        """Run preemptive SRPT on Ã_1 from v_time to now; completed jobs go to pending (Line 2)."""
-        t = self.v_time
-        eps = 1e-9 * max(1.0, abs(now))
-        while self.v_active:
-            rem, seq, jid = self.v_active[0]
-            if t + rem <= now + eps:  # completes by now (tolerance: no zero-length wake-ups)
-                heapq.heappop(self.v_active)
-                t = min(now, t + rem)
-                self.pending.append(jid)
-                self.virtual_completion[jid] = t
-            elif t < now:
-                heapq.heapreplace(self.v_active, (rem - (now - t), seq, jid))
-                t = now
-            else:
-                break
-        self.v_time = max(now, self.v_time)
-
-    def _arm_timer(self, sim) -> None:
-        if self.timer is not None:
-            sim.cancel_timer(self.timer)
-            self.timer = None
-        due = []
-        if self.v_active:
-            due.append(self.v_time + self.v_active[0][0])
-        if self.delayed is not None:
-            due.append(self.delayed["deadline"])
-        due = [d for d in due if d > sim.now + 1e-9 * max(1.0, abs(sim.now))]  # past deadlines: events wake us
-        if due:
-            self.timer = sim.set_timer(at=min(due))
-
-    def on_timer(self, sim, timer):
-        if timer is self.timer:
-            self.timer = None
-        elif timer is self.retrain_timer:
-            self._refit()
-
-    def _wait_window(self, g_i: int, info) -> float:
-        """Length (s) of Line 16's loop t in {t+1, ..., t + tau (g_i/G) ñ_i alpha~min_i}: the last slot it
-        reaches (whole slots when slotted), 0 when the loop is empty, e.g. for unseen jobs (ñ_i = 0) or
-        tau = 0; the job then starts at once (Line 20)."""
-        budget = self.tau * g_i / self.G * info.pred * info.a_min
-        if not self.slotted:
-            return max(0.0, budget)
-        slot = self.slot
-        return math.floor(budget / slot + 1e-9) * slot
-
-    def _start(self, sim, jid, placement):
-        job = self.info[jid].job
-        self.started_alpha[jid] = self.rate_model.alpha(job, placement)
-        sim.start(jid, placement)
-
-    def schedule(self, sim):
-        self._advance(sim.now)
-        if _off_slot(self, sim):
-            self._arm_timer(sim)
-            return
-        k = 0  # the job looked at: always the head (k = 0) unless backfilling
-        while k < len(self.pending) and sim.total_free > 0:
-            jid = self.pending[k]
-            info = self.info[jid]
-            g_i = info.job.gpus
-            if self.delayed is not None and self.delayed["id"] == jid:
-                pl = select_servers(sim.free_gpus, g_i, most=True)
-                if pl is not None:
-                    a = self.rate_model.alpha(info.job, pl)
-                    if a < self.delayed["kappa"] - 1e-15 or sim.now >= self.delayed["deadline"] - 1e-9:
-                        self.pending.pop(k)
-                        self.delayed = None
-                        self._start(sim, jid, pl)
-                        continue
-                if not self.backfill:
-                    break  # still delaying (or waiting for GPUs): the head blocks the queue
-                k += 1
-                continue
-            if g_i > sim.total_free:  # Line 5 / 25
-                if not self.backfill:
-                    break
-                k += 1
-                continue
-            if info.comm_heavy:  # Lines 8-20
-                pl = select_servers(sim.free_gpus, g_i, most=True)
-                a = self.rate_model.alpha(info.job, pl)
-                wait = self._wait_window(g_i, info)
-                if a / info.a_min <= self.comm_heavy or wait <= 0:  # Line 12, or an empty loop 16-19 (Line 20)
-                    self.pending.pop(k)
-                    self._start(sim, jid, pl)
-                    continue
-                if self.delayed is None:  # always so without backfilling (the delayed job is the head)
-                    self.delayed = {"id": jid, "kappa": a, "deadline": sim.now + wait}
-                if not self.backfill:
-                    break
-                k += 1
-                continue
-            pl = select_servers(sim.free_gpus, g_i, most=False)  # Lines 21-23
-            self.pending.pop(k)
-            self._start(sim, jid, pl)
-        self._arm_timer(sim)
-
-
-class OrderedPolicy(_AsrptPolicy):
-    """The paper's baselines: order waiting jobs by a predicted key, Heavy-Edge on the servers with
-    most free GPUs.
-
-    ``key``: ``"duration"`` (ñ_i alpha~min_i), ``"workload"`` (g_i ñ_i alpha~min_i) or ``"subtime"`` (r_i).
-    ``work_conserving=False``: strict priority, the head blocks (SPJF, SPWF); ``True``: start every
-    job that fits in order (WCS-*). Options only, as :class:`ASRPT`.
-    """
-
-    def __init__(
-        self,
-        instance=None,
-        *,
-        key: str = "duration",
-        work_conserving: bool = False,
-        predictions=None,
-        name: str | None = None,
-        slotted: bool = True,
-        seed=0,
-        reading: str = "nic-share",
-    ):
-        super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading)
-        if key not in ("duration", "workload", "subtime"):
-            raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
-        self.key, self.work_conserving = key, bool(work_conserving)
-        self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
-        _deprecated_instance("OrderedPolicy", instance)
-
-    def on_start(self, sim):
-        self._read_run(sim)
-        self.waiting: dict[int, list] = {}
-
-    def _k(self, jid):
-        i = self.info[jid]
-        if self.key == "subtime":
-            return (i.job.arrival, str(jid))
-        v = i.pred * i.a_min * (i.job.gpus if self.key == "workload" else 1)
-        return (v, i.job.arrival, str(jid))
-
-    def on_arrival(self, sim, job):
-        # keys are fixed: one sorted list per GPU demand, O(log W) per arrival
-        g_i = self.info[job.id].job.gpus
-        bisect.insort(self.waiting.setdefault(g_i, []), (self._k(job.id), job.id))
-
-    def schedule(self, sim):
-        """Strict priority: start the head (least key) while it fits. Work-conserving: start every job that fits
-        in key order; since free GPUs only shrink during a pass, that is "repeatedly the least key among the jobs
-        with g_i <= free GPUs", taken from the heads of the per-demand lists (O(#demands) per start, no rescans
-        of jobs that cannot fit)."""
-        if not any(self.waiting.values()) or _off_slot(self, sim):
-            return
-        while True:
-            free = sim.total_free
-            heads = [(q[0], g) for g, q in self.waiting.items() if q and (g <= free or not self.work_conserving)]
-            if not heads:
-                return
-            (_, jid), g_i = min(heads)
-            if g_i > free:  # strict priority: the head does not fit and blocks
-                return
-            pl = select_servers(sim.free_gpus, g_i, most=True)
-            if pl is None:  # cannot happen (g_i <= free GPUs): keep the old behaviour of skipping
-                return
-            self.waiting[g_i].pop(0)
-            sim.start(jid, pl)
-
-
-#: The five baselines of Sec. V-A-1-d: paper name -> OrderedPolicy options.
-BASELINE_OPTIONS = {
-    "SPJF": dict(key="duration"),
-    "SPWF": dict(key="workload"),
-    "WCS-Duration": dict(key="duration", work_conserving=True),
-    "WCS-Workload": dict(key="workload", work_conserving=True),
-    "WCS-SubTime": dict(key="subtime", work_conserving=True),
-}
-
-
-def BASELINES(instance=None, /, *, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
-    """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping (paper name -> policy)."""
-    _deprecated_instance("BASELINES", instance)
-    kw = dict(predictions=predictions, seed=seed, reading=reading)
-    return {name: OrderedPolicy(name=name, **opts, **kw) for name, opts in BASELINE_OPTIONS.items()}
 
 
 def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_options):
@@ -628,8 +54,6 @@ def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_opt
     >>> round(res.summary()["total_completion_time"], 3)
     31.9
     """
-    from optsched.sim import Simulator
-
     if policy is None:
         policy = ASRPT(seed=seed, **policy_options)
     rm = getattr(policy, "rate_model", None) or HeavyEdgeRate(seed=seed)
@@ -641,8 +65,6 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
 
     Note: with ``slotted=True`` a job waits for the next slot boundary after its virtual completion,
     which the paper's Lemma 2 does not account for (formulations/asrpt.md#findings, item 5)."""
-    from optsched.asrpt.bounds import check_bounds
-
     res = simulate_asrpt(instance, tau=tau, slotted=slotted, seed=seed)
     gamma = float(res.summary()["total_completion_time"])
     rows = {r.name: r for r in check_bounds(instance, opt_a=opt_a, gamma_a=gamma, tau=tau)}
@@ -662,10 +84,6 @@ def empirical_ratio(instance: AsrptInstance, opt_a: float, *, tau: float = 1.0, 
 
 
 def _result(instance, name, res, t0, params):
-    import time
-
-    from optsched.core.result import Result, Status
-
     sched = res.schedule()
     obj = float(sum(sched.completion(j.id) for j in instance.jobs))
     return Result(
@@ -684,61 +102,36 @@ def _result(instance, name, res, t0, params):
 BASELINE_NAMES = {f"asrpt-{name.lower()}": name for name in BASELINE_OPTIONS}
 
 
-def register():
-    import time
+def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
+    """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
 
-    from optsched.asrpt.model import KIND
-    from optsched.core.registry import check_kind, register_algorithm
+    ``Result.algorithm`` is ``"asrpt-a-srpt"``; ``tau`` is in ``info["params"]``."""
+    check_kind(instance, KIND, "asrpt-a-srpt")
+    t0 = time.perf_counter()
+    res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
+    return _result(instance, "asrpt-a-srpt", res, t0, {"tau": float(tau)})
 
-    @register_algorithm(
-        "asrpt-a-srpt",
-        KIND,
-        aliases=("a-srpt",),
-        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping",
-    )
-    def run_asrpt(instance, *, tau: float = 1.0, predictions=None, seed=None):
-        """A-SRPT (Algorithm 1) on the shared simulator; objective = total completion time (s).
 
-        ``Result.algorithm`` is ``"asrpt-a-srpt"``; ``tau`` is in ``info["params"]``."""
-        check_kind(instance, KIND, "asrpt-a-srpt")
+def baseline_algorithm(algo: str, name: str) -> Callable[..., Result]:
+    """The algorithm registered as ``algo``: the paper's baseline ``name`` (a key of
+    :data:`BASELINE_OPTIONS`) run on the shared simulator, as a :class:`~optsched.core.Result`."""
+
+    def run(instance, *, predictions=None, seed=None):
+        check_kind(instance, KIND, algo)
         t0 = time.perf_counter()
-        res = simulate_asrpt(instance, tau=tau, predictions=predictions, seed=0 if seed is None else seed)
-        return _result(instance, "asrpt-a-srpt", res, t0, {"tau": float(tau)})
+        pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
+        return _result(instance, algo, simulate_asrpt(instance, pol), t0, {"baseline": name, **BASELINE_OPTIONS[name]})
 
-    def make(algo, name):
-        def run(instance, *, predictions=None, seed=None):
-            check_kind(instance, KIND, algo)
-            t0 = time.perf_counter()
-            pol = BASELINES(predictions=predictions, seed=0 if seed is None else seed)[name]
-            return _result(
-                instance, algo, simulate_asrpt(instance, pol), t0, {"baseline": name, **BASELINE_OPTIONS[name]}
-            )
+    run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
+    return run
 
-        run.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping) on the shared simulator."
-        return run
 
-    for algo, name in BASELINE_NAMES.items():
-        register_algorithm(algo, KIND)(make(algo, name))
+def baseline_policy(name: str) -> Callable[..., OrderedPolicy]:
+    """The simulator policy factory of the paper's baseline ``name`` (options only; it runs on
+    ``sim_jobs(instance)``)."""
 
-    # the online policies in the simulator's registry: options only; they run on the jobs of an
-    # AsrptInstance (sim_jobs puts each AsrptJob, with its stage profile, in job.attrs["asrpt_job"])
-    # and read the cluster and those jobs when the run starts; their rate model is policy.rate_model
-    from optsched.sim import register_policy
+    def build(**options):
+        return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
 
-    register_policy(
-        "asrpt-a-srpt",
-        ASRPT,
-        needs=("asrpt_job",),
-        paper="asrpt",
-        description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model",
-    )
-
-    def baseline(name):
-        def build(**options):
-            return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
-
-        build.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping), on sim_jobs(instance)."
-        return build
-
-    for name in ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime"):
-        register_policy(f"asrpt-{name.lower()}-online", baseline(name), needs=("asrpt_job",), paper="asrpt")
+    build.__doc__ = f"Baseline {name} of the A-SRPT paper (Heavy-Edge mapping), on sim_jobs(instance)."
+    return build

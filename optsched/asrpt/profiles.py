@@ -13,6 +13,8 @@ fp16 for GPT, V100-class GPU ~14 TFLOP/s effective):
   12.6 MB of activations per boundary (512 x 12288 x 2 B); no AllReduce (k = 1).
 
 Paper's cluster for the simulations: g = 8 GPUs per server, B_inter = 10 Gbps, B_intra = 300 GB/s.
+
+Tested in ``tests/asrpt/test_placement.py``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
-from optsched.exceptions import InvalidInstanceError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 __all__ = [
     "as_placement",
@@ -43,8 +43,6 @@ READINGS = ("nic-share", "ring-boundary")
 def check_reading(reading: str) -> str:
     """Validate the eq. (6) reading option (InvalidOptionError naming option, value and allowed values)."""
     if reading not in READINGS:
-        from optsched.exceptions import InvalidOptionError
-
         raise InvalidOptionError(
             f"The 'reading' option (of eq. (6)) must be one of {', '.join(READINGS)}; got {reading!r}."
         )

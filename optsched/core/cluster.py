@@ -152,9 +152,6 @@ class Cluster:
     def is_homogeneous(self) -> bool:
         return len({s.gpus for s in self.servers}) == 1
 
-    def resource_names(self) -> list[str]:
-        return sorted({k for s in self.servers for k in s.resources})
-
     # -- io -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"servers": [s.to_dict() for s in self.servers]}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.core.limits import LIMITS_DOC
+from optsched.core.paths import check_path_arg
 from optsched.core.registry import get_kind
 from optsched.exceptions import InvalidInstanceError
 
@@ -115,36 +116,6 @@ def validate_against_schema(doc: Any, schema_name: str) -> None:
     err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if err is not None:
         raise InvalidInstanceError(_schema_message(doc, err, schema_name))
-
-
-def check_path_arg(path: Any, *, what: str = "instance", func: str = "load_instance") -> None:
-    """Raise :class:`InvalidInstanceError` (or :class:`InvalidScheduleError` for a schedule) unless
-    ``path`` is a ``str`` or a path-like object, saying what to pass instead."""
-    if isinstance(path, (str, os.PathLike)):
-        return
-    from optsched.exceptions import InvalidScheduleError
-
-    exc = InvalidScheduleError if what == "schedule" else InvalidInstanceError
-    a = "an" if what[:1] in "aeiou" else "a"
-    if hasattr(path, "kind") and hasattr(path, "jobs"):
-        raise exc(
-            f"{func} takes a file path, and got an instance object ({type(path).__name__}): it is loaded "
-            f"already; use it as it is."
-        )
-    if isinstance(path, Mapping):
-        raise exc(
-            f"{func} takes a file path, not a dict; build {a} {what} from a dict with "
-            + ("optsched.core.instance_from_dict(d)." if what == "instance" else "its class's from_dict(d).")
-        )
-    raise exc(
-        f"{func} takes the path of {a} {what} JSON file (str or pathlib.Path)"
-        + (
-            " or a shipped name such as 'toy:rigid-2x2-five' (`optsched instances` lists them)"
-            if what == "instance"
-            else ""
-        )
-        + f"; got {path!r} ({type(path).__name__})."
-    )
 
 
 def read_json(path: str | Path, *, what: str = "instance") -> Any:

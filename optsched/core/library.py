@@ -18,7 +18,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from optsched.exceptions import UnknownNameError
+from optsched.core.paths import check_path_arg, is_library_name
+from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
 __all__ = ["library_root", "instance_path", "list_instances", "resolve_instance", "is_library_name"]
 
@@ -55,12 +56,6 @@ def list_instances(collection: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def is_library_name(text: str) -> bool:
-    """True if ``text`` looks like ``collection:name`` (and not like a Windows drive path)."""
-    s = str(text)
-    return ":" in s and not s.endswith(".json") and len(s.split(":", 1)[0]) > 1
-
-
 def instance_path(name: str) -> Path:
     """Path of a shipped instance from ``collection:name`` or a bare unique name.
 
@@ -95,15 +90,11 @@ def resolve_instance(text: str | Path) -> Path:
 
     An existing file wins over a library name; a directory is reported as such.
     """
-    from optsched.core.io import check_path_arg
-
     check_path_arg(text)
     p = Path(text)
     if p.is_file():
         return p
     if p.is_dir():
-        from optsched.exceptions import InvalidInstanceError
-
         raise InvalidInstanceError(
             f"{str(p)!r} is a directory, not an instance file: give a .json file or a "
             f"shipped name such as toy:rigid-2x2-five (`optsched instances` lists them)."

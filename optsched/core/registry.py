@@ -4,16 +4,23 @@
 * algorithms (exact models and heuristics): name -> :class:`AlgorithmSpec`.
 
 The CLI, the demo and the common check suite read these registries; paper packages fill them
-when imported (``optsched.load_plugins()`` imports them all).
+in the ``register()`` of their ``plugin.py`` (:mod:`optsched.core.plugins`; ``optsched.load_plugins()``
+loads them all).
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from optsched.exceptions import UnknownNameError
+from optsched.core.compat import DEPRECATED_SINCE, REMOVED_IN
+from optsched.core.paths import is_library_name
+from optsched.core.plugins import SHARED_PACKAGES, load_plugin, plugin_packages
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
 
 __all__ = [
     "doc_summary",
@@ -63,8 +70,6 @@ class KindSpec:
 
     def __post_init__(self) -> None:
         if self.sense not in SENSES:
-            from optsched.exceptions import InvalidOptionError
-
             raise InvalidOptionError(f"KindSpec {self.name!r}: sense must be one of {SENSES}; got {self.sense!r}.")
 
     _LEGACY: ClassVar[dict[str, str]] = {"cls": "instance_cls"}
@@ -122,23 +127,12 @@ def discover_kind(kind: str) -> bool:
     first, although the kind is registered by that package."""
     if kind in _KINDS:
         return True
-    import importlib
-    import importlib.util
-
-    if not isinstance(kind, str) or not kind.isidentifier() or kind in _SHARED:
+    if not isinstance(kind, str) or not kind.isidentifier() or kind in SHARED_PACKAGES:
         return False
     name = f"optsched.{kind}"
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        found = False
-    if found:
-        importlib.import_module(name)
+    if name in plugin_packages():  # a paper package of that name is present
+        load_plugin(name)
     return kind in _KINDS
-
-
-#: Shared layers, never imported as a kind's package by :func:`discover_kind` (= optsched.SHARED_PACKAGES).
-_SHARED = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
 
 
 def get_kind(kind: str) -> KindSpec:
@@ -188,11 +182,6 @@ def check_kind(instance: Any, kind: str, who: str = "This algorithm") -> Any:
     >>> check_kind(inst, "rigid") is inst
     True
     """
-    import os
-
-    from optsched.core.library import is_library_name
-    from optsched.exceptions import InvalidInstanceError
-
     got = getattr(instance, "kind", None)
     spec = _KINDS.get(kind)
     ok = got == kind and (spec is None or isinstance(instance, spec.instance_cls))
@@ -221,7 +210,6 @@ def requires_kind(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     ...
     optsched.exceptions.InvalidInstanceError: f needs an instance of kind 'rigid'; got 'object'. ...
     """
-    import functools
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
@@ -315,7 +303,8 @@ def register_algorithm(
     """Decorator: register ``func`` under ``name`` for instances of ``kind``.
 
     ``name`` is ``<key>-<algorithm>`` and equals the ``Result.algorithm`` the function returns
-    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve.
+    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve, with a
+    :class:`DeprecationWarning`.
 
     >>> @register_algorithm("doc-first", "doc", aliases=("doc-old",))
     ... def first(instance): return instance
@@ -355,6 +344,13 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     >>> get_algorithm("rigid-wspt")(inst).objective
     20.0
     """
+    if name in _ALIASES:
+        warnings.warn(
+            f"The algorithm name {name!r} is deprecated since optsched {DEPRECATED_SINCE} and will be removed in "
+            f"{REMOVED_IN}: use {_ALIASES[name]!r}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     try:
         return _ALGORITHMS[_ALIASES.get(name, name)]
     except KeyError:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optsched.core.io import JsonMixin
+from optsched.core.io import JsonMixin, read_json
 from optsched.core.job import JobId
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidScheduleError
@@ -238,8 +238,6 @@ class Schedule(JsonMixin):
 
     @classmethod
     def load(cls, path: str | Path) -> Schedule:
-        from optsched.core.io import read_json
-
         try:
             return cls.from_dict(read_json(path, what="schedule"))
         except InvalidScheduleError:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.elastic.checks import evaluate_objective
@@ -41,9 +41,10 @@ from optsched.elastic.policy import (
     sim_resource_names,
     to_sim,
 )
-from optsched.elastic.pricing import Priced
+from optsched.elastic.prices import Priced
 from optsched.elastic.primal_dual import MaxWeightRun
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InternalError, InvalidOptionError
+from optsched.sim import Simulator
 
 __all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "least_total_use", "OPTIONS"]
 
@@ -115,8 +116,6 @@ def run_baseline(instance: ElasticInstance, name: str, *, seed: Any = None, **op
     >>> run_baseline(toy_instance(), "tiresias").objective   # one GPU is idle either way
     30.0
     """
-    from optsched.sim import Simulator
-
     t0 = time.perf_counter()
     if name not in BASELINES:
         raise InvalidOptionError(f"Unknown baseline {name!r}; choose one of {list(BASELINES)}.")
@@ -169,8 +168,6 @@ def run_baseline(instance: ElasticInstance, name: str, *, seed: Any = None, **op
         sched = ElasticSchedule({j.id: out[j.id] for j in instance.jobs})
         recomputed = evaluate_objective(instance, sched, OBJECTIVE)
         if not math.isclose(recomputed, obj, rel_tol=1e-9, abs_tol=1e-9):  # pragma: no cover - a bug
-            from optsched.exceptions import InternalError
-
             raise InternalError(
                 f"elastic-{name}: the simulator's completions give {obj} but the schedule gives {recomputed}."
             )
@@ -206,7 +203,6 @@ def _assignment(t: float, sh: Shape, workers: dict[int, int], ps: dict[int, int]
     return Assignment(start=int(round(t)), d=int(sh.d), m=sh.m, p=sh.p, q=sh.q, workers=dict(workers), ps=dict(ps))
 
 
-@register_algorithm(f"{KIND}-fifo", KIND)
 @requires_kind(KIND)
 def fifo(instance: ElasticInstance, *, seed: Any = None, workers: tuple[int, int] = (1, 30)) -> Result:
     """FIFO baseline of Sec. 7 on the simulator (:func:`run_baseline` with ``"fifo"``).
@@ -220,7 +216,6 @@ def fifo(instance: ElasticInstance, *, seed: Any = None, workers: tuple[int, int
     return run_baseline(instance, "fifo", seed=seed, workers=workers)
 
 
-@register_algorithm(f"{KIND}-drf", KIND)
 @requires_kind(KIND)
 def drf(instance: ElasticInstance, *, seed: Any = None) -> Result:
     """DRF baseline of Sec. 7 on the simulator (:func:`run_baseline` with ``"drf"``).
@@ -248,7 +243,7 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
     Returns
     -------
     MaxWeightRun
-        ``chosen[j]`` a :class:`~optsched.elastic.pricing.Priced` with cost 0 (no prices),
+        ``chosen[j]`` a :class:`~optsched.elastic.prices.Priced` with cost 0 (no prices),
         ``weights``, ``utility[j]`` = the value density of j, ``lam`` = nan, ``prices`` None: its
         ``.weight`` and ``.chosen`` compare with :func:`~optsched.elastic.primal_dual.a_maxweight`'s.
 

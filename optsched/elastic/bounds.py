@@ -12,6 +12,8 @@
   round's jobs with deadline tau_i) and its length <= alpha_i tau_i.
 * :func:`lemma1_chain` - sum_{k <= i} w(J^s_k) >= sum_{k <= i} w(J*_k), J*_k the jobs an optimum of (2)
   completes in (tau_(k-1), tau_k].
+
+Tested in ``tests/elastic/test_primal_dual.py``.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from optsched.elastic.exact import solve_maxweight
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import _min_cost
+from optsched.elastic.pricing_oracle import _min_cost
+from optsched.elastic.primal_dual import weight_bound_F
+from optsched.solvers import SolveOptions
 
 __all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
 
@@ -41,8 +46,6 @@ def certificate(
     >>> c["P"], c["D"] >= c["P"], c["assumptions_hold"], c["holds_log2"]  # weights 1 << resource use 40
     (1.0, True, False, False)
     """
-    from optsched.elastic.primal_dual import weight_bound_F
-
     jobs = list(range(instance.n_jobs)) if jobs is None else list(jobs)
     pr = run.prices
     C = np.asarray(instance.C, dtype=float)
@@ -109,9 +112,6 @@ def thm5_check(result: Any, optimum: float) -> dict[str, Any]:
 def lemma2_check(instance: ElasticInstance, result: Any, *, options: Any = None) -> list[dict[str, Any]]:
     """Lemma 2 per round of an A_online result (see the module doc). OPT(7) comes from the exact (8)
     on the sub-instance of the round's jobs (arrivals ignored inside the round, as in (7))."""
-    from optsched.elastic.exact import solve_maxweight
-    from optsched.solvers import SolveOptions
-
     options = options or SolveOptions(time_limit=30, threads=1)
     out = []
     for r in result.info["rounds"]:

@@ -17,19 +17,21 @@ round ((7a) at most one schedule per job, (7b) completion by tau, no (2j)).
 ['2f']
 >>> evaluate_objective(inst, good, "total_weighted_completion_time")
 25.0
+
+Tested in ``tests/elastic/test_exact.py`` and ``tests/elastic/test_baselines.py``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from optsched.verify import Violation, register_check, register_evaluator
+from optsched.verify import Violation
 
-__all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "register", "LABELS"]
+__all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "label_check", "LABELS"]
 
 TOL = 1e-9
 LABELS = (
@@ -255,18 +257,13 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
     )
 
 
-def _label_check(label: str):
+def label_check(label: str) -> Callable[[Any, Any], Iterable[Violation]]:
+    """The verifier's check of one label of ``formulations/elastic.md#model``: the violations of
+    :func:`violations` that carry it."""
+
     def check(instance: Any, schedule: Any) -> Iterable[Violation]:
         return [v for v in violations(instance, schedule) if v.label == label]
 
     check.__name__ = f"check_{label}"
     check.__doc__ = f"({label}) of formulations/elastic.md#model."
     return check
-
-
-def register() -> None:
-    from optsched.elastic.model import KIND
-
-    for label in LABELS:
-        register_check(KIND, label)(_label_check(label))
-    register_evaluator(KIND, evaluate_objective)

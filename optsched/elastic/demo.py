@@ -1,9 +1,22 @@
 """Demo rows for paper 001: A_online (and the greedy baseline) vs exact (2); A_maxweight vs exact (8)
-with its Thm 3 certificate (D / P beside 2 log2 lambda) in the extra columns."""
+with its Thm 3 certificate (D / P beside 2 log2 lambda) in the extra columns.
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 
+from optsched.core.result import Result, Status
+from optsched.elastic import toy_instance
+from optsched.elastic.bounds import certificate
+from optsched.elastic.checks import violations
+from optsched.elastic.exact import greedy, solve_exact, solve_maxweight
+from optsched.elastic.generate import random_instance
+from optsched.elastic.model import ElasticSchedule
+from optsched.elastic.primal_dual import a_maxweight, a_online
 from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+from optsched.verify.rows import exact_vs_algorithm_rows
 
 __all__ = ["demo_instances", "demo_rows", "maxweight_result"]
 
@@ -17,9 +30,6 @@ def demo_instances(quick: bool = False):
     last completion 266) and a 3-job instance with T = 300 (last completion 194; 366 before issue 28,
     when a round waited for the earlier rounds' reserved windows, see "A_online rounds").
     ``tests/experiments/test_demo.py`` runs the full demo and requires every row verified."""
-    from optsched.elastic import toy_instance
-    from optsched.elastic.generate import random_instance
-
     online = [toy_instance()]
     maxw = [toy_instance(), random_instance(4, n_servers=2, seed=1)]
     if not quick:
@@ -32,11 +42,6 @@ def maxweight_result(instance, *, tau: int):
     """A_maxweight as a :class:`~optsched.core.result.Result` (objective: scheduled weight) with its
     certificate in ``info``."""
     import time
-
-    from optsched.core.result import Result, Status
-    from optsched.elastic.bounds import certificate
-    from optsched.elastic.model import ElasticSchedule
-    from optsched.elastic.primal_dual import a_maxweight
 
     t0 = time.perf_counter()
     run = a_maxweight(instance, tau=tau)
@@ -56,12 +61,6 @@ def maxweight_result(instance, *, tau: int):
 
 def demo_rows(quick: bool = False) -> list[dict]:
     """One row per (instance, algorithm), each schedule verified independently."""
-    from optsched.elastic.checks import violations
-    from optsched.elastic.exact import greedy, solve_exact, solve_maxweight
-    from optsched.elastic.primal_dual import a_online
-    from optsched.verify import verify_result
-    from optsched.verify.rows import exact_vs_algorithm_rows
-
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []
     online, maxw = demo_instances(quick)

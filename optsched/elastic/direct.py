@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from optsched.core.registry import requires_kind
+from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result
 from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.exact import greedy_schedule, late_result
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import SolveOptions, SolveResult, check_model_size
@@ -432,8 +433,6 @@ def _build(problem: str, tau: int | None, max_size: int | None):
 
 
 def _initial(instance: ElasticInstance, initial: Any, problem: str, T: int) -> ElasticSchedule | None:
-    from optsched.elastic.exact import greedy_schedule
-
     if not isinstance(initial, str):
         return initial
     if initial != "heuristic":
@@ -488,8 +487,6 @@ def solve_direct(
     ----------
     Zhou et al., (2), (15); formulations/elastic.md#lp.
     """
-    from optsched.elastic.exact import late_result
-
     late = late_result(instance, f"{KIND}-exact-direct[{backend}]")
     if late is not None:
         return late
@@ -526,8 +523,6 @@ def solve_direct_maxweight(
     ``tau`` (default T), arrivals ignored; jobs left out are absent from the schedule. Equal to (8)
     (:func:`optsched.elastic.exact.solve_maxweight`), tested.
     """
-    from optsched.core.registry import check_kind
-
     check_kind(instance, KIND, "solve_direct_maxweight")
     T = _horizon(instance, "7", tau)
     return run_exact(

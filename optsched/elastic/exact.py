@@ -16,11 +16,20 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.formulation import (
+    ColumnVariables,
+    build_direct_cpsat,
+    build_set_partitioning,
+    build_set_partitioning_cpsat,
+    column_set,
+    decode_direct_cpsat,
+)
 from optsched.elastic.gamma import _configs
 from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule
+from optsched.elastic.primal_dual import a_maxweight
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions, SolveResult
 from optsched.solvers.exact import ExactModel, run_exact
@@ -90,7 +99,6 @@ def greedy_schedule(
     return ElasticSchedule(out)
 
 
-@register_algorithm(f"{KIND}-greedy", KIND)
 @requires_kind(KIND)
 def greedy(instance: ElasticInstance, *, order: str = "arrival", seed: Any = None) -> Result:
     """Greedy list schedule: each job (by arrival) on its earliest-completing column of Gamma_j.
@@ -157,18 +165,9 @@ def late_result(instance: ElasticInstance, algorithm: str, objective_name: str =
 
 def _builder(sense: str, tau: int | None, max_size: int | None, arrivals: bool | None = None):
     def build(instance: ElasticInstance, backend: str, options: SolveOptions) -> ExactModel:
-        from optsched.elastic.formulation import (
-            ColumnVariables,
-            build_set_partitioning,
-            build_set_partitioning_cpsat,
-            column_set,
-        )
-
         if backend == "cpsat-direct":
             if sense != "min":
                 raise InvalidOptionError("The direct CP-SAT model is (2) only; use 'highs' or 'cpsat' for (8).")
-            from optsched.elastic.formulation import build_direct_cpsat
-
             model, h = build_direct_cpsat(instance, max_size=max_size)
             return ExactModel(
                 model, h, scale=1.0 / h.wscale, step=1.0 if h.wscale == 1 else None, info={"model": "direct"}
@@ -237,8 +236,6 @@ def _chosen(instance: ElasticInstance, cs, sched: ElasticSchedule) -> set[int]:
 def _decode(instance: ElasticInstance):
     def decode(em: ExactModel, sr: SolveResult) -> ElasticSchedule:
         if em.info.get("model") == "direct":
-            from optsched.elastic.formulation import decode_direct_cpsat
-
             return decode_direct_cpsat(instance, em.handles, sr.raw)
         cs = em.handles.cs
         if em.model is None:
@@ -267,13 +264,6 @@ def _prepare(options: SolveOptions | None, integer: bool, backend: str) -> Solve
     return options
 
 
-@register_algorithm(
-    f"{KIND}-exact",
-    KIND,
-    exact=True,
-    backends=BACKENDS,
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 @requires_kind(KIND)
 def solve_exact(
     instance: ElasticInstance,
@@ -352,8 +342,6 @@ def solve_exact(
 def _best_maxweight_start(instance: ElasticInstance, T: int, arrivals: bool = False) -> ElasticSchedule:
     """The heaviest of three fast schedules for (8): greedy by weight, greedy shortest first, A_maxweight
     (the last one only without arrivals: it has no (2j))."""
-    from optsched.elastic.primal_dual import a_maxweight
-
     cands = [
         greedy_schedule(instance, order=o, tau=T, arrivals=arrivals, require_all=False) for o in ("weight", "short")
     ]
@@ -393,8 +381,6 @@ def solve_maxweight(
     >>> solve_maxweight(toy_instance(), tau=12, arrivals=True, options=SolveOptions(time_limit=20, threads=1)).objective
     1.0
     """
-    from optsched.core.registry import check_kind
-
     check_kind(instance, KIND, "solve_maxweight")
     integer = all(float(j.weight).is_integer() for j in instance.jobs)
     options = _prepare(options, integer, backend)

@@ -9,6 +9,8 @@
 * :func:`build_direct_cpsat`: (2) / (15) directly in CP-SAT, without Gamma_j (one interval per job,
   a cumulative per server and resource with variable demands, (2f) by table, (2d) / (2i) by
   enforcement): an independent check of the Gamma_j restriction.
+* :func:`build_lp8`, :func:`build_dual9`: the LP relaxation of (8) / (17) and its dual (9)
+  (:mod:`optsched.elastic.lp` solves them, directly and by column generation).
 
 Columns come from :mod:`optsched.elastic.gamma`; the size is estimated from counts before any
 column is enumerated (:class:`~optsched.exceptions.ModelTooLargeError`). Component names are the
@@ -18,6 +20,8 @@ labels of ``formulations/elastic.md#exact``.
 >>> m = build_set_partitioning(toy_instance())
 >>> len(m.cols), len(m.one_schedule_per_job)
 (1554, 2)
+
+Tested in ``tests/elastic/test_exact.py``, ``tests/elastic/test_lp.py`` and ``tests/test_formulation_labels.py``.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from optsched.elastic.gamma import Column, _columns, _configs, estimate_columns
-from optsched.elastic.model import ElasticInstance
+from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
-from optsched.solvers import check_model_size
+from optsched.solvers import check_model_size, new_cp_model
 
 __all__ = [
     "ColumnSet",
@@ -37,6 +43,8 @@ __all__ = [
     "build_set_partitioning_cpsat",
     "build_direct_cpsat",
     "decode_direct_cpsat",
+    "build_lp8",
+    "build_dual9",
     "ColumnVariables",
     "DirectVariables",
     "DirectJobVariables",
@@ -173,7 +181,7 @@ def build_set_partitioning(
 
     ``model.cols`` is the flat column list and ``model.x[k]`` the choice of column k.
     """
-    import pyomo.environ as pyo
+    import pyomo.environ as pyo  # deferred: Pyomo is heavy
 
     cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size)
     m = pyo.ConcreteModel(name=f"elastic-{'min' if cs.sense == 'min' else 'maxweight'}[{instance.name}]")
@@ -223,8 +231,6 @@ def build_set_partitioning_cpsat(
     objective ``scale`` (integer coefficients) and ``eps``, the rounding of each coefficient (0 when
     every weight is an integer). Capacities are scaled to
     integers by the smallest power of 10 that makes every use integral (up to 10^6)."""
-    from optsched.solvers import new_cp_model
-
     cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size)
     model = new_cp_model()
     x = [model.new_bool_var(f"x[{k}]") for k in range(len(cs.cols))]
@@ -269,8 +275,6 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
 
     Returns ``(model, DirectVariables)``; the decoder reads ``handles.jobs[j]``.
     """
-    from optsched.solvers import new_cp_model
-
     H, R, T = instance.H, instance.R, instance.horizon
     M, P = instance.M, instance.P
     ps = instance.is_ps
@@ -363,8 +367,6 @@ def build_direct_cpsat(instance: ElasticInstance, *, max_size: int | None = None
 
 def decode_direct_cpsat(instance: ElasticInstance, handles: DirectVariables, solver: Any):
     """The schedule of a solved :func:`build_direct_cpsat` model (``solver`` is the ``CpSolver``)."""
-    from optsched.elastic.model import Assignment, ElasticSchedule
-
     out = {}
     for k, job in enumerate(instance.jobs):
         v = handles.jobs[k]
@@ -386,3 +388,99 @@ def decode_direct_cpsat(instance: ElasticInstance, handles: DirectVariables, sol
             ps=psd,
         )
     return ElasticSchedule(out)
+
+
+# -- the LP relaxation of (8) / (17) and its dual (9) ---------------------------------------------
+def _tau(instance: ElasticInstance, tau: int | None) -> int:
+    T = instance.horizon if tau is None else tau
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or int(T) < 1:
+        raise InvalidOptionError(f"The 'tau' option must be an integer >= 1 (slots); got {tau!r}.")
+    return int(T)
+
+
+def build_lp8(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+):
+    """The LP relaxation of (8) / (17) over the restricted Gamma_j (see the module doc).
+
+    ``model.x[k] >= 0`` is the share of column ``model.cols[k]`` (the paper relaxes x_jl in {0, 1}
+    to x_jl >= 0; x_jl <= 1 follows from (8b), and an explicit upper bound would take the dual
+    value of (8b) away from u_j); ``model.colset`` the
+    :class:`~optsched.elastic.formulation.ColumnSet` (binding capacity rows only: a row that no set
+    of columns can violate is redundant in the LP as well).
+    """
+    import pyomo.environ as pyo  # deferred: Pyomo is heavy
+
+    cs = cs or column_set(instance, sense="max", tau=_tau(instance, tau), max_size=max_size)
+    m = pyo.ConcreteModel(name=f"elastic-lp8[{instance.name}]")
+    m.cols = cs.cols
+    m.colset = cs
+    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
+    m.x = pyo.Var(m.K, domain=pyo.NonNegativeReals)  # (8c) relaxed to x >= 0 as in the paper; x <= 1 by (8b)
+    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
+
+    @m.Constraint(m.J)
+    def at_most_one_schedule(m, j):  # (8b)
+        if not cs.by_job[j]:
+            return pyo.Constraint.Skip
+        return sum(m.x[k] for k in cs.by_job[j]) <= 1
+
+    m.ROWS = pyo.Set(initialize=sorted(cs.rows), dimen=3)
+
+    @m.Constraint(m.ROWS)
+    def capacity(m, h, r, t):  # (8a) / (17a)
+        return sum(f * m.x[k] for k, f in cs.rows[h, r, t]) <= instance.C[h][r]
+
+    m.scheduled_weight = pyo.Objective(  # (8)
+        expr=sum(instance.jobs[c.j].weight * m.x[k] for k, c in enumerate(cs.cols)), sense=pyo.maximize
+    )
+    return m
+
+
+def build_dual9(
+    instance: ElasticInstance,
+    *,
+    tau: int | None = None,
+    max_size: int | None = None,
+    cs: ColumnSet | None = None,
+):
+    """The dual (9) of the LP of (8) as its own LP (see the module doc): one ``delta[t, h, r]`` for
+    every slot, server and resource (the paper's (9), not only the binding rows), one (9a) row per
+    column of the restricted Gamma_j (a column outside it is dominated, so its (9a) row is implied:
+    a dominating column costs no more at nonnegative prices)."""
+    import pyomo.environ as pyo  # deferred: Pyomo is heavy
+
+    T = _tau(instance, tau)
+    cs = cs or column_set(instance, sense="max", tau=T, max_size=max_size)
+    H, R = instance.H, instance.R
+    check_model_size("elastic dual (9)", instance.n_jobs + T * H * R, len(cs.cols), max_size)
+    m = pyo.ConcreteModel(name=f"elastic-dual9[{instance.name}]")
+    m.cols = cs.cols
+    m.colset = cs
+    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
+    m.SLOTS = pyo.Set(initialize=[(t, h, r) for t in range(T) for h in range(H) for r in range(R)], dimen=3)
+    m.u = pyo.Var(m.J, domain=pyo.NonNegativeReals)  # (9b)
+    m.delta = pyo.Var(m.SLOTS, domain=pyo.NonNegativeReals)  # (9b)
+    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
+
+    @m.Constraint(m.K)
+    def dual_feasibility(m, k):  # (9a): u_j >= w_j - sum_{t in T(l)} sum_h sum_r delta f
+        c = cs.cols[k]
+        cost = sum(
+            f * m.delta[t, h, r]
+            for h, vec in c.config.use
+            for r, f in enumerate(vec)
+            if f > 0
+            for t in range(c.start, c.end)
+        )
+        return m.u[c.j] + cost >= instance.jobs[c.j].weight
+
+    m.dual_objective = pyo.Objective(
+        expr=sum(m.u[j] for j in m.J) + sum(instance.C[h][r] * m.delta[t, h, r] for t, h, r in m.SLOTS),
+        sense=pyo.minimize,
+    )
+    return m

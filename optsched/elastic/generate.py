@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from optsched.core.seeds import as_generator
-from optsched.elastic.model import ElasticInstance
+from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
+from optsched.elastic.pricing_oracle import _least_use
+from optsched.exceptions import InfeasibleError, InvalidOptionError
 
 __all__ = [
     "random_instance",
@@ -68,8 +70,6 @@ def random_instance(
     """
     rng = as_generator(seed)
     if not 1 <= n_resources <= len(RESOURCE_NAMES):
-        from optsched.exceptions import InvalidOptionError
-
         raise InvalidOptionError(f"The 'n_resources' option must be in 1..{len(RESOURCE_NAMES)}; got {n_resources!r}.")
     names = RESOURCE_NAMES[:n_resources]
     cap_rng = {"gpu": (2, 4), "cpu": (8, 16), "mem": (16, 64), "disk": (100, 400)}
@@ -138,18 +138,17 @@ def random_instance(
         horizon = max(j.arrival for j in inst.jobs) + sum(inst.min_duration(i) for i in range(inst.n_jobs))
     inst = inst.replace(horizon=int(horizon))
     if weights == "resource":
-        from optsched.elastic.pricing import Prices, _min_cost
-
-        T = inst.horizon
-        unit = Prices(np.zeros((T, inst.H, inst.R)), np.ones((T, inst.H, inst.R)))
         new = []
         for i, job in enumerate(inst.jobs):
-            least = _min_cost(inst, i, unit, residual=False).cost
+            least = _least_use(inst, i)
+            if least is None:
+                raise InvalidOptionError(
+                    f"weights='resource' needs a schedule of every job within the horizon; job {job.id} has "
+                    f"none within horizon={inst.horizon}: raise 'horizon' or leave it None (the serial bound)."
+                )
             new.append(replace(job, weight=float(round(least * float(rng.uniform(1.0, F)), 6))))
         inst = inst.replace(jobs=tuple(new), F=float(F) * (1 + 1e-6))
     elif weights != "small":
-        from optsched.exceptions import InvalidOptionError
-
         raise InvalidOptionError(f"The 'weights' option must be 'small' or 'resource'; got {weights!r}.")
     return inst
 
@@ -218,8 +217,6 @@ SEC7_RANGES = {
 
 def _sec7_iteration_ms(v_ms: float, u_ms: float, grad_mb: float, b: float, architecture: str, n: int) -> float:
     """(1) / (14) with q = 0 (workers spread), as in :meth:`ElasticInstance.iteration_ms`."""
-    from optsched.elastic.model import transfer_ms
-
     if architecture == "ps":
         return v_ms + u_ms + 2.0 * transfer_ms(grad_mb, b)
     share = (n - 1) / n
@@ -230,8 +227,6 @@ def sec7_ideal(job: dict[str, Any], architecture: str) -> tuple[int, int | None,
     """The generator's "ideal" configuration of a job: D_j workers (the most (2g) allows) spread over
     servers (q = 0), of the worker type and PS type with the least duration (ties: fewest GPUs, then
     vCPUs), with s = max(1, ceil(D_j b_m / B_p)) PSs. Returns (m, p, s, demand by resource name)."""
-    from optsched.elastic.model import guarded_ceil
-
     D = job["chunks"]
     work = job["epochs"] * D * job["minibatches"]
     best = None
@@ -332,7 +327,6 @@ def sec7_instance(
     >>> inst.servers[0].name
     'p3.2xlarge'
     """
-    from optsched.exceptions import InfeasibleError, InvalidOptionError
 
     def bad(field_: str, value: Any, allowed: str) -> InvalidOptionError:
         return InvalidOptionError(f"The '{field_}' option of sec7_instance must be {allowed}; got {value!r}.")
@@ -494,8 +488,6 @@ def sec7_instance(
 
 def _sec7_duration(job: dict[str, Any], m: int, p: int | None, architecture: str) -> int:
     """Duration of the ideal configuration (D_j workers, q = 0), for the redraw test."""
-    from optsched.elastic.model import guarded_ceil
-
     D = job["chunks"]
     u = job["update"][p] if p is not None else job["update"]
     it = _sec7_iteration_ms(job["v"][m], u, job["grad_mb"], SEC7_WORKER_TYPES[m][3], architecture, D)
@@ -504,8 +496,6 @@ def _sec7_duration(job: dict[str, Any], m: int, p: int | None, architecture: str
 
 def _sec7_duration_q(job: dict[str, Any], wt: tuple, p: int | None, m: int, q: int, n: int, architecture: str) -> int:
     """d_q(N) of (1) / (14) from the raw fields (same formula as :meth:`ElasticInstance.duration`)."""
-    from optsched.elastic.model import guarded_ceil, transfer_ms
-
     u = job["update"][p] if p is not None else job["update"]
     share = 1.0 if architecture == "ps" else (n - 1) / n
     it = job["v"][m] + u * share + (0.0 if q == 1 else 2.0 * transfer_ms(job["grad_mb"], wt[3]) * share)

@@ -18,6 +18,10 @@
   master touches), u_j = dual of (8b). A column of job j improves iff its reduced cost
   w_j - u_j - cost_j(delta) > 0.
 
+The two builders are defined with the other exact models in :mod:`optsched.elastic.formulation`
+(and importable from here), the two restricted masters in :mod:`optsched.elastic.lp_master`. Tested
+in ``tests/elastic/test_lp.py``.
+
 Every iteration gives a **valid upper bound**: with the master's delta (clipped at 0) and
 u'_j = max(0, w_j - least cost of j) from the exact oracle, (u', delta) is feasible for (9), so
 D = sum u'_j + sum delta C >= LP(8). The LP value is reported (``Result.info["lp_value"]``, status
@@ -42,12 +46,16 @@ from typing import Any
 import numpy as np
 
 from optsched.core.result import Result, Status, relative_gap
-from optsched.elastic.formulation import ColumnSet, column_set
-from optsched.elastic.gamma import Column
+from optsched.elastic.exact import greedy_schedule
+from optsched.elastic.formulation import _tau, build_dual9, build_lp8
+from optsched.elastic.gamma import Column, _configs
+from optsched.elastic.lp_master import _HighspyMaster, _PyomoMaster
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing import Prices, _min_cost
+from optsched.elastic.prices import Prices
+from optsched.elastic.pricing_oracle import _min_cost
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
-from optsched.solvers import SolveOptions, check_model_size
+from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
+from optsched.solvers.exact import resolve_options
 
 __all__ = [
     "build_lp8",
@@ -67,112 +75,13 @@ LP_OBJECTIVE = "lp_scheduled_weight"
 DUAL_OBJECTIVE = "dual_objective"
 
 
-def _tau(instance: ElasticInstance, tau: int | None) -> int:
-    T = instance.horizon if tau is None else tau
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or int(T) < 1:
-        raise InvalidOptionError(f"The 'tau' option must be an integer >= 1 (slots); got {tau!r}.")
-    return int(T)
-
-
-def build_lp8(
-    instance: ElasticInstance,
-    *,
-    tau: int | None = None,
-    max_size: int | None = None,
-    cs: ColumnSet | None = None,
-):
-    """The LP relaxation of (8) / (17) over the restricted Gamma_j (see the module doc).
-
-    ``model.x[k] >= 0`` is the share of column ``model.cols[k]`` (the paper relaxes x_jl in {0, 1}
-    to x_jl >= 0; x_jl <= 1 follows from (8b), and an explicit upper bound would take the dual
-    value of (8b) away from u_j); ``model.colset`` the
-    :class:`~optsched.elastic.formulation.ColumnSet` (binding capacity rows only: a row that no set
-    of columns can violate is redundant in the LP as well).
-    """
-    import pyomo.environ as pyo
-
-    cs = cs or column_set(instance, sense="max", tau=_tau(instance, tau), max_size=max_size)
-    m = pyo.ConcreteModel(name=f"elastic-lp8[{instance.name}]")
-    m.cols = cs.cols
-    m.colset = cs
-    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
-    m.x = pyo.Var(m.K, domain=pyo.NonNegativeReals)  # (8c) relaxed to x >= 0 as in the paper; x <= 1 by (8b)
-    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
-
-    @m.Constraint(m.J)
-    def at_most_one_schedule(m, j):  # (8b)
-        if not cs.by_job[j]:
-            return pyo.Constraint.Skip
-        return sum(m.x[k] for k in cs.by_job[j]) <= 1
-
-    m.ROWS = pyo.Set(initialize=sorted(cs.rows), dimen=3)
-
-    @m.Constraint(m.ROWS)
-    def capacity(m, h, r, t):  # (8a) / (17a)
-        return sum(f * m.x[k] for k, f in cs.rows[h, r, t]) <= instance.C[h][r]
-
-    m.scheduled_weight = pyo.Objective(  # (8)
-        expr=sum(instance.jobs[c.j].weight * m.x[k] for k, c in enumerate(cs.cols)), sense=pyo.maximize
-    )
-    return m
-
-
-def build_dual9(
-    instance: ElasticInstance,
-    *,
-    tau: int | None = None,
-    max_size: int | None = None,
-    cs: ColumnSet | None = None,
-):
-    """The dual (9) of the LP of (8) as its own LP (see the module doc): one ``delta[t, h, r]`` for
-    every slot, server and resource (the paper's (9), not only the binding rows), one (9a) row per
-    column of the restricted Gamma_j (a column outside it is dominated, so its (9a) row is implied:
-    a dominating column costs no more at nonnegative prices)."""
-    import pyomo.environ as pyo
-
-    T = _tau(instance, tau)
-    cs = cs or column_set(instance, sense="max", tau=T, max_size=max_size)
-    H, R = instance.H, instance.R
-    check_model_size("elastic dual (9)", instance.n_jobs + T * H * R, len(cs.cols), max_size)
-    m = pyo.ConcreteModel(name=f"elastic-dual9[{instance.name}]")
-    m.cols = cs.cols
-    m.colset = cs
-    m.J = pyo.RangeSet(0, instance.n_jobs - 1)
-    m.SLOTS = pyo.Set(initialize=[(t, h, r) for t in range(T) for h in range(H) for r in range(R)], dimen=3)
-    m.u = pyo.Var(m.J, domain=pyo.NonNegativeReals)  # (9b)
-    m.delta = pyo.Var(m.SLOTS, domain=pyo.NonNegativeReals)  # (9b)
-    m.K = pyo.RangeSet(0, len(cs.cols) - 1) if cs.cols else pyo.Set(initialize=[])
-
-    @m.Constraint(m.K)
-    def dual_feasibility(m, k):  # (9a): u_j >= w_j - sum_{t in T(l)} sum_h sum_r delta f
-        c = cs.cols[k]
-        cost = sum(
-            f * m.delta[t, h, r]
-            for h, vec in c.config.use
-            for r, f in enumerate(vec)
-            if f > 0
-            for t in range(c.start, c.end)
-        )
-        return m.u[c.j] + cost >= instance.jobs[c.j].weight
-
-    m.dual_objective = pyo.Objective(
-        expr=sum(m.u[j] for j in m.J) + sum(instance.C[h][r] * m.delta[t, h, r] for t, h, r in m.SLOTS),
-        sense=pyo.minimize,
-    )
-    return m
-
-
 def _lp_options(options: SolveOptions | None, seed: Any) -> SolveOptions:
-    from optsched.solvers.exact import resolve_options
-
     return resolve_options(options, seed, SolveOptions(time_limit=60.0, threads=1))
 
 
 def _solve_lp_model(
     model: Any, instance: ElasticInstance, algorithm: str, objective_name: str, options: SolveOptions, t0: float, info
 ) -> Result:
-    from optsched.solvers import solve_pyomo
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverLimitWarning)
         sr = solve_pyomo(model, "highs", options)
@@ -322,109 +231,6 @@ def _key(c: Column) -> tuple:
     return (c.j, c.start, cfg.m, cfg.p, cfg.q, cfg.d, cfg.workers, cfg.ps)
 
 
-class _HighspyMaster:
-    """The restricted master in highspy: rows (8b) for each job, then (8a) for each (t, h, r)."""
-
-    def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:
-        import highspy
-
-        self.hs = highspy
-        self.instance, self.T = instance, T
-        H, R, J = instance.H, instance.R, instance.n_jobs
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", bool(options.verbose))
-        self.h.setOptionValue("threads", int(options.threads or 1))
-        self.h.setOptionValue("random_seed", int(options.seed))
-        self.h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-        n = J + T * H * R
-        upper = np.concatenate([np.ones(J), np.tile(np.asarray(instance.C, dtype=float).reshape(-1), T)])
-        self.h.addRows(
-            n,
-            np.full(n, -highspy.kHighsInf),
-            upper,
-            0,
-            np.zeros(n, dtype=np.int32),
-            np.zeros(0, dtype=np.int32),
-            np.zeros(0),
-        )
-        self.n_cols = 0
-
-    def row(self, t: int, h: int, r: int) -> int:
-        inst = self.instance
-        return inst.n_jobs + (t * inst.H + h) * inst.R + r
-
-    def add(self, c: Column) -> None:
-        idx, val = [c.j], [1.0]
-        for h, vec in c.config.use:
-            for r, f in enumerate(vec):
-                if f > 0:
-                    for t in range(c.start, c.end):
-                        idx.append(self.row(t, h, r))
-                        val.append(float(f))
-        w = float(self.instance.jobs[c.j].weight)
-        self.h.addCol(
-            w, 0.0, self.hs.kHighsInf, len(idx), np.asarray(idx, dtype=np.int32), np.asarray(val, dtype=float)
-        )
-        self.n_cols += 1
-
-    def solve(self, time_limit: float | None) -> tuple[bool, float, np.ndarray, np.ndarray, np.ndarray]:
-        if time_limit is not None:
-            self.h.setOptionValue("time_limit", max(0.01, float(time_limit)))
-        self.h.run()
-        ok = self.h.getModelStatus() == self.hs.HighsModelStatus.kOptimal
-        sol = self.h.getSolution()
-        dual = np.asarray(sol.row_dual, dtype=float)
-        inst = self.instance
-        u = dual[: inst.n_jobs].copy()
-        delta = dual[inst.n_jobs :].reshape(self.T, inst.H, inst.R).copy()
-        x = np.asarray(sol.col_value, dtype=float)
-        return ok, float(self.h.getInfo().objective_function_value), u, delta, x
-
-
-class _PyomoMaster:
-    """The restricted master rebuilt in Pyomo (build_lp8 on the current columns) at each solve."""
-
-    def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:
-        self.instance, self.T, self.options = instance, T, options
-        self.cols: list[Column] = []
-
-    def add(self, c: Column) -> None:
-        self.cols.append(c)
-
-    def solve(self, time_limit: float | None) -> tuple[bool, float, np.ndarray, np.ndarray, np.ndarray]:
-        import pyomo.environ as pyo
-
-        from optsched.solvers import solve_pyomo
-
-        inst = self.instance
-        by_job: list[list[int]] = [[] for _ in range(inst.n_jobs)]
-        rows: dict[tuple[int, int, int], list[tuple[int, float]]] = {}
-        for k, c in enumerate(self.cols):
-            by_job[c.j].append(k)
-            for h, vec in c.config.use:
-                for r, f in enumerate(vec):
-                    if f > 0:
-                        for t in range(c.start, c.end):
-                            rows.setdefault((h, r, t), []).append((k, f))
-        cs = ColumnSet(list(self.cols), by_job, rows, "max", self.T, False)
-        m = build_lp8(inst, tau=self.T, cs=cs)
-        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
-        opts = self.options.replace(duals=True, time_limit=time_limit)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverLimitWarning)
-            sr = solve_pyomo(m, "highs", opts)
-        ok = sr.status == Status.OPTIMAL
-        u = np.zeros(inst.n_jobs)
-        delta = np.zeros((self.T, inst.H, inst.R))
-        if ok:
-            for j in m.at_most_one_schedule:
-                u[j] = float(m.dual.get(m.at_most_one_schedule[j], 0.0))
-            for h, r, t in m.ROWS:
-                delta[t, h, r] = float(m.dual.get(m.capacity[h, r, t], 0.0))
-        x = np.asarray([m.x[k].value or 0.0 for k in range(len(self.cols))], dtype=float)
-        return ok, float(sr.objective or 0.0), u, delta, x
-
-
 def column_generation(
     instance: ElasticInstance,
     *,
@@ -499,12 +305,8 @@ def column_generation(
         return True
 
     if initial == "greedy":
-        from optsched.elastic.exact import greedy_schedule
-
         g = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
         if g is not None:
-            from optsched.elastic.gamma import _configs
-
             for jid, a in g.items():
                 j = instance.index(jid)
                 for cfg in _configs(instance, j):

@@ -12,6 +12,11 @@ the least duration with N workers is :meth:`ElasticInstance.duration`. Units, re
 A schedule (:class:`ElasticSchedule`) maps job ids to an :class:`Assignment`: start slot, duration
 d, worker type m, PS type p, q, and the workers / PSs per server (a PS-only server is allowed).
 
+The parts live in their own modules and are importable from here as well:
+:mod:`~optsched.elastic.constants` (kind, limits, unit conversions), :mod:`~optsched.elastic.cluster`
+(servers, worker and PS types), :mod:`~optsched.elastic.job` (a job) and
+:mod:`~optsched.elastic.schedule` (assignments and schedules). Tested in ``tests/elastic/test_model.py``.
+
 >>> inst = toy_instance_dict()
 >>> i = ElasticInstance.from_dict(inst)
 >>> [i.duration(0, m, 0, 1, 1) for m in range(2)]
@@ -21,29 +26,34 @@ d, worker type m, PS type p, q, and the workers / PSs per server (a PS-only serv
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from numpy import integer as np_integer
 
-from optsched.core.io import JsonMixin, require_fields
-from optsched.core.limits import (
-    MAX_AMOUNT,
-    MAX_COUNT,
-    MAX_SECONDS,
-    MAX_SERVERS,
-    MAX_SLOTS,
-    MAX_WEIGHT,
-    MIN_SECONDS,
-    hint,
-)
+from optsched.core.io import JsonMixin, load_instance, require_fields
+from optsched.core.library import instance_path
+from optsched.core.limits import MAX_AMOUNT, MAX_SECONDS, MAX_SERVERS, MAX_SLOTS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError, UnplaceableJobError
+from optsched.elastic.cluster import PsType, Server, WorkerType, _resources, _type_from
+from optsched.elastic.constants import (
+    ARCHITECTURES,
+    BANDWIDTH,
+    CEIL_GUARD,
+    KIND,
+    OBJECTIVE,
+    guarded_ceil,
+    transfer_ms,
+)
+from optsched.elastic.job import ElasticJob
+from optsched.elastic.schedule import Assignment, ElasticSchedule
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnplaceableJobError
 
 __all__ = [
+    "toy_instance",
     "KIND",
     "OBJECTIVE",
     "ARCHITECTURES",
@@ -58,234 +68,6 @@ __all__ = [
     "toy_instance_dict",
     "CEIL_GUARD",
 ]
-
-KIND = "elastic"
-OBJECTIVE = "total_weighted_completion_time"
-ARCHITECTURES = ("ps", "rar")
-#: ceil(x - CEIL_GUARD * max(1, x)): a whole number of slots stays whole despite binary rounding.
-CEIL_GUARD = 1e-9
-BANDWIDTH = "bandwidth"
-#: Most data chunks D_j of a job (= the most workers it may use): the configurations of a job are
-#: enumerated per worker count, so D_j bounds that loop (docs/instances.md#limits).
-MAX_CHUNKS = 10_000
-#: Longest per-mini-batch or update time in ms (MAX_SECONDS in ms).
-MAX_MS = MAX_SECONDS * 1000.0
-
-
-def transfer_ms(grad_mb: float, gbps: float) -> float:
-    """pi / b in milliseconds for pi in MB (1e6 bytes) and b in Gbit/s: 8 pi / b.
-
-    >>> transfer_ms(100.0, 10.0)
-    80.0
-    """
-    return 8.0 * float(grad_mb) / float(gbps)
-
-
-def guarded_ceil(x: float) -> int:
-    """ceil(x) that keeps 15.000000000000002 at 15 (relative guard :data:`CEIL_GUARD`)."""
-    return int(math.ceil(x - CEIL_GUARD * max(1.0, abs(x))))
-
-
-def _resources(value: Any, field_: str, owner: str) -> dict[str, float]:
-    d = check_mapping(value, field_, owner)
-    out = {}
-    for r, v in d.items():
-        if not isinstance(r, str) or not r:
-            raise InvalidInstanceError(
-                f"The '{field_}' field of {owner} must map resource names to amounts; got the key {r!r}."
-            )
-        out[r] = check_number(v, f"{field_}.{r}", owner, lo=0.0, hi=MAX_AMOUNT, hint=hint("resource units"))
-    return out
-
-
-@dataclass(frozen=True)
-class Server:
-    """A physical server with capacity C_h^r per resource name."""
-
-    capacity: Mapping[str, float]
-    name: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"capacity": dict(self.capacity)}
-        if self.name:
-            d["name"] = self.name
-        return d
-
-
-@dataclass(frozen=True)
-class WorkerType:
-    """A worker type: resources e_m (per resource name) and bandwidth b_m (Gbit/s)."""
-
-    resources: Mapping[str, float]
-    bandwidth: float
-    name: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"resources": dict(self.resources), "bandwidth": self.bandwidth}
-        if self.name:
-            d["name"] = self.name
-        return d
-
-
-@dataclass(frozen=True)
-class PsType(WorkerType):
-    """A parameter-server type: resources z_p and bandwidth B_p (Gbit/s)."""
-
-
-def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
-    owner = f"{what} {i}"
-    subject = owner[:1].upper() + owner[1:]  # "Worker type 0 has ...", not "The worker type 0 has ..."
-    if isinstance(d, cls):
-        return d
-    if not isinstance(d, Mapping):
-        raise InvalidInstanceError(f"{subject} must be an object with 'resources' and 'bandwidth'; got {d!r}.")
-    unknown = set(d) - {"resources", "bandwidth", "name"}
-    if unknown:
-        raise InvalidInstanceError(
-            f"{subject} has unknown field(s) {sorted(unknown)}; allowed: resources, bandwidth, name."
-        )
-    if "resources" not in d:
-        raise InvalidInstanceError(
-            f'{subject} has no \'resources\' field; give its resource vector, e.g. {{"gpu": 1, "cpu": 4}}.'
-        )
-    res = _resources(d["resources"], "resources", owner)
-    bw = d.get("bandwidth", res.get(BANDWIDTH))
-    if bw is None:
-        raise InvalidInstanceError(
-            f"{subject} has no 'bandwidth' field (Gbit/s, b_m or B_p) and no '{BANDWIDTH}' resource; add one."
-        )
-    name = d.get("name", "")
-    if not isinstance(name, str):
-        raise InvalidInstanceError(f"The 'name' field of {owner} must be a string; got {name!r}.")
-    return cls(resources=res, bandwidth=bw, name=name)
-
-
-@dataclass(frozen=True)
-class ElasticJob:
-    """One training job (Sec. 3, Table 1).
-
-    Parameters
-    ----------
-    id : int or str
-    epochs, chunks, minibatches : int
-        E_j, D_j (data chunks; at most D_j workers), K_j (mini-batches per chunk), all >= 1.
-    v : sequence of float
-        v_jm, milliseconds per mini-batch on a type-m worker, one per worker type, > 0.
-    update : float or sequence of float
-        U_j^p per PS type (PS architecture) or U_j (RAR), milliseconds, >= 0.
-    grad_mb : float
-        pi_j, MB of gradients per worker per mini-batch, >= 0.
-    arrival : int
-        a_j, slot, >= 0.
-    weight : float
-        w_j > 0.
-
-    Examples
-    --------
-    >>> ElasticJob(0, epochs=1, chunks=1, minibatches=100_000, v=[15.0], update=[0.0], grad_mb=1.0).work
-    100000
-    """
-
-    id: int | str
-    epochs: int
-    chunks: int
-    minibatches: int
-    v: tuple[float, ...]
-    update: float | tuple[float, ...]
-    grad_mb: float
-    arrival: int = 0
-    weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
-            raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
-        o = self.label
-        for f, hi, unit in (
-            ("epochs", MAX_COUNT, "E_j"),
-            ("chunks", MAX_CHUNKS, "D_j, data chunks = most workers"),
-            ("minibatches", MAX_COUNT, "K_j"),
-        ):
-            object.__setattr__(self, f, check_int(getattr(self, f), f, o, lo=1, hi=hi, hint=hint(unit)))
-        object.__setattr__(
-            self, "arrival", check_int(self.arrival, "arrival", o, lo=0, hi=MAX_SLOTS[KIND], hint=hint("a_j, slot"))
-        )
-        object.__setattr__(
-            self, "weight", check_number(self.weight, "weight", o, lo=0.0, lo_open=True, hi=MAX_WEIGHT, hint=" (w_j)")
-        )
-        object.__setattr__(
-            self, "grad_mb", check_number(self.grad_mb, "grad_mb", o, lo=0.0, hi=MAX_AMOUNT, hint=hint("pi_j, MB"))
-        )
-        if isinstance(self.v, (str, bytes)) or not isinstance(self.v, Iterable):
-            raise InvalidInstanceError(
-                f"The 'v' field of {o} must be a list of ms per mini-batch, one per worker type; got {self.v!r}."
-            )
-        object.__setattr__(
-            self,
-            "v",
-            tuple(
-                check_number(x, f"v[{k}]", o, lo=0.0, lo_open=True, hi=MAX_MS, hint=hint("v_jm, ms per mini-batch"))
-                for k, x in enumerate(self.v)
-            ),
-        )
-        if isinstance(self.update, (str, bytes)):
-            raise InvalidInstanceError(
-                f"The 'update' field of {o} must be a number (RAR, U_j) or a list (PS, U_j^p "
-                f"per PS type), in ms; got {self.update!r}."
-            )
-        if isinstance(self.update, Iterable):
-            object.__setattr__(
-                self,
-                "update",
-                tuple(
-                    check_number(x, f"update[{k}]", o, lo=0.0, hi=MAX_MS, hint=hint("U_j^p, ms"))
-                    for k, x in enumerate(self.update)
-                ),
-            )
-        else:
-            object.__setattr__(
-                self, "update", check_number(self.update, "update", o, lo=0.0, hi=MAX_MS, hint=hint("U_j, ms"))
-            )
-
-    @property
-    def label(self) -> str:
-        return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
-
-    @property
-    def work(self) -> int:
-        """E_j D_j K_j, the mini-batches to train."""
-        return self.epochs * self.chunks * self.minibatches
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "id": self.id,
-            "arrival": self.arrival,
-            "weight": self.weight,
-            "epochs": self.epochs,
-            "chunks": self.chunks,
-            "minibatches": self.minibatches,
-            "v": list(self.v),
-            "update": list(self.update) if isinstance(self.update, tuple) else self.update,
-            "grad_mb": self.grad_mb,
-        }
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], index: int | None = None) -> ElasticJob:
-        owner = f"job at index {index}" if index is not None else "job"
-        if not isinstance(d, Mapping):
-            raise InvalidInstanceError(f"The {owner} must be an object; got {d!r}.")
-        need = ("id", "epochs", "chunks", "minibatches", "v", "update", "grad_mb")
-        for key in need:
-            if key not in d:
-                raise InvalidInstanceError(
-                    f"The {owner} has no '{key}' field; every elastic job needs {', '.join(need)}."
-                )
-        unknown = set(d) - set(need) - {"arrival", "weight"}
-        if unknown:
-            raise InvalidInstanceError(
-                f"The {owner} has unknown field(s) {sorted(unknown)}; allowed: {', '.join(need)}, arrival, weight."
-            )
-        return cls(**dict(d))
 
 
 @dataclass(frozen=True)
@@ -556,8 +338,6 @@ class ElasticInstance(JsonMixin):
         except (KeyError, TypeError):
             pass
         if isinstance(job, (int, np_integer)) and not isinstance(job, bool) and 0 <= job < len(self.jobs):
-            import warnings
-
             warnings.warn(
                 f"{who}: {job!r} is not a job id of instance {self.name!r} but a position in its jobs; passing "
                 f"positions is deprecated: pass the job id {self.jobs[int(job)].id!r}.",
@@ -737,186 +517,6 @@ class ElasticInstance(JsonMixin):
         )
 
 
-# -- schedule --------------------------------------------------------------------------------------
-def _count_map(value: Any, field_: str, owner: str) -> dict[int, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InvalidScheduleError(f"The '{field_}' field of {owner} must map server index -> count; got {value!r}.")
-    out: dict[int, Any] = {}
-    for k, v in value.items():
-        try:
-            h = int(k)
-        except (TypeError, ValueError):
-            raise InvalidScheduleError(
-                f"The '{field_}' field of {owner} has the key {k!r}, not a server index."
-            ) from None
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise InvalidScheduleError(f"The '{field_}' field of {owner} maps server {h} to {v!r}, not a count.")
-        out[h] = v
-    return out
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """The decisions of one job: start slot (x_jt), duration d_j, worker type m, PS type p (None
-    for RAR), q_j, and the workers y_jhm / PSs s_jhp per server index. Values are checked by the
-    verifier ((2k)-(2o)), not here, so a bad schedule can be loaded and reported.
-
-    >>> a = Assignment(start=0, d=10, m=1, p=0, q=1, workers={0: 1}, ps={0: 1})
-    >>> a.completion, a.n_workers
-    (10, 1)
-    """
-
-    start: float
-    d: float
-    m: int
-    p: int | None
-    q: int
-    workers: Mapping[int, float]
-    ps: Mapping[int, float] = field(default_factory=dict)
-
-    @property
-    def completion(self) -> float:
-        return self.start + self.d
-
-    @property
-    def n_workers(self) -> float:
-        return sum(self.workers.values())
-
-    @property
-    def n_ps(self) -> float:
-        return sum(self.ps.values())
-
-    @property
-    def servers(self) -> set[int]:
-        """Servers holding a worker or a PS."""
-        return {h for h, y in self.workers.items() if y > 0} | {h for h, s in self.ps.items() if s > 0}
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "start": self.start,
-            "d": self.d,
-            "worker_type": self.m,
-            "q": self.q,
-            "workers": {str(h): y for h, y in sorted(self.workers.items())},
-        }
-        if self.p is not None:
-            d["ps_type"] = self.p
-            d["ps"] = {str(h): s for h, s in sorted(self.ps.items())}
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], owner: str = "an assignment") -> Assignment:
-        if not isinstance(d, Mapping):
-            raise InvalidScheduleError(f"{owner} must be an object; got {d!r}.")
-        for key in ("start", "d", "worker_type", "q", "workers"):
-            if key not in d:
-                raise InvalidScheduleError(f"{owner} has no '{key}' field.")
-        for key in ("start", "d", "worker_type", "q"):
-            v = d[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise InvalidScheduleError(f"The '{key}' field of {owner} must be a number; got {v!r}.")
-        p = d.get("ps_type")
-        if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float))):
-            raise InvalidScheduleError(f"The 'ps_type' field of {owner} must be a number; got {p!r}.")
-        return cls(
-            start=d["start"],
-            d=d["d"],
-            m=d["worker_type"],
-            p=p,
-            q=d["q"],
-            workers=_count_map(d["workers"], "workers", owner),
-            ps=_count_map(d.get("ps"), "ps", owner),
-        )
-
-
-class ElasticSchedule(JsonMixin):
-    """Job id -> :class:`Assignment` (jobs absent from a max-weight schedule are not scheduled).
-
-    >>> s = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1})})
-    >>> 0 in s, s[0].completion, s.job_ids
-    (True, 10, [0])
-    """
-
-    def __init__(self, assignments: Mapping[Any, Assignment] | None = None) -> None:
-        self._a: dict[Any, Assignment] = {}
-        for jid, a in (assignments or {}).items():
-            if not isinstance(a, Assignment):
-                raise InvalidScheduleError(f"The assignment of job {jid!r} must be an Assignment; got {a!r}.")
-            self._a[jid] = a
-
-    def __contains__(self, jid: Any) -> bool:
-        return jid in self._a
-
-    def __getitem__(self, jid: Any) -> Assignment:
-        return self._a[jid]
-
-    def __len__(self) -> int:
-        return len(self._a)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._a)
-
-    def items(self):
-        return self._a.items()
-
-    @property
-    def job_ids(self) -> list:
-        return list(self._a)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ElasticSchedule) and self.to_dict() == other.to_dict()
-
-    def gantt_schedule(self, instance: Any = None) -> Any:
-        """The schedule as run segments (an :class:`optsched.core.Schedule`) for a Gantt chart
-        (:func:`optsched.plot.plot_schedule`): each job holds its workers and PSs on their servers
-        from its start to start + d, in seconds when ``instance`` is given (slots otherwise).
-
-        >>> s = ElasticSchedule({0: Assignment(2, 3, 0, None, 1, {0: 2, 1: 1})})
-        >>> [(x.start, x.end, dict(x.placement)) for x in s.gantt_schedule().segments(0)]
-        [(2.0, 5.0, {0: 2, 1: 1})]
-        """
-        from optsched.core.schedule import Schedule
-
-        slot = float(getattr(instance, "slot", 1.0)) if instance is not None else 1.0
-        out = Schedule()
-        for jid, a in self._a.items():
-            held = {h: int(round(a.workers.get(h, 0) + a.ps.get(h, 0))) for h in sorted(a.servers)}
-            held = {h: n for h, n in held.items() if n > 0}
-            if held and a.d > 0:
-                out.add(jid, a.start * slot, (a.start + a.d) * slot, held)
-        return out
-
-    def __repr__(self) -> str:
-        return f"ElasticSchedule({len(self._a)} jobs)"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": KIND, "jobs": [{"id": jid, **a.to_dict()} for jid, a in self._a.items()]}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ElasticSchedule:
-        if not isinstance(d, Mapping) or not isinstance(d.get("jobs"), list):
-            raise InvalidScheduleError(
-                "An elastic schedule must be an object with a 'jobs' list of "
-                "{id, start, d, worker_type, ps_type, q, workers, ps} objects."
-            )
-        out = {}
-        for k, e in enumerate(d["jobs"]):
-            if not isinstance(e, Mapping) or "id" not in e:
-                raise InvalidScheduleError(f"Entry {k} of the schedule's 'jobs' must be an object with an 'id'.")
-            if e["id"] in out:
-                raise InvalidScheduleError(f"Job {e['id']!r} appears twice in the schedule ((2a): one start per job).")
-            out[e["id"]] = Assignment.from_dict(e, f"the schedule entry of job {e['id']!r}")
-        return cls(out)
-
-    @classmethod
-    def load(cls, path: str | Path) -> ElasticSchedule:
-        from optsched.core.io import read_json
-
-        return cls.from_dict(read_json(path, what="schedule"))
-
-
 ElasticInstance.schedule_class = ElasticSchedule  # type: ignore[attr-defined]
 
 
@@ -949,3 +549,12 @@ def toy_instance_dict() -> dict[str, Any]:
             for k in range(2)
         ],
     }
+
+
+def toy_instance(name: str = "elastic-intro") -> ElasticInstance:
+    """Load ``toy:<name>`` from the instance library.
+
+    >>> toy_instance().horizon
+    400
+    """
+    return load_instance(instance_path(f"toy:{name}"))

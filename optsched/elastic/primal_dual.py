@@ -30,11 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
-from optsched.elastic.pricing import Prices, _least_use, _min_cost, _paper_min_cost
+from optsched.elastic.prices import Prices
+from optsched.elastic.pricing_oracle import _least_use, _min_cost
+from optsched.elastic.pricing_subroutines import _paper_min_cost
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["a_maxweight", "a_online", "MaxWeightRun", "price_base", "weight_bound_F", "alpha_thm5", "gamma_ratio"]
@@ -148,7 +150,6 @@ def a_maxweight(
     return run
 
 
-@register_algorithm(f"{KIND}-online", KIND)
 @requires_kind(KIND)
 def a_online(
     instance: ElasticInstance,

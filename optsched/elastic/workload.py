@@ -33,6 +33,7 @@ import numpy as np
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
+from optsched.elastic.policy import ideal_config
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.inputs import job_table_columns
 
@@ -231,7 +232,5 @@ def _memo(inst: ElasticInstance, f) -> list:
 def _least_use(inst: ElasticInstance, j: int) -> float:
     """d x total use per slot of job j's ideal configuration (its least duration): an upper bound
     of its least use, the scale of the weights."""
-    from optsched.elastic.policy import ideal_config
-
     c = ideal_config(inst, j)
     return float(c.d * c.total_use)

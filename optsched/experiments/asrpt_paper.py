@@ -22,19 +22,33 @@ four sizes, both loads and Fig. 9 reuse it. A cached trace takes ~27 MB (the 50 
 >>> from optsched.experiments.asrpt_paper import points
 >>> len(points(seeds=range(5)))
 85
+
+Tested in ``tests/asrpt/test_paper_sweep.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import pickle
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from optsched import __version__
+from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
 from optsched.exceptions import InvalidOptionError
+from optsched.experiments.asrpt_repro import placement_waste
+from optsched.experiments.asrpt_traces import (
+    GPUS,
+    N_SERVERS,
+    TRACE_JOBS,
+    TRACE_SECONDS,
+    _instance,
+    _test_start,
+    _trace_table,
+    prepare,
+)
+from optsched.experiments.sweep import load_sweep, sweep
 
 __all__ = [
     "TRACE_JOBS",
@@ -49,11 +63,7 @@ __all__ = [
     "tables",
     "run",
 ]
-
-TRACE_JOBS = 750_000  # 37,500 jobs = 5 % of the trace
-TRACE_SECONDS = 61 * 86_400.0  # "a two-month trace"
 SIZES = (37_500, 75_000, 112_500, 150_000)
-N_SERVERS, GPUS = 250, 8
 FIG7_SINGLE = (0.8, 0.6, 0.4, 0.2, 0.0)
 FIG8_NIC = (1.0, 5.0, 10.0, 25.0, 50.0)
 BASELINE_NAMES = ("SPJF", "SPWF", "WCS-Duration", "WCS-Workload", "WCS-SubTime")
@@ -141,190 +151,6 @@ def points(
     return out
 
 
-def _trace_table(seed: int, single_gpu: float, load, n_total: int):
-    from optsched.experiments.asrpt_repro import pai_like_table
-
-    kw: dict[str, Any] = {"single_gpu": single_gpu, "cluster_gpus": N_SERVERS * GPUS, "seed": seed}
-    if load == "paper":
-        kw["arrival_rate"] = TRACE_JOBS / TRACE_SECONDS
-    else:
-        kw["load"] = float(load)
-    return pai_like_table(n_total, **kw)
-
-
-def _test_start(n_jobs: int, n_total: int) -> int:
-    """First row of the trace's test part (its last 20 %), after checking that ``n_jobs`` fits in it."""
-    cut = int(round(0.8 * n_total))
-    if not 0 < n_jobs <= n_total - cut:
-        raise InvalidOptionError(f"n_jobs must be in 1..{n_total - cut} (the test part of the trace); got {n_jobs}.")
-    return cut
-
-
-def _cache_file(cache_dir, key: dict) -> Path | None:
-    if cache_dir is None:
-        return None
-    text = repr(sorted(key.items()))
-    return Path(cache_dir) / f"trace-{hashlib.sha256(text.encode()).hexdigest()[:16]}.pkl"
-
-
-def _cached_or_lock(path: Path, *, stale_s: float = 600.0, poll_s: float = 2.0):
-    """The cached trace at ``path``, or None after taking its lock (another process preparing the same
-    trace is waited for; a lock older than ``stale_s`` is taken over)."""
-    import os
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = path.with_suffix(".lock")
-    while True:
-        if path.exists():
-            with path.open("rb") as fh:
-                return pickle.load(fh)
-        try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            return None
-        except FileExistsError:
-            try:
-                if time.time() - lock.stat().st_mtime > stale_s:
-                    lock.unlink(missing_ok=True)
-                    continue
-            except FileNotFoundError:
-                continue
-            time.sleep(poll_s)
-
-
-def prepare(
-    seed: int,
-    *,
-    single_gpu: float = 0.7,
-    nic_gbps: float = 10.0,
-    n_total: int = TRACE_JOBS,
-    train_fraction: float = 0.8,
-    max_samples: float | None = 0.1,
-    cache_dir=None,
-) -> dict[str, Any]:
-    """The arrival-independent part of a trace: per test job its model configuration, iterations
-    n_i = duration / alpha~min_i and the predictions of the random forest, median and mean predictors
-    fitted on the first ``train_fraction`` (eps_bar of each). Same draws as
-    :func:`~optsched.experiments.asrpt_repro.build_instance` (tested equal); alpha~min of a one-GPU,
-    one-stage job is p_f + p_b (eq. (7) with no communication, equal to Heavy-Edge's), others are
-    memoised per configuration.
-
-    ``max_samples``: bootstrap fraction of each of the 100 trees (0.1: a 600,000-row fit in ~50 s on
-    one core; ``None`` is scikit-learn's full bootstrap)."""
-    from optsched.core.io import atomic_write
-
-    key = {
-        "seed": int(seed),
-        "single_gpu": float(single_gpu),
-        "nic_gbps": float(nic_gbps),
-        "n_total": int(n_total),
-        "train_fraction": float(train_fraction),
-        "max_samples": max_samples,
-        "v": 1,
-    }
-    path = _cache_file(cache_dir, key)
-    if path is None:
-        return _prepare(key)
-    got = _cached_or_lock(path)
-    if got is not None:
-        return got
-    try:
-        out = _prepare(key)
-        atomic_write(path, lambda t: Path(t).write_bytes(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)))
-    finally:
-        path.with_suffix(".lock").unlink(missing_ok=True)
-    return out
-
-
-def _prepare(key: dict) -> dict[str, Any]:
-    from optsched.asrpt.heavy_edge import alpha_min_estimate
-    from optsched.asrpt.model import AsrptInstance, AsrptJob
-    from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
-    from optsched.core.cluster import Cluster
-    from optsched.core.seeds import as_generator
-    from optsched.experiments.asrpt_repro import job_for_group
-
-    seed, single_gpu, nic_gbps, n_total = key["seed"], key["single_gpu"], key["nic_gbps"], key["n_total"]
-    train_fraction, max_samples = key["train_fraction"], key["max_samples"]
-    table = _trace_table(seed, single_gpu, 0.9, n_total)  # arrivals unused here
-    rng = as_generator(seed)
-    cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
-    probe = AsrptInstance(cl, [], name="probe")
-    cfg_index: dict = {}
-    configs: list = []
-    alphas: list[float] = []
-    memo: dict = {}
-    gmax = GPUS * N_SERVERS
-    groups = table["group"].tolist()
-    gpus_col = table["gpus"].to_numpy()
-    dur = table["duration"].to_numpy(float)
-    cfg_of_row = np.empty(len(table), dtype=np.int64)
-    for r in range(len(table)):
-        g = int(min(gpus_col[r], gmax))
-        k = (groups[r], g)
-        c = cfg_index.get(k)
-        if c is None:
-            stages = tuple(job_for_group(g if g in (1, 2, 4, 8) else 1, rng)["stages"])
-            if len(stages) == 1 and stages[0].k == 1:
-                a = stages[0].p_f + stages[0].p_b
-            else:
-                a = memo.get(stages)
-                if a is None:
-                    a = memo[stages] = alpha_min_estimate(AsrptJob("x", list(stages), iterations=1), probe)
-            c = cfg_index[k] = len(configs)
-            configs.append(stages)
-            alphas.append(a)
-        cfg_of_row[r] = c
-    n = np.maximum(1, np.rint(dur / np.asarray(alphas)[cfg_of_row])).astype(np.int64)
-    cut = int(round(train_fraction * len(table)))
-    users = table["user"].tolist()
-    hist = list(zip(groups[:cut], users[:cut], n[:cut].tolist(), strict=True))
-    test_keys = list(zip(groups[cut:], users[cut:], strict=True))
-    n_test = n[cut:]
-    pred, eps, fit_s = {}, {}, {}
-    for kind in ("rf", "median", "mean"):
-        t = time.process_time()
-        p = IterationPredictor(kind, seed=0, max_samples=max_samples if kind == "rf" else None).fit(hist)
-        pred[kind] = p.predict(test_keys, actual=n_test)
-        eps[kind] = average_prediction_error(n_test, pred[kind])
-        fit_s[kind] = time.process_time() - t
-    pred["perfect"] = n_test.copy()
-    eps["perfect"] = 0.0
-    return {
-        "key": key,
-        "cut": cut,
-        "configs": configs,
-        "cfg": cfg_of_row[cut:],
-        "n": n_test,
-        "group": groups[cut:],
-        "user": users[cut:],
-        "pred": pred,
-        "eps": eps,
-        "fit_cpu_s": fit_s,
-    }
-
-
-def _instance(prep: dict, arrivals: np.ndarray, n_jobs: int, predictor: str, nic_gbps: float):
-    from optsched.asrpt.model import AsrptInstance, AsrptJob
-    from optsched.core.cluster import Cluster
-
-    cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
-    arr = arrivals[:n_jobs] - arrivals[0]
-    pr = prep["pred"][predictor]
-    jobs = [
-        AsrptJob(
-            i,
-            list(prep["configs"][prep["cfg"][i]]),
-            iterations=int(prep["n"][i]),
-            arrival=float(round(arr[i])),
-            predicted_iterations=int(pr[i]),
-            group=prep["group"][i],
-            user=prep["user"][i],
-        )
-        for i in range(n_jobs)
-    ]
-    return AsrptInstance(cl, jobs, name=f"pai-like-paper-{n_jobs}", slot=1.0)
-
-
 def cell(
     n_jobs: int,
     single_gpu: float,
@@ -347,8 +173,6 @@ def cell(
     ``baselines=False`` skips the baselines; ``variants="backfill"`` adds ``A-SRPT-Backfill``
     (random forest, :class:`~optsched.asrpt.policy.ASRPT` ``backfill=True``: not the paper's algorithm,
     the diagnostic of formulations/asrpt.md finding 6)."""
-    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
-
     load = _load_value(load)
     preds = [p.strip() for p in str(predictors).split(",") if p.strip()]
     bad = [p for p in preds if p not in ("rf", "perfect", "median", "mean")]
@@ -415,9 +239,6 @@ def diagnose(
     Returns a DataFrame, one row per policy."""
     import pandas as pd
 
-    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
-    from optsched.experiments.asrpt_repro import placement_waste
-
     load = _load_value(load)
     cut = _test_start(n_jobs, n_total)
     prep = prepare(
@@ -466,8 +287,6 @@ def run_sweep(
     """Run (or resume) the sweep into the folder ``out`` (one Parquet file per finished cell); the
     trace cache goes to ``cache_dir`` (default ``out/cache``). Returns the table of all cells."""
     from functools import partial
-
-    from optsched.experiments.sweep import sweep
 
     pts = points() if pts is None else list(pts)
     cache = str(Path(cache_dir) if cache_dir is not None else Path(out) / "cache")
@@ -546,8 +365,6 @@ def tables(df) -> dict[str, Any]:
 def _sweep_dir() -> Path:
     from platformdirs import user_cache_dir
 
-    from optsched import __version__
-
     return Path(user_cache_dir("optsched")) / "sweeps" / f"asrpt-paper-{__version__}"
 
 
@@ -599,8 +416,6 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
     a = ap.parse_args(argv)
     pd.set_option("display.width", 240)
     if a.tables_only:
-        from optsched.experiments.sweep import load_sweep
-
         df = load_sweep(a.out)
     else:
         df = run_sweep(
@@ -613,22 +428,6 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
     for name, t in tables(df).items():
         print(f"\n== {name}: {PAPER_FIGURES[name.split()[0]]}\n{t.round(3).to_string(index=False)}")
     return 0
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "asrpt-paper",
-        run,
-        paper="asrpt",
-        quick_seconds=40,
-        description="Fig. 6-9 of paper 000 at the paper's scale (250 x 8 GPUs, 37.5k-150k of a 750k-job "
-        "PAI-like trace, 5 seeds, the trace's arrival rate and load 0.9), a resumable sweep (hours)",
-    )
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,8 @@ table (the paper's split), evaluated on the rest.
 
 ``python -m optsched.experiments.asrpt_repro [--quick] [--seeds 0 1 2]`` prints the four tables beside the paper's
 claims; ``reproduce(...)`` returns them as DataFrames.
+
+Tested in ``tests/asrpt/test_pai_tables.py`` and ``tests/asrpt/test_perfect_vs_rf.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ import time
 
 import numpy as np
 
+from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
@@ -137,9 +142,6 @@ def build_instance(
     on the first ``train_fraction`` of the table; the returned instance holds the remaining jobs.
 
     Returns ``(instance, eps_bar)``."""
-    from optsched.asrpt.heavy_edge import alpha_min_estimate
-    from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
-
     rng = as_generator(seed)
     cl = Cluster.homogeneous(n_servers, gpus, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=intra_gbyte * 1e9)
     cfg: dict = {}
@@ -179,8 +181,6 @@ def build_instance(
 
 def run_policies(instance, *, tau: float = 1.0, which=None) -> dict:
     """Total JCT (sum of completion - arrival, seconds) of A-SRPT and the five baselines."""
-    from optsched.asrpt.policy import BASELINES, simulate_asrpt
-
     out = {}
     pols = {"A-SRPT": None, **BASELINES()}
     for name, pol in pols.items():
@@ -278,8 +278,6 @@ def perfect_vs_rf(
     Returns a DataFrame (one row per NIC bandwidth and seed)."""
     import pandas as pd
 
-    from optsched.asrpt.policy import ASRPT, simulate_asrpt
-
     out = []
     for nic in nic_gbps:
         for seed in seeds:
@@ -339,22 +337,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
     for k, df in res.items():
         save(k, df.reset_index())
     save("claims", pd.DataFrame({"figure": list(PAPER_CLAIMS), "paper": list(PAPER_CLAIMS.values())}))
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "asrpt-fig6-9",
-        run,
-        paper="asrpt",
-        quick_seconds=60,
-        description="Fig. 6-9 trends of paper 000 (A-SRPT vs SPJF/SPWF/WCS-*: jobs, single-GPU share, NIC, "
-        "predictors) on a small PAI-like cluster, the paper's claims beside them",
-    )
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

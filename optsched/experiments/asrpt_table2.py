@@ -2,6 +2,8 @@
 availability patterns, for the VGG19-like and GPT-like profiles of :mod:`optsched.asrpt.profiles`.
 
 ``python -m optsched.experiments.asrpt_table2`` prints the table.
+
+Tested in ``tests/asrpt/test_placement.py``.
 """
 
 from __future__ import annotations
@@ -97,22 +99,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
         rows += table2_rows(n_patterns=5 if quick else 20, seed=sd, cross_check=not quick)
     save("table2", table2(rows).reset_index())
     save("table2_rows", pd.DataFrame(rows))
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "asrpt-table2",
-        run,
-        paper="asrpt",
-        quick_seconds=30,
-        description="Table II of paper 000: Heavy-Edge vs the exact placement MILP (PITT, PCT) for the VGG19-like "
-        "and GPT-like profiles, the paper's figures beside them",
-    )
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

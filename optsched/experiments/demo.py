@@ -13,6 +13,8 @@ import importlib
 import time
 from collections.abc import Callable
 
+import optsched
+from optsched.exceptions import UnknownNameError
 from optsched.verify.rows import exact_vs_algorithm_rows, on_rows
 
 __all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
@@ -74,14 +76,10 @@ def collect_rows(
     >>> all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)  # nothing beats a proven optimum
     True
     """
-    import optsched
-
     optsched.load_plugins()
     rows: list[dict] = []
     known = ["rigid"] + [p.rsplit(".", 1)[-1] for p in optsched.plugin_packages() if p != "optsched.rigid"]
     if only is not None:
-        from optsched.exceptions import UnknownNameError
-
         bad = [k for k in only if k not in known]
         if bad:
             raise UnknownNameError(f"--only {bad[0]!r} is not a package with demo rows; choose from {known}.")

@@ -25,6 +25,8 @@ A_maxweight (Alg. 3, tau = T) and Jain et al.'s greedy.
 >>> run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("fig11_F",))
 >>> sorted(tabs)
 ['fig11_F']
+
+Tested in ``tests/experiments/test_elastic_repro.py``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline
+from optsched.elastic.generate import FIG9_WORKER_TYPES, sec7_instance
+from optsched.elastic.primal_dual import a_maxweight, a_online
 
 __all__ = ["run", "CONFIG", "fig_objective", "fig4_F", "fig7_runtime", "fig8_jain", "fig9_types", "fig10_workers"]
 
@@ -71,8 +77,6 @@ CONFIG = {
 
 
 def _online(inst, placement: str = "paper"):
-    from optsched.elastic.primal_dual import a_online
-
     t0 = time.process_time()
     r = a_online(inst, placement=placement)
     cpu = time.process_time() - t0
@@ -89,8 +93,6 @@ def _online(inst, placement: str = "paper"):
 
 
 def _baseline(inst, name: str, seed: int):
-    from optsched.elastic.baselines import run_baseline
-
     t0 = time.process_time()
     r = run_baseline(inst, name, seed=seed)
     return {
@@ -104,16 +106,10 @@ def _baseline(inst, name: str, seed: int):
 
 
 def _baselines() -> tuple[str, ...]:
-    try:
-        from optsched.elastic.baselines import BASELINES
-    except ImportError:  # pragma: no cover - baselines are part of the package now
-        return ()
     return tuple(BASELINES)
 
 
 def _instance(J: int, H: int, *, T: int = 150, arch: str = "ps", seed: int, **kw):
-    from optsched.elastic.generate import sec7_instance
-
     return sec7_instance(J, n_servers=H, horizon=T, architecture=arch, seed=seed, **kw)
 
 
@@ -214,9 +210,6 @@ TAU_MAXWEIGHT = 50
 
 
 def _maxweight_rows(inst, *, jain: bool = True, **tags):
-    from optsched.elastic.baselines import jain_greedy
-    from optsched.elastic.primal_dual import a_maxweight
-
     out = []
     algos = (("A_maxweight", a_maxweight), ("Jain greedy", jain_greedy)) if jain else (("A_maxweight", a_maxweight),)
     for name, f in algos:
@@ -313,8 +306,6 @@ def fig12_H(seeds: Sequence[int], *, servers: Sequence[int], jobs: Sequence[int]
 def fig9_types(seeds: Sequence[int], *, J: int, H: int, scale: str):
     """Fig. 9: A_online with all jobs on one worker type (the four of Fig. 9) vs all 8 types, PS and RAR;
     and how many jobs A_online (all types) puts on each type."""
-    from optsched.elastic.generate import FIG9_WORKER_TYPES
-
     rows = []
     for s in seeds:
         for arch in ("ps", "rar"):
@@ -422,19 +413,3 @@ def run(
         save(name, df)
         if progress:
             print(f"elastic-sec7: {name} done ({time.perf_counter() - t0:.1f} s)")
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "elastic-sec7",
-        run,
-        paper="elastic",
-        quick_seconds=40,
-        description="Figs 2-12 of paper 001 at reduced scale (A_online vs FIFO, DRF, AntMan-like, "
-        "Tiresias-like, 2D-LAS; A_maxweight vs Jain; F, H, worker types and counts; runtime)",
-    )
-
-
-_register()

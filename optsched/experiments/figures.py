@@ -17,6 +17,8 @@ hollow markers beside ours.
 'Fig. 7: makespan vs lambda'
 >>> figure_for("rarddls-sec7", "claims", df) is None
 True
+
+Tested in ``tests/experiments/test_reproduce.py``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ SJF-BCO sweeps kappa over {1} U {distinct G_j}, which gives the same schedule as
 >>> run(lambda name, df: tabs.__setitem__(name, df), quick=True, seeds=1, only=("slowdown",))
 >>> tabs["slowdown"]["ratio"].round(2).tolist()
 [2.29]
+
+Tested in ``tests/rarddls/test_reproduction.py``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from optsched.exceptions import InfeasibleError
+from optsched.rarddls import first_fit, list_scheduling, random_schedule, replay, sjf_bco
+from optsched.rarddls.generate import paper_instance, slowdown_preset
+
 __all__ = ["fig4", "fig5", "fig6", "fig7", "sensitivity", "slowdown", "run"]
 
 
 def _algos():
-    from optsched.rarddls import first_fit, list_scheduling, random_schedule, sjf_bco
-
     return {
         "SJF-BCO": lambda i, s: sjf_bco(i, kappas="sizes"),
         "FF": lambda i, s: first_fit(i),
@@ -35,8 +39,6 @@ def _algos():
 
 
 def _safe(f, inst, seed):
-    from optsched.exceptions import InfeasibleError
-
     try:
         r = f(inst, seed)
         return float(r.objective), float(r.info["mean_jct"])
@@ -60,8 +62,6 @@ def _summary(rows, keys):
 
 def fig4(seeds: Sequence[int], *, extra: float = 0.15, T: int = 1200):
     """Fig. 4: makespan and mean JCT of SJF-BCO, FF, LS, RAND (T = 1200)."""
-    from optsched.rarddls.generate import paper_instance
-
     rows = []
     for s in seeds:
         inst = paper_instance(seed=s, extra=extra, horizon=T)
@@ -82,9 +82,6 @@ def fig4(seeds: Sequence[int], *, extra: float = 0.15, T: int = 1200):
 
 def fig5(seeds: Sequence[int], *, kappas: Sequence[int] = tuple(range(1, 33)), T: int = 1200):
     """Fig. 5: SJF-BCO with kappa fixed (one bisection per kappa)."""
-    from optsched.rarddls import sjf_bco
-    from optsched.rarddls.generate import paper_instance
-
     rows = []
     for s in seeds:
         inst = paper_instance(seed=s, horizon=T)
@@ -112,8 +109,6 @@ def fig5(seeds: Sequence[int], *, kappas: Sequence[int] = tuple(range(1, 33)), T
 
 def fig6(seeds: Sequence[int], *, servers: Sequence[int] = tuple(range(10, 21)), T: int = 1500):
     """Fig. 6: makespan of FF, LS, SJF-BCO as the number of servers grows (T = 1500)."""
-    from optsched.rarddls.generate import paper_instance
-
     algos = {k: v for k, v in _algos().items() if k != "RAND"}
     rows = []
     for s in seeds:
@@ -140,9 +135,6 @@ def fig6(seeds: Sequence[int], *, servers: Sequence[int] = tuple(range(10, 21)),
 
 def fig7(seeds: Sequence[int], *, lams: Sequence[float] = (1, 2, 4, 8), T: int = 1200):
     """Fig. 7: SJF-BCO with kappa = 1 and lambda_j = lambda for every job."""
-    from optsched.rarddls import sjf_bco
-    from optsched.rarddls.generate import paper_instance
-
     rows = []
     for s in seeds:
         for lam in lams:
@@ -166,9 +158,6 @@ def sensitivity(seeds: Sequence[int], *, extra: float = 0.5, T: int = 1200):
 def slowdown():
     """Sec. 1: 295 s alone on one server vs 675 s for four jobs spread over four servers."""
     import pandas as pd
-
-    from optsched.rarddls import replay
-    from optsched.rarddls.generate import slowdown_preset
 
     inst = slowdown_preset()
     alone = replay(inst.replace(jobs=inst.jobs[:1]), [0], [{0: 4}]).completion[0]
@@ -212,19 +201,3 @@ def run(
         save(name, df)
         if progress:
             print(f"rarddls-sec7: {name} done")
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "rarddls-sec7",
-        run,
-        paper="rarddls",
-        quick_seconds=40,
-        description="Fig. 4-7 of paper 002 (SJF-BCO vs FF, LS, RAND; kappa; servers; lambda), "
-        "50 % contention run, Sec. 1 slowdown preset",
-    )
-
-
-_register()

@@ -6,114 +6,61 @@ soon as it is done, so a run that fails late keeps every finished table. ``quick
 minute-long version (run by CI); ``seeds`` overrides the number of seeds where the experiment
 has seeds (``None``: the reproduction's default).
 
-Register one in a module of :mod:`optsched.experiments` with::
+A paper declares its reproductions in the ``register()`` of its ``plugin.py``, by the
+``module:function`` that runs each (the module is imported only when the reproduction runs)::
 
-    register_reproduction("sojourn-tables", run, description="Tables IV-XIV", paper="sojourn")
+    register_reproduction("sojourn-tables", "optsched.experiments.sojourn:reproduce",
+                          description="Tables IV-XIV", paper="sojourn")
 
-and add the module to :data:`MODULES`. ``optsched reproduce NAME --out DIR`` writes each table
-handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
+(:func:`optsched.core.plugins.register_reproduction`; this module's :func:`register_reproduction`
+is the same and also takes the function itself). ``optsched reproduce NAME --out DIR`` writes each
+table handed to ``save`` and, for a table that stands for one of the paper's figures or tables, its
 picture (``name.png``, ``name.svg``) beside it: add the table's panels to
 :data:`optsched.experiments.figures.FIGURES` (columns to draw, the paper's column, error bars).
+Tested in ``tests/experiments/test_reproduce.py``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from optsched.core import plugins
+from optsched.core.plugins import _REPRODUCTIONS, ReproductionSpec
 from optsched.exceptions import UnknownNameError
 
-__all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions", "MODULES"]
+__all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions"]
 
-MODULES = (
-    "optsched.experiments.sojourn",
-    "optsched.experiments.asrpt_table2",
-    "optsched.experiments.asrpt_repro",
-    "optsched.experiments.asrpt_paper",
-    "optsched.experiments.rarddls",
-    "optsched.experiments.elastic",
-    "optsched.experiments.lazer",
-)
-"""Modules that register reproductions when imported (a module missing from the installation is skipped)."""
-
-_REPRO: dict[str, Reproduction] = {}
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """A registered reproduction: what ``optsched reproduce NAME`` runs.
-
-    Attributes
-    ----------
-    name : str
-        The name given to ``optsched reproduce``.
-    run : callable
-        ``run(save, *, quick, seeds, progress)``; hands each finished table to ``save(name, df)``.
-    description : str
-        What it reproduces (the paper's tables and figures).
-    paper : str
-        The key of the paper package (``asrpt``, ``elastic``, ``rarddls``, ``sojourn``, ``lazer``).
-    quick_seconds : float or None
-        Rough wall time of ``--quick`` on 2 cores.
-
-    Examples
-    --------
-    >>> r = get_reproduction("sojourn-tables")
-    >>> r.paper, callable(r.run)
-    ('sojourn', True)
-    """
-
-    name: str
-    run: Callable[..., Any]
-    description: str
-    paper: str
-    quick_seconds: float | None = None  # rough wall time of --quick on 2 cores
+#: A registered reproduction (``name``, ``run``, ``description``, ``paper``, ``quick_seconds``).
+Reproduction = ReproductionSpec
+#: name -> Reproduction: the registry itself (:func:`optsched.core.plugins.reproduction_specs` reads it).
+_REPRO = _REPRODUCTIONS
 
 
 def register_reproduction(
-    name: str, run: Callable[..., Any], *, description: str, paper: str, quick_seconds: float | None = None
-) -> None:
-    """Register ``run`` under ``name`` (a later registration under the same name replaces it).
-
-    Parameters
-    ----------
-    name : str
-        The name for ``optsched reproduce NAME`` and :func:`get_reproduction`.
-    run : callable
-        ``run(save, *, quick, seeds, progress) -> None`` (see the module docstring).
-    description, paper : str
-        Shown by ``optsched reproduce --list``; ``paper`` is the key of the paper package.
-    quick_seconds : float, optional
-        Rough wall time of ``--quick`` on 2 cores.
+    name: str,
+    run: str | Callable[..., Any],
+    *,
+    description: str,
+    paper: str,
+    quick_seconds: float | None = None,
+) -> Reproduction:
+    """Register the reproduction ``name``: ``run`` is ``"module:function"`` or the function itself
+    (:func:`optsched.core.plugins.register_reproduction`).
 
     Examples
     --------
-    >>> def run(save, *, quick=False, seeds=None, progress=True):
-    ...     import pandas as pd
-    ...     save("table-1", pd.DataFrame({"ours": [1.0], "paper": [1.0]}))
-    >>> register_reproduction("example-tables", run, description="Table 1", paper="rigid")
-    >>> tables = {}
-    >>> get_reproduction("example-tables").run(tables.__setitem__)
-    >>> tables["table-1"]["ours"].tolist()
-    [1.0]
-    >>> _ = _REPRO.pop("example-tables")  # leave the registry as it was
+    >>> spec = register_reproduction("doc-tables", "optsched.experiments.sojourn:reproduce",
+    ...                              description="the sojourn tables again", paper="sojourn")
+    >>> get_reproduction("doc-tables").run.__name__
+    'reproduce'
+    >>> _ = _REPRO.pop("doc-tables")
     """
-    _REPRO[name] = Reproduction(name, run, description, paper, quick_seconds)
-
-
-def _load() -> None:
-    for mod in MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
+    return plugins.register_reproduction(name, run, description=description, paper=paper, quick_seconds=quick_seconds)
 
 
 def reproductions() -> list[Reproduction]:
-    """Every registered reproduction, sorted by name (the modules of :data:`MODULES` are imported first).
+    """Every reproduction the paper packages declare, sorted by name (their modules are not imported).
 
     Examples
     --------
@@ -121,8 +68,8 @@ def reproductions() -> list[Reproduction]:
     >>> "sojourn-tables" in names, names == sorted(names)
     (True, True)
     """
-    _load()
-    return sorted(_REPRO.values(), key=lambda r: r.name)
+    plugins.load_plugins()
+    return sorted(plugins.reproduction_specs().values(), key=lambda r: r.name)
 
 
 def get_reproduction(name: str) -> Reproduction:
@@ -142,10 +89,11 @@ def get_reproduction(name: str) -> Reproduction:
     ...
     optsched.exceptions.UnknownNameError: Unknown reproduction 'fig-99'; known: [...] (`optsched reproduce --list`).
     """
-    _load()
+    plugins.load_plugins()
+    specs = plugins.reproduction_specs()
     try:
-        return _REPRO[name]
+        return specs[name]
     except KeyError:
         raise UnknownNameError(
-            f"Unknown reproduction {name!r}; known: {sorted(_REPRO)} (`optsched reproduce --list`)."
+            f"Unknown reproduction {name!r}; known: {sorted(specs)} (`optsched reproduce --list`)."
         ) from None

@@ -9,6 +9,8 @@ number of trials: the paper used >= 50,000, the default here is 5,000).
 >>> df = mean_table(run_trials(sets=(1,), n_values=(3,), trials=20, seed=0), 1)
 >>> list(df.columns)[:4]
 ['N', 'algorithm', 'mean', 'ci_lo']
+
+Tested in ``tests/sojourn/test_experiments.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,18 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from optsched.core.output import prepare_out_dir, write_table
 from optsched.core.seeds import SeedLike
+from optsched.exceptions import SolverError
+from optsched.sojourn.adaptive import compare_policies
+from optsched.sojourn.dp import subset_dp
+from optsched.sojourn.evaluate import pair_costs, stage_value
+from optsched.sojourn.exact import solve_lop_highs
+from optsched.sojourn.formulation import order_from_y, three_cycles
+from optsched.sojourn.generate import random_instance, workload
+from optsched.sojourn.online import online_table
+from optsched.sojourn.policies import sr_stage_sequence
+from optsched.solvers import SolveOptions
 
 __all__ = [
     "PAPER_MEANS",
@@ -138,9 +151,6 @@ def optimum(pc) -> tuple[float, list[int], str]:
     """Exact optimum of one instance, the cheapest proven way: if the pairwise preferences
     (c[i,j] < c[j,i]) form a transitive tournament its order attains the lower bound
     sum_{i<j} min(c[i,j], c[j,i]); else the subset DP (N <= 20) or the lazy HiGHS LOP."""
-    from optsched.sojourn.dp import subset_dp
-    from optsched.sojourn.formulation import order_from_y, three_cycles
-
     B = pc.c < pc.c.T
     np.fill_diagonal(B, False)
     ties = np.triu(np.isclose(pc.c, pc.c.T, rtol=0, atol=0), 1).any()
@@ -150,13 +160,8 @@ def optimum(pc) -> tuple[float, list[int], str]:
     if pc.n <= 16:
         v, order = subset_dp(pc)
         return v, order, "dp"
-    from optsched.sojourn.exact import solve_lop_highs
-    from optsched.solvers import SolveOptions
-
     out = solve_lop_highs(pc, SolveOptions(time_limit=300, threads=1))
     if not out.get("proven"):
-        from optsched.exceptions import SolverError
-
         raise SolverError(
             f"HiGHS did not prove the optimum of this {pc.n}-job instance within 300 s "
             f"({out['message']}); use fewer jobs."
@@ -165,10 +170,6 @@ def optimum(pc) -> tuple[float, list[int], str]:
 
 
 def _trial(set_id: int, n: int, rng: np.random.Generator, stages: int, algos: Sequence[str]) -> dict[str, float]:
-    from optsched.sojourn.evaluate import pair_costs, stage_value
-    from optsched.sojourn.generate import workload
-    from optsched.sojourn.policies import sr_stage_sequence
-
     inst = workload(set_id, n, rng, stages=stages)
     pc = pair_costs(inst)
     out: dict[str, float] = {}
@@ -418,9 +419,6 @@ def adaptive_study(*, n_instances: int = 300, seed: SeedLike = 0, max_jobs: int 
     tiny instances with small integer sizes. One row per instance."""
     import pandas as pd
 
-    from optsched.sojourn.adaptive import compare_policies
-    from optsched.sojourn.generate import random_instance
-
     rng = np.random.default_rng(seed if isinstance(seed, int) else None)
     rows = []
     for k in range(n_instances):
@@ -475,8 +473,6 @@ def reproduce(
     n_values = (3, 5, 8, 12, 16, 20) if quick else (3, 5, 8, 12, 16, 20, 25, 30, 35, 40)
     save("sojourn_rank_vs_n", rank_vs_n(n_values=n_values, trials=ext_trials, seed=seed + 2))
     save("sojourn_adaptive", adaptive_study(n_instances=60 if quick else 300, seed=seed))
-    from optsched.sojourn.online import online_table
-
     # Tables XVI-XVIII: one calibrated workload (load 0.9 on 50 servers) run on W servers
     save(
         "sojourn_online",
@@ -488,8 +484,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m optsched.experiments.sojourn [--trials Z] [--seed S] [--out DIR] [--force]``: the
     same as ``optsched reproduce sojourn-tables``; every table as CSV, written as soon as it is done."""
     import argparse
-
-    from optsched.core.output import prepare_out_dir, write_table
 
     p = argparse.ArgumentParser(prog="python -m optsched.experiments.sojourn")
     p.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
@@ -518,22 +512,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"\n[{time.perf_counter() - t0:.0f} s]")
     return 0
-
-
-def _register() -> None:
-    from optsched.experiments.registry import register_reproduction
-
-    register_reproduction(
-        "sojourn-tables",
-        reproduce,
-        paper="sojourn",
-        quick_seconds=60,
-        description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
-        "study, online Tables XVI-XVIII (paper 003)",
-    )
-
-
-_register()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from optsched import __version__
+from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
 
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
@@ -93,8 +95,6 @@ def provenance() -> dict[str, Any]:
     """
     import importlib.metadata as md
 
-    from optsched import __version__
-
     pkgs = {}
     for p in _PACKAGES:
         with contextlib.suppress(md.PackageNotFoundError):
@@ -140,8 +140,6 @@ def _call(func: Callable[..., Mapping[str, Any]], params: Mapping[str, Any], pro
 
 def _write_cell(out: Path, row: dict[str, Any]) -> None:
     import pandas as pd
-
-    from optsched.core.io import atomic_write
 
     df = pd.DataFrame([row])
     atomic_write(out / f"cell-{row['cell']}.parquet", lambda t: df.to_parquet(t, index=False))

@@ -1,6 +1,7 @@
 """Futile preemptions and deferred scheduling (paper 004, Go et al., DAC '26): Lazer.
 
-Importing this package registers the online policies with the simulator's registry:
+Importing this package registers what :mod:`optsched.lazer.plugin` declares, among them the
+online policies of the simulator's registry:
 
 * ``lazer`` — Alg. 1/2 with a pluggable deferral chooser (``deferral=None | x | "oracle" | "gp"``);
 * ``lazer-zero`` (X = 0), ``lazer-fixed`` (X = ``x``, default 30 s), ``lazer-oracle`` (X = F),
@@ -17,6 +18,7 @@ The baselines are the simulator's ``sjf``, ``srtf`` (use ``reserve="best"``) and
 [10.0, 1.0]
 """
 
+from optsched.core.plugins import load_plugin
 from optsched.lazer.deferral import (
     Decision,
     DeferralChooser,
@@ -33,51 +35,8 @@ from optsched.lazer.loadsave import (
     SOURCES,
     LoadSaveModel,
 )
+from optsched.lazer.plugin import PAPER
 from optsched.lazer.policy import Lazer
-
-PAPER = "lazer"
-
-
-def _lazer_zero(**options):
-    """Lazer with X = 0 (orchestrator and completion handler only)."""
-    return Lazer(deferral=None, **options)
-
-
-def _lazer_fixed(x: float = 30.0, **options):
-    """Lazer with a fixed deferral X = x seconds (default 30)."""
-    return Lazer(deferral=FixedDeferral(x), **options)
-
-
-def _lazer_oracle(**options):
-    """Lazer with X = F, the counterfactual futile load, read from future arrivals (reference)."""
-    return Lazer(deferral=OracleDeferral(), **options)
-
-
-def _lazer_gp(seed=0, **options):
-    """Lazer with the BO deferral predictor (GP, log-EI; Sec. 4.2)."""
-    from optsched.lazer.predictor import GPDeferral
-
-    return Lazer(deferral=GPDeferral(seed=seed), **options)
-
-
-def register() -> None:
-    """Register Lazer's policies with the simulator's registry (idempotent)."""
-    from optsched.sim import register_policy
-
-    register_policy(
-        "lazer",
-        Lazer,
-        paper=PAPER,
-        replace=True,
-        description="Lazer (Alg. 1/2): orchestrator, deferral X, completion handler",
-    )
-    register_policy("lazer-zero", _lazer_zero, paper=PAPER, replace=True)
-    register_policy("lazer-fixed", _lazer_fixed, paper=PAPER, replace=True)
-    register_policy("lazer-oracle", _lazer_oracle, paper=PAPER, replace=True)
-    register_policy("lazer-gp", _lazer_gp, paper=PAPER, replace=True)
-
-
-register()
 
 __all__ = [
     "Lazer",
@@ -95,6 +54,7 @@ __all__ = [
     "is_futile",
     "lifecycle_from_log",
     "check_lifecycle",
-    "register",
     "PAPER",
 ]
+
+load_plugin(__name__)

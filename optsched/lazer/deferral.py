@@ -6,6 +6,8 @@ at ``t0 + p* + l_new`` (when every arrival that could cut j_new's load is known)
 
 References (formulations/lazer.md, reading 5): :class:`ZeroDeferral` (X = 0),
 :class:`FixedDeferral` (X = x), :class:`OracleDeferral` (X = F, reading the future arrivals).
+
+Tested in ``tests/lazer/test_predictor.py`` and ``tests/lazer/test_policy.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ __all__ = [
     "FixedDeferral",
     "OracleDeferral",
     "counterfactual_f",
-    "make_chooser",
 ]
 
 
@@ -132,23 +133,3 @@ class OracleDeferral(DeferralChooser):
 
     def choose(self, sim, policy, decision):
         return counterfactual_f(self._t, self._w, decision.t0, decision.p_star, decision.l_new, decision.t_new)
-
-
-def make_chooser(deferral: Any) -> DeferralChooser:
-    """A chooser from ``None`` (zero), a number (fixed), ``"zero"``, ``"oracle"`` or a chooser."""
-    if deferral is None or deferral == "zero":
-        return ZeroDeferral()
-    if deferral == "oracle":
-        return OracleDeferral()
-    if isinstance(deferral, DeferralChooser):
-        return deferral
-    if isinstance(deferral, (int, float)) and not isinstance(deferral, bool):
-        return FixedDeferral(deferral)
-    if deferral == "gp":
-        from optsched.lazer.predictor import GPDeferral
-
-        return GPDeferral()
-    raise InvalidOptionError(
-        f"The 'deferral' option of Lazer must be None/'zero', a number of seconds, 'oracle', "
-        f"'gp' or a DeferralChooser; got {deferral!r}."
-    )

@@ -1,18 +1,30 @@
 """Demo rows for paper 004 (``optsched demo``): the futile-preemption chain (2) on one GPU, the
 SRPT optimum on one GPU without load/save times (Lazer with X = 0 and SRTF reach it), and
-Lazer vs SRTF and SJF on 1,000 Earth-like jobs (mean JCT; no exact optimum there)."""
+Lazer vs SRTF and SJF on 1,000 Earth-like jobs (mean JCT; no exact optimum there).
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 
 import time
+
+from optsched.core import Cluster, Instance, Job
+from optsched.lazer.baselines import baseline
+from optsched.lazer.lifecycle import check_lifecycle, is_futile, srpt_total_flow
+from optsched.lazer.loadsave import FAMILIES, LoadSaveModel
+from optsched.lazer.policy import Lazer
+from optsched.sim import Simulator
+from optsched.traces import synthetic_workload
+from optsched.verify import verify
+from optsched.verify.report import Violation
+from optsched.verify.rows import violation_text
 
 __all__ = ["demo_rows"]
 
 
 def _row(instance, algorithm, objective, optimum, runtime, problems, **extra):
     """One demo row; ``problems`` are the violations found (empty: verified)."""
-    from optsched.verify.rows import violation_text
-
     return {
         "instance": instance,
         "algorithm": algorithm,
@@ -30,18 +42,12 @@ def _row(instance, algorithm, objective, optimum, runtime, problems, **extra):
 
 
 def _lifecycle(res) -> list:
-    from optsched.lazer.lifecycle import check_lifecycle
-    from optsched.verify.report import Violation
-
     return [Violation("lifecycle (1)", m) for m in check_lifecycle(res)]
 
 
 def _problems(cluster, jobs, res, *, lifecycle: bool = False) -> list:
     """The verifier's violations of the simulated schedule (with each job's held time as its work),
     and with ``lifecycle`` the problems of (1) JCT = W + L + T + P."""
-    from optsched.core import Instance, Job
-    from optsched.verify import verify
-
     df = res.jobs_frame().set_index("job_id")
     held = df["loading_time"] + df["training_time"] + df["saving_time"]
     inst = Instance(cluster, [Job(j.id, work=float(held[j.id]), gpus=j.gpus, arrival=j.arrival) for j in jobs])
@@ -49,9 +55,6 @@ def _problems(cluster, jobs, res, *, lifecycle: bool = False) -> list:
 
 
 def _policies():
-    from optsched.lazer.baselines import baseline
-    from optsched.lazer.policy import Lazer
-
     return {
         "sjf": lambda: baseline("sjf"),
         "srtf": lambda: baseline("srtf"),
@@ -62,12 +65,6 @@ def _policies():
 
 def demo_rows(quick: bool = False) -> list[dict]:
     import numpy as np
-
-    from optsched.core import Cluster, Job
-    from optsched.lazer.lifecycle import is_futile, srpt_total_flow
-    from optsched.lazer.loadsave import FAMILIES, LoadSaveModel
-    from optsched.sim import Simulator
-    from optsched.traces import synthetic_workload
 
     rows = []
     one = Cluster.homogeneous(1, 1)

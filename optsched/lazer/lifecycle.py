@@ -6,6 +6,8 @@
 * :func:`is_futile` is (2) as a predicate on a three-job chain on one GPU.
 
 See formulations/lazer.md (1), (2).
+
+Tested in ``tests/lazer/test_lifecycle_properties.py``.
 """
 
 from __future__ import annotations

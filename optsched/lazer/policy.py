@@ -22,14 +22,45 @@ from collections import deque
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError
-from optsched.lazer.deferral import Decision, counterfactual_f, make_chooser
+from optsched.lazer.deferral import (
+    Decision,
+    DeferralChooser,
+    FixedDeferral,
+    OracleDeferral,
+    ZeroDeferral,
+    counterfactual_f,
+)
+from optsched.lazer.predictor import GPDeferral
 from optsched.sim.policies import WaitQueue
 from optsched.sim.policy import Policy
 from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING
 
-__all__ = ["Lazer", "HOUR"]
+__all__ = ["Lazer", "make_chooser", "lazer_zero", "lazer_fixed", "lazer_oracle", "lazer_gp", "HOUR"]
 
 HOUR = 3600.0
+
+
+def make_chooser(deferral: Any) -> DeferralChooser:
+    """The deferral chooser of Lazer's ``deferral`` option: ``None`` or ``"zero"`` (X = 0), a number
+    of seconds (a fixed X), ``"oracle"`` (X = F), ``"gp"`` (the BO predictor) or a chooser as it is.
+
+    >>> make_chooser(None), make_chooser(30), make_chooser("oracle")
+    (ZeroDeferral(), FixedDeferral(30), OracleDeferral())
+    """
+    if deferral is None or deferral == "zero":
+        return ZeroDeferral()
+    if deferral == "oracle":
+        return OracleDeferral()
+    if isinstance(deferral, DeferralChooser):
+        return deferral
+    if isinstance(deferral, (int, float)) and not isinstance(deferral, bool):
+        return FixedDeferral(deferral)
+    if deferral == "gp":
+        return GPDeferral()
+    raise InvalidOptionError(
+        f"The 'deferral' option of Lazer must be None/'zero', a number of seconds, 'oracle', "
+        f"'gp' or a DeferralChooser; got {deferral!r}."
+    )
 
 
 class Lazer(Policy):
@@ -297,3 +328,24 @@ class Lazer(Policy):
 
     def __repr__(self) -> str:
         return f"Lazer(deferral={self.deferral!r}, secured={self.secured!r}, placement={self.placement!r})"
+
+
+# -- the named variants of the registry (lazer-zero, lazer-fixed, lazer-oracle, lazer-gp) ----------
+def lazer_zero(**options: Any) -> Lazer:
+    """Lazer with X = 0 (orchestrator and completion handler only)."""
+    return Lazer(deferral=None, **options)
+
+
+def lazer_fixed(x: float = 30.0, **options: Any) -> Lazer:
+    """Lazer with a fixed deferral X = x seconds (default 30)."""
+    return Lazer(deferral=FixedDeferral(x), **options)
+
+
+def lazer_oracle(**options: Any) -> Lazer:
+    """Lazer with X = F, the counterfactual futile load, read from future arrivals (reference)."""
+    return Lazer(deferral=OracleDeferral(), **options)
+
+
+def lazer_gp(seed: Any = 0, **options: Any) -> Lazer:
+    """Lazer with the BO deferral predictor (GP, log-EI; Sec. 4.2)."""
+    return Lazer(deferral=GPDeferral(seed=seed), **options)

@@ -10,6 +10,7 @@ A shared layer (builds on ``optsched.core`` only); matplotlib is imported when a
 
 from optsched.plot.files import save_figure
 from optsched.plot.gantt import plot_schedule
-from optsched.plot.usage import plot_usage, usage_steps
+from optsched.plot.occupancy import usage_steps
+from optsched.plot.usage import plot_usage
 
 __all__ = ["plot_schedule", "plot_usage", "usage_steps", "save_figure"]

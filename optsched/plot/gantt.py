@@ -1,24 +1,15 @@
-"""Gantt chart of a schedule: one band per server, one row per GPU."""
+"""Gantt chart of a schedule: one band per server, one row per GPU.
+
+Tested in ``tests/plot/test_plot.py``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from optsched.plot.occupancy import cluster_shape
+
 __all__ = ["plot_schedule"]
-
-
-def _cluster_of(schedule: Any, cluster: Any) -> tuple[int, list[int]]:
-    """(number of servers, GPUs per server): from ``cluster`` (a Cluster or an Instance) or, without
-    one, the most GPUs held at once on each server (the capacity is unknown: nothing is over it)."""
-    from optsched.plot.usage import usage_steps
-
-    cluster = getattr(cluster, "cluster", cluster)
-    if cluster is not None:
-        return int(cluster.n_servers), [int(g) for g in cluster.gpus]
-    _, use = usage_steps(schedule)
-    if not len(use):
-        return 1, [1]
-    return use.shape[1], [max(1, int(x)) for x in use.max(axis=0)]
 
 
 def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str | None = None) -> Any:
@@ -55,7 +46,7 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
     """
     import matplotlib.pyplot as plt
 
-    n_srv, cap = _cluster_of(schedule, cluster)
+    n_srv, cap = cluster_shape(schedule, cluster)
     jobs = sorted((j for j, _ in schedule.items()), key=str)
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 1.2 + 0.9 * n_srv))

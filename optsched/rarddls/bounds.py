@@ -22,9 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from optsched.exceptions import InvalidOptionError
+from optsched.rarddls.exact import solve_exact, theta_star
 from optsched.rarddls.model import RarInstance
+from optsched.rarddls.sjfbco import passes_bound, sjf_bco
+from optsched.verify import Violation
 
-__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load", "register"]
+__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load"]
 
 
 @dataclass
@@ -57,10 +61,6 @@ def check_bounds(
     ``sjf_bco(bisection="smallest-feasible")`` (reused if ``algo_result`` already is that run);
     ``"returned"`` the theta reported by ``algo_result``. ``values`` holds both (``theta_tilde`` is the one
     Lemma 4 used, ``theta_returned`` the other)."""
-    from optsched.exceptions import InvalidOptionError
-    from optsched.rarddls.exact import solve_exact, theta_star
-    from optsched.rarddls.sjfbco import passes_bound, sjf_bco
-
     if lemma4_theta not in ("smallest-feasible", "returned"):
         raise InvalidOptionError(f"lemma4_theta must be 'smallest-feasible' or 'returned'; got {lemma4_theta!r}.")
     r = algo_result or sjf_bco(instance, kappas=kappas)
@@ -116,8 +116,6 @@ def check_bounds(
 
 def check_rho_range(instance: RarInstance, schedule) -> list:
     """Every job's execution time lies in [rho_j^min, rho_j^max] (the a priori range behind u, l, varphi)."""
-    from optsched.verify import Violation
-
     out = []
     for i, j in enumerate(instance.jobs):
         segs = schedule.segments(j.id) if j.id in schedule else []
@@ -140,8 +138,6 @@ def check_rho_range(instance: RarInstance, schedule) -> list:
 def check_gpu_load(instance: RarInstance, schedule) -> list:
     """Thm 5 step (a) for any schedule: the makespan >= max_g sum_{j on g} rho^_j / u (>= theta*_u), since
     rho^_j / u <= rho_j and a GPU runs its jobs one after another."""
-    from optsched.verify import Violation
-
     load: dict[tuple[int, int], float] = {}
     ms = 0.0
     for j in instance.jobs:
@@ -162,11 +158,3 @@ def check_gpu_load(instance: RarInstance, schedule) -> list:
             )
         ]
     return []
-
-
-def register() -> None:
-    from optsched.rarddls.model import KIND
-    from optsched.verify import register_check
-
-    register_check(KIND, "rho_range")(check_rho_range)
-    register_check(KIND, "gpu_load")(check_gpu_load)

@@ -7,6 +7,8 @@ segments: each job must end in the first slot its iterations are done). This slo
 recomputation is written independently of the event-driven :func:`optsched.rarddls.evaluate.replay`
 used by the algorithms and the exact decoders; the evaluator registered for ``makespan`` and
 ``mean_jct`` uses it too.
+
+Tested in ``tests/rarddls/test_model.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.verify import Violation, register_check, register_cluster_checks, register_evaluator
+from optsched.core.objectives import objective_value
+from optsched.verify import Violation
 from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
 
 __all__ = [
@@ -24,7 +27,6 @@ __all__ = [
     "check_gpu_exclusive",
     "check_contention_progress",
     "evaluate_objective",
-    "register",
 ]
 
 TOL = 1e-9
@@ -113,17 +115,4 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
         return float(max(comp.values()))
     if name == "mean_jct":
         return float(sum(comp.values()) / len(comp))
-    from optsched.core.objectives import objective_value
-
     return objective_value(instance, schedule, name)
-
-
-def register() -> None:
-    from optsched.rarddls.model import KIND
-
-    register_cluster_checks(KIND, work_at_rate_one=False)
-    register_check(KIND, "non_preemptive")(check_non_preemptive)
-    register_check(KIND, "slotted")(check_slotted)
-    register_check(KIND, "gpu_exclusive")(check_gpu_exclusive)
-    register_check(KIND, "contention_progress")(check_contention_progress)
-    register_evaluator(KIND, evaluate_objective)

@@ -1,17 +1,23 @@
 """Demo rows for paper 002: exact T* (MILP, and enumeration for <= 3 jobs) vs SJF-BCO, FF, LS, with
-the Thm 5 bound n_g varphi u / l beside each row."""
+the Thm 5 bound n_g varphi u / l beside each row.
+
+Tested in ``tests/rarddls/test_bounds.py``.
+"""
 
 from __future__ import annotations
 
+from optsched.rarddls import toy_instance
+from optsched.rarddls.exact import solve_exact
+from optsched.rarddls.generate import random_instance
+from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco
 from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+from optsched.verify.rows import exact_vs_algorithm_rows
 
 __all__ = ["demo_instances", "demo_rows"]
 
 
 def demo_instances(quick: bool = False):
-    from optsched.rarddls import toy_instance
-    from optsched.rarddls.generate import random_instance
-
     out = [toy_instance()]
     out += [random_instance(n, gpus_per_server=[2, 2], seed=s) for n, s in ((4, 1), (5, 2))]
     if not quick:
@@ -24,11 +30,6 @@ def demo_instances(quick: bool = False):
 
 def demo_rows(quick: bool = False) -> list[dict]:
     """One row per (instance, algorithm), each schedule verified; ``thm5_bound`` = n_g varphi u / l."""
-    from optsched.rarddls.exact import solve_exact
-    from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco
-    from optsched.verify import verify_result
-    from optsched.verify.rows import exact_vs_algorithm_rows
-
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []
     for inst in demo_instances(quick):

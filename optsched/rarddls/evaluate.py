@@ -8,6 +8,8 @@ slots from a_j has C_j = a_j + n, and the makespan is max_j C_j in slots).
 
 The evaluator is event driven (rates are constant between starts and completions); the
 verifier recomputes the same quantities slot by slot (:mod:`optsched.rarddls.checks`).
+
+Tested in ``tests/rarddls/test_model.py`` and ``tests/rarddls/test_milp_cuts.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidScheduleError
+from optsched.verify import verify_checks
 
 __all__ = [
     "Placement",
@@ -166,8 +169,6 @@ def _schedule_no_ids(instance, starts, placements, completion) -> Schedule:
 def validate_decisions(instance, schedule: Schedule, who: str, *, skip: tuple[str, ...] = ("gpu_exclusive",)) -> None:
     """Run the verifier's checks of the kind on ``schedule`` (except ``skip``: decisions carry no GPU
     ids) and raise :class:`InvalidScheduleError` naming every violated label."""
-    from optsched.verify import verify_checks
-
     bad = verify_checks(instance, schedule, skip=skip)
     if bad:
         shown = "; ".join(f"[{v.label}] {v.message.rstrip('.')}" for v in bad[:5])

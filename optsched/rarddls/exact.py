@@ -7,13 +7,15 @@ from __future__ import annotations
 import itertools
 import time
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.exceptions import InternalError, InvalidOptionError, ModelTooLargeError
-from optsched.rarddls.evaluate import _replay, build_schedule
+from optsched.rarddls.evaluate import _replay, build_schedule, decisions
 from optsched.rarddls.formulation import build_milp, build_theta_star, milp_to_cpsat, patterns
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
+from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco, theta_lower_bound
 from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
+from optsched.solvers import write_model as _write
 
 __all__ = [
     "solve_exact",
@@ -34,9 +36,6 @@ def best_heuristic(instance: RarInstance) -> tuple[int, list[int] | None, list[d
     """The best schedule of SJF-BCO (kappa over sizes), LS, FF and :func:`sgs_schedule`:
     (makespan, starts, placements), an upper bound on T* with a schedule that attains it (starts and placements
     None only for the serial bound, when every heuristic fails)."""
-    from optsched.rarddls.evaluate import decisions
-    from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco
-
     best: tuple[int, list[int] | None, list[dict[int, int]] | None] = (instance.serial_horizon(), None, None)
     for f, kw in ((sjf_bco, {"kappas": "sizes"}), (list_scheduling, {}), (first_fit, {})):
         try:
@@ -178,13 +177,6 @@ def enumerate_optimum(
     return best, arg[0], arg[1]
 
 
-@register_algorithm(
-    "rarddls-exact",
-    KIND,
-    exact=True,
-    backends=("highs", "cpsat", "enumerate"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 @requires_kind(KIND)
 def solve_exact(
     instance: RarInstance,
@@ -300,8 +292,6 @@ def solve_exact(
         model = build_milp(instance, horizon=grid, max_size=max_size)
         info["n_vars"] = model.nvariables()
         info["n_constraints"] = model.nconstraints()
-        from optsched.solvers import write_model as _write
-
         cpsat_file = bool(write_model) and str(write_model).lower().endswith((".pb", ".pbtxt"))
         if write_model and not cpsat_file:  # .lp/.mps: the MILP (also of the cpsat back end)
             _write(model, write_model)
@@ -387,8 +377,6 @@ def theta_star(
     instance: RarInstance, *, options: SolveOptions | None = None, max_size: int | None = None
 ) -> tuple[float, float, bool]:
     """theta*_u of (14)-(16): (value, proven lower bound, proven optimal)."""
-    from optsched.rarddls.sjfbco import theta_lower_bound
-
     lb = theta_lower_bound(instance)
     options = options or SolveOptions(time_limit=20, threads=1)
     m = build_theta_star(instance, max_size=max_size)

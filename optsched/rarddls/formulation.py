@@ -15,6 +15,8 @@
   largest per-GPU sum of rho^_j / u (theta*_u of Lemma 4).
 
 Component names are the labels of ``formulations/rarddls.md``.
+
+Tested in ``tests/rarddls/test_exact.py`` and ``tests/rarddls/test_milp_cuts.py``.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ import itertools
 import math
 from functools import lru_cache
 
+from optsched.exceptions import InternalError
+from optsched.rarddls.evaluate import _replay, contention_counts
 from optsched.rarddls.model import RarInstance
-from optsched.solvers import check_model_size
+from optsched.solvers import check_model_size, new_cp_model
 
 __all__ = ["patterns", "build_milp", "build_theta_star", "milp_size", "set_start", "milp_to_cpsat"]
 
@@ -363,8 +367,6 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
 
     Every replayed schedule that ends by the horizon satisfies every row of the model (that is the
     exactness argument of ``formulations/rarddls.md#milp``)."""
-    from optsched.rarddls.evaluate import _replay, contention_counts
-
     J, H = instance.n_jobs, model.horizon
     starts = [int(a) for a in starts]
     pls = [{int(s): int(y) for s, y in p.items() if y > 0} for p in placements]
@@ -422,9 +424,6 @@ def milp_to_cpsat(model):
     import pyomo.environ as pyo
     from pyomo.common.collections import ComponentMap
     from pyomo.repn import generate_standard_repn
-
-    from optsched.exceptions import InternalError
-    from optsched.solvers import new_cp_model
 
     cm = new_cp_model()
     var = ComponentMap()

@@ -5,6 +5,8 @@ F_j in [1000, 6000], tau_j in [0.01, 0.05] slots, rho^_j in [50, 300] slots, xi_
 20 servers with O_s uniform in {4, 8, 16, 32}. The paper gives no m_j, b^e, b^i, C, Delta; we pick them
 so that the contention + overhead share of tau_j stays within ``extra`` (15 %) of tau_j in the worst
 reachable state (p = p_max, min(G_j, S) servers) - see ``formulations/rarddls.md#generator``.
+
+Tested in ``tests/rarddls/test_model.py``.
 """
 
 from __future__ import annotations

@@ -23,12 +23,13 @@ from functools import cached_property
 from typing import Any
 
 from optsched.core.cluster import Cluster
-from optsched.core.io import JsonMixin, require_fields
+from optsched.core.io import JsonMixin, load_instance, require_fields
+from optsched.core.library import instance_path
 from optsched.core.limits import MAX_AMOUNT, MAX_COUNT, MAX_SLOTS, check_slots, hint
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.exceptions import InvalidInstanceError, OptschedWarning
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, OptschedWarning
 
-__all__ = ["RarJob", "RarInstance", "KIND", "OBJECTIVE", "K_READINGS", "GAMMA_READINGS", "linear_f"]
+__all__ = ["toy_instance", "RarJob", "RarInstance", "KIND", "OBJECTIVE", "K_READINGS", "GAMMA_READINGS", "linear_f"]
 
 KIND = "rarddls"
 OBJECTIVE = "makespan"
@@ -455,8 +456,6 @@ class RarInstance(JsonMixin):
     # -- io ---------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         if self.f is not None and getattr(self.f, "linear_alpha", None) is None:
-            from optsched.exceptions import InvalidOptionError
-
             raise InvalidOptionError(
                 "This instance has a custom degradation factor 'f' (a Python callable), which "
                 "JSON cannot hold; use the linear f (alpha) to save it."
@@ -504,3 +503,12 @@ class RarInstance(JsonMixin):
             metadata=d.get("metadata", {}),
             **kw,
         )
+
+
+def toy_instance(name: str = "rarddls-2x2-three") -> RarInstance:
+    """Load ``toy:<name>`` from the instance library.
+
+    >>> toy_instance().n_jobs
+    3
+    """
+    return load_instance(instance_path(f"toy:{name}"))

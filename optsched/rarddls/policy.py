@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from optsched.core.job import Job
 from optsched.rarddls.model import RarInstance
-from optsched.sim import Policy, RateModel, Start
+from optsched.sim import Policy, RateModel, Simulator, Start
 
 __all__ = ["ContentionRate", "ReplayStarts", "simulate_decisions"]
 
@@ -91,9 +92,6 @@ def simulate_decisions(
     instance: RarInstance, starts: Sequence[float], placements: Sequence[Mapping[int, int]]
 ) -> list[float]:
     """Continuous-time completions (slots) of the given decisions on the shared simulator."""
-    from optsched.core.job import Job
-    from optsched.sim import Simulator
-
     jobs = [Job(j.id, work=float(j.iterations), gpus=j.gpus) for j in instance.jobs]
     pol = ReplayStarts([j.id for j in instance.jobs], starts, placements)
     res = Simulator(instance.cluster, jobs, pol, rate_model=ContentionRate(instance), record_log=False).run()

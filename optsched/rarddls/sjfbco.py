@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm, requires_kind
+from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionError
@@ -341,7 +341,6 @@ def _run(instance, name, rule, *, kappas, horizon, bisection, seed):
     )
 
 
-@register_algorithm("rarddls-sjf-bco", KIND)
 @requires_kind(KIND)
 def sjf_bco(
     instance: RarInstance,
@@ -402,14 +401,12 @@ def sjf_bco(
     return _run(instance, "rarddls-sjf-bco", "sjf-bco", kappas=kappas, horizon=horizon, bisection=bisection, seed=seed)
 
 
-@register_algorithm("rarddls-ff", KIND)
 @requires_kind(KIND)
 def first_fit(instance: RarInstance, *, horizon: int | None = None, bisection: str = "printed", seed=None) -> Result:
     """First-Fit (Sec. 7): the first G_j available GPUs server by server, same order and bisection as SJF-BCO."""
     return _run(instance, "rarddls-ff", "ff", kappas="all", horizon=horizon, bisection=bisection, seed=seed)
 
 
-@register_algorithm("rarddls-ls", KIND)
 @requires_kind(KIND)
 def list_scheduling(
     instance: RarInstance, *, horizon: int | None = None, bisection: str = "printed", seed=None
@@ -418,7 +415,6 @@ def list_scheduling(
     return _run(instance, "rarddls-ls", "ls", kappas="all", horizon=horizon, bisection=bisection, seed=seed)
 
 
-@register_algorithm("rarddls-rand", KIND, randomized=True)
 @requires_kind(KIND)
 def random_schedule(instance: RarInstance, *, horizon: int | None = None, seed=None) -> Result:
     """RAND (Sec. 7): G_j GPUs chosen uniformly among the idle ones, theta_u = T (one pass), seeded."""

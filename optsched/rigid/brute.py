@@ -5,6 +5,8 @@ serial SGS. Over all orders the serial SGS generates every *active* schedule, an
 regular objective such as sum w_j C_j some active schedule is optimal (Sprecher, Kolisch &
 Drexl 1995), so the minimum found is the optimum. Instances must be *pure*: every job spans
 servers, or every job is single-server.
+
+Tested in ``tests/rigid/test_exact.py``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Demo rows for rigid jobs: exact (HiGHS, CP-SAT) vs list scheduling on the toy and benchmark
-instances."""
+instances.
+
+Tested in ``tests/experiments/test_demo.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from optsched.rigid.exact import solve_exact
 from optsched.rigid.heuristics import list_schedule
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
+from optsched.verify.rows import exact_vs_algorithm_rows
 
 ROOT = library_root()
 
@@ -21,8 +25,6 @@ def demo_instances(quick: bool = False):
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.verify.rows import exact_vs_algorithm_rows
-
     opts = SolveOptions(time_limit=10 if quick else 60, mip_abs_gap=0.999, threads=1)
     rows = []
     for inst in demo_instances(quick):

@@ -3,14 +3,16 @@
 The instance class is the shared :class:`optsched.core.Instance` (cluster + jobs, the data model
 the simulator and the traces use as well); this module registers it as the kind ``"rigid"``,
 with its schema and objective. :mod:`optsched.rigid.checks` registers its verifier checks.
+
+Tested in ``tests/verify/test_no_kind.py``.
 """
 
 from __future__ import annotations
 
 from optsched.core.instance import Instance
-from optsched.core.registry import KindSpec, get_kind, register_kind
+from optsched.core.registry import KindSpec
 
-__all__ = ["KIND", "OBJECTIVE", "Instance", "RigidInstance", "KIND_SPEC", "register"]
+__all__ = ["KIND", "OBJECTIVE", "Instance", "RigidInstance", "KIND_SPEC"]
 
 KIND = "rigid"
 OBJECTIVE = "total_weighted_completion_time"
@@ -26,9 +28,3 @@ KIND_SPEC = KindSpec(
     schedule_cls=None,  # optsched.core.Schedule
     description="Rigid GPU jobs, non-preemptive, minimum total weighted completion time",
 )
-
-
-def register() -> KindSpec:
-    """Register the kind (idempotent)."""
-    register_kind(KIND_SPEC)
-    return get_kind(KIND)

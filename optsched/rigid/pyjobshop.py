@@ -13,6 +13,7 @@ from typing import Any
 from optsched.core.instance import Instance
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidInstanceError, SolverUnavailableError
+from optsched.rigid.formulation import slot_data
 
 __all__ = ["to_pyjobshop", "flow_time_offset", "from_pyjobshop"]
 
@@ -21,8 +22,6 @@ def to_pyjobshop(instance: Instance) -> Any:
     """A ``pyjobshop.Model`` of a rigid instance whose jobs are all single-server (times in slots,
     objective weighted flow time). Raises ``InvalidInstanceError`` for a spanning job or a
     non-integer weight, ``SolverUnavailableError`` without pyjobshop."""
-    from optsched.rigid.formulation import slot_data
-
     try:
         from pyjobshop import Model
     except ImportError:
@@ -50,8 +49,6 @@ def to_pyjobshop(instance: Instance) -> Any:
 
 def flow_time_offset(instance: Instance) -> int:
     """sum_j w_j r_j in slots: PyJobShop's objective + this = total weighted completion time in slots."""
-    from optsched.rigid.formulation import slot_data
-
     d = slot_data(instance)
     return int(round(sum(w * r for w, r in zip(d.w, d.r, strict=True))))
 

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.seeds import as_generator
 from optsched.exceptions import InternalError, InvalidOptionError
-from optsched.sojourn.evaluate import poisson_binomial, stage_indices
+from optsched.sojourn.dp import subset_dp
+from optsched.sojourn.evaluate import MonteCarloEstimate, pair_costs, poisson_binomial, stage_indices, stage_value
 from optsched.sojourn.model import SojournInstance
 
 __all__ = [
@@ -189,8 +191,6 @@ def _sequence_policy(instance: SojournInstance, stages: Sequence[tuple[Any, int]
 def best_stage_sequence(instance: SojournInstance, *, max_sequences: int = 200_000) -> tuple[float, tuple]:
     """Best *static* stage sequence (preemption at checkpoints allowed) by enumerating every
     interleaving of the jobs' stages; a direct check of Thm III.1 on tiny instances."""
-    from optsched.sojourn.evaluate import pair_costs, stage_value
-
     counts = [j.n_stages for j in instance.jobs]
     total = math.factorial(sum(counts)) // math.prod(math.factorial(m) for m in counts)
     if total > max_sequences:
@@ -213,9 +213,6 @@ def best_stage_sequence(instance: SojournInstance, *, max_sequences: int = 200_0
 def compare_policies(instance: SojournInstance, *, with_sequences: bool = False) -> dict[str, float]:
     """Objective (1) of: best order (OPTIMAL), optimal adaptive non-preemptive and preemptive
     policies (and the best static stage sequence if ``with_sequences``)."""
-    from optsched.sojourn.dp import subset_dp
-    from optsched.sojourn.evaluate import pair_costs
-
     pc = pair_costs(instance)
     out = {
         "best_order": subset_dp(pc)[0],
@@ -238,9 +235,6 @@ def simulate_policy(
     """Monte-Carlo estimate of objective (1) under a Markov policy (an independent check of the
     Bellman values): sample every job's stopping checkpoint, run the policy stage by stage."""
     from scipy.stats import norm
-
-    from optsched.core.seeds import as_generator
-    from optsched.sojourn.evaluate import MonteCarloEstimate
 
     rng = as_generator(seed)
     jobs = instance.jobs

@@ -17,6 +17,7 @@ import numpy as np
 
 from optsched.sojourn.evaluate import PairCosts, pair_costs
 from optsched.sojourn.model import SojournInstance
+from optsched.sojourn.policies import adjacent_pair_violations
 
 __all__ = ["pairwise_lower_bound", "thm_III_2_holds", "alpha_limit_closed_form"]
 
@@ -37,8 +38,6 @@ def pairwise_lower_bound(pc: PairCosts) -> float:
 
 def thm_III_2_holds(instance: SojournInstance, order: Sequence[Any], pc: PairCosts | None = None) -> bool:
     """True iff every adjacent pair (i before j) of ``order`` has R^N_ij(i) <= R^N_ij(j)."""
-    from optsched.sojourn.policies import adjacent_pair_violations
-
     return not adjacent_pair_violations(instance, order, pc or pair_costs(instance))
 
 

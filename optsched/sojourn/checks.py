@@ -4,6 +4,8 @@ objective evaluator registered with :mod:`optsched.verify`.
 Feasibility of a static schedule is combinatorial: an order is a permutation of the jobs
 (``permutation``); a stage sequence lists each job's stages once, in order (``stage_order``).
 The bound checks (``bounds.py``) are separate functions used by the tests and the experiments.
+
+Tested in ``tests/sojourn/test_model.py``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from optsched.exceptions import InvalidScheduleError
-from optsched.sojourn.evaluate import as_indices, expected_sojourn, stage_indices
-from optsched.sojourn.model import KIND, OBJECTIVE, SojournInstance, SojournSchedule
-from optsched.verify.registry import register_check, register_evaluator
+from optsched.sojourn.bounds import pairwise_lower_bound
+from optsched.sojourn.evaluate import as_indices, expected_sojourn, pair_costs, stage_indices
+from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule
 from optsched.verify.report import Violation
 
-__all__ = ["check_permutation", "check_stage_order", "check_static_setting", "evaluate"]
+__all__ = ["check_permutation", "check_stage_order", "check_static_setting", "check_pairwise_lower_bound", "evaluate"]
 
 
 def _as_schedule(schedule: Any) -> SojournSchedule:
@@ -28,7 +30,6 @@ def _as_schedule(schedule: Any) -> SojournSchedule:
     return SojournSchedule(order=schedule)
 
 
-@register_check(KIND, "permutation")
 def check_permutation(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """(L1) an order contains every job exactly once."""
     s = _as_schedule(schedule)
@@ -40,7 +41,6 @@ def check_permutation(instance: SojournInstance, schedule: Any) -> Iterable[Viol
         yield Violation("permutation", str(e))
 
 
-@register_check(KIND, "stage_order")
 def check_stage_order(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """(S1) a stage sequence lists stages 1..M_i of every job once, in increasing order."""
     s = _as_schedule(schedule)
@@ -52,7 +52,6 @@ def check_stage_order(instance: SojournInstance, schedule: Any) -> Iterable[Viol
         yield Violation("stage_order", str(e))
 
 
-@register_check(KIND, "static_setting")
 def check_static_setting(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """A static schedule is evaluated in the setting of Sec. III (W = 1, all a_i = 0)."""
     if not instance.static:
@@ -63,12 +62,8 @@ def check_static_setting(instance: SojournInstance, schedule: Any) -> Iterable[V
         )
 
 
-@register_check(KIND, "pairwise_lower_bound")
 def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iterable[Violation]:
     """Objective (1) of any static schedule >= sum_i d_i + sum_{i<j} min(c_ij, c_ji) (bounds.py)."""
-    from optsched.sojourn.bounds import pairwise_lower_bound
-    from optsched.sojourn.evaluate import pair_costs
-
     if not instance.static:
         return
     s = _as_schedule(schedule)
@@ -90,6 +85,3 @@ def evaluate(instance: SojournInstance, schedule: Any, objective: str) -> float:
     if objective not in (OBJECTIVE, "total_weighted_completion_time"):
         raise InvalidScheduleError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
     return expected_sojourn(instance, _as_schedule(schedule))
-
-
-register_evaluator(KIND, evaluate)

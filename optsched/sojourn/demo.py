@@ -1,17 +1,24 @@
 """Demo rows for paper 003: exact optimum (HiGHS, CP-SAT, subset DP) vs RANK, SERPT, SR and
-RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 40)."""
+RANDOM on the two-job example of Sec. III-A and on benchmark instances (N = 30, 40).
+
+Tested in ``tests/sojourn/test_cli.py``.
+"""
 
 from __future__ import annotations
 
+from optsched.core.io import load_instance
 from optsched.core.library import library_root
+from optsched.sojourn.evaluate import pair_costs
+from optsched.sojourn.exact import solve_exact
+from optsched.sojourn.policies import random_policy, rank, serpt, sr
 from optsched.solvers import SolveOptions
+from optsched.verify import verify_result
+from optsched.verify.rows import exact_vs_algorithm_rows
 
 ROOT = library_root()
 
 
 def demo_instances(quick: bool = False):
-    from optsched.core.io import load_instance
-
     files = sorted((ROOT / "toy").glob("sojourn-*.json"))
     papers = sorted((ROOT / "papers" / "sojourn").glob("*.json"))
     files += [f for f in papers if "n30" in f.name] if quick else papers
@@ -19,12 +26,6 @@ def demo_instances(quick: bool = False):
 
 
 def demo_rows(quick: bool = False) -> list[dict]:
-    from optsched.sojourn.evaluate import pair_costs
-    from optsched.sojourn.exact import solve_exact
-    from optsched.sojourn.policies import random_policy, rank, serpt, sr
-    from optsched.verify import verify_result
-    from optsched.verify.rows import exact_vs_algorithm_rows
-
     opts = SolveOptions(time_limit=10 if quick else 60, threads=1)
     rows = []
     for inst in demo_instances(quick):

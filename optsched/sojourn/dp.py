@@ -5,6 +5,8 @@ Both minimise ``sum_i d_i + sum_{k before i} c[k, i]`` (the pair costs of
 ``formulations/sojourn.md#pair-costs``): appending job i after the set S of jobs already run
 adds ``sum_{k in S} c[k, i]``, whatever the order inside S, so
 ``F(S + i) = min_i F(S) + sum_{k in S} c[k, i]`` (Held-Karp style).
+
+Tested in ``tests/sojourn/test_exact.py``.
 """
 
 from __future__ import annotations

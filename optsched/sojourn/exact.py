@@ -28,13 +28,25 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
-from optsched.exceptions import InvalidOptionError, InvalidScheduleError, SolverLimitWarning
+from optsched.exceptions import InternalError, InvalidOptionError, InvalidScheduleError, SolverLimitWarning
+from optsched.sojourn.dp import exhaustive_search, subset_dp
 from optsched.sojourn.evaluate import PairCosts, as_indices, expected_sojourn, pair_costs
+from optsched.sojourn.formulation import (
+    LopVariables,
+    add_transitivity,
+    before_matrix,
+    build_lop,
+    build_lop_cpsat,
+    order_from_y,
+    pair_weights,
+    three_cycles,
+)
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, check_instance
-from optsched.solvers import SolveOptions, SolveResult
+from optsched.solvers import SolveOptions, SolveResult, solve_cpsat, solve_pyomo
+from optsched.solvers import write_model as _write
 from optsched.solvers.exact import DEFAULT_OPTIMALITY_TOLERANCE, ExactModel, run_exact
+from optsched.verify import verify
 
 __all__ = [
     "solve_exact",
@@ -85,8 +97,6 @@ def _trivial(pc: PairCosts) -> ExactModel:
 
 def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> ExactModel:
     """The linear-ordering MILP as HiGHS solves it: objective (1) = const + max|w| * (scaled objective)."""
-    from optsched.sojourn.formulation import LopVariables, build_lop, pair_weights
-
     if pc.n == 1:
         return _trivial(pc)
     model = build_lop(pc, cycles="all" if cycles == "all" else "none")
@@ -115,8 +125,6 @@ def _highs_model(pc: PairCosts, cycles: str, solver: str, max_rounds: int) -> Ex
 
 def _installed_start(v: Any) -> list[int] | None:
     """The order installed by the warm start (every y has a value), else None."""
-    from optsched.sojourn.formulation import before_matrix, order_from_y
-
     vals = {key: y.value for key, y in v.y.items()}
     if not vals or any(x is None for x in vals.values()):
         return None
@@ -128,14 +136,6 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
     is optimal for the full model: feasible, and optimal for a relaxation). Objective and bound
     of the returned result are in the model's (scaled) units; ``objective`` is None when the
     returned order is the repaired/heuristic incumbent rather than the solver's."""
-    from optsched.sojourn.formulation import (
-        add_transitivity,
-        before_matrix,
-        order_from_y,
-        three_cycles,
-    )
-    from optsched.solvers import solve_pyomo
-
     hv, model = em.handles, em.model
     pc = hv.pc
     n = pc.n
@@ -177,8 +177,6 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
                 bound = sr.objective if bound is None else max(bound, sr.objective)
             break
         if cycles == "all":  # cannot happen with every row present
-            from optsched.exceptions import InternalError
-
             raise InternalError("HiGHS returned a cyclic order with every 3-cycle row present.")
         # repair the cyclic tournament into an order (never returned as is) and keep the best
         cand = local_search(pc, order_from_y(B))
@@ -202,9 +200,6 @@ def _lazy_loop(em: ExactModel, options: SolveOptions, *, cycles: str, solver: st
 
 def _cpsat_model(pc: PairCosts) -> ExactModel:
     """CP-SAT linear-ordering model (integer costs; ``resolution`` = its rounding ``eps``), RANK as a hint."""
-    from optsched.sojourn.formulation import build_lop_cpsat
-    from optsched.solvers import solve_cpsat
-
     if pc.n == 1:
         return _trivial(pc)
     model, h = build_lop_cpsat(pc, hint=_rank_start(pc))
@@ -214,8 +209,6 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
         so.setdefault("linearization_level", 2)
         sr = solve_cpsat(em.model, options.replace(threads=options.threads or 1, solver_options=so))
         if sr.has_solution:
-            from optsched.sojourn.formulation import order_from_y
-
             B = np.zeros((pc.n, pc.n), dtype=bool)
             for (i, j), y in h.y.items():
                 if sr.raw.value(y):
@@ -237,8 +230,6 @@ def _cpsat_model(pc: PairCosts) -> ExactModel:
 
 
 def _search_model(pc: PairCosts, backend: str) -> ExactModel:
-    from optsched.sojourn.dp import exhaustive_search, subset_dp
-
     def solve(em: ExactModel, options: SolveOptions) -> SolveResult:
         t0 = time.perf_counter()
         v, order = (subset_dp if backend == "dp" else exhaustive_search)(pc)
@@ -269,8 +260,6 @@ def build_exact(pc: PairCosts, backend: str, *, cycles: str = "lazy", max_rounds
 def _legacy(
     em: ExactModel, pc: PairCosts, options: SolveOptions, write_model: str | None
 ) -> tuple[SolveResult, dict[str, Any]]:
-    from optsched.solvers import write_model as _write
-
     if write_model and em.model is not None:
         _write(em.model, write_model)
     with warnings.catch_warnings():
@@ -315,13 +304,6 @@ def solve_lop_cpsat(pc: PairCosts, options: SolveOptions, *, write_model: str | 
     return _legacy(_cpsat_model(pc), pc, options, write_model)[1]
 
 
-@register_algorithm(
-    "sojourn-exact",
-    "sojourn",
-    exact=True,
-    backends=BACKENDS,
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: SojournInstance,
     *,
@@ -424,8 +406,6 @@ def solve_exact(
         return replace(em, warm_start=lambda s: install(as_indices(instance, list(s.order))))
 
     def check(s):
-        from optsched.verify import verify
-
         if not isinstance(s, SojournSchedule) or not s.is_order:
             raise InvalidScheduleError(
                 f"The initial schedule of sojourn-exact must be a SojournSchedule with an "

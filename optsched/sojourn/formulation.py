@@ -23,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from optsched.sojourn.evaluate import PairCosts
+from optsched.core.registry import check_kind
+from optsched.exceptions import InvalidOptionError
+from optsched.sojourn.evaluate import PairCosts, pair_costs
+from optsched.sojourn.model import KIND
 from optsched.solvers.size import check_model_size
 
 __all__ = [
@@ -46,10 +49,6 @@ def _pair_costs(x) -> PairCosts:
     """``x`` itself if it is a PairCosts, else the pair costs of the instance ``x``."""
     if isinstance(x, PairCosts):
         return x
-    from optsched.core.registry import check_kind
-    from optsched.sojourn.evaluate import pair_costs
-    from optsched.sojourn.model import KIND
-
     return pair_costs(check_kind(x, KIND, "build_lop"))
 
 
@@ -103,8 +102,6 @@ def build_lop(
     n = pc.n
     if isinstance(cycles, str):
         if cycles not in ("all", "none"):
-            from optsched.exceptions import InvalidOptionError
-
             raise InvalidOptionError(f"The 'cycles' option must be 'all', 'none' or a list of triples; got {cycles!r}.")
         triples = list(itertools.combinations(range(n), 3)) if cycles == "all" else []
     else:

@@ -2,6 +2,8 @@
 
 Workload set (Table III): 1 uniform sizes / uniform success; 2 uniform / distribution I
 (Table I); 3 uniform / distribution II (Table II); 4 exponential / uniform; 5 Weibull(0.5) / uniform.
+
+Tested in ``tests/sojourn/test_evaluate.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import numpy as np
 
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError
+from optsched.sojourn.evaluate import pair_costs
 from optsched.sojourn.model import SojournInstance, StagedJob
 
 __all__ = ["WORKLOADS", "DIST_I", "DIST_II", "draw_success", "draw_stage_lengths", "workload", "random_instance"]
@@ -134,8 +137,6 @@ def crossing_instance(
 
     Two-stage jobs, success probability U[0.1, 0.3], full size U[1, 3].
     """
-    from optsched.sojourn.evaluate import pair_costs
-
     rng = as_generator(seed)
     s = rng.uniform(0.1, 0.3, n)
     xM = rng.uniform(1.0, 3.0, n)

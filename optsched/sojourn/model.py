@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.io import JsonMixin, require_fields
+from optsched.core.io import JsonMixin, read_json, require_fields
 from optsched.core.limits import MAX_ARRIVAL, MAX_SECONDS, MAX_SERVERS, hint
+from optsched.core.registry import check_kind
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
@@ -374,8 +375,6 @@ class SojournSchedule(JsonMixin):
 
     @classmethod
     def load(cls, path: str | Path) -> SojournSchedule:
-        from optsched.core.io import read_json
-
         return cls.from_dict(read_json(path, what="schedule"))
 
 
@@ -384,6 +383,4 @@ SojournInstance.schedule_class = SojournSchedule
 
 def check_instance(instance: Any) -> SojournInstance:
     """Raise :class:`InvalidInstanceError` unless ``instance`` is a :class:`SojournInstance`."""
-    from optsched.core.registry import check_kind
-
     return check_kind(instance, "sojourn")

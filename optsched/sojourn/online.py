@@ -31,10 +31,14 @@ from datetime import UTC
 
 import numpy as np
 
+from optsched.core import Cluster, Job
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, TraceFormatError
+from optsched.sim import TRAINING, Simulator
 from optsched.sim.policy import Policy
 from optsched.sojourn.model import StagedJob
+from optsched.sojourn.policies import sr_rank
+from optsched.traces import synthetic_workload
 
 __all__ = [
     "StagedOnlinePolicy",
@@ -91,8 +95,6 @@ def _index(kind: str, job) -> float:
     if kind == "serpt":
         return float(rem @ p) / float(p.sum())
     if kind == "sr":
-        from optsched.sojourn.policies import sr_rank
-
         return sr_rank(StagedJob(job.id, list(sizes), list(probs)), d)[0]
     raise InvalidOptionError(f"Unknown index {kind!r}; use one of {INDICES}.")
 
@@ -144,8 +146,6 @@ class StagedOnlinePolicy(Policy):
         return v
 
     def schedule(self, sim) -> None:
-        from optsched.sim import TRAINING
-
         if self.queue:
             self.queue.sort(key=self._key)
         for job in self.recheck:
@@ -200,9 +200,6 @@ def online_workload(
 
     Returns ``(jobs, terminate_after)`` for :class:`optsched.sim.Simulator`.
     """
-    from optsched.core import Job
-    from optsched.traces import synthetic_workload
-
     rng = as_generator(seed)
     table = synthetic_workload(
         n_jobs, cluster_gpus=servers, load=load, gpus={1: 1.0}, durations="philly", max_duration=max_duration, seed=rng
@@ -239,9 +236,6 @@ def online_workload(
 
 def simulate_online(jobs, terminate_after, *, servers: int, index: str = "rank"):
     """Run the heuristic; returns ``(mean sojourn of successful jobs, SimResult)``."""
-    from optsched.core import Cluster
-    from optsched.sim import Simulator
-
     res = Simulator(
         Cluster.homogeneous(servers, 1),
         jobs,
@@ -298,8 +292,6 @@ def philly_staged_jobs(path, *, success_from_uniform: bool = True, seed: SeedLik
     """
     import json
     from datetime import datetime
-
-    from optsched.core import Job
 
     rng = as_generator(seed)
     try:

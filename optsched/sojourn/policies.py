@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.registry import register_algorithm
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.sojourn.evaluate import PairCosts, expected_sojourn, pair_costs
+from optsched.sojourn.evaluate import PairCosts, as_indices, expected_sojourn, pair_costs
 from optsched.sojourn.model import (
     OBJECTIVE,
     SojournInstance,
@@ -135,7 +134,6 @@ def _result(
     )
 
 
-@register_algorithm("sojourn-rank", "sojourn")
 def rank(instance: SojournInstance, *, seed: SeedLike = None, pc: PairCosts | None = None) -> Result:
     """RANK: jobs in ascending ``R(i) = E[X_i]/p_{i,M_i}`` (Eq. 23), non-preemptive.
 
@@ -177,7 +175,6 @@ def rank(instance: SojournInstance, *, seed: SeedLike = None, pc: PairCosts | No
     return _result(instance, "sojourn-rank", SojournSchedule(order=rank_order(instance)), t0, pc)
 
 
-@register_algorithm("sojourn-serpt", "sojourn")
 def serpt(
     instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = False, pc: PairCosts | None = None
 ) -> Result:
@@ -206,7 +203,6 @@ def serpt(
     return _result(instance, "sojourn-serpt", SojournSchedule(order=serpt_order(instance)), t0, pc)
 
 
-@register_algorithm("sojourn-sr", "sojourn")
 def sr(
     instance: SojournInstance, *, seed: SeedLike = None, preemptive: bool = True, pc: PairCosts | None = None
 ) -> Result:
@@ -235,7 +231,6 @@ def sr(
     return _result(instance, "sojourn-sr-nonpreemptive", SojournSchedule(order=order), t0, pc)
 
 
-@register_algorithm("sojourn-random", "sojourn", randomized=True)
 def random_policy(instance: SojournInstance, *, seed: SeedLike = None, pc: PairCosts | None = None) -> Result:
     """RANDOM: one uniformly random job order, each job run to its end.
 
@@ -269,8 +264,6 @@ def adjacent_pair_violations(
 
     Empty for every optimal order (Thm III.2, with <= instead of < to allow ties).
     """
-    from optsched.sojourn.evaluate import as_indices
-
     pc = pc or pair_costs(instance)
     idx = as_indices(instance, order)
     out = []

@@ -13,6 +13,8 @@ A paper package registers what its model needs::
 segments that name their GPUs (``Segment.gpu_ids``) and says nothing about those that do not;
 :func:`gpu_exclusive_check` with ``require_ids=True`` makes the ids compulsory (a model that
 places jobs on specific GPUs, e.g. rings).
+
+Tested in ``tests/verify/test_common_checks.py``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``verify(instance, schedule)``: run every registered check of the instance's kind."""
+"""``verify(instance, schedule)``: run every registered check of the instance's kind.
+
+Tested in ``tests/verify/test_feasibility.py``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import math
 from typing import Any
 
 from optsched.core.result import Result
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError, OptschedError
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
@@ -127,8 +130,6 @@ def _why(instance: Any, e: Exception) -> str:
         if key in ids:
             return f"the schedule has no entry for job {key!r} of the instance (see the other violations)."
         return f"the schedule refers to {key!r}, which the instance does not have."
-    from optsched.exceptions import OptschedError
-
     return str(e) if isinstance(e, OptschedError) else f"{type(e).__name__}: {e}"
 
 

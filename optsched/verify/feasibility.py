@@ -2,7 +2,8 @@
 :class:`optsched.core.Schedule`s of cluster jobs.
 
 Everything is recomputed from the instance and the schedule alone; the solver's or the
-algorithm's own report is never trusted. Labels are those of ``formulations/rigid.md`` (R1)-(R7).
+algorithm's own report is never trusted. Labels are those of ``formulations/rigid.md`` (V1)-(V7)
+(V for the verifier; the simulator's rules are R1-R12, ``formulations/lazer.md#simulator-rules``).
 No kind is registered here: each paper package (``rigid``, ``asrpt``, ``rarddls``, ...) registers
 these checks for its kind with :func:`register_cluster_checks` and adds its own.
 """
@@ -36,7 +37,7 @@ TOL = 1e-6
 
 
 def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R1) one_schedule_per_job: every job of the instance has segments; no unknown job."""
+    """(V1) one_schedule_per_job: every job of the instance has segments; no unknown job."""
     ids = set(instance.job_ids)
     for j in instance.jobs:
         if j.id not in schedule or not schedule.segments(j.id):
@@ -49,7 +50,7 @@ def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R2) release: no job starts before its arrival."""
+    """(V2) release: no job starts before its arrival."""
     for j in instance.jobs:
         if j.id in schedule and schedule.segments(j.id):
             s = schedule.start(j.id)
@@ -60,7 +61,7 @@ def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R3) demand: each segment holds exactly the job's GPUs, on existing servers, on one
+    """(V3) demand: each segment holds exactly the job's GPUs, on existing servers, on one
     server when the job is single-server."""
     n_srv = instance.cluster.n_servers
     for j in instance.jobs:
@@ -91,7 +92,7 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R4) segments of one job do not overlap in time."""
+    """(V4) no_self_overlap: segments of one job do not overlap in time."""
     for jid, segs in schedule.items():
         for a, b in itertools.pairwise(segs):
             if b.start < a.end - TOL:
@@ -152,7 +153,7 @@ def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple
 
 
 def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R5) capacity: GPUs in use on each server never exceed its GPUs."""
+    """(V5) capacity: GPUs in use on each server never exceed its GPUs."""
     times, use = usage_profile(instance, schedule)
     cap = instance.cluster.gpus
     for m in range(instance.cluster.n_servers):
@@ -169,7 +170,7 @@ def check_capacity(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R6) resource_capacity: other resources (cpu, memory, ...) within each server's capacity,
+    """(V6) resource_capacity: other resources (cpu, memory, ...) within each server's capacity,
     at every instant (a sweep over segment ends), from the segments' explicit resource vectors or
     else the jobs' declared demands shared in proportion to GPUs. A resource no server declares
     has capacity 0."""
@@ -198,7 +199,7 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 
 def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
-    """(R7) work: at rate 1 the segments of a job add up to its work."""
+    """(V7) work: at rate 1 the segments of a job add up to its work."""
     for j in instance.jobs:
         if j.id not in schedule:
             continue
@@ -219,8 +220,8 @@ _CLUSTER_CHECKS = [
 
 
 def register_cluster_checks(kind: str, *, work_at_rate_one: bool = True) -> None:
-    """Register the cluster-schedule checks (R1)-(R6), ``gpu_exclusive`` (where segments name their
-    GPUs), and (R7) if jobs run at rate 1, for ``kind``."""
+    """Register the cluster-schedule checks (V1)-(V6), ``gpu_exclusive`` (where segments name their
+    GPUs), and (V7) if jobs run at rate 1, for ``kind``."""
     for label, f in _CLUSTER_CHECKS:
         register_check(kind, label)(f)
     if work_at_rate_one:

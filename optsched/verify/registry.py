@@ -3,6 +3,8 @@
 A check is ``check(instance, schedule) -> iterable of Violation``; an evaluator is
 ``evaluator(instance, schedule, objective_name) -> float``. Paper packages add theirs with
 :func:`register_check` and :func:`register_evaluator`.
+
+Tested in ``tests/verify/test_no_kind.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from optsched.core.registry import discover_kind
 from optsched.verify.report import Violation
 
 __all__ = ["register_check", "checks_for", "register_evaluator", "evaluator_for", "Check"]
@@ -35,8 +38,6 @@ def register_check(kind: str, label: str) -> Callable[[Check], Check]:
 def _discover(kind: str) -> None:
     """The package of ``kind`` registers its checks when imported: import it if needed."""
     if kind not in _CHECKS:
-        from optsched.core.registry import discover_kind
-
         discover_kind(kind)
 
 

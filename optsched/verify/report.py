@@ -1,4 +1,7 @@
-"""Verification report: every violated constraint by its equation label."""
+"""Verification report: every violated constraint by its equation label.
+
+Tested in ``tests/verify/test_feasibility.py``.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Paper packages build their demo rows with :func:`exact_vs_algorithm_rows`; ``optsched.experiments``
 assembles the rows of every package into the demo table.
+
+Tested in ``tests/experiments/test_demo.py``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ For each algorithm and each suite instance of its kind:
 
 And for each kind, malformed instance dicts are rejected at the boundary with
 ``InvalidInstanceError`` (``rejects_malformed``).
+
+Tested in ``tests/verify/test_suite_checks.py`` and ``tests/verify/test_common_suite.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from optsched.core.io import instance_from_dict
-from optsched.core.registry import AlgorithmSpec
+from optsched.core.registry import AlgorithmSpec, default_exact_model, discover_kind, get_kind
 from optsched.exceptions import InvalidInstanceError
 from optsched.verify.core import verify_result
 
@@ -47,8 +49,6 @@ def register_suite_instances(kind: str, factory: Callable[[], list[Any]]) -> Non
 
 def suite_instances(kind: str) -> list[Any]:
     if kind not in _SUITE:  # the kind's package registers them when imported
-        from optsched.core.registry import discover_kind
-
         discover_kind(kind)
     f = _SUITE.get(kind)
     return list(f()) if f else []
@@ -100,8 +100,6 @@ def check_algorithm(spec: AlgorithmSpec, instance: Any, *, seed: int = 7, optimu
 
 def exact_optimum(kind: str, instance: Any) -> Any:
     """The kind's default exact model run on ``instance`` with its suite options (seed 0): a Result."""
-    from optsched.core.registry import default_exact_model
-
     exact = default_exact_model(kind)
     return exact.func(instance, seed=0, **exact.suite_options)
 
@@ -119,8 +117,6 @@ def check_optimal(result: Any) -> bool | str:
 
 def check_exact_is_lower(kind: str, optimum: Any, objective: float | None, *, rtol: float = 1e-6) -> bool | str:
     """True if the proven ``optimum`` (a Result) is at least as good as ``objective`` in the kind's sense."""
-    from optsched.core.registry import get_kind
-
     if not optimum.optimal:
         return f"no proven optimum to compare with ({optimum.algorithm}: {optimum.status})"
     if objective is None:

@@ -22,7 +22,7 @@ from optsched.asrpt.bounds import (
     srpt_total,
     theorem1_ratio,
 )
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.generate import random_instance
 from optsched.solvers import SolveOptions
 
@@ -99,7 +99,7 @@ def test_lemma1_and_lemma3_against_exact_opt_a(seed, n, M):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = solve_problem8(inst, options=OPT)
+        r = solve_exact(inst, options=OPT)
     assert r.optimal
     b = bound_inputs(inst)
     # OPT_A is the paper's slotted optimum (t_i in [T]); r.objective is it up to the CP-SAT rounding
@@ -138,9 +138,9 @@ def test_lemma1_counterexample_is_real():
     from optsched.core.library import instance_path
 
     inst = load_instance(instance_path("papers/asrpt:lemma1-counterexample"))
-    r = solve_problem8(inst, options=OPT)
+    r = solve_exact(inst, options=OPT)
     assert r.optimal and r.objective == pytest.approx(32.005, abs=1e-3)
-    r2 = solve_problem8(inst, backend="highs", options=OPT)
+    r2 = solve_exact(inst, backend="highs", options=OPT)
     assert r2.objective == pytest.approx(r.objective, abs=1e-3)
     b = bound_inputs(inst)
     assert b.alpha_min_est[0] == pytest.approx(4.0001) and b.alpha_min[0] == pytest.approx(3.2005)

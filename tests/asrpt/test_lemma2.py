@@ -14,7 +14,7 @@ from optsched.asrpt.bounds import (
     lemma2_rhs,
     theorem1_corrected_ratio,
 )
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.policy import simulate_asrpt
 from optsched.core.io import load_instance
 from optsched.core.library import instance_path
@@ -29,7 +29,7 @@ def _counterexample():
 
 def test_saved_counterexample_breaks_printed_lemma2_not_the_corrected_one():
     inst = _counterexample()
-    ex = solve_problem8(inst, options=OPT)  # a proven optimum, independent of the argument below
+    ex = solve_exact(inst, options=OPT)  # a proven optimum, independent of the argument below
     known = inst.known_optima["total_completion_time"]["value"]
     assert ex.optimal and ex.objective == pytest.approx(known, abs=1e-3)
     assert opt_a_if_all_fit(inst) == pytest.approx(known, rel=1e-9)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments import asrpt_paper as ap
+from optsched.experiments import asrpt_traces as at
 from optsched.experiments.asrpt_repro import build_instance, pai_like_table
 
 N_TOTAL = 2500  # a 500-job test part
@@ -68,13 +69,13 @@ def test_prepare_equals_build_instance(tmp_path):
 
 
 def test_stale_lock_is_taken_over(tmp_path):
-    path = ap._cache_file(tmp_path, {"x": 1})
+    path = at._cache_file(tmp_path, {"x": 1})
     lock = path.with_suffix(".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     old = time.time() - 3600
     os.utime(lock, (old, old))
-    assert ap._cached_or_lock(path, stale_s=60) is None  # lock taken
+    assert at._cached_or_lock(path, stale_s=60) is None  # lock taken
     assert lock.exists()
 
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import (
     ASRPT,
@@ -53,7 +53,7 @@ def test_policies_feasible_and_lemma2_theorem1_hold(seed, n, tau):
         totals.append(rep.objectives["total_completion_time"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ex = solve_problem8(inst, options=OPT)
+        ex = solve_exact(inst, options=OPT)
     assert ex.optimal
     assert min(totals) >= ex.objective - ex.info["objective_rounding"] - 1e-6  # exact is a lower bound
     out = empirical_ratio(inst, ex.objective, tau=tau)
@@ -121,7 +121,7 @@ def _fragmenting_instance(tau_pred_c=0):
 def test_unseen_communication_heavy_job_starts_at_once(slotted):
     """Item 3 of issue 16: with ñ = 0 the wait window of Line 16 is empty, so Line 20 starts the job at
     once on the servers Lines 9-10 chose, even though alpha / alpha~min > COMM_HEAVY there."""
-    from optsched.asrpt.policy import _JobInfo
+    from optsched.asrpt.online import _JobInfo
 
     inst = _fragmenting_instance(0)
     info = _JobInfo(inst, inst.jobs[2], 0)
@@ -183,7 +183,7 @@ class _ScanReference(OrderedPolicy):
         self.plain.append(job.id)
 
     def schedule(self, sim):
-        from optsched.asrpt.policy import _off_slot
+        from optsched.asrpt.online import _off_slot
 
         if self.plain and _off_slot(self, sim):
             return

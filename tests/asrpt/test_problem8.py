@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.formulation import build_problem8, horizon_slots, job_patterns
 from optsched.asrpt.generate import random_instance
 from optsched.core.registry import get_algorithm
@@ -22,7 +22,7 @@ def test_toy_known_optimum_both_backends():
     inst = toy_instance()
     known = inst.known_optima["total_completion_time"]["value"]
     for b in ("cpsat", "highs"):
-        r = solve_problem8(inst, backend=b, options=OPT)
+        r = solve_exact(inst, backend=b, options=OPT)
         assert r.status.value == "optimal"
         assert r.objective == pytest.approx(known, abs=1e-3)
         assert r.bound <= r.objective + 1e-9
@@ -38,8 +38,8 @@ def test_cpsat_equals_time_indexed_on_random_small(seed, n):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = solve_problem8(inst, backend="cpsat", options=OPT)
-        b = solve_problem8(inst, backend="highs", options=OPT)
+        a = solve_exact(inst, backend="cpsat", options=OPT)
+        b = solve_exact(inst, backend="highs", options=OPT)
     assert a.optimal and b.optimal
     assert a.objective == pytest.approx(b.objective, abs=a.info["objective_rounding"] + 1e-6)
     for r in (a, b):
@@ -51,7 +51,7 @@ def test_cpsat_equals_time_indexed_on_random_small(seed, n):
 
 def test_verifier_catches_short_and_overlapping_runs():
     inst = toy_instance()
-    r = solve_problem8(inst, options=OPT)
+    r = solve_exact(inst, options=OPT)
     bad = Schedule()
     for jid, segs in r.schedule.items():
         s = segs[0]
@@ -81,13 +81,13 @@ def test_wrong_kind_rejected():
         kind = "rigid"
 
     with pytest.raises(InvalidInstanceError, match="kind 'asrpt'"):
-        solve_problem8(Other())
+        solve_exact(Other())
 
 
 @pytest.mark.slow
 def test_eight_jobs_three_by_four_proven_within_60s():
     inst = random_instance(8, n_servers=3, gpus_per_server=4, seed=0, single_gpu=0.3, arrival_rate=2.0)
-    r = solve_problem8(inst, options=SolveOptions(threads=1, time_limit=60))
+    r = solve_exact(inst, options=SolveOptions(threads=1, time_limit=60))
     assert r.optimal and verify_result(inst, r).ok
 
 
@@ -99,10 +99,12 @@ def test_demo_rows_quick():
     assert all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)
 
 
-def test_solve_exact_is_the_name_and_solve_problem8_its_alias():
-    from optsched.asrpt.exact import solve_exact
+def test_solve_exact_is_the_name_and_solve_problem8_its_deprecated_alias():
+    from optsched.asrpt import exact
 
-    assert solve_problem8 is solve_exact and get_algorithm("asrpt-exact").func is solve_exact
+    with pytest.warns(DeprecationWarning, match=r"optsched.asrpt.exact.solve_problem8 is deprecated .*solve_exact"):
+        assert exact.solve_problem8 is solve_exact
+    assert get_algorithm("asrpt-exact").func is solve_exact
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
 from optsched.asrpt.bounds import bound_inputs
-from optsched.asrpt.exact import solve_problem8
+from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.formulation import arrival_slot
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import BASELINES, empirical_ratio, simulate_asrpt
@@ -42,12 +42,12 @@ def test_finding5_instance_under_both_conventions():
         1, n_servers=2, gpus_per_server=2, seed=917573, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
     )
     old = base.with_first_slot(0)
-    ex_old = solve_problem8(old, options=OPT)
+    ex_old = solve_exact(old, options=OPT)
     r_old = empirical_ratio(old, ex_old.objective, tau=0.0)
     assert ex_old.objective == pytest.approx(6.5905, abs=1e-3)
     assert r_old["gamma_a"] == pytest.approx(16.5905, abs=1e-3)
     assert r_old["lemma_2_rhs"] == pytest.approx(11.2345, abs=1e-3) and not r_old["lemma_2_holds"]
-    ex = solve_problem8(base, options=OPT)
+    ex = solve_exact(base, options=OPT)
     r = empirical_ratio(base, ex.objective, tau=0.0)
     assert ex.objective == pytest.approx(16.5905, abs=1e-3)
     assert r["gamma_a"] == pytest.approx(16.5905, abs=1e-3)
@@ -65,7 +65,7 @@ def test_paper_convention_policies_and_lemma2(seed, n, tau):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ex = solve_problem8(inst, options=OPT)
+        ex = solve_exact(inst, options=OPT)
     assert ex.optimal
     for pol in [None, *list(BASELINES().values())]:
         res = simulate_asrpt(inst, pol, tau=tau) if pol is None else simulate_asrpt(inst, pol)

@@ -25,8 +25,9 @@ def test_result_algorithm_is_the_registry_name():
     assert get_algorithm("asrpt-spwf")(inst).info["params"]["baseline"] == "SPWF"
 
 
-def test_old_algorithm_name_is_an_alias_not_listed():
-    assert get_algorithm("a-srpt") is get_algorithm("asrpt-a-srpt")
+def test_old_algorithm_name_is_a_deprecated_alias_not_listed():
+    with pytest.warns(DeprecationWarning, match="'a-srpt' is deprecated"):
+        assert get_algorithm("a-srpt") is get_algorithm("asrpt-a-srpt")
     assert "a-srpt" not in {a.name for a in algorithms()}
 
 
@@ -35,7 +36,7 @@ def test_wrong_kind_is_refused_with_the_registry_name():
 
     rigid = Instance(Cluster.homogeneous(1, 2), [Job(0, work=1, gpus=1)])
     with pytest.raises(InvalidInstanceError, match="asrpt-a-srpt needs an instance of kind 'asrpt'"):
-        get_algorithm("a-srpt")(rigid)
+        get_algorithm("asrpt-a-srpt")(rigid)
 
 
 def test_random_instance_keywords_and_the_old_positional_form():
@@ -54,9 +55,14 @@ def test_random_instance_keywords_and_the_old_positional_form():
 
 
 def test_builder_names_and_aliases():
-    assert F.build_problem8_pyomo is F.build_problem8
-    assert F.build_problem8_cpsat_ti is F.build_problem8_ti_cpsat
-    assert P.build_placement_model is P.build_placement
+    with pytest.warns(DeprecationWarning, match="build_problem8_pyomo is deprecated"):
+        assert F.build_problem8_pyomo is F.build_problem8
+    with pytest.warns(DeprecationWarning, match="build_problem8_cpsat_ti is deprecated"):
+        assert F.build_problem8_cpsat_ti is F.build_problem8_ti_cpsat
+    with pytest.warns(DeprecationWarning, match="build_placement_model is deprecated"):
+        assert P.build_placement_model is P.build_placement
+    with pytest.raises(AttributeError, match="no attribute 'build_nothing'"):
+        F.build_nothing  # noqa: B018
     inst = toy_instance()
     for build in (F.build_problem8, F.build_problem8_cpsat, F.build_problem8_ti_cpsat):
         with pytest.raises(ModelTooLargeError):

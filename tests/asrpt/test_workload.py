@@ -81,7 +81,7 @@ def test_slot_check_survives_float_noise_at_large_times():
     """A time one ulp past a slot boundary at 1e7 s is that boundary (it used to arm a timer in the past)."""
     import math
 
-    from optsched.asrpt.policy import ASRPT, _off_slot
+    from optsched.asrpt.online import ASRPT, _off_slot
 
     class FakeSim:
         def __init__(self, now):

@@ -92,7 +92,7 @@ def test_schemas_carry_the_limits_of_optsched_core_limits():
         1,  # probabilities, xi1
         *limits.MAX_SLOTS.values(),
     }
-    from optsched.elastic.model import MAX_CHUNKS
+    from optsched.elastic.constants import MAX_CHUNKS
 
     allowed.add(MAX_CHUNKS)
     for kind in ("rigid", "asrpt", "elastic", "rarddls", "sojourn"):

@@ -73,6 +73,18 @@ def test_oracle_equals_brute_force_three_servers():
     assert stats["oracle_mismatch"] == 0
 
 
+def test_the_comparison_names_each_printed_subroutine():
+    stats = compare_with_brute_force(4, seed=0)
+    assert set(stats["by_case"]) == {
+        "A_mincost1",
+        "A_mincost1[N^ not reset]",
+        "A_mincost2",
+        "A_RAmincost1",
+        "A_RAmincost2",
+    }
+    assert all(row["runs"] == 2 for row in stats["by_case"].values())  # 2 PS and 2 RAR pricings
+
+
 def test_zero_prices_cost_nothing_and_full_servers_fit_nothing():
     inst, _tau, pr = pricing_case(11, 0, max_servers=2)
     zero = Prices(np.zeros_like(pr.beta), np.zeros_like(pr.delta))
@@ -163,7 +175,7 @@ def _slot_costs_plain(c, caps, xmax):
 )
 @settings(max_examples=150, deadline=None)
 def test_slot_costs_equal_a_plain_fill(T, H, xmax, data):
-    from optsched.elastic.pricing import _slot_costs
+    from optsched.elastic.pricing_oracle import _slot_costs
 
     c = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.25, 3.0]), min_size=T * H, max_size=T * H)))
     caps = np.array(data.draw(st.lists(st.integers(0, 3), min_size=T * H, max_size=T * H)), dtype=float)

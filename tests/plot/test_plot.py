@@ -15,6 +15,7 @@ from hypothesis import given, settings
 import optsched
 from optsched.core import Schedule
 from optsched.plot import plot_schedule, plot_usage, usage_steps
+from optsched.plot.occupancy import cluster_shape
 from optsched.rigid import list_schedule
 from optsched.verify import usage_profile
 from tests.strategies import rigid_instances
@@ -86,3 +87,16 @@ def test_other_kinds_and_empty_schedule():
     t, u = usage_steps(Schedule())
     assert len(t) == 0 and u.shape == (0, 1)
     plot_usage(Schedule())
+
+
+@settings(max_examples=25, deadline=None)
+@given(rigid_instances(max_jobs=6))
+def test_cluster_shape_is_the_cluster_or_the_most_gpus_held(inst):
+    sched = list_schedule(inst, rule="wspt").schedule
+    assert cluster_shape(sched, inst) == (inst.cluster.n_servers, list(inst.cluster.gpus))
+    assert cluster_shape(sched, inst.cluster) == (inst.cluster.n_servers, list(inst.cluster.gpus))
+    n, cap = cluster_shape(sched, None)  # unknown cluster: nothing drawn is over capacity
+    _, use = usage_steps(sched)
+    assert n == use.shape[1] and cap == [max(1, int(x)) for x in use.max(axis=0)]
+    assert all(c <= g for c, g in zip(cap, inst.cluster.gpus, strict=False))
+    assert cluster_shape(Schedule(), None) == (1, [1])

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 
 from optsched.core import Cluster, Instance, Job, Schedule
 from optsched.exceptions import VerificationError
 from optsched.rigid import list_schedule
-from optsched.verify import verify, verify_result
+from optsched.verify import checks_for, feasibility, verify, verify_result
 from tests.strategies import rigid_instances
 
 INST = Instance(
@@ -89,3 +92,13 @@ def test_heuristic_schedules_are_feasible(inst):
         r = list_schedule(inst, rule=rule, seed=1)
         rep = verify_result(inst, r)
         assert rep.ok, rep.summary()
+
+
+def test_the_verifier_labels_its_rules_v1_to_v7_and_never_with_the_simulators_r():
+    text = Path(feasibility.__file__).read_text()
+    cited = dict(re.findall(r'"""\(V(\d)\) (\w+)', text))
+    assert sorted(cited) == [str(i) for i in range(1, 8)]
+    labels = [label for label, _ in checks_for("rigid")]
+    assert [cited[str(i)] for i in range(1, 8)] == [x for x in labels if x != "gpu_exclusive"]
+    for f in Path(feasibility.__file__).parent.glob("*.py"):  # R1-R12 are the simulator's rules
+        assert not re.search(r"\(R\d+\)", f.read_text()), f

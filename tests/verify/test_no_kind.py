@@ -60,7 +60,7 @@ def test_rigid_registers_its_kind_checks_and_evaluator():
 
 
 def test_discovery_never_imports_a_shared_layer_or_a_missing_package():
-    assert registry._SHARED == optsched.SHARED_PACKAGES
+    assert registry.SHARED_PACKAGES is optsched.SHARED_PACKAGES
     assert not registry.discover_kind("sim")
     assert not registry.discover_kind("no_such_kind")
     assert not registry.discover_kind("not a name")

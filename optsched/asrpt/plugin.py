@@ -1,0 +1,105 @@
+"""Everything the A-SRPT paper (000) adds to optsched, declared in one place (see
+:mod:`optsched.core.plugins`): the kind ``asrpt``, the exact Problem (8), A-SRPT and the five
+baselines as algorithms and as simulator policies, the verifier checks (with Lemma 1 corrected and
+Lemma 3), the suite instance, the enrichment of a generic job table and the reproductions.
+Tested in ``tests/core/test_plugins.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optsched.asrpt.bounds import verifier_lemma_1, verifier_lemma_3
+from optsched.asrpt.checks import check_iteration_time, check_non_preemptive
+from optsched.asrpt.exact import OBJECTIVE, solve_exact
+from optsched.asrpt.model import KIND, AsrptInstance, toy_instance
+from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS
+from optsched.asrpt.policy import BASELINE_NAMES, baseline_algorithm, baseline_policy, run_asrpt
+from optsched.asrpt.workload import from_table
+from optsched.core.objectives import objective_value
+from optsched.core.plugins import register_enrichment, register_reproduction
+from optsched.core.registry import KindSpec, register_algorithm, register_kind
+from optsched.sim import register_policy
+from optsched.solvers import SolveOptions
+from optsched.verify import register_check, register_cluster_checks, register_evaluator
+from optsched.verify.suite import register_suite_instances
+
+__all__ = ["register", "suite_instances"]
+
+
+def suite_instances() -> list[Any]:
+    """The common suite's A-SRPT instance: the shipped toy."""
+    return [toy_instance()]
+
+
+def register() -> None:
+    """Register everything of the A-SRPT paper (see the module doc)."""
+    register_kind(
+        KindSpec(
+            KIND,
+            AsrptInstance,
+            schema="asrpt.schema.json",
+            objective=OBJECTIVE,
+            schedule_cls=getattr(AsrptInstance, "schedule_class", None),
+        )
+    )
+    # verifier: the shared cluster checks, (7) per segment, the objective; the paper's lemmas
+    register_cluster_checks(KIND, work_at_rate_one=False)
+    register_check(KIND, "non_preemptive")(check_non_preemptive)
+    register_check(KIND, "bottleneck")(check_iteration_time)
+    register_evaluator(KIND, objective_value)
+    register_check(KIND, "lemma_1_corrected")(verifier_lemma_1)
+    register_check(KIND, "lemma_3")(verifier_lemma_3)
+    # exact model and algorithms
+    register_algorithm(
+        "asrpt-exact",
+        KIND,
+        exact=True,
+        backends=("cpsat", "cpsat-ti", "highs"),
+        suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+    )(solve_exact)
+    register_algorithm(
+        "asrpt-a-srpt",
+        KIND,
+        aliases=("a-srpt",),
+        description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping",
+    )(run_asrpt)
+    for algo, name in BASELINE_NAMES.items():
+        register_algorithm(algo, KIND)(baseline_algorithm(algo, name))
+    register_suite_instances(KIND, suite_instances)
+    # online policies: options only; they run on sim_jobs(instance) (each AsrptJob in
+    # job.attrs["asrpt_job"]) with their rate model policy.rate_model
+    register_policy(
+        "asrpt-a-srpt",
+        ASRPT,
+        needs=("asrpt_job",),
+        paper="asrpt",
+        description="A-SRPT (Alg. 1), Heavy-Edge mapping; on sim_jobs(instance), rate_model=policy.rate_model",
+    )
+    for name in BASELINE_OPTIONS:
+        register_policy(f"asrpt-{name.lower()}-online", baseline_policy(name), needs=("asrpt_job",), paper="asrpt")
+    register_enrichment(KIND, from_table, uses_cluster=True, adds="model profile, iterations")
+    register_reproduction(
+        "asrpt-table2",
+        "optsched.experiments.asrpt_table2:run",
+        paper=KIND,
+        quick_seconds=30,
+        description="Table II of paper 000: Heavy-Edge vs the exact placement MILP (PITT, PCT) for the VGG19-like "
+        "and GPT-like profiles, the paper's figures beside them",
+    )
+    register_reproduction(
+        "asrpt-fig6-9",
+        "optsched.experiments.asrpt_repro:run",
+        paper=KIND,
+        quick_seconds=60,
+        description="Fig. 6-9 trends of paper 000 (A-SRPT vs SPJF/SPWF/WCS-*: jobs, single-GPU share, NIC, "
+        "predictors) on a small PAI-like cluster, the paper's claims beside them",
+    )
+    register_reproduction(
+        "asrpt-paper",
+        "optsched.experiments.asrpt_paper:run",
+        paper=KIND,
+        quick_seconds=40,
+        description="Fig. 6-9 of paper 000 at the paper's scale (250 x 8 GPUs, 37.5k-150k of a 750k-job "
+        "PAI-like trace, 5 seeds, the trace's arrival rate and load 0.9), a resumable sweep (hours)",
+    )

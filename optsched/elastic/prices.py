@@ -1,0 +1,121 @@
+"""Resource prices of the primal-dual algorithm and what a schedule costs at them.
+
+:class:`Prices` holds the allocated amounts ``beta[t, h, r]`` and the unit prices
+``delta[t, h, r]`` of (11) for slots t in [0, tau); :class:`Priced` is a schedule with its cost
+sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l) (:func:`window_cost`). The small helpers below
+(window prices, per-server caps, the greedy placement of identical workers) are shared by the exact
+oracle (:mod:`optsched.elastic.pricing_oracle`) and the paper's subroutines
+(:mod:`optsched.elastic.pricing_subroutines`). Tested in ``tests/elastic/test_pricing.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from optsched.elastic.gamma import Config
+from optsched.elastic.model import ElasticInstance
+
+__all__ = ["Prices", "Priced", "window_cost", "EPS"]
+
+
+EPS = 1e-9
+
+
+@dataclass
+class Prices:
+    """Allocated amounts beta[t, h, r] and unit prices delta[t, h, r] for slots t in [0, tau)."""
+
+    beta: np.ndarray
+    delta: np.ndarray
+
+    @property
+    def tau(self) -> int:
+        return int(self.beta.shape[0])
+
+    @classmethod
+    def zero(cls, instance: ElasticInstance, tau: int) -> Prices:
+        shape = (int(tau), instance.H, instance.R)
+        return cls(np.zeros(shape), np.zeros(shape))
+
+    def residual(self, instance: ElasticInstance) -> np.ndarray:
+        """omega = C - beta, shape (tau, H, R)."""
+        return np.asarray(instance.C, dtype=float)[None, :, :] - self.beta
+
+    def allocate(self, instance: ElasticInstance, j: int, config: Config, start: int, *, lam: float) -> None:
+        """beta += f_jh^r(l) on T(l) (Alg. 3 line 13) and delta by (11): lambda^(beta / C) - 1 (line 14)."""
+        C = np.asarray(instance.C, dtype=float)
+        for h, vec in config.use:
+            sl = slice(start, start + config.d)
+            self.beta[sl, h, :] += np.asarray(vec)[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(C[h] > 0, self.beta[sl, h, :] / np.where(C[h] > 0, C[h], 1.0), 0.0)
+            self.delta[sl, h, :] = lam**frac - 1.0
+
+
+@dataclass(frozen=True)
+class Priced:
+    """A schedule and its cost sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l)."""
+
+    cost: float
+    config: Config
+    start: int
+
+
+def window_cost(prices: Prices, config: Config, start: int) -> float:
+    """The cost of a configuration at a start, recomputed from the prices."""
+    tot = 0.0
+    for h, vec in config.use:
+        tot += float((prices.delta[start : start + config.d, h, :] * np.asarray(vec)[None, :]).sum())
+    return tot
+
+
+def _window_prefix(prices: Prices, vec: np.ndarray) -> np.ndarray:
+    """P[t, h] = sum over slots < t of delta[., h, :] . vec (a row of zeros first): the price of one
+    copy of ``vec`` on server h over [t, t + d) is P[t + d, h] - P[t, h]."""
+    H = prices.delta.shape[1]
+    return np.vstack([np.zeros(H), np.cumsum((prices.delta * vec[None, None, :]).sum(-1), axis=0)])
+
+
+def _fits(omega_min_h: np.ndarray, vec: np.ndarray) -> bool:
+    return bool(np.all(vec <= omega_min_h + EPS))
+
+
+def _caps(omega_min: np.ndarray, e: np.ndarray, limit: int) -> np.ndarray:
+    """Workers of vector e that fit on each server within omega_min (H, R), capped at ``limit``."""
+    pos = e > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.floor(omega_min[:, pos] / e[pos][None, :] + EPS)
+    cap = per.min(axis=1) if pos.any() else np.full(omega_min.shape[0], limit)
+    return np.clip(cap, 0, limit).astype(int)
+
+
+def _greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclude: int | None, kmax: int) -> np.ndarray:
+    """out[k] = the least cost of k workers on the servers (cheapest first), excluding ``exclude``; inf if
+    they do not fit."""
+    out = np.full(kmax + 1, np.inf)
+    out[0] = 0.0
+    k, tot = 0, 0.0
+    for h in order:
+        if h == exclude or caps[h] <= 0:
+            continue
+        for _ in range(int(min(caps[h], kmax - k))):
+            k += 1
+            tot += costs[h]
+            out[k] = tot
+        if k >= kmax:
+            break
+    return out
+
+
+def _greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
+    out: dict[int, int] = {}
+    left = k
+    for h in order:
+        if h == exclude or caps[h] <= 0 or left == 0:
+            continue
+        y = int(min(caps[h], left))
+        out[int(h)] = y
+        left -= y
+    return out if left == 0 else None

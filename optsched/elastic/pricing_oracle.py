@@ -1,0 +1,360 @@
+"""The exact pricing oracle of (12)/(13) (PS) and (20)/(21) (RAR): the cheapest schedule of one job
+(by its position in ``instance.jobs``) at given prices. The public forms, by job id, are in
+:mod:`optsched.elastic.pricing` (see its module doc for the dominance argument).
+
+* :func:`_min_cost` - vectorised over the starts; :func:`_min_cost_reference` - one start at a time in
+  plain loops (the reference it is tested against);
+* :func:`_least_use` - the least total use of a job's schedules (the oracle at unit prices on the
+  empty cluster), which ``weights="resource"`` of the generators and the online algorithm's F use.
+
+Tested in ``tests/elastic/test_pricing.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from optsched.elastic.gamma import Config, _make, _useful_counts
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.prices import (
+    EPS,
+    Priced,
+    Prices,
+    _caps,
+    _fits,
+    _greedy_costs,
+    _greedy_place,
+    _window_prefix,
+)
+
+__all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
+
+
+def _min_cost_reference(
+    instance: ElasticInstance,
+    j: int,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
+    """The exact oracle, one start at a time in plain loops (the reference for :func:`min_cost`)."""
+    tau = prices.tau
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
+    best: Priced | None = None
+    ps_types = list(range(instance.P)) if instance.is_ps else [None]
+    pairs = list(types) if types is not None else [(m, p) for m in range(instance.M) for p in ps_types]
+    qs = (1, 0) if q is None else (q,)
+    for m, p in pairs:
+        e = np.asarray(instance.e[m])
+        PW = _window_prefix(prices, e)
+        z = np.asarray(instance.z[p]) if p is not None else None
+        PZ = _window_prefix(prices, z) if z is not None else None
+        for qq in qs:
+            for n_w, d in _useful_counts(instance, j, m, p, qq):
+                if d > tau:
+                    continue
+                for t in range(0, tau - d + 1):
+                    c = PW[t + d] - PW[t]
+                    cz = PZ[t + d] - PZ[t] if PZ is not None else None
+                    wmin = omega[t : t + d].min(axis=0)
+                    cand = _best_at(instance, j, m, p, qq, n_w, d, t, c, cz, wmin, e, z)
+                    if cand is None:
+                        continue
+                    tol = 1e-12 * max(1.0, abs(cand[0]))
+                    # ties (e.g. every price 0 at the start of Alg. 3): earliest completion, then least use
+                    if (
+                        best is None
+                        or cand[0] < best.cost - tol
+                        or (
+                            cand[0] <= best.cost + tol
+                            and (t + d, cand[1].total_use) < (best.start + best.config.d, best.config.total_use)
+                        )
+                    ):
+                        best = Priced(float(cand[0]), cand[1], t)
+    return best
+
+
+def _least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float | None:
+    """min over j's schedules completing within ``T`` slots (default the horizon) of the total use
+    sum_{t, h, r} f_jh^r(l): the exact oracle at unit prices on the empty cluster. The cost does not
+    depend on the start, so the window is cut to the longest useful duration (at most T) instead of
+    T; ``None`` if no schedule fits."""
+    T = int(T or instance.horizon)
+    ps_types = list(range(instance.P)) if instance.is_ps else [None]
+    longest = max(
+        (
+            d
+            for m in range(instance.M)
+            for p in ps_types
+            for q in (0, 1)
+            for _, d in _useful_counts(instance, j, m, p, q)
+            if d <= T
+        ),
+        default=None,
+    )
+    if longest is None:
+        return None
+    shape = (longest, instance.H, instance.R)
+    c = _min_cost(instance, j, Prices(np.zeros(shape), np.ones(shape)), residual=False)
+    return None if c is None else c.cost
+
+
+def _better(cost: float, t: int, d: int, cfg: Config, best: Priced | None) -> bool:
+    if best is None:
+        return True
+    tol = 1e-12 * max(1.0, abs(cost))
+    return cost < best.cost - tol or (
+        cost <= best.cost + tol and (t + d, cfg.total_use) < (best.start + best.config.d, best.config.total_use)
+    )
+
+
+def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
+    """F[t, x] = the least cost of x workers on the servers at window t (cheapest first, per-server caps),
+    inf beyond the total cap; with the sort order, the rank and the caps before each server."""
+    order = np.argsort(c, axis=1, kind="stable")
+    cs = np.take_along_axis(c, order, axis=1)
+    ks = np.take_along_axis(caps, order, axis=1).astype(float)
+    cumk = np.cumsum(ks, axis=1)
+    cumc = np.cumsum(cs * ks, axis=1)
+    before = cumk - ks
+    n_t, n_h = c.shape
+    x = np.arange(xmax + 1, dtype=float)
+    # i[t, x] = the servers wholly taken by x workers (caps summing to <= x), by one sorted search over
+    # the rows laid end to end (row t shifted by t * off, off above any cap sum and x)
+    off = float(cumk[:, -1].max() + xmax + 2)
+    shift = np.arange(n_t, dtype=float)[:, None] * off
+    i = np.searchsorted((cumk + shift).ravel(), (x[None, :] + shift).ravel(), side="right").reshape(n_t, -1)
+    i -= np.arange(n_t)[:, None] * n_h
+    tt = np.arange(n_t)[:, None]
+    prev = np.maximum(i - 1, 0)
+    prev_k = np.where(i > 0, cumk[tt, prev], 0.0)
+    prev_c = np.where(i > 0, cumc[tt, prev], 0.0)
+    rest = x[None, :] - prev_k  # workers on the next server, within its cap unless every server is full
+    nxt = cs[tt, np.minimum(i, n_h - 1)]
+    with np.errstate(invalid="ignore"):
+        F = np.where(rest > 0, prev_c + rest * nxt, prev_c)
+    F[(i >= n_h) & (rest > 0)] = np.inf
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :].repeat(order.shape[0], 0), axis=1)
+    before_n = np.take_along_axis(before, rank, axis=1)  # caps of the servers cheaper than n, per (t, n)
+    return F, before_n
+
+
+def _min_cost(
+    instance: ElasticInstance,
+    j: int,
+    prices: Prices,
+    *,
+    q: int | None = None,
+    residual: bool = True,
+    types: Iterable[tuple[int, Any]] | None = None,
+) -> Priced | None:
+    """The exact oracle: the least-cost schedule of job index ``j`` that completes by tau (see the
+    module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits.
+
+    Vectorised over the starts (and the PS server and its worker count g for q = 0): for each
+    (m, p, q, useful N) a lower bound N min_h c + min_h c_z skips the block when it cannot beat the
+    best so far; the greedy cost of k workers on the servers other than n is F(k) if the servers
+    cheaper than n hold at least k, else F(k + cap_n) - cap_n c_n (n's block is then wholly taken).
+    The winning start is rebuilt by :func:`min_cost_reference`'s per-start routine. Same optimum as
+    the reference (tested against it and against brute force)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    tau = prices.tau
+    omega = (
+        prices.residual(instance)
+        if residual
+        else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
+    )
+    H = instance.H
+    D = instance.jobs[j].chunks
+    best: Priced | None = None
+    ps_types = list(range(instance.P)) if instance.is_ps else [None]
+    pairs = list(types) if types is not None else [(m, p) for m in range(instance.M) for p in ps_types]
+    qs = (1, 0) if q is None else (q,)
+    wmins: dict[int, np.ndarray] = {}
+
+    def wmin_of(d: int) -> np.ndarray:
+        if d not in wmins:
+            wmins[d] = sliding_window_view(omega, d, axis=0).min(axis=-1)  # (tau - d + 1, H, R)
+        return wmins[d]
+
+    slot_cache: dict[tuple[int, int], tuple] = {}
+    capws: dict[tuple[int, int], np.ndarray] = {}
+    # Blocks (m, p, q, N) in order of their lower bound N min_h c + min_h c_z (then d, then the
+    # enumeration order, so that exact ties resolve as in a plain scan): once a block's bound exceeds
+    # the best cost found, so do all the later ones.
+    PWs: dict[int, np.ndarray] = {}
+    PZs: dict[Any, np.ndarray | None] = {}
+    cmins: dict[tuple[int, int], np.ndarray] = {}
+    czmins: dict[tuple[Any, int], np.ndarray | float] = {}
+    blocks = []
+    for m, p in pairs:
+        if m not in PWs:
+            e = np.asarray(instance.e[m], dtype=float)
+            PWs[m] = _window_prefix(prices, e)
+        if p not in PZs:
+            if p is None:
+                PZs[p] = None
+            else:
+                z = np.asarray(instance.z[p], dtype=float)
+                PZs[p] = _window_prefix(prices, z)
+        for qq in qs:
+            for n_w, d in _useful_counts(instance, j, m, p, qq):
+                if d > tau:
+                    continue
+                if (m, d) not in cmins:
+                    PW = PWs[m]
+                    cmins[m, d] = (PW[d:] - PW[:-d]).min(axis=1)
+                if (p, d) not in czmins:
+                    PZ = PZs[p]
+                    czmins[p, d] = (PZ[d:] - PZ[:-d]).min(axis=1) if PZ is not None else 0.0
+                lb = float((n_w * cmins[m, d] + czmins[p, d]).min())
+                blocks.append((lb, d, len(blocks), m, p, qq, n_w))
+    blocks.sort(key=lambda b: (b[0], b[1], b[2]))
+    for lb, d, _, m, p, qq, n_w in blocks:
+        if best is not None:
+            tol = 1e-12 * max(1.0, abs(best.cost))
+            if lb > best.cost + tol:
+                break
+            if lb >= best.cost - tol and d >= best.start + best.config.d:
+                continue
+        e = np.asarray(instance.e[m], dtype=float)
+        z = np.asarray(instance.z[p], dtype=float) if p is not None else None
+        PW, PZ = PWs[m], PZs[p]
+        c = PW[d:] - PW[:-d]  # (T', H) window price of one worker
+        cz = PZ[d:] - PZ[:-d] if PZ is not None else None
+        wmin = wmin_of(d)
+        if (m, d) not in capws:  # type-m workers that fit per (window, server), at most D
+            pos = e > 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                capw = (
+                    np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2)
+                    if pos.any()
+                    else np.full(c.shape, D, dtype=float)
+                )
+            capws[m, d] = np.clip(capw, 0, D)
+        capw = capws[m, d]
+        if qq == 0 and best is not None:
+            # a tighter bound: N workers anywhere within the caps (F) plus the cheapest PS
+            key = (m, d)
+            if key not in slot_cache:
+                slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+            lb2 = float((slot_cache[key][0][:, n_w] + (cz.min(axis=1) if cz is not None else 0.0)).min())
+            tol = 1e-12 * max(1.0, abs(best.cost))
+            if lb2 > best.cost + tol or (lb2 >= best.cost - tol and d >= best.start + best.config.d):
+                continue
+        if qq == 1:
+            need = n_w * e + (z if z is not None else 0.0)
+            ok = np.all(need[None, None, :] <= wmin + EPS, axis=2)
+            cost = np.where(ok, n_w * c + (cz if cz is not None else 0.0), np.inf)
+            per_t = cost.min(axis=1)
+        elif p is None:  # RAR q = 0, spanning at least two servers
+            key = (m, d)
+            if key not in slot_cache:
+                slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+            F, before_n = slot_cache[key]
+            plain = F[:, n_w]
+            first = np.argmin(np.where(capw > 0, c, np.inf), axis=1)
+            tt = np.arange(c.shape[0])
+            cap0 = capw[tt, first]
+            # all N on the cheapest server: move one worker to the next cheapest slot
+            excl1 = np.where(
+                before_n[tt, first] >= 1,
+                F[:, 1],
+                F[tt, np.minimum(1 + cap0, 2 * D + 1).astype(int)] - cap0 * c[tt, first],
+            )
+            per_t = np.where(cap0 >= n_w, (n_w - 1) * c[tt, first] + excl1, plain)
+        else:  # PS q = 0: PS server n with g < N workers, the rest greedily elsewhere
+            key = (m, d)
+            if key not in slot_cache:
+                slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+            F, before_n = slot_cache[key]
+            # g workers beside the PS on its server: g <= the caps (else g e does not fit there)
+            g = np.arange(int(min(n_w - 1, capw.max())) + 1)
+            k = n_w - g
+            s_g = np.array([instance.ps_needed(m, p, int(x)) for x in k], dtype=float)
+            use = g[:, None] * e[None, :] + s_g[:, None] * z[None, :]  # (g, R)
+            fit = np.ones((c.shape[0], H, len(g)), dtype=bool)
+            for r in range(use.shape[1]):
+                fit &= use[None, None, :, r] <= wmin[:, :, None, r] + EPS
+            tt = np.arange(c.shape[0])[:, None, None]
+            capn = capw[:, :, None]
+            idx = np.minimum(k[None, None, :] + capn, 2 * D + 1).astype(int)
+            far = F[tt, idx] - capn * c[:, :, None]
+            near = F[:, k][:, None, :]
+            others = np.where(k[None, None, :] <= before_n[:, :, None], near, far)
+            tot = g[None, None, :] * c[:, :, None] + s_g[None, None, :] * cz[:, :, None] + others
+            per_t = np.where(fit, tot, np.inf).min(axis=(1, 2))
+        if not np.isfinite(per_t).any():
+            continue
+        vmin = float(per_t.min())
+        t = int(np.flatnonzero(per_t <= vmin + 1e-12 * max(1.0, abs(vmin)))[0])
+        if best is not None:
+            tol = 1e-12 * max(1.0, abs(best.cost))
+            if vmin > best.cost + tol or (vmin >= best.cost - tol and t + d >= best.start + best.config.d):
+                continue
+        cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t] if cz is not None else None, wmin[t], e, z)
+        if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
+            best = Priced(float(cand[0]), cand[1], t)
+    return best
+
+
+def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
+    H = instance.H
+    best = None
+    if q == 1:
+        need = n_w * e + (z if z is not None else 0.0)
+        for n in range(H):
+            if _fits(wmin[n], need):
+                cost = n_w * c[n] + (cz[n] if cz is not None else 0.0)
+                if best is None or cost < best[0] - 1e-12:
+                    best = (cost, n)
+        if best is None:
+            return None
+        n = best[1]
+        return best[0], _make(instance, j, m, p, 1, n_w, d, {n: n_w}, {n: 1} if p is not None else {})
+    caps = _caps(wmin, e, n_w)
+    order = np.argsort(c, kind="stable")
+    if p is None:  # RAR, q = 0: at least two servers
+        place = _greedy_place(order, caps, n_w)
+        if place is None:
+            return None
+        if len(place) == 1:
+            (h1,) = place
+            caps2 = caps.copy()
+            caps2[h1] = n_w - 1
+            place = _greedy_place(order, caps2, n_w)
+            if place is None or len(place) < 2:
+                return None
+        cost = float(sum(y * c[h] for h, y in place.items()))
+        return cost, _make(instance, j, m, None, 0, n_w, d, place, {})
+    for n in range(H):
+        others = _greedy_costs(order, caps, c, n, n_w)
+        for g in range(0, min(n_w - 1, int(caps[n])) + 1):
+            rest = others[n_w - g]
+            if not math.isfinite(rest):
+                continue
+            s = instance.ps_needed(m, p, n_w - g)
+            if not _fits(wmin[n], g * e + s * z):
+                continue
+            cost = g * c[n] + s * cz[n] + rest
+            if best is None or cost < best[0] - 1e-12:
+                best = (cost, n, g, s)
+    if best is None:
+        return None
+    _, n, g, s = best
+    place = _greedy_place(order, caps, n_w - g, exclude=n)
+    if g:
+        place[n] = g
+    return best[0], _make(instance, j, m, p, 0, n_w, d, place, {n: s})
