@@ -128,7 +128,21 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _paper_note(folder: Path, stem: str) -> list[str]:
+def _draws_paper_numbers(name: str, stem: str, rows: list[dict[str, str]]) -> bool:
+    """Whether the figure of ``stem`` draws the paper's numbers: a panel names a column of them
+    (``optsched.experiments.figures``) and the table has a number there."""
+    from optsched.experiments.figures import figure_spec
+
+    spec = figure_spec(name, stem)
+    plots = spec if isinstance(spec, tuple) else (spec,) if spec is not None else ()
+    cols = set()
+    for plot in plots:
+        paper = plot.paper
+        cols.update((paper,) if isinstance(paper, str) else paper or ())
+    return any(_is_number(r.get(c) or "") for c in cols for r in rows)
+
+
+def _paper_note(name: str, folder: Path, stem: str) -> list[str]:
     """What the paper says about one figure, and whether this run reproduced it, from the tables
     the reproduction wrote (nothing invented: a figure without such columns gets no note)."""
     rows = _read_csv(folder / f"{stem}.csv")
@@ -149,17 +163,14 @@ def _paper_note(folder: Path, stem: str) -> list[str]:
                 said.append(r["paper"].strip())
     if said:
         lines.append("**The paper:** " + "; ".join(_escape(s) for s in said[:3]) + ".")
-    if any(c.startswith("paper_") or c.endswith("_paper") for c in cols):
+    if _draws_paper_numbers(name, stem, rows):
         lines.append("The paper's numbers are the hollow markers.")
     if "reproduced" in cols:
         votes = {(r.get("reproduced") or "").strip() for r in rows} - {""}
         if votes == {"True"}:
             lines.append("**This quick run:** reproduced.")
         elif votes:
-            lines.append(
-                "**This quick run:** not reproduced in every row (a quick run is smaller than the "
-                "paper's; the full run is `optsched reproduce` without `--quick`)."
-            )
+            lines.append("**This quick run:** not reproduced in every row.")
     return lines
 
 
@@ -216,8 +227,11 @@ def markdown(outcomes: dict[str, Outcome], descriptions: dict[str, str]) -> str:
         parts.append("## The papers' experiments, reproduced\n")
         parts.append(
             "Each reproduction runs a paper's experiment and writes our numbers beside the paper's; "
-            "a table that stands for one of the paper's figures or tables gets its picture. What a "
-            "full run found is on each paper's page ([Papers](papers/index.md)).\n"
+            "a table that stands for one of the paper's figures or tables gets its picture. Under each "
+            "picture, what the paper states, and whether this quick run reproduced it: a quick run is "
+            'smaller than the paper\'s, so "not reproduced" here is no finding; what a full run '
+            "(`optsched reproduce NAME` without `--quick`) found is on each paper's page "
+            "([Papers](papers/index.md)).\n"
         )
     for key in repro:
         o = outcomes[key]
@@ -228,12 +242,14 @@ def markdown(outcomes: dict[str, Outcome], descriptions: dict[str, str]) -> str:
         if descriptions.get(name):
             parts.append(_escape(_paper_names(descriptions[name])) + "\n")
         parts.append(f"```bash\noptsched reproduce {name} --quick --out {name}/\n```\n")
+        cards = []  # two figures a row (Material's grid cards), each with its note and table
         for png in sorted(o.out.glob("*.png"), key=_natural):
             stem = png.stem
-            parts.append(_figure(o.out, f"gallery/reproduce/{name}", stem, f"{name}: {stem}") + "\n")
-            note = _paper_note(o.out, stem) if (o.out / f"{stem}.csv").exists() else []
+            note = _paper_note(name, o.out, stem) if (o.out / f"{stem}.csv").exists() else []
             table = f"Table: [{stem}.csv](gallery/reproduce/{name}/{stem}.csv)."
-            parts.append(" ".join([*note, table]) + "\n")
+            figure = _figure(o.out, f"gallery/reproduce/{name}", stem, f"{name}: {stem}")
+            cards.append(f"-   {figure}\n\n    {' '.join([*note, table])}\n")
+        parts.append('<div class="grid cards" markdown>\n\n' + "\n".join(cards) + "\n</div>\n")
     o = outcomes.get("gallery:scaling")
     if o is not None and o.out is not None and (o.out / "sim-scaling.png").exists():
         parts.append("## How the simulator scales\n")

@@ -51,13 +51,16 @@ def title(path: Path) -> str | None:
     return None
 
 
-def output_problems(executed: Path, rel: str) -> list[str]:
+def output_problems(executed: Path, source: Path, rel: str) -> list[str]:
     """What an executed notebook lacks for its page: a cell not run, an error shown, a cell that
-    calls ``plt.show()`` without a picture, or no picture at all."""
+    calls ``plt.show()`` without a picture, or no picture at all; each at the line of the
+    committed notebook (``source``, shown as ``rel``) where the cell starts."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
+    starts = [n for n, line in enumerate(source.read_text(encoding="utf-8").split("\n"), 1) if '"cell_type":' in line]
     problems = []
     images = 0
     for k, cell in enumerate(nb.get("cells", []), 1):
+        at = f"{rel}:{starts[k - 1] if k - 1 < len(starts) else 1}"
         if cell.get("cell_type") != "code":
             continue
         outputs = cell.get("outputs", [])
@@ -65,11 +68,11 @@ def output_problems(executed: Path, rel: str) -> list[str]:
         has_image = any("image/png" in o.get("data", {}) or "image/svg+xml" in o.get("data", {}) for o in outputs)
         images += has_image
         if src.strip() and cell.get("execution_count") is None:
-            problems.append(f"{rel}: cell {k} was not executed")
+            problems.append(f"{at}: cell {k} was not executed")
         if any(o.get("output_type") == "error" for o in outputs):
-            problems.append(f"{rel}: cell {k} shows an error")
+            problems.append(f"{at}: cell {k} shows an error")
         if "plt.show()" in src and not has_image:
-            problems.append(f"{rel}: cell {k} calls plt.show() but shows no picture")
+            problems.append(f"{at}: cell {k} calls plt.show() but shows no picture")
     if images == 0:
         problems.append(f"{rel}: no picture on the page (every notebook draws at least one plot)")
     return problems

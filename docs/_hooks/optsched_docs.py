@@ -336,7 +336,7 @@ def on_post_build(config) -> None:
         if outcome.out is None:
             problems.append(outcome.error)
         else:
-            problems += docs_notebooks.output_problems(outcome.out / "notebooks" / path.name, rel)
+            problems += docs_notebooks.output_problems(outcome.out / "notebooks" / path.name, path, rel)
     problems += docs_gallery.problems(list(_state["outcomes"].values()))
     problems += docs_diagrams.mismatches()
     sources = [p for p in (ROOT / "docs").rglob("*.md") if "_hooks" not in p.parts]
