@@ -34,9 +34,10 @@ demo: $(STAMP)
 # The site is built first (strict): the build executes every notebook (a failing cell fails it)
 # and runs the gallery's commands, so the tests do not execute the notebooks again;
 # tests/test_docs_site.py opens that build in Chromium and tests/experiments/test_reproduce.py
-# checks the reproductions the gallery ran (OPTSCHED_SITE_DIR).
+# checks the reproductions the gallery ran (OPTSCHED_SITE_DIR). --dist loadgroup: the browser
+# checks run on one worker (one browser for every page).
 test: $(STAMP) docs
-	OPTSCHED_SITE_DIR=$(CURDIR)/site $(PY) -m pytest -m "not slow and not wheel" -n $(JOBS) tests
+	OPTSCHED_SITE_DIR=$(CURDIR)/site $(PY) -m pytest -m "not slow and not wheel" -n $(JOBS) --dist loadgroup tests
 	$(PY) -m pytest -m wheel -n 0 tests/test_installed_wheel.py
 
 test-wheel: $(STAMP)

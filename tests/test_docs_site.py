@@ -13,6 +13,7 @@ and the counts go to ``OPTSCHED_SHOTS_DIR`` when it is set, never into the repos
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import http.server
 import importlib.util
@@ -31,6 +32,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.docs_browser import PAGE_STATS, Browser
+
+#: One worker runs this module's tests (with ``--dist loadgroup``, as ``make test`` runs them), so
+#: the site is built and opened in the browser once.
+pytestmark = pytest.mark.xdist_group("docs-site")
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / "docs" / "_hooks"
@@ -92,13 +97,22 @@ def _build(site: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site() -> Path:
+    """The site ``make docs`` built (``OPTSCHED_SITE_DIR``), or one built for this test run into
+    ``.cache/optsched-docs/test-site`` (once per run: pytest-xdist workers share it)."""
     given_dir = os.environ.get("OPTSCHED_SITE_DIR")
     if given_dir and (Path(given_dir) / "index.html").exists():
         return Path(given_dir)
-    site = tmp_path_factory.mktemp("site")
-    _build(site)
-    return site
+    shared = ROOT / ".cache" / "optsched-docs" / "test-site"
+    shared.parent.mkdir(parents=True, exist_ok=True)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    with open(shared.parent / "test-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = shared / ".built-by-run"
+        if not (stamp.exists() and stamp.read_text() == run):
+            _build(shared)
+            stamp.write_text(run)
+    return shared
 
 
 def _nav_pages(site: Path) -> list[str]:

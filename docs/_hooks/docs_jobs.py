@@ -114,7 +114,7 @@ class Runner:
         if not self.cache.is_dir():
             return
         for entry in self.cache.iterdir():
-            if entry not in self.used:
+            if entry not in self.used and not _running(entry):
                 shutil.rmtree(entry, ignore_errors=True)
 
     def shutdown(self) -> None:
@@ -127,7 +127,7 @@ class Runner:
         self.used.add(out)
         if (out / ".done").is_file():
             return Outcome(job, out, float((out / ".done").read_text() or 0), cached=True)
-        tmp = out.with_name(out.name + ".tmp")
+        tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")  # two builds at once do not share it
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         env = {**os.environ, **dict(job.env)}
@@ -163,9 +163,25 @@ class Runner:
         seconds = time.monotonic() - t0
         (tmp / ".log").write_text("\n".join(log), encoding="utf-8")
         (tmp / ".done").write_text(f"{seconds:.1f}")
-        shutil.rmtree(out, ignore_errors=True)
-        tmp.rename(out)
+        try:
+            tmp.rename(out)
+        except OSError:  # another build finished the same job first: its folder is as good
+            shutil.rmtree(tmp, ignore_errors=True)
         return Outcome(job, out, seconds, log="\n".join(log))
+
+
+def _running(entry: Path) -> bool:
+    """Whether ``entry`` is the work folder of a build still running (``<name>.tmp-<pid>``)."""
+    _, sep, pid = entry.name.rpartition(".tmp-")
+    if not sep or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _show(argv: list[str]) -> str:
