@@ -294,6 +294,8 @@ def test_the_404_page_works_under_the_sites_path(server, chromium, tmp_path):
     try:
         browser.open(server + "no/such/page/at/depth/")
         stats = browser.evaluate(PAGE_STATS)
+        if os.environ.get("OPTSCHED_SHOTS_DIR"):
+            browser.screenshot(Path(os.environ["OPTSCHED_SHOTS_DIR"]) / "404-under-a-sub-path.png")
     finally:
         browser.close()
     assert stats["styled"], "the 404 page's stylesheets did not load under a sub-path"
