@@ -117,8 +117,8 @@ class Runner:
             if entry not in self.used and not _running(entry):
                 shutil.rmtree(entry, ignore_errors=True)
 
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def shutdown(self, *, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
     # -- one job ----------------------------------------------------------------------------------
     def _run(self, job: Job) -> Outcome:

@@ -354,6 +354,13 @@ def on_post_build(config) -> None:
     runner.shutdown()
 
 
+def on_build_error(error) -> None:
+    """A failed build starts no queued job (the running ones end on their own)."""
+    runner = _state.get("runner")
+    if runner is not None:
+        runner.shutdown(wait=False)
+
+
 def _key(obj) -> int | None:
     """An object's identity, or None for a plain value (two equal strings may be one object)."""
     return None if obj is None or isinstance(obj, (str, int, float, tuple, bool, frozenset)) else id(obj)
