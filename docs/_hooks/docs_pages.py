@@ -221,7 +221,11 @@ def expand(entry):
     if what == "reference":
         return list(reference_pages())
     folder, pattern = what.split("/", 1)
-    found = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob(pattern))
+    order = list(PAPER_TITLES)  # formulations in the order of the Papers tab, the others after
+    found = sorted(
+        (p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob(pattern)),
+        key=lambda uri: (order.index(Path(uri).stem) if Path(uri).stem in order else len(order), uri),
+    )
     if not found:
         raise ValueError(f"nav entry {entry!r} in mkdocs.yml matches no file under {ROOT}")
     index = ROOT / folder / "README.md"
