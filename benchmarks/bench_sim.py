@@ -375,9 +375,9 @@ def save(row: dict) -> None:
     atomic_write_text(RESULTS, json.dumps(payload, indent=2) + "\n")
 
 
-def plot_scaling() -> int:
-    """docs/sim-scaling.png: SRTF's simulation time against the number of jobs on both engines
-    (log-log, with the fitted exponents) and the time per event, from the stored results."""
+def plot_scaling(out: Path | None = None) -> int:
+    """docs/sim-scaling.png (or ``out``): SRTF's simulation time against the number of jobs on both
+    engines (log-log, with the fitted exponents) and the time per event, from the stored results."""
     import numpy as np
 
     rows = {r["case"]: r for r in json.loads(RESULTS.read_text())["cases"]} if RESULTS.exists() else {}
@@ -415,7 +415,7 @@ def plot_scaling() -> int:
     ax2.legend(fontsize=7)
     fig.suptitle("optsched.sim on 2 shared cores (benchmarks/results/sim.json)", fontsize=9)
     fig.tight_layout()
-    out = Path(__file__).resolve().parents[1] / "docs" / "sim-scaling.png"
+    out = out or Path(__file__).resolve().parents[1] / "docs" / "sim-scaling.png"
     fig.savefig(out, dpi=110)
     print(f"wrote {out}")
     return 0

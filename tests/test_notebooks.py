@@ -1,5 +1,7 @@
-"""The notebooks (executed by ``make test`` with nbmake) as files: distinct numbers, listed in
-notebooks/README.md, outputs stripped, and plots shown, not closed unseen (issue 28 item 6)."""
+"""The notebooks as files: distinct numbers, listed in notebooks/README.md, outputs stripped,
+and plots shown, not closed unseen. ``make test`` executes them once, when it builds the site
+(docs/_hooks/docs_notebooks.py: a failing cell or a missing output fails the build);
+``make notebooks`` executes them under nbmake."""
 
 from __future__ import annotations
 

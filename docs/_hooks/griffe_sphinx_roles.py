@@ -1,4 +1,15 @@
-"""A griffe extension (see ``mkdocs.yml``): Sphinx roles in docstrings become links on the site.
+"""A griffe extension (see ``mkdocs.yml``): docstrings written for ``help()`` read well on the site.
+
+Doctest blocks
+--------------
+A doctest outside the numpydoc "Examples" section (in a module's or function's description) is
+plain text to Markdown: ``>>>`` starts a triple blockquote and an output such as
+``['a.png', 'b.svg']`` reads as a cross-reference. Each such block (from a ``>>>`` line to the
+next blank line) is wrapped in a ``pycon`` code fence, at its own indentation. The Examples
+section is left to griffe, which renders it as code already.
+
+Sphinx roles
+------------
 
 optsched's numpydoc docstrings cross-reference with Sphinx roles (``:func:`solve_exact```,
 ``:class:`~optsched.core.Instance```), which ``help()`` shows as written and mkdocstrings would
@@ -14,6 +25,38 @@ import re
 from typing import Any
 
 from griffe import Extension, Object
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def fence_doctests(text: str) -> str:
+    """Wrap every doctest block of ``text`` outside its "Examples" section in a ``pycon`` fence
+    (tested in ``tests/test_docs_site.py``)."""
+    out: list[str] = []
+    lines = text.split("\n")
+    in_fence = in_examples = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if not in_fence and re.fullmatch(r"-{3,}", nxt.strip()) and line.strip():
+            in_examples = line.strip() == "Examples"  # a numpydoc section header starts here
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and not in_examples and line.lstrip().startswith(">>>"):
+            indent = line[: len(line) - len(line.lstrip())]
+            block = []
+            while i < len(lines) and lines[i].strip():
+                block.append(lines[i])
+                i += 1
+            if out and out[-1].strip():  # a fence needs a blank line after a paragraph
+                out.append("")
+            out += [f"{indent}```pycon", *block, f"{indent}```"]
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
 
 _ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj|const):`(~?)([\w.]+)(?:\(\))?`")
 
@@ -49,7 +92,8 @@ def convert(text: str, obj: Object) -> str:
 
 
 class SphinxRoles(Extension):
-    """Rewrite the Sphinx roles of every docstring once the package is loaded."""
+    """Fence the doctest blocks and rewrite the Sphinx roles of every docstring once the package
+    is loaded."""
 
     def on_package(self, *, pkg: Object, **kwargs: Any) -> None:
         self._walk(pkg, set())
@@ -58,8 +102,13 @@ class SphinxRoles(Extension):
         if obj.path in seen:
             return
         seen.add(obj.path)
-        if obj.docstring is not None and ":" in obj.docstring.value:
-            obj.docstring.value = convert(obj.docstring.value, obj)
+        if obj.docstring is not None:
+            value = obj.docstring.value
+            if ">>>" in value:
+                value = fence_doctests(value)
+            if ":" in value:
+                value = convert(value, obj)
+            obj.docstring.value = value
         for member in obj.members.values():
             if not member.is_alias:
                 self._walk(member, seen)

@@ -31,8 +31,16 @@ from optsched.exceptions import UnknownNameError
 
 __all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions"]
 
-#: A registered reproduction (``name``, ``run``, ``description``, ``paper``, ``quick_seconds``).
 Reproduction = ReproductionSpec
+"""A registered reproduction: ``name``, ``run`` (the function, its module imported when read),
+``description``, ``paper``, ``quick_seconds`` (the class :class:`optsched.core.plugins.ReproductionSpec`).
+
+Examples
+--------
+>>> r = get_reproduction("rarddls-sec7")
+>>> isinstance(r, Reproduction), r.paper
+(True, 'rarddls')
+"""
 #: name -> Reproduction: the registry itself (:func:`optsched.core.plugins.reproduction_specs` reads it).
 _REPRO = _REPRODUCTIONS
 
