@@ -215,9 +215,9 @@ def test_every_public_constant_has_a_docstring():
 def test_the_module_pages_are_those_the_site_renders():
     """:data:`MODULE_PAGES` is the list of modules the documentation hook renders for
     ``optsched.experiments`` (read from its source, without importing mkdocs)."""
-    hook = (ROOT / "docs" / "_hooks" / "optsched_docs.py").read_text(encoding="utf-8")
+    hook = (ROOT / "docs" / "_hooks" / "docs_pages.py").read_text(encoding="utf-8")
     m = re.search(r"EXPERIMENT_MODULES\s*=\s*\(([^)]*)\)", hook)
-    assert m, "EXPERIMENT_MODULES not found in docs/_hooks/optsched_docs.py: update MODULE_PAGES' source"
+    assert m, "EXPERIMENT_MODULES not found in docs/_hooks/docs_pages.py: update MODULE_PAGES' source"
     rendered = tuple(f"optsched.experiments.{n}" for n in re.findall(r'"(\w+)"', m.group(1)))
     assert rendered == MODULE_PAGES
 
