@@ -13,6 +13,20 @@ See ``docs/simulator.md`` for how to write a policy and a rate model.
 
 from optsched.sim.engine import Simulator, simulate
 from optsched.sim.metrics import JOB_COLUMNS, RunRecord, SimResult, replay_log, summarize
+from optsched.sim.model.resources import FreeGPUs, FreeResources
+from optsched.sim.model.state import (
+    DONE,
+    FAILED,
+    LOADING,
+    PENDING,
+    PHASES,
+    SAVING,
+    TRAINING,
+    WAITING,
+    Phase,
+    SimJob,
+    Timer,
+)
 from optsched.sim.policies import (
     FIFO,
     LAS,
@@ -32,20 +46,6 @@ from optsched.sim.rates import (
     SplitContentionRate,
 )
 from optsched.sim.registry import PolicySpec, policy_registry, register_policy
-from optsched.sim.resources import FreeGPUs, FreeResources
-from optsched.sim.state import (
-    DONE,
-    FAILED,
-    LOADING,
-    PENDING,
-    PHASES,
-    SAVING,
-    TRAINING,
-    WAITING,
-    Phase,
-    SimJob,
-    Timer,
-)
 
 __all__ = [
     "Simulator",

@@ -27,11 +27,9 @@ from optsched.core.cluster import Cluster
 from optsched.core.job import Job
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError, SimulationLimitError
-from optsched.sim.inputs import make_jobs
-from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
-from optsched.sim.rates import ConstantRate, RateModel, check_rate
-from optsched.sim.resources import FreeGPUs, FreeResources
-from optsched.sim.state import (
+from optsched.sim.model.inputs import make_jobs
+from optsched.sim.model.resources import FreeGPUs, FreeResources
+from optsched.sim.model.state import (
     DONE,
     FAILED,
     LOADING,
@@ -42,6 +40,8 @@ from optsched.sim.state import (
     SimJob,
     Timer,
 )
+from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
+from optsched.sim.rates import ConstantRate, RateModel, check_rate
 
 __all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
 

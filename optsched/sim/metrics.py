@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.schedule import Schedule
-from optsched.sim.state import DONE, FAILED
+from optsched.sim.model.state import DONE, FAILED
 
 __all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
 
@@ -292,7 +292,7 @@ class SimResult:
         """The GPU-holding segments (loading + training + saving) as a core :class:`Schedule`,
         for :func:`optsched.verify.verify`."""
         from optsched.core.schedule import Segment
-        from optsched.sim.resources import ids_of
+        from optsched.sim.model.resources import ids_of
 
         s = Schedule()
         js = self._jobs
@@ -310,7 +310,7 @@ class SimResult:
         releases in the engine's order (the same ids the engine would have picked)."""
         if all(seg[4] is not None for seg in self._seg):
             return [seg[4] for seg in self._seg]
-        from optsched.sim.resources import _lowest_bits
+        from optsched.sim.model.resources import _lowest_bits
 
         free = [(1 << c) - 1 for c in self._gpu_cap]
         segs_of: dict[int, list[int]] = {}  # job index -> its segments, in start (= release) order
@@ -344,7 +344,7 @@ class SimResult:
         """One row per GPU-holding segment: ``job_id, start, end, placement, gpu_ids, usage``."""
         import pandas as pd
 
-        from optsched.sim.resources import ids_of
+        from optsched.sim.model.resources import ids_of
 
         js = self._jobs
         return pd.DataFrame(

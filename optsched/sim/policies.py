@@ -15,9 +15,9 @@ from abc import ABCMeta, abstractmethod
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError, SimulationError
+from optsched.sim.model.state import LOADING, SAVING, TRAINING, WAITING, SimJob
 from optsched.sim.policy import Policy
 from optsched.sim.registry import get_policy, register_policy
-from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING, SimJob
 
 __all__ = ["FIFO", "SJF", "SRTF", "LAS", "PeriodicSRTF", "POLICIES", "get_policy", "WaitQueue"]
 
@@ -27,7 +27,7 @@ class WaitQueue:
 
     Examples
     --------
-    >>> from optsched.sim.state import SimJob
+    >>> from optsched.sim.model.state import SimJob
     >>> q = WaitQueue()
     >>> a, b = SimJob("a", 0, 0.0, 5.0, 4), SimJob("b", 1, 0.0, 9.0, 1)
     >>> q.push(a, (5.0,)); q.push(b, (9.0,))

@@ -25,7 +25,7 @@ from optsched.exceptions import InvalidOptionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from optsched.sim.engine import Simulator
-    from optsched.sim.state import SimJob, Timer
+    from optsched.sim.model.state import SimJob, Timer
 
 __all__ = ["Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer", "Decision"]
 

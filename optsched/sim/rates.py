@@ -16,7 +16,7 @@ from optsched.exceptions import SimulationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from optsched.sim.engine import Simulator
-    from optsched.sim.state import SimJob
+    from optsched.sim.model.state import SimJob
 
 __all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "check_rate"]
 
@@ -161,7 +161,7 @@ class SplitContentionRate(RateModel):
 
     def _sync(self, j: Any) -> None:
         """Register ``j`` where it is split and training now (and nowhere else)."""
-        from optsched.sim.state import TRAINING
+        from optsched.sim.model.state import TRAINING
 
         cur = tuple(j.placement) if j.phase == TRAINING and j.placement is not None and len(j.placement) > 1 else None
         old = self._on.get(j.index)
@@ -180,7 +180,7 @@ class SplitContentionRate(RateModel):
             self._on[j.index] = cur
 
     def rate(self, job, placement, sim) -> float:
-        from optsched.sim.state import TRAINING
+        from optsched.sim.model.state import TRAINING
 
         if sim is not self._sim:
             self._reset(sim)
@@ -193,7 +193,7 @@ class SplitContentionRate(RateModel):
         return 1.0 / (1.0 + self.alpha * (p - 1))
 
     def affected(self, sim, changed):
-        from optsched.sim.state import TRAINING
+        from optsched.sim.model.state import TRAINING
 
         if sim is not self._sim:
             self._reset(sim)
