@@ -8,7 +8,8 @@ Quick start::
     res = Simulator(Cluster.homogeneous(2, 8), jobs, get_policy("srtf")).run()
     res.summary(); res.jobs_frame(); res.plot_cdf()
 
-See ``docs/simulator.md`` for how to write a policy and a rate model.
+See ``docs/simulator.md`` for how to write a policy and a rate model, and for the layout of this
+package (which module carries what).
 """
 
 from optsched.sim.engine import Simulator, simulate
@@ -46,6 +47,7 @@ from optsched.sim.rates import (
     SplitContentionRate,
 )
 from optsched.sim.registry import PolicySpec, policy_registry, register_policy
+from optsched.sim.view import SimView
 
 __all__ = [
     "Simulator",
@@ -56,6 +58,7 @@ __all__ = [
     "summarize",
     "JOB_COLUMNS",
     "Policy",
+    "SimView",
     "Start",
     "Preempt",
     "Migrate",
