@@ -136,6 +136,8 @@ class Simulator(EngineActions):
     >>> res = Simulator(Cluster.homogeneous(1, 2), jobs, FIFO()).run()
     >>> res.jobs_frame()["completion"].tolist()
     [4.0, 6.0]
+    >>> res.engine
+    'python'
     """
 
     #: the kernel's run when the compiled kernel runs this simulation (a :class:`_CompiledSimulator`)
@@ -424,6 +426,7 @@ class Simulator(EngineActions):
             reserved=self._reserved,
             log=self._log,
             decision_seconds=self._decision_s,
+            engine="python",
         )
 
     # -- one method per event kind (each returns the hook's decisions, or _STALE) -------------------

@@ -22,16 +22,18 @@ Nothing here imports numba: the kernel module is imported only when it runs.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
+import warnings
 from array import array
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from optsched.exceptions import InvalidOptionError, SimulationError
-from optsched.sim.inputs import is_table, make_jobs, table_columns
+from optsched.exceptions import EngineFallbackWarning, InvalidOptionError, SimulationError
+from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
 from optsched.sim.options import ENGINES
 from optsched.sim.policy import compiled_kind
@@ -51,13 +53,23 @@ _PHASE_NAMES = np.array(["pending", "waiting", "loading", "training", "saving", 
 _MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
 
 log = logging.getLogger("optsched.sim")
-_said: set[str] = set()
+_said: set[tuple[bool, str]] = set()
 
 
-def _say_once(msg: str) -> None:
-    if msg not in _said:
-        _said.add(msg)
+def _say_once(msg: str, n_jobs: int = 0) -> None:
+    """Say ``msg`` once per process: as an :class:`~optsched.exceptions.EngineFallbackWarning` for
+    a workload of :data:`AUTO_MIN_JOBS` jobs or more (where the engine matters), else in the log."""
+    warn = n_jobs >= AUTO_MIN_JOBS
+    if (warn, msg) in _said:
+        return
+    _said.add((warn, msg))
+    if not warn:
         log.info(msg)
+        return
+    level, f = 1, inspect.currentframe()
+    while f is not None and f.f_globals.get("__name__", "").startswith("optsched.sim"):
+        f, level = f.f_back, level + 1  # the warning names the first caller outside optsched.sim
+    warnings.warn(msg, EngineFallbackWarning, stacklevel=level)
 
 
 def kernel_unavailable() -> str | None:
@@ -144,7 +156,8 @@ def compiled_run(
     attrs_columns: Any = (),
 ) -> CompiledRun | None:
     """The compiled run of ``sim`` if ``engine`` asks for it and the kernel covers it, else None
-    (the Python engine runs; with ``"auto"`` the reason is logged once).
+    (the Python engine runs; with ``"auto"`` the reason is said once: a warning from
+    :data:`AUTO_MIN_JOBS` jobs on, else the log).
 
     Raises
     ------
@@ -164,7 +177,10 @@ def compiled_run(
             f"(the Python engine runs what the kernel does not cover) or engine='python'."
         )
     if why:
-        _say_once(f"engine='auto': the Python engine runs this simulation (the compiled kernel lacks {'; '.join(why)})")
+        _say_once(
+            f"engine='auto': the Python engine runs this simulation (the compiled kernel lacks {'; '.join(why)})",
+            count_jobs(jobs),
+        )
         return None
     if is_table(jobs):
         data = table_columns(jobs, sim.cluster, attrs_columns=attrs_columns)
@@ -189,7 +205,7 @@ def compiled_run(
     if bad is not None:
         if engine == "compiled":
             raise InvalidOptionError(f"engine='compiled' cannot run: {bad}. Use engine='auto' or 'python'.")
-        _say_once(f"engine='auto': the Python engine runs this simulation ({bad})")
+        _say_once(f"engine='auto': the Python engine runs this simulation ({bad})", n)
         return None
     _say_once(f"engine={engine!r}: the compiled kernel runs {type(sim.policy).__name__} simulations")
     return CompiledRun(sim, data, record_segments)
@@ -570,6 +586,7 @@ class CompiledRun:
             reserved=[],
             log=None,
             decision_seconds=None,
+            engine="compiled",
             columns=cols,
             steps=steps,
         )

@@ -39,6 +39,7 @@ class RunRecord:
     reserved: list  # migrations: (time, +GPUs) reserved ahead of the new segment, (time, -GPUs) at it
     log: list | None
     decision_seconds: Any  # array of seconds per event batch, or None
+    engine: str  # the engine that ran: "python" or "compiled"
     columns: dict | None = None  # the per-job table (job_columns) if the engine computed it (compiled)
     steps: tuple | None = None  # (times, GPUs held from each time on) if the engine computed them (compiled)
 
@@ -52,6 +53,8 @@ class SimResult:
     end_time : float
         Time of the last event.
     n_events : int
+    engine : str
+        The engine that ran: ``"python"`` or ``"compiled"`` (``Simulator(engine=...)``).
     log : list of (time, kind, job_id, detail) or None
         Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
         preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
@@ -75,6 +78,7 @@ class SimResult:
         self.capacity = run.capacity
         self.end_time = run.end_time
         self.n_events = run.n_events
+        self.engine = run.engine
         self.slot = run.slot
         #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
         self.decision_seconds = (
