@@ -23,13 +23,14 @@ import gc
 import heapq
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.job import Job
+from optsched.core.seeds import SeedLike
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.actions import EngineActions
 from optsched.sim.compiled.driver import compiled_run
@@ -39,9 +40,9 @@ from optsched.sim.metrics import RunRecord, SimResult
 from optsched.sim.model.inputs import make_jobs
 from optsched.sim.model.resources import FreeGPUs, FreeResources
 from optsched.sim.model.state import DONE, FAILED, LOADING, SAVING, TRAINING, WAITING, SimJob, Timer
-from optsched.sim.options import SimOptions
+from optsched.sim.options import Overhead, SimOptions
 from optsched.sim.policy import Policy
-from optsched.sim.rates import check_rate
+from optsched.sim.rates import RateModel, check_rate
 from optsched.sim.registry import get_policy
 from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
 
@@ -166,6 +167,31 @@ class Simulator(EngineActions):
         sim._adopt(opts)
         sim._build(jobs)
         return sim
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        jobs: Sequence[Job] | Any,
+        policy: Policy,
+        *,
+        rate_model: RateModel | None = None,
+        load_time: Overhead = 0.0,
+        save_time: Overhead = 0.0,
+        stages: Mapping[Any, Sequence[float]] | None = None,
+        terminate_after: Mapping[Any, int] | None = None,
+        seed: SeedLike = 0,
+        record_log: bool = True,
+        progress: bool = False,
+        allow_unfinished: bool = False,
+        slot: float | None = None,
+        preempt_loading: str = "abort",
+        time_decisions: bool = False,
+        attrs_columns: Sequence[str] = (),
+        engine: str = "auto",
+        record_segments: bool = True,
+    ) -> None:
+        """Nothing left to do: :meth:`__new__` checked these options (:class:`SimOptions`, whose
+        fields and defaults these are; a test keeps them equal) and built the engine that runs."""
 
     def _adopt(self, opts: SimOptions) -> None:
         """The options both engines read (the compiled driver reads ``policy``, ``cluster``,
@@ -531,12 +557,10 @@ class _CompiledSimulator(Simulator):
 
 
 def _signature() -> inspect.Signature:
-    """``Simulator(cluster, jobs, policy, *, <the options of SimOptions>)``, for ``help()`` and
-    ``inspect.signature``: the options are declared once, in :class:`SimOptions`."""
-    opts = [p for p in inspect.signature(SimOptions).parameters.values() if p.name not in ("cluster", "policy")]
-    pos = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    first = [inspect.Parameter(n, pos) for n in ("cluster", "jobs", "policy")]
-    return inspect.Signature([*first, *opts], return_annotation="Simulator")
+    """``Simulator(cluster, jobs, policy, *, ...)`` as ``__init__`` declares it, for ``help()`` and
+    ``inspect.signature`` (which would otherwise show ``__new__``'s ``**options``)."""
+    sig = inspect.signature(Simulator.__init__)
+    return sig.replace(parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty)
 
 
 Simulator.__signature__ = _signature()  # type: ignore[attr-defined]

@@ -58,10 +58,13 @@ def test_options_are_checked_before_the_engine_is_chosen():
         opts.engine = "python"  # type: ignore[misc]
 
 
-def test_the_signature_lists_every_option():
+def test_the_signature_lists_every_option_with_the_default_the_check_uses():
     params = inspect.signature(Simulator).parameters
-    options = [f.name for f in dataclasses.fields(SimOptions) if f.init and f.name not in ("cluster", "policy", "_")]
-    assert list(params) == ["cluster", "jobs", "policy", *options]
+    fields = [f for f in dataclasses.fields(SimOptions) if f.init and f.name not in ("cluster", "policy")]
+    assert list(params) == ["cluster", "jobs", "policy", *(f.name for f in fields)]
+    for f in fields:
+        assert params[f.name].default == f.default, f.name
+        assert params[f.name].kind is inspect.Parameter.KEYWORD_ONLY, f.name
     assert params["engine"].default == "auto" and params["record_log"].default is True
 
 
