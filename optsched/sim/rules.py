@@ -12,7 +12,10 @@ situation the kernel never meets: with no load and no save time no job is ever l
 so no claim exists (R6, R7, R9, R10).
 
 The functions below take and return plain numbers (no simulator objects), so the compiled engine
-may compile them as they are.
+may compile them as they are. The Python engine calls them, except in its victim search, where
+:func:`outranks` and :func:`started_now` are written inline (``<``, ``==``) with a comment naming
+them: there a call per running job looked at cost 1.7 % of a LAS replay's instructions
+(``philly-1k-las``, valgrind).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sim.model.state import LOADING, SAVING, TRAINING, WAITING, SimJob
 from optsched.sim.policies.baselines import WaitQueue
 from optsched.sim.policies.claims import _Claims
-from optsched.sim.rules import outranks, soon_available, started_now
+from optsched.sim.rules import soon_available
 
 __all__ = ["SRTF"]
 
@@ -251,7 +251,7 @@ class _Preemptive(_Claims):
                 continue
             if not fill:
                 worst = self._worst(sim)[0] if self._loading else self._top(sim, self._train)
-                if worst is None or not outranks(top[0][0], self._run_value(sim, worst[4])):  # R5
+                if worst is None or not (top[0][0] < self._run_value(sim, worst[4])):  # R5 (rules.outranks)
                     fill = True  # no running job is worse than this job, nor than any job after it
                 elif tried:
                     q.pop_class(cls)
@@ -315,14 +315,14 @@ class _Preemptive(_Claims):
             n_extra = 0
         while (not fits()) if layout else n_extra < need:
             e, h = self._worst(sim) if self._loading else (self._top(sim, self._train), self._train)
-            if e is None or not outranks(bound, run_value(sim, e[4])):  # R5: strictly worse victims only
+            if e is None or not (bound < run_value(sim, e[4])):  # R5 (rules.outranks): strictly worse only
                 for e2, h2 in popped:
                     heapq.heappush(h2, e2)
                 return False
             heapq.heappop(h)
             popped.append((e, h))
             v = e[4]
-            if started_now(since.get(v.index), now):  # started at this very time: never a victim (R5)
+            if since.get(v.index) == now:  # started at this very time: never a victim (R5, rules.started_now)
                 continue
             victims.append(v)
             if layout:
