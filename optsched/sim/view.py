@@ -46,14 +46,38 @@ class SimView(Protocol):
     3.0
     """
 
-    now: float
-    jobs: Sequence[SimJob]
-    cluster: Cluster
-    capacity: int
-    rng: np.random.Generator
-    slot: float | None
-    free: FreeGPUs
-    res: FreeResources | None
+    # read-only for a policy (properties, so that the engine's own types conform)
+    @property
+    def now(self) -> float:
+        """The current time (s)."""
+
+    @property
+    def jobs(self) -> Sequence[SimJob]:
+        """Every simulated job, in input order."""
+
+    @property
+    def cluster(self) -> Cluster:
+        """The simulated cluster."""
+
+    @property
+    def capacity(self) -> int:
+        """GPUs in all."""
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The run's generator (the ``random`` placement rule draws from it; policies may too)."""
+
+    @property
+    def slot(self) -> float | None:
+        """The slot length in slotted mode, else None."""
+
+    @property
+    def free(self) -> FreeGPUs:
+        """Free GPUs per server, with placement queries."""
+
+    @property
+    def res(self) -> FreeResources | None:
+        """Free amounts of the servers' other resources, or None when no server declares any."""
 
     @property
     def free_gpus(self) -> list[int]:
