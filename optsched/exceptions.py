@@ -165,4 +165,29 @@ class WorkloadWarning(OptschedWarning):
     """A workload or cluster choice that makes a run uninformative (e.g. no job ever waits)."""
 
 
-__all__ += ["SolverLimitWarning", "DataNotFoundError", "InternalError", "OptschedWarning", "WorkloadWarning"]
+class EngineFallbackWarning(OptschedWarning):
+    """``Simulator(engine="auto")`` runs a large simulation on the Python engine, not the compiled
+    kernel; the message says why (a policy, option or input the kernel does not cover, or numba
+    missing). Said once per process and reason. Filter it to silence it, or pass
+    ``engine="python"`` to choose the Python engine explicitly.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from optsched.exceptions import EngineFallbackWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", EngineFallbackWarning)  # e.g. around a sweep of big runs
+    ...     warnings.warn("the Python engine runs this simulation", EngineFallbackWarning)
+    >>> issubclass(EngineFallbackWarning, UserWarning)
+    True
+    """
+
+
+__all__ += [
+    "SolverLimitWarning",
+    "DataNotFoundError",
+    "InternalError",
+    "OptschedWarning",
+    "WorkloadWarning",
+    "EngineFallbackWarning",
+]

@@ -168,7 +168,7 @@ def has_constant_docstring(modname: str, name: str) -> bool:
     mod = importlib.import_module(modname)
     files = [Path(mod.__file__)]
     if hasattr(mod, "__path__"):
-        files += sorted(Path(next(iter(mod.__path__))).glob("*.py"))
+        files += sorted(Path(next(iter(mod.__path__))).rglob("*.py"))
     return any(name in documented_assignments(f.read_text(encoding="utf-8")) for f in files)
 
 

@@ -8,11 +8,26 @@ Quick start::
     res = Simulator(Cluster.homogeneous(2, 8), jobs, get_policy("srtf")).run()
     res.summary(); res.jobs_frame(); res.plot_cdf()
 
-See ``docs/simulator.md`` for how to write a policy and a rate model.
+See ``docs/simulator.md`` for how to write a policy and a rate model, and for the layout of this
+package (which module carries what).
 """
 
 from optsched.sim.engine import Simulator, simulate
 from optsched.sim.metrics import JOB_COLUMNS, RunRecord, SimResult, replay_log, summarize
+from optsched.sim.model.resources import FreeGPUs, FreeResources
+from optsched.sim.model.state import (
+    DONE,
+    FAILED,
+    LOADING,
+    PENDING,
+    PHASES,
+    SAVING,
+    TRAINING,
+    WAITING,
+    Phase,
+    SimJob,
+    Timer,
+)
 from optsched.sim.policies import (
     FIFO,
     LAS,
@@ -32,20 +47,7 @@ from optsched.sim.rates import (
     SplitContentionRate,
 )
 from optsched.sim.registry import PolicySpec, policy_registry, register_policy
-from optsched.sim.resources import FreeGPUs, FreeResources
-from optsched.sim.state import (
-    DONE,
-    FAILED,
-    LOADING,
-    PENDING,
-    PHASES,
-    SAVING,
-    TRAINING,
-    WAITING,
-    Phase,
-    SimJob,
-    Timer,
-)
+from optsched.sim.view import SimView
 
 __all__ = [
     "Simulator",
@@ -56,6 +58,7 @@ __all__ = [
     "summarize",
     "JOB_COLUMNS",
     "Policy",
+    "SimView",
     "Start",
     "Preempt",
     "Migrate",

@@ -1,4 +1,4 @@
-"""The discrete-event engine shared by every online policy.
+"""The Python engine: the event loop shared by every online policy, and the choice of engine.
 
 Continuous time, one heap of events. A job's life: ``pending`` -> ``waiting`` (arrival) ->
 ``loading`` (holds GPUs, load time) -> ``training`` (progress at the rate model's rate, stage ends
@@ -6,70 +6,53 @@ Continuous time, one heap of events. A job's life: ``pending`` -> ``waiting`` (a
 (``training``/``loading`` -> ``saving`` (pause-and-save time, GPUs held) -> ``waiting``) and
 migration (``saving`` on the old GPUs, then ``loading`` on the new ones).
 
-Event order at equal times: stage ends (completions, checkpoints, early terminations), ends of
-saves, ends of loads, arrivals (in input order), timers; ties within a kind by insertion order.
-After all events of one time the policy's ``schedule`` hook runs once (see
-:mod:`optsched.sim.policy`).
+Event order at equal times (R3 of ``formulations/lazer.md``, :mod:`optsched.sim.rules`): stage
+ends (completions, checkpoints, early terminations), ends of saves, ends of loads, arrivals (in
+input order), timers; ties within a kind by insertion order. After all events of one time the
+policy's ``schedule`` hook runs once (see :mod:`optsched.sim.policy`).
+
+``Simulator(...)`` picks the engine before anything is built: the options are checked once
+(:mod:`optsched.sim.options`), the compiled kernel's driver says whether it covers the run
+(:func:`optsched.sim.compiled.driver.compiled_run`), and the Simulator returned is either this
+engine or a front for the kernel's run (:class:`_CompiledSimulator`).
 """
 
 from __future__ import annotations
 
 import gc
 import heapq
-import math
-from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import inspect
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.job import Job
-from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError, SimulationLimitError
-from optsched.sim.inputs import make_jobs
-from optsched.sim.policy import CancelTimer, Migrate, Policy, Preempt, SetTimer, Start
-from optsched.sim.rates import ConstantRate, RateModel, check_rate
-from optsched.sim.resources import FreeGPUs, FreeResources
-from optsched.sim.state import (
-    DONE,
-    FAILED,
-    LOADING,
-    PENDING,
-    SAVING,
-    TRAINING,
-    WAITING,
-    SimJob,
-    Timer,
-)
+from optsched.core.seeds import SeedLike
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.actions import EngineActions
+from optsched.sim.compiled.driver import compiled_run
+from optsched.sim.limits import MAX_BATCHES_AT_ONE_TIME as _MAX_BATCHES_AT_ONE_TIME
+from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
+from optsched.sim.metrics import RunRecord, SimResult
+from optsched.sim.model.inputs import make_jobs
+from optsched.sim.model.resources import FreeGPUs, FreeResources
+from optsched.sim.model.state import DONE, FAILED, LOADING, SAVING, TRAINING, WAITING, SimJob, Timer
+from optsched.sim.options import Overhead, SimOptions
+from optsched.sim.policy import Policy
+from optsched.sim.rates import RateModel, check_rate
+from optsched.sim.registry import get_policy
+from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
 
 __all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
 
-# event priorities at equal times (lower first)
-P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
-_INF = math.inf
-_MAX_BATCHES_AT_ONE_TIME = 100_000
+_INF = float("inf")
 _STALE = object()  # what an event handler returns for a stale heap entry
 
-Overhead = float | Callable[[SimJob, Mapping[int, int]], float]
 
-
-def _overhead(value: Overhead, name: str) -> Callable[[SimJob, Mapping[int, int]], float]:
-    if callable(value):
-        return value
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not (v >= 0 and math.isfinite(v)):
-        raise InvalidOptionError(
-            f"The '{name}' option must be a number of seconds >= 0 or a function (job, placement) -> seconds; "
-            f"got {value!r}."
-        )
-    return (lambda job, pl: v) if v > 0 else None  # type: ignore[return-value]
-
-
-class Simulator:
+class Simulator(EngineActions):
     """Replay jobs on a cluster under an online policy.
 
     Parameters
@@ -119,19 +102,32 @@ class Simulator:
         completion time; the exact time its work was done is the ``finish`` column. Hooks
         (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
     engine : {"auto", "python", "compiled"}
-        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
-        FIFO, SJF, SRTF and LAS (exactly those classes; placement consolidate, first_fit,
-        least_loaded or whole_node) on GPU-only jobs at a :class:`~optsched.sim.rates.ConstantRate`
-        without load/save times, stages, early termination, slots, decision timings or event log,
-        with the same results as this engine (tested job by job); anything else is an
-        ``InvalidOptionError`` naming what it lacks. ``"auto"`` (default): the kernel where it
-        covers the simulation and there are at least 20,000 jobs, else this engine (the reason is
-        logged once, logger ``optsched.sim``). A compiled run keeps no SimJob: ``sim.jobs`` lists
-        the input jobs, the result has the rest.
+        Which engine runs, chosen when the Simulator is built (``result.engine`` says which ran).
+        ``"python"``: this engine, which runs every policy, rate model and option.
+        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), for
+        the simulations it covers (:func:`optsched.sim.compiled.driver.unsupported` lists what
+        it does not), with the same results as this engine (tested job by job); anything else is
+        an ``InvalidOptionError`` naming what it lacks. ``"auto"`` (default): the kernel where it
+        covers the simulation and the workload is large enough to repay loading it
+        (:data:`~optsched.sim.compiled.driver.AUTO_MIN_JOBS` jobs), else this engine; why not
+        the kernel is said once per process and reason, as an
+        :class:`~optsched.exceptions.EngineFallbackWarning` from that many jobs on, else in the
+        log (logger ``optsched.sim``, level INFO). A compiled run keeps no SimJob: ``sim.jobs``
+        lists the input jobs, the result has the rest, and the engine's views and actions
+        (``sim.job()``, ``sim.start()``, ...) raise an ``AttributeError`` saying so.
     record_segments : bool
         Whether the compiled kernel keeps the GPU-holding segments (``res.schedule()``,
         ``res.segments()``; default true); false keeps memory flat on big runs. This engine always
         keeps them.
+
+    Notes
+    -----
+    ``Simulator(...)`` checks the options (:class:`~optsched.sim.options.SimOptions`), asks which
+    engine covers the run, and returns the Python engine (this class) or, for a compiled run, a
+    Simulator whose ``run`` is the kernel's. The Python engine's parts: the per-run state, views
+    and actions (:class:`~optsched.sim.actions.EngineActions`), the event loop and one handler
+    per event kind (here), the rules R1-R12 and where each is carried
+    (:mod:`optsched.sim.rules`), the run limits (:mod:`optsched.sim.limits`).
 
     Examples
     --------
@@ -141,7 +137,36 @@ class Simulator:
     >>> res = Simulator(Cluster.homogeneous(1, 2), jobs, FIFO()).run()
     >>> res.jobs_frame()["completion"].tolist()
     [4.0, 6.0]
+    >>> res.engine
+    'python'
     """
+
+    #: the kernel's run when the compiled kernel runs this simulation (a :class:`_CompiledSimulator`)
+    _compiled = None
+
+    def __new__(cls, cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy, **options: Any) -> Simulator:
+        opts = SimOptions(cluster, policy, **options)  # every option checked, before any engine is built
+        front = object.__new__(_CompiledSimulator)
+        front._adopt(opts)
+        run = compiled_run(
+            front,
+            jobs,
+            engine=opts.engine,
+            record_segments=opts.record_segments,
+            load_time=opts.load_time,
+            save_time=opts.save_time,
+            stages=opts.stages,
+            terminate_after=opts.terminate_after,
+            attrs_columns=opts.attrs_columns,
+        )
+        if run is not None:  # the compiled kernel runs it (optsched.sim.compiled.driver): no SimJobs
+            front._compiled = run
+            front.jobs = run.jobs
+            return front
+        sim = object.__new__(cls)
+        sim._adopt(opts)
+        sim._build(jobs)
+        return sim
 
     def __init__(
         self,
@@ -164,70 +189,43 @@ class Simulator:
         attrs_columns: Sequence[str] = (),
         engine: str = "auto",
         record_segments: bool = True,
-    ):
-        if not isinstance(cluster, Cluster):
-            raise InvalidInstanceError(f"The 'cluster' argument must be a Cluster; got {type(cluster).__name__}.")
-        if not isinstance(policy, Policy):
-            raise InvalidOptionError(
-                f"The 'policy' argument must be an optsched.sim.Policy; got {type(policy).__name__}. "
-                f"Subclass Policy, or use get_policy(name)."
-            )
-        self.cluster = cluster
-        self.policy = policy
-        if rate_model is None:  # a policy that comes with its rate model (e.g. A-SRPT's Heavy-Edge) brings it
-            rate_model = getattr(policy, "rate_model", None)
-        self.rate_model = rate_model if rate_model is not None else ConstantRate()
-        if not isinstance(self.rate_model, RateModel):
-            raise InvalidOptionError(f"The 'rate_model' must be an optsched.sim.RateModel; got {rate_model!r}.")
-        self._load = _overhead(load_time, "load_time")
-        self._save = _overhead(save_time, "save_time")
-        if slot is not None and (
-            isinstance(slot, bool)
-            or not isinstance(slot, (int, float, np.number))
-            or not (slot > 0 and math.isfinite(slot))
-        ):
-            raise InvalidOptionError(
-                f"The 'slot' option must be a positive finite number of seconds (or None for "
-                f"continuous time); got {slot!r}."
-            )
-        self.slot = None if slot is None else float(slot)
-        if preempt_loading not in ("abort", "finish"):
-            raise InvalidOptionError(
-                f"The 'preempt_loading' option must be 'abort' or 'finish'; got {preempt_loading!r}."
-            )
-        self.preempt_loading = preempt_loading
-        self.time_decisions = bool(time_decisions)
-        self.rng = as_generator(seed)
-        self.record_log = bool(record_log)
-        self.progress = bool(progress)
-        self.allow_unfinished = bool(allow_unfinished)
-        from optsched.sim.compiled.driver import compiled_run
+    ) -> None:
+        """Nothing left to do: :meth:`__new__` checked these options (:class:`SimOptions`, whose
+        fields and defaults these are; a test keeps them equal) and built the engine that runs."""
 
-        self._compiled = compiled_run(
-            self,
-            jobs,
-            engine=engine,
-            record_segments=record_segments,
-            load_time=load_time,
-            save_time=save_time,
-            stages=stages,
-            terminate_after=terminate_after,
-            attrs_columns=attrs_columns,
-        )
-        if self._compiled is not None:  # the compiled kernel runs it (optsched.sim.compiled.driver): no SimJobs
-            self.jobs = self._compiled.jobs
-            self.capacity = cluster.total_gpus
-            self.now = 0.0
-            self.__class__ = _CompiledSimulator  # clear errors for the engine's views (see there)
-            return
-        self.jobs: list[SimJob] = make_jobs(jobs, cluster, stages, attrs_columns=attrs_columns)
+    def _adopt(self, opts: SimOptions) -> None:
+        """The options both engines read (the compiled driver reads ``policy``, ``cluster``,
+        ``rate_model``, ``progress``, ``allow_unfinished``, ``capacity``, and sets ``now`` and
+        ``n_events``)."""
+        self.options = opts
+        self.cluster = opts.cluster
+        self.policy = opts.policy
+        self.rate_model = opts.rate_model
+        self.slot = opts.slot
+        self.preempt_loading = opts.preempt_loading
+        self.time_decisions = opts.time_decisions
+        self.rng = opts.rng
+        self.record_log = opts.record_log
+        self.progress = opts.progress
+        self.allow_unfinished = opts.allow_unfinished
+        self.capacity = opts.cluster.total_gpus
+        self.now = 0.0
+        self.n_events = 0  # events processed (set by run)
+
+    def _build(self, jobs: Any) -> None:
+        """This engine's jobs and state (the input checked; R1: every job starts pending)."""
+        opts = self.options
+        cluster = self.cluster
+        self._load = opts.load
+        self._save = opts.save
+        self.jobs: list[SimJob] = make_jobs(jobs, cluster, opts.stages, attrs_columns=opts.attrs_columns)
         for j in self.jobs:
             j._sim = self
         self._by_id: dict[Any, SimJob] = {j.id: j for j in self.jobs}
         if len(self._by_id) != len(self.jobs):
             raise InvalidInstanceError("Job ids must be unique; found a repeated 'id'. Renumber the jobs.")
         self._terminate: dict[int, int] = {}
-        for jid, k in (terminate_after or {}).items():
+        for jid, k in (opts.terminate_after or {}).items():
             if jid not in self._by_id:
                 raise InvalidInstanceError(f"terminate_after names job {jid!r}, which is not in the jobs.")
             j = self._by_id[jid]
@@ -238,10 +236,8 @@ class Simulator:
                 )
             if k < len(j.stages):
                 self._terminate[j.index] = int(k)
-        self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(policy, "placement", None) == "whole_node")
+        self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(self.policy, "placement", None) == "whole_node")
         self.res = self._resources(cluster)
-        self.capacity = cluster.total_gpus
-        self.now = 0.0
         self._ran = False
         self._new_run_state()
 
@@ -264,461 +260,7 @@ class Simulator:
             )
         return FreeResources(names, [[srv.resources.get(r, 0.0) for r in names] for srv in cluster.servers])
 
-    # -- read-only views for policies -------------------------------------------------------
-    def job(self, job_or_id: Any) -> SimJob:
-        """The SimJob for a SimJob or a job id (raises SimulationError if unknown)."""
-        if isinstance(job_or_id, SimJob):
-            if job_or_id._sim is not self:
-                raise SimulationError(f"{job_or_id.label} belongs to another simulation.")
-            return job_or_id
-        try:
-            return self._by_id[job_or_id]
-        except (KeyError, TypeError):
-            raise SimulationError(f"Unknown job {job_or_id!r}: it is not among the simulated jobs.") from None
-
-    def training_jobs(self) -> list[SimJob]:
-        """Jobs currently training (in start order)."""
-        return list(self._training.values())
-
-    def running_jobs(self) -> list[SimJob]:
-        """Jobs currently holding GPUs (loading, training or saving)."""
-        return list(self._holding.values())
-
-    @property
-    def free_gpus(self) -> list[int]:
-        """Free GPUs per server (a list; do not modify)."""
-        return self.free.free_list
-
-    @property
-    def total_free(self) -> int:
-        return self.free.total_free
-
-    def load_time(self, job: Any, placement: Mapping[int, int] | None = None) -> float:
-        """Seconds ``job`` would load before training on ``placement`` (default: its own)."""
-        j = self.job(job)
-        pl = placement if placement is not None else (j.placement or {})
-        return self._overhead_of(j, pl, True)
-
-    def save_time(self, job: Any) -> float:
-        """Seconds ``job`` would pause and save if preempted now (0 if it has not trained since its
-        last load: nothing to save)."""
-        j = self.job(job)
-        if j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
-            return 0.0
-        return self._overhead_of(j, j.placement, False)
-
-    def _overhead_of(self, j: SimJob, pl: Mapping[int, int], load: bool) -> float:
-        """The job's own load (save) seconds if it has them (``Job.load_time``), else the simulator's
-        option; a function's value is checked (a number >= 0)."""
-        own = j.load_s if load else j.save_s
-        if own is not None:
-            return own
-        f = self._load if load else self._save
-        if f is None:
-            return 0.0
-        r = f(j, pl)
-        try:
-            v = float(r)
-        except (TypeError, ValueError):
-            v = math.nan
-        if not (v >= 0 and v < _INF):  # NaN fails too
-            name = "load_time" if load else "save_time"
-            raise SimulationError(
-                f"The '{name}' function gave {r!r} seconds for {j.label}; it must return a finite number >= 0."
-            )
-        return float(v)
-
-    def fits(self, job: SimJob) -> bool:
-        """Whether ``job`` fits in the free GPUs now (one server if single-server), and its declared
-        resources on the servers the policy's placement rule would give it."""
-        if not self.free.fits(job.gpus, job.single_server):
-            return False
-        if self.res is None or not job.resources:
-            return True
-        pl = self.free.place(job.gpus, self.policy.placement, job.single_server, self.rng)
-        return pl is not None and self.res.fits(self.res.share(job.resources, pl, job.gpus))
-
-    def place(self, job: Any, rule: str | None = None) -> dict[int, int] | None:
-        """A placement for ``job`` on the free GPUs by ``rule`` (default: the policy's), or ``None``."""
-        j = self.job(job)
-        return self.free.place(j.gpus, rule or self.policy.placement, j.single_server, self.rng)
-
-    # -- actions ---------------------------------------------------------------------------
-    def start(
-        self,
-        job: Any,
-        placement: Mapping[int, Any] | None = None,
-        *,
-        gpu_ids: Mapping[int, Sequence[int]] | None = None,
-        config: Any = None,
-    ) -> dict[int, int]:
-        """Start a waiting job on ``placement`` (default: the policy's placement rule).
-
-        ``placement`` maps a server to a GPU count, or to a resource vector such as
-        ``{"gpus": 0, "cpu": 4}`` (a server used without GPUs, e.g. a parameter server); a job's
-        declared ``resources`` are otherwise shared over its servers in proportion to GPUs.
-        ``gpu_ids`` ({server: ids}) names the GPUs (default: the lowest free ids); ``config`` is
-        kept on the job (``job.config``) for the rate model and the result.
-
-        Returns the placement used ({server: GPUs}).
-
-        Raises
-        ------
-        SimulationError
-            Unknown job, job not waiting (not arrived, already running, finished), placement over
-            capacity / wrong size / spanning servers for a single-server job, no fit, GPU ids
-            that are not free, or resources that are not free (naming server, resource, requested
-            and free amounts).
-        """
-        j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase != WAITING:
-            raise SimulationError(self._why_not_waiting(j, "start"))
-        usage = None
-        if placement is None:
-            pl = self.free.place(j.gpus, self._rule, j.single_server, self.rng)
-            if pl is None:
-                raise SimulationError(
-                    f"Cannot start {j.label} at t={self.now:g}: it needs {j.gpus} GPUs"
-                    f"{' on one server' if j.single_server else ''} and {self.free.total_free} are free "
-                    f"(at most {self.free.max_free} on one server). Check sim.fits(job) first."
-                )
-        else:
-            pl, usage = self._parse_placement(placement, j)
-        if self._plain and not gpu_ids and not usage:  # GPUs only, ids given after the run
-            self._holds.append(j.index)  # the order of starts and releases (GPU ids are given from it)
-            self.free.allocate(pl)
-        else:
-            if self.res is not None or usage:
-                usage = self._check_usage(j, pl, usage)
-            if self._track_ids:
-                j.gpu_masks = self.free.take_ids(pl, gpu_ids, j)  # the last check; then nothing can fail
-            elif gpu_ids:
-                raise SimulationError(
-                    f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True "
-                    f"on the policy class so that the engine tracks them during the run."
-                )
-            self._holds.append(j.index)
-            self.free.allocate(pl)
-            if usage:
-                self.res.allocate(usage)  # type: ignore[union-attr]
-            j.usage = usage
-        if config is not None:
-            j.config = config
-        self._launch(j, pl)
-        return pl
-
-    def _parse_placement(self, placement: Any, j: SimJob) -> tuple[dict[int, int], dict | None]:
-        """Split a placement into {server: GPUs} (checked) and explicit resource vectors (or None)."""
-        if isinstance(placement, Mapping) and any(isinstance(v, Mapping) for v in placement.values()):
-            gpus: dict[Any, Any] = {}
-            usage: dict[int, dict[str, float]] = {}
-            for m, v in placement.items():
-                if isinstance(v, Mapping):
-                    vec = dict(v)
-                    g = vec.pop("gpus", 0)
-                    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
-                        raise SimulationError(
-                            f"The placement of {j.label} gives server {m} {g!r} GPUs; give an integer >= 0."
-                        )
-                    if not g and not vec:
-                        raise SimulationError(f"The placement of {j.label} uses nothing on server {m}; drop it.")
-                    if g:
-                        gpus[m] = int(g)
-                    if vec:
-                        if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
-                            raise SimulationError(f"The placement of {j.label} names server {m!r}; use an index.")
-                        usage[int(m)] = vec
-                else:
-                    gpus[m] = v
-            return self.free.check(gpus, j.gpus, j.single_server, j.label), usage
-        return self.free.check(placement, j.gpus, j.single_server, j.label), None
-
-    def _check_usage(self, j: SimJob, pl: dict[int, int], usage: dict | None) -> dict | None:
-        if self.res is None:
-            if usage:
-                raise SimulationError(
-                    f"The placement of {j.label} gives resource vectors {usage}, but no server "
-                    f"declares resources; declare them in the cluster's servers."
-                )
-            return None
-        if usage is None:
-            usage = self.res.share(j.resources, pl, j.gpus)
-        return self.res.check(usage, j.label) or None
-
-    def _launch(self, j: SimJob, pl: dict[int, int]) -> None:
-        now = self.now
-        j.placement = pl
-        j.n_starts += 1
-        if j.first_start is None:
-            j.first_start = now
-        j._hold_start = now
-        self._holding[j.index] = j
-        if self._log is not None:
-            self._log.append((now, "start", j.id, pl))
-        load = 0.0 if (j.load_s is None and self._load is None) else self._overhead_of(j, pl, True)
-        j._last_load = 0.0
-        if load > 0:
-            j.phase = LOADING
-            j._phase_start = now
-            j._load_end = now + load
-            j._version += 1
-            self._seq += 1
-            heapq.heappush(self._heap, (now + load, P_LOADED, self._seq, j, j._version))
-        else:
-            self._begin_training(j)
-
-    def _begin_training(self, j: SimJob) -> None:
-        now = self.now
-        j.phase = TRAINING
-        j._phase_start = now
-        j._t = now
-        self._training[j.index] = j  # the rate model sees the job among the training jobs
-        j.rate = self._const_rate or check_rate(self.rate_model.rate(j, j.placement, self), j.label)
-        if self._corunner:
-            self._changed.append(j)
-        if self._log is not None:
-            self._log.append((now, "train", j.id, j.rate))
-        self._push_stage_end(j)
-
-    def _push_stage_end(self, j: SimJob) -> None:
-        j._version += 1
-        self._seq += 1
-        t = j._t + (j.stages[j.stage] - j._done) / j.rate
-        if self.slot is not None and (j.stage + 1 == len(j.stages) or self._terminate.get(j.index) == j.stage + 1):
-            j._exact_end = t  # its last stage: it frees its GPUs at the end of the slot
-            t = self._slot_ceil(t)
-        heapq.heappush(self._heap, (t, P_STAGE, self._seq, j, j._version))
-
-    def _slot_ceil(self, t: float) -> float:
-        """The first slot boundary at or after ``t`` (a boundary within 1e-9 slot counts)."""
-        k = math.ceil(t / self.slot - 1e-9)
-        return k * self.slot
-
-    def preempt(self, job: Any, *, rollback: bool = False) -> None:
-        """Preempt a loading or training job.
-
-        Its training progress is kept (``rollback=False``) or goes back to its last checkpoint
-        (``rollback=True``; the lost work is reported as ``lost_work``). A job that had started
-        training pauses and saves for ``save_time`` seconds on its GPUs; then its GPUs are free and
-        ``on_preempted`` is called. With zero save time the GPUs are free at once (the hook still
-        comes as an event at the same time).
-        """
-        j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
-            raise SimulationError(
-                f"Cannot preempt {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
-                f"jobs can be preempted."
-            )
-        if j.phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
-            d = j._load_end - j._phase_start
-            j.loading_time += d
-            j.futile_time += d
-            j.n_futile += 1
-            j.n_preemptions += 1
-            j._version += 1  # the pending load end is stale: the GPUs are freed then instead
-            j.phase = SAVING
-            j._phase_start = j._load_end  # nothing is saved: no saving time
-            self._seq += 1
-            heapq.heappush(self._heap, (j._load_end, P_SAVED, self._seq, j, j._version))
-            if self._log is not None:
-                self._log.append((self.now, "preempt", j.id, "finish-load"))
-            return
-        self._stop(j, rollback)
-        j.n_preemptions += 1
-        if self._log is not None:
-            self._log.append((self.now, "preempt", j.id, rollback))
-        self._after_stop(j)
-
-    def migrate(
-        self, job: Any, placement: Mapping[int, Any], *, gpu_ids: Mapping[int, Sequence[int]] | None = None
-    ) -> dict[int, int]:
-        """Move a loading/training job to ``placement`` (free GPUs now, reserved at once; GPU counts
-        or resource vectors as in :meth:`start`).
-
-        The job saves on its old GPUs (``save_time``), releases them, then loads on the new ones.
-        Counts as one preemption.
-        """
-        j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
-            raise SimulationError(
-                f"Cannot migrate {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
-                f"jobs can be migrated."
-            )
-        pl, usage = self._parse_placement(placement, j)
-        usage = self._check_usage(j, pl, usage)
-        if self._track_ids:
-            masks = self.free.take_ids(pl, gpu_ids, j)
-        elif gpu_ids:
-            raise SimulationError(
-                f"Policy {self.policy.name!r} names GPU ids for {j.label}; set gpu_ids = True on "
-                f"the policy class so that the engine tracks them during the run."
-            )
-        else:
-            masks = None
-        self._holds.append(j.index)
-        self.free.allocate(pl)
-        if usage:
-            self.res.allocate(usage)
-        self._reserved.append((self.now, j.gpus))  # held from now; its segment starts at the launch
-        j._next_placement = (pl, masks, usage)
-        self._stop(j, False)
-        j.n_preemptions += 1
-        if self._log is not None:
-            self._log.append((self.now, "migrate", j.id, pl))
-        self._after_stop(j)
-        return pl
-
-    def _stop(self, j: SimJob, rollback: bool) -> None:
-        now = self.now
-        if j.phase == LOADING:
-            d = now - j._phase_start
-            j.loading_time += d
-            j.futile_time += d
-            j.n_futile += 1
-        else:
-            if now == j._phase_start and j._last_load > 0:  # no training since its load: eq. (2), futile
-                j.futile_time += j._last_load
-                j.n_futile += 1
-            j._done = min(j._done + j.rate * (now - j._t), j.stages[j.stage])
-            j._t = now
-            j.training_time += now - j._phase_start
-            del self._training[j.index]
-            if self._corunner:
-                self._changed.append(j)
-            if rollback:
-                ck = j.checkpointed_work
-                j.lost_work += j._done - ck
-                j._done = ck
-        j._version += 1  # the pending load-end / stage-end event is stale
-
-    def _after_stop(self, j: SimJob) -> None:
-        # a job cut during loading, or before any training after its load, has nothing to save
-        was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
-        save = (
-            self._overhead_of(j, j.placement, False)
-            if was_training and (j.save_s is not None or self._save is not None)
-            else 0.0
-        )
-        j.phase = SAVING
-        j._phase_start = self.now
-        self._seq += 1
-        if save > 0:
-            heapq.heappush(self._heap, (self.now + save, P_SAVED, self._seq, j, j._version))
-        else:
-            self._release_after_save(j)
-            heapq.heappush(self._heap, (self.now, P_SAVED, self._seq, j, -1))  # notify only
-
-    def _release_after_save(self, j: SimJob) -> None:
-        now = self.now
-        j.saving_time += now - j._phase_start
-        self._release(j, now)
-        j.phase = WAITING
-        if self._log is not None:
-            self._log.append((now, "saved", j.id, None))
-        if j._next_placement is not None:
-            (pl, j.gpu_masks, j.usage), j._next_placement = j._next_placement, None
-            self._reserved.append((now, -j.gpus))  # the reservation becomes the new segment
-            self._launch(j, pl)
-
-    def _release(self, j: SimJob, now: float) -> None:
-        """The one release path: record the segment, free GPUs, their ids and resources."""
-        usage = j.usage
-        masks = j.gpu_masks
-        self._seg.append((j.index, j._hold_start, now, j.placement, masks, usage))
-        self._holds.append(~j.index)
-        free = self.free
-        free.release(j.placement)
-        if masks is not None:
-            fid = free.free_ids
-            for m, took in masks.items():
-                fid[m] |= took
-        if usage:
-            self.res.release(usage)
-        del self._holding[j.index]
-        j.placement = j.gpu_masks = j.usage = None
-
-    def set_timer(
-        self, delay: float | None = None, *, at: float | None = None, period: float | None = None, data: Any = None
-    ) -> Timer:
-        """Call ``policy.on_timer`` after ``delay`` seconds (or at time ``at``), then every ``period``."""
-        if (delay is None) == (at is None):
-            raise SimulationError("set_timer needs exactly one of delay= (seconds from now) or at= (a time).")
-        t = self.now + delay if delay is not None else at
-        if not (t >= self.now and math.isfinite(t)):
-            raise SimulationError(
-                f"A timer must fire at a finite time >= now ({self.now:g}); got delay={delay!r}, at={at!r}."
-            )
-        if period is not None and not (period > 0 and math.isfinite(period)):
-            raise SimulationError(f"A periodic timer needs a positive finite 'period'; got {period!r}.")
-        self._timer_id += 1
-        tm = Timer(self._timer_id, t, period, data)
-        self._seq += 1
-        heapq.heappush(self._heap, (t, P_TIMER, self._seq, tm, 0))
-        return tm
-
-    def cancel_timer(self, timer: Timer) -> None:
-        """Cancel a timer (no-op if it already fired or was cancelled)."""
-        if not isinstance(timer, Timer):
-            raise SimulationError(f"cancel_timer needs a Timer returned by set_timer; got {timer!r}.")
-        timer.active = False
-
-    def apply(self, decisions: Iterable[Any] | None) -> None:
-        """Apply decision objects returned by a hook, in order."""
-        if decisions is None:
-            return
-        for d in decisions:
-            if isinstance(d, Start):
-                self.start(d.job, d.placement, gpu_ids=d.gpu_ids, config=d.config)
-            elif isinstance(d, Preempt):
-                self.preempt(d.job, rollback=d.rollback)
-            elif isinstance(d, Migrate):
-                self.migrate(d.job, d.placement, gpu_ids=d.gpu_ids)
-            elif isinstance(d, SetTimer):
-                self.set_timer(d.delay, period=d.period, data=d.data)
-            elif isinstance(d, CancelTimer):
-                self.cancel_timer(d.timer)
-            else:
-                raise SimulationError(
-                    f"Policy {self.policy.name!r} returned {d!r}; return Start, Preempt, Migrate, SetTimer or "
-                    f"CancelTimer objects (or None)."
-                )
-
-    # -- helpers -----------------------------------------------------------------------------
-    def _why_not_waiting(self, j: SimJob, what: str) -> str:
-        if j.phase == PENDING:
-            why = f"it has not arrived (arrival {j.arrival:g})"
-        elif j.phase in (DONE, FAILED):
-            why = f"it has finished ({j.phase})"
-        else:
-            why = f"it is already {j.phase} on {j.placement}"
-        return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
-
-    # -- main loop ---------------------------------------------------------------------------
-    def _new_run_state(self) -> None:
-        """The state of one run (created with the Simulator, so that the read-only views work before
-        :meth:`run`)."""
-        self._heap: list[tuple] = []  # (time, priority, seq, job or timer, version)
-        self._seq = 0
-        self._timer_id = 0
-        self._training: dict[int, SimJob] = {}
-        self._holding: dict[int, SimJob] = {}
-        self._seg: list[tuple] = []  # (job index, start, end, placement, GPU masks, resource usage)
-        self._holds = array("q")  # job index at each start (migration included), ~index at each release
-        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
-        self._track_ids = bool(getattr(self.policy, "gpu_ids", False))
-        self._plain = self.res is None and not self._track_ids  # the fast path of start()
-        self._rule = self.policy.placement
-        self._log: list[tuple] | None = [] if self.record_log else None
-        self._corunner = bool(self.rate_model.corunner_dependent)
-        # ConstantRate (exactly, not a subclass): its rate, checked once; else 0 (ask the model)
-        self._const_rate = self.rate_model._rate if type(self.rate_model) is ConstantRate else 0.0
-        self._changed: list[SimJob] = []
-        self._decision_s = array("d") if self.time_decisions else None
-        self._n_finished = 0
-        self.n_events = 0  # events processed (set by run)
-        self._bar = None
-        self._bar_step = max(1, len(self.jobs) // 200)
-
+    # -- the run ----------------------------------------------------------------------------
     def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto"):
         """Run to the end (or to time ``until``) and return a :class:`~optsched.sim.metrics.SimResult`.
 
@@ -747,10 +289,8 @@ class Simulator:
         SimulationLimitError
             The run passed ``max_time`` or ``max_events``.
         """
-        if self._compiled is not None:
-            return self._compiled.run(until, max_time, max_events)
         if self._ran:
-            raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
+            raise already_ran_error()
         self._max_time, self._max_events = self._limits(max_time, max_events)
         self._ran = True
         # The cyclic garbage collector is paused while the loop runs: the engine keeps what it
@@ -765,55 +305,30 @@ class Simulator:
                 gc.enable()
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
-        """The run's limits from the options (checked: a positive number, "auto" or None)."""
-        out = []
-        for name, v in (("max_time", max_time), ("max_events", max_events)):
-            if v is None:
-                out.append(_INF)
-                continue
-            if isinstance(v, str) and v == "auto":
-                if name == "max_events":
-                    out.append(1_000_000 + 1_000 * len(self.jobs))
-                elif self._const_rate:
-                    last = max((j.arrival for j in self.jobs), default=0.0)
-                    out.append(last + 1_000.0 * sum(j.work for j in self.jobs) / self._const_rate + 1e6)
-                else:
-                    out.append(_INF)
-                continue
-            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v > 0
-            if not ok or (name == "max_events" and v != int(v)):
-                what = "a positive number of seconds" if name == "max_time" else "a positive integer"
-                raise InvalidOptionError(
-                    f"The '{name}' option of Simulator.run must be {what}, 'auto' or None (no limit); got {v!r}."
-                )
-            out.append(float(v))
-        return out[0], out[1]
+        """The run's limits from the options (:func:`optsched.sim.limits.run_limits`)."""
+        return run_limits(max_time, max_events, n_jobs=len(self.jobs), workload=self._workload, rate=self._const_rate)
 
-    def _over_limit(self, t: float, n_events: int) -> SimulationLimitError:
-        """The error for a run past its limits, with what a user needs to see why."""
+    def _workload(self) -> tuple[float, float]:
+        """(The last arrival, the total work), for the automatic time limit."""
+        return max((j.arrival for j in self.jobs), default=0.0), sum(j.work for j in self.jobs)
+
+    def _over_limit(self, t: float, n_events: int) -> Exception:
+        """The error for a run past its limits (:func:`optsched.sim.limits.limit_error`)."""
         unfinished = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
-        running = [j for j in unfinished if j.placement is not None]
-        show = ", ".join(f"{j.label} ({j.phase}, {j.n_preemptions} preemptions)" for j in running[:5])
-        which = (
-            f"max_time={self._max_time:g} s (simulated time is {t:g} s)"
-            if t > self._max_time
-            else f"max_events={self._max_events:g} (at simulated time {t:g} s)"
-        )
-        return SimulationLimitError(
-            f"Policy {self.policy.name!r} ran past {which} after {n_events} events, with {len(unfinished)} of "
-            f"{len(self.jobs)} jobs unfinished and {len(running)} holding GPUs{': ' + show if show else ''}"
-            f"{' ...' if len(running) > 5 else ''}. A livelock (jobs preempted and restarted over and over) "
-            f"or a limit set too low: pass run(max_time=..., max_events=...) larger, or None for no limit."
+        running = [(j.label, j.phase, j.n_preemptions) for j in unfinished if j.placement is not None]
+        return limit_error(
+            self.policy.name,
+            t,
+            n_events,
+            self._max_time,
+            self._max_events,
+            n_jobs=len(self.jobs),
+            n_unfinished=len(unfinished),
+            running=running,
         )
 
     def _run(self, until: float | None):
-        from optsched.sim.metrics import SimResult
-
-        clock = None
-        if self.time_decisions:
-            import time
-
-            clock = time.perf_counter
+        clock = time.perf_counter if self.time_decisions else None
         policy = self.policy
         heap = self._heap
         pop = heapq.heappop
@@ -850,10 +365,7 @@ class Simulator:
             if t == self.now and n_events:
                 same_t += 1
                 if same_t > _MAX_BATCHES_AT_ONE_TIME:
-                    raise SimulationError(
-                        f"Policy {policy.name!r} made {same_t} rounds of decisions at t={t:g} without time "
-                        f"advancing (e.g. starting and preempting the same jobs): a livelock. Fix the policy."
-                    )
+                    raise livelock_error(policy.name, same_t, t)
             else:
                 same_t = 0
             self.now = t
@@ -916,18 +428,12 @@ class Simulator:
             stuck = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
             if stuck:
                 j = stuck[0]
-                raise SimulationError(
-                    f"Policy {policy.name!r} left {len(stuck)} job(s) unfinished with no pending event, e.g. "
-                    f"{j.label} ({j.phase}, {j.gpus} GPUs). A policy must start every waiting job eventually "
-                    f"(or pass allow_unfinished=True)."
-                )
+                raise unfinished_error(policy.name, len(stuck), j.label, j.phase, j.gpus)
         return SimResult(self.record())
 
     def record(self):
         """The run's records as a :class:`~optsched.sim.metrics.RunRecord` (what
         :class:`~optsched.sim.metrics.SimResult` is built from)."""
-        from optsched.sim.metrics import RunRecord
-
         holding = self._holding.values()
         return RunRecord(
             policy=self.policy.name,
@@ -946,6 +452,7 @@ class Simulator:
             reserved=self._reserved,
             log=self._log,
             decision_seconds=self._decision_s,
+            engine="python",
         )
 
     # -- one method per event kind (each returns the hook's decisions, or _STALE) -------------------
@@ -978,7 +485,7 @@ class Simulator:
         return self.policy.on_checkpoint(self, j)
 
     def _save_end(self, j: SimJob, ver: int, t: float) -> Any:
-        """The pause-and-save of a preempted ``j`` ends (``ver == -1``: a zero-time save whose
+        """The pause-and-save of a preempted ``j`` ends (R2; ``ver == -1``: a zero-time save whose
         GPUs were freed at once; only the hook is due)."""
         if ver != -1:
             if ver != j._version or j.phase != SAVING:
@@ -987,7 +494,7 @@ class Simulator:
         return self.policy.on_preempted(self, j)
 
     def _load_end(self, j: SimJob, ver: int, t: float) -> Any:
-        """``j`` has loaded: it starts training."""
+        """``j`` has loaded: it starts training (R1)."""
         if ver != j._version or j.phase != LOADING:
             return _STALE
         j._last_load = t - j._phase_start
@@ -1044,6 +551,20 @@ class _CompiledSimulator(Simulator):
             f"(sim.job(), the views, the actions); read the result, or build it with engine='python'."
         )
 
+    def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto") -> SimResult:
+        """Run on the compiled kernel (the same arguments and result as :meth:`Simulator.run`)."""
+        return self._compiled.run(until, max_time, max_events)
+
+
+def _signature() -> inspect.Signature:
+    """``Simulator(cluster, jobs, policy, *, ...)`` as ``__init__`` declares it, for ``help()`` and
+    ``inspect.signature`` (which would otherwise show ``__new__``'s ``**options``)."""
+    sig = inspect.signature(Simulator.__init__)
+    return sig.replace(parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty)
+
+
+Simulator.__signature__ = _signature()  # type: ignore[attr-defined]
+
 
 def simulate(cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy | str, **options: Any):
     """Build a :class:`Simulator` and run it (``policy`` may be a registered name).
@@ -1056,7 +577,5 @@ def simulate(cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy | str, 
     2.5
     """
     if isinstance(policy, str):
-        from optsched.sim.policies import get_policy
-
         policy = get_policy(policy)
     return Simulator(cluster, jobs, policy, **options).run()

@@ -1,7 +1,8 @@
 """The policy interface: react to events, act through the simulator.
 
 A policy subclasses :class:`Policy` and overrides the hooks it needs. Every hook receives the
-simulator ``sim``; the policy acts by calling ``sim.start(job, placement)``, ``sim.preempt(job)``,
+simulator ``sim`` (what a hook may read and call on it: :class:`~optsched.sim.view.SimView`); the
+policy acts by calling ``sim.start(job, placement)``, ``sim.preempt(job)``,
 ``sim.migrate(job, placement)``, ``sim.set_timer(...)``, ``sim.cancel_timer(timer)``, or by
 returning an iterable of decision objects (:class:`Start`, :class:`Preempt`, :class:`Migrate`,
 :class:`SetTimer`) which the engine applies in order. Illegal decisions raise
@@ -23,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from optsched.core.placement import PLACEMENT_RULES
 from optsched.exceptions import InvalidOptionError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from optsched.sim.engine import Simulator
-    from optsched.sim.state import SimJob, Timer
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from optsched.sim.model.state import SimJob, Timer
+    from optsched.sim.view import SimView
 
 __all__ = ["Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer", "Decision"]
 
@@ -174,33 +175,33 @@ class Policy:
         self.placement = placement
 
     # -- hooks ----------------------------------------------------------------------------
-    def on_start(self, sim: Simulator) -> Iterable[Decision] | None:
+    def on_start(self, sim: SimView) -> Iterable[Decision] | None:
         """Before the first event (time 0): reset per-run state, set periodic timers."""
 
-    def on_arrival(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+    def on_arrival(self, sim: SimView, job: SimJob) -> Iterable[Decision] | None:
         """``job`` arrived (phase ``waiting``)."""
 
-    def on_completion(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+    def on_completion(self, sim: SimView, job: SimJob) -> Iterable[Decision] | None:
         """``job`` finished (phase ``done``) or terminated early at a checkpoint (phase ``failed``);
         its GPUs are free."""
 
-    def on_checkpoint(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+    def on_checkpoint(self, sim: SimView, job: SimJob) -> Iterable[Decision] | None:
         """``job`` finished stage ``job.stage`` and keeps training unless the policy preempts it."""
 
-    def on_loaded(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+    def on_loaded(self, sim: SimView, job: SimJob) -> Iterable[Decision] | None:
         """``job`` finished loading and starts training (phase ``training``)."""
 
-    def on_preempted(self, sim: Simulator, job: SimJob) -> Iterable[Decision] | None:
+    def on_preempted(self, sim: SimView, job: SimJob) -> Iterable[Decision] | None:
         """``job`` released its GPUs after a preemption (phase ``waiting``; after a migration it is
         already loading on its new placement)."""
 
-    def on_timer(self, sim: Simulator, timer: Timer) -> Iterable[Decision] | None:
+    def on_timer(self, sim: SimView, timer: Timer) -> Iterable[Decision] | None:
         """A timer set with ``sim.set_timer`` fired."""
 
-    def schedule(self, sim: Simulator) -> Iterable[Decision] | None:
+    def schedule(self, sim: SimView) -> Iterable[Decision] | None:
         """Called once after the hooks of each event time: start/preempt jobs here."""
 
-    def on_end(self, sim: Simulator) -> None:
+    def on_end(self, sim: SimView) -> None:
         """After the last event."""
 
     def __repr__(self) -> str:

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from optsched.exceptions import SimulationError
+from optsched.sim.model.state import TRAINING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from optsched.sim.engine import Simulator
-    from optsched.sim.state import SimJob
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from optsched.sim.model.state import SimJob
+    from optsched.sim.view import SimView
 
 __all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "check_rate"]
 
@@ -40,11 +41,11 @@ class RateModel:
     #: True if a job's rate depends on which other jobs run at the same time.
     corunner_dependent: bool = False
 
-    def rate(self, job: SimJob, placement: Mapping[int, int], sim: Simulator) -> float:
+    def rate(self, job: SimJob, placement: Mapping[int, int], sim: SimView) -> float:
         """Work units per second of ``job`` training on ``placement`` (> 0)."""
         return 1.0
 
-    def affected(self, sim: Simulator, changed: Iterable[SimJob]) -> Iterable[SimJob]:
+    def affected(self, sim: SimView, changed: Iterable[SimJob]) -> Iterable[SimJob]:
         """Training jobs whose rate may have changed because ``changed`` started or stopped training."""
         return sim.training_jobs()
 
@@ -161,8 +162,6 @@ class SplitContentionRate(RateModel):
 
     def _sync(self, j: Any) -> None:
         """Register ``j`` where it is split and training now (and nowhere else)."""
-        from optsched.sim.state import TRAINING
-
         cur = tuple(j.placement) if j.phase == TRAINING and j.placement is not None and len(j.placement) > 1 else None
         old = self._on.get(j.index)
         if old == cur:
@@ -180,8 +179,6 @@ class SplitContentionRate(RateModel):
             self._on[j.index] = cur
 
     def rate(self, job, placement, sim) -> float:
-        from optsched.sim.state import TRAINING
-
         if sim is not self._sim:
             self._reset(sim)
         self._sync(job)
@@ -193,8 +190,6 @@ class SplitContentionRate(RateModel):
         return 1.0 / (1.0 + self.alpha * (p - 1))
 
     def affected(self, sim, changed):
-        from optsched.sim.state import TRAINING
-
         if sim is not self._sim:
             self._reset(sim)
         changed = list(changed)

@@ -22,22 +22,24 @@ Nothing here imports numba: the kernel module is imported only when it runs.
 
 from __future__ import annotations
 
+import inspect
 import logging
-import math
 import os
+import warnings
 from array import array
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from optsched.exceptions import InvalidOptionError, SimulationError, SimulationLimitError
-from optsched.sim.inputs import is_table, make_jobs, table_columns
+from optsched.exceptions import EngineFallbackWarning, InvalidOptionError, SimulationError
+from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
+from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
+from optsched.sim.options import ENGINES
 from optsched.sim.policy import compiled_kind
 
 __all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "unsupported", "compiled_run", "CompiledRun"]
 
-ENGINES = ("auto", "python", "compiled")
 #: "auto" uses the kernel from this many jobs on (numba's import and the cached kernel's load,
 #: about 0.5 s, would cost more than the Python engine on smaller workloads)
 AUTO_MIN_JOBS = 20_000
@@ -51,13 +53,23 @@ _PHASE_NAMES = np.array(["pending", "waiting", "loading", "training", "saving", 
 _MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
 
 log = logging.getLogger("optsched.sim")
-_said: set[str] = set()
+_said: set[tuple[bool, str]] = set()
 
 
-def _say_once(msg: str) -> None:
-    if msg not in _said:
-        _said.add(msg)
+def _say_once(msg: str, n_jobs: int = 0) -> None:
+    """Say ``msg`` once per process: as an :class:`~optsched.exceptions.EngineFallbackWarning` for
+    a workload of :data:`AUTO_MIN_JOBS` jobs or more (where the engine matters), else in the log."""
+    warn = n_jobs >= AUTO_MIN_JOBS
+    if (warn, msg) in _said:
+        return
+    _said.add((warn, msg))
+    if not warn:
         log.info(msg)
+        return
+    level, f = 1, inspect.currentframe()
+    while f is not None and f.f_globals.get("__name__", "").startswith("optsched.sim"):
+        f, level = f.f_back, level + 1  # the warning names the first caller outside optsched.sim
+    warnings.warn(msg, EngineFallbackWarning, stacklevel=level)
 
 
 def kernel_unavailable() -> str | None:
@@ -144,21 +156,16 @@ def compiled_run(
     attrs_columns: Any = (),
 ) -> CompiledRun | None:
     """The compiled run of ``sim`` if ``engine`` asks for it and the kernel covers it, else None
-    (the Python engine runs; with ``"auto"`` the reason is logged once).
+    (the Python engine runs; with ``"auto"`` the reason is said once: a warning from
+    :data:`AUTO_MIN_JOBS` jobs on, else the log).
 
     Raises
     ------
     InvalidOptionError
-        An unknown ``engine``, a ``record_segments`` that is not a bool, or ``engine="compiled"``
-        for a simulation the kernel does not cover (the message names what) or without numba.
+        ``engine="compiled"`` for a simulation the kernel does not cover (the message names what)
+        or without numba. (``engine`` and ``record_segments`` are checked with the other options,
+        :class:`optsched.sim.options.SimOptions`.)
     """
-    if not isinstance(engine, str) or engine not in ENGINES:
-        raise InvalidOptionError(
-            f"The 'engine' option must be one of {list(ENGINES)} ('auto': the compiled kernel where it "
-            f"covers the simulation, else Python); got {engine!r}."
-        )
-    if not isinstance(record_segments, bool):
-        raise InvalidOptionError(f"The 'record_segments' option must be true or false; got {record_segments!r}.")
     if engine == "python":
         return None
     why = unsupported(
@@ -170,7 +177,10 @@ def compiled_run(
             f"(the Python engine runs what the kernel does not cover) or engine='python'."
         )
     if why:
-        _say_once(f"engine='auto': the Python engine runs this simulation (the compiled kernel lacks {'; '.join(why)})")
+        _say_once(
+            f"engine='auto': the Python engine runs this simulation (the compiled kernel lacks {'; '.join(why)})",
+            count_jobs(jobs),
+        )
         return None
     if is_table(jobs):
         data = table_columns(jobs, sim.cluster, attrs_columns=attrs_columns)
@@ -195,7 +205,7 @@ def compiled_run(
     if bad is not None:
         if engine == "compiled":
             raise InvalidOptionError(f"engine='compiled' cannot run: {bad}. Use engine='auto' or 'python'.")
-        _say_once(f"engine='auto': the Python engine runs this simulation ({bad})")
+        _say_once(f"engine='auto': the Python engine runs this simulation ({bad})", n)
         return None
     _say_once(f"engine={engine!r}: the compiled kernel runs {type(sim.policy).__name__} simulations")
     return CompiledRun(sim, data, record_segments)
@@ -430,32 +440,15 @@ class CompiledRun:
         return s._replace(**rep)
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
-        """Simulator._limits on the arrays (the same defaults and checks)."""
-        out = []
+        """The run's limits (:func:`optsched.sim.limits.run_limits`, as the Python engine)."""
         d = self.data
-        for name, v in (("max_time", max_time), ("max_events", max_events)):
-            if v is None:
-                out.append(math.inf)
-            elif isinstance(v, str) and v == "auto":
-                if name == "max_events":
-                    out.append(1_000_000 + 1_000 * len(d["ids"]))
-                else:
-                    last = float(d["arrival"].max()) if len(d["ids"]) else 0.0
-                    total = sum(d["work"].tolist())  # the engine's left-to-right sum
-                    out.append(last + 1_000.0 * total / self.sim.rate_model.rate(None, {}, None) + 1e6)
-            elif (
-                isinstance(v, (int, float, np.integer, np.floating))
-                and not isinstance(v, bool)
-                and v > 0
-                and (name == "max_time" or v == int(v))
-            ):
-                out.append(float(v))
-            else:
-                what = "a positive number of seconds" if name == "max_time" else "a positive integer"
-                raise InvalidOptionError(
-                    f"The '{name}' option of Simulator.run must be {what}, 'auto' or None (no limit); got {v!r}."
-                )
-        return out[0], out[1]
+
+        def workload() -> tuple[float, float]:
+            last = float(d["arrival"].max()) if len(d["ids"]) else 0.0
+            return last, sum(d["work"].tolist())  # the engine's left-to-right sum
+
+        rate = self.sim.rate_model.rate(None, {}, None)
+        return run_limits(max_time, max_events, n_jobs=len(d["ids"]), workload=workload, rate=rate)
 
     # -- the run -------------------------------------------------------------------------------
     def run(self, until: float | None = None, max_time: Any = "auto", max_events: Any = "auto", *, initial=None):
@@ -465,7 +458,7 @@ class CompiledRun:
 
         sim = self.sim
         if self.ran:
-            raise SimulationError("This Simulator has already run; build a new one (policies are reusable).")
+            raise already_ran_error()
         mt, me = self._limits(max_time, max_events)
         self.ran = True
         s = self._state(until, mt, me, initial)
@@ -501,40 +494,31 @@ class CompiledRun:
             t = s.evt[0] if s.gv[K.G_EHN] else s.jf[s.ji[ai, K.ORDER], K.ARR]
             self._limit_error(s, float(t), n_events, mt, me)
         if st == K.ST_LIVELOCK:
-            raise SimulationError(
-                f"Policy {name!r} made {int(s.gv[K.G_SAME_T])} rounds of decisions at t={now:g} without time "
-                f"advancing (e.g. starting and preempting the same jobs): a livelock. Fix the policy."
-            )
+            raise livelock_error(name, int(s.gv[K.G_SAME_T]), now)
         if st == K.ST_INTERNAL:  # pragma: no cover - the kernel's own checks
             raise SimulationError(f"Internal error of the compiled kernel at t={now:g} (policy {name!r}).")
         if until is None and not sim.allow_unfinished:
             stuck = np.nonzero(s.ji[:, K.PHASE] != K.DONE)[0]
             if len(stuck):
                 i = int(stuck[0])
-                raise SimulationError(
-                    f"Policy {name!r} left {len(stuck)} job(s) unfinished with no pending event, e.g. "
-                    f"{self.jobs[i].label} ({_PHASE_NAMES[s.ji[i, K.PHASE]]}, {int(s.ji[i, K.GPUS])} GPUs). "
-                    f"A policy must "
-                    f"start every waiting job eventually (or pass allow_unfinished=True)."
-                )
+                phase = _PHASE_NAMES[s.ji[i, K.PHASE]]
+                raise unfinished_error(name, len(stuck), self.jobs[i].label, phase, int(s.ji[i, K.GPUS]))
         return self._result(s)
 
     def _limit_error(self, s, t: float, n_events: int, max_time: float, max_events: float):
         from optsched.sim.compiled import kernel as K
 
         unfinished = int((s.ji[:, K.PHASE] != K.DONE).sum())
-        running = [int(j) for j in s.rr[: s.gv[K.G_RUNN], K.RUNL]]
-        show = ", ".join(f"{self.jobs[j].label} (training, {int(s.ji[j, K.NPRE])} preemptions)" for j in running[:5])
-        which = (
-            f"max_time={max_time:g} s (simulated time is {t:g} s)"
-            if t > max_time
-            else f"max_events={max_events:g} (at simulated time {t:g} s)"
-        )
-        raise SimulationLimitError(
-            f"Policy {self.sim.policy.name!r} ran past {which} after {n_events} events, with {unfinished} of "
-            f"{len(self.jobs)} jobs unfinished and {len(running)} holding GPUs{': ' + show if show else ''}"
-            f"{' ...' if len(running) > 5 else ''}. A livelock (jobs preempted and restarted over and over) "
-            f"or a limit set too low: pass run(max_time=..., max_events=...) larger, or None for no limit."
+        running = [(self.jobs[int(j)].label, "training", int(s.ji[j, K.NPRE])) for j in s.rr[: s.gv[K.G_RUNN], K.RUNL]]
+        raise limit_error(
+            self.sim.policy.name,
+            t,
+            n_events,
+            max_time,
+            max_events,
+            n_jobs=len(self.jobs),
+            n_unfinished=unfinished,
+            running=running,
         )
 
     def _result(self, s):
@@ -602,6 +586,7 @@ class CompiledRun:
             reserved=[],
             log=None,
             decision_seconds=None,
+            engine="compiled",
             columns=cols,
             steps=steps,
         )

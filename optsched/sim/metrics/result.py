@@ -1,53 +1,23 @@
-"""Results of a simulation: per-job table, summary statistics, utilization, plots, log replay.
-
-Per-job columns (seconds unless noted)
---------------------------------------
-``arrival``, ``first_start``, ``completion``; ``queue_delay`` = first_start - arrival (the delay
-to the *first* start only: a job preempted later and waiting again adds nothing to it);
-``jct`` = completion - arrival (job completion time = flow time); ``waiting`` = W, all the time not
-holding GPUs = jct - loading - training - saving (the queue delay plus every wait after a
-preemption); ``loading_time``, ``training_time``, ``saving_time``
-(pause-and-save); ``futile_time`` = loading time wasted by preemptions during loading (Lazer's
-futile preemption); ``lost_work`` = work rolled back to a checkpoint (work units);
-``n_preemptions``; ``stages_done``; ``status`` (``done``, ``failed``, or the phase if unfinished).
-In slotted mode also ``finish``: when the work was done (``completion`` is the end of that slot;
-the GPUs are held, idle, in between, which is neither waiting nor training).
-"""
+"""What a run produced: :class:`RunRecord` (the engine's records) and :class:`SimResult` (the per-job
+table, summary, GPUs in use over time, the schedule for the verifier, files and plots). The
+columns of the per-job table are described in :mod:`optsched.sim.metrics.summary`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from optsched.core.schedule import Schedule
-from optsched.sim.state import DONE, FAILED
+from optsched.core.io import atomic_write_text
+from optsched.core.schedule import Schedule, Segment
+from optsched.exceptions import InvalidOptionError
+from optsched.sim.metrics.summary import JOB_COLUMNS, summarize
+from optsched.sim.model.resources import _lowest_bits, ids_of
 
-__all__ = ["SimResult", "replay_log", "summarize", "JOB_COLUMNS"]
-
-JOB_COLUMNS = [
-    "job_id",
-    "arrival",
-    "gpus",
-    "work",
-    "weight",
-    "status",
-    "first_start",
-    "completion",
-    "queue_delay",
-    "jct",
-    "waiting",
-    "loading_time",
-    "training_time",
-    "saving_time",
-    "futile_time",
-    "n_futile",
-    "lost_work",
-    "n_preemptions",
-    "stages_done",
-]
+__all__ = ["RunRecord", "SimResult"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +39,7 @@ class RunRecord:
     reserved: list  # migrations: (time, +GPUs) reserved ahead of the new segment, (time, -GPUs) at it
     log: list | None
     decision_seconds: Any  # array of seconds per event batch, or None
+    engine: str  # the engine that ran: "python" or "compiled"
     columns: dict | None = None  # the per-job table (job_columns) if the engine computed it (compiled)
     steps: tuple | None = None  # (times, GPUs held from each time on) if the engine computed them (compiled)
 
@@ -82,6 +53,8 @@ class SimResult:
     end_time : float
         Time of the last event.
     n_events : int
+    engine : str
+        The engine that ran: ``"python"`` or ``"compiled"`` (``Simulator(engine=...)``).
     log : list of (time, kind, job_id, detail) or None
         Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
         preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
@@ -105,6 +78,7 @@ class SimResult:
         self.capacity = run.capacity
         self.end_time = run.end_time
         self.n_events = run.n_events
+        self.engine = run.engine
         self.slot = run.slot
         #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
         self.decision_seconds = (
@@ -265,8 +239,6 @@ class SimResult:
         Returns a NumPy array, one value per window of ``[start, end)``.
         """
         if not (width > 0 and np.isfinite(width)):
-            from optsched.exceptions import InvalidOptionError
-
             raise InvalidOptionError(f"The window 'width' must be a positive number of seconds; got {width!r}.")
         end = self.end_time if end is None else end
         if end <= start:
@@ -291,9 +263,6 @@ class SimResult:
     def schedule(self) -> Schedule:
         """The GPU-holding segments (loading + training + saving) as a core :class:`Schedule`,
         for :func:`optsched.verify.verify`."""
-        from optsched.core.schedule import Segment
-        from optsched.sim.resources import ids_of
-
         s = Schedule()
         js = self._jobs
         all_masks = self._gpu_masks()
@@ -310,8 +279,6 @@ class SimResult:
         releases in the engine's order (the same ids the engine would have picked)."""
         if all(seg[4] is not None for seg in self._seg):
             return [seg[4] for seg in self._seg]
-        from optsched.sim.resources import _lowest_bits
-
         free = [(1 << c) - 1 for c in self._gpu_cap]
         segs_of: dict[int, list[int]] = {}  # job index -> its segments, in start (= release) order
         for k, seg in enumerate(self._seg):
@@ -344,8 +311,6 @@ class SimResult:
         """One row per GPU-holding segment: ``job_id, start, end, placement, gpu_ids, usage``."""
         import pandas as pd
 
-        from optsched.sim.resources import ids_of
-
         js = self._jobs
         return pd.DataFrame(
             [
@@ -358,12 +323,6 @@ class SimResult:
     # -- output ------------------------------------------------------------------------------
     def to_files(self, out_dir, fmt: str = "csv") -> list[str]:
         """Write ``jobs``, ``utilization`` (and ``summary.json``) to ``out_dir``; ``fmt`` csv or parquet."""
-        import json
-        from pathlib import Path
-
-        from optsched.core.io import atomic_write_text
-        from optsched.exceptions import InvalidOptionError
-
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         if fmt not in ("csv", "parquet"):
@@ -425,187 +384,3 @@ class SimResult:
             f"SimResult(policy={self.policy!r}, jobs={s['n_jobs']}, mean_jct={s['mean_jct']:.6g}, "
             f"makespan={s['makespan']:.6g})"
         )
-
-
-def summarize(df) -> dict[str, Any]:
-    """Summary of a per-job table: a DataFrame (:meth:`SimResult.jobs_frame`, :func:`replay_log`) or
-    a mapping of columns (:meth:`SimResult.job_columns`).
-
-    ``mean_queue_delay`` (and its percentiles) is the delay to the first start; ``mean_waiting``,
-    ``total_waiting`` and the ``*_waiting`` percentiles are W, every second a job spent without
-    GPUs (they need a ``waiting`` column).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"arrival": [0.0, 0.0], "completion": [1.0, 3.0], "weight": [1.0, 2.0],
-    ...                    "first_start": [0.0, 1.0], "status": ["done", "done"]})
-    >>> s = summarize(df); s["mean_jct"], s["total_weighted_completion_time"], s["makespan"]
-    (2.0, 7.0, 3.0)
-    >>> df["waiting"] = [0.0, 1.5]  # job 1 started at 1, was preempted and waited 0.5 s more
-    >>> s = summarize(df); s["mean_queue_delay"], s["mean_waiting"], s["total_waiting"]
-    (0.5, 0.75, 1.5)
-    """
-    status = np.asarray(df["status"], dtype=object)
-    fin = (status == DONE) | (status == FAILED)
-
-    def col(name: str) -> np.ndarray:
-        return np.asarray(df[name], dtype=float)[fin]
-
-    jct = col("completion") - col("arrival")
-    qd = col("first_start") - col("arrival")
-    w = col("weight") if "weight" in df else np.ones(int(fin.sum()))
-    comp = col("completion")
-
-    def pct(a, q):
-        return float(np.percentile(a, q)) if len(a) else float("nan")
-
-    out = {
-        "n_jobs": int(len(status)),
-        "n_done": int((status == DONE).sum()),
-        "n_failed": int((status == FAILED).sum()),
-        "mean_jct": float(jct.mean()) if len(jct) else float("nan"),
-        "p50_jct": pct(jct, 50),
-        "p95_jct": pct(jct, 95),
-        "p99_jct": pct(jct, 99),
-        "mean_queue_delay": float(qd.mean()) if len(qd) else float("nan"),
-        "p50_queue_delay": pct(qd, 50),
-        "p95_queue_delay": pct(qd, 95),
-        "p99_queue_delay": pct(qd, 99),
-        "makespan": float(comp.max()) if len(comp) else 0.0,
-        "total_completion_time": float(comp.sum()),
-        "total_weighted_completion_time": float((w * comp).sum()),
-        "total_flow_time": float(jct.sum()),
-        "total_weighted_flow_time": float((w * jct).sum()),
-    }
-    if "waiting" in df:  # W_k of Lazer's eq. (1): all the time without GPUs, after preemptions too
-        wt = col("waiting")
-        out["mean_waiting"] = float(wt.mean()) if len(wt) else float("nan")
-        out["p50_waiting"], out["p95_waiting"], out["p99_waiting"] = pct(wt, 50), pct(wt, 95), pct(wt, 99)
-        out["total_waiting"] = float(wt.sum())
-    if "n_preemptions" in df:
-        out["n_preemptions"] = int(np.asarray(df["n_preemptions"]).sum())
-    if "futile_time" in df:
-        out["futile_time"] = float(np.asarray(df["futile_time"], dtype=float).sum())
-    return out
-
-
-def replay_log(log: Iterable[tuple]) -> Any:
-    """Rebuild the per-job table from an event log alone (independent of the engine's counters).
-
-    Returns a DataFrame with ``job_id, arrival, gpus, status, first_start, completion,
-    loading_time, training_time, saving_time, n_preemptions, work_done, futile_time, n_futile``
-    (work done = integral of the logged rates over training intervals; futile time by Lazer's
-    eq. (2): a load cut by a preemption, or a whole load followed by no training before one), in
-    order of arrival.
-
-    Examples
-    --------
-    >>> log = [(0.0, "arrival", 7, None), (0.0, "start", 7, {0: 1}), (0.0, "train", 7, 0.5),
-    ...        (4.0, "complete", 7, 1)]
-    >>> r = replay_log(log).iloc[0]
-    >>> float(r["completion"]), float(r["training_time"]), float(r["work_done"])
-    (4.0, 4.0, 2.0)
-    """
-    import pandas as pd
-
-    rows: dict[Any, dict[str, Any]] = {}
-    state: dict[Any, tuple[str, float, float]] = {}  # job -> (phase, since, rate)
-    last_load: dict[Any, float] = {}  # job -> length of the load that ended last (0: none)
-
-    def close(jid, t):
-        ph, since, rate = state.get(jid, ("waiting", t, 0.0))
-        r = rows[jid]
-        if ph == "loading":
-            r["loading_time"] += t - since
-        elif ph == "training":
-            r["training_time"] += t - since
-            r["work_done"] += rate * (t - since)
-        elif ph == "saving":
-            r["saving_time"] += t - since
-        return ph
-
-    for t, kind, jid, detail in log:
-        if kind == "timer":
-            continue
-        if kind == "arrival":
-            rows[jid] = {
-                "job_id": jid,
-                "arrival": t,
-                "gpus": np.nan,
-                "status": "waiting",
-                "first_start": np.nan,
-                "completion": np.nan,
-                "loading_time": 0.0,
-                "training_time": 0.0,
-                "saving_time": 0.0,
-                "n_preemptions": 0,
-                "work_done": 0.0,
-                "futile_time": 0.0,
-                "n_futile": 0,
-            }
-            state[jid] = ("waiting", t, 0.0)
-            continue
-        r = rows[jid]
-        if kind == "start":
-            close(jid, t)
-            r["gpus"] = sum(detail.values())
-            if np.isnan(r["first_start"]):
-                r["first_start"] = t
-            state[jid] = ("loading", t, 0.0)
-        elif kind == "train":
-            ph, since, _ = state[jid]
-            last_load[jid] = t - since if ph == "loading" else 0.0
-            close(jid, t)
-            state[jid] = ("training", t, float(detail))
-        elif kind == "rate":
-            close(jid, t)
-            state[jid] = ("training", t, float(detail))
-        elif kind in ("preempt", "migrate"):
-            ph, since, _ = state[jid]
-            r["n_preemptions"] += 1
-            if detail == "finish-load":  # the load runs to its end, then the GPUs are freed: all futile
-                state[jid] = ("finishing-load", since, 0.0)
-                continue
-            if ph == "loading":
-                r["futile_time"] += t - since
-                r["n_futile"] += 1
-            elif ph == "training" and since == t and last_load.get(jid, 0.0) > 0:
-                r["futile_time"] += last_load[jid]
-                r["n_futile"] += 1
-            close(jid, t)
-            state[jid] = ("saving", t, 0.0)
-        elif kind == "saved":
-            ph, since, _ = state[jid]
-            if ph == "finishing-load":
-                r["loading_time"] += t - since
-                r["futile_time"] += t - since
-                r["n_futile"] += 1
-            else:
-                close(jid, t)
-            state[jid] = ("waiting", t, 0.0)
-        elif kind == "checkpoint":
-            ph, since, rate = state[jid]
-            close(jid, t)
-            state[jid] = (ph, t, rate)
-        elif kind in ("complete", "fail"):
-            close(jid, t)
-            r["completion"] = t
-            r["status"] = DONE if kind == "complete" else FAILED
-            state[jid] = ("done", t, 0.0)
-    cols = [
-        "job_id",
-        "arrival",
-        "gpus",
-        "status",
-        "first_start",
-        "completion",
-        "loading_time",
-        "training_time",
-        "saving_time",
-        "n_preemptions",
-        "work_done",
-        "futile_time",
-        "n_futile",
-    ]
-    return pd.DataFrame(list(rows.values()), columns=cols)

@@ -1,0 +1,272 @@
+"""Mutable simulation-time objects: :class:`SimJob` (a job as the engine tracks it) and :class:`Timer`.
+
+Policies read these objects (and may keep references to them) but change them only through the
+simulator's actions (:meth:`Simulator.start`, :meth:`Simulator.preempt`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from optsched.sim.model.resources import ids_of
+
+_NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
+
+__all__ = [
+    "SimJob",
+    "Timer",
+    "Phase",
+    "WAITING",
+    "LOADING",
+    "TRAINING",
+    "SAVING",
+    "DONE",
+    "FAILED",
+    "PENDING",
+    "PHASES",
+]
+
+
+class Phase(StrEnum):
+    """A job's phase (``SimJob.phase``, R1 of :mod:`optsched.sim.rules`); members compare equal to
+    their strings (``"waiting"``).
+
+    Examples
+    --------
+    >>> from optsched.sim import Phase
+    >>> Phase.WAITING == "waiting", str(Phase.DONE)
+    (True, 'done')
+    """
+
+    PENDING = "pending"  # not arrived yet
+    WAITING = "waiting"  # arrived, holds no GPU
+    LOADING = "loading"  # holds GPUs, loading (model, data, checkpoint) before training
+    TRAINING = "training"  # holds GPUs, making progress at its rate
+    SAVING = "saving"  # holds GPUs, pause-and-save after a preemption
+    DONE = "done"  # finished all its work
+    FAILED = "failed"  # terminated early at a checkpoint (its outcome, known only to the engine)
+
+
+PENDING, WAITING, LOADING, TRAINING = Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING
+SAVING, DONE, FAILED = Phase.SAVING, Phase.DONE, Phase.FAILED
+PHASES = (PENDING, WAITING, LOADING, TRAINING, SAVING, DONE, FAILED)
+
+
+class SimJob:
+    """A job inside the simulator.
+
+    Static attributes (from the input): ``id``, ``index`` (position in the input), ``arrival``,
+    ``work`` (total work in work units; seconds at rate 1), ``gpus``, ``weight``, ``single_server``,
+    ``stages`` (cumulative work at each stage end; the last equals ``work``), ``attrs`` (user,
+    group, predictions, trace fields; free-form).
+
+    Dynamic attributes: ``phase`` (one of :data:`PHASES`), ``placement`` ({server: GPUs} while it
+    holds GPUs, else ``None``), ``gpu_ids`` ({server: GPU ids} while it holds GPUs), ``usage``
+    ({server: {resource: amount}} of other resources while it holds them), ``config`` (what the
+    policy attached to its start), ``rate`` (work units per second while training), ``stage`` (number
+    of completed stages), ``first_start``, ``completion``, and the accumulators ``loading_time``,
+    ``training_time``, ``saving_time``, ``lost_work`` (work rolled back on preemption),
+    ``futile_time`` (loading time wasted by preemptions: a load cut short, or a whole load followed
+    by no training before the preemption, Lazer's eq. (2)), ``n_futile``, ``n_preemptions``,
+    ``n_starts``.
+
+    Use :meth:`done_work` / :meth:`remaining` for progress at the current time (the engine updates
+    the stored ``_done`` lazily).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Simulator, get_policy
+    >>> sim = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=4)], get_policy("fifo"))
+    >>> res = sim.run(until=1)
+    >>> job = sim.job(0)
+    >>> str(job.phase), job.remaining(1.0), job.done_work(2.5)
+    ('training', 3.0, 2.5)
+    """
+
+    __slots__ = (
+        "id",
+        "index",
+        "arrival",
+        "work",
+        "gpus",
+        "weight",
+        "single_server",
+        "stages",
+        "attrs",
+        "phase",
+        "placement",
+        "rate",
+        "stage",
+        "first_start",
+        "completion",
+        "loading_time",
+        "training_time",
+        "saving_time",
+        "lost_work",
+        "futile_time",
+        "n_preemptions",
+        "n_starts",
+        "n_futile",
+        "finish",
+        "resources",
+        "gpu_masks",
+        "usage",
+        "config",
+        "load_s",
+        "save_s",
+        "_done",
+        "_exact_end",
+        "_last_load",
+        "_load_end",
+        "_t",
+        "_phase_start",
+        "_version",
+        "_hold_start",
+        "_next_placement",
+        "_sim",
+    )
+
+    def __init__(
+        self,
+        id: Any,
+        index: int,
+        arrival: float,
+        work: float,
+        gpus: int,
+        weight: float = 1.0,
+        single_server: bool = False,
+        stages: tuple[float, ...] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ):
+        self.id = id
+        self.index = index
+        self.arrival = arrival
+        self.work = work
+        self.gpus = gpus
+        self.weight = weight
+        self.single_server = single_server
+        self.stages = stages if stages is not None else (work,)
+        self.attrs = attrs if attrs is not None else {}
+        self.phase = PENDING
+        self.placement: dict[int, int] | None = None
+        self.rate = 0.0
+        self.stage = 0
+        self.first_start: float | None = None
+        self.completion: float | None = None
+        self.loading_time = 0.0
+        self.training_time = 0.0
+        self.saving_time = 0.0
+        self.lost_work = 0.0
+        self.futile_time = 0.0
+        self.n_preemptions = 0
+        self.n_starts = 0
+        self.resources: Mapping[str, float] = _NO_RESOURCES  # declared demands of other resources
+        self.gpu_masks: dict[int, int] | None = None  # while holding GPUs: {server: bit mask of GPU ids}
+        self.usage: dict[int, dict[str, float]] | None = None  # while holding: {server: {resource: amount}}
+        self.config: Any = None  # what the policy chose at start (worker/PS types, ...), for the rate model
+        self.load_s: float | None = None  # its own load / save seconds (Job.load_time / save_time), or None
+        self.save_s: float | None = None
+        self.n_futile = 0  # preemptions that wasted a load: during it, or before any training after it
+        self._last_load = 0.0  # length of the load that ended last (0 if none since the last start)
+        self._load_end = 0.0  # end of the load in progress
+        self.finish: float | None = None  # when its work was done (before its slot ended, in slotted mode)
+        self._exact_end = 0.0  # slotted mode: unrounded time of the pending last stage end
+        self._done = 0.0  # work done as of time self._t
+        self._t = 0.0
+        self._phase_start = 0.0
+        self._version = 0  # bumps when the pending stage-end event becomes stale
+        self._hold_start = 0.0
+        self._next_placement: tuple | None = None  # migration: (placement, gpu masks, usage)
+        self._sim = None
+
+    # -- progress ---------------------------------------------------------------------------
+    def done_work(self, now: float | None = None) -> float:
+        """Work done by time ``now`` (default: the simulator's current time)."""
+        if self.phase != TRAINING:
+            return self._done
+        if now is None:
+            now = self._sim.now if self._sim is not None else self._t
+        d = self._done + self.rate * (now - self._t)
+        return d if d < self.work else self.work  # slotted mode: no more than its work while its slot ends
+
+    @property
+    def gpu_ids(self) -> dict[int, tuple[int, ...]] | None:
+        """{server: GPU ids} while the job holds GPUs, under a policy with ``gpu_ids = True`` (the
+        engine picks the lowest free ids unless the policy names them); else ``None``."""
+        if self.gpu_masks is None:
+            return None
+        return {m: ids_of(k) for m, k in self.gpu_masks.items()}
+
+    def remaining(self, now: float | None = None) -> float:
+        """Work left (work units) at ``now``."""
+        if self.phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
+            return self.work - self._done
+        return self.work - self.done_work(now)
+
+    @property
+    def attained(self) -> float:
+        """Work done so far (attained service, work units)."""
+        return self.done_work()
+
+    @property
+    def checkpointed_work(self) -> float:
+        """Work at the last completed stage (what survives a rollback)."""
+        return self.stages[self.stage - 1] if self.stage > 0 else 0.0
+
+    @property
+    def holds_gpus(self) -> bool:
+        return self.placement is not None
+
+    @property
+    def is_active(self) -> bool:
+        """Arrived and not finished."""
+        return self.phase in (WAITING, LOADING, TRAINING, SAVING)
+
+    @property
+    def label(self) -> str:
+        return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
+
+    def __repr__(self) -> str:
+        return (
+            f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
+            f"done={self._done:g}, placement={self.placement})"
+        )
+
+
+class Timer:
+    """A timer set by a policy; passed to ``Policy.on_timer``.
+
+    Attributes: ``id``, ``time`` (when it fires), ``period`` (``None`` for one-shot), ``data``
+    (anything the policy attached), ``active`` (false once cancelled or, for one-shot, fired).
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Policy, SetTimer, Simulator
+    >>> class Record(Policy):
+    ...     def on_start(self, sim):
+    ...         self.seen = []
+    ...         return [SetTimer(5.0, data="check")]
+    ...     def on_timer(self, sim, timer):
+    ...         self.seen.append((timer.time, timer.data, timer.period))
+    >>> policy = Record()
+    >>> _ = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=1, arrival=8)], policy).run(until=9)
+    >>> policy.seen
+    [(5.0, 'check', None)]
+    """
+
+    __slots__ = ("id", "time", "period", "data", "active")
+
+    def __init__(self, id: int, time: float, period: float | None, data: Any):
+        self.id = id
+        self.time = time
+        self.period = period
+        self.data = data
+        self.active = True
+
+    def __repr__(self) -> str:
+        return f"Timer(id={self.id}, time={self.time:g}, period={self.period}, data={self.data!r})"

@@ -1,0 +1,105 @@
+"""The engine is chosen before anything is built: ``Simulator(...)`` checks the options once, asks
+the compiled driver, and returns the Python engine or a front for the kernel's run (both
+``Simulator``s); ``result.engine`` says which ran; ``engine="auto"`` says once per process and
+reason why it does not take the kernel, as an ``EngineFallbackWarning`` on workloads where that
+matters and in the log below."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import warnings
+
+import pytest
+
+from optsched.core import Cluster, Job
+from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
+from optsched.sim import FIFO, SRTF, PeriodicSRTF, Simulator, simulate
+from optsched.sim.compiled import driver as D
+from optsched.sim.options import SimOptions
+
+
+def _jobs(n: int = 30) -> list[Job]:
+    return [Job(i, work=1.0 + i % 7, gpus=1 + i % 3, arrival=float(i // 3)) for i in range(n)]
+
+
+def test_the_python_engine_is_a_simulator_and_says_so():
+    sim = Simulator(Cluster.homogeneous(2, 4), _jobs(), SRTF(), engine="python")
+    assert type(sim) is Simulator and sim._compiled is None
+    assert isinstance(sim.options, SimOptions) and sim.options.engine == "python"
+    assert sim.run().engine == "python"
+    assert simulate(Cluster.homogeneous(2, 4), _jobs(), "fifo").engine == "python"  # auto, few jobs
+
+
+def test_a_compiled_run_is_a_simulator_too_and_says_so():
+    pytest.importorskip("numba")
+    sim = Simulator(Cluster.homogeneous(2, 4), _jobs(), SRTF(), record_log=False, engine="compiled")
+    assert isinstance(sim, Simulator) and type(sim) is not Simulator
+    assert sim._compiled is not None and sim.policy.name == "srtf" and sim.capacity == 8
+    res = sim.run()
+    assert res.engine == "compiled" and sim.n_events == res.n_events and sim.now == res.end_time
+    with pytest.raises(AttributeError, match="compiled kernel"):
+        sim.start(0)
+
+
+def test_options_are_checked_before_the_engine_is_chosen():
+    cluster = Cluster.homogeneous(1, 2)
+    # a bad option is refused whichever engine would run (the kernel never sees it)
+    for engine in ("auto", "python", "compiled"):
+        with pytest.raises(InvalidOptionError, match="'slot' option"):
+            Simulator(cluster, _jobs(3), FIFO(), slot=-1.0, engine=engine)
+    with pytest.raises(InvalidOptionError, match="'seed' option"):
+        Simulator(cluster, _jobs(3), FIFO(), seed=-1, engine="compiled")
+    with pytest.raises(TypeError, match="no_such_option"):
+        Simulator(cluster, _jobs(3), FIFO(), no_such_option=1)
+    opts = SimOptions(cluster, FIFO(), load_time=2.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.engine = "python"  # type: ignore[misc]
+
+
+def test_the_signature_lists_every_option_with_the_default_the_check_uses():
+    params = inspect.signature(Simulator).parameters
+    fields = [f for f in dataclasses.fields(SimOptions) if f.init and f.name not in ("cluster", "policy")]
+    assert list(params) == ["cluster", "jobs", "policy", *(f.name for f in fields)]
+    for f in fields:
+        assert params[f.name].default == f.default, f.name
+        assert params[f.name].kind is inspect.Parameter.KEYWORD_ONLY, f.name
+    assert params["engine"].default == "auto" and params["record_log"].default is True
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """Nothing said yet in this process, and the kernel's threshold at 10 jobs."""
+    monkeypatch.setattr(D, "_said", set())
+    monkeypatch.setattr(D, "AUTO_MIN_JOBS", 10)
+
+
+def test_auto_warns_once_why_a_large_run_stays_on_python(fresh, caplog):
+    cluster = Cluster.homogeneous(2, 4)
+    with pytest.warns(EngineFallbackWarning, match="record_log=True") as rec:
+        Simulator(cluster, _jobs(), SRTF(), record_log=True)
+    assert len(rec) == 1 and rec[0].filename == __file__  # the warning names the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Simulator(cluster, _jobs(), SRTF(), record_log=True)  # said once per process
+        Simulator(cluster, _jobs(5), SRTF(), record_log=True)  # below the threshold: the log only
+    with pytest.warns(EngineFallbackWarning, match="policy PeriodicSRTF"):  # another reason: said too
+        Simulator(cluster, _jobs(), PeriodicSRTF(), record_log=False)
+    with pytest.warns(EngineFallbackWarning, match="policy PeriodicSRTF"):  # through simulate(), too
+        D._said.clear()
+        simulate(cluster, _jobs(), PeriodicSRTF(), record_log=False)
+
+
+def test_auto_logs_why_a_small_run_stays_on_python(fresh, caplog):
+    with caplog.at_level(logging.INFO, logger="optsched.sim"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Simulator(Cluster.homogeneous(2, 4), _jobs(5), SRTF(), record_log=True)
+    assert "record_log=True" in caplog.text
+
+
+def test_an_explicit_engine_never_warns(fresh):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim = Simulator(Cluster.homogeneous(2, 4), _jobs(), PeriodicSRTF(), engine="python")
+    assert sim.run().engine == "python"
