@@ -59,13 +59,6 @@ MARKERS = {
 KNOWN_FAILURES: dict[str, str] = {
     r"optsched/experiments/compare\.py:\d+: optsched\.experiments\.compare\.\w+ is public": "compare is "
     "re-laid on branch i31-compare",
-    r"optsched/sim/\S+: optsched\.sim\.(JOB_COLUMNS|PHASES|PENDING|WAITING|LOADING|TRAINING|SAVING|DONE|FAILED)"
-    r" is public": "optsched.sim is re-laid on branch i32-layout",
-    r"optsched/(core|verify|solvers|asrpt|elastic|lazer|rarddls|rigid|sojourn)/\S+: optsched\.(core\.(JobId|"
-    r"SCHEMA_VERSION|OBJECTIVES|SeedLike|PLACEMENT_RULES)|verify\.check_gpu_exclusive|solvers\.DEFAULT_MAX_SIZE|"
-    r"(asrpt|elastic|rarddls|sojourn)\.(KIND|OBJECTIVE)|elastic\.BASELINES|lazer\.(PARAMETER_COUNTS|SOURCES|"
-    r"FAMILIES|DEFAULT_VARIANT|PAPER)|rigid\.ORDER_RULES) is public": "each package's __all__ is re-cut on "
-    "branch i35-modules; what stays public needs a docstring",
 }
 
 _state: dict = {}

@@ -26,6 +26,7 @@ from optsched.exceptions import InvalidInstanceError, UnknownNameError
 __all__ = ["toy_instance", "Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
 
 KIND = "asrpt"
+"""The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 #: Default first start slot: the paper's t_i in [T] = {1, ..., T} (formulations/asrpt.md#slots).
 FIRST_SLOT = 1
 ALLREDUCE = ("rar", "tar")

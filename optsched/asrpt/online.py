@@ -70,7 +70,7 @@ def _off_slot(policy, sim) -> bool:
     k = sim.now / slot
     first = policy.first_slot
     # float noise: at 1e7 s one ulp of k is 1.9e-9, so a fixed 1e-9 could call a boundary "off slot"
-    # and then arm the timer at that same boundary, already past (issue 25, OpenB replays)
+    # and then arm the timer at that same boundary, already past (seen on OpenB replays)
     tol = max(1e-9, 4 * math.ulp(k))
     if abs(k - round(k)) <= tol and round(k) >= first:
         return False

@@ -18,6 +18,7 @@ from optsched.exceptions import InvalidInstanceError, UnknownNameError
 __all__ = ["Instance", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
+"""The version of the instance file format that this optsched writes and reads."""
 
 
 @dataclass(frozen=True)

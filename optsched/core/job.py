@@ -13,6 +13,7 @@ from optsched.exceptions import InvalidInstanceError
 __all__ = ["Job", "JobId"]
 
 JobId = int | str
+"""A job's id: an integer or a string, unique within an instance."""
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ OBJECTIVES: dict[str, Callable[[Any, Any], float]] = {
     "mean_jct": mean_jct,
     "makespan": makespan,
 }
+"""Objective name -> function ``(instance, schedule) -> value``, recomputed from a schedule alone."""
 
 
 def register_objective(name: str, func: Callable[[Any, Any], float]) -> None:

@@ -29,6 +29,7 @@ from optsched.exceptions import InvalidOptionError, UnknownNameError
 __all__ = ["PLACEMENT_RULES", "place"]
 
 PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
+"""The placement rules a policy or ``place`` accepts (docs/simulator.md describes each)."""
 
 
 def place(

@@ -11,6 +11,7 @@ from optsched.exceptions import InvalidOptionError
 __all__ = ["as_generator", "SeedLike"]
 
 SeedLike = int | np.random.Generator | None
+"""What a ``seed=`` argument takes: an int, a ``numpy.random.Generator``, or None (fresh entropy)."""
 
 
 def as_generator(seed: SeedLike) -> np.random.Generator:

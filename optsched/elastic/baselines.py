@@ -1,4 +1,4 @@
-"""The baselines of paper 001's Sec. 7 (issue 13, item 7): the stable API.
+"""The baselines of paper 001's Sec. 7: the stable API.
 
 * :func:`run_baseline` - one of :data:`BASELINES` (FIFO, DRF, AntMan-like, Tiresias-like, 2D-LAS)
   run on optsched's discrete-event simulator (:mod:`optsched.elastic.policy`, slotted mode, one
@@ -49,6 +49,7 @@ from optsched.sim import Simulator
 __all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "least_total_use", "OPTIONS"]
 
 BASELINES: tuple[str, ...] = ("fifo", "drf", "antman", "tiresias", "2d-las")
+"""The baselines of the paper's Sec. 7, by the names ``run_baseline`` takes."""
 NON_PREEMPTIVE: tuple[str, ...] = ("fifo", "drf")
 #: the options each baseline takes besides ``seed`` (FIFO's worker counts are drawn in [lo, hi])
 OPTIONS: dict[str, tuple[str, ...]] = {

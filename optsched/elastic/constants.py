@@ -23,7 +23,9 @@ __all__ = [
 ]
 
 KIND = "elastic"
+"""The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "total_weighted_completion_time"
+"""The objective of problem (2): the total weighted completion time (in slots)."""
 ARCHITECTURES = ("ps", "rar")
 #: ceil(x - CEIL_GUARD * max(1, x)): a whole number of slots stays whole despite binary rounding.
 CEIL_GUARD = 1e-9

@@ -27,7 +27,7 @@ def demo_instances(quick: bool = False):
     A_online is not bounded by the horizon T of (2): its rounds start at alpha tau_i with alpha in the
     tens, so its instances need a T that holds its whole schedule (Sec. 3.1's "large time span"; the
     "T and A_online" reading in ``formulations/elastic.md#pricing``). Here: the toy (T = 400, A_online's
-    last completion 266) and a 3-job instance with T = 300 (last completion 194; 366 before issue 28,
+    last completion 266) and a 3-job instance with T = 300 (last completion 194; 366 with the former round window,
     when a round waited for the earlier rounds' reserved windows, see "A_online rounds").
     ``tests/experiments/test_demo.py`` runs the full demo and requires every row verified."""
     online = [toy_instance()]

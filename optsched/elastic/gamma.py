@@ -1,4 +1,4 @@
-"""Gamma_j: the restricted set of non-dominated schedules of one job (issue 13, item 3).
+"""Gamma_j: the restricted set of non-dominated schedules of one job (ILP (8) of Sec. 5).
 
 A *configuration* fixes worker type m, PS type p, q, N workers, d = d_q(N) and the workers / PSs
 per server; a *column* is a configuration with a start slot. :func:`configs` enumerates the

@@ -1,6 +1,6 @@
 """Random small instances of kind ``elastic`` (for tests, benchmarks and the exact models).
 
-Not the Sec. 7 generator (issue 13, item 8): sizes here are chosen so that the exact models of
+Not the Sec. 7 generator: sizes here are chosen so that the exact models of
 (2) and (8) stay small (durations of a few slots).
 """
 
@@ -153,7 +153,7 @@ def random_instance(
     return inst
 
 
-# -- Sec. 7 generator (issue 13, item 8) ------------------------------------------------------------
+# -- Sec. 7 generator ----------------------------------------------------------------------------
 #: Resource names of Sec. 7 (R = 3): GPUs, vCPUs and network bandwidth (Gbit/s; b_m = e_m^bandwidth).
 SEC7_RESOURCES = ("gpu", "vcpu", "bandwidth")
 SEC7_SLOT = 3600.0  # 1-h slots
@@ -261,7 +261,7 @@ def sec7_instance(
     seed: Any = None,
     name: str | None = None,
 ) -> ElasticInstance:
-    """An instance with the settings of Sec. 7 of paper 001 (issue 13, item 8).
+    """An instance with the settings of Sec. 7 of the paper.
 
     Parameters
     ----------

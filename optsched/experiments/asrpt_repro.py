@@ -272,7 +272,7 @@ def perfect_vs_rf(
     tau: float = 1.0,
     single_gpu: float = 0.7,
 ):
-    """Item 5 of issue 16: A-SRPT with the random forest vs perfect prediction, per seed and NIC bandwidth,
+    """A-SRPT with the random forest vs perfect prediction, per seed and NIC bandwidth,
     with the share of busy GPU-seconds wasted on placements slower than alpha~min (:func:`placement_waste`).
 
     Returns a DataFrame (one row per NIC bandwidth and seed)."""

@@ -42,7 +42,6 @@ _TV = "torchvision.models weights metadata num_params (torchvision 0.15+)"
 _CONFORMER = "Peng et al., Conformer: Local Features Coupling Global Representations, ICCV 2021, Table 1"
 _TNT = "Han et al., Transformer in Transformer, NeurIPS 2021, Table 3"
 
-#: Parameter counts of named variants (variant -> parameters).
 PARAMETER_COUNTS: dict[str, float] = {
     "convnext_tiny": 28_589_128,
     "convnext_small": 50_223_688,
@@ -65,16 +64,16 @@ PARAMETER_COUNTS: dict[str, float] = {
     "tnt_s": 23.8e6,
     "tnt_b": 65.6e6,
 }
+"""Parameter counts of named variants (variant -> parameters)."""
 
-#: Where each count comes from.
 SOURCES: dict[str, str] = {
     v: (_CONFORMER if v.startswith("conformer") else _TNT if v.startswith("tnt") else _TV) for v in PARAMETER_COUNTS
 }
+"""Where each count comes from."""
 
-#: The seven model families of Sec. 3.1, assigned uniformly to jobs.
 FAMILIES = ("ConvNeXt", "EfficientNet", "VGG19", "ViT", "Swin", "Conformer", "TNT")
+"""The seven model families of Sec. 3.1, assigned uniformly to jobs."""
 
-#: A family name alone means this variant (base size: mean p over the seven = 7.9 s, Sec. 3.2's ~8 s).
 DEFAULT_VARIANT: dict[str, str] = {
     "ConvNeXt": "convnext_base",
     "EfficientNet": "efficientnet_b4",
@@ -84,6 +83,7 @@ DEFAULT_VARIANT: dict[str, str] = {
     "Conformer": "conformer_b",
     "TNT": "tnt_b",
 }
+"""A family name alone means this variant (base size: mean p over the seven = 7.9 s, Sec. 3.2's ~8 s)."""
 
 
 def _seconds(value: Any, name: str) -> float:

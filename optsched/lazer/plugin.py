@@ -15,6 +15,7 @@ from optsched.sim import register_policy
 __all__ = ["register", "PAPER"]
 
 PAPER = "lazer"
+"""The key of this paper in the registries (policies, reproductions, enrichment)."""
 
 
 def register() -> None:

@@ -32,7 +32,9 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError, Optsch
 __all__ = ["toy_instance", "RarJob", "RarInstance", "KIND", "OBJECTIVE", "K_READINGS", "GAMMA_READINGS", "linear_f"]
 
 KIND = "rarddls"
+"""The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "makespan"
+"""The objective of problem RAR-DDLS: the makespan (in slots)."""
 #: (7) readings: ``max1`` k = max(1, xi1 p) (default); ``affine`` k = 1 + xi1 (p - 1);
 #: ``printed`` k = xi1 p (only if f stays positive).
 K_READINGS = ("max1", "affine", "printed")

@@ -99,7 +99,7 @@ def _integral_weights(instance: Instance) -> bool:
 
 
 #: Seconds per non-zero to build a time-indexed Pyomo model, and to hand it to HiGHS (Pyomo's
-#: ``set_instance``) per non-zero and per row: measured on the 200-job instances of issue 28
+#: ``set_instance``) per non-zero and per row: measured on 200-job instances
 #: (``random_instance(200, n_servers=4, gpus_per_server=8, seed=0)``, single_server 0 and 1; 0.76
 #: and 2.9 million non-zeros; build 2.7 and 9.1 s, hand-over 2.3 and 21.6 s; load 0.1).
 BUILD_SECONDS_PER_NONZERO = 3.5e-6

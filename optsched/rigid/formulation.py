@@ -447,5 +447,5 @@ def build_interval_cpsat(
     return model, IntervalVariables(start=start, interval=ivs, on=on, alloc=alloc, data=d, objective=objective)
 
 
-#: Former name (issue 10: ``build_<formulation>_cpsat``).
+#: Former name (``build_<formulation>_cpsat``).
 build_cpsat = build_interval_cpsat

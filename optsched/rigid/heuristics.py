@@ -15,6 +15,7 @@ from optsched.rigid.sgs import serial_sgs
 __all__ = ["list_schedule", "ORDER_RULES"]
 
 ORDER_RULES = ("wspt", "fifo", "spt", "random")
+"""The orders ``list_schedule`` takes (``wspt``: weighted shortest processing time first)."""
 OBJECTIVE = "total_weighted_completion_time"
 
 

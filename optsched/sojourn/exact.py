@@ -10,7 +10,7 @@ Every back end goes through :func:`optsched.solvers.exact.run_exact`: the object
 recomputed from the order by the kind's evaluator, the bound never exceeds it, and the order is
 called optimal only within 1e-9 relative (CP-SAT: within twice its rounding, ``eps``).
 
-HiGHS and fractional pair costs (issue 12): the pair weights ``w[i,j] = c[i,j] - c[j,i]`` of
+HiGHS and fractional pair costs: the pair weights ``w[i,j] = c[i,j] - c[j,i]`` of
 near-identical jobs are tiny (1e-4 and below) beside the constant of (1), and HiGHS's absolute
 tolerances (``mip_feasibility_tolerance`` 1e-6, also used when pruning by objective) then
 accept an order up to 1e-8 worse as "optimal", with a bound above the true optimum

@@ -26,8 +26,9 @@ from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 __all__ = ["StagedJob", "SojournInstance", "SojournSchedule", "KIND", "OBJECTIVE", "PROB_TOL", "check_instance"]
 
 KIND = "sojourn"
-#: Name of objective (1): expected mean sojourn time of the successful jobs.
+"""The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "successful_sojourn_time"
+"""The name of objective (1): the expected mean sojourn time of the successful jobs."""
 #: Probabilities of a job must sum to 1 within this tolerance.
 PROB_TOL = 1e-9
 

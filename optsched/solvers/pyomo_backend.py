@@ -302,7 +302,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     with interrupt.guard():
         try:
             # sharing first: its objective shift is then part of the instance set once, not re-set by
-            # Pyomo's update() before the run (0.1-0.5 s on issue 12's models)
+            # Pyomo's update() before the run (0.1-0.5 s on the sojourn models)
             done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
             if solver == "highs" and getattr(opt, "_model", None) is not model:
                 opt.set_instance(model)  # here, not in opt.solve: timed against the deadline, interruptible

@@ -167,7 +167,7 @@ class SimResult:
         ``mean_utilization_arrivals`` over [first arrival, last arrival] (the cluster under the
         offered load; None if every job arrives at one instant) and ``mean_utilization_makespan``
         over [0, last event] (with the drain after the last arrival, where the cluster empties).
-        ``mean_utilization`` is the makespan one, its name before issue 28 (kept for old code).
+        ``mean_utilization`` is the makespan one, under its former name (kept for old code).
         """
         cols = self.job_columns()
         out = summarize(cols)

@@ -45,6 +45,7 @@ JOB_COLUMNS = [
     "n_preemptions",
     "stages_done",
 ]
+"""The columns of ``SimResult.jobs_frame()``, in order (docs/simulator.md#results)."""
 
 
 def summarize(df) -> dict[str, Any]:

@@ -50,9 +50,22 @@ class Phase(StrEnum):
     FAILED = "failed"  # terminated early at a checkpoint (its outcome, known only to the engine)
 
 
-PENDING, WAITING, LOADING, TRAINING = Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING
-SAVING, DONE, FAILED = Phase.SAVING, Phase.DONE, Phase.FAILED
+PENDING = Phase.PENDING
+"""Not arrived yet."""
+WAITING = Phase.WAITING
+"""Arrived; holds no GPU."""
+LOADING = Phase.LOADING
+"""Holds GPUs, loading (model, data, checkpoint) before training."""
+TRAINING = Phase.TRAINING
+"""Holds GPUs, making progress at its rate."""
+SAVING = Phase.SAVING
+"""Holds GPUs, pausing and saving after a preemption."""
+DONE = Phase.DONE
+"""Finished all its work."""
+FAILED = Phase.FAILED
+"""Terminated early at a checkpoint (an outcome known only to the engine)."""
 PHASES = (PENDING, WAITING, LOADING, TRAINING, SAVING, DONE, FAILED)
+"""Every phase of a simulated job, in life order."""
 
 
 class SimJob:
