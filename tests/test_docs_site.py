@@ -47,7 +47,6 @@ KNOWN_MATH: dict[str, str] = {}
 #: Pages that still mention "issue N" and the branch that rewrites them (remove on merge).
 KNOWN_ISSUE_PAGES = {
     "simulator/": "branches i32-layout and i32-kernel (the simulator page's content)",
-    "reference/sim/": "branch i32-layout (optsched.sim's docstrings)",
 }
 #: Source files known to hold control characters (empty: none may).
 KNOWN_CONTROL: set[str] = set()
