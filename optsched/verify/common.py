@@ -119,5 +119,6 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
     return check
 
 
-#: ``gpu_exclusive`` where ids are given (segments without ``gpu_ids`` are not checked).
 check_gpu_exclusive = gpu_exclusive_check()
+"""``gpu_exclusive`` where ids are given (segments without ``gpu_ids`` are not checked): the check
+``check_feasibility`` runs; ``gpu_exclusive_check(require_ids=True)`` also flags segments without ids."""

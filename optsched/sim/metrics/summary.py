@@ -45,7 +45,7 @@ JOB_COLUMNS = [
     "n_preemptions",
     "stages_done",
 ]
-"""The columns of ``SimResult.jobs_frame()``, in order (docs/simulator.md#results)."""
+"""The columns of ``SimResult.jobs_frame()``, in order (docs/simulator.md#results-and-checks)."""
 
 
 def summarize(df) -> dict[str, Any]:
