@@ -4,10 +4,18 @@ Jobs are taken in a given order; each starts at the earliest time >= its release
 fits for its whole run, given the jobs already placed (RCPSP's *serial SGS*; Kolisch 1996).
 Over all orders it generates every active schedule, so it also serves as the exhaustive
 method of :mod:`optsched.rigid.brute`.
+
+The GPUs in use are kept as a step function over time (:class:`_Profile`: breakpoints and one
+usage level per segment, per server and for the whole cluster), so finding a job's start scans
+the segments after its release in vectorised chunks instead of re-adding every placed job at
+every candidate time.
 """
 
 from __future__ import annotations
 
+import heapq
+import time
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -15,19 +23,12 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.placement import place
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InfeasibleError
+from optsched.exceptions import InfeasibleError, TimeLimitReached
 
 __all__ = ["serial_sgs", "decode_placements"]
 
-
-def _max_use(intervals: list[tuple[float, float, int]], a: float, b: float) -> int:
-    """Peak of sum(g) over [a, b) for intervals (s, e, g)."""
-    pts = [a] + [s for s, e, g in intervals if a < s < b]
-    best = 0
-    for t in pts:
-        u = sum(g for s, e, g in intervals if s <= t < e)
-        best = max(best, u)
-    return best
+#: ``serial_sgs`` reads the clock every this many jobs when it has a deadline.
+DEADLINE_EVERY = 32
 
 
 def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolidate") -> Schedule:
@@ -47,13 +48,12 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
     """
     jobs = {j.id: j for j in instance.jobs}
     free = instance.cluster.gpus.copy()
-    running: list[tuple[float, object, dict[int, int]]] = []
+    running: list[tuple[float, int, dict[int, int]]] = []  # a heap of (end, sequence, placement)
     sched = Schedule()
-    for jid in sorted(starts, key=lambda k: (starts[k], str(k))):
+    for seq, jid in enumerate(sorted(starts, key=lambda k: (starts[k], str(k)))):
         t = float(starts[jid])
-        running.sort(key=lambda x: x[0])
         while running and running[0][0] <= t + 1e-9:
-            _, _, pl = running.pop(0)
+            _, _, pl = heapq.heappop(running)
             for m, g in pl.items():
                 free[m] += g
         job = jobs[jid]
@@ -65,9 +65,92 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
             )
         for m, g in pl.items():
             free[m] -= g
-        running.append((t + job.work, jid, pl))
+        heapq.heappush(running, (t + job.work, seq, pl))
         sched.add(jid, t, t + job.work, pl)
     return sched
+
+
+class _Profile:
+    """GPUs in use over time, per column (a server, or the whole cluster), as a step function.
+
+    Segment ``i`` is ``[t[i], t[i+1])`` with usage ``u[i, c]`` in column ``c``; ``t[0] = -inf``
+    and ``t[n] = +inf``, so the last segment (after every placed job) is empty."""
+
+    def __init__(self, caps: np.ndarray) -> None:
+        self.caps = np.asarray(caps, dtype=np.int64)
+        size = 64
+        self.t = np.full(size + 1, np.inf)
+        self.t[0] = -np.inf
+        self.u = np.zeros((size, len(self.caps)), dtype=np.int64)
+        self.n = 1
+
+    def _split(self, x: float) -> int:
+        """The index of the segment that starts at ``x`` (a breakpoint is inserted if needed)."""
+        n = self.n
+        i = int(np.searchsorted(self.t[:n], x, side="right")) - 1
+        if self.t[i] == x:
+            return i
+        if n + 1 >= len(self.u):
+            self.t = np.concatenate([self.t, np.full(len(self.u), np.inf)])
+            self.u = np.concatenate([self.u, np.zeros_like(self.u)])
+        self.t[i + 2 : n + 2] = self.t[i + 1 : n + 1]
+        self.u[i + 2 : n + 1] = self.u[i + 1 : n]
+        self.t[i + 1] = x
+        self.u[i + 1] = self.u[i]
+        self.n = n + 1
+        return i + 1
+
+    def add(self, start: float, end: float, amounts: Mapping[int, int]) -> None:
+        """``amounts[c]`` GPUs of column ``c`` in use during ``[start, end)``."""
+        i = self._split(start)
+        k = self._split(end)
+        for c, g in amounts.items():
+            self.u[i:k, c] += g
+
+    def free(self, t: float, p: float) -> np.ndarray:
+        """Free GPUs per column during the whole of ``[t, t + p)``: capacity minus the peak usage."""
+        n = self.n
+        i = int(np.searchsorted(self.t[:n], t, side="right")) - 1
+        j = int(np.searchsorted(self.t[:n], t + p, side="left"))
+        return self.caps - self.u[i:j].max(axis=0)
+
+    def earliest(self, r: float, p: float, g: int, cols: Sequence[int]) -> float | None:
+        """The earliest ``t >= r`` at which some column of ``cols`` has ``g`` GPUs free during the
+        whole of ``[t, t + p)`` (``None`` if no column has ``g`` GPUs at all).
+
+        Candidates are ``r`` and the breakpoints after it, scanned in chunks: a candidate is
+        feasible in a column when the column's next segment with too little room starts at or
+        after ``t + p``; undetermined when the chunk ends before ``t + p`` (the chunk grows)."""
+        cols = [c for c in cols if self.caps[c] >= g]
+        if not cols:
+            return None
+        cap = self.caps[cols]
+        n = self.n
+        lo = int(np.searchsorted(self.t[:n], r, side="right")) - 1
+        first = r  # the first candidate: r itself, then the segments' starts
+        size = 32
+        while True:
+            hi = min(n, lo + size)
+            ts = self.t[lo : hi + 1]  # starts of the chunk's segments, and where the chunk ends
+            bad = self.u[lo:hi][:, cols] + g > cap  # (segments, columns)
+            k = hi - lo
+            idx = np.where(bad, np.arange(k)[:, None], k)
+            nxt = np.minimum.accumulate(idx[::-1], axis=0)[::-1]  # next too-full segment, per column
+            nbt = ts[nxt]  # its start (ts[k]: the chunk's end when none is left in the chunk)
+            cand = ts[:k].copy()
+            cand[0] = first
+            end = (cand + p)[:, None]
+            status = np.where(nbt >= end, 2, np.where(nxt < k, 0, 1))  # 2 fits, 0 does not, 1 unknown
+            best = status.max(axis=1)
+            pos = np.flatnonzero(best)
+            if len(pos) == 0:  # no candidate of the chunk fits: go on after it
+                lo, first, size = hi, float(self.t[hi]), 2 * size
+                continue
+            q = int(pos[0])
+            if best[q] == 2:
+                return float(cand[q])
+            # the first open candidate needs more segments than the chunk has: grow from it
+            lo, first, size = lo + q, float(cand[q]), 2 * size
 
 
 def serial_sgs(
@@ -77,13 +160,22 @@ def serial_sgs(
     server_of: Mapping | None = None,
     rule: str = "consolidate",
     rng: np.random.Generator | None = None,
+    deadline: float | None = None,
 ) -> Schedule:
     """Serial SGS over ``order`` (job ids).
 
     If every job may span servers, feasibility is checked on the total GPUs and placements are
     decoded afterwards (:func:`decode_placements`). Otherwise each server keeps its own usage
     timeline; a single-server job takes ``server_of[j]`` if given, else the server chosen by
-    ``rule`` among those where it fits earliest.
+    ``rule`` among those where it fits earliest. ``deadline`` (a ``time.monotonic()`` value):
+    :class:`~optsched.exceptions.TimeLimitReached` once it is past (checked every
+    :data:`DEADLINE_EVERY` jobs).
+
+    Notes
+    -----
+    Each job scans the usage profile from its release to its start, in vectorised chunks:
+    O(n S) for S segments (S <= 2n) in the worst case, far less when jobs start soon after
+    their release.
 
     Examples
     --------
@@ -98,35 +190,67 @@ def serial_sgs(
     G = instance.cluster.gpus
     if sorted(map(str, order)) != sorted(str(j) for j in jobs):
         raise InfeasibleError("The order must list every job of the instance exactly once.")
+
+    def check_clock(k: int) -> None:
+        if deadline is not None and k % DEADLINE_EVERY == 0 and time.monotonic() >= deadline:
+            raise TimeLimitReached(f"the time limit was reached after list-scheduling {k} of {len(jobs)} jobs")
+
     all_span = not any(j.single_server for j in instance.jobs)
     if all_span and server_of is None:
-        total = int(G.sum())
-        placed: list[tuple[float, float, int]] = []
+        pooled = _Profile(np.array([int(G.sum())]))
         starts = {}
-        for jid in order:
+        for k, jid in enumerate(order):
+            check_clock(k)
             job = jobs[jid]
-            cands = sorted({job.arrival} | {e for _, e, _ in placed if e > job.arrival})
-            for t in cands:
-                if _max_use(placed, t, t + job.work) + job.gpus <= total:
-                    starts[jid] = t
-                    placed.append((t, t + job.work, job.gpus))
-                    break
+            t = pooled.earliest(job.arrival, job.work, job.gpus, [0])
+            if t is not None:
+                starts[jid] = t
+                pooled.add(t, t + job.work, {0: job.gpus})
         return decode_placements(instance, starts, rule)
-    per: list[list[tuple[float, float, int]]] = [[] for _ in range(len(G))]
+    M = len(G)
+    prof = _Profile(np.append(G, G.sum()))  # columns 0..M-1: the servers; M: the whole cluster
+    ends: list[float] = []  # the distinct end times so far (the original candidates, for rng below)
     sched = Schedule()
-    for jid in order:
+    for k, jid in enumerate(order):
+        check_clock(k)
         job = jobs[jid]
-        ends = {e for lst in per for _, e, _ in lst if e > job.arrival}
-        for t in sorted({job.arrival} | ends):
-            free = np.array([G[m] - _max_use(per[m], t, t + job.work) for m in range(len(G))])
-            if server_of is not None and job.single_server:
-                m = server_of[jid]
-                pl = {int(m): job.gpus} if free[m] >= job.gpus else None
-            else:
-                pl = place(free, job.gpus, rule=rule, single_server=job.single_server, rng=rng)
-            if pl is not None:
-                for m, g in pl.items():
-                    per[m].append((t, t + job.work, g))
-                sched.add(jid, t, t + job.work, pl)
+        fixed = server_of is not None and job.single_server
+        r, p, g = job.arrival, job.work, job.gpus
+        pl = None
+        t: float | None = r
+        while t is not None:
+            t = prof.earliest(t, p, g, [M])  # necessary: the whole cluster has g GPUs free (one column: fast)
+            if t is not None and fixed:
+                t = prof.earliest(t, p, g, [int(server_of[jid])])  # type: ignore[index]
+            elif t is not None and job.single_server:
+                t = prof.earliest(t, p, g, range(M))
+            if t is None:
                 break
+            free = prof.free(t, p)[:M]
+            if fixed:
+                m = int(server_of[jid])  # type: ignore[index]
+                pl = {m: g} if free[m] >= g else None
+            elif job.single_server or int(free.sum()) >= g:
+                if rule == "random" and rng is not None:
+                    # the rule draws one permutation per candidate time tried before this one
+                    for _ in range(int(r < t) + bisect_left(ends, t) - bisect_right(ends, r)):
+                        rng.permutation(M)
+                pl = place(free, g, rule=rule, single_server=job.single_server, rng=rng)
+            if pl is not None:
+                break
+            t = _next_breakpoint(prof, t)
+        if pl is None or t is None:
+            continue
+        prof.add(t, t + p, {**pl, M: g})
+        e = t + p
+        i = bisect_left(ends, e)
+        if i == len(ends) or ends[i] != e:
+            insort(ends, e)
+        sched.add(jid, t, t + p, pl)
     return sched
+
+
+def _next_breakpoint(prof: _Profile, t: float) -> float | None:
+    """The first breakpoint of ``prof`` after ``t`` (``None`` after the last one)."""
+    i = int(np.searchsorted(prof.t[: prof.n], t, side="right"))
+    return None if i >= prof.n else float(prof.t[i])
