@@ -173,10 +173,24 @@ def summary_line(name: str, summ: dict) -> str:
 
 
 def run(args) -> int:
-    import json
     import time
 
+    started = time.monotonic()  # --time-limit counts from here: the imports and loading the instance too
+
     import optsched
+    from optsched.solvers import progress
+
+    with progress.timeline() as timeline:
+        progress.phase("reading the instance")
+        inst = optsched.load_instance(args.instance)
+        return _solve(args, inst, started, timeline)
+
+
+def _solve(args, inst, started: float, timeline) -> int:
+    """``run`` once the instance is read (``timeline`` records the phases: reading, the solve's
+    own, verifying, writing)."""
+    import json
+
     from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import default_exact_model, get_algorithm
     from optsched.core.io import atomic_write_text, save_schedule
@@ -186,8 +200,6 @@ def run(args) -> int:
     from optsched.solvers import SolveOptions, progress
     from optsched.verify import verify_result
 
-    started = time.monotonic()  # --time-limit counts from here: loading the instance too
-    inst = optsched.load_instance(args.instance)
     if args.model is None:
         spec = default_exact_model(inst.kind)
     else:
@@ -227,10 +239,15 @@ def run(args) -> int:
     # stdout stays the result only: what solvers or Pyomo print goes to stderr
     with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
         result = spec(inst, **kw)
+    progress.phase("verifying")
     report = verify_result(inst, result) if result.schedule is not None else None
     plotted: list = []
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
+    info = result.info or {}
+    if spec.exact:  # which phase ran out of the time limit (None: none did), and the seconds of each
+        row["limit_reached_in"] = info.get("limit_reached_in")
+    progress.phase("writing")
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             save_schedule(result.schedule, out / "schedule.json", inst)  # with the instance's name and hash
@@ -241,7 +258,11 @@ def run(args) -> int:
         atomic_write_text(
             out / "result.json",
             json.dumps(
-                {**row, "violations": [] if report is None else [str(v) for v in report.violations]},
+                {
+                    **row,
+                    "violations": [] if report is None else [str(v) for v in report.violations],
+                    "phases": timeline.seconds(),
+                },
                 indent=2,
                 default=str,
             )
@@ -250,6 +271,7 @@ def run(args) -> int:
     if args.json:
         res = dict(row)
         res["violations"] = [] if report is None else [str(v) for v in report.violations]
+        res["phases"] = timeline.seconds()
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             res["schedule"] = result.schedule.to_dict()
         if args.verbose:
@@ -271,6 +293,9 @@ def run(args) -> int:
         )
         if report is not None and not report.ok:
             print(report.summary())
+        if row.get("limit_reached_in"):
+            best = {"initial": "the warm start's", "solver": "the solver's"}.get(info.get("incumbent"), "no")
+            print(f"time limit ({args.time_limit:g} s) reached while {row['limit_reached_in']}: {best} schedule.")
         if out is not None:
             print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
             if plotted:

@@ -188,6 +188,7 @@ def build_exact(
     *,
     horizon_slots: int | None = None,
     max_size: int | None = None,
+    lower_bound: float | None = None,
 ) -> ExactModel:
     """The model :func:`solve_exact` solves: (C1)-(C4) with the energy rows (E) for ``cpsat``,
     else (T1)-(T5).
@@ -201,6 +202,10 @@ def build_exact(
     time limit, taken from CP-SAT's): ``info["lp_bound"]`` (seconds, ``None`` when the probe
     proved), added to the CP-SAT model as the row ``objective_bound`` (rounded up to a whole
     slot) and never above the reported bound; then CP-SAT with presolve for the rest.
+    ``lower_bound`` (a valid bound in the kind's units, e.g. :func:`~optsched.rigid.bounds.area_bound`)
+    becomes the CP-SAT row ``area_bound`` (rounded up to a whole slot): with many jobs the energy
+    rows are thinned (:data:`~optsched.rigid.formulation.ENERGY_MAX_NONZEROS`) and this row keeps
+    their bound.
 
     The time-indexed model is built only when it is expected to be built, handed to the solver
     and set up in the time left (:func:`_plan_time_indexed`, ``formulations/rigid.md#time-limit``):
@@ -212,8 +217,13 @@ def build_exact(
     solve = probe = None
     rstate: dict = {}  # the warm start, for the relaxation of the time-indexed back end
     if backend == "cpsat":
-        model, handles = build_interval_cpsat(instance, horizon_slots=horizon_slots, max_size=max_size)
+        model, handles = build_interval_cpsat(
+            instance, horizon_slots=horizon_slots, max_size=max_size, deadline=options.deadline
+        )
         info.update(energy_rows=sum(1 for c in model.proto.constraints if c.name == "energy"))
+        if lower_bound is not None and math.isfinite(lower_bound):
+            lb = lower_bound / instance.slot
+            model.add(handles.objective >= math.ceil(lb - 1e-6 * max(1.0, abs(lb)))).with_name("area_bound")
         cp_handles = handles
 
         def lp_row(seconds: float) -> tuple[float | None, dict]:
@@ -501,11 +511,45 @@ def warm_start_exact(instance: Instance, em: ExactModel, schedule: Schedule) -> 
             w.value = float(chosen[j][1].get(srv, 0)) if chosen[j][0] == t else 0.0
 
 
-def best_heuristic(instance: Instance) -> Schedule:
-    """The best of the fast list-scheduling rules (WSPT, FIFO, SPT): the default warm start."""
+#: Share of the time left that the warm start (:func:`best_heuristic`) may take in :func:`solve_exact`,
+#: and the seconds it may always take (so that a call with little or no time left still has a
+#: schedule when one is found that fast: the call may end up to this much after its deadline).
+WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.25, 0.5
+#: The list-scheduling rules of the warm start, in the order they are run.
+WARM_START_RULES = ("wspt", "fifo", "spt")
+
+
+def best_heuristic(instance: Instance, *, deadline: float | None = None, info: dict | None = None) -> Schedule:
+    """The best of the fast list-scheduling rules (WSPT, FIFO, SPT, in this order; the first of
+    equals): the default warm start.
+
+    ``deadline`` (a ``time.monotonic()`` value): a rule is started only when it is expected to end
+    by then (it takes about as long as the slowest rule before it) and stopped when it does not;
+    the best finished schedule is returned, and :class:`~optsched.exceptions.TimeLimitReached`
+    when not even WSPT finished. ``info`` (a dict) receives ``rules``, the rules that finished."""
     from optsched.rigid.heuristics import list_schedule
 
-    best = min((list_schedule(instance, rule=rule) for rule in ("wspt", "fifo", "spt")), key=lambda r: r.objective)
+    best = None
+    took = 0.0
+    done = []
+    for rule in WARM_START_RULES:
+        if deadline is not None and best is not None and time.monotonic() + took > deadline:
+            break
+        t0 = time.monotonic()
+        try:
+            r = list_schedule(instance, rule=rule, deadline=deadline)
+        except TimeLimitReached:
+            break
+        took = max(took, time.monotonic() - t0)
+        done.append(rule)
+        if best is None or r.objective < best.objective:
+            best = r
+    if info is not None:
+        info["rules"] = done
+    if best is None:
+        raise TimeLimitReached(
+            f"the time limit of the warm start was reached before WSPT list-scheduled the {instance.n_jobs} jobs"
+        )
     return best.schedule
 
 
@@ -593,41 +637,56 @@ def solve_exact(
     from optsched.verify import verify
 
     options = resolve_options(options, seed).started()  # the time limit counts from here: the warm start too
+    if isinstance(initial, str) and initial != "heuristic":
+        raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
     if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
     evaluate = lambda s: objective_value(instance, s, OBJECTIVE)  # noqa: E731
-    plan = plan_backend(
-        backend,
-        build=lambda inst, b, o: build_exact(inst, b, o, horizon_slots=horizon_slots, max_size=max_size),
-        decode=lambda em, sr: decode_exact(instance, em, sr),
-        own=("cpsat",),
-        evaluate=evaluate,
-        auto=lambda: _auto_backend(instance, horizon_slots),
-    )
-    if isinstance(initial, str):
-        if initial != "heuristic":
-            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
-        progress.phase("warm start (list scheduling)")
-        initial = best_heuristic(instance)
-    bound = area_bound(instance)  # O(n log n): the result has a bound even if no solver proves one
-    if _integral_weights(instance):
-        bound = math.ceil(bound / instance.slot - 1e-6) * instance.slot
-    return run_exact(
-        instance,
-        build=plan.build,
-        decode=plan.decode,
-        evaluate=evaluate,
-        backend=plan.backend,
-        algorithm=f"rigid-exact[{backend}]",
-        objective_name=OBJECTIVE,
-        options=options,
-        write_model=write_model,
-        initial=initial,
-        check_initial=lambda s: verify(instance, s).violations,
-        own_backends=plan.own_backends,
-        initial_bound=bound,
-    )
+    with progress.timeline():  # the warm start's seconds in result.info["phases"] too
+        progress.phase("area bound")
+        bound = area_bound(instance)  # O(n log n): the result has a bound even if no solver proves one
+        if _integral_weights(instance):
+            bound = math.ceil(bound / instance.slot - 1e-6) * instance.slot
+        plan = plan_backend(
+            backend,
+            build=lambda inst, b, o: build_exact(
+                inst, b, o, horizon_slots=horizon_slots, max_size=max_size, lower_bound=bound
+            ),
+            decode=lambda em, sr: decode_exact(instance, em, sr),
+            own=("cpsat",),
+            evaluate=evaluate,
+            auto=lambda: _auto_backend(instance, horizon_slots),
+        )
+        warm: dict = {}
+        if isinstance(initial, str):
+            progress.phase("warm start (list scheduling)")
+            left = options.time_left()
+            end = None if left is None else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * left)
+            try:
+                initial = best_heuristic(instance, deadline=end, info=warm)
+            except TimeLimitReached as e:
+                initial, warm["cut"] = None, str(e)
+        result = run_exact(
+            instance,
+            build=plan.build,
+            decode=plan.decode,
+            evaluate=evaluate,
+            backend=plan.backend,
+            algorithm=f"rigid-exact[{backend}]",
+            objective_name=OBJECTIVE,
+            options=options,
+            write_model=write_model,
+            initial=initial,
+            check_initial=lambda s: verify(instance, s).violations,
+            own_backends=plan.own_backends,
+            initial_bound=bound,
+        )
+    if "rules" in warm:
+        result.info["warm_start_rules"] = warm["rules"]
+    if "cut" in warm:
+        result.info["warm_start_cut"] = warm["cut"]
+    return result
 
 
 def _auto_backend(instance: Instance, horizon_slots: int | None) -> tuple[str, str]:

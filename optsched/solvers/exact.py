@@ -267,6 +267,37 @@ def _check_initial(instance: Any, initial: Any, check: Callable[[Any], Any] | No
         )
 
 
+#: A solve that stops less than this share of its time limit (and at least LIMIT_MARGIN_SECONDS)
+#: before the deadline, without proving, stopped at its limit: ``info["limit_reached_in"]`` names
+#: the phase that was running.
+LIMIT_MARGIN_SHARE, LIMIT_MARGIN_SECONDS = 0.02, 0.25
+
+
+def _phase_at(tl: progress.Timeline | None, instant: float | None) -> str | None:
+    """The phase of ``tl`` running at ``instant`` ("before the call" when it began later)."""
+    if tl is None or instant is None:
+        return None
+    return tl.at(instant) or "before the call"
+
+
+def _limit_phase(
+    tl: progress.Timeline | None, options: SolveOptions, cut: str | None, status: Status, certifying: float
+) -> str | None:
+    """The phase that ran out of time (``info["limit_reached_in"]``): ``None`` for a proven (or
+    interrupted, infeasible) result or one that stopped with time to spare; the phase cut short
+    for lack of time; else the phase running at the deadline, or, when the solver stopped at its
+    limit just before it, the last phase before the certification."""
+    if status in (Status.OPTIMAL, Status.INTERRUPTED, Status.INFEASIBLE, Status.UNBOUNDED):
+        return None
+    if cut is not None:
+        return cut
+    left = options.time_left()
+    if left is None or left > max(LIMIT_MARGIN_SECONDS, LIMIT_MARGIN_SHARE * float(options.time_limit or 0.0)):
+        return None
+    assert options.deadline is not None
+    return _phase_at(tl, options.deadline if left <= 0 else certifying - 1e-6)
+
+
 def run_exact(
     instance: Any,
     *,
@@ -346,11 +377,12 @@ def run_exact(
     The time limit bounds the whole call (``options.deadline``, set here from ``time_limit``
     unless given): a build that raises :class:`~optsched.exceptions.TimeLimitReached` ends the
     call with the initial schedule and ``initial_bound`` (status ``feasible``/``no_solution``,
-    ``info["stopped_because"]``); ``info["phases"]`` has the seconds of build, solve and
-    certification. Ctrl-C (:mod:`optsched.solvers.interrupt`) stops the solver and returns the
-    best schedule and bound so far with status ``interrupted`` (inside
-    :func:`~optsched.solvers.interrupt.stop_on_interrupt` it raises
-    :class:`~optsched.solvers.interrupt.Interrupted` carrying that result instead).
+    ``info["stopped_because"]``); ``info["phases"]`` has the seconds of each phase
+    (:func:`optsched.solvers.progress.timeline`: the caller's phases too, e.g. the warm start),
+    ``info["limit_reached_in"]`` the phase that ran out of time (``None`` if none did). Ctrl-C
+    (:mod:`optsched.solvers.interrupt`) stops the solver and returns the best schedule and bound
+    so far with status ``interrupted`` (inside :func:`~optsched.solvers.interrupt.stop_on_interrupt`
+    it raises :class:`~optsched.solvers.interrupt.Interrupted` carrying that result instead).
 
     Raises
     ------
@@ -383,7 +415,7 @@ def run_exact(
         from optsched.core.output import check_writable_file
 
         check_writable_file(write_model, option="write_model")
-    with interrupt.guard():
+    with interrupt.guard(), progress.timeline():
         return _run_exact(
             instance,
             build=build,
@@ -423,7 +455,8 @@ def _run_exact(
 ) -> Result:
     """:func:`run_exact` inside its SIGINT guard (options checked, deadline set)."""
     name = getattr(instance, "name", "?")
-    phases: dict[str, float] = {}
+    tl = progress.outer_timeline()  # the caller's when it keeps one (the CLI's: reading the instance too)
+    cut: str | None = None  # the phase cut short for lack of time
     progress.start(maximize=not minimize)
     init_obj = None
     if initial is not None:
@@ -437,13 +470,12 @@ def _run_exact(
     stopped = None  # why no (complete) solve happened: the time limit in a build, or Ctrl-C
     warm = False
     info_written = None
-    tb = time.perf_counter()
     progress.phase(f"building the model ({backend})")
     try:
         if options.expired():
-            raise TimeLimitReached("the time limit was reached before the model was built")
+            cut = _phase_at(tl, options.deadline)
+            raise TimeLimitReached(f"the time limit was reached before the model was built (while {cut})")
         em = build(instance, backend, options)
-        phases["build"] = time.perf_counter() - tb
         if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
             # fractional objective: let the solver stop only within the certification tolerance
             # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
@@ -455,20 +487,19 @@ def _run_exact(
             info_written = em.write(write_model)
         elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
             info_written = [str(_write_model(em.model, write_model))]
-        ts = time.perf_counter()
         progress.phase(f"solving ({backend})")
         with warnings.catch_warnings(), progress.units(em.scale, em.offset):
             warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
             sr = em.solve(em, options) if em.solve is not None else _default_solve(em, backend, options, warm)
-        phases["solve"] = time.perf_counter() - ts
     except TimeLimitReached as e:
         stopped = f"time limit: {e}"
+        cut = cut or _phase_at(tl, time.monotonic())
     except KeyboardInterrupt:  # Ctrl-C in Python code (a model build, a hand-over to the solver)
         if interrupt.propagating():
             raise
         stopped = "interrupted (Ctrl-C)"
     progress.phase("certifying")
-    tc = time.perf_counter()
+    tc = time.monotonic()
     with interrupt.stoppable():  # Ctrl-C from here on only marks the result interrupted
         result = _certify(
             instance,
@@ -489,11 +520,12 @@ def _run_exact(
             warm=warm,
             info_written=info_written,
         )
-    phases["certify"] = time.perf_counter() - tc
     result.runtime = time.perf_counter() - t0
-    result.info["phases"] = {k: round(v, 3) for k, v in phases.items()}
+    if tl is not None:
+        result.info["phases"] = tl.seconds(time.monotonic())
     if options.deadline is not None:
         result.info["deadline_left"] = round(options.deadline - time.monotonic(), 3)
+    result.info["limit_reached_in"] = _limit_phase(tl, options, cut, result.status, tc)
     if result.status != Status.OPTIMAL:
         why = result.info.get("stopped_because") or (
             "interrupted (Ctrl-C)"

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.result import Status
-from optsched.exceptions import InvalidOptionError, SolverError
+from optsched.exceptions import InvalidOptionError, SolverError, TimeLimitReached
 from optsched.solvers import interrupt
 from optsched.solvers.exact import ExactModel, _default_solve, check_backend, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
@@ -257,7 +257,7 @@ class _Portfolio:
         for b in names:
             try:
                 ms.append(_Member(b, self.build_one(instance, b, options)))
-            except (ModelTooLargeError, InvalidOptionError) as e:  # this member cannot take the instance
+            except (ModelTooLargeError, InvalidOptionError, TimeLimitReached) as e:  # cannot take it (in time)
                 failed[b] = f"{type(e).__name__}: {e}"
                 if errors is not None:
                     errors.append(e)
