@@ -114,6 +114,34 @@ class _Profile:
         j = int(np.searchsorted(self.t[:n], t + p, side="left"))
         return self.caps - self.u[i:j].max(axis=0)
 
+    def spread(self, t: float, p: float, g: int) -> tuple[float | None, np.ndarray | None]:
+        """From ``t`` on, the first candidate at which the servers (every column but the last,
+        the whole cluster) have ``g`` GPUs free in all during ``[t, t + p)``, each counting its
+        fewest free GPUs in that window (a job spanning servers keeps its split), and those free
+        GPUs per server; ``(None, None)`` if none. One candidate at a time (a window's peak per
+        server), back to the vectorised scan of the whole cluster whenever that is too full."""
+        M = len(self.caps) - 1
+        caps, total = self.caps[:M], self.caps[M]
+        n = self.n
+        i = int(np.searchsorted(self.t[:n], t, side="right")) - 1
+        while True:
+            j = int(np.searchsorted(self.t[:n], t + p, side="left"))
+            window = self.u[i:j]
+            if int(window[:, M].max()) + g > total:  # the cluster is too full here: skip ahead
+                nxt = self.earliest(t, p, g, [M])
+                if nxt is None:
+                    return None, None
+                t = nxt
+                i = int(np.searchsorted(self.t[:n], t, side="right")) - 1
+                continue
+            free = caps - window[:, :M].max(axis=0)
+            if int(free.sum()) >= g:
+                return t, free
+            i += 1
+            if i >= n:
+                return None, None
+            t = float(self.t[i])
+
     def earliest(self, r: float, p: float, g: int, cols: Sequence[int]) -> float | None:
         """The earliest ``t >= r`` at which some column of ``cols`` has ``g`` GPUs free during the
         whole of ``[t, t + p)`` (``None`` if no column has ``g`` GPUs at all).
@@ -220,17 +248,21 @@ def serial_sgs(
         t: float | None = r
         while t is not None:
             t = prof.earliest(t, p, g, [M])  # necessary: the whole cluster has g GPUs free (one column: fast)
+            free = None
             if t is not None and fixed:
                 t = prof.earliest(t, p, g, [int(server_of[jid])])  # type: ignore[index]
             elif t is not None and job.single_server:
                 t = prof.earliest(t, p, g, range(M))
+            elif t is not None:
+                t, free = prof.spread(t, p, g)
             if t is None:
                 break
-            free = prof.free(t, p)[:M]
+            if free is None:
+                free = prof.free(t, p)[:M]
             if fixed:
                 m = int(server_of[jid])  # type: ignore[index]
                 pl = {m: g} if free[m] >= g else None
-            elif job.single_server or int(free.sum()) >= g:
+            else:
                 if rule == "random" and rng is not None:
                     # the rule draws one permutation per candidate time tried before this one
                     for _ in range(int(r < t) + bisect_left(ends, t) - bisect_right(ends, r)):
