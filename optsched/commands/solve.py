@@ -181,6 +181,7 @@ def run(args) -> int:
     from optsched.solvers import progress
 
     with progress.timeline() as timeline:
+        timeline.marks.append((started, "starting"))  # the imports above
         progress.phase("reading the instance")
         inst = optsched.load_instance(args.instance)
         return _solve(args, inst, started, timeline)

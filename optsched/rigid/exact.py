@@ -511,46 +511,47 @@ def warm_start_exact(instance: Instance, em: ExactModel, schedule: Schedule) -> 
             w.value = float(chosen[j][1].get(srv, 0)) if chosen[j][0] == t else 0.0
 
 
-#: Share of the time left that the warm start (:func:`best_heuristic`) may take in :func:`solve_exact`,
-#: and the seconds it may always take (so that a call with little or no time left still has a
+#: Share of the time left that the warm start (:func:`best_heuristic`) may take in :func:`solve_exact`
+#: (half: from a few thousand jobs on it is the schedule a short limit returns; smaller instances
+#: take milliseconds), and the seconds it may always take (so that a call with little or no time left still has a
 #: schedule when one is found that fast: the call may end up to this much after its deadline).
-WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.25, 0.5
-#: The list-scheduling rules of the warm start, in the order they are run.
-WARM_START_RULES = ("wspt", "fifo", "spt")
+WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
+#: The list-scheduling rules of the warm start, in the order they are run (FIFO first: usually the
+#: fastest, so a short time limit still gets a schedule) ...
+WARM_START_RULES = ("fifo", "wspt", "spt")
+#: ... and the order in which equal objectives are preferred.
+WARM_START_PREFERENCE = ("wspt", "fifo", "spt")
 
 
 def best_heuristic(instance: Instance, *, deadline: float | None = None, info: dict | None = None) -> Schedule:
-    """The best of the fast list-scheduling rules (WSPT, FIFO, SPT, in this order; the first of
-    equals): the default warm start.
+    """The best of the fast list-scheduling rules (WSPT, FIFO, SPT; among equal objectives the
+    first of these): the default warm start.
 
-    ``deadline`` (a ``time.monotonic()`` value): a rule is started only when it is expected to end
-    by then (it takes about as long as the slowest rule before it) and stopped when it does not;
-    the best finished schedule is returned, and :class:`~optsched.exceptions.TimeLimitReached`
-    when not even WSPT finished. ``info`` (a dict) receives ``rules``, the rules that finished."""
+    ``deadline`` (a ``time.monotonic()`` value): the rules run in the order of
+    :data:`WARM_START_RULES`; one is started only when it is expected to end by then (it takes
+    about as long as the slowest rule before it) and stopped when it does not; the best finished
+    schedule is returned, and :class:`~optsched.exceptions.TimeLimitReached` when none finished.
+    ``info`` (a dict) receives ``rules``, the rules that finished."""
     from optsched.rigid.heuristics import list_schedule
 
-    best = None
+    done: dict[str, Result] = {}
     took = 0.0
-    done = []
     for rule in WARM_START_RULES:
-        if deadline is not None and best is not None and time.monotonic() + took > deadline:
+        if deadline is not None and done and time.monotonic() + took > deadline:
             break
         t0 = time.monotonic()
         try:
-            r = list_schedule(instance, rule=rule, deadline=deadline)
+            done[rule] = list_schedule(instance, rule=rule, deadline=deadline)
         except TimeLimitReached:
             break
         took = max(took, time.monotonic() - t0)
-        done.append(rule)
-        if best is None or r.objective < best.objective:
-            best = r
     if info is not None:
-        info["rules"] = done
-    if best is None:
+        info["rules"] = [r for r in WARM_START_PREFERENCE if r in done]
+    if not done:
         raise TimeLimitReached(
-            f"the time limit of the warm start was reached before WSPT list-scheduled the {instance.n_jobs} jobs"
+            f"the warm start's share of the time limit ended before a list schedule of the {instance.n_jobs} jobs"
         )
-    return best.schedule
+    return min((done[r] for r in WARM_START_PREFERENCE if r in done), key=lambda r: r.objective).schedule
 
 
 def decode_exact(instance: Instance, em: ExactModel, sr) -> Schedule:
@@ -648,6 +649,7 @@ def solve_exact(
         bound = area_bound(instance)  # O(n log n): the result has a bound even if no solver proves one
         if _integral_weights(instance):
             bound = math.ceil(bound / instance.slot - 1e-6) * instance.slot
+        progress.phase("choosing the back end")  # (imports Pyomo to check a Pyomo solver)
         plan = plan_backend(
             backend,
             build=lambda inst, b, o: build_exact(

@@ -339,7 +339,9 @@ def add_packing_rows(model: Any, single: list[bool]) -> int:
 ENERGY_MAX_NONZEROS = 200_000
 
 
-def energy_rows(d: SlotData, max_nonzeros: int | None = None) -> list[tuple[list[int], list[int], int]]:
+def energy_rows(
+    d: SlotData, max_nonzeros: int | None = None, *, deadline: float | None = None
+) -> list[tuple[list[int], list[int], int]]:
     """The energy (area) inequalities (E) of ``formulations/rigid.md`` as ``(jobs, coefficients, rhs)``:
     ``sum_k coefficients[k] * s_{jobs[k]} >= rhs`` with s_j the start slot.
 
@@ -353,7 +355,8 @@ def energy_rows(d: SlotData, max_nonzeros: int | None = None) -> list[tuple[list
 
     ``max_nonzeros``: when the rows have more non-zeros in all, every s-th row (in the order
     above; s the smallest stride whose rows have at most ``max_nonzeros``) is returned instead,
-    a valid subset.
+    a valid subset. ``deadline`` (a ``time.monotonic()`` value): past it,
+    :class:`~optsched.exceptions.TimeLimitReached`.
 
     Notes
     -----
@@ -377,7 +380,9 @@ def energy_rows(d: SlotData, max_nonzeros: int | None = None) -> list[tuple[list
     ep_o = np.array([e[j] * d.p[j] for j in smith], dtype=dtype)
     er_o = np.array([2 * e[j] * d.r[j] for j in smith], dtype=dtype)
     found = []  # per release: (positions in `smith` of S_r, kept prefix lengths, their right-hand sides)
+    tick = _deadline_check(deadline, "computing the energy rows")
     for r in sorted(set(d.r)):
+        tick(force=True)
         pos = np.flatnonzero(rel >= r)
         area = np.cumsum(e_o[pos])
         area_p = np.cumsum(ep_o[pos])
@@ -489,7 +494,7 @@ def build_interval_cpsat(
     model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
     if energy:  # (E) energy (area) rows on the whole cluster
         tick(force=True)
-        for jobs, coef, rhs in energy_rows(d, max_energy_nonzeros):
+        for jobs, coef, rhs in energy_rows(d, max_energy_nonzeros, deadline=deadline):
             tick()
             if max(rhs, sum(coef) * T) >= CPSAT_INT_LIMIT:  # a valid row, left out: beyond 64-bit integers
                 continue

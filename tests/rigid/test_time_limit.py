@@ -215,7 +215,7 @@ def test_a_warm_start_cut_short_leaves_the_solve_its_time(monkeypatch):
     assert "warm start" in r.info["warm_start_cut"] and r.info["initial_objective"] is None
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(brute_force_optimum(inst)[0])
     assert r.info["limit_reached_in"] is None  # the solve itself was not cut
-    assert list(r.info["phases"])[:2] == ["area bound", "warm start (list scheduling)"]
+    assert list(r.info["phases"])[:3] == ["area bound", "choosing the back end", "warm start (list scheduling)"]
 
 
 def test_the_result_names_the_phase_that_ran_out(monkeypatch):
