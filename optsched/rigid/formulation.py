@@ -399,14 +399,18 @@ def energy_rows(
         while stride < len(lengths_all) and int(lengths_all[stride - 1 :: stride].sum()) > max_nonzeros:
             stride += 1  # rows differ in length: the smallest stride whose rows fit
     out = []
-    k = 0
+    k = 0  # rows before this release's
     for pos, lengths, rhs in found:
-        members = order[pos].tolist()
-        coef = (2 * e_o[pos]).tolist()
-        for length, b in zip(lengths.tolist(), rhs.tolist(), strict=True):
-            k += 1
-            if stride == 1 or k % stride == 0:
-                out.append((members[:length], coef[:length], int(b)))
+        take = np.flatnonzero((k + 1 + np.arange(len(lengths))) % stride == 0)
+        k += len(lengths)
+        if not len(take):
+            continue
+        top = int(lengths[take[-1]])  # the longest row kept (prefixes grow)
+        members = order[pos[:top]].tolist()
+        coef = (2 * e_o[pos[:top]]).tolist()
+        for q in take.tolist():
+            length = int(lengths[q])
+            out.append((members[:length], coef[:length], int(rhs[q])))
     return out
 
 
