@@ -89,15 +89,33 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _check_options(args, spec) -> str | None:
-    from optsched.exceptions import InvalidOptionError
+def _check_solver_numbers(args) -> None:
+    """The options that need no instance, checked before it is read (a large file takes seconds)."""
+    import math
 
-    if args.time_limit is not None and not args.time_limit > 0:
+    from optsched.exceptions import InvalidOptionError
+    from optsched.solvers.options import max_threads
+
+    if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
         raise InvalidOptionError(f"--time-limit must be a positive number of seconds; got {args.time_limit}.")
     if not 0 <= args.gap < 1:
         raise InvalidOptionError(f"--gap must be in [0, 1); got {args.gap}.")
-    if args.threads is not None and args.threads < 1:
-        raise InvalidOptionError(f"--threads must be >= 1; got {args.threads}.")
+    if args.threads is not None and not 1 <= args.threads <= max_threads():
+        raise InvalidOptionError(
+            f"--threads must be in [1, {max_threads()}] (the CPUs this process may use: more only slow the solvers, "
+            f"and HiGHS aborts with too many); got {args.threads}. Give --threads {max_threads()} or fewer."
+        )
+
+
+def _check_options(args, spec) -> str | None:
+    from optsched.exceptions import InvalidOptionError
+    from optsched.solvers.options import MAX_SEED
+
+    _check_solver_numbers(args)
+    if spec.exact and not 0 <= args.seed <= MAX_SEED:
+        raise InvalidOptionError(
+            f"--seed must be in [0, {MAX_SEED}] (the solvers' seeds are 32-bit integers); got {args.seed}."
+        )
     if not spec.exact:
         if args.backend:
             raise InvalidOptionError(f"{spec.name!r} is not an exact model; --backend does not apply.")
@@ -180,6 +198,7 @@ def run(args) -> int:
     import optsched
     from optsched.solvers import progress
 
+    _check_solver_numbers(args)
     with progress.timeline() as timeline:
         timeline.marks.append((started, "starting"))  # the imports above
         progress.phase("reading the instance")

@@ -61,7 +61,8 @@ from optsched.exceptions import (
 )
 from optsched.solvers import interrupt, progress
 from optsched.solvers.cpsat_backend import solve_cpsat
-from optsched.solvers.options import SolveOptions, SolveResult
+from optsched.solvers.options import MAX_SEED, SolveOptions, SolveResult
+from optsched.solvers.params import check_solver_options
 from optsched.solvers.pyomo_backend import solve_pyomo
 from optsched.solvers.pyomo_backend import write_model as _write_model
 
@@ -156,10 +157,11 @@ def resolve_options(
         return options
     if isinstance(seed, np.random.Generator):
         return options.replace(seed=int(seed.integers(0, 2**31 - 1)))
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and 0 <= int(seed) <= MAX_SEED:
         return options.replace(seed=int(seed))
     raise InvalidOptionError(
-        f"The 'seed' option must be a non-negative int, a numpy.random.Generator or None; got {seed!r}."
+        f"The 'seed' option must be an int in [0, {MAX_SEED}] (the solvers' 32-bit seeds), a numpy.random.Generator "
+        f"or None; got {seed!r}."
     )
 
 
@@ -409,6 +411,7 @@ def run_exact(
         raise InvalidOptionError(f"The 'backend' option must be a solver name such as 'highs'; got {backend!r}.")
     t0 = time.perf_counter()
     options = resolve_options(options, seed, default_options).started()
+    check_solver_options(options.solver_options, backend)  # a bad raw parameter: refused before any work
     if tolerance is None:
         tolerance = options.optimality_tolerance
     if write_model:  # an unwritable path fails now, not after the model is built
