@@ -288,7 +288,8 @@ def _limit_phase(
     """The phase that ran out of time (``info["limit_reached_in"]``): ``None`` for a proven (or
     interrupted, infeasible) result or one that stopped with time to spare; the phase cut short
     for lack of time; else the phase running at the deadline, or, when the solver stopped at its
-    limit just before it, the last phase before the certification."""
+    limit just before it (or the deadline passed while certifying), the last phase before the
+    certification."""
     if status in (Status.OPTIMAL, Status.INTERRUPTED, Status.INFEASIBLE, Status.UNBOUNDED):
         return None
     if cut is not None:
@@ -296,8 +297,8 @@ def _limit_phase(
     left = options.time_left()
     if left is None or left > max(LIMIT_MARGIN_SECONDS, LIMIT_MARGIN_SHARE * float(options.time_limit or 0.0)):
         return None
-    assert options.deadline is not None
-    return _phase_at(tl, options.deadline if left <= 0 else certifying - 1e-6)
+    assert options.deadline is not None  # the phase at the deadline, the solve's when it passed while certifying
+    return _phase_at(tl, min(options.deadline, certifying - 1e-6))
 
 
 def run_exact(
