@@ -58,7 +58,8 @@ from typing import Any
 from optsched.core.result import Status
 from optsched.exceptions import InvalidOptionError, SolverError, TimeLimitReached
 from optsched.solvers import interrupt
-from optsched.solvers.exact import ExactModel, _default_solve, check_backend, model_summary
+from optsched.solvers.exact import check_backend
+from optsched.solvers.model import ExactModel, default_solve, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = [
@@ -649,7 +650,7 @@ def _run_member(
             elif m.em.solve is not None:
                 sr = m.em.solve(m.em, options)
             else:
-                sr = _default_solve(m.em, m.name, options, m.warm)
+                sr = default_solve(m.em, m.name, options, m.warm)
         sched = decode(m.em, sr) if sr.has_solution else None
     except Exception as e:  # reported per member; all failing raises SolverError
         return {"error": f"{type(e).__name__}: {e}"}
