@@ -10,6 +10,7 @@ from optsched.cli import main
 
 TOY = "toy:rigid-2x2-five"
 rexact = importlib.import_module("optsched.rigid.exact")
+rti = importlib.import_module("optsched.rigid.time_indexed")
 
 
 def test_json_has_the_phases_and_no_limit_reached(capsys, tmp_path):
@@ -25,7 +26,7 @@ def test_json_has_the_phases_and_no_limit_reached(capsys, tmp_path):
 
 
 def test_a_phase_cut_for_time_is_named_and_the_schedule_written(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(rexact, "BUILD_SECONDS_PER_NONZERO", 1.0)  # no time-indexed model fits in 30 s
+    monkeypatch.setattr(rti, "BUILD_SECONDS_PER_NONZERO", 1.0)  # no time-indexed model fits in 30 s
     out = tmp_path / "o"
     assert main(["solve", TOY, "--backend", "highs", "--time-limit", "30", "-q", "--out", str(out)]) == 0
     text = capsys.readouterr().out

@@ -25,6 +25,7 @@ from optsched.verify import verify_result
 from tests.strategies import rigid_instances
 
 rexact = sys.modules["optsched.rigid.exact"]
+rti = sys.modules["optsched.rigid.time_indexed"]  # the time-indexed back end's estimates
 
 
 def _fluid_mean_busy_bound(inst) -> Fraction:
@@ -119,7 +120,7 @@ def test_no_time_left_returns_the_warm_start_and_the_area_bound(backend):
 def test_plan_lp_when_no_milp_fits(monkeypatch):
     """When no MILP is expected to set up in time, the LP relaxation gives the bound and the
     schedule is the warm start."""
-    monkeypatch.setattr(rexact, "MIP_SETUP_SECONDS_PER_NONZERO", 1.0)
+    monkeypatch.setattr(rti, "MIP_SETUP_SECONDS_PER_NONZERO", 1.0)
     inst = random_instance(25, n_servers=2, gpus_per_server=4, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -137,7 +138,7 @@ def test_plan_relaxation_when_the_per_server_model_does_not_fit(monkeypatch):
     agg = time_indexed_size(d, aggregated=True)
     assert time_indexed_size(d).nonzeros > agg.nonzeros
     # the relaxation "takes" a second, the per-server MILP far more than 60 s (even on a slow machine)
-    monkeypatch.setattr(rexact, "mip_seconds", lambda size: 1.0 if size.nonzeros <= agg.nonzeros else 1e6)
+    monkeypatch.setattr(rti, "mip_seconds", lambda size: 1.0 if size.nonzeros <= agg.nonzeros else 1e6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=60, threads=1))
@@ -225,7 +226,7 @@ def test_the_result_names_the_phase_that_ran_out(monkeypatch):
         past = solve_exact(inst, options=SolveOptions(time_limit=30, deadline=time.monotonic() - 1))
         assert past.info["limit_reached_in"] == "before the call"  # the deadline had passed already
         # no time-indexed model fits: the plan stops the build
-        monkeypatch.setattr(rexact, "BUILD_SECONDS_PER_NONZERO", 1.0)
+        monkeypatch.setattr(rti, "BUILD_SECONDS_PER_NONZERO", 1.0)
         r = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=60, threads=1))
     assert r.info["limit_reached_in"] == "building the model (highs)"
     assert r.status == Status.FEASIBLE and r.info["incumbent"] == "initial" and verify_result(inst, r).ok
