@@ -13,8 +13,10 @@ schedule.json (with the instance's name and content hash, which `optsched verify
 and result.json there; --plot also draws the schedule as a Gantt chart (schedule.png, .svg).
 --time-limit bounds the whole command (loading, warm start, building, solving, checking); a run
 that reaches it reports status "feasible" (or "no_solution") with its best schedule, bound and
-gap, never "optimal". A solve that runs over a second shows its elapsed time, incumbent and bound
-on stderr (off with --quiet; stdout carries only the result). Ctrl-C stops the solver and writes
+gap, never "optimal", names the phase that ran out of time (limit_reached_in in --json and
+result.json, with the seconds of every phase) and still writes its best schedule. A solve that
+runs over a second shows its elapsed time, incumbent and bound on stderr (off with --quiet;
+stdout carries only the result). Ctrl-C stops the solver and writes
 its best schedule so far (status "interrupted", exit code 130). Exit codes: 0 solved (schedule
 verified); 1 infeasible, no solution or a failed verification; 2 bad input (file, field,
 option, unknown name); 130 interrupted.
@@ -61,8 +63,8 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None, help="solver threads, at most the CPUs this process may use")
+    p.add_argument("--seed", type=int, default=0, help="random seed (exact models: in [0, 2147483647])")
     p.add_argument("--out", default=None, metavar="DIR", help="write schedule.json and result.json to this folder")
     p.add_argument("--force", action="store_true", help="replace the files of an existing --out folder")
     p.add_argument(

@@ -259,6 +259,7 @@ def solve_exact(
     options = resolve_options(options, seed).started()  # the time limit counts from here: the warm start too
     if isinstance(initial, str) and initial != "heuristic":
         raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
+    slot_data(instance, horizon_slots)  # O(n): an instance beyond the models' slot limit is refused before any work
     if options.mip_abs_gap is None and _integral_weights(instance):
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)

@@ -346,8 +346,8 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
         if interrupt.propagating():
             raise
         stopped = "interrupted (Ctrl-C)"
+    tc = time.monotonic()  # before the phase's mark: the phase running just before it is the solve's
     progress.phase("certifying")
-    tc = time.monotonic()
     with interrupt.stoppable():  # Ctrl-C from here on only marks the result interrupted
         result = certify(
             call, em, sr, stopped, options=options, init_obj=init_obj, warm=warm, info_written=info_written
