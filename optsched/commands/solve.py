@@ -16,10 +16,10 @@ that reaches it reports status "feasible" (or "no_solution") with its best sched
 gap, never "optimal", names the phase that ran out of time (limit_reached_in in --json and
 result.json, with the seconds of every phase) and still writes its best schedule. A solve that
 runs over a second shows its elapsed time, incumbent and bound on stderr (off with --quiet;
-stdout carries only the result). Ctrl-C stops the solver and writes
-its best schedule so far (status "interrupted", exit code 130). Exit codes: 0 solved (schedule
-verified); 1 infeasible, no solution or a failed verification; 2 bad input (file, field,
-option, unknown name); 130 interrupted.
+stdout carries only the result). Ctrl-C stops the solver and writes its best schedule so far
+(status "interrupted", exit code 130). Exit codes: 0 solved (schedule verified); 1 infeasible,
+no solution or a failed verification; 2 bad input (file, field, option, unknown name); 130
+interrupted.
 """
 
 from __future__ import annotations
