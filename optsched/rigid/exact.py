@@ -144,9 +144,10 @@ def build_exact(
 #: take milliseconds), and the seconds it may always take (so that a call with little or no time left still has a
 #: schedule when one is found that fast: the call may end up to this much after its deadline).
 WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
-#: The list-scheduling rules of the warm start, in the order they are run (FIFO first: usually the
-#: fastest, so a short time limit still gets a schedule) ...
-WARM_START_RULES = ("fifo", "wspt", "spt")
+#: The list-scheduling rules of the warm start, in the order they are run (WSPT first: Smith's rule,
+#: usually the best for the weighted objective, and as fast as FIFO: 0.5-0.8 s CPU for 5,000 jobs;
+#: a short limit returns FIFO's twice as costly schedule when only FIFO finished) ...
+WARM_START_RULES = ("wspt", "fifo", "spt")
 #: ... and the order in which equal objectives are preferred.
 WARM_START_PREFERENCE = ("wspt", "fifo", "spt")
 

@@ -118,29 +118,35 @@ class _Profile:
         """From ``t`` on, the first candidate at which the servers (every column but the last,
         the whole cluster) have ``g`` GPUs free in all during ``[t, t + p)``, each counting its
         fewest free GPUs in that window (a job spanning servers keeps its split), and those free
-        GPUs per server; ``(None, None)`` if none. One candidate at a time (a window's peak per
-        server), back to the vectorised scan of the whole cluster whenever that is too full."""
+        GPUs per server; ``(None, None)`` if none. Candidates in chunks (each window's peak per
+        server from a table of maxima over the chunk), past stretches where the whole cluster is
+        too full with the vectorised scan of :meth:`earliest`."""
         M = len(self.caps) - 1
         caps, total = self.caps[:M], self.caps[M]
         n = self.n
-        i = int(np.searchsorted(self.t[:n], t, side="right")) - 1
+        times = self.t[:n]
+        i = int(np.searchsorted(times, t, side="right")) - 1
+        size = 16
         while True:
-            j = int(np.searchsorted(self.t[:n], t + p, side="left"))
-            window = self.u[i:j]
-            if int(window[:, M].max()) + g > total:  # the cluster is too full here: skip ahead
-                nxt = self.earliest(t, p, g, [M])
-                if nxt is None:
-                    return None, None
-                t = nxt
-                i = int(np.searchsorted(self.t[:n], t, side="right")) - 1
-                continue
-            free = caps - window[:, :M].max(axis=0)
-            if int(free.sum()) >= g:
-                return t, free
-            i += 1
-            if i >= n:
+            k = min(size, n - i)
+            cand = self.t[i : i + k].copy()
+            cand[0] = t
+            ends = np.searchsorted(times, cand + p, side="left")  # candidate q's window: rows [i + q, ends[q])
+            peak = _window_max(self.u[i : int(ends.max())], np.arange(k), ends - i)
+            free = caps - peak[:, :M]
+            ok = (peak[:, M] + g <= total) & (free.sum(axis=1) >= g)
+            pos = np.flatnonzero(ok)
+            if len(pos):
+                q = int(pos[0])
+                return float(cand[q]), free[q]
+            if i + k >= n:
                 return None, None
-            t = float(self.t[i])
+            nxt = self.earliest(float(self.t[i + k]), p, g, [M])  # skips where the cluster is too full
+            if nxt is None:
+                return None, None
+            t = nxt
+            i = int(np.searchsorted(times, t, side="right")) - 1
+            size = min(2 * size, 1024)
 
     def earliest(self, r: float, p: float, g: int, cols: Sequence[int]) -> float | None:
         """The earliest ``t >= r`` at which some column of ``cols`` has ``g`` GPUs free during the
@@ -280,6 +286,26 @@ def serial_sgs(
             insort(ends, e)
         sched.add(jid, t, t + p, pl)
     return sched
+
+
+def _window_max(block: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per column, the maximum of ``block`` over rows ``[starts[q], ends[q])`` for every ``q``
+    (each range non-empty): a sparse table of maxima over spans of 1, 2, 4, ... rows, each range
+    covered by two spans of the largest power of two inside it."""
+    width = ends - starts
+    levels = [block]
+    span = 1
+    while 2 * span <= int(width.max()):
+        prev = levels[-1]
+        levels.append(np.maximum(prev[:-span], prev[span:]))
+        span *= 2
+    lev = np.floor(np.log2(width)).astype(np.int64)  # exact at powers of two, far from the next one elsewhere
+    out = np.empty((len(starts), block.shape[1]), dtype=block.dtype)
+    for level in np.unique(lev).tolist():
+        sel = lev == level
+        table = levels[level]
+        out[sel] = np.maximum(table[starts[sel]], table[ends[sel] - (1 << level)])
+    return out
 
 
 def _next_breakpoint(prof: _Profile, t: float) -> float | None:
