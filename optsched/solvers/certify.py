@@ -79,9 +79,9 @@ class ExactCall:
     write_model: str | None = None
 
 
-#: A solve that stops less than this share of its time limit (and at least LIMIT_MARGIN_SECONDS)
-#: before the deadline, without proving, stopped at its limit: ``info["limit_reached_in"]`` names
-#: the phase that was running.
+#: A solve that ends less than this share of its time limit (and at least LIMIT_MARGIN_SECONDS)
+#: before the deadline, without proving, ran out of time: ``info["limit_reached_in"]`` names the
+#: phase that was running.
 LIMIT_MARGIN_SHARE, LIMIT_MARGIN_SECONDS = 0.02, 0.25
 
 
@@ -93,19 +93,28 @@ def phase_at(tl: progress.Timeline | None, instant: float | None) -> str | None:
 
 
 def limit_phase(
-    tl: progress.Timeline | None, options: SolveOptions, cut: str | None, status: Status, certifying: float
+    tl: progress.Timeline | None,
+    options: SolveOptions,
+    cut: str | None,
+    status: Status,
+    certifying: float,
+    solver_stopped: bool = False,
 ) -> str | None:
     """The phase that ran out of time (``info["limit_reached_in"]``): ``None`` for a proven (or
     interrupted, infeasible) result or one that stopped with time to spare; the phase cut short
-    for lack of time; else the phase running at the deadline, or, when the solver stopped at its
-    limit just before it (or the deadline passed while certifying), the last phase before the
-    certification."""
+    for lack of time (``cut``); else the phase running at the deadline; else, when the solver
+    stopped without a proof (``solver_stopped``: a solver stops only at a proof, its time limit
+    or Ctrl-C) or the deadline is within the margin, the last phase before the certification
+    (``certifying``, when it began)."""
     if status in (Status.OPTIMAL, Status.INTERRUPTED, Status.INFEASIBLE, Status.UNBOUNDED):
         return None
     if cut is not None:
         return cut
     left = options.time_left()
-    if left is None or left > max(LIMIT_MARGIN_SECONDS, LIMIT_MARGIN_SHARE * float(options.time_limit or 0.0)):
+    if left is None:
+        return phase_at(tl, certifying - 1e-6) if solver_stopped else None
+    near = left <= max(LIMIT_MARGIN_SECONDS, LIMIT_MARGIN_SHARE * float(options.time_limit or 0.0))
+    if not (near or solver_stopped):
         return None
     assert options.deadline is not None  # the phase at the deadline, the solve's when it passed while certifying
     return phase_at(tl, min(options.deadline, certifying - 1e-6))

@@ -161,6 +161,16 @@ def _check_initial(instance: Any, initial: Any, check: Callable[[Any], Any] | No
         )
 
 
+def _at_time_limit(sr: SolveResult | None) -> bool:
+    """Whether the solver stopped at its time limit without a proof: CP-SAT stops only at a proof,
+    a limit or Ctrl-C, so "FEASIBLE"/"UNKNOWN" are its time limit; HiGHS says "maxTimeLimit"
+    (or was stopped at the deadline: "interrupted" by its callback, which the limit set)."""
+    if sr is None or sr.status not in (Status.FEASIBLE, Status.NO_SOLUTION):
+        return False
+    msg = (sr.message or "").lower()
+    return sr.solver == "cpsat" or any(w in msg for w in ("timelimit", "time limit", "time left", "deadline"))
+
+
 def run_exact(
     instance: Any,
     *,
@@ -357,7 +367,7 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
         result.info["phases"] = tl.seconds(time.monotonic())
     if options.deadline is not None:
         result.info["deadline_left"] = round(options.deadline - time.monotonic(), 3)
-    result.info["limit_reached_in"] = limit_phase(tl, options, cut, result.status, tc)
+    result.info["limit_reached_in"] = limit_phase(tl, options, cut, result.status, tc, _at_time_limit(sr))
     if result.status != Status.OPTIMAL:
         why = result.info.get("stopped_because") or (
             "interrupted (Ctrl-C)"

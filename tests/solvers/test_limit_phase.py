@@ -38,6 +38,8 @@ def test_no_phase_ran_out():
     tl = _timeline((now - 1, "solving (highs)"), (now - 0.5, "certifying"))
     spare = SolveOptions(time_limit=60, deadline=now + 50)
     assert limit_phase(tl, spare, None, Status.FEASIBLE, now - 0.5) is None  # stopped with time to spare
+    # ... unless the solver says it stopped at its own (a phase's share of the) limit
+    assert limit_phase(tl, spare, None, Status.FEASIBLE, now - 0.5, solver_stopped=True) == "solving (highs)"
     past = SolveOptions(time_limit=10, deadline=now - 1)
     for status in (Status.OPTIMAL, Status.INTERRUPTED, Status.INFEASIBLE):
         assert limit_phase(tl, past, None, status, now - 0.5) is None
@@ -50,6 +52,20 @@ def test_a_phase_cut_short_is_named_and_the_time_before_the_call():
     o = SolveOptions(time_limit=60, deadline=now + 50)
     assert limit_phase(tl, o, "building the model (highs)", Status.FEASIBLE, now) == "building the model (highs)"
     assert phase_at(tl, now - 5) == "before the call" and phase_at(None, now) is None
+
+
+def test_which_solver_results_mean_a_time_limit():
+    from optsched.solvers.exact import _at_time_limit
+    from optsched.solvers.options import SolveResult
+
+    def sr(status, solver, message):
+        return SolveResult(status, None, None, 1.0, solver, "", message=message)
+
+    assert _at_time_limit(sr(Status.FEASIBLE, "cpsat", "FEASIBLE"))
+    assert _at_time_limit(sr(Status.NO_SOLUTION, "highs", "maxTimeLimit"))
+    assert not _at_time_limit(sr(Status.OPTIMAL, "cpsat", "OPTIMAL"))
+    assert not _at_time_limit(sr(Status.FEASIBLE, "highs", "iterationLimit"))
+    assert not _at_time_limit(None)
 
 
 def test_timeline_seconds_merge_a_phase_entered_twice():
