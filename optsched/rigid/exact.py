@@ -11,7 +11,7 @@ from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind, register_algorithm
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InvalidOptionError, TimeLimitReached
+from optsched.exceptions import InvalidOptionError
 from optsched.rigid.bounds import area_bound
 from optsched.rigid.decode import decode_exact, schedule_from_cpsat, schedule_from_time_indexed, warm_start_exact
 from optsched.rigid.formulation import (
@@ -141,8 +141,9 @@ def build_exact(
 
 #: Share of the time left that the warm start (:func:`best_heuristic`) may take in :func:`solve_exact`
 #: (half: from a few thousand jobs on it is the schedule a short limit returns; smaller instances
-#: take milliseconds), and the seconds it may always take (so that a call with little or no time left still has a
-#: schedule when one is found that fast: the call may end up to this much after its deadline).
+#: take milliseconds), and the seconds it may always take (a call with little or no time left then
+#: still list-schedules a few thousand jobs before it appends the rest: it may end up to this much
+#: after its deadline).
 WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
 #: The list-scheduling rules of the warm start, in the order they are run (WSPT first: Smith's rule,
 #: usually the best for the weighted objective, and as fast as FIFO: 0.5-0.8 s CPU for 5,000 jobs;
@@ -158,9 +159,10 @@ def best_heuristic(instance: Instance, *, deadline: float | None = None, info: d
 
     ``deadline`` (a ``time.monotonic()`` value): the rules run in the order of
     :data:`WARM_START_RULES`; one is started only when it is expected to end by then (it takes
-    about as long as the slowest rule before it) and stopped when it does not; the best finished
-    schedule is returned, and :class:`~optsched.exceptions.TimeLimitReached` when none finished.
-    ``info`` (a dict) receives ``rules``, the rules that finished."""
+    about as long as the slowest rule before it); the one running at the deadline places the jobs
+    it has not placed yet one after another at the end (a feasible schedule, poorer the earlier
+    the cut), and no rule runs after it. ``info`` (a dict) receives ``rules``, the rules that
+    finished or were cut, and ``cut``, what the cut did, when one was."""
     from optsched.rigid.heuristics import list_schedule
 
     done: dict[str, Result] = {}
@@ -169,17 +171,18 @@ def best_heuristic(instance: Instance, *, deadline: float | None = None, info: d
         if deadline is not None and done and time.monotonic() + took > deadline:
             break
         t0 = time.monotonic()
-        try:
-            done[rule] = list_schedule(instance, rule=rule, deadline=deadline)
-        except TimeLimitReached:
-            break
+        r = done[rule] = list_schedule(instance, rule=rule, deadline=deadline, on_deadline="append")
         took = max(took, time.monotonic() - t0)
+        if r.info.get("appended") and info is not None:
+            n = instance.n_jobs
+            info["cut"] = (
+                f"{rule.upper()} list scheduling reached the warm start's share of the time limit after "
+                f"{n - r.info['appended']} of {n} jobs; the other {r.info['appended']} run one after another at the end"
+            )
+        if r.info.get("appended"):
+            break
     if info is not None:
         info["rules"] = [r for r in WARM_START_PREFERENCE if r in done]
-    if not done:
-        raise TimeLimitReached(
-            f"the warm start's share of the time limit ended before a list schedule of the {instance.n_jobs} jobs"
-        )
     return min((done[r] for r in WARM_START_PREFERENCE if r in done), key=lambda r: r.objective).schedule
 
 
@@ -286,10 +289,7 @@ def solve_exact(
             progress.phase("warm start (list scheduling)")
             left = options.time_left()
             end = None if left is None else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * left)
-            try:
-                initial = best_heuristic(instance, deadline=end, info=warm)
-            except TimeLimitReached as e:
-                initial, warm["cut"] = None, str(e)
+            initial = best_heuristic(instance, deadline=end, info=warm)
         result = run_exact(
             instance,
             build=plan.build,

@@ -41,6 +41,7 @@ def list_schedule(
     placement: str = "consolidate",
     seed: SeedLike = None,
     deadline: float | None = None,
+    on_deadline: str = "raise",
 ) -> Result:
     """Non-preemptive list scheduling: order the jobs by ``rule``, then serial SGS.
 
@@ -55,7 +56,8 @@ def list_schedule(
         Used by ``rule="random"`` only.
     deadline : float, optional
         A ``time.monotonic()`` value: past it the serial SGS stops with
-        :class:`~optsched.exceptions.TimeLimitReached`.
+        :class:`~optsched.exceptions.TimeLimitReached` (``on_deadline="raise"``) or places the
+        jobs left one after another at the end (``"append"``: ``info["appended"]`` counts them).
 
     Returns
     -------
@@ -87,7 +89,8 @@ def list_schedule(
     t0 = time.perf_counter()
     order = _order(instance, rule, seed)
     rng = as_generator(seed) if placement == "random" else None
-    sched = serial_sgs(instance, order, rule=placement, rng=rng, deadline=deadline)
+    cut: dict = {}
+    sched = serial_sgs(instance, order, rule=placement, rng=rng, deadline=deadline, on_deadline=on_deadline, info=cut)
     obj = objective_value(instance, sched, OBJECTIVE)
     return Result(
         algorithm=f"rigid-{rule}",
@@ -97,7 +100,7 @@ def list_schedule(
         schedule=sched,
         status=Status.HEURISTIC,
         runtime=time.perf_counter() - t0,
-        info={"order": order, "placement": placement},
+        info={"order": order, "placement": placement, **cut},
     )
 
 

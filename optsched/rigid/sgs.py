@@ -23,7 +23,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.placement import place
 from optsched.core.schedule import Schedule
-from optsched.exceptions import InfeasibleError, TimeLimitReached
+from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 
 __all__ = ["serial_sgs", "decode_placements"]
 
@@ -195,15 +195,19 @@ def serial_sgs(
     rule: str = "consolidate",
     rng: np.random.Generator | None = None,
     deadline: float | None = None,
+    on_deadline: str = "raise",
+    info: dict | None = None,
 ) -> Schedule:
     """Serial SGS over ``order`` (job ids).
 
     If every job may span servers, feasibility is checked on the total GPUs and placements are
     decoded afterwards (:func:`decode_placements`). Otherwise each server keeps its own usage
     timeline; a single-server job takes ``server_of[j]`` if given, else the server chosen by
-    ``rule`` among those where it fits earliest. ``deadline`` (a ``time.monotonic()`` value):
-    :class:`~optsched.exceptions.TimeLimitReached` once it is past (checked every
-    :data:`DEADLINE_EVERY` jobs).
+    ``rule`` among those where it fits earliest. ``deadline`` (a ``time.monotonic()`` value),
+    checked every :data:`DEADLINE_EVERY` jobs: once it is past, ``on_deadline="raise"`` raises
+    :class:`~optsched.exceptions.TimeLimitReached`; ``"append"`` places the jobs not placed yet
+    one after another after every placed job (each alone on the cluster: a feasible, if poor,
+    end of the schedule, in O(1) per job) and sets ``info["appended"]`` to their number.
 
     Notes
     -----
@@ -225,16 +229,30 @@ def serial_sgs(
     if sorted(map(str, order)) != sorted(str(j) for j in jobs):
         raise InfeasibleError("The order must list every job of the instance exactly once.")
 
-    def check_clock(k: int) -> None:
-        if deadline is not None and k % DEADLINE_EVERY == 0 and time.monotonic() >= deadline:
+    if on_deadline not in ("raise", "append"):
+        raise InvalidOptionError(f"on_deadline must be 'raise' or 'append'; got {on_deadline!r}.")
+
+    def past(k: int) -> bool:
+        """True when the deadline passed before job ``k`` (with "append"), else raises past it."""
+        if deadline is None or k % DEADLINE_EVERY or time.monotonic() < deadline:
+            return False
+        if on_deadline == "raise":
             raise TimeLimitReached(f"the time limit was reached after list-scheduling {k} of {len(jobs)} jobs")
+        if info is not None:
+            info["appended"] = len(order) - k
+        return True
 
     all_span = not any(j.single_server for j in instance.jobs)
     if all_span and server_of is None:
         pooled = _Profile(np.array([int(G.sum())]))
         starts = {}
         for k, jid in enumerate(order):
-            check_clock(k)
+            if past(k):
+                end = max((starts[j] + jobs[j].work for j in starts), default=0.0)
+                for rest in order[k:]:  # one after another, after every placed job
+                    starts[rest] = max(jobs[rest].arrival, end)
+                    end = starts[rest] + jobs[rest].work
+                break
             job = jobs[jid]
             t = pooled.earliest(job.arrival, job.work, job.gpus, [0])
             if t is not None:
@@ -246,7 +264,17 @@ def serial_sgs(
     ends: list[float] = []  # the distinct end times so far (the original candidates, for rng below)
     sched = Schedule()
     for k, jid in enumerate(order):
-        check_clock(k)
+        if past(k):
+            _append(
+                sched,
+                [jobs[j] for j in order[k:]],
+                G,
+                float(prof.t[prof.n - 1]) if prof.n > 1 else 0.0,
+                server_of,
+                rule,
+                rng,
+            )
+            break
         job = jobs[jid]
         fixed = server_of is not None and job.single_server
         r, p, g = job.arrival, job.work, job.gpus
@@ -286,6 +314,31 @@ def serial_sgs(
             insort(ends, e)
         sched.add(jid, t, t + p, pl)
     return sched
+
+
+def _append(
+    sched: Schedule,
+    rest: list,
+    G: np.ndarray,
+    end: float,
+    server_of: Mapping | None,
+    rule: str,
+    rng: np.random.Generator | None,
+) -> None:
+    """Add ``rest`` to ``sched`` one after another from ``end`` (after every placed job), each alone
+    on the cluster; a single-server job given a server too small for it is left out, as the
+    serial SGS leaves it out."""
+    for job in rest:
+        t = max(job.arrival, end)
+        if server_of is not None and job.single_server:
+            m = int(server_of[job.id])
+            pl = {m: job.gpus} if G[m] >= job.gpus else None
+        else:
+            pl = place(G.copy(), job.gpus, rule=rule, single_server=job.single_server, rng=rng)
+        if pl is None:
+            continue
+        sched.add(job.id, t, t + job.work, pl)
+        end = t + job.work
 
 
 def _window_max(block: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -164,10 +164,12 @@ def _check_initial(instance: Any, initial: Any, check: Callable[[Any], Any] | No
 def _at_time_limit(sr: SolveResult | None) -> bool:
     """Whether the solver stopped at its time limit without a proof: CP-SAT stops only at a proof,
     a limit or Ctrl-C, so "FEASIBLE"/"UNKNOWN" are its time limit; HiGHS says "maxTimeLimit"
-    (or was stopped at the deadline: "interrupted" by its callback, which the limit set)."""
+    (also when its callback stopped it at the deadline); a portfolio, when a member stopped so."""
     if sr is None or sr.status not in (Status.FEASIBLE, Status.NO_SOLUTION):
         return False
     msg = (sr.message or "").lower()
+    if sr.solver == "portfolio":  # "cpsat: feasible; highs: stopped": a member stopped without a proof
+        return any(f": {st}" in msg for st in ("feasible", "no_solution", "stopped"))
     return sr.solver == "cpsat" or any(w in msg for w in ("timelimit", "time limit", "time left", "deadline"))
 
 

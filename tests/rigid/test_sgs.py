@@ -4,6 +4,7 @@ placed so far (the straightforward O(n^3) method, written from the definition)."
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -15,6 +16,7 @@ from optsched.core.placement import place
 from optsched.core.schedule import Schedule
 from optsched.exceptions import TimeLimitReached
 from optsched.rigid import decode_placements, random_instance, serial_sgs
+from optsched.verify import verify
 from tests.strategies import rigid_instances
 
 
@@ -90,3 +92,28 @@ def test_serial_sgs_stops_at_its_deadline():
     inst = random_instance(40, seed=1)
     with pytest.raises(TimeLimitReached, match="list-scheduling"):
         serial_sgs(inst, [j.id for j in inst.jobs], deadline=time.monotonic() - 1)
+
+
+@pytest.mark.parametrize("single", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("placed", [0, 32, 64])
+def test_serial_sgs_appends_the_rest_at_its_deadline(single, placed, monkeypatch):
+    """The jobs not placed by the deadline run one after another after every placed one: the
+    first ``placed`` jobs start as in the full serial SGS (with their servers too, unless every
+    job spans servers: placements are then decoded from all the starts), the schedule is feasible."""
+    import optsched.rigid.sgs as sgs
+
+    inst = random_instance(100, n_servers=3, gpus_per_server=4, single_server=single, seed=2)
+    order = [j.id for j in inst.jobs]
+    full = serial_sgs(inst, order)
+    clock = iter([0.0] * (placed // sgs.DEADLINE_EVERY) + [1e9] * 10)  # the deadline passes before job `placed`
+    monkeypatch.setattr(sgs.time, "monotonic", lambda: next(clock))
+    info: dict = {}
+    sched = serial_sgs(inst, order, deadline=1.0, on_deadline="append", info=info)
+    assert info["appended"] == 100 - placed and len(sched) == 100
+    assert verify(inst, sched).ok
+    for jid in order[:placed]:
+        assert sched.start(jid) == full.start(jid)
+        assert single == 0.0 or sched.segments(jid) == full.segments(jid)
+    rest = sorted((sched.start(j), sched.completion(j)) for j in order[placed:])
+    last = max((sched.completion(j) for j in order[:placed]), default=0.0)
+    assert rest[0][0] >= last - 1e-9 and all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(rest))

@@ -6,6 +6,7 @@ estimates are scaled, so the branch taken does not depend on the machine's load.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 import warnings
@@ -21,7 +22,7 @@ from optsched.rigid.bounds import area_bound
 from optsched.rigid.formulation import build_time_indexed, slot_data, time_indexed_size
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, model_summary
-from optsched.verify import verify_result
+from optsched.verify import verify, verify_result
 from tests.strategies import rigid_instances
 
 rexact = sys.modules["optsched.rigid.exact"]
@@ -204,8 +205,13 @@ def test_best_heuristic_stops_at_its_deadline():
     from optsched.core.objectives import objective_value
 
     assert objective_value(inst, best, "total_weighted_completion_time") == pytest.approx(min(objs))
-    with pytest.raises(TimeLimitReached, match="warm start"):
-        rexact.best_heuristic(inst, deadline=time.monotonic() - 1)
+    # past the deadline: WSPT places no job, all of them run one after another; no other rule runs
+    cut: dict = {}
+    late = rexact.best_heuristic(inst, deadline=time.monotonic() - 1, info=cut)
+    assert cut["rules"] == ["wspt"] and "after 0 of 30 jobs" in cut["cut"]
+    assert verify(inst, late).ok and len(late) == 30
+    ends = sorted((late.start(j.id), late.completion(j.id)) for j in inst.jobs)
+    assert all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(ends))  # one at a time
 
 
 def test_a_warm_start_cut_short_leaves_the_solve_its_time(monkeypatch):
@@ -213,7 +219,8 @@ def test_a_warm_start_cut_short_leaves_the_solve_its_time(monkeypatch):
     monkeypatch.setattr(rexact, "WARM_START_MIN_SECONDS", 0.0)
     inst = random_instance(8, n_servers=2, gpus_per_server=4, seed=2)
     r = solve_exact(inst, backend="cpsat", options=SolveOptions(time_limit=60, threads=1))
-    assert "warm start" in r.info["warm_start_cut"] and r.info["initial_objective"] is None
+    assert "after 0 of 8 jobs" in r.info["warm_start_cut"]  # every job appended: a poor but feasible start
+    assert r.info["initial_objective"] is not None
     assert r.status == Status.OPTIMAL and r.objective == pytest.approx(brute_force_optimum(inst)[0])
     assert r.info["limit_reached_in"] is None  # the solve itself was not cut
     assert list(r.info["phases"])[:3] == ["area bound", "choosing the back end", "warm start (list scheduling)"]

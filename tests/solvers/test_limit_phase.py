@@ -66,6 +66,8 @@ def test_which_solver_results_mean_a_time_limit():
     assert not _at_time_limit(sr(Status.OPTIMAL, "cpsat", "OPTIMAL"))
     assert not _at_time_limit(sr(Status.FEASIBLE, "highs", "iterationLimit"))
     assert not _at_time_limit(None)
+    assert _at_time_limit(sr(Status.FEASIBLE, "portfolio", "cpsat: feasible; highs: skipped"))
+    assert not _at_time_limit(sr(Status.FEASIBLE, "portfolio", "cpsat: optimal; highs: error"))
 
 
 def test_timeline_seconds_merge_a_phase_entered_twice():
