@@ -25,7 +25,7 @@ from optsched.core.placement import place
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 
-__all__ = ["serial_sgs", "decode_placements"]
+__all__ = ["serial_sgs", "decode_placements", "consolidate"]
 
 #: ``serial_sgs`` reads the clock every this many jobs when it has a deadline.
 DEADLINE_EVERY = 32
@@ -47,7 +47,8 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
     {0: 2, 1: 1}
     """
     jobs = {j.id: j for j in instance.jobs}
-    free = instance.cluster.gpus.copy()
+    fast = rule == "consolidate"  # the same placement in plain Python (place() costs 0.1 ms a job)
+    free = [int(x) for x in instance.cluster.gpus] if fast else instance.cluster.gpus.copy()
     running: list[tuple[float, int, dict[int, int]]] = []  # a heap of (end, sequence, placement)
     sched = Schedule()
     for seq, jid in enumerate(sorted(starts, key=lambda k: (starts[k], str(k)))):
@@ -57,7 +58,10 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
             for m, g in pl.items():
                 free[m] += g
         job = jobs[jid]
-        pl = place(free, job.gpus, rule=rule, single_server=job.single_server)
+        if fast:
+            pl = consolidate(free, job.gpus, job.single_server)  # type: ignore[arg-type]
+        else:
+            pl = place(free, job.gpus, rule=rule, single_server=job.single_server)
         if pl is None:
             raise InfeasibleError(
                 f"Start times overload the cluster at t={t:g} ({job.label} does not fit); "
@@ -68,6 +72,34 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
         heapq.heappush(running, (t + job.work, seq, pl))
         sched.add(jid, t, t + job.work, pl)
     return sched
+
+
+def consolidate(free: list[int], gpus: int, single_server: bool) -> dict[int, int] | None:
+    """``place(free, gpus, rule="consolidate", single_server=...)`` on a list of ints, in plain
+    Python: the fullest server that still fits (lowest index among equals); else, unless
+    ``single_server``, the servers with the most free GPUs first (lowest index among equals).
+
+    >>> consolidate([3, 4, 1], 4, False), consolidate([3, 2, 1], 4, False), consolidate([3, 2, 1], 4, True)
+    ({1: 4}, {0: 3, 1: 1}, None)
+    """
+    best = None
+    for m, f in enumerate(free):
+        if f >= gpus and (best is None or f < free[best]):
+            best = m
+    if best is not None:
+        return {best: gpus}
+    if single_server or sum(free) < gpus:
+        return None
+    out: dict[int, int] = {}
+    need = gpus
+    for m in sorted(range(len(free)), key=lambda k: -free[k]):  # stable: lower index first among equals
+        take = min(free[m], need)
+        if take > 0:
+            out[m] = take
+            need -= take
+            if need == 0:
+                break
+    return dict(sorted(out.items()))
 
 
 class _Profile:

@@ -117,3 +117,12 @@ def test_serial_sgs_appends_the_rest_at_its_deadline(single, placed, monkeypatch
     rest = sorted((sched.start(j), sched.completion(j)) for j in order[placed:])
     last = max((sched.completion(j) for j in order[:placed]), default=0.0)
     assert rest[0][0] >= last - 1e-9 and all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(rest))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=8), st.integers(1, 40), st.booleans())
+def test_the_plain_python_consolidation_is_place(free, gpus, single):
+    from optsched.rigid.sgs import consolidate
+
+    expected = place(np.array(free), gpus, rule="consolidate", single_server=single)
+    assert consolidate(list(free), gpus, single) == expected
