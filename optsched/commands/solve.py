@@ -13,11 +13,13 @@ schedule.json (with the instance's name and content hash, which `optsched verify
 and result.json there; --plot also draws the schedule as a Gantt chart (schedule.png, .svg).
 --time-limit bounds the whole command (loading, warm start, building, solving, checking); a run
 that reaches it reports status "feasible" (or "no_solution") with its best schedule, bound and
-gap, never "optimal". A solve that runs over a second shows its elapsed time, incumbent and bound
-on stderr (off with --quiet; stdout carries only the result). Ctrl-C stops the solver and writes
-its best schedule so far (status "interrupted", exit code 130). Exit codes: 0 solved (schedule
-verified); 1 infeasible, no solution or a failed verification; 2 bad input (file, field,
-option, unknown name); 130 interrupted.
+gap, never "optimal", names the phase that ran out of time (limit_reached_in in --json and
+result.json, with the seconds of every phase) and still writes its best schedule. A solve that
+runs over a second shows its elapsed time, incumbent and bound on stderr (off with --quiet;
+stdout carries only the result). Ctrl-C stops the solver and writes its best schedule so far
+(status "interrupted", exit code 130). Exit codes: 0 solved (schedule verified); 1 infeasible,
+no solution or a failed verification; 2 bad input (file, field, option, unknown name); 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None, help="solver threads, at most the CPUs this process may use")
+    p.add_argument("--seed", type=int, default=0, help="random seed (exact models: in [0, 2147483647])")
     p.add_argument("--out", default=None, metavar="DIR", help="write schedule.json and result.json to this folder")
     p.add_argument("--force", action="store_true", help="replace the files of an existing --out folder")
     p.add_argument(
@@ -89,15 +91,33 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _check_options(args, spec) -> str | None:
-    from optsched.exceptions import InvalidOptionError
+def _check_solver_numbers(args) -> None:
+    """The options that need no instance, checked before it is read (a large file takes seconds)."""
+    import math
 
-    if args.time_limit is not None and not args.time_limit > 0:
+    from optsched.exceptions import InvalidOptionError
+    from optsched.solvers.options import max_threads
+
+    if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
         raise InvalidOptionError(f"--time-limit must be a positive number of seconds; got {args.time_limit}.")
     if not 0 <= args.gap < 1:
         raise InvalidOptionError(f"--gap must be in [0, 1); got {args.gap}.")
-    if args.threads is not None and args.threads < 1:
-        raise InvalidOptionError(f"--threads must be >= 1; got {args.threads}.")
+    if args.threads is not None and not 1 <= args.threads <= max_threads():
+        raise InvalidOptionError(
+            f"--threads must be in [1, {max_threads()}] (the CPUs this process may use: more only slow the solvers, "
+            f"and HiGHS aborts with too many); got {args.threads}. Give --threads {max_threads()} or fewer."
+        )
+
+
+def _check_options(args, spec) -> str | None:
+    from optsched.exceptions import InvalidOptionError
+    from optsched.solvers.options import MAX_SEED
+
+    _check_solver_numbers(args)
+    if spec.exact and not 0 <= args.seed <= MAX_SEED:
+        raise InvalidOptionError(
+            f"--seed must be in [0, {MAX_SEED}] (the solvers' seeds are 32-bit integers); got {args.seed}."
+        )
     if not spec.exact:
         if args.backend:
             raise InvalidOptionError(f"{spec.name!r} is not an exact model; --backend does not apply.")
@@ -173,10 +193,26 @@ def summary_line(name: str, summ: dict) -> str:
 
 
 def run(args) -> int:
-    import json
     import time
 
+    started = time.monotonic()  # --time-limit counts from here: the imports and loading the instance too
+
     import optsched
+    from optsched.solvers import progress
+
+    _check_solver_numbers(args)
+    with progress.timeline() as timeline:
+        timeline.marks.append((started, "starting"))  # the imports above
+        progress.phase("reading the instance")
+        inst = optsched.load_instance(args.instance)
+        return _solve(args, inst, started, timeline)
+
+
+def _solve(args, inst, started: float, timeline) -> int:
+    """``run`` once the instance is read (``timeline`` records the phases: reading, the solve's
+    own, verifying, writing)."""
+    import json
+
     from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import default_exact_model, get_algorithm
     from optsched.core.io import atomic_write_text, save_schedule
@@ -186,8 +222,6 @@ def run(args) -> int:
     from optsched.solvers import SolveOptions, progress
     from optsched.verify import verify_result
 
-    started = time.monotonic()  # --time-limit counts from here: loading the instance too
-    inst = optsched.load_instance(args.instance)
     if args.model is None:
         spec = default_exact_model(inst.kind)
     else:
@@ -227,10 +261,15 @@ def run(args) -> int:
     # stdout stays the result only: what solvers or Pyomo print goes to stderr
     with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
         result = spec(inst, **kw)
+    progress.phase("verifying")
     report = verify_result(inst, result) if result.schedule is not None else None
     plotted: list = []
     row = result.to_row()
     row["verified"] = None if report is None else report.ok
+    info = result.info or {}
+    if spec.exact:  # which phase ran out of the time limit (None: none did), and the seconds of each
+        row["limit_reached_in"] = info.get("limit_reached_in")
+    progress.phase("writing")
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             save_schedule(result.schedule, out / "schedule.json", inst)  # with the instance's name and hash
@@ -241,7 +280,11 @@ def run(args) -> int:
         atomic_write_text(
             out / "result.json",
             json.dumps(
-                {**row, "violations": [] if report is None else [str(v) for v in report.violations]},
+                {
+                    **row,
+                    "violations": [] if report is None else [str(v) for v in report.violations],
+                    "phases": timeline.seconds(),
+                },
                 indent=2,
                 default=str,
             )
@@ -250,6 +293,7 @@ def run(args) -> int:
     if args.json:
         res = dict(row)
         res["violations"] = [] if report is None else [str(v) for v in report.violations]
+        res["phases"] = timeline.seconds()
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
             res["schedule"] = result.schedule.to_dict()
         if args.verbose:
@@ -271,6 +315,9 @@ def run(args) -> int:
         )
         if report is not None and not report.ok:
             print(report.summary())
+        if row.get("limit_reached_in"):
+            best = {"initial": "the warm start's", "solver": "the solver's"}.get(info.get("incumbent"), "no")
+            print(f"time limit ({args.time_limit:g} s) reached while {row['limit_reached_in']}: {best} schedule.")
         if out is not None:
             print(f"wrote {out / 'schedule.json'} and {out / 'result.json'}")
             if plotted:

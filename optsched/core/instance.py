@@ -88,6 +88,7 @@ class Instance(JsonMixin):
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
         seen: set[JobId] = set()
         total, largest = self.cluster.total_gpus, self.cluster.max_server_gpus
+        declared = {r for srv in self.cluster.servers for r in srv.resources}  # once, not per job
         for j in jobs:
             if j.id in seen:
                 raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
@@ -104,7 +105,6 @@ class Instance(JsonMixin):
                     f"The 'arrival' field of {j.label} is {j.arrival:g} s, after the instance horizon "
                     f"{self.horizon:g} s; move the arrival or extend 'horizon'."
                 )
-            declared = {r for srv in self.cluster.servers for r in srv.resources}
             for r, v in j.resources.items():
                 if r not in declared:
                     raise InvalidInstanceError(

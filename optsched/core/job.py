@@ -15,6 +15,11 @@ __all__ = ["Job", "JobId"]
 JobId = int | str
 """A job's id: an integer or a string, unique within an instance."""
 
+#: The fields of a job's dict.
+_FIELDS = frozenset(
+    ("id", "work", "gpus", "arrival", "weight", "single_server", "resources", "attrs", "load_time", "save_time")
+)
+
 
 @dataclass(frozen=True)
 class Job:
@@ -121,21 +126,10 @@ class Job:
                 f"The {owner} has no {missing[0]!r} field; every job needs 'id' and 'work' "
                 f"(and usually 'gpus' and 'arrival')."
             )
-        unknown = set(d) - {
-            "id",
-            "work",
-            "gpus",
-            "arrival",
-            "weight",
-            "single_server",
-            "resources",
-            "attrs",
-            "load_time",
-            "save_time",
-        }
-        if unknown:
+        if not _FIELDS.issuperset(d):
+            unknown = set(d) - _FIELDS
             raise InvalidInstanceError(
-                f"The {owner} (id {d.get('id')!r}) has unknown field(s) {sorted(unknown)}; put free-form "
-                f"data under 'attrs'."
+                f"The {owner} (id {d.get('id')!r}) has unknown field(s) {sorted(map(str, unknown))}; put "
+                f"free-form data under 'attrs'."
             )
-        return cls(**{k: d[k] for k in d})
+        return cls(**{k: d[k] for k in d})  # a Mapping that is not a dict too

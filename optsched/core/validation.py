@@ -39,6 +39,8 @@ def check_int(
     exc: type[Exception] = InvalidInstanceError,
 ) -> int:
     """Return ``value`` as an ``int`` or raise ``exc`` naming field, owner, value and range."""
+    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value  # the common case, without the checks below (a large instance has millions)
     ok = _is_int(value) and (lo is None or value >= lo) and (hi is None or value <= hi)
     if not ok:
         rng = (
@@ -67,6 +69,15 @@ def check_number(
     exc: type[Exception] = InvalidInstanceError,
 ) -> float:
     """Return ``value`` as a finite ``float`` or raise ``exc`` with a precise message."""
+    if type(value) is float or type(value) is int:  # the common case first (a large instance has millions)
+        v = float(value)
+        if (
+            v == v  # not NaN
+            and (allow_inf or -math.inf < v < math.inf)
+            and (lo is None or (v > lo if lo_open else v >= lo))
+            and (hi is None or v <= hi)
+        ):
+            return v
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if ok:
         v = float(value)
@@ -89,6 +100,8 @@ def check_number(
 def check_bool(
     value: Any, field: str, owner: str | None = None, *, exc: type[Exception] = InvalidInstanceError
 ) -> bool:
+    if value is True or value is False:
+        return value
     if not isinstance(value, bool):
         raise exc(f"The '{field}' field{where(owner)} must be true or false; got {value!r}.")
     return value
@@ -99,6 +112,8 @@ def check_mapping(
 ) -> dict:
     if value is None:
         return {}
+    if type(value) is dict:
+        return dict(value)
     if not isinstance(value, Mapping):
         raise exc(f"The '{field}' field{where(owner)} must be an object (mapping); got {value!r}.")
     return dict(value)

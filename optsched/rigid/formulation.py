@@ -332,7 +332,16 @@ def add_packing_rows(model: Any, single: list[bool]) -> int:
     return len(model.packing)
 
 
-def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
+#: Most non-zeros of the energy rows (E) in a CP-SAT model: all rows of n jobs with R distinct
+#: releases have up to R n^2 / 2 (4.4 million at 2,000 jobs and 5 releases, 11 s to build in
+#: Python before CP-SAT's presolve reads them). Above it every s-th row is kept (each row is valid
+#: on its own, so any subset is), and the model gets the area bound as a row instead.
+ENERGY_MAX_NONZEROS = 200_000
+
+
+def energy_rows(
+    d: SlotData, max_nonzeros: int | None = None, *, deadline: float | None = None
+) -> list[tuple[list[int], list[int], int]]:
     """The energy (area) inequalities (E) of ``formulations/rigid.md`` as ``(jobs, coefficients, rhs)``:
     ``sum_k coefficients[k] * s_{jobs[k]} >= rhs`` with s_j the start slot.
 
@@ -342,19 +351,66 @@ def energy_rows(d: SlotData) -> list[tuple[list[int], list[int], int]]:
     times 2, integer: sum_{j in S} 2 e_j s_j >= ceil(2 e(S) r + e(S)^2 / G - sum_{j in S} e_j p_j).
     Rows: for every distinct release r, the nested prefixes of S_r = {j : r_j >= r} in Smith's
     order (largest w_j / e_j first; ties by release, index): the sets whose rows are tight at the
-    optimum of the relaxation min sum_j w_j C_j over these rows. O(n * releases) rows."""
+    optimum of the relaxation min sum_j w_j C_j over these rows. O(n * releases) rows.
+
+    ``max_nonzeros``: when the rows have more non-zeros in all, every s-th row (in the order
+    above; s the smallest stride whose rows have at most ``max_nonzeros``) is returned instead,
+    a valid subset. ``deadline`` (a ``time.monotonic()`` value): past it,
+    :class:`~optsched.exceptions.TimeLimitReached`.
+
+    Notes
+    -----
+    Prefix sums per release in NumPy (exact 64-bit integers when the largest right-hand side fits,
+    Python integers otherwise): O(R n) arithmetic, plus the returned rows' non-zeros."""
+    import numpy as np
+
     n, G = d.n, sum(d.G)
+    if n == 0:
+        return []
     e = [d.g[j] * d.p[j] for j in range(n)]
-    out = []
+    smith = sorted(range(n), key=lambda j: (-d.w[j] / e[j], d.r[j], j))  # per release: a filter of it
+    order = np.array(smith, dtype=np.int64)
+    rel = np.array(d.r, dtype=np.int64)[order]
+    area_total, r_max = sum(e), max(d.r)
+    exact64 = (
+        float(area_total) * (2.0 * r_max * G + area_total) + float(sum(e[j] * d.p[j] for j in range(n))) * G < 2.0**62
+    )
+    dtype = np.int64 if exact64 else object
+    e_o = np.array([e[j] for j in smith], dtype=dtype)
+    ep_o = np.array([e[j] * d.p[j] for j in smith], dtype=dtype)
+    er_o = np.array([2 * e[j] * d.r[j] for j in smith], dtype=dtype)
+    found = []  # per release: (positions in `smith` of S_r, kept prefix lengths, their right-hand sides)
+    tick = _deadline_check(deadline, "computing the energy rows")
     for r in sorted(set(d.r)):
-        S = sorted((j for j in range(n) if d.r[j] >= r), key=lambda j: (-d.w[j] / e[j], d.r[j], j))
-        area = area_p = 0
-        for k, j in enumerate(S):
-            area += e[j]
-            area_p += e[j] * d.p[j]
-            rhs = -(-(2 * area * r * G + area * area - area_p * G) // G)  # exact integer ceil
-            if rhs > sum(2 * e[i] * d.r[i] for i in S[: k + 1]):  # implied by the releases otherwise
-                out.append((S[: k + 1], [2 * e[i] for i in S[: k + 1]], rhs))
+        tick(force=True)
+        pos = np.flatnonzero(rel >= r)
+        area = np.cumsum(e_o[pos])
+        area_p = np.cumsum(ep_o[pos])
+        implied = np.cumsum(er_o[pos])  # sum 2 e_j r_j: what the releases alone give
+        num = 2 * area * r * G + area * area - area_p * G
+        rhs = -((-num) // G)  # exact integer ceil
+        keep = np.flatnonzero(rhs > implied)
+        if len(keep):
+            found.append((pos, keep + 1, rhs[keep]))
+    stride = 1
+    if max_nonzeros is not None and found:
+        lengths_all = np.concatenate([lengths for _, lengths, _ in found])
+        stride = max(1, -(-int(lengths_all.sum()) // max(1, max_nonzeros)))
+        while stride < len(lengths_all) and int(lengths_all[stride - 1 :: stride].sum()) > max_nonzeros:
+            stride += 1  # rows differ in length: the smallest stride whose rows fit
+    out = []
+    k = 0  # rows before this release's
+    for pos, lengths, rhs in found:
+        take = np.flatnonzero((k + 1 + np.arange(len(lengths))) % stride == 0)
+        k += len(lengths)
+        if not len(take):
+            continue
+        top = int(lengths[take[-1]])  # the longest row kept (prefixes grow)
+        members = order[pos[:top]].tolist()
+        coef = (2 * e_o[pos[:top]]).tolist()
+        for q in take.tolist():
+            length = int(lengths[q])
+            out.append((members[:length], coef[:length], int(rhs[q])))
     return out
 
 
@@ -369,6 +425,8 @@ def build_interval_cpsat(
     max_size: int | None = None,
     energy: bool = True,
     objective_lower_bound: int | None = None,
+    max_energy_nonzeros: int | None = ENERGY_MAX_NONZEROS,
+    deadline: float | None = None,
 ) -> tuple[Any, IntervalVariables]:
     """CP-SAT model of ``formulations/rigid.md`` (C1)-(C4), with the energy rows (E).
 
@@ -380,6 +438,12 @@ def build_interval_cpsat(
     objective_lower_bound : int, optional
         A proven lower bound on (C4) (e.g. the LP relaxation of the time-indexed model, rounded
         up), added as the row ``objective_bound``.
+    max_energy_nonzeros : int or None
+        At most this many non-zeros of energy rows (:func:`energy_rows`; default
+        :data:`ENERGY_MAX_NONZEROS`, ``None``: all of them).
+    deadline : float, optional
+        A ``time.monotonic()`` value: past it the build stops with
+        :class:`~optsched.exceptions.TimeLimitReached` (checked every 256 jobs and rows).
 
     Returns
     -------
@@ -404,9 +468,12 @@ def build_interval_cpsat(
     if any(abs(w - round(w)) > 1e-9 for w in d.w):
         raise InvalidOptionError("CP-SAT needs integer job weights; use backend='highs' for fractional weights.")
     check_model_size("rigid CP-SAT", n * (2 + M), M + 1 + n, max_size)
+    tick = _deadline_check(deadline, f"building the CP-SAT model of {instance.name!r}")
+    tick(force=True)
     model = cp_model.CpModel()
     start, ivs, on, alloc = [], [], [], []
     for j in range(n):
+        tick()
         s = model.new_int_var(d.r[j], T - d.p[j], f"start_{j}")  # (C1) release by domain
         start.append(s)
         ivs.append(model.new_fixed_size_interval_var(s, d.p[j], f"run_{j}"))
@@ -430,7 +497,9 @@ def build_interval_cpsat(
     # (C3) redundant whole-cluster cumulative (stronger propagation)
     model.add_cumulative(ivs, d.g, sum(d.G)).with_name("cluster_capacity")
     if energy:  # (E) energy (area) rows on the whole cluster
-        for jobs, coef, rhs in energy_rows(d):
+        tick(force=True)
+        for jobs, coef, rhs in energy_rows(d, max_energy_nonzeros, deadline=deadline):
+            tick()
             if max(rhs, sum(coef) * T) >= CPSAT_INT_LIMIT:  # a valid row, left out: beyond 64-bit integers
                 continue
             model.add(cp_model.LinearExpr.weighted_sum([start[j] for j in jobs], coef) >= rhs).with_name("energy")

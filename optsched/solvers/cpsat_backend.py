@@ -119,8 +119,9 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     elif status == Status.NO_SOLUTION and has_obj and math.isfinite(solver.best_objective_bound):
         bound = float(solver.best_objective_bound)
     msg = solver.status_name(code)
-    if status == Status.ERROR:
-        raise SolverError(f"CP-SAT rejected the model ({msg}): {model.validate()}")
+    if status == Status.ERROR:  # the reason: the model's own check, else the parameters' (solution_info)
+        why = model.validate() or solver.solution_info() or "no reason given"
+        raise SolverError(f"CP-SAT rejected the model ({msg}): {why}")
     if status in (Status.FEASIBLE, Status.NO_SOLUTION) and interrupt.requested():
         status, msg = Status.INTERRUPTED, f"interrupted ({msg})"
     if status in (Status.FEASIBLE, Status.NO_SOLUTION, Status.INTERRUPTED):

@@ -47,18 +47,22 @@ one after another, each with an equal share of the time limit.
 
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.result import Status
-from optsched.exceptions import InvalidOptionError, SolverError
-from optsched.solvers import interrupt
-from optsched.solvers.exact import ExactModel, _default_solve, check_backend, model_summary
+from optsched.exceptions import InvalidOptionError, SolverError, TimeLimitReached
+from optsched.solvers.exact import check_backend
+from optsched.solvers.members import (
+    Member,
+    run_forked,
+    run_member,
+    with_kind_bound,
+)
+from optsched.solvers.model import ExactModel, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = [
@@ -84,12 +88,6 @@ AUTO_TI_MAX_MEAN_WORK = 5.0
 #: staged solve (a probe without presolve) proves them in milliseconds, where building the
 #: time-indexed model alone takes 0.1-1 s. Measured in docs/exact.md#auto.
 AUTO_SMALL_JOBS = 20
-#: ``portfolio`` (fork): a CP-SAT member sends each improving incumbent to the HiGHS member, which
-#: takes it mid-solve (:mod:`optsched.solvers.sharing`); False: members share only the warm start.
-SHARE_INCUMBENTS = True
-#: A forked member still running this many seconds after the whole call's deadline is stopped
-#: (its incumbent is lost; the others' and the warm start remain).
-KILL_GRACE = 3.0
 
 
 def auto_time_indexed(
@@ -217,24 +215,13 @@ def plan_backend(
 
 
 @dataclass
-class _Member:
-    name: str
-    em: ExactModel
-    warm: bool = False
-
-
-@dataclass
 class _Handles:
-    members: list[_Member]
+    members: list[Member]
     failed: dict[str, str] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)  # members built only if the probe does not prove
     instance: Any = None
     options: SolveOptions | None = None
     initial: Any = None  # the warm start, for members built late
-
-
-def _kind_value(em: ExactModel, v: float | None) -> float | None:
-    return None if v is None or not math.isfinite(v) else em.offset + em.scale * v
 
 
 @dataclass
@@ -250,14 +237,14 @@ class _Portfolio:
     # When the first member that builds has a probe, the others are built only if it does not prove.
     def _build_members(
         self, instance: Any, names: Sequence[str], options: SolveOptions, failed: dict, errors: list | None = None
-    ) -> list[_Member]:
+    ) -> list[Member]:
         from optsched.exceptions import ModelTooLargeError
 
         ms = []
         for b in names:
             try:
-                ms.append(_Member(b, self.build_one(instance, b, options)))
-            except (ModelTooLargeError, InvalidOptionError) as e:  # this member cannot take the instance
+                ms.append(Member(b, self.build_one(instance, b, options)))
+            except (ModelTooLargeError, InvalidOptionError, TimeLimitReached) as e:  # cannot take it (in time)
                 failed[b] = f"{type(e).__name__}: {e}"
                 if errors is not None:
                     errors.append(e)
@@ -266,7 +253,7 @@ class _Portfolio:
     def build(self, instance: Any, backend: str, options: SolveOptions) -> ExactModel:
         failed: dict[str, str] = {}
         errors: list[Exception] = []
-        ms: list[_Member] = []
+        ms: list[Member] = []
         pending: list[str] = []
         for k, b in enumerate(self.members):
             ms = self._build_members(instance, [b], options, failed, errors)
@@ -356,7 +343,7 @@ class _Portfolio:
         return sr.raw["schedule"]
 
     # -- solve: members side by side, best incumbent and best bound
-    def _member_options(self, em: ExactModel, m: _Member, options: SolveOptions, share: int) -> SolveOptions:
+    def member_options(self, em: ExactModel, m: Member, options: SolveOptions, share: int) -> SolveOptions:
         o = options.replace(threads=1)
         if options.mip_abs_gap is not None:  # in the portfolio's model units -> the member's
             o = o.replace(mip_abs_gap=options.mip_abs_gap * em.scale / m.em.scale)
@@ -364,7 +351,7 @@ class _Portfolio:
             o = o.replace(time_limit=options.time_limit / share)
         return o
 
-    def _better(self, a: float, b: float) -> bool:
+    def better(self, a: float, b: float) -> bool:
         return a > b if self.maximize else a < b
 
     def solve(self, em: ExactModel, options: SolveOptions) -> SolveResult:
@@ -373,8 +360,8 @@ class _Portfolio:
         t0 = time.perf_counter()
         if h.pending:  # stage 0: the first member's probe, in this process; proven -> the rest is never built
             first = h.members[0]
-            row = _run_member(first, self._member_options(em, first, options, 1), self.decode_one, probe=True)
-            row = _with_kind_bound(row, first, self.maximize)
+            row = run_member(first, self.member_options(em, first, options, 1), self.decode_one, probe=True)
+            row = with_kind_bound(row, first, self.maximize)
             info["portfolio_probe"] = {
                 "member": first.name,
                 "status": row["status"].value if isinstance(row.get("status"), Status) else "error",
@@ -387,27 +374,27 @@ class _Portfolio:
                 return self._combine(em, h, rows, options, time.perf_counter() - t0)
             if "error" not in row and row.get("schedule") is not None and self.evaluate is not None:
                 # the probe's incumbent, when better than the warm start, is the later members' start
-                better = h.initial is None or self._better(self._obj(row), float(self.evaluate(h.initial)))
+                better = h.initial is None or self.better(self.objective_of(row), float(self.evaluate(h.initial)))
                 if better:
                     h.initial = row["schedule"]
-                    info["portfolio_probe"]["shared_start"] = self._obj(row)
+                    info["portfolio_probe"]["shared_start"] = self.objective_of(row)
             self._build_pending(h, info)
             if options.time_limit is not None:
                 options = options.replace(time_limit=max(0.1, options.time_limit - (time.perf_counter() - t0)))
         if self.method == "fork" and len(h.members) > 1:
-            rows = self._run_forked(em, h.members, options)
+            rows = run_forked(self, em, h.members, options)
         else:
             rows = {
-                m.name: _run_member(m, self._member_options(em, m, options, len(h.members)), self.decode_one)
+                m.name: run_member(m, self.member_options(em, m, options, len(h.members)), self.decode_one)
                 for m in h.members
             }
         return self._combine(em, h, rows, options, time.perf_counter() - t0)
 
-    def _closed(self, em: ExactModel, rows: dict[str, dict], options: SolveOptions) -> bool:
+    def closed(self, em: ExactModel, rows: dict[str, dict], options: SolveOptions) -> bool:
         """True when the finished members' best incumbent and best bound meet (optimal proven)."""
         if any(r.get("status") == Status.OPTIMAL for r in rows.values()):
             return True
-        objs = [self._obj(r) for r in rows.values() if r.get("schedule") is not None]
+        objs = [self.objective_of(r) for r in rows.values() if r.get("schedule") is not None]
         bnds = [r["kind_bound"] for r in rows.values() if r.get("kind_bound") is not None]
         if not objs or not bnds:
             return False
@@ -418,142 +405,19 @@ class _Portfolio:
         )
         return abs(obj - bnd) < tol if em.step else abs(obj - bnd) <= tol
 
-    def _obj(self, r: dict) -> float:
+    def objective_of(self, r: dict) -> float:
         if "kind_objective" not in r:
             r["kind_objective"] = (
                 float(self.evaluate(r["schedule"])) if self.evaluate is not None else r["solver_objective"]
             )
         return r["kind_objective"]
 
-    def _run_forked(self, em: ExactModel, members: list[_Member], options: SolveOptions) -> dict[str, dict]:
-
-        ctx = mp.get_context("fork")
-        procs: dict[str, Any] = {}
-        conns: dict[Any, str] = {}
-        rows: dict[str, dict] = {}
-        inboxes = self._inboxes(ctx, em, members)
-        for m in members:
-            recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(
-                target=_child,
-                args=(m, self._member_options(em, m, options, 1), self.decode_one, send, self._sharing(m, inboxes, em)),
-                name=f"optsched-portfolio-{m.name}",
-                daemon=True,
-            )
-            p.start()
-            send.close()
-            procs[m.name], conns[recv] = p, m.name
-        # a member that ignores its time limit is stopped after the limit + 50 % + 30 s, or
-        # KILL_GRACE seconds after the whole call's deadline
-        ends = [None if options.time_limit is None else time.monotonic() + 1.5 * options.time_limit + 30]
-        if options.deadline is not None:
-            ends.append(options.deadline + KILL_GRACE)
-        deadline = min((e for e in ends if e is not None), default=None)
-        # Ctrl-C: each member stops its solver and sends its incumbent (the signal is forwarded:
-        # `kill -INT` reaches this process only, a terminal's Ctrl-C every member too)
-        with interrupt.stoppable(interrupt.forward([p.pid for p in procs.values() if p.pid is not None])):
-            self._collect(em, members, options, procs, conns, rows, deadline)
-        for c, name in conns.items():  # still running: another member closed the gap (or the deadline passed)
-            procs[name].terminate()
-            rows[name] = {
-                "stopped": True,
-                "message": "stopped: the gap was closed by another member"
-                if self._closed(em, rows, options)
-                else "stopped: past the time limit",
-            }
-            c.close()
-        for p in procs.values():
-            p.join(timeout=10)
-            if p.is_alive():  # pragma: no cover - terminate was ignored
-                p.kill()
-                p.join()
-        for q in inboxes.values():  # never written here: nothing to flush
-            q.cancel_join_thread()
-            q.close()
-        return rows
-
-    def _collect(
-        self,
-        em: ExactModel,
-        members: list[_Member],
-        options: SolveOptions,
-        procs: dict[str, Any],
-        conns: dict[Any, str],
-        rows: dict[str, dict],
-        deadline: float | None,
-    ) -> None:
-        """Receive the members' rows until all are in, the gap is closed or ``deadline`` passes
-        (``conns`` keeps the members still running)."""
-        from multiprocessing.connection import wait
-
-        while conns:
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = wait(list(conns), timeout=timeout)
-            if not ready:
-                break
-            for c in ready:
-                conn: Any = c
-                name = conns.pop(conn)
-                try:
-                    rows[name] = _with_kind_bound(
-                        conn.recv(), next(m for m in members if m.name == name), self.maximize
-                    )
-                except EOFError:
-                    rows[name] = {
-                        "error": f"the {name} process ended without a result (exit code {procs[name].exitcode})"
-                    }
-                conn.close()
-            if conns and self._closed(em, rows, options):
-                break
-
-    # -- incumbents shared during the run (optsched.solvers.sharing)
-    def _inboxes(self, ctx: Any, em: ExactModel, members: list[_Member]) -> dict[str, Any]:
-        """One queue per member that takes incumbents (a Pyomo model with a warm-start mapping),
-        when some other member publishes (a CP-SAT model) and sharing is on."""
-        if not SHARE_INCUMBENTS or not any(_publishes(m) for m in members):
-            return {}
-        return {m.name: ctx.Queue() for m in members if _takes(m)}
-
-    def _sharing(self, m: _Member, inboxes: dict[str, Any], em: ExactModel) -> dict[str, Any] | None:
-        """What the forked member ``m`` installs (:func:`optsched.solvers.sharing.install`)."""
-        if not inboxes:
-            return None
-        out = tuple(q for n, q in inboxes.items() if n != m.name) if _publishes(m) else ()
-        inbox = inboxes.get(m.name)
-        if not out and inbox is None:
-            return None
-        start = None
-        h: _Handles = em.handles
-        if h.initial is not None and self.evaluate is not None:
-            start = float(self.evaluate(h.initial))
-        publish = None
-        if out:
-            evaluate, decode, member = self.evaluate, self.decode_one, m
-
-            def publish_one(cb: Any) -> tuple[Any, float]:
-                value = float(cb.objective_value)
-                sched = decode(member.em, SolveResult(Status.FEASIBLE, value, None, 0.0, member.name, "", raw=cb))
-                # the kind's objective: the evaluator's, else the solver's value (within the resolution)
-                obj = float(evaluate(sched)) if evaluate is not None else member.em.offset + member.em.scale * value
-                return sched, obj
-
-            publish = {id(m.em.model): publish_one}
-        role = "sends" if out else "takes"
-        return {
-            "inbox": inbox,
-            "outboxes": out,
-            "publish": publish,
-            "maximize": self.maximize,
-            "start": start,
-            "role": role,
-        }
-
     def _combine(
         self, em: ExactModel, h: _Handles, rows: dict[str, dict], options: SolveOptions, runtime: float
     ) -> SolveResult:
         for name, r in rows.items():
             if "kind_bound" not in r and "error" not in r and not r.get("stopped") and not r.get("skipped"):
-                rows[name] = _with_kind_bound(r, next(m for m in h.members if m.name == name), self.maximize)
+                rows[name] = with_kind_bound(r, next(m for m in h.members if m.name == name), self.maximize)
         sols = {n: r for n, r in rows.items() if r.get("schedule") is not None}
         bnds = {n: r["kind_bound"] for n, r in rows.items() if r.get("kind_bound") is not None}
         table = {}
@@ -563,7 +427,7 @@ class _Portfolio:
                 "status": st.value
                 if isinstance(st, Status)
                 else ("stopped" if r.get("stopped") else "skipped" if r.get("skipped") else "error"),
-                "objective": self._obj(r) if n in sols else None,
+                "objective": self.objective_of(r) if n in sols else None,
                 "bound": r.get("kind_bound"),
                 "runtime": r.get("runtime"),
                 "message": r.get("message") or r.get("error"),
@@ -578,7 +442,7 @@ class _Portfolio:
             raise SolverError("Every portfolio member failed: " + "; ".join(f"{n}: {e}" for n, e in errors.items()))
         winner = None
         for n in sols:  # members in order: ties go to the first
-            if winner is None or self._better(self._obj(sols[n]), self._obj(sols[winner])):
+            if winner is None or self.better(self.objective_of(sols[n]), self.objective_of(sols[winner])):
                 winner = n
         bound_from = None
         for n, b in bnds.items():
@@ -619,111 +483,3 @@ class _Portfolio:
             message=msg,
             raw={"schedule": sols[winner]["schedule"] if winner else None, "winner": winner},
         )
-
-
-def _with_kind_bound(r: dict, m: _Member, maximize: bool) -> dict:
-    """Add the member's bound in the kind's units (valid: widened by the member's resolution)."""
-    if "error" in r or r.get("stopped") or r.get("skipped"):
-        return r
-    b = _kind_value(m.em, r.get("bound"))
-    if b is not None:
-        b = b + m.em.resolution if maximize else b - m.em.resolution
-        if m.em.step:
-            q = b / m.em.step
-            b = (math.floor(q + 1e-6) if maximize else math.ceil(q - 1e-6)) * m.em.step
-    r["kind_bound"] = b
-    return r
-
-
-def _run_member(
-    m: _Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], probe: bool = False
-) -> dict:
-    """Solve one member (or run its probe) and decode its incumbent; errors become an ``error`` entry."""
-    from optsched.exceptions import SolverLimitWarning
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SolverLimitWarning)
-            if probe and m.em.probe is not None:
-                sr = m.em.probe(m.em, options)
-            elif m.em.solve is not None:
-                sr = m.em.solve(m.em, options)
-            else:
-                sr = _default_solve(m.em, m.name, options, m.warm)
-        sched = decode(m.em, sr) if sr.has_solution else None
-    except Exception as e:  # reported per member; all failing raises SolverError
-        return {"error": f"{type(e).__name__}: {e}"}
-    obj = sr.objective if sched is not None else None
-    return {
-        "status": sr.status,
-        "solver_objective": _kind_value(m.em, obj),
-        "bound": sr.bound,
-        "runtime": sr.runtime,
-        "message": sr.message,
-        "version": sr.solver_version,
-        "schedule": sched,
-    }
-
-
-def _publishes(m: _Member) -> bool:
-    """A CP-SAT member: its solution callback can send each improving incumbent."""
-    return m.em.model is not None and hasattr(m.em.model, "ExportToFile")
-
-
-def _takes(m: _Member) -> bool:
-    """A Pyomo member with a warm-start mapping: HiGHS takes incumbents mid-solve (CP-SAT cannot)."""
-    return m.em.model is not None and not _publishes(m) and m.em.warm_start is not None and m.name == "highs"
-
-
-def _child(
-    m: _Member,
-    options: SolveOptions,
-    decode: Callable[[ExactModel, SolveResult], Any],
-    conn: Any,
-    share: dict[str, Any] | None = None,
-) -> None:
-    from optsched.solvers import progress
-
-    _private_locks()
-    interrupt.member()  # SIGINT (from the terminal or forwarded by the parent) stops this member's solver
-    progress.detach()
-    try:
-        if share is not None:
-            _install_sharing(m, share)
-        row = _run_member(m, options, decode)
-        if share is not None:
-            from optsched.solvers import sharing
-
-            row["shared"] = {**sharing.stats(), "role": share.get("role")}
-        try:
-            conn.send(row)
-        except Exception as e:  # e.g. an unpicklable schedule
-            conn.send({"error": f"cannot send the {m.name} result: {e}"})
-    finally:
-        conn.close()
-
-
-def _install_sharing(m: _Member, share: dict[str, Any]) -> None:
-    """In a forked member: publish (CP-SAT) and/or take (HiGHS) incumbents during the run."""
-    from optsched.solvers import sharing
-
-    sharing.install(**{k: v for k, v in share.items() if k != "role"})
-    for q in share["outboxes"]:
-        q.cancel_join_thread()  # the member may end with unread items: do not wait for them
-    if share["inbox"] is not None and m.em.warm_start is not None:
-        sharing.add_mapping(m.em.model, m.em.warm_start, scale=m.em.scale, offset=m.em.offset)
-
-
-def _private_locks() -> None:
-    """In a forked member: locks shared with the parent through fork become private ones.
-
-    Pyomo guards its output capture with a ``multiprocessing.Lock`` (a semaphore shared with
-    every forked process); a member stopped while holding it would leave the parent waiting for
-    it (200 s, then ``DeveloperError``). The member is single-threaded, so a private lock is safe.
-    """
-    import sys
-    import threading
-
-    deps = sys.modules.get("pyomo.common.dependencies")
-    if deps is not None and hasattr(deps, "capture_output_lock"):
-        setattr(deps, "capture_output_lock", threading.Lock())  # noqa: B010 - the attribute is not typed

@@ -28,7 +28,21 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["display", "listen", "active", "phase", "report", "report_kind", "units", "start", "detach", "format_value"]
+__all__ = [
+    "display",
+    "listen",
+    "active",
+    "phase",
+    "report",
+    "report_kind",
+    "units",
+    "start",
+    "detach",
+    "format_value",
+    "Timeline",
+    "timeline",
+    "outer_timeline",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,77 @@ class _Units:
 _units: list[_Units] = []
 _current: _Display | None = None
 _listeners: list[Callable[[float | None, float | None], None]] = []
+_local = threading.local()  # .timelines: the Timelines open in this thread, outermost first
+
+
+class Timeline:
+    """The phases reported by :func:`phase` while it is open, with the ``time.monotonic()`` at
+    which each began (``marks``): which phase ran for how long, and which one was running at a
+    given instant (the one that ran out of time when that instant is the deadline).
+
+    >>> with timeline() as tl:
+    ...     phase("reading")
+    ...     phase("solving")
+    >>> list(tl.seconds())
+    ['reading', 'solving']
+    >>> tl.at(tl.marks[1][0]), tl.at(tl.marks[0][0] - 1)
+    ('solving', None)
+    """
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[float, str]] = []
+        self.closed: float | None = None
+
+    def mark(self, text: str) -> None:
+        if not self.marks or self.marks[-1][1] != text:
+            self.marks.append((time.monotonic(), text))
+
+    def at(self, instant: float) -> str | None:
+        """The phase running at ``instant`` (the last one begun by then; ``None`` before the first)."""
+        name = None
+        for t, text in self.marks:
+            if t > instant:
+                break
+            name = text
+        return name
+
+    def seconds(self, until: float | None = None) -> dict[str, float]:
+        """Seconds per phase (a phase entered twice: the sum), in the order first entered, up to
+        ``until`` (default: when the timeline was closed, or now)."""
+        end = until if until is not None else self.closed if self.closed is not None else time.monotonic()
+        out: dict[str, float] = {}
+        for k, (t, text) in enumerate(self.marks):
+            nxt = self.marks[k + 1][0] if k + 1 < len(self.marks) else end
+            out[text] = round(out.get(text, 0.0) + max(0.0, min(nxt, end) - t), 3)
+        return out
+
+
+@contextmanager
+def timeline() -> Iterator[Timeline]:
+    """Record the phases reported inside (in this thread) on a new :class:`Timeline`; timelines
+    nest, and every open one records."""
+    tl = Timeline()
+    stack = _timelines()
+    stack.append(tl)
+    try:
+        yield tl
+    finally:
+        tl.closed = time.monotonic()
+        stack.remove(tl)
+
+
+def outer_timeline() -> Timeline | None:
+    """The outermost :class:`Timeline` open in this thread (the caller's that began first: the
+    CLI's, which has the reading of the instance, else the paper's, which has its warm start)."""
+    stack = _timelines()
+    return stack[0] if stack else None
+
+
+def _timelines() -> list[Timeline]:
+    stack = getattr(_local, "timelines", None)
+    if stack is None:
+        stack = _local.timelines = []
+    return stack
 
 
 def format_value(v: float | None) -> str:
@@ -198,6 +283,7 @@ def detach() -> None:
     _current = None
     _units.clear()
     _listeners.clear()
+    _local.timelines = []
 
 
 def start(*, maximize: bool = False) -> None:
@@ -208,7 +294,10 @@ def start(*, maximize: bool = False) -> None:
 
 
 def phase(text: str) -> None:
-    """The phase now running (``"building the model (highs)"``, ``"solving (cpsat)"``, ...)."""
+    """The phase now running (``"building the model (highs)"``, ``"solving (cpsat)"``, ...):
+    shown by the display, recorded by every open :func:`timeline`."""
+    for tl in getattr(_local, "timelines", ()):
+        tl.mark(text)
     d = _current
     if d is not None:
         d.set_phase(text)

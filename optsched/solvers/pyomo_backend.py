@@ -320,6 +320,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         if limit is not None:
             kw["time_limit"] = limit
         if solver == "highs":
+            _highs_threads(options.threads)
             # the instance was set just now: Pyomo's update() would only re-read it (1-2 s on big models)
             kw["auto_updates"] = dict.fromkeys(_AUTO_UPDATES, False)
             # stops HiGHS on Ctrl-C (the flag its interrupt callbacks read) and at the deadline
@@ -516,3 +517,19 @@ def pyomo_versions() -> dict[str, str]:
         except md.PackageNotFoundError:
             out[pkg] = "not installed"
     return out
+
+
+_scheduler_threads: list[int | None] = [None]  # what HiGHS's global scheduler was last started with here
+
+
+def _highs_threads(threads: int | None) -> None:
+    """Before a HiGHS run with ``threads`` set: restart HiGHS's global scheduler when it was
+    started with another count. HiGHS starts one scheduler per process with the first run's
+    ``threads`` and refuses a later run with another count (an error status that Pyomo reports as
+    "unknown": a solve with ``threads=2`` after one with ``threads=1`` returned no solution)."""
+    if threads is None or _scheduler_threads[0] == threads:
+        return
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)
+    _scheduler_threads[0] = threads

@@ -65,7 +65,7 @@ def test_lp_bound_between_the_trivial_bound_and_the_optimum(inst):
 
 @pytest.mark.filterwarnings("ignore::optsched.exceptions.SolverLimitWarning")
 def test_cpsat_reports_the_lp_bound_and_never_less(monkeypatch):
-    import optsched.solvers.exact as exact_mod
+    import optsched.solvers.staged as exact_mod  # the probe budget lives there
 
     monkeypatch.setattr(exact_mod, "PROBE_MAX_SECONDS", 0.0)  # no probe: the LP is always solved
     inst = random_instance(12, n_servers=2, gpus_per_server=4, single_server=1.0, seed=3)
@@ -99,7 +99,7 @@ def test_the_extra_rows_keep_the_optimum(energy):
 def test_the_staged_cpsat_solve_proves_the_optimum(inst, probe):
     """Probe only (it proves), probe stopped at once (then the LP row and the main solve), or no
     probe: the same certified optimum as HiGHS, a bound never above it, a verified schedule."""
-    import optsched.solvers.exact as exact_mod
+    import optsched.solvers.staged as exact_mod  # the probe budget lives there
 
     ref = solve_exact(inst, backend="highs", options=OPT)
     old, exact_mod.PROBE_MAX_SECONDS = exact_mod.PROBE_MAX_SECONDS, probe
@@ -124,7 +124,7 @@ def test_the_staged_cpsat_solve_proves_the_optimum(inst, probe):
 def test_the_main_solve_after_an_unproven_probe_keeps_the_optimum():
     """A probe too short to prove (1 microsecond): the LP row is added, the main solve proves the
     optimum of HiGHS, and the bound holds (the probe's and the row's bounds are merged)."""
-    import optsched.solvers.exact as exact_mod
+    import optsched.solvers.staged as exact_mod  # the probe budget lives there
 
     inst = random_instance(12, n_servers=2, gpus_per_server=4, single_server=1.0, seed=3)
     ref = solve_exact(inst, backend="highs", options=OPT)

@@ -6,6 +6,7 @@ estimates are scaled, so the branch taken does not depend on the machine's load.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 import warnings
@@ -21,10 +22,11 @@ from optsched.rigid.bounds import area_bound
 from optsched.rigid.formulation import build_time_indexed, slot_data, time_indexed_size
 from optsched.solvers import SolveOptions
 from optsched.solvers.exact import ExactModel, model_summary
-from optsched.verify import verify_result
+from optsched.verify import verify, verify_result
 from tests.strategies import rigid_instances
 
 rexact = sys.modules["optsched.rigid.exact"]
+rti = sys.modules["optsched.rigid.time_indexed"]  # the time-indexed back end's estimates
 
 
 def _fluid_mean_busy_bound(inst) -> Fraction:
@@ -119,7 +121,7 @@ def test_no_time_left_returns_the_warm_start_and_the_area_bound(backend):
 def test_plan_lp_when_no_milp_fits(monkeypatch):
     """When no MILP is expected to set up in time, the LP relaxation gives the bound and the
     schedule is the warm start."""
-    monkeypatch.setattr(rexact, "MIP_SETUP_SECONDS_PER_NONZERO", 1.0)
+    monkeypatch.setattr(rti, "MIP_SETUP_SECONDS_PER_NONZERO", 1.0)
     inst = random_instance(25, n_servers=2, gpus_per_server=4, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -137,7 +139,7 @@ def test_plan_relaxation_when_the_per_server_model_does_not_fit(monkeypatch):
     agg = time_indexed_size(d, aggregated=True)
     assert time_indexed_size(d).nonzeros > agg.nonzeros
     # the relaxation "takes" a second, the per-server MILP far more than 60 s (even on a slow machine)
-    monkeypatch.setattr(rexact, "mip_seconds", lambda size: 1.0 if size.nonzeros <= agg.nonzeros else 1e6)
+    monkeypatch.setattr(rti, "mip_seconds", lambda size: 1.0 if size.nonzeros <= agg.nonzeros else 1e6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=60, threads=1))
@@ -165,3 +167,74 @@ def test_200_jobs_with_30_seconds_end_with_a_bound(backend, tmp_path):
     res = json.loads(out.stdout)
     assert out.returncode == 0 and res["status"] in ("feasible", "optimal") and res["verified"]
     assert res["bound"] is not None and 0 < res["bound"] <= res["objective"]
+
+
+# --------------------------------------------------------------------------- every phase within the limit
+# (issue 34: large instances; no timing here either: deadlines in the past or shares set to 0)
+
+
+def test_energy_rows_thinned_to_a_budget_are_a_subset():
+    from optsched.rigid.formulation import energy_rows
+
+    inst = random_instance(60, n_servers=2, gpus_per_server=4, arrival_span=10, seed=3)
+    d = slot_data(inst)
+    full = energy_rows(d)
+    for budget in (100, 1_000, 5_000):
+        sub = energy_rows(d, budget)
+        assert 0 < len(sub) < len(full) and all(r in full for r in sub)
+        assert sum(len(r[0]) for r in sub) <= budget
+    assert energy_rows(d, 10**9) == full
+
+
+def test_the_cpsat_model_carries_the_area_bound():
+    inst = random_instance(7, n_servers=2, gpus_per_server=4, seed=7)
+    em = rexact.build_exact(inst, "cpsat", SolveOptions(time_limit=10), lower_bound=area_bound(inst))
+    rows = [c for c in em.model.proto.constraints if c.name == "area_bound"]
+    assert len(rows) == 1
+    r = solve_exact(inst, backend="cpsat", options=SolveOptions(time_limit=30, threads=1))
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(brute_force_optimum(inst)[0])
+
+
+def test_best_heuristic_stops_at_its_deadline():
+    inst = random_instance(30, n_servers=2, gpus_per_server=4, seed=1)
+    info: dict = {}
+    best = rexact.best_heuristic(inst, info=info)
+    assert info["rules"] == ["wspt", "fifo", "spt"]
+    objs = [list_schedule(inst, rule=r).objective for r in ("wspt", "fifo", "spt")]
+    assert verify_result(inst, list_schedule(inst)).ok
+    from optsched.core.objectives import objective_value
+
+    assert objective_value(inst, best, "total_weighted_completion_time") == pytest.approx(min(objs))
+    # past the deadline: WSPT places no job, all of them run one after another; no other rule runs
+    cut: dict = {}
+    late = rexact.best_heuristic(inst, deadline=time.monotonic() - 1, info=cut)
+    assert cut["rules"] == ["wspt"] and "after 0 of 30 jobs" in cut["cut"]
+    assert verify(inst, late).ok and len(late) == 30
+    ends = sorted((late.start(j.id), late.completion(j.id)) for j in inst.jobs)
+    assert all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(ends))  # one at a time
+
+
+def test_a_warm_start_cut_short_leaves_the_solve_its_time(monkeypatch):
+    monkeypatch.setattr(rexact, "WARM_START_SHARE", 0.0)
+    monkeypatch.setattr(rexact, "WARM_START_MIN_SECONDS", 0.0)
+    inst = random_instance(8, n_servers=2, gpus_per_server=4, seed=2)
+    r = solve_exact(inst, backend="cpsat", options=SolveOptions(time_limit=60, threads=1))
+    assert "after 0 of 8 jobs" in r.info["warm_start_cut"]  # every job appended: a poor but feasible start
+    assert r.info["initial_objective"] is not None
+    assert r.status == Status.OPTIMAL and r.objective == pytest.approx(brute_force_optimum(inst)[0])
+    assert r.info["limit_reached_in"] is None  # the solve itself was not cut
+    assert list(r.info["phases"])[:3] == ["area bound", "choosing the back end", "warm start (list scheduling)"]
+
+
+def test_the_result_names_the_phase_that_ran_out(monkeypatch):
+    inst = random_instance(20, n_servers=2, gpus_per_server=4, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        past = solve_exact(inst, options=SolveOptions(time_limit=30, deadline=time.monotonic() - 1))
+        assert past.info["limit_reached_in"] == "before the call"  # the deadline had passed already
+        # no time-indexed model fits: the plan stops the build
+        monkeypatch.setattr(rti, "BUILD_SECONDS_PER_NONZERO", 1.0)
+        r = solve_exact(inst, backend="highs", options=SolveOptions(time_limit=60, threads=1))
+    assert r.info["limit_reached_in"] == "building the model (highs)"
+    assert r.status == Status.FEASIBLE and r.info["incumbent"] == "initial" and verify_result(inst, r).ok
+    assert set(r.info["phases"]) >= {"warm start (list scheduling)", "building the model (highs)", "certifying"}

@@ -189,7 +189,7 @@ OPT = SolveOptions(time_limit=20, threads=1)
 def test_rigid_portfolio_matches_highs(inst, probe):
     """Default probe (it proves these: HiGHS is never built) or a probe too short to prove (both
     members are built and forked): the certified optimum of HiGHS alone either way."""
-    import optsched.solvers.exact as exact_mod
+    import optsched.solvers.staged as exact_mod  # the probe budget lives there
 
     ref = solve_exact(inst, backend="highs", options=OPT)
     old = exact_mod.PROBE_MAX_SECONDS

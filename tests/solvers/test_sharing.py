@@ -18,7 +18,7 @@ from optsched.core.result import Status
 from optsched.exceptions import SolverLimitWarning
 from optsched.rigid import random_instance, solve_exact
 from optsched.rigid.exact import OBJECTIVE, best_heuristic, build_exact, decode_exact
-from optsched.solvers import SolveOptions, SolveResult, portfolio, sharing, solve_cpsat, solve_pyomo
+from optsched.solvers import SolveOptions, SolveResult, members, sharing, solve_cpsat, solve_pyomo
 from optsched.solvers.exact import run_exact
 from optsched.solvers.portfolio import plan_backend
 from optsched.verify import verify, verify_result
@@ -149,8 +149,8 @@ def _rigid_members(inst, *, highs_waits: bool):
 
 
 def _run(inst, build, share=True):
-    old = portfolio.SHARE_INCUMBENTS
-    portfolio.SHARE_INCUMBENTS = share
+    old = members.SHARE_INCUMBENTS
+    members.SHARE_INCUMBENTS = share
     evaluate = lambda s: _value(inst, s)  # noqa: E731
     plan = plan_backend(
         "portfolio",
@@ -175,7 +175,7 @@ def _run(inst, build, share=True):
                 own_backends=plan.own_backends,
             )
     finally:
-        portfolio.SHARE_INCUMBENTS = old
+        members.SHARE_INCUMBENTS = old
 
 
 @fork_only
@@ -227,11 +227,11 @@ def test_a_publisher_with_a_full_unread_channel_exits():
     """More than a pipe's buffer of incumbents, never read: the writer still exits (exit code 0)."""
     ctx = mp.get_context("fork")
     q = ctx.Queue()
-    m = portfolio._Member("cpsat", build_exact(_inst(), "cpsat", SolveOptions()))
+    m = members.Member("cpsat", build_exact(_inst(), "cpsat", SolveOptions()))
 
     def child():
         share = {"inbox": None, "outboxes": (q,), "publish": {}, "maximize": False, "start": None, "role": "sends"}
-        portfolio._install_sharing(m, share)
+        members._install_sharing(m, share)
         for k in range(400):
             sharing._send(["x" * 1000, k], float(-k))
         assert sharing.stats()["sent"] == 400
