@@ -1,6 +1,8 @@
 """The time-indexed back end of the rigid exact solve under a time limit: size estimates, the plan
 (``full``, ``relaxation``, ``lp`` or nothing), the LP bound, and relax-and-repair
-(``formulations/rigid.md#time-limit``, ``#relax-and-repair``)."""
+(``formulations/rigid.md#time-limit``, ``#relax-and-repair``).
+
+Tested in ``tests/rigid/test_time_limit.py``."""
 
 from __future__ import annotations
 
