@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.plot.files import save_figure
 
 __all__ = [
     "available_policies",
@@ -878,9 +879,6 @@ def save_figures(
         ("utilization", lambda: plot_utilization(table, policies=show)),
     ):
         ax = draw()
-        for ext in formats:
-            p = out / f"{fname}.{ext}"
-            ax.figure.savefig(p, dpi=120)
-            paths.append(p)
+        paths += save_figure(ax.figure, out, fname, formats=formats)  # each file whole or absent
         plt.close(ax.figure)
     return paths

@@ -440,10 +440,12 @@ def _run_exact(
     tb = time.perf_counter()
     progress.phase(f"building the model ({backend})")
     try:
+        interrupt.check()  # a signal stops the call between phases, never inside a library's work
         if options.expired():
             raise TimeLimitReached("the time limit was reached before the model was built")
         em = build(instance, backend, options)
         phases["build"] = time.perf_counter() - tb
+        interrupt.check()
         if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
             # fractional objective: let the solver stop only within the certification tolerance
             # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
@@ -455,6 +457,7 @@ def _run_exact(
             info_written = em.write(write_model)
         elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
             info_written = [str(_write_model(em.model, write_model))]
+        interrupt.check()
         ts = time.perf_counter()
         progress.phase(f"solving ({backend})")
         with warnings.catch_warnings(), progress.units(em.scale, em.offset):
@@ -463,10 +466,10 @@ def _run_exact(
         phases["solve"] = time.perf_counter() - ts
     except TimeLimitReached as e:
         stopped = f"time limit: {e}"
-    except KeyboardInterrupt:  # Ctrl-C in Python code (a model build, a hand-over to the solver)
+    except KeyboardInterrupt:  # a signal, taken between phases (interrupt.check) or a third one at once
         if interrupt.propagating():
             raise
-        stopped = "interrupted (Ctrl-C)"
+        stopped = f"interrupted ({interrupt.described()})"
     progress.phase("certifying")
     tc = time.perf_counter()
     with interrupt.stoppable():  # Ctrl-C from here on only marks the result interrupted
@@ -496,7 +499,7 @@ def _run_exact(
         result.info["deadline_left"] = round(options.deadline - time.monotonic(), 3)
     if result.status != Status.OPTIMAL:
         why = result.info.get("stopped_because") or (
-            "interrupted (Ctrl-C)"
+            f"interrupted ({interrupt.described()})"
             if result.status == Status.INTERRUPTED
             else "the recomputed gap is above the optimality tolerance"
             if sr is not None and sr.status == Status.OPTIMAL
@@ -661,7 +664,9 @@ def lp_relaxation_value(
 
     from optsched.exceptions import SolverLimitWarning
 
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    if interrupt.requested():  # a signal arrived: skip the LP (the caller keeps what it has)
+        return None
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)  # never cut by a signal (a guard)
     with warnings.catch_warnings(), progress.units(incumbents=False):
         warnings.simplefilter("ignore", SolverLimitWarning)
         o = SolveOptions(time_limit=time_limit, threads=1, deadline=deadline, solver_options=dict(solver_options or {}))
@@ -757,7 +762,12 @@ def solve_cpsat_staged(
             left = max(0.0, min(left, float(tl) - (time.perf_counter() - t0)))
         budget = lp_time_budget(options) if left is None else min(lp_time_budget(options), 0.5 * left)
         progress.phase("LP bound (highs)")
-        row, lp_info = lp_row(budget)
+        try:
+            row, lp_info = lp_row(budget)
+        except KeyboardInterrupt:  # a signal while its model was built: keep the probe's incumbent
+            if not interrupt.requested():
+                raise
+            row, lp_info = None, {"lp_bound": None, "lp_skipped": "interrupted"}
         info.update(lp_info)
         if row is not None:
             progress.report(bound=row)
