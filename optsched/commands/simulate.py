@@ -10,11 +10,17 @@ Examples::
 
 The workload is a shipped trace name (openb, openb-sample), a trace file (Philly .json, Helios,
 Acme or OpenB .csv), the calibrated synthetic generator, or --jobs-csv FILE: a CSV or Parquet
-file with columns arrival, gpus, duration (s; optional job_id, user, work), other names mapped
-with --columns ours=yours. --no-backfill and --placement whole_node give Tiresias' strict FIFO
-and "yarn" placement. Every input and the --out folder are checked before the simulation starts.
+file with columns arrival, gpus, duration (s; optional job_id, user, work, model, status,
+load_time, save_time), other names mapped with --columns ours=yours. --no-backfill and
+--placement whole_node give Tiresias' strict FIFO and "yarn" placement. Every input and the
+--out folder are checked before the simulation starts.
 
-Exit codes: 0 ok; 1 the simulation failed; 2 bad input (trace, file, column, option, --out).
+Periods and load times are checked against the workload too: one the simulator could not finish
+within its limits is refused at once, with the value that fits. Ctrl-C, SIGTERM or SIGHUP stops
+the run (a file being written is finished first). Exit codes: 0 ok; 1 the simulation failed or
+its results could not be written (out of memory, a full disk); 2 bad input (trace, file, column,
+option, --out, or --out in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)
+interrupted.
 """
 
 from __future__ import annotations
@@ -73,7 +79,8 @@ def add_parser(sub) -> None:
     src.add_argument(
         "--jobs-csv",
         metavar="FILE",
-        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work)",
+        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work, model, status, "
+        "load_time, save_time)",
     )
     p.add_argument(
         "--columns",

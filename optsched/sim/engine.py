@@ -69,6 +69,16 @@ def _overhead(value: Overhead, name: str) -> Callable[[SimJob, Mapping[int, int]
     return (lambda job, pl: v) if v > 0 else None  # type: ignore[return-value]
 
 
+def _decision_list(policy: Any, decisions: Any) -> list:
+    """A hook's return value that is not a list: any other iterable of decisions, else an error."""
+    if isinstance(decisions, (str, bytes, Mapping)) or not isinstance(decisions, Iterable):
+        raise SimulationError(
+            f"Policy {getattr(policy, 'name', type(policy).__name__)!r} returned {decisions!r} from a hook; a hook "
+            f"returns None or a list of decisions (Start, Preempt, Migrate, SetTimer, CancelTimer)."
+        )
+    return list(decisions)
+
+
 class Simulator:
     """Replay jobs on a cluster under an online policy.
 
@@ -458,7 +468,7 @@ class Simulator:
         load = 0.0 if (j.load_s is None and self._load is None) else self._overhead_of(j, pl, True)
         j._last_load = 0.0
         if load > 0:
-            j.phase = LOADING
+            j._phase = LOADING
             j._phase_start = now
             j._load_end = now + load
             j._version += 1
@@ -469,7 +479,7 @@ class Simulator:
 
     def _begin_training(self, j: SimJob) -> None:
         now = self.now
-        j.phase = TRAINING
+        j._phase = TRAINING
         j._phase_start = now
         j._t = now
         self._training[j.index] = j  # the rate model sees the job among the training jobs
@@ -516,7 +526,7 @@ class Simulator:
             j.n_futile += 1
             j.n_preemptions += 1
             j._version += 1  # the pending load end is stale: the GPUs are freed then instead
-            j.phase = SAVING
+            j._phase = SAVING
             j._phase_start = j._load_end  # nothing is saved: no saving time
             self._seq += 1
             heapq.heappush(self._heap, (j._load_end, P_SAVED, self._seq, j, j._version))
@@ -599,7 +609,7 @@ class Simulator:
             if was_training and (j.save_s is not None or self._save is not None)
             else 0.0
         )
-        j.phase = SAVING
+        j._phase = SAVING
         j._phase_start = self.now
         self._seq += 1
         if save > 0:
@@ -612,7 +622,7 @@ class Simulator:
         now = self.now
         j.saving_time += now - j._phase_start
         self._release(j, now)
-        j.phase = WAITING
+        j._phase = WAITING
         if self._log is not None:
             self._log.append((now, "saved", j.id, None))
         if j._next_placement is not None:
@@ -666,6 +676,8 @@ class Simulator:
         """Apply decision objects returned by a hook, in order."""
         if decisions is None:
             return
+        if not isinstance(decisions, (list, tuple)):
+            decisions = _decision_list(self.policy, decisions)
         for d in decisions:
             if isinstance(d, Start):
                 self.start(d.job, d.placement, gpu_ids=d.gpu_ids, config=d.config)
@@ -959,7 +971,7 @@ class Simulator:
         if j.stage == len(j.stages) or self._terminate.get(j.index) == j.stage:
             j.finish = t if self.slot is None else min(j._exact_end, t)
             j.training_time += j.finish - j._phase_start
-            j.phase = DONE if j.stage == len(j.stages) else FAILED
+            j._phase = DONE if j.stage == len(j.stages) else FAILED
             j.completion = t
             del self._training[j.index]
             if self._corunner:
@@ -996,7 +1008,7 @@ class Simulator:
         return self.policy.on_loaded(self, j)
 
     def _arrive(self, j: SimJob, t: float) -> Any:
-        j.phase = WAITING
+        j._phase = WAITING
         if self._log is not None:
             self._log.append((t, "arrival", j.id, None))
         return self.policy.on_arrival(self, j)

@@ -6,7 +6,7 @@ per row), which keeps million-job replays fast."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MAX_WEIGH
 from optsched.exceptions import InvalidInstanceError
 from optsched.sim.state import SimJob
 
-__all__ = ["make_jobs", "table_columns", "is_table"]
+__all__ = ["make_jobs", "table_columns", "is_table", "check_unique_ids"]
 
 
 def make_jobs(
@@ -67,7 +67,39 @@ def make_jobs(
         out.append(sj)
     if not out:
         raise InvalidInstanceError(_EMPTY)
+    check_unique_ids([sj.id for sj in out], None)
     return out
+
+
+def check_unique_ids(ids: list, column: str | None) -> None:
+    """Refuse repeated job ids (both engines know a job by its id), naming the first one repeated;
+    ``column`` is the job table's id column (None: the ids of a list of jobs).
+
+    >>> check_unique_ids(["a", "b", "a"], "job_id")
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.InvalidInstanceError: Job ids must be unique; the 'job_id' column has 'a' at rows 0 and 2 \
+(1 repeated id(s) in all). Renumber the jobs, or drop the column (the rows are then numbered).
+    """
+    try:
+        if len(set(ids)) == len(ids):
+            return
+    except TypeError:  # an unhashable id (a list): no engine could key it
+        bad = next(i for i, jid in enumerate(ids) if not isinstance(jid, Hashable))
+        raise InvalidInstanceError(
+            f"Job ids must be numbers or strings; the id of job {bad} is {ids[bad]!r}."
+        ) from None
+    seen: dict[Any, int] = {}
+    for i, jid in enumerate(ids):
+        first = seen.setdefault(jid, i)
+        if first != i:
+            table = column is not None
+            fix = "drop the column (the rows are then numbered)" if table else "give each job its own id"
+            where = f"the '{column}' column has {jid!r} at rows" if table else f"the jobs have id {jid!r} at positions"
+            raise InvalidInstanceError(
+                f"Job ids must be unique; {where} {first} and {i} "
+                f"({len(ids) - len(set(ids)):,} repeated id(s) in all). Renumber the jobs, or {fix}."
+            )
 
 
 def is_table(jobs: Any) -> bool:
@@ -145,6 +177,8 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
     weight = _col(df, "weight", float) if "weight" in columns else np.ones(n_rows)
     single = _col(df, "single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
     ids = _col(df, idcol).tolist() if idcol else list(range(n_rows))
+    if idcol:
+        check_unique_ids(ids, idcol)
     _check_array(
         "arrival",
         arr,

@@ -11,6 +11,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from optsched.exceptions import SimulationError
+
 _NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
 
 __all__ = [
@@ -94,7 +96,7 @@ class SimJob:
         "single_server",
         "stages",
         "attrs",
-        "phase",
+        "_phase",
         "placement",
         "rate",
         "stage",
@@ -127,6 +129,18 @@ class SimJob:
         "_sim",
     )
 
+    @property
+    def phase(self) -> Phase:
+        """One of :data:`PHASES`; the engine alone changes it (a policy returns decisions)."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, value: Any) -> None:
+        raise SimulationError(
+            f"A policy set the phase of {self.label} to {value!r}; the engine alone changes a job's phase. Return "
+            f"a decision instead (Start, Preempt or Migrate from optsched.sim)."
+        )
+
     def __init__(
         self,
         id: Any,
@@ -148,7 +162,7 @@ class SimJob:
         self.single_server = single_server
         self.stages = stages if stages is not None else (work,)
         self.attrs = attrs if attrs is not None else {}
-        self.phase = PENDING
+        self._phase = PENDING
         self.placement: dict[int, int] | None = None
         self.rate = 0.0
         self.stage = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.exceptions import InvalidScheduleError
+from optsched.exceptions import InvalidScheduleError, UnknownNameError
 from optsched.sojourn.evaluate import as_indices, expected_sojourn, stage_indices
 from optsched.sojourn.model import KIND, OBJECTIVE, SojournInstance, SojournSchedule
 from optsched.verify.registry import register_check, register_evaluator
@@ -88,7 +88,7 @@ def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iter
 
 def evaluate(instance: SojournInstance, schedule: Any, objective: str) -> float:
     if objective not in (OBJECTIVE, "total_weighted_completion_time"):
-        raise InvalidScheduleError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
+        raise UnknownNameError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
     return expected_sojourn(instance, _as_schedule(schedule))
 
 
