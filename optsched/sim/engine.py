@@ -313,7 +313,7 @@ class Simulator:
         """Seconds ``job`` would pause and save if preempted now (0 if it has not trained since its
         last load: nothing to save)."""
         j = self.job(job)
-        if j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
+        if j._phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
             return 0.0
         return self._overhead_of(j, j.placement, False)
 
@@ -381,7 +381,7 @@ class Simulator:
             and free amounts).
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase != WAITING:
+        if j._phase != WAITING:
             raise SimulationError(self._why_not_waiting(j, "start"))
         usage = None
         if placement is None:
@@ -514,12 +514,12 @@ class Simulator:
         comes as an event at the same time).
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
+        if j._phase not in (LOADING, TRAINING):
             raise SimulationError(
-                f"Cannot preempt {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"Cannot preempt {j.label} at t={self.now:g}: it is {j._phase}; only loading or training "
                 f"jobs can be preempted."
             )
-        if j.phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
+        if j._phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
             d = j._load_end - j._phase_start
             j.loading_time += d
             j.futile_time += d
@@ -549,9 +549,9 @@ class Simulator:
         Counts as one preemption.
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
+        if j._phase not in (LOADING, TRAINING):
             raise SimulationError(
-                f"Cannot migrate {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"Cannot migrate {j.label} at t={self.now:g}: it is {j._phase}; only loading or training "
                 f"jobs can be migrated."
             )
         pl, usage = self._parse_placement(placement, j)
@@ -580,7 +580,7 @@ class Simulator:
 
     def _stop(self, j: SimJob, rollback: bool) -> None:
         now = self.now
-        if j.phase == LOADING:
+        if j._phase == LOADING:
             d = now - j._phase_start
             j.loading_time += d
             j.futile_time += d
@@ -603,7 +603,7 @@ class Simulator:
 
     def _after_stop(self, j: SimJob) -> None:
         # a job cut during loading, or before any training after its load, has nothing to save
-        was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
+        was_training = j._phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
         save = (
             self._overhead_of(j, j.placement, False)
             if was_training and (j.save_s is not None or self._save is not None)
@@ -697,12 +697,12 @@ class Simulator:
 
     # -- helpers -----------------------------------------------------------------------------
     def _why_not_waiting(self, j: SimJob, what: str) -> str:
-        if j.phase == PENDING:
+        if j._phase == PENDING:
             why = f"it has not arrived (arrival {j.arrival:g})"
-        elif j.phase in (DONE, FAILED):
-            why = f"it has finished ({j.phase})"
+        elif j._phase in (DONE, FAILED):
+            why = f"it has finished ({j._phase})"
         else:
-            why = f"it is already {j.phase} on {j.placement}"
+            why = f"it is already {j._phase} on {j.placement}"
         return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
 
     # -- main loop ---------------------------------------------------------------------------
@@ -803,9 +803,9 @@ class Simulator:
 
     def _over_limit(self, t: float, n_events: int) -> SimulationLimitError:
         """The error for a run past its limits, with what a user needs to see why."""
-        unfinished = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
+        unfinished = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
         running = [j for j in unfinished if j.placement is not None]
-        show = ", ".join(f"{j.label} ({j.phase}, {j.n_preemptions} preemptions)" for j in running[:5])
+        show = ", ".join(f"{j.label} ({j._phase}, {j.n_preemptions} preemptions)" for j in running[:5])
         which = (
             f"max_time={self._max_time:g} s (simulated time is {t:g} s)"
             if t > self._max_time
@@ -925,12 +925,12 @@ class Simulator:
             bar.close()
         policy.on_end(self)
         if until is None and not self.allow_unfinished:
-            stuck = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
+            stuck = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
             if stuck:
                 j = stuck[0]
                 raise SimulationError(
                     f"Policy {policy.name!r} left {len(stuck)} job(s) unfinished with no pending event, e.g. "
-                    f"{j.label} ({j.phase}, {j.gpus} GPUs). A policy must start every waiting job eventually "
+                    f"{j.label} ({j._phase}, {j.gpus} GPUs). A policy must start every waiting job eventually "
                     f"(or pass allow_unfinished=True)."
                 )
         return SimResult(self.record())
@@ -980,7 +980,7 @@ class Simulator:
             j._version += 1
             self._n_finished += 1
             if self._log is not None:
-                self._log.append((t, "complete" if j.phase == DONE else "fail", j.id, j.stage))
+                self._log.append((t, "complete" if j._phase == DONE else "fail", j.id, j.stage))
             if self._bar is not None and self._n_finished % self._bar_step == 0:
                 self._bar.update(self._bar_step)
             return self.policy.on_completion(self, j)
@@ -993,14 +993,14 @@ class Simulator:
         """The pause-and-save of a preempted ``j`` ends (``ver == -1``: a zero-time save whose
         GPUs were freed at once; only the hook is due)."""
         if ver != -1:
-            if ver != j._version or j.phase != SAVING:
+            if ver != j._version or j._phase != SAVING:
                 return _STALE
             self._release_after_save(j)
         return self.policy.on_preempted(self, j)
 
     def _load_end(self, j: SimJob, ver: int, t: float) -> Any:
         """``j`` has loaded: it starts training."""
-        if ver != j._version or j.phase != LOADING:
+        if ver != j._version or j._phase != LOADING:
             return _STALE
         j._last_load = t - j._phase_start
         j.loading_time += j._last_load
@@ -1031,7 +1031,7 @@ class Simulator:
         changed, self._changed = self._changed, []
         now = self.now
         for j in list(self.rate_model.affected(self, changed)):
-            if j.phase != TRAINING:
+            if j._phase != TRAINING:
                 continue
             r = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
             if r != j.rate:

@@ -197,7 +197,7 @@ class SimJob:
     # -- progress ---------------------------------------------------------------------------
     def done_work(self, now: float | None = None) -> float:
         """Work done by time ``now`` (default: the simulator's current time)."""
-        if self.phase != TRAINING:
+        if self._phase != TRAINING:
             return self._done
         if now is None:
             now = self._sim.now if self._sim is not None else self._t
@@ -216,7 +216,7 @@ class SimJob:
 
     def remaining(self, now: float | None = None) -> float:
         """Work left (work units) at ``now``."""
-        if self.phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
+        if self._phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
             return self.work - self._done
         return self.work - self.done_work(now)
 
@@ -237,7 +237,7 @@ class SimJob:
     @property
     def is_active(self) -> bool:
         """Arrived and not finished."""
-        return self.phase in (WAITING, LOADING, TRAINING, SAVING)
+        return self._phase in (WAITING, LOADING, TRAINING, SAVING)
 
     @property
     def label(self) -> str:
@@ -245,7 +245,7 @@ class SimJob:
 
     def __repr__(self) -> str:
         return (
-            f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
+            f"SimJob(id={self.id!r}, phase={self._phase}, gpus={self.gpus}, work={self.work:g}, "
             f"done={self._done:g}, placement={self.placement})"
         )
 
