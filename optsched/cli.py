@@ -70,7 +70,41 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"optsched: warning: {message}", file=sys.stderr)
 
 
+def _starting(signum: int, frame) -> None:
+    """SIGTERM and SIGHUP while the command line starts (before the command's own handling)."""
+    raise _Stopped(signum)
+
+
+class _Stopped(KeyboardInterrupt):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    early: dict[int, object] = {}
+    try:
+        for name in ("SIGTERM", "SIGHUP"):  # as Ctrl-C from the start: a word and 128 + the signal
+            if hasattr(signal, name):
+                s = getattr(signal, name)
+                early[s] = signal.signal(s, _starting)
+    except ValueError:  # not the main thread: signals keep their behaviour
+        early = {}
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:  # while starting (the command itself answers a signal with what it did)
+        signum = getattr(e, "signum", signal.SIGINT)
+        what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        print(f"optsched: interrupted ({what}).", file=sys.stderr)
+        return 128 + int(signum)
+    finally:
+        for s, h in early.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None) -> int:
     import warnings
 
     parser = build_parser()

@@ -402,7 +402,9 @@ def run(args) -> int:
         with interrupt.deferred():  # a signal waits until the files are written
             try:
                 summary["files"] = res.to_files(out_dir, args.out_format)
-            except MemoryError:
+            except (MemoryError, WriteError) as e:
+                if isinstance(e, WriteError) and not isinstance(e.cause, MemoryError):
+                    raise  # a full disk: its message names the file and the fix
                 raise WriteError(
                     f"Out of memory while writing the results of {n_rows:,} jobs to {str(out_dir)!r} (done: "
                     f"{', '.join(recorded_files(out_dir)) or 'none'}; each file is whole or absent). Simulate fewer "
