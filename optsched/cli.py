@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="optsched",
         description="Exact optimization and paper algorithms for scheduling "
         "distributed deep-learning jobs on GPU clusters.",
+        epilog="Exit codes: 0 ok; 1 infeasible, no solution, a failed check, or a run that failed (out of "
+        "memory, a full disk); 2 bad input; 130, 143, 129 stopped by Ctrl-C, SIGTERM or SIGHUP (what "
+        "finished is written first).",
     )
     p.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

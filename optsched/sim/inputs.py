@@ -110,9 +110,25 @@ def is_table(jobs: Any) -> bool:
 
 def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
     c = df[name]
-    if hasattr(c, "to_numpy"):
-        return c.to_numpy(dtype=dtype)
-    return np.asarray(c, dtype=dtype)
+    try:
+        if hasattr(c, "to_numpy"):
+            return c.to_numpy(dtype=dtype)
+        return np.asarray(c, dtype=dtype)
+    except (TypeError, ValueError):  # text, lists or None in a column of numbers
+        i, v = _first_bad(c.tolist() if hasattr(c, "tolist") else list(c), dtype)
+        raise InvalidInstanceError(
+            f"The '{name}' column of the job table must hold numbers; row {i} has {v!r}. Fix or drop those rows."
+        ) from None
+
+
+def _first_bad(values: list, dtype: Any) -> tuple[int, Any]:
+    """The first (row, value) of ``values`` that does not convert to ``dtype``."""
+    for i, v in enumerate(values):
+        try:
+            np.asarray(v, dtype=dtype).item()
+        except (TypeError, ValueError):
+            return i, v
+    return 0, values[0] if values else None  # pragma: no cover - converts one by one, not as a whole
 
 
 def job_table_columns(table: Any, *, who: str = "", prefer: str = "work") -> tuple[list[str], str]:
