@@ -180,6 +180,7 @@ class _Lock:
     def __init__(self, folder: Path, fd: int | None) -> None:
         self.folder, self.fd, self.files, self.recording = folder, fd, [], False
         self.root = os.path.realpath(folder)
+        self.pid = os.getpid()  # a forked child (a worker) inherits the lock: it never releases it
 
     @classmethod
     def take(cls, p: Path, option: str, command: str | None) -> _Lock:
@@ -250,7 +251,7 @@ class _Lock:
             raise write_error(target, e) from None
 
     def release(self) -> None:
-        if self.fd is None:
+        if self.fd is None or os.getpid() != self.pid:
             return
         self.recording = False
         with suppress(FileNotFoundError):
