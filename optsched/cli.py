@@ -103,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"optsched: interrupted ({what}).", file=sys.stderr)
         return 128 + int(signum)
     finally:
-        for s, h in early.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if argv is None and early:  # the process ends now: a late Ctrl-C must not turn its exit code into a kill
+            for s in (signal.SIGINT, *early):
+                signal.signal(s, signal.SIG_IGN)
+        else:  # called from Python (a test, a script): give the signals back
+            for s, h in early.items():
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
 def _main(argv: list[str] | None) -> int:
