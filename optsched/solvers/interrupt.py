@@ -16,7 +16,7 @@ changed (Pyomo then reports an internal ``DeveloperError`` instead of the interr
   takes the signal; HiGHS a flag that its interrupt callbacks turn into ``user_interrupt``; a
   portfolio the signal forwarded to its members), which then ends with its incumbent and bound.
   Python phases look at the flag between steps (:func:`check`, at points where nothing is half
-  changed: between the phases of a solve, every few hundred rows of a model build) and skip
+  changed: between the phases of a solve, between the components of a model build) and skip
   what is left; the result's status is ``interrupted``. Work inside a library call (a Pyomo
   transformation, handing a model to HiGHS) is finished first.
 * **Inside** :func:`deferred` (a file being written): a signal waits until the block is done and
@@ -317,13 +317,10 @@ def member() -> None:
     st = _state
     st.stoppers.clear()
     st.member = True
-    st.pid = os.getpid()
-    hup = getattr(signal, "SIGHUP", None)
+    st.pid = os.getpid()  # the handlers it inherited act here (SIGHUP too, on the command line)
     if threading.current_thread() is threading.main_thread():
         with suppress(ValueError, TypeError, OSError):
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            if hup is not None and signal.getsignal(hup) is _handler:
-                signal.signal(hup, _handler)
 
 
 def forward(pids: list[int]) -> Callable[[], None]:
