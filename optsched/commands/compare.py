@@ -278,7 +278,7 @@ def run(args) -> int:
             kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
         if isinstance(e, SimulationLimitError):
             raise SimulationLimitError(f"{_livelock(e)} Finished before it: {done} policies{kept}.") from None
-        print(f"optsched: interrupted ({interrupt.described()}) after {done} policies{kept}.", file=sys.stderr)
+        print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
         return interrupt.exit_code()
     ran = table[table["skipped"].isna()] if "skipped" in table else table
     if len(ran) == 0:

@@ -178,7 +178,8 @@ class _Lock:
     record of the files written."""
 
     def __init__(self, folder: Path, fd: int | None) -> None:
-        self.folder, self.fd, self.files, self.recording = folder, fd, [], False
+        self.folder, self.fd, self.recording = folder, fd, False
+        self.files: list[str] = []
         self.root = os.path.realpath(folder)
         self.pid = os.getpid()  # a forked child (a worker) inherits the lock: it never releases it
 

@@ -252,6 +252,7 @@ def test_sigterm_to_compare_keeps_rows_bound_and_pictures_and_json_prints_them(t
     assert not list(out.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_sigterm_to_simulate_says_so_and_writes_nothing_half(tmp_path):
     out = tmp_path / "sim"
     run = _Run(

@@ -78,6 +78,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path, capsys):
     assert (d / "schedule.json").is_file() and not (d / LOCK_NAME).exists()
 
 
+@pytest.mark.slow
 def test_two_solves_into_one_new_folder_one_is_refused(tmp_path):
     d = tmp_path / "same"
     inst = tmp_path / "n60.json"
