@@ -54,6 +54,7 @@ def _refused_cleanly(f) -> None:
         raise
 
 
+PAPER_POLICIES = ["asrpt-a-srpt", "elastic-fifo", "sojourn-online-rank", "lazer"]  # one of each enrichment
 CLUSTERS = st.one_of(
     st.just(Cluster.homogeneous(2, 4)),
     st.sampled_from(["8 gpus", 8, None, [4, 4], {"servers": 2}]),
@@ -83,9 +84,11 @@ def test_get_policy(name, options):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
-    table=job_tables(), cluster=CLUSTERS, policies=st.sampled_from(["all", ["fifo"], ["nope"], [], ["fifo", "srtf"]])
+    table=job_tables(),
+    cluster=CLUSTERS,
+    policies=st.sampled_from([["fifo"], ["nope"], [], ["fifo", "srtf"], PAPER_POLICIES, "none"]),
 )
-def test_compare(table, cluster, policies):
+def test_compare(table, cluster, policies):  # "none": not a list of names
     from optsched.experiments.compare import compare
 
     if isinstance(table, dict):

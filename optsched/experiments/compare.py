@@ -577,7 +577,7 @@ def compare(
     sim_options = dict(sim_options or {})
     _check_cluster(cluster)
     G = int(cluster.total_gpus)
-    tables = [_checked_table(workload(s) if callable(workload) else workload) for s in range(seeds)]
+    tables = [_checked_table(workload(s) if callable(workload) else workload, cluster) for s in range(seeds)]
     ws = [_Seeded(t, cluster, s, overheads, load_base, enrich) for s, t in enumerate(tables)]
     skip = {n: _skip_reason(n, reg[n], ws[0]) for n in names}
     families = {reg[n]["paper"] if reg[n]["paper"] in _PAPERS else None for n in names if skip[n] is None}
@@ -682,9 +682,10 @@ def _check_cluster(cluster: Any) -> None:
         )
 
 
-def _checked_table(table: Any) -> Any:
-    """A job table (a DataFrame with arrival, gpus and duration or work), else a clear error."""
-    from optsched.sim.inputs import job_table_columns
+def _checked_table(table: Any, cluster: Any) -> Any:
+    """A job table (a DataFrame with arrival, gpus and duration or work), its values checked as the
+    simulator checks them (before any enrichment reads them), else a clear error."""
+    from optsched.sim.inputs import job_table_columns, table_columns
 
     if not hasattr(table, "columns"):
         raise InvalidInstanceError(
@@ -692,7 +693,9 @@ def _checked_table(table: Any) -> Any:
             f"duration) or a function seed -> such a table; got {type(table).__name__}."
         )
     job_table_columns(table, who="the policies of compare")
-    return table
+    _, wcol = job_table_columns(table)  # the column table_columns reads
+    t = table_columns(table, cluster)
+    return table.assign(arrival=t["arrival"], gpus=t["gpus"], **{wcol: t["work"]})  # numbers, not text
 
 
 _PARTIAL: dict[str, Any] = {}

@@ -189,7 +189,6 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
     if n_rows == 0:
         raise InvalidInstanceError(_EMPTY)
     work = _col(df, wcol, float)
-    gp = _col(df, "gpus")
     weight = _col(df, "weight", float) if "weight" in columns else np.ones(n_rows)
     single = _col(df, "single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
     ids = _col(df, idcol).tolist() if idcol else list(range(n_rows))
@@ -216,7 +215,7 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
         lambda a: np.isfinite(a) & (a > 0) & (a <= MAX_WEIGHT),
         f"a number in (0, {MAX_WEIGHT:g}]",
     )
-    gpf = np.asarray(gp, dtype=float)
+    gpf = _col(df, "gpus", float)
     _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
     gpi = gpf.astype(np.int64)
     lim = np.where(single, largest, total)
