@@ -1,9 +1,10 @@
 """The ``optsched`` command line.
 
-Exit codes: 0 ok; 1 infeasible, no solution, or a check failed; 2 bad input (file, field,
-option, unknown name); 130 interrupted (Ctrl-C; commands write what they finished first).
-Errors are one clear line on stderr, never a traceback from deep inside a library
-(``OPTSCHED_DEBUG=1`` shows it).
+Exit codes: 0 ok; 1 infeasible, no solution, a check failed, or the run failed (out of memory, a
+full disk); 2 bad input (file, field, option, unknown name, an --out folder in use); 130, 143,
+129 stopped by a signal (Ctrl-C = SIGINT, SIGTERM, SIGHUP: 128 + its number; each command writes
+what it finished first). Errors are one clear line on stderr, never a traceback from deep inside
+a library (``OPTSCHED_DEBUG=1`` shows it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sys
 
 from optsched.commands import COMMANDS
-from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, plain_text
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
 from optsched.exceptions import (
     DataNotFoundError,
     InfeasibleError,
@@ -27,6 +28,8 @@ from optsched.exceptions import (
     SolverUnavailableError,
     TraceFormatError,
     UnknownNameError,
+    WriteError,
+    cut_message,
 )
 
 
@@ -48,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="optsched",
         description="Exact optimization and paper algorithms for scheduling "
         "distributed deep-learning jobs on GPU clusters.",
+        epilog="Exit codes: 0 ok; 1 infeasible, no solution, a failed check, or a run that failed (out of "
+        "memory, a full disk); 2 bad input; 130, 143, 129 stopped by Ctrl-C, SIGTERM or SIGHUP (what "
+        "finished is written first).",
     )
     p.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -67,7 +73,45 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"optsched: warning: {message}", file=sys.stderr)
 
 
+def _starting(signum: int, frame) -> None:
+    """SIGTERM and SIGHUP while the command line starts (before the command's own handling)."""
+    raise _Stopped(signum)
+
+
+class _Stopped(KeyboardInterrupt):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    early: dict[int, object] = {}
+    try:
+        for name in ("SIGTERM", "SIGHUP"):  # as Ctrl-C from the start: a word and 128 + the signal
+            if hasattr(signal, name):
+                s = getattr(signal, name)
+                early[s] = signal.signal(s, _starting)
+    except ValueError:  # not the main thread: signals keep their behaviour
+        early = {}
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:  # while starting (the command itself answers a signal with what it did)
+        signum = getattr(e, "signum", signal.SIGINT)
+        what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        print(f"optsched: interrupted ({what}).", file=sys.stderr)
+        return 128 + int(signum)
+    finally:
+        if argv is None and early:  # the process ends now: a late Ctrl-C must not turn its exit code into a kill
+            for s in (signal.SIGINT, *early):
+                signal.signal(s, signal.SIG_IGN)
+        else:  # called from Python (a test, a script): give the signals back
+            for s, h in early.items():
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None) -> int:
     import warnings
 
     parser = build_parser()
@@ -78,8 +122,34 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    from optsched.solvers import interrupt  # after parsing: --help imports nothing heavy
+
     old_show = warnings.showwarning
     warnings.showwarning = _show_warning
+    try:
+        with interrupt.handle_signals():  # SIGTERM and SIGHUP are Ctrl-C for every command
+            try:
+                code = _run(args)
+            finally:
+                from optsched.core.output import release_out_dirs
+
+                release_out_dirs()
+            if interrupt.received() is not None and code in (EXIT_OK, EXIT_FAILED):
+                # the signal came while the results were written (that was finished first)
+                print(
+                    f"optsched: interrupted ({interrupt.described()}) after the results were written.",
+                    file=sys.stderr,
+                )
+                code = interrupt.exit_code()
+            return code
+    finally:
+        warnings.showwarning = old_show
+
+
+def _run(args) -> int:
+    """The command, with every error it can end with turned into one line and an exit code."""
+    from optsched.solvers import interrupt
+
     try:
         return int(args.func(args))
     except (
@@ -93,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     ) as e:
         _report(e)
         return EXIT_BAD_INPUT
+    except WriteError as e:  # a full disk, memory running out while writing: the run failed
+        _report(e)
+        return EXIT_FAILED
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
         _report(e)
         return EXIT_BAD_INPUT
@@ -103,21 +176,41 @@ def main(argv: list[str] | None = None) -> int:
         _report(e)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        print("optsched: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(f"optsched: interrupted ({interrupt.described()}).", file=sys.stderr)
+        return interrupt.exit_code()
     except BrokenPipeError:  # output piped into `head` and friends: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    finally:
-        warnings.showwarning = old_show
+    except MemoryError as e:
+        _report(
+            e,
+            "Out of memory: the run needs more than this machine gives it. Use a smaller workload "
+            "(fewer jobs: --jobs N) or a machine with more memory.",
+        )
+        return EXIT_FAILED
+    except RecursionError as e:
+        _report(e, "An input nests lists or objects too deeply to be read; check that it is the right file.")
+        return EXIT_BAD_INPUT
+    except OSError as e:  # the system refused something (a full disk outside a result file, too many files)
+        _report(e, f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}; check the disk and the paths.")
+        return EXIT_FAILED
+    except Exception as e:
+        if interrupt.received() is None:
+            raise  # a bug: the traceback is what a report needs
+        if os.environ.get("OPTSCHED_DEBUG"):
+            import traceback
+
+            traceback.print_exception(e)
+        print(f"optsched: interrupted ({interrupt.described()}) inside a library call.", file=sys.stderr)
+        return interrupt.exit_code()
 
 
-def _report(e: BaseException) -> None:
+def _report(e: BaseException, message: str | None = None) -> None:
     if os.environ.get("OPTSCHED_DEBUG"):
         import traceback
 
         traceback.print_exception(e)
-    print(f"optsched: error: {e}", file=sys.stderr)
+    print(f"optsched: error: {cut_message(str(e) if message is None else message)}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

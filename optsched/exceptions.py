@@ -7,6 +7,8 @@ largest server); got 0.``
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "OptschedError",
     "InvalidInstanceError",
@@ -26,8 +28,27 @@ __all__ = [
 ]
 
 
+#: Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
+#: table) are cut in the middle, keeping the start (what is wrong) and the end (the fix).
+MESSAGE_LIMIT = 2000
+
+
+def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` itself, or its start and end with the middle cut when it is longer than ``limit``.
+
+    >>> cut_message("a" * 50 + "b" * 50, limit=40)
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaa [... 60 characters cut ...] bbbbbbbbbbbb'
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = int(limit * 0.7), int(limit * 0.3)
+    tail = min(tail, max(0, len(text) - head))
+    cut = len(text) - head - tail
+    return f"{text[:head].rstrip()} [... {cut:,} characters cut ...] {text[len(text) - tail :].lstrip()}"
+
+
 class OptschedError(Exception):
-    """Base class of every optsched error.
+    """Base class of every optsched error. Its message is cut to :data:`MESSAGE_LIMIT` characters.
 
     Examples
     --------
@@ -38,6 +59,9 @@ class OptschedError(Exception):
     ...     print(type(e).__name__)
     UnknownNameError
     """
+
+    def __str__(self) -> str:
+        return cut_message(super().__str__())
 
 
 class InvalidInstanceError(OptschedError, ValueError):
@@ -67,7 +91,7 @@ class UnknownNameError(OptschedError, KeyError):
     """A model, algorithm, policy, solver or trace name that is not registered."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
-        return str(self.args[0]) if self.args else ""
+        return cut_message(str(self.args[0])) if self.args else ""
 
 
 class InfeasibleError(OptschedError):
@@ -149,8 +173,57 @@ class InternalError(OptschedError, RuntimeError):
     """Two parts of optsched disagree where they never should (a bug: please report it)."""
 
     def __str__(self) -> str:
-        msg = str(self.args[0]) if self.args else ""
+        msg = cut_message(str(self.args[0])) if self.args else ""
         return f"{msg} (this is a bug in optsched: please report it with the command that produced it)"
+
+
+class WriteError(OptschedError, OSError):
+    """A result file could not be written (a full disk, a missing permission, memory running out);
+    nothing of it was written and an earlier file of that name stays as it was. ``path`` is the
+    file, ``cause`` the original exception."""
+
+    path: str = ""
+    cause: BaseException | None = None
+
+
+def write_error(path: Any, e: BaseException) -> WriteError:
+    """The :class:`WriteError` for ``e`` (an ``OSError`` or ``MemoryError``) while writing ``path``:
+    the file, the cause and the fix in one sentence.
+
+    >>> import errno
+    >>> e = write_error("out/jobs.csv", OSError(errno.ENOSPC, "No space left on device"))
+    >>> str(e).startswith("No space left on the device of 'out' while writing 'jobs.csv'; nothing of it")
+    True
+    """
+    import errno
+    from pathlib import Path
+
+    p = Path(path)
+    folder, name = str(p.parent), p.name
+    if isinstance(e, MemoryError):
+        msg = (
+            f"Out of memory while writing {str(p)!r}; nothing of it was written. Write a smaller result (fewer "
+            f"jobs), or free memory."
+        )
+    elif getattr(e, "errno", None) in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        what = "No space left" if e.errno == errno.ENOSPC else "The disk quota is used up"
+        msg = (
+            f"{what} on the device of {folder!r} while writing {name!r}; nothing of it was written. Free space "
+            f"there, or write the results to another disk (--out elsewhere)."
+        )
+    elif getattr(e, "errno", None) == errno.EFBIG:
+        msg = (
+            f"{str(p)!r} would exceed the largest file this system allows; nothing of it was written. Write a "
+            f"smaller result, or to another disk."
+        )
+    elif getattr(e, "errno", None) in (errno.EACCES, errno.EPERM, errno.EROFS):
+        msg = f"{str(p)!r} cannot be written ({e.strerror}); give a writable folder (--out elsewhere)."
+    else:
+        why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        msg = f"{str(p)!r} cannot be written ({why}); nothing of it was written. Check the folder, or write elsewhere."
+    err = WriteError(msg)
+    err.path, err.cause = str(p), e  # not errno/filename: OSError would print those instead of the message
+    return err
 
 
 class OptschedWarning(UserWarning):
@@ -190,4 +263,7 @@ __all__ += [
     "OptschedWarning",
     "WorkloadWarning",
     "EngineFallbackWarning",
+    "WriteError",
+    "write_error",
+    "cut_message",
 ]

@@ -8,8 +8,11 @@ import math
 import sys
 from typing import Any
 
+from optsched.exceptions import InvalidOptionError
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-#: Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it; what was finished is written.
+#: Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it; what was finished is written. SIGTERM
+#: gives 143 and SIGHUP 129 (:func:`optsched.solvers.interrupt.exit_code`).
 EXIT_INTERRUPTED = 130
 
 
@@ -136,6 +139,79 @@ def print_table(
     print("  ".join("-" * w for w in widths), file=file)
     for row in cells:
         print("  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip(), file=file)
+
+
+def fmt_people(v: float) -> str:
+    """A number as a message shows it: thousands separated, three significant digits for fractions,
+    an exponent only beyond 10^12.
+
+    >>> fmt_people(19274.3), fmt_people(1.3e6), fmt_people(2.5e13), fmt_people(1e-9), fmt_people(60.0)
+    ('19,274', '1,300,000', '2.5e13', '1e-09', '60')
+    """
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return str(v) if v else "0"
+    if abs(v) >= 1e12:
+        return f"{v:.3g}".replace("e+", "e")
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+#: The simulator's own limits on a run (``Simulator.run(max_time="auto", max_events="auto")``): a run
+#: past them is taken for a livelock. The command line checks periods and overheads against them
+#: before a run, so that a hopeless option is refused at once, in the words of its option.
+def sim_time_limit(arrival: Any, work: Any) -> float:
+    """Simulated seconds: the last arrival + 1,000 x the jobs' total work + 10^6 s."""
+    import numpy as np
+
+    return float(np.max(arrival)) + 1000.0 * float(np.sum(work)) + 1e6
+
+
+def sim_event_limit(n_jobs: int) -> int:
+    """Events: 1,000,000 + 1,000 per job."""
+    return 1_000_000 + 1_000 * int(n_jobs)
+
+
+def check_overhead(option: str, seconds: float, arrival: Any, work: Any, gpus: Any, total_gpus: int) -> None:
+    """Refuse a load time every job pays before it runs (``--load-time``, ``--load-base``) that makes
+    the run longer than the simulator's limit (:func:`sim_time_limit`): each job then ends no
+    earlier than its arrival + the load + its work, and the cluster must hold every job's GPUs
+    for its load and work."""
+    import numpy as np
+
+    if not seconds > 0:
+        return
+    r, w, g = (np.asarray(x, dtype=float) for x in (arrival, work, gpus))
+    limit = sim_time_limit(r, w)
+    area = float((g * w).sum()) / total_gpus
+    need = max(float((r + w).max()) + seconds, float(r.min()) + area + seconds * float(g.sum()) / total_gpus)
+    if need <= limit:
+        return
+    most = min(limit - float((r + w).max()), (limit - float(r.min()) - area) * total_gpus / float(g.sum()))
+    raise InvalidOptionError(
+        f"{option} {fmt_people(seconds)} s is too long for this workload: every job loads that long before it "
+        f"runs, so the run would last at least {fmt_people(need)} s, beyond the simulator's limit of "
+        f"{fmt_people(limit)} s (1,000 times the jobs' total work: a run that long is taken for a livelock). "
+        f"Give {option} of at most {fmt_people(max(most, 0.0))} s."
+    )
+
+
+def check_period(option: str, seconds: float, arrival: Any, work: Any, *, what: str = "decisions") -> None:
+    """Refuse a period (``--period``) that gives more ticks than the simulator's event limit
+    (:func:`sim_event_limit`): the ticks run from time 0 at least until the last job can end."""
+    import numpy as np
+
+    r, w = np.asarray(arrival, dtype=float), np.asarray(work, dtype=float)
+    span = float((r + w).max())
+    limit = sim_event_limit(len(r))
+    if span / seconds <= limit:
+        return
+    raise InvalidOptionError(
+        f"{option} {fmt_people(seconds)} s gives at least {fmt_people(span / seconds)} {what} over the "
+        f"workload's {fmt_people(span)} s (its last job ends no earlier), more than the simulator's limit of "
+        f"{fmt_people(limit)} events. Give {option} of at least {fmt_people(span / limit)} s."
+    )
 
 
 def add_output_options(p, *, out_help: str = "write the results into this folder (created; see --force)") -> None:

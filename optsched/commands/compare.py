@@ -25,12 +25,15 @@ Every table has a lower bound on the mean JCT that no policy can beat
 --out DIR gets compare.csv (or --format json/parquet; rewritten as each policy ends, so a long
 run that fails late or is interrupted keeps its finished rows), bound.json (the bound, the
 assumptions, the cluster), and the pictures jct_cdf, jct_summary, queue_delay_cdf, utilization
-(PNG and SVG). Exit codes: 0 ok; 2 bad input; 130 interrupted (Ctrl-C: the finished rows stay).
+(PNG and SVG). Ctrl-C, SIGTERM or SIGHUP stops the run and writes the finished rows, bound.json
+and the pictures (--json prints the finished rows). Exit codes: 0 ok; 1 a simulation did not end
+or the results could not be written; 2 bad input (also: no policy can run on the workload, or
+--out is in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted.
 """
 
 from __future__ import annotations
 
-from optsched.commands._common import EXIT_OK, add_output_options, print_json, print_table
+from optsched.commands._common import EXIT_OK, add_output_options, check_overhead, fmt_people, print_json, print_table
 
 
 def add_parser(sub) -> None:
@@ -81,6 +84,8 @@ def add_parser(sub) -> None:
 def _check(args) -> None:
     import math
 
+    from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
+    from optsched.core.placement import PLACEMENT_RULES
     from optsched.exceptions import InvalidOptionError
     from optsched.experiments.compare import LOAD_CAP
 
@@ -100,12 +105,30 @@ def _check(args) -> None:
         raise InvalidOptionError(
             f"--max-duration must be a number of seconds >= 0 (0: no cap); got {args.max_duration}."
         )
+    if args.max_duration is not None and 0 < args.max_duration < MIN_SECONDS:
+        raise InvalidOptionError(
+            f"--max-duration {args.max_duration:g} s is shorter than the shortest job the simulator takes "
+            f"({MIN_SECONDS:g} s; {LIMITS_DOC}); give a cap of at least {MIN_SECONDS:g} s, or 0 for none."
+        )
+    if not (args.load_base <= MAX_SECONDS):
+        raise InvalidOptionError(
+            f"--load-base must be a number of seconds in [0, {MAX_SECONDS:g}] ({LIMITS_DOC}); got {args.load_base:g}."
+        )
     if args.max_duration is not None and args.trace != "synthetic":
         raise InvalidOptionError("--max-duration caps the synthetic generator's durations; give --trace synthetic.")
     if not (args.load_base >= 0 and math.isfinite(args.load_base)):
         raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.elastic_slot is not None and not (args.elastic_slot > 0 and math.isfinite(args.elastic_slot)):
         raise InvalidOptionError(f"--elastic-slot must be a number of seconds > 0; got {args.elastic_slot}.")
+    if args.placement is not None and args.placement not in PLACEMENT_RULES:
+        raise InvalidOptionError(
+            f"--placement {args.placement!r} is not a placement rule; choose one of {list(PLACEMENT_RULES)}."
+        )
+    if args.policies.strip(" ,") == "":
+        raise InvalidOptionError(
+            f"--policies {args.policies!r} names no policy; give 'all' or a comma list such as fifo,srtf,lazer "
+            f"(`optsched info` lists them)."
+        )
     if args.columns is not None and not args.jobs_csv:
         raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
     if args.trace != "synthetic" and args.load is not None and args.servers is not None:
@@ -120,7 +143,8 @@ def _check(args) -> None:
 def _workload(args):
     """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
     from optsched.core import Cluster
-    from optsched.exceptions import InvalidOptionError
+    from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SERVERS
+    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.experiments.compare import DEFAULT_MAX_DURATION, calibrate_load, offered_load, size_cluster
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
 
@@ -136,7 +160,15 @@ def _workload(args):
             )
             return calibrate_load(df, load, cluster.total_gpus)
 
-        workload(0)  # a load that cannot be reached fails here, before any run
+        first = workload(0)  # a load that cannot be reached fails here, before any run
+        last = float(first["arrival"].max())
+        if last > MAX_ARRIVAL:
+            raise InvalidOptionError(
+                f"--load {load:g} spreads the {n:,} arrivals over {fmt_people(last)} s, beyond the "
+                f"{fmt_people(MAX_ARRIVAL)} s a workload may span ({LIMITS_DOC}); give --load of at least "
+                f"{load * last / MAX_ARRIVAL:.2g}, or fewer jobs (--jobs)."
+            )
+        _check_overheads(args, first, cluster)
         return workload, cluster, "synthetic", f"offered load {load:g} over the window in which jobs run"
     name = args.trace or args.jobs_csv
     df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace)
@@ -145,7 +177,13 @@ def _workload(args):
     if len(df) == 0:
         raise InvalidOptionError(f"{name!r} has no job to compare on.")
     if args.load is not None:
-        cluster = size_cluster(df, args.load, args.gpus_per_server)
+        try:
+            cluster = size_cluster(df, args.load, args.gpus_per_server)
+        except InvalidInstanceError:  # more servers than a cluster may have
+            raise InvalidOptionError(
+                f"--load {args.load:g} would need more than {MAX_SERVERS:,} servers of {args.gpus_per_server} GPUs "
+                f"for {name!r} ({LIMITS_DOC}); give a larger --load (or more --gpus-per-server)."
+            ) from None
     elif args.servers is not None:
         cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
     elif args.trace in ("openb", "openb-sample"):
@@ -160,6 +198,7 @@ def _workload(args):
             f"The largest job of {name!r} needs {int(df['gpus'].max())} GPUs, more than the cluster's "
             f"{cluster.total_gpus}; give more --servers or --gpus-per-server (or --load to size the cluster)."
         )
+    _check_overheads(args, df, cluster)
     rho = offered_load(df, cluster.total_gpus)
     note = f"offered load {rho:.3g} over the replay window"
     if args.load is not None:
@@ -175,12 +214,21 @@ def _workload(args):
     return df, cluster, name, note
 
 
+def _check_overheads(args, df, cluster) -> None:
+    """--load-base against the workload (every job loads at least that long before it runs)."""
+    if args.overheads != "model":
+        return
+    work = df["work"] if "work" in df and "duration" not in df else df["duration"]
+    check_overhead("--load-base", args.load_base, df["arrival"], work, df["gpus"], cluster.total_gpus)
+
+
 def run(args) -> int:
     import sys
 
-    from optsched.core.output import check_formats, prepare_out_dir, write_table
-    from optsched.exceptions import InvalidOptionError
+    from optsched.core.output import check_formats, prepare_out_dir, recorded_files, write_table
+    from optsched.exceptions import InvalidOptionError, SimulationLimitError
     from optsched.experiments.compare import METRICS, available_policies, compare, last_partial
+    from optsched.solvers import interrupt
 
     _check(args)
     policies = "all" if args.policies == "all" else [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -190,7 +238,7 @@ def run(args) -> int:
         if bad:
             raise InvalidOptionError(f"--policies: unknown policy {bad[0]!r}; known: {sorted(known)}.")
     formats = check_formats(args.format or ["csv"])
-    out = prepare_out_dir(args.out, force=args.force) if args.out else None
+    out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
     workload, cluster, name, note = _workload(args)
     enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else None
 
@@ -198,52 +246,56 @@ def run(args) -> int:
         if out is not None:
             import pandas as pd
 
-            write_table(pd.DataFrame(rows), out, "compare", formats=formats)
+            with interrupt.deferred():  # a signal waits until the table is written
+                write_table(pd.DataFrame(rows), out, "compare", formats=formats)
 
     try:
-        table, per_job = compare(
-            workload,
-            cluster,
-            policies=policies,
-            seeds=args.seeds,
-            placement=args.placement,
-            progress=not args.quiet and sys.stderr.isatty(),
-            overheads=args.overheads,
-            load_base=args.load_base,
-            enrich=enrich,
-            on_row=on_row,
+        with interrupt.stop_on_interrupt():  # a signal inside the exact bound ends the comparison too
+            table, per_job = compare(
+                workload,
+                cluster,
+                policies=policies,
+                seeds=args.seeds,
+                placement=args.placement,
+                progress=not args.quiet and sys.stderr.isatty(),
+                overheads=args.overheads,
+                load_base=args.load_base,
+                enrich=enrich,
+                on_row=on_row,
+            )
+    except (KeyboardInterrupt, SimulationLimitError) as e:
+        table, per_job = last_partial()  # the rows of the policies that finished
+        finished = table if table is not None and len(table) else None
+        with interrupt.deferred():  # a second signal does not cut the writing
+            if out is not None and finished is not None:
+                write_table(finished, out, "compare", formats=formats)
+                _write_extras(table, per_job, out, cluster, name, note)
+        done = 0 if finished is None else int(len(finished))
+        if args.json:
+            _print_json(name, cluster, note, table, finished)
+        kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
+        if out is not None and done:
+            kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
+        if isinstance(e, SimulationLimitError):
+            raise SimulationLimitError(f"{_livelock(e)} Finished before it: {done} policies{kept}.") from None
+        print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
+        return interrupt.exit_code()
+    ran = table[table["skipped"].isna()] if "skipped" in table else table
+    if len(ran) == 0:
+        reasons = "; ".join(f"{r['policy']}: {r['skipped']}" for r in table.to_dict("records"))
+        raise InvalidOptionError(
+            f"No policy could run on {name!r}, so there is nothing to compare ({reasons}). Give policies that "
+            f"run on this workload (--policies; `optsched info` says what each needs), or a workload with "
+            f"the columns they need."
         )
-    except KeyboardInterrupt:
-        table, per_job = last_partial()
-        done = 0 if table is None else int(len(table))
-        if out is not None and table is not None and done:
-            _write_extras(table, per_job, out, cluster, name, note)
-        where = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
-        print(f"optsched: interrupted after {done} policies{where}", file=sys.stderr)
-        return 130
     if out is not None:
-        write_table(table, out, "compare", formats=formats)
-        _write_extras(table, per_job, out, cluster, name, note)
+        with interrupt.deferred():
+            write_table(table, out, "compare", formats=formats)
+            _write_extras(table, per_job, out, cluster, name, note)
     bound = table.attrs["bound"]
     if args.json:
-        import math
-
-        def clean(v):
-            return None if isinstance(v, float) and math.isnan(v) else v
-
-        print_json(
-            {
-                "workload": name,
-                "servers": cluster.n_servers,
-                "gpus": cluster.total_gpus,
-                "load": note,
-                "bound": bound,
-                "assumptions": table.attrs["assumptions"],
-                "rows": [{k: clean(v) for k, v in row.items()} for row in table.to_dict("records")],
-            }
-        )
+        _print_json(name, cluster, note, table, table)
         return EXIT_OK
-    ran = table[table["skipped"].isna()] if "skipped" in table else table
     cols = ["policy", "paper"] + [m for m in METRICS if m in ran and m != "total_jct"]
     if "ratio_to_np_bound" in ran:
         cols.append("ratio_to_np_bound")
@@ -278,6 +330,38 @@ def run(args) -> int:
     if out is not None:
         print(f"wrote {out}/compare.{formats[0]}, {out}/bound.json and the pictures in {out}/")
     return EXIT_OK
+
+
+def _livelock(e: Exception) -> str:
+    """A policy's run past the simulator's limits, in the command line's words."""
+    why = str(e).split(". A livelock")[0]
+    return (
+        f"A simulation did not end: {why[0].lower() + why[1:]}. Jobs were preempted and restarted over and over, "
+        f"or the run is longer than the simulator takes: leave that policy out (--policies), or use shorter "
+        f"overheads (--load-base, --overheads none)."
+    )
+
+
+def _print_json(name, cluster, note, table, finished) -> None:
+    """The --json document: the rows finished (all of them, or those before an interruption)."""
+    import math
+
+    def clean(v):
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    attrs = {} if table is None else table.attrs
+    rows = [] if finished is None else finished.to_dict("records")
+    print_json(
+        {
+            "workload": name,
+            "servers": cluster.n_servers,
+            "gpus": cluster.total_gpus,
+            "load": note,
+            "bound": attrs.get("bound"),
+            "assumptions": attrs.get("assumptions"),
+            "rows": [{k: clean(v) for k, v in row.items()} for row in rows],
+        }
+    )
 
 
 def _write_extras(table, per_job, out, cluster, name, note) -> None:

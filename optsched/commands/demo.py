@@ -9,20 +9,13 @@ Examples::
 With --out, the table is written again as each instance's rows are done, so Ctrl-C (or a
 failure) keeps every finished row. A row that fails verification names the violated check and
 its message in the column ``violation`` (table, --json and --out). Exit codes: 0 every row
-verified; 1 a row failed verification; 2 bad input (unknown --only); 130 interrupted (the
-finished rows are written).
+verified; 1 a row failed verification; 2 bad input (unknown --only, --out in use by another
+run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted (the finished rows are written).
 """
 
 from __future__ import annotations
 
-from optsched.commands._common import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    add_output_options,
-    print_json,
-    print_table,
-)
+from optsched.commands._common import EXIT_FAILED, EXIT_OK, add_output_options, print_json, print_table
 
 
 def add_parser(sub) -> None:
@@ -52,27 +45,29 @@ def run(args) -> int:
 
     from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.experiments.demo import COLUMNS, collect_rows, rows_dataframe
-    from optsched.solvers.interrupt import stop_on_interrupt
+    from optsched.solvers import interrupt
 
     formats = check_formats(args.format or ["csv"])
-    out = prepare_out_dir(args.out, force=args.force) if args.out else None
+    out = prepare_out_dir(args.out, force=args.force, command="demo") if args.out else None
     done: list[dict] = []
 
     def write(rows: list[dict]) -> None:
-        done[:] = rows
+        with interrupt.deferred():  # a signal waits until the table is written
+            if out is not None:
+                write_table(rows_dataframe(rows), out, "demo", formats=formats)
+            done[:] = rows
         if out is not None:
-            write_table(rows_dataframe(rows), out, "demo", formats=formats)
             print(f"[demo] {len(rows)} rows written to {out / 'demo'}.{formats[0]}", file=sys.stderr, flush=True)
 
     try:
-        with stop_on_interrupt():  # Ctrl-C ends the whole demo (an exact solve stops and raises)
+        with interrupt.stop_on_interrupt():  # a signal ends the whole demo (an exact solve stops and raises)
             rows = collect_rows(quick=args.quick, only=args.only, on_update=write)
     except KeyboardInterrupt:
-        where = f", written to {out / 'demo'}.{formats[0]}" if out is not None else ""
-        print(f"optsched: interrupted: {len(done)} finished rows{where}.", file=sys.stderr)
+        where = f", written to {out / 'demo'}.{formats[0]}" if out is not None and done else ""
+        print(f"optsched: interrupted ({interrupt.described()}): {len(done)} finished rows{where}.", file=sys.stderr)
         if args.json:
             print_json(done)
-        return EXIT_INTERRUPTED
+        return interrupt.exit_code()
     if args.json:
         print_json(rows)
     else:

@@ -11,12 +11,13 @@ it computed; a table that stands for one of the paper's figures or tables gets i
 beside it at the same moment, named after it (fig6.csv, fig6.png, fig6.svg); --out is
 checked (and refused if it exists and is not empty, unless --force) before any work starts;
 Ctrl-C stops the run and keeps them. Exit codes: 0 ok; 1 the run failed after writing some
-tables; 2 bad input (unknown name, existing --out, bad option); 130 interrupted.
+tables; 2 bad input (unknown name, existing --out or one in use by another run, bad option); 130
+(Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted.
 """
 
 from __future__ import annotations
 
-from optsched.commands._common import EXIT_INTERRUPTED, EXIT_OK, add_output_options, print_table
+from optsched.commands._common import EXIT_OK, add_output_options, print_table
 
 
 def add_parser(sub) -> None:
@@ -45,7 +46,7 @@ def run(args) -> int:
     from optsched.exceptions import InvalidOptionError
     from optsched.experiments.figures import write_table_figure
     from optsched.experiments.registry import get_reproduction, reproductions
-    from optsched.solvers.interrupt import stop_on_interrupt
+    from optsched.solvers import interrupt
 
     if args.list or not args.name:
         print_table([{"name": r.name, "paper": r.paper, "description": r.description} for r in reproductions()])
@@ -54,14 +55,15 @@ def run(args) -> int:
     if args.seeds is not None and args.seeds < 1:
         raise InvalidOptionError(f"--seeds must be >= 1; got {args.seeds}.")
     formats = check_formats(args.format or ["csv"])
-    out = prepare_out_dir(args.out, force=args.force) if args.out else None
+    out = prepare_out_dir(args.out, force=args.force, command="reproduce") if args.out else None
     written: list[str] = []
     t0 = time.perf_counter()
 
     def save(name: str, df) -> None:
         if out is not None:
-            written.extend(str(p) for p in write_table(df, out, name, formats=formats))
-            written.extend(str(p) for p in write_table_figure(repro.name, name, df, out))  # name.png, name.svg
+            with interrupt.deferred():  # a signal waits until the table and its picture are written
+                written.extend(str(p) for p in write_table(df, out, name, formats=formats))
+                written.extend(str(p) for p in write_table_figure(repro.name, name, df, out))  # name.png, .svg
         if not args.quiet:
             print(
                 f"[{time.perf_counter() - t0:7.1f} s] {name}: {len(df)} rows"
@@ -73,12 +75,12 @@ def run(args) -> int:
             print(df.to_string(index=False))
 
     try:
-        with stop_on_interrupt():  # Ctrl-C ends the run (an exact solve stops and raises)
+        with interrupt.stop_on_interrupt():  # a signal ends the run (an exact solve stops and raises)
             repro.run(save, quick=args.quick, seeds=args.seeds, progress=not args.quiet and sys.stderr.isatty())
     except KeyboardInterrupt:
         kept = f"; the {len(written)} files written before are kept in {out}" if written else ""
-        print(f"optsched: interrupted{kept}.", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(f"optsched: interrupted ({interrupt.described()}){kept}.", file=sys.stderr)
+        return interrupt.exit_code()
     except BaseException:
         if written:
             print(

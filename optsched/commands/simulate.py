@@ -10,18 +10,24 @@ Examples::
 
 The workload is a shipped trace name (openb, openb-sample), a trace file (Philly .json, Helios,
 Acme or OpenB .csv), the calibrated synthetic generator, or --jobs-csv FILE: a CSV or Parquet
-file with columns arrival, gpus, duration (s; optional job_id, user, work), other names mapped
-with --columns ours=yours. --no-backfill and --placement whole_node give Tiresias' strict FIFO
-and "yarn" placement. Every input and the --out folder are checked before the simulation starts.
+file with columns arrival, gpus, duration (s; optional job_id, user, work, model, status,
+load_time, save_time), other names mapped with --columns ours=yours. --no-backfill and
+--placement whole_node give Tiresias' strict FIFO and "yarn" placement. Every input and the
+--out folder are checked before the simulation starts.
 
-Exit codes: 0 ok; 1 the simulation failed; 2 bad input (trace, file, column, option, --out).
+Periods and load times are checked against the workload too: one the simulator could not finish
+within its limits is refused at once, with the value that fits. Ctrl-C, SIGTERM or SIGHUP stops
+the run (a file being written is finished first). Exit codes: 0 ok; 1 the simulation failed or
+its results could not be written (out of memory, a full disk); 2 bad input (trace, file, column,
+option, --out, or --out in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)
+interrupted.
 """
 
 from __future__ import annotations
 
 import time
 
-from optsched.commands._common import EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_OK, check_overhead, check_period, fmt_people, print_json, print_table
 
 SUMMARY_KEYS = [
     "policy",
@@ -73,7 +79,8 @@ def add_parser(sub) -> None:
     src.add_argument(
         "--jobs-csv",
         metavar="FILE",
-        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work)",
+        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work, model, status, "
+        "load_time, save_time)",
     )
     p.add_argument(
         "--columns",
@@ -184,6 +191,43 @@ def _too_many(n: int, limit: int) -> str:
     )
 
 
+def _check_against_workload(args, df, cluster) -> None:
+    """Periods and overheads against the workload, before the run: refused when the run could not
+    end within the simulator's limits (the message names the option and the value that fits)."""
+    import numpy as np
+
+    from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL
+    from optsched.exceptions import InvalidOptionError
+
+    arrival = np.asarray(df["arrival"], dtype=float)
+    work = np.asarray(df["work"] if "work" in df else df["duration"], dtype=float)
+    if args.trace == "synthetic" and float(arrival.max()) > MAX_ARRIVAL:
+        raise InvalidOptionError(
+            f"--load {args.load:g} spreads the {len(arrival):,} arrivals over {fmt_people(float(arrival.max()))} s, "
+            f"beyond the {fmt_people(MAX_ARRIVAL)} s a workload may span ({LIMITS_DOC}); give --load of at least "
+            f"{args.load * float(arrival.max()) / MAX_ARRIVAL:.2g}, or fewer jobs (--jobs)."
+        )
+    if args.period is not None:
+        what = "quantum ticks" if args.policy == "las" else "decisions"
+        check_period("--period", args.period, arrival, work, what=what)
+    check_overhead("--load-time", args.load_time, arrival, work, np.asarray(df["gpus"]), cluster.total_gpus)
+
+
+def _livelock(args, e: Exception) -> str:
+    """A run past the simulator's limits, in the command line's words."""
+    why = str(e).split(". A livelock")[0]
+    opts = [f"--policy {args.policy}"]
+    if args.load_time or args.save_time:
+        opts.append(f"--load-time {fmt_people(args.load_time)} s, --save-time {fmt_people(args.save_time)} s")
+    if args.period is not None:
+        opts.append(f"--period {fmt_people(args.period)} s")
+    return (
+        f"The simulation did not end: {why[0].lower() + why[1:]}. Jobs were preempted and restarted over and "
+        f"over, or the run is longer than the simulator takes (with {', '.join(opts)}). Use a non-preemptive "
+        f"policy (--policy fifo or sjf), shorter --load-time/--save-time, or a longer --period."
+    )
+
+
 def run(args) -> int:
     import sys
     import warnings
@@ -191,9 +235,16 @@ def run(args) -> int:
     import numpy as np
 
     from optsched.core import Cluster
-    from optsched.core.output import prepare_out_dir
-    from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
+    from optsched.core.output import prepare_out_dir, recorded_files
+    from optsched.exceptions import (
+        InvalidInstanceError,
+        InvalidOptionError,
+        SimulationLimitError,
+        UnknownNameError,
+        WriteError,
+    )
     from optsched.sim import Simulator, get_policy
+    from optsched.solvers import interrupt
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
 
     _check_options(args)
@@ -245,7 +296,7 @@ def run(args) -> int:
                 f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
             )
         policy = spec.factory()
-    out_dir = prepare_out_dir(args.out, force=args.force) if args.out else None
+    out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
 
     t0 = time.perf_counter()
     # the job table: a dict of NumPy columns for the generator (no pandas import: a fast start-up),
@@ -298,6 +349,7 @@ def run(args) -> int:
         )
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
+    _check_against_workload(args, df, cluster)
     t_load = time.perf_counter() - t0
     sim = Simulator(
         cluster,
@@ -311,7 +363,10 @@ def run(args) -> int:
         engine=args.engine,
     )
     t1 = time.perf_counter()
-    res = sim.run()
+    try:
+        res = sim.run()
+    except SimulationLimitError as e:
+        raise SimulationLimitError(_livelock(args, e)) from None
     t_run = time.perf_counter() - t1
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
@@ -344,7 +399,17 @@ def run(args) -> int:
         summary["warning"] = msg
         warnings.warn(msg, stacklevel=1)
     if out_dir is not None:
-        summary["files"] = res.to_files(out_dir, args.out_format)
+        with interrupt.deferred():  # a signal waits until the files are written
+            try:
+                summary["files"] = res.to_files(out_dir, args.out_format)
+            except (MemoryError, WriteError) as e:
+                if isinstance(e, WriteError) and not isinstance(e.cause, MemoryError):
+                    raise  # a full disk: its message names the file and the fix
+                raise WriteError(
+                    f"Out of memory while writing the results of {n_rows:,} jobs to {str(out_dir)!r} (done: "
+                    f"{', '.join(recorded_files(out_dir)) or 'none'}; each file is whole or absent). Simulate fewer "
+                    f"jobs (--jobs N), or write Parquet (--out-format parquet), or free memory."
+                ) from None
     if args.json:
         print_json(summary)
     else:

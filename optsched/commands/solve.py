@@ -16,10 +16,12 @@ that reaches it reports status "feasible" (or "no_solution") with its best sched
 gap, never "optimal", names the phase that ran out of time (limit_reached_in in --json and
 result.json, with the seconds of every phase) and still writes its best schedule. A solve that
 runs over a second shows its elapsed time, incumbent and bound on stderr (off with --quiet;
-stdout carries only the result). Ctrl-C stops the solver and writes its best schedule so far
-(status "interrupted", exit code 130). Exit codes: 0 solved (schedule verified); 1 infeasible,
-no solution or a failed verification; 2 bad input (file, field, option, unknown name); 130
-interrupted.
+stdout carries only the result). Ctrl-C, SIGTERM or SIGHUP stops the solver (or the phase under
+way: a warm start, an LP bound, a model build) and writes its best schedule so far (status
+"interrupted"); a second signal while it is written changes nothing. Exit codes: 0 solved
+(schedule verified); 1 infeasible, no solution, a failed verification or results that could not
+be written; 2 bad input (file, field, option, unknown name, --out in use by another run); 130
+(Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import contextlib
 import os
 import sys
 
-from optsched.commands._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
 PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
@@ -213,14 +215,11 @@ def _solve(args, inst, started: float, timeline) -> int:
     own, verifying, writing)."""
     import json
 
-    from optsched.commands._plot import check_plot, write_gantt
+    from optsched.commands._plot import check_plot
     from optsched.core import default_exact_model, get_algorithm
-    from optsched.core.io import atomic_write_text, save_schedule
     from optsched.core.output import check_writable_file, prepare_out_dir
-    from optsched.core.result import Status
     from optsched.exceptions import InvalidInstanceError, InvalidOptionError
-    from optsched.solvers import SolveOptions, progress
-    from optsched.verify import verify_result
+    from optsched.solvers import SolveOptions, interrupt, progress
 
     if args.model is None:
         spec = default_exact_model(inst.kind)
@@ -243,7 +242,7 @@ def _solve(args, inst, started: float, timeline) -> int:
         if not args.out:
             raise InvalidOptionError("--plot writes schedule.png and schedule.svg into --out DIR; give --out too.")
         check_plot(inst.kind)
-    out = prepare_out_dir(args.out, force=args.force) if args.out else None
+    out = prepare_out_dir(args.out, force=args.force, command="solve") if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
         kw["backend"] = backend
@@ -258,9 +257,24 @@ def _solve(args, inst, started: float, timeline) -> int:
         if args.write_model:
             kw["write_model"] = args.write_model
     show = spec.exact and not (args.quiet or args.verbose)  # with -v the solver log is the progress
-    # stdout stays the result only: what solvers or Pyomo print goes to stderr
-    with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
-        result = spec(inst, **kw)
+    with contextlib.ExitStack() as stack:
+        if spec.exact:  # a signal stops the solver (or the phase under way) and the best schedule is written
+            stack.enter_context(interrupt.guard())
+        # stdout stays the result only: what solvers or Pyomo print goes to stderr
+        with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
+            result = spec(inst, **kw)
+        stack.enter_context(interrupt.guard())  # a signal from here on waits: the result is written whole
+        return _finish(args, inst, spec, result, out, json, timeline)
+
+
+def _finish(args, inst, spec, result, out, json, timeline) -> int:
+    """Verify, write and print the result of the solve (inside a guard: a signal waits)."""
+    from optsched.commands._plot import write_gantt
+    from optsched.core.io import atomic_write_text, save_schedule
+    from optsched.core.result import Status
+    from optsched.solvers import interrupt, progress
+    from optsched.verify import verify_result
+
     progress.phase("verifying")
     report = verify_result(inst, result) if result.schedule is not None else None
     plotted: list = []
@@ -325,8 +339,8 @@ def _solve(args, inst, started: float, timeline) -> int:
     if result.status == Status.INTERRUPTED:
         where = f" (written to {out})" if out is not None and result.schedule is not None else ""
         what = "its best schedule so far" if result.schedule is not None else "no schedule"
-        print(f"optsched: interrupted: {what}{where}, status interrupted.", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(f"optsched: interrupted ({interrupt.described()}): {what}{where}, status interrupted.", file=sys.stderr)
+        return interrupt.exit_code()
     if not result.status.has_solution:
         return EXIT_FAILED
     return EXIT_OK if report is None or report.ok else EXIT_FAILED

@@ -176,7 +176,7 @@ def read_json(path: str | Path, *, what: str = "instance") -> Any:
     check_path_arg(path, what=what, func="read_json")
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is skipped, as for CSV files
     except FileNotFoundError:
         raise InvalidInstanceError(f"The {what} file {str(path)!r} does not exist; check the path.") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
@@ -186,6 +186,11 @@ def read_json(path: str | Path, *, what: str = "instance") -> Any:
     except json.JSONDecodeError as e:
         raise InvalidInstanceError(
             f"The {what} file {str(path)!r} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}."
+        ) from None
+    except RecursionError:
+        raise InvalidInstanceError(
+            f"The {what} file {str(path)!r} nests lists or objects too deeply to be read (an {what} needs a "
+            f"few levels); check that it is the right file."
         ) from None
 
 
@@ -239,23 +244,39 @@ def _umask() -> int:
     return mask
 
 
+#: Functions called with each path just before :func:`atomic_write` writes it (the result folders
+#: of :mod:`optsched.core.output` record there which files a run wrote).
+WRITE_HOOKS: list[Any] = []
+
+
 def atomic_write(path: str | Path, write) -> Path:
     """Call ``write(tmp_path)`` then rename the file to ``path``: never half written.
 
     The file gets the user's normal permissions (``0o666 & ~umask``), not the 0600 of a
-    temporary file.
+    temporary file. A full disk, a missing permission or memory running out while writing
+    raises :class:`~optsched.exceptions.WriteError` naming the file, the cause and the fix; the
+    temporary file is removed and an earlier file at ``path`` stays as it was.
     """
+    from optsched.exceptions import OptschedError, write_error
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for hook in WRITE_HOOKS:
+            hook(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise write_error(path, e) from None
     os.close(fd)
     try:
         write(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, (OSError, MemoryError)) and not isinstance(e, OptschedError):
+            raise write_error(path, e) from None
         raise
     return path
 

@@ -1,26 +1,56 @@
 """Result folders and tables: checked before any work, each file written atomically as soon as
 it is ready, so a run that fails late keeps what it finished.
 
+One run per folder: :func:`prepare_out_dir` takes the folder for this process (a lock file,
+``.optsched.lock``, held with an OS lock until :func:`release_out_dir` or the process ends; a
+lock left by a process that died is taken over), so a second run into it is refused with the
+reason. Every file written there through :func:`optsched.core.io.atomic_write` (tables,
+``summary.json``, pictures, schedules) is recorded in ``.optsched-files.json`` before it is
+written; ``force=True`` (``--force``) removes the files an earlier run recorded there, and only
+those, before the new run writes.
+
 >>> import tempfile, pandas as pd
 >>> d = prepare_out_dir(tempfile.mkdtemp() + "/run")
 >>> [p.name for p in write_table(pd.DataFrame({"a": [1, 2]}), d, "t", formats=("csv", "json"))]
 ['t.csv', 't.json']
+>>> recorded_files(d)
+['t.csv', 't.json']
+>>> release_out_dir(d)
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import time
+import warnings
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from optsched.core import io as _io
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["TABLE_FORMATS", "prepare_out_dir", "write_table", "check_formats", "check_writable_file"]
+__all__ = [
+    "TABLE_FORMATS",
+    "prepare_out_dir",
+    "release_out_dir",
+    "release_out_dirs",
+    "recorded_files",
+    "write_table",
+    "check_formats",
+    "check_writable_file",
+    "LOCK_NAME",
+    "MANIFEST_NAME",
+]
 
 #: File formats a result table can be written in.
 TABLE_FORMATS = ("csv", "json", "parquet")
+#: The lock file of a result folder in use, and the record of the files a run wrote there.
+LOCK_NAME, MANIFEST_NAME = ".optsched.lock", ".optsched-files.json"
 
 
 def check_formats(formats: Iterable[str], *, option: str = "--format") -> tuple[str, ...]:
@@ -37,12 +67,19 @@ def check_formats(formats: Iterable[str], *, option: str = "--format") -> tuple[
     return out
 
 
-def prepare_out_dir(path: str | Path, *, force: bool = False, option: str = "--out") -> Path:
-    """Check and create a result folder before any computation.
+def prepare_out_dir(
+    path: str | Path, *, force: bool = False, option: str = "--out", command: str | None = None
+) -> Path:
+    """Check, take and create a result folder before any computation.
 
-    An existing file is refused (``--out`` is a folder), an existing non-empty folder is refused
-    unless ``force`` (its files with the same names are then replaced), a folder that cannot be
-    written is refused. Returns the folder.
+    An existing file is refused (``--out`` is a folder); a folder another run is writing into is
+    refused (its lock is held: the message says which process); an existing folder with files is
+    refused unless ``force``, which first removes the files an earlier optsched run recorded
+    there (other files stay; a folder without that record keeps its files, and same-named ones
+    are replaced); a folder that cannot be written is refused. The folder stays taken until
+    :func:`release_out_dir` (the command line releases it when the command ends) or the end of
+    the process; taking it again in the same process is allowed. ``command`` is shown to a
+    second run that finds the folder taken. Returns the folder.
 
     Raises
     ------
@@ -52,11 +89,6 @@ def prepare_out_dir(path: str | Path, *, force: bool = False, option: str = "--o
     p = Path(path).expanduser()
     if p.exists() and not p.is_dir():
         raise InvalidOptionError(f"{option} {str(p)!r} is a file; {option} names a folder. Give a folder path.")
-    if p.is_dir() and any(p.iterdir()) and not force:
-        raise InvalidOptionError(
-            f"{option} {str(p)!r} already exists and is not empty; give a new folder, or "
-            f"add --force to replace the files in it."
-        )
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -65,7 +97,206 @@ def prepare_out_dir(path: str | Path, *, force: bool = False, option: str = "--o
         ) from None
     if not os.access(p, os.W_OK):
         raise InvalidOptionError(f"{option} {str(p)!r} is not writable; give a writable folder.")
+    release_out_dir(p)  # this process took it before (a loop, a notebook): take it anew
+    held = _Lock.take(p, option, command)
+    try:
+        theirs = sorted(x.name for x in p.iterdir() if x.name not in (LOCK_NAME, MANIFEST_NAME))
+        if theirs and not force:
+            raise InvalidOptionError(
+                f"{option} {str(p)!r} already exists and is not empty ({_some(theirs)}); give a new folder, or "
+                f"add --force to replace the files an earlier optsched run wrote there."
+            )
+        if force and theirs:
+            _clear_recorded(p, option)
+        held.start_record()
+    except BaseException:
+        held.release()
+        raise
+    _HELD[_key(p)] = held
     return p
+
+
+def release_out_dir(path: str | Path) -> None:
+    """Give up a folder taken by :func:`prepare_out_dir` (nothing happens for another one). The
+    record of the files written stays."""
+    held = _HELD.pop(_key(Path(path).expanduser()), None)
+    if held is not None:
+        held.release()
+
+
+def release_out_dirs() -> None:
+    """Give up every folder this process took (the command line calls it when a command ends)."""
+    for k in list(_HELD):
+        held = _HELD.pop(k, None)
+        if held is not None:
+            held.release()
+
+
+def recorded_files(path: str | Path) -> list[str]:
+    """The files (relative paths) that the last run recorded in ``path``, in the order written."""
+    try:
+        doc = json.loads((Path(path).expanduser() / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = doc.get("files", []) if isinstance(doc, dict) else []
+        return [f for f in files if isinstance(f, str)]
+    except (OSError, ValueError):
+        return []
+
+
+def _key(p: Path) -> str:
+    return os.path.realpath(p)
+
+
+def _some(names: list[str], k: int = 3) -> str:
+    more = f" and {len(names) - k:,} more" if len(names) > k else ""
+    return ", ".join(repr(n) for n in names[:k]) + more
+
+
+def _clear_recorded(p: Path, option: str) -> None:
+    """``--force``: remove the files an earlier run recorded in ``p`` (and its temporary files)."""
+    names = recorded_files(p)
+    if not (p / MANIFEST_NAME).exists():
+        warnings.warn(
+            f"{option} {str(p)!r} has no record of the files an earlier optsched run wrote there: its files "
+            f"stay, and those of the same names as this run's are replaced.",
+            stacklevel=3,
+        )
+        return
+    root = os.path.realpath(p)
+    for name in names:
+        f = Path(os.path.realpath(p / name))
+        if os.path.commonpath([root, str(f)]) != root or f.is_dir():  # a record never reaches outside
+            continue
+        with suppress(FileNotFoundError):
+            f.unlink()
+        for tmp in f.parent.glob(f".{f.name}.*.tmp"):  # left by a run that was killed while writing
+            with suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+class _Lock:
+    """A taken result folder: the lock file's descriptor (an OS lock on it while open) and the
+    record of the files written."""
+
+    def __init__(self, folder: Path, fd: int | None) -> None:
+        self.folder, self.fd, self.recording = folder, fd, False
+        self.files: list[str] = []
+        self.root = os.path.realpath(folder)
+        self.pid = os.getpid()  # a forked child (a worker) inherits the lock: it never releases it
+
+    @classmethod
+    def take(cls, p: Path, option: str, command: str | None) -> _Lock:
+        lock = p / LOCK_NAME
+        me = {"pid": os.getpid(), "command": command or "python", "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+        try:
+            import fcntl
+        except ImportError:  # no fcntl (Windows): the lock file alone
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise InvalidOptionError(
+                    _in_use(p, option, lock, _read_lock(lock)) + f" If no run is using it, remove {str(lock)!r}."
+                ) from None
+            os.write(fd, json.dumps(me).encode())
+            return cls(p, fd)
+        for _ in range(10):
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e:
+                raise InvalidOptionError(
+                    f"{option} {str(p)!r} cannot be written ({e.strerror}); give a writable folder."
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise InvalidOptionError(_in_use(p, option, lock, _read_lock(lock))) from None
+            try:  # the previous holder may have removed the file between our open and our lock
+                same = os.path.samestat(os.fstat(fd), os.stat(lock))
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, json.dumps(me).encode())
+                return cls(p, fd)
+            os.close(fd)
+        raise InvalidOptionError(_in_use(p, option, lock, None))  # pragma: no cover - a lock taken and freed 10 times
+
+    def start_record(self) -> None:
+        self.files, self.recording = [], True
+        self._save()
+
+    def record(self, path: Path) -> None:
+        if not self.recording:
+            return
+        rel = os.path.relpath(os.path.realpath(path.parent), self.root)
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            return
+        name = path.name if rel == os.curdir else str(Path(rel) / path.name)
+        if name not in self.files and name not in (LOCK_NAME, MANIFEST_NAME):
+            self.files.append(name)
+            self._save()
+
+    def _save(self) -> None:
+        """The record, replaced atomically (not through atomic_write: it is not a result)."""
+        target = self.folder / MANIFEST_NAME
+        tmp = self.folder / f"{MANIFEST_NAME}.{os.getpid()}.tmp"
+        doc = {"written_by": "optsched", "pid": os.getpid(), "files": self.files}
+        try:
+            tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as e:
+            with suppress(FileNotFoundError):
+                tmp.unlink()
+            from optsched.exceptions import write_error
+
+            raise write_error(target, e) from None
+
+    def release(self) -> None:
+        if self.fd is None or os.getpid() != self.pid:
+            return
+        self.recording = False
+        with suppress(FileNotFoundError):
+            (self.folder / LOCK_NAME).unlink()  # before the OS lock goes: a newcomer then finds no stale file
+        with suppress(OSError):
+            os.close(self.fd)
+        self.fd = None
+
+
+def _read_lock(lock: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(lock.read_text(encoding="utf-8"))
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _in_use(p: Path, option: str, lock: Path, who: dict[str, Any] | None) -> str:
+    by = ""
+    if who:
+        by = f" (`optsched {who.get('command')}`, process {who.get('pid')}, since {who.get('since')})"
+    return (
+        f"{option} {str(p)!r} is in use by another optsched run{by}; two runs into one folder would mix their "
+        f"files. Wait for it to end, or give another folder."
+    )
+
+
+#: Folders this process took: realpath -> _Lock.
+_HELD: dict[str, _Lock] = {}
+
+
+def _record(path: Path) -> None:
+    """An :data:`optsched.core.io.WRITE_HOOKS` hook: record ``path`` in the folder taken that holds it."""
+    if not _HELD:
+        return
+    parent = os.path.realpath(path.parent)
+    for held in list(_HELD.values()):
+        if parent == held.root or parent.startswith(held.root + os.sep):
+            held.record(path)
+            return
+
+
+_io.WRITE_HOOKS.append(_record)
+atexit.register(release_out_dirs)
 
 
 def check_writable_file(path: str | Path, *, option: str, suffixes: Iterable[str] | None = None) -> Path:

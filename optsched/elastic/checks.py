@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.exceptions import UnknownNameError
 from optsched.verify import Violation
 
 __all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "label_check", "LABELS"]
@@ -251,9 +252,9 @@ def evaluate_objective(instance: Any, schedule: Any, name: str) -> float:
         return float(sum(c for _, c in comps) / len(comps))
     if name == "makespan":
         return float(max(c for _, c in comps))
-    raise ValueError(
-        f"unknown objective {name!r} for kind 'elastic'; use total_weighted_completion_time, "
-        f"mean_completion_time, makespan or scheduled_weight"
+    raise UnknownNameError(
+        f"Unknown objective {name!r} for kind 'elastic'; use total_weighted_completion_time, "
+        f"mean_completion_time, makespan or scheduled_weight."
     )
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.plot.files import save_figure
 
 __all__ = [
     "available_policies",
@@ -574,11 +575,10 @@ def compare(
     if bad:
         raise InvalidOptionError(f"enrich has options for {bad}; papers with an enrichment: {[*_PAPERS, 'lazer']}.")
     sim_options = dict(sim_options or {})
+    _check_cluster(cluster)
     G = int(cluster.total_gpus)
-    ws = [
-        _Seeded(workload(s) if callable(workload) else workload, cluster, s, overheads, load_base, enrich)
-        for s in range(seeds)
-    ]
+    tables = [_checked_table(workload(s) if callable(workload) else workload, cluster) for s in range(seeds)]
+    ws = [_Seeded(t, cluster, s, overheads, load_base, enrich) for s, t in enumerate(tables)]
     skip = {n: _skip_reason(n, reg[n], ws[0]) for n in names}
     families = {reg[n]["paper"] if reg[n]["paper"] in _PAPERS else None for n in names if skip[n] is None}
     bounds, np_bounds = [], []
@@ -670,6 +670,32 @@ def compare(
             stacklevel=2,
         )
     return table, per_job
+
+
+def _check_cluster(cluster: Any) -> None:
+    from optsched.core import Cluster
+
+    if not isinstance(cluster, Cluster):
+        raise InvalidOptionError(
+            f"The 'cluster' argument of compare must be an optsched Cluster, e.g. Cluster.homogeneous(4, 8); got "
+            f"{type(cluster).__name__} {cluster!r}."
+        )
+
+
+def _checked_table(table: Any, cluster: Any) -> Any:
+    """A job table (a DataFrame with arrival, gpus and duration or work), its values checked as the
+    simulator checks them (before any enrichment reads them), else a clear error."""
+    from optsched.sim.inputs import job_table_columns, table_columns
+
+    if not hasattr(table, "columns"):
+        raise InvalidInstanceError(
+            f"The workload of compare must be a job table (a pandas DataFrame with columns arrival, gpus and "
+            f"duration) or a function seed -> such a table; got {type(table).__name__}."
+        )
+    job_table_columns(table, who="the policies of compare")
+    _, wcol = job_table_columns(table)  # the column table_columns reads
+    t = table_columns(table, cluster)
+    return table.assign(arrival=t["arrival"], gpus=t["gpus"], **{wcol: t["work"]})  # numbers, not text
 
 
 _PARTIAL: dict[str, Any] = {}
@@ -878,9 +904,6 @@ def save_figures(
         ("utilization", lambda: plot_utilization(table, policies=show)),
     ):
         ax = draw()
-        for ext in formats:
-            p = out / f"{fname}.{ext}"
-            ax.figure.savefig(p, dpi=120)
-            paths.append(p)
+        paths += save_figure(ax.figure, out, fname, formats=formats)  # each file whole or absent
         plt.close(ax.figure)
     return paths

@@ -1,10 +1,13 @@
-"""Write a figure to files: each format atomically (never a half-written picture)."""
+"""Write a figure to files: each format atomically (never a half-written picture; a full disk
+raises :class:`~optsched.exceptions.WriteError` and leaves no file of that name changed)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from optsched.core.io import atomic_write
 
 __all__ = ["save_figure", "FIGURE_FORMATS"]
 
@@ -21,8 +24,6 @@ def save_figure(fig: Any, out_dir: str | Path, name: str, *, formats: Iterable[s
     >>> [p.name for p in save_figure(fig, tempfile.mkdtemp(), "line")]
     ['line.png', 'line.svg']
     """
-    from optsched.core.io import atomic_write
-
     return [
         atomic_write(Path(out_dir) / f"{name}.{fmt}", lambda t, fmt=fmt: fig.savefig(t, format=fmt, dpi=120))
         for fmt in formats

@@ -1,7 +1,8 @@
 """Rigid exact models' schedules: read a solved model's schedule (:func:`decode_exact`), and map a
 schedule onto a model as its solver's start (:func:`warm_start_exact`).
 
-Tested in ``tests/rigid/test_exact.py`` and ``tests/rigid/test_time_limit.py`` (every solve decodes its schedule; warm starts)."""
+Tested in ``tests/rigid/test_exact.py`` and ``tests/rigid/test_time_limit.py`` (every solve decodes
+its schedule; warm starts)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from optsched.core.limits import check_slots
 from optsched.core.registry import check_kind
 from optsched.core.units import to_slots
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError
+from optsched.solvers import interrupt
 from optsched.solvers.size import check_model_size
 
 __all__ = [
@@ -287,7 +288,8 @@ def build_time_indexed(
 
 def _deadline_check(deadline: float | None, what: str) -> Any:
     """``tick(force=False)``: raises TimeLimitReached once ``deadline`` is past (the clock read
-    every 256 calls, or at once with ``force``)."""
+    every 256 calls, or at once with ``force``); with ``force`` (between components, where nothing
+    is half built) also KeyboardInterrupt once a signal arrived (:func:`optsched.solvers.interrupt.check`)."""
     import time
 
     from optsched.exceptions import TimeLimitReached
@@ -295,6 +297,8 @@ def _deadline_check(deadline: float | None, what: str) -> Any:
     calls = [0]
 
     def tick(force: bool = False) -> None:
+        if force:
+            interrupt.check()
         if deadline is None:
             return
         calls[0] += 1

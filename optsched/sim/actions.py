@@ -36,6 +36,17 @@ from optsched.sim.rules import P_LOADED, P_SAVED, P_STAGE, P_TIMER
 
 __all__ = ["EngineActions"]
 
+
+def _decision_list(policy: Any, decisions: Any) -> list:
+    """A hook's return value that is not a list: any other iterable of decisions, else an error."""
+    if isinstance(decisions, (str, bytes, Mapping)) or not isinstance(decisions, Iterable):
+        raise SimulationError(
+            f"Policy {getattr(policy, 'name', type(policy).__name__)!r} returned {decisions!r} from a hook; a hook "
+            f"returns None or a list of decisions (Start, Preempt, Migrate, SetTimer, CancelTimer)."
+        )
+    return list(decisions)
+
+
 _INF = math.inf
 
 
@@ -84,7 +95,7 @@ class EngineActions:
         """Seconds ``job`` would pause and save if preempted now (0 if it has not trained since its
         last load: nothing to save)."""
         j = self.job(job)
-        if j.phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
+        if j._phase != TRAINING or (self.now == j._phase_start and j._last_load > 0):
             return 0.0
         return self._overhead_of(j, j.placement, False)
 
@@ -152,7 +163,7 @@ class EngineActions:
             and free amounts).
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase != WAITING:
+        if j._phase != WAITING:
             raise SimulationError(self._why_not_waiting(j, "start"))
         usage = None
         if placement is None:
@@ -240,7 +251,7 @@ class EngineActions:
         load = 0.0 if (j.load_s is None and self._load is None) else self._overhead_of(j, pl, True)
         j._last_load = 0.0
         if load > 0:
-            j.phase = LOADING
+            j._phase = LOADING
             j._phase_start = now
             j._load_end = now + load
             j._version += 1
@@ -252,7 +263,7 @@ class EngineActions:
     def _begin_training(self, j: SimJob) -> None:
         """``j`` trains from now, at its rate (R1)."""
         now = self.now
-        j.phase = TRAINING
+        j._phase = TRAINING
         j._phase_start = now
         j._t = now
         self._training[j.index] = j  # the rate model sees the job among the training jobs
@@ -287,19 +298,19 @@ class EngineActions:
         comes as an event at the same time).
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
+        if j._phase not in (LOADING, TRAINING):
             raise SimulationError(
-                f"Cannot preempt {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"Cannot preempt {j.label} at t={self.now:g}: it is {j._phase}; only loading or training "
                 f"jobs can be preempted."
             )
-        if j.phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
+        if j._phase == LOADING and self.preempt_loading == "finish":  # the load runs on, then is lost whole
             d = j._load_end - j._phase_start
             j.loading_time += d
             j.futile_time += d
             j.n_futile += 1
             j.n_preemptions += 1
             j._version += 1  # the pending load end is stale: the GPUs are freed then instead
-            j.phase = SAVING
+            j._phase = SAVING
             j._phase_start = j._load_end  # nothing is saved: no saving time
             self._seq += 1
             heapq.heappush(self._heap, (j._load_end, P_SAVED, self._seq, j, j._version))
@@ -322,9 +333,9 @@ class EngineActions:
         Counts as one preemption.
         """
         j = job if type(job) is SimJob and job._sim is self else self.job(job)
-        if j.phase not in (LOADING, TRAINING):
+        if j._phase not in (LOADING, TRAINING):
             raise SimulationError(
-                f"Cannot migrate {j.label} at t={self.now:g}: it is {j.phase}; only loading or training "
+                f"Cannot migrate {j.label} at t={self.now:g}: it is {j._phase}; only loading or training "
                 f"jobs can be migrated."
             )
         pl, usage = self._parse_placement(placement, j)
@@ -355,7 +366,7 @@ class EngineActions:
         """``j`` stops loading or training now; a load cut short, or followed by no training, is
         futile (R2)."""
         now = self.now
-        if j.phase == LOADING:
+        if j._phase == LOADING:
             d = now - j._phase_start
             j.loading_time += d
             j.futile_time += d
@@ -379,13 +390,13 @@ class EngineActions:
     def _after_stop(self, j: SimJob) -> None:
         """A stopped ``j`` saves, then frees its GPUs (R2): a job cut during loading, or before any
         training after its load, has nothing to save and frees them at once."""
-        was_training = j.phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
+        was_training = j._phase == TRAINING and not (self.now == j._phase_start and j._last_load > 0)
         save = (
             self._overhead_of(j, j.placement, False)
             if was_training and (j.save_s is not None or self._save is not None)
             else 0.0
         )
-        j.phase = SAVING
+        j._phase = SAVING
         j._phase_start = self.now
         self._seq += 1
         if save > 0:
@@ -400,7 +411,7 @@ class EngineActions:
         now = self.now
         j.saving_time += now - j._phase_start
         self._release(j, now)
-        j.phase = WAITING
+        j._phase = WAITING
         if self._log is not None:
             self._log.append((now, "saved", j.id, None))
         if j._next_placement is not None:
@@ -454,6 +465,8 @@ class EngineActions:
         """Apply decision objects returned by a hook, in order."""
         if decisions is None:
             return
+        if not isinstance(decisions, (list, tuple)):
+            decisions = _decision_list(self.policy, decisions)
         for d in decisions:
             if isinstance(d, Start):
                 self.start(d.job, d.placement, gpu_ids=d.gpu_ids, config=d.config)
@@ -473,12 +486,12 @@ class EngineActions:
 
     # -- helpers -----------------------------------------------------------------------------
     def _why_not_waiting(self, j: SimJob, what: str) -> str:
-        if j.phase == PENDING:
+        if j._phase == PENDING:
             why = f"it has not arrived (arrival {j.arrival:g})"
-        elif j.phase in (DONE, FAILED):
-            why = f"it has finished ({j.phase})"
+        elif j._phase in (DONE, FAILED):
+            why = f"it has finished ({j._phase})"
         else:
-            why = f"it is already {j.phase} on {j.placement}"
+            why = f"it is already {j._phase} on {j.placement}"
         return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
 
     # -- the state of one run ---------------------------------------------------------------

@@ -314,8 +314,8 @@ class Simulator(EngineActions):
 
     def _over_limit(self, t: float, n_events: int) -> Exception:
         """The error for a run past its limits (:func:`optsched.sim.limits.limit_error`)."""
-        unfinished = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
-        running = [(j.label, j.phase, j.n_preemptions) for j in unfinished if j.placement is not None]
+        unfinished = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
+        running = [(j.label, j._phase, j.n_preemptions) for j in unfinished if j.placement is not None]
         return limit_error(
             self.policy.name,
             t,
@@ -425,10 +425,10 @@ class Simulator(EngineActions):
             bar.close()
         policy.on_end(self)
         if until is None and not self.allow_unfinished:
-            stuck = [j for j in self.jobs if j.phase not in (DONE, FAILED)]
+            stuck = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
             if stuck:
                 j = stuck[0]
-                raise unfinished_error(policy.name, len(stuck), j.label, j.phase, j.gpus)
+                raise unfinished_error(policy.name, len(stuck), j.label, j._phase, j.gpus)
         return SimResult(self.record())
 
     def record(self):
@@ -466,7 +466,7 @@ class Simulator(EngineActions):
         if j.stage == len(j.stages) or self._terminate.get(j.index) == j.stage:
             j.finish = t if self.slot is None else min(j._exact_end, t)
             j.training_time += j.finish - j._phase_start
-            j.phase = DONE if j.stage == len(j.stages) else FAILED
+            j._phase = DONE if j.stage == len(j.stages) else FAILED
             j.completion = t
             del self._training[j.index]
             if self._corunner:
@@ -475,7 +475,7 @@ class Simulator(EngineActions):
             j._version += 1
             self._n_finished += 1
             if self._log is not None:
-                self._log.append((t, "complete" if j.phase == DONE else "fail", j.id, j.stage))
+                self._log.append((t, "complete" if j._phase == DONE else "fail", j.id, j.stage))
             if self._bar is not None and self._n_finished % self._bar_step == 0:
                 self._bar.update(self._bar_step)
             return self.policy.on_completion(self, j)
@@ -488,14 +488,14 @@ class Simulator(EngineActions):
         """The pause-and-save of a preempted ``j`` ends (R2; ``ver == -1``: a zero-time save whose
         GPUs were freed at once; only the hook is due)."""
         if ver != -1:
-            if ver != j._version or j.phase != SAVING:
+            if ver != j._version or j._phase != SAVING:
                 return _STALE
             self._release_after_save(j)
         return self.policy.on_preempted(self, j)
 
     def _load_end(self, j: SimJob, ver: int, t: float) -> Any:
         """``j`` has loaded: it starts training (R1)."""
-        if ver != j._version or j.phase != LOADING:
+        if ver != j._version or j._phase != LOADING:
             return _STALE
         j._last_load = t - j._phase_start
         j.loading_time += j._last_load
@@ -503,7 +503,7 @@ class Simulator(EngineActions):
         return self.policy.on_loaded(self, j)
 
     def _arrive(self, j: SimJob, t: float) -> Any:
-        j.phase = WAITING
+        j._phase = WAITING
         if self._log is not None:
             self._log.append((t, "arrival", j.id, None))
         return self.policy.on_arrival(self, j)
@@ -526,7 +526,7 @@ class Simulator(EngineActions):
         changed, self._changed = self._changed, []
         now = self.now
         for j in list(self.rate_model.affected(self, changed)):
-            if j.phase != TRAINING:
+            if j._phase != TRAINING:
                 continue
             r = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
             if r != j.rate:

@@ -131,6 +131,12 @@ def get_policy(name: str, **options: Any) -> Any:
             f"registered when their package is imported: optsched.load_plugins())."
         )
     _check_options(spec, options)
+    missing = [p for p in _required_of(spec.factory) if p not in options]
+    if missing:
+        raise InvalidOptionError(
+            f"Policy {spec.name!r} is built for one workload: it needs {', '.join(repr(m) for m in missing)} "
+            f"(get_policy({spec.name!r}, {missing[0]}=...)); `optsched compare` builds it from a job table."
+        )
     return spec.factory(**options)
 
 
@@ -156,6 +162,18 @@ def _options_of(factory: Callable[..., Any]) -> list[str] | None:
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     return [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _required_of(factory: Callable[..., Any]) -> list[str]:
+    """The arguments ``factory`` cannot be called without (none when they cannot be listed)."""
+    import inspect
+
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in params if p.kind in kinds and p.default is inspect.Parameter.empty]
 
 
 def _check_options(spec: PolicySpec, options: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.exceptions import InvalidScheduleError
+from optsched.exceptions import InvalidScheduleError, UnknownNameError
 from optsched.sojourn.bounds import pairwise_lower_bound
 from optsched.sojourn.evaluate import as_indices, expected_sojourn, pair_costs, stage_indices
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule
@@ -83,5 +83,5 @@ def check_pairwise_lower_bound(instance: SojournInstance, schedule: Any) -> Iter
 
 def evaluate(instance: SojournInstance, schedule: Any, objective: str) -> float:
     if objective not in (OBJECTIVE, "total_weighted_completion_time"):
-        raise InvalidScheduleError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
+        raise UnknownNameError(f"Kind 'sojourn' has one objective, {OBJECTIVE!r}; got {objective!r}.")
     return expected_sojourn(instance, _as_schedule(schedule))

@@ -33,7 +33,7 @@ import numpy as np
 
 from optsched.core import Cluster, Job
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidOptionError, TraceFormatError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, TraceFormatError
 from optsched.sim import TRAINING, Simulator
 from optsched.sim.policy import Policy
 from optsched.sojourn.model import StagedJob
@@ -124,6 +124,15 @@ class StagedOnlinePolicy(Policy):
         self.preemptive = index != "fifo"
 
     def on_start(self, sim) -> None:
+        if self.index != "fifo":  # the index needs each job's stage sizes and stopping probabilities
+            lacking = next((j for j in sim.jobs if not {"sizes", "probs"} <= set(j.attrs or ())), None)
+            if lacking is not None:
+                raise InvalidInstanceError(
+                    f"Policy {self.name!r} needs each job's stage 'sizes' and stopping 'probs' (job attrs or job "
+                    f"table columns); {lacking.label} lacks them. Build the workload with "
+                    f"optsched.sojourn.online.online_workload or optsched.sojourn.workload.from_table, or use "
+                    f"`optsched compare`, which adds them."
+                )
         self.queue: list = []
         self.recheck: list = []
         self._cache: dict = {}  # (job index, stage) -> index value: a job's index changes only when it runs

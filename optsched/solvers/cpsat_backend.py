@@ -180,6 +180,8 @@ def _run(solver: Any, model: Any, callback: Any) -> Any:
         worker.start()
         while worker.is_alive():
             worker.join(0.5)  # a timed join: the signal handler runs between the waits
+            if interrupt.requested():  # again: a stop that came before the search began is lost
+                solver.stop_search()
     if "error" in out:
         raise out["error"]
     return out["code"]

@@ -334,10 +334,12 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
     info_written = None
     progress.phase(f"building the model ({backend})")
     try:
+        interrupt.check()  # a signal stops the call between phases, never inside a library's work
         if options.expired():
             cut = phase_at(tl, options.deadline)
             raise TimeLimitReached(f"the time limit was reached before the model was built (while {cut})")
         em = call.build(instance, backend, options)
+        interrupt.check()
         if init_obj is not None and options.mip_abs_gap is None and not em.step and em.scale > 0:
             # fractional objective: let the solver stop only within the certification tolerance
             # (HiGHS's default absolute gap, 1e-6, is above 1e-9 relative for objectives below 1000)
@@ -349,6 +351,7 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
             info_written = em.write(write_model)
         elif write_model and em.model is not None:  # None: no model (a dynamic program, a trivial instance)
             info_written = [str(_write_model(em.model, write_model))]
+        interrupt.check()
         progress.phase(f"solving ({backend})")
         with warnings.catch_warnings(), progress.units(em.scale, em.offset):
             warnings.simplefilter("ignore", SolverLimitWarning)  # one warning below, after certification
@@ -356,10 +359,10 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
     except TimeLimitReached as e:
         stopped = f"time limit: {e}"
         cut = cut or phase_at(tl, time.monotonic())
-    except KeyboardInterrupt:  # Ctrl-C in Python code (a model build, a hand-over to the solver)
+    except KeyboardInterrupt:  # a signal, taken between phases (interrupt.check) or a third one at once
         if interrupt.propagating():
             raise
-        stopped = "interrupted (Ctrl-C)"
+        stopped = f"interrupted ({interrupt.described()})"
     tc = time.monotonic()  # before the phase's mark: the phase running just before it is the solve's
     progress.phase("certifying")
     with interrupt.stoppable():  # Ctrl-C from here on only marks the result interrupted
@@ -374,7 +377,7 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
     result.info["limit_reached_in"] = limit_phase(tl, options, cut, result.status, tc, _at_time_limit(sr))
     if result.status != Status.OPTIMAL:
         why = result.info.get("stopped_because") or (
-            "interrupted (Ctrl-C)"
+            f"interrupted ({interrupt.described()})"
             if result.status == Status.INTERRUPTED
             else "the recomputed gap is above the optimality tolerance"
             if sr is not None and sr.status == Status.OPTIMAL

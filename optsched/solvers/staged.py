@@ -58,7 +58,9 @@ def lp_relaxation_value(
 
     from optsched.exceptions import SolverLimitWarning
 
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    if interrupt.requested():  # a signal arrived: skip the LP (the caller keeps what it has)
+        return None
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)  # never cut by a signal (a guard)
     with warnings.catch_warnings(), progress.units(incumbents=False):
         warnings.simplefilter("ignore", SolverLimitWarning)
         o = SolveOptions(time_limit=time_limit, threads=1, deadline=deadline, solver_options=dict(solver_options or {}))
@@ -154,7 +156,12 @@ def solve_cpsat_staged(
             left = max(0.0, min(left, float(tl) - (time.perf_counter() - t0)))
         budget = lp_time_budget(options) if left is None else min(lp_time_budget(options), 0.5 * left)
         progress.phase("LP bound (highs)")
-        row, lp_info = lp_row(budget)
+        try:
+            row, lp_info = lp_row(budget)
+        except KeyboardInterrupt:  # a signal while its model was built: keep the probe's incumbent
+            if not interrupt.requested():
+                raise
+            row, lp_info = None, {"lp_bound": None, "lp_skipped": "interrupted"}
         info.update(lp_info)
         if row is not None:
             progress.report(bound=row)

@@ -9,8 +9,12 @@ column        meaning                                                    require
 ``gpus``      GPUs the job needs (integer >= 1)                          yes
 ``duration``  run time at rate 1 (s, 1e-6 to 1e9); or give ``work``      one of
 ``work``      work in seconds at rate 1 (used instead of ``duration``)   the two
-``job_id``    job name (default: row number)                             no
+``job_id``    job name, unique (default: row number)                     no
 ``user``      user (kept as a column)                                    no
+``model``     the model trained (e.g. ``resnet50``; Lazer's load times   no
+              and A-SRPT's profiles are taken from it)
+``status``    how the job ended: ``completed``, ``failed``, ``killed``,  no
+              ... (lower case; the sojourn policies' outcomes)
 ``load_time`` the job's own load time before each (re)start (s, >= 0)     no
 ``save_time`` the job's own pause-and-save time per preemption (s, >= 0)  no
 ============  =========================================================  ========
@@ -44,7 +48,18 @@ from optsched.exceptions import InvalidOptionError, TraceFormatError
 __all__ = ["read_jobs", "parse_columns", "JOB_FILE_COLUMNS"]
 
 #: Columns a job file may have (ours); ``arrival``, ``gpus`` and ``duration`` or ``work`` are required.
-JOB_FILE_COLUMNS = ("arrival", "gpus", "duration", "work", "job_id", "user", "load_time", "save_time")
+JOB_FILE_COLUMNS = (
+    "arrival",
+    "gpus",
+    "duration",
+    "work",
+    "job_id",
+    "user",
+    "model",
+    "status",
+    "load_time",
+    "save_time",
+)
 #: Largest GPU count a job file may ask for (larger values are data errors, not jobs).
 MAX_GPUS = 1_000_000
 
@@ -98,6 +113,25 @@ def _show(v: Any) -> str:
     return repr(v) if isinstance(v, str) else str(v)
 
 
+def _check_ids(p: Path, col: str, ids: Any) -> None:
+    """Job ids must be unique: the message names the id and the two rows of the file."""
+    dup = ids.duplicated()
+    if dup.any():
+        second = int(dup.to_numpy().nonzero()[0][0])
+        first = int((ids == ids.iloc[second]).to_numpy().nonzero()[0][0])
+        raise TraceFormatError(
+            f"{p}: column {col!r} (our 'job_id') must hold a different id for each job; rows {first + 2} and "
+            f"{second + 2} both have {_show(ids.iloc[second])} ({int(dup.sum()):,} repeated). Renumber the jobs, "
+            f"or leave the column out (the rows are then numbered)."
+        )
+    if ids.isna().any():
+        i = int(ids.isna().to_numpy().nonzero()[0][0])
+        raise TraceFormatError(
+            f"{p}: column {col!r} (our 'job_id') is empty at row {i + 2}; give every job an id, or leave the "
+            f"column out (the rows are then numbered)."
+        )
+
+
 def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = None):
     """Read a CSV or Parquet job file into the simulator's job table (see the module docstring).
 
@@ -111,8 +145,8 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     Returns
     -------
     pandas.DataFrame
-        Columns ``job_id, arrival, duration, gpus`` (+ ``work`` and ``user`` when given), in file
-        order; ``attrs["trace"] = "jobs-file"``.
+        Columns ``job_id, arrival, duration, gpus`` (+ ``work``, ``user``, ``model``, ``status``,
+        ``load_time``, ``save_time`` when given), in file order; ``attrs["trace"] = "jobs-file"``.
 
     Raises
     ------
@@ -166,6 +200,8 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     if len(raw) == 0:
         raise TraceFormatError(f"{p}: the job file has no rows; give at least one job.")
     ids = raw[src["job_id"]].tolist() if src["job_id"] in raw.columns else list(range(len(raw)))
+    if src["job_id"] in raw.columns:
+        _check_ids(p, src["job_id"], raw[src["job_id"]])
     out = pd.DataFrame({"job_id": ids})
 
     def column(ours: str, rule, what: str):
@@ -202,8 +238,12 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     out["duration"] = dur
     if wcol == "work":
         out["work"] = dur
-    if src["user"] in raw.columns:
-        out["user"] = raw[src["user"]].astype(str).to_numpy()
+    for c in ("user", "model"):
+        if src[c] in raw.columns:
+            out[c] = raw[src[c]].astype(str).to_numpy()
+    if src["status"] in raw.columns:  # as the trace loaders give it: lower case, empty when unknown
+        st = raw[src["status"]]
+        out["status"] = st.where(st.notna(), "").astype(str).str.strip().str.lower().to_numpy()
     for c in ("load_time", "save_time"):  # the simulator's per-job overheads (formulations/lazer.md R2)
         if src[c] in raw.columns:
             ok = lambda a: np.isfinite(a) & (a >= 0) & (a <= MAX_SECONDS)  # noqa: E731

@@ -9,7 +9,13 @@ import math
 from typing import Any
 
 from optsched.core.result import Result
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, InvalidScheduleError, OptschedError
+from optsched.exceptions import (
+    InvalidInstanceError,
+    InvalidOptionError,
+    InvalidScheduleError,
+    OptschedError,
+    UnknownNameError,
+)
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
@@ -81,6 +87,8 @@ def verify(
         try:
             value = float(ev(instance, schedule, objective))
             report.objectives[objective] = value
+        except UnknownNameError:
+            raise  # an objective the kind does not have: the caller's mistake, not the schedule's
         except Exception as e:
             report.violations.append(
                 Violation("objective", f"objective {objective!r} cannot be computed: {_why(instance, e)}")

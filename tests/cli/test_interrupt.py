@@ -1,7 +1,8 @@
-"""Ctrl-C on the command line: SIGINT to a running ``optsched solve`` (CP-SAT, HiGHS) and to
-``optsched demo --out`` returns and writes what was found so far, exit code 130, and stdout holds
-the result only. The signal is sent once a marker line is on stderr (the progress display, the
-demo's "rows written"), never after a fixed sleep; the timeouts are generous (a loaded machine)."""
+"""Ctrl-C on the command line: SIGINT (and SIGTERM, SIGHUP) to a running ``optsched solve``
+(CP-SAT, HiGHS), ``compare``, ``simulate`` and ``demo --out`` returns and writes what was found so
+far, exit code 128 + the signal, and stdout holds the result only. The signal is sent once a
+marker is there (a line on stderr: the progress display, the demo's "rows written", the engine
+chosen; a file written), never after a fixed sleep; the timeouts are generous (a loaded machine)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,12 @@ class _Run:
         pytest.fail("no marker within the timeout:\n" + "".join(self.lines))
 
     def interrupt(self) -> tuple[int, str, str]:
-        self.p.send_signal(signal.SIGINT)
+        return self.interrupt_with(signal.SIGINT)
+
+    def interrupt_with(self, signum: int | None) -> tuple[int, str, str]:
+        """Send ``signum`` (None: nothing more) and wait for the end: (exit code, stdout, stderr)."""
+        if signum is not None:
+            self.p.send_signal(signum)
         code = self.p.wait(timeout=WAIT)
         self._out.close()
         while (line := self._q.get(timeout=WAIT)) is not None:
@@ -164,3 +170,112 @@ def test_solver_log_goes_to_stderr_and_stdout_is_the_result(backend):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["status"] == "optimal"
     assert ("HiGHS" if backend == "highs" else "CP-SAT") in out.stderr
+
+
+# -- SIGTERM and SIGHUP are Ctrl-C; a second signal changes nothing --------------------------------
+
+
+@pytest.mark.parametrize(
+    "backend, signum, code",
+    [
+        ("cpsat", signal.SIGTERM, 143),
+        pytest.param("highs", signal.SIGHUP, 129, marks=pytest.mark.slow),
+    ],
+)
+def test_sigterm_and_sighup_to_a_solve_write_its_best_schedule(big_instance, tmp_path, backend, signum, code):
+    out = tmp_path / "run"
+    run = _Run(
+        ["solve", str(big_instance), "--backend", backend, "--time-limit", "3600", "--json", "--out", str(out)],
+        tmp_path,
+    )
+    line = run.wait_for(lambda s: f"solving ({backend})" in s and INCUMBENT.search(s) is not None)
+    run.p.send_signal(signum)
+    code_, stdout, stderr = run.interrupt_with(None)
+    assert code_ == code, stderr
+    assert "Traceback" not in stderr and signal.Signals(signum).name in stderr
+    _check_written(big_instance, out, stdout, _value(INCUMBENT, line))
+    assert not (out / ".optsched.lock").exists()  # the folder is free again
+
+
+def test_a_second_sigint_during_cpsat_does_not_kill_the_process(big_instance, tmp_path):
+    out = tmp_path / "run"
+    run = _Run(
+        ["solve", str(big_instance), "--backend", "cpsat", "--time-limit", "3600", "--json", "--out", str(out)],
+        tmp_path,
+    )
+    line = run.wait_for(lambda s: "solving (cpsat)" in s and INCUMBENT.search(s) is not None)
+    run.p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    code, stdout, stderr = run.interrupt()  # the second one
+    assert code == 130, stderr
+    assert "Traceback" not in stderr
+    _check_written(big_instance, out, stdout, _value(INCUMBENT, line))
+
+
+def test_sigterm_to_compare_keeps_rows_bound_and_pictures_and_json_prints_them(tmp_path):
+    out = tmp_path / "cmp"
+    run = _Run(
+        [
+            "compare",
+            "--trace",
+            "synthetic",
+            "--servers",
+            "8",
+            "--jobs",
+            "1500",
+            "--max-duration",
+            "36000",
+            "--policies",
+            "fifo,sjf,srtf,las,srtf-periodic,lazer,lazer-zero,lazer-fixed",
+            "--json",
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
+    end = time.monotonic() + WAIT
+    while not (out / "compare.csv").exists() and time.monotonic() < end and run.p.poll() is None:
+        time.sleep(0.05)
+    run.p.send_signal(signal.SIGTERM)
+    code, stdout, stderr = run.interrupt_with(None)
+    assert code == 143, stderr
+    assert "Traceback" not in stderr and "SIGTERM" in stderr
+    import pandas as pd
+
+    table = pd.read_csv(out / "compare.csv")
+    rows = json.loads(stdout)["rows"]  # --json prints the finished rows
+    assert 0 < len(rows) == len(table) < 8
+    assert json.loads((out / "bound.json").read_text())["bound"]["mean_jct"] > 0
+    for name in ("jct_cdf", "jct_summary", "queue_delay_cdf", "utilization"):
+        assert (out / f"{name}.svg").read_text().rstrip().endswith("</svg>")
+        assert (out / f"{name}.png").stat().st_size > 0
+    assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.slow
+def test_sigterm_to_simulate_says_so_and_writes_nothing_half(tmp_path):
+    out = tmp_path / "sim"
+    run = _Run(
+        [
+            "simulate",
+            "--trace",
+            "synthetic",
+            "--jobs",
+            "200000",
+            "--servers",
+            "100",
+            "--policy",
+            "las",
+            "--load-time",
+            "5",
+            "--verbose",
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
+    run.wait_for(lambda s: "engine" in s)  # the simulator is built: the run is under way
+    code, _, stderr = run.interrupt_with(signal.SIGTERM)
+    assert code == 143, stderr
+    assert "Traceback" not in stderr and "interrupted (SIGTERM)" in stderr
+    assert not list(out.glob(".*.tmp"))

@@ -127,7 +127,11 @@ def unsupported(
     if is_table(jobs):
         cols = list(jobs.columns) if hasattr(jobs, "columns") else list(jobs)
         for c in ("load_time", "save_time"):
-            if c in cols and np.any(np.asarray(jobs[c], dtype=float) != 0):
+            try:
+                own = c in cols and np.any(np.asarray(jobs[c], dtype=float) != 0)
+            except (TypeError, ValueError):  # not numbers: the table's check names the column and the row
+                own = True
+            if own:
                 why.append(f"jobs with their own {c}")
     else:
         try:

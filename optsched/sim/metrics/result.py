@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.io import atomic_write_text
+from optsched.core.output import write_table
 from optsched.core.schedule import Schedule, Segment
 from optsched.exceptions import InvalidOptionError
 from optsched.sim.metrics.summary import JOB_COLUMNS, summarize
@@ -336,12 +337,8 @@ class SimResult:
                 ) from None
         paths = []
         for name, df in (("jobs", self.jobs_frame()), ("utilization", self.utilization())):
-            p = out / f"{name}.{fmt}"
-            if fmt == "csv":
-                atomic_write_text(p, df.to_csv(index=False))
-            else:
-                df.to_parquet(p, index=False)
-            paths.append(str(p))
+            # each file whole or absent (a full disk, memory running out: WriteError), streamed to disk
+            paths += [str(p) for p in write_table(df, out, name, formats=(fmt,))]
         p = out / "summary.json"
         atomic_write_text(p, json.dumps(self.summary(), indent=2, default=float) + "\n")
         paths.append(str(p))

@@ -6,7 +6,7 @@ per row), which keeps million-job replays fast."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MAX_WEIGH
 from optsched.exceptions import InvalidInstanceError
 from optsched.sim.model.state import SimJob
 
-__all__ = ["make_jobs", "table_columns", "is_table", "count_jobs"]
+__all__ = ["make_jobs", "table_columns", "is_table", "count_jobs", "check_unique_ids"]
 
 
 def make_jobs(
@@ -67,7 +67,39 @@ def make_jobs(
         out.append(sj)
     if not out:
         raise InvalidInstanceError(_EMPTY)
+    check_unique_ids([sj.id for sj in out], None)
     return out
+
+
+def check_unique_ids(ids: list, column: str | None) -> None:
+    """Refuse repeated job ids (both engines know a job by its id), naming the first one repeated;
+    ``column`` is the job table's id column (None: the ids of a list of jobs).
+
+    >>> check_unique_ids(["a", "b", "a"], "job_id")
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.InvalidInstanceError: Job ids must be unique; the 'job_id' column has 'a' at rows 0 and 2 \
+(1 repeated id(s) in all). Renumber the jobs, or drop the column (the rows are then numbered).
+    """
+    try:
+        if len(set(ids)) == len(ids):
+            return
+    except TypeError:  # an unhashable id (a list): no engine could key it
+        bad = next(i for i, jid in enumerate(ids) if not isinstance(jid, Hashable))
+        raise InvalidInstanceError(
+            f"Job ids must be numbers or strings; the id of job {bad} is {ids[bad]!r}."
+        ) from None
+    seen: dict[Any, int] = {}
+    for i, jid in enumerate(ids):
+        first = seen.setdefault(jid, i)
+        if first != i:
+            table = column is not None
+            fix = "drop the column (the rows are then numbered)" if table else "give each job its own id"
+            where = f"the '{column}' column has {jid!r} at rows" if table else f"the jobs have id {jid!r} at positions"
+            raise InvalidInstanceError(
+                f"Job ids must be unique; {where} {first} and {i} "
+                f"({len(ids) - len(set(ids)):,} repeated id(s) in all). Renumber the jobs, or {fix}."
+            )
 
 
 def is_table(jobs: Any) -> bool:
@@ -93,9 +125,25 @@ def count_jobs(jobs: Any) -> int:
 
 def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
     c = df[name]
-    if hasattr(c, "to_numpy"):
-        return c.to_numpy(dtype=dtype)
-    return np.asarray(c, dtype=dtype)
+    try:
+        if hasattr(c, "to_numpy"):
+            return c.to_numpy(dtype=dtype)
+        return np.asarray(c, dtype=dtype)
+    except (TypeError, ValueError):  # text, lists or None in a column of numbers
+        i, v = _first_bad(c.tolist() if hasattr(c, "tolist") else list(c), dtype)
+        raise InvalidInstanceError(
+            f"The '{name}' column of the job table must hold numbers; row {i} has {v!r}. Fix or drop those rows."
+        ) from None
+
+
+def _first_bad(values: list, dtype: Any) -> tuple[int, Any]:
+    """The first (row, value) of ``values`` that does not convert to ``dtype``."""
+    for i, v in enumerate(values):
+        try:
+            np.asarray(v, dtype=dtype).item()
+        except (TypeError, ValueError):
+            return i, v
+    return 0, values[0] if values else None  # pragma: no cover - converts one by one, not as a whole
 
 
 def job_table_columns(table: Any, *, who: str = "", prefer: str = "work") -> tuple[list[str], str]:
@@ -156,10 +204,11 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
     if n_rows == 0:
         raise InvalidInstanceError(_EMPTY)
     work = _col(df, wcol, float)
-    gp = _col(df, "gpus")
     weight = _col(df, "weight", float) if "weight" in columns else np.ones(n_rows)
     single = _col(df, "single_server", bool) if "single_server" in columns else np.zeros(n_rows, bool)
     ids = _col(df, idcol).tolist() if idcol else list(range(n_rows))
+    if idcol:
+        check_unique_ids(ids, idcol)
     _check_array(
         "arrival",
         arr,
@@ -181,7 +230,7 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
         lambda a: np.isfinite(a) & (a > 0) & (a <= MAX_WEIGHT),
         f"a number in (0, {MAX_WEIGHT:g}]",
     )
-    gpf = np.asarray(gp, dtype=float)
+    gpf = _col(df, "gpus", float)
     _check_array("gpus", gpf, ids, lambda a: np.isfinite(a) & (a >= 1) & (a == np.round(a)), "an integer >= 1")
     gpi = gpf.astype(np.int64)
     lim = np.where(single, largest, total)

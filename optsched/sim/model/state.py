@@ -11,6 +11,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from optsched.exceptions import SimulationError
 from optsched.sim.model.resources import ids_of
 
 _NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
@@ -110,7 +111,7 @@ class SimJob:
         "single_server",
         "stages",
         "attrs",
-        "phase",
+        "_phase",
         "placement",
         "rate",
         "stage",
@@ -143,6 +144,18 @@ class SimJob:
         "_sim",
     )
 
+    @property
+    def phase(self) -> Phase:
+        """One of :data:`PHASES`; the engine alone changes it (a policy returns decisions)."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, value: Any) -> None:
+        raise SimulationError(
+            f"A policy set the phase of {self.label} to {value!r}; the engine alone changes a job's phase. Return "
+            f"a decision instead (Start, Preempt or Migrate from optsched.sim)."
+        )
+
     def __init__(
         self,
         id: Any,
@@ -164,7 +177,7 @@ class SimJob:
         self.single_server = single_server
         self.stages = stages if stages is not None else (work,)
         self.attrs = attrs if attrs is not None else {}
-        self.phase = PENDING
+        self._phase = PENDING
         self.placement: dict[int, int] | None = None
         self.rate = 0.0
         self.stage = 0
@@ -199,7 +212,7 @@ class SimJob:
     # -- progress ---------------------------------------------------------------------------
     def done_work(self, now: float | None = None) -> float:
         """Work done by time ``now`` (default: the simulator's current time)."""
-        if self.phase != TRAINING:
+        if self._phase != TRAINING:
             return self._done
         if now is None:
             now = self._sim.now if self._sim is not None else self._t
@@ -216,7 +229,7 @@ class SimJob:
 
     def remaining(self, now: float | None = None) -> float:
         """Work left (work units) at ``now``."""
-        if self.phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
+        if self._phase != TRAINING:  # (done_work inlined: policies call this in their inner loops)
             return self.work - self._done
         return self.work - self.done_work(now)
 
@@ -237,7 +250,7 @@ class SimJob:
     @property
     def is_active(self) -> bool:
         """Arrived and not finished."""
-        return self.phase in (WAITING, LOADING, TRAINING, SAVING)
+        return self._phase in (WAITING, LOADING, TRAINING, SAVING)
 
     @property
     def label(self) -> str:
@@ -245,7 +258,7 @@ class SimJob:
 
     def __repr__(self) -> str:
         return (
-            f"SimJob(id={self.id!r}, phase={self.phase}, gpus={self.gpus}, work={self.work:g}, "
+            f"SimJob(id={self.id!r}, phase={self._phase}, gpus={self.gpus}, work={self.work:g}, "
             f"done={self._done:g}, placement={self.placement})"
         )
 
