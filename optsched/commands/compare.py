@@ -251,10 +251,8 @@ def run(args) -> int:
         scheduler_address=args.dask,
         sort_by=args.sort,
         warn_failures=False,
+        reproduce=lambda policy: _cli_line(args, policy),
     )
-    for r in comparison.rows:
-        r["reproduce"] = _cli_line(args, r["policy"])
-    comparison.reproduce = lambda policy: _cli_line(args, policy)  # the command line, not Python
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
     try:
         comparison.run()
@@ -298,23 +296,9 @@ def run(args) -> int:
     return code
 
 
-def _cell(v) -> str:
-    """One number format for the whole table: every integer digit with thousands separators,
-    4 significant digits below 1,000; '-' for none."""
-    import math
-
-    if v is None or isinstance(v, str):
-        return "-" if v is None else v
-    v = float(v)
-    if math.isnan(v):
-        return "-"
-    if v.is_integer() or abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.4g}"
-
-
 def _print_text(table, cluster, name, note, args) -> None:
     from optsched.experiments.compare import METRICS, notes
+    from optsched.experiments.compare.table import fmt as _cell
 
     bound = table.attrs["bound"]
     ran = table[table["skipped"].isna() & table["failed"].isna()]

@@ -62,7 +62,7 @@ def _check(df, cluster, overheads, load_base):
     assert bound >= max(b["parts"].values()) * (1 - 1e-12)
     assert b["own_length"] >= df["duration"].sum() * (1 - 1e-12)  # own lengths, loads included
     npb = b["nonpreemptive"]  # <= 12 jobs: the exact non-preemptive bound too
-    assert npb is not None and npb["total_jct"] >= bound * (1 - 1e-9)
+    assert npb is not None  # (a separate bound: floored to slots, it may be below the general one)
     for row in table.to_dict("records"):
         own = b["row_bounds"][row["bound"]]["total_jct"] if row["bound"] != "workload" else bound
         assert row["n_unfinished"] == 0, row["policy"]

@@ -57,7 +57,8 @@ class Comparison:
     """Every asked policy on one workload, each beside its lower bound (see :func:`compare`, whose
     parameters it takes). Building it checks every input and prepares the seeds' workloads and
     bounds; :meth:`run` runs the policies; :meth:`table` and :attr:`per_job` hold what has finished.
-    ``warn_failures=False``: no warning for a failed row (a caller that reports them itself).
+    ``warn_failures=False``: no warning for a failed row (a caller that reports them itself);
+    ``reproduce(name)``: the text that says how to run one policy alone (default: the Python call).
 
     Attributes
     ----------
@@ -90,6 +91,7 @@ class Comparison:
         scheduler_address: str | None = None,
         sort_by: str | None = "mean_jct",
         warn_failures: bool = True,
+        reproduce: Callable[[str], str] | None = None,
     ):
         import numpy as np
 
@@ -121,6 +123,7 @@ class Comparison:
         self.on_row = on_row
         self.sort_by = sort_by
         self.warn_failures = warn_failures
+        self._reproduce = reproduce
         self.executor = executor
         self.workers_asked = workers
         self.workers = workers or default_workers()
@@ -166,7 +169,9 @@ class Comparison:
         return [r for r in self.rows if r.get("failed") is not None]
 
     def reproduce(self, name: str) -> str:
-        """How to run one policy alone, in Python (the command line adds its own)."""
+        """How to run one policy alone: ``reproduce(name)`` if given, else the Python call."""
+        if self._reproduce is not None:
+            return self._reproduce(name)
         return f"compare(workload, cluster, policies=[{name!r}], seeds={self.seeds}, workers=1)"
 
     def _executor(self, n_tasks: int) -> tuple[str, int]:

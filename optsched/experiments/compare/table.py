@@ -17,7 +17,18 @@ from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
 from optsched.rigid.bounds import beats_tolerance
 
-__all__ = ["row_of", "failed_row", "skipped_row", "sort_rows", "notes", "attrs", "FAR", "CAUSES", "SORT_COLUMNS"]
+__all__ = [
+    "row_of",
+    "failed_row",
+    "skipped_row",
+    "sort_rows",
+    "notes",
+    "attrs",
+    "fmt",
+    "FAR",
+    "CAUSES",
+    "SORT_COLUMNS",
+]
 
 #: A row this many times its bound or more gets a note under the table.
 FAR = 10.0
@@ -51,6 +62,23 @@ _PAPER_CAUSES = {
     "sojourn": "it preempts only at its stage checkpoints, and the success rates read from the status column "
     "hardly tell the jobs apart",
 }
+
+
+def fmt(v) -> str:
+    """The table's one number format: every integer digit with thousands separators, four
+    significant digits below 1,000, '-' for a missing value.
+
+    >>> fmt(2618805.4), fmt(86.0912), fmt(0.67321), fmt(float("nan")), fmt(223992.56)
+    ('2,618,805', '86.09', '0.6732', '-', '223,993')
+    """
+    if v is None or isinstance(v, str):
+        return "-" if v is None else v
+    v = float(v)
+    if math.isnan(v):
+        return "-"
+    if v.is_integer() or abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
 
 
 def _ci95(values: Sequence[float]) -> tuple[float, float, float]:
@@ -168,7 +196,7 @@ def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
         v = r.get("ratio_to_bound")
         if r.get("skipped") is None and r.get("failed") is None and v is not None and v >= far:
             cause = CAUSES.get(r["policy"]) or _PAPER_CAUSES.get(r["paper"]) or "see docs/compare.md"
-            out.append(f"{r['policy']} ({v:,.3g} x the bound): {cause}")
+            out.append(f"{r['policy']} ({fmt(v)} x the bound): {cause}")
     return out
 
 
