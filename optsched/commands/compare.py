@@ -254,9 +254,8 @@ def run(args) -> int:
         reproduce=lambda policy: _cli_line(args, policy),
     )
     out = prepare_out_dir(args.out, force=args.force) if args.out else None
-    try:
-        comparison.run()
-    except KeyboardInterrupt:
+
+    def stopped() -> int:  # Ctrl-C, or a handler that called comparison.stop(): keep what finished
         table, per_job = comparison.table(), comparison.per_job
         done = int(len(table))
         if out is not None and done:
@@ -265,6 +264,13 @@ def run(args) -> int:
         where = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
         print(f"optsched: interrupted after {done} policies{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+    try:
+        comparison.run()
+    except KeyboardInterrupt:
+        return stopped()
+    if not comparison.complete:
+        return stopped()
     table, per_job = comparison.table(), comparison.per_job
     if out is not None:
         write_table(table, out, "compare", formats=formats)

@@ -249,3 +249,38 @@ def test_python_bad_input():
         cmp.compare(df, "4x8", policies=["fifo"], progress=False)
     with pytest.raises(InvalidOptionError, match="executor"):
         cmp.compare(df, Cluster.homogeneous(1, 1), policies=["fifo"], executor="threads", progress=False)
+
+
+def test_cli_stopped_by_a_handler_keeps_the_finished_rows(tmp_path, capsys, monkeypatch):
+    """What a signal handler does (Comparison.stop()): the run ends after the results it is
+    collecting, the finished rows and bound.json are written, exit 130."""
+    real = Comparison._add
+
+    def add_then_stop(self, row):
+        real(self, row)
+        self.stop()
+
+    monkeypatch.setattr(Comparison, "_add", add_then_stop)
+    out = tmp_path / "c"
+    df = synthetic_workload(60, cluster_gpus=8, max_duration=3600, seed=2)
+    code, text, err = _run(
+        [
+            "compare",
+            "--jobs-csv",
+            _csv(tmp_path, df),
+            "--servers",
+            "2",
+            "--gpus-per-server",
+            "4",
+            "--policies",
+            "fifo,sjf,srtf",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capsys,
+    )
+    assert code == 130 and "interrupted after 1 policies" in err and text == ""
+    assert len(pd.read_csv(out / "compare.csv")) == 1 and (out / "bound.json").is_file()
