@@ -55,7 +55,7 @@ class RunResult:
     """One policy on one seed: ``metrics`` (seconds), the per-job ``frame`` (job_id, arrival, gpus,
     first_start, completion, status, n_preemptions; seconds from the first arrival) and GPUs held
     over time ``steps`` (times, GPUs), or ``error`` (type and message) if the policy raised;
-    ``seconds``: the wall time of the run."""
+    ``seconds`` and ``cpu_seconds``: the wall and CPU time of the run (in its process)."""
 
     policy: str
     seed: int
@@ -64,6 +64,7 @@ class RunResult:
     steps: tuple[np.ndarray, np.ndarray] | None = None
     error: str | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -82,16 +83,22 @@ def run_policy(
 ) -> RunResult:
     """Run ``name`` on ``w``; any exception of the policy, the engine or an enrichment becomes
     ``error`` ("Type: message", with the innermost frame), the other rows go on."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         frame, steps = _simulate(name, spec, w, seed, placement, sim_options)
         m = metrics(frame, steps, int(w.cluster.total_gpus))
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
-    except Exception as e:
+    except Exception as e:  # a policy's failure is a failed row, reported with its reason
         tb = traceback.extract_tb(e.__traceback__)
         where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
-        return RunResult(name, seed, error=f"{type(e).__name__}: {e}{where}", seconds=time.perf_counter() - t0)
+        return RunResult(
+            name,
+            seed,
+            error=f"{type(e).__name__}: {e}{where}",
+            seconds=time.perf_counter() - t0,
+            cpu_seconds=time.process_time() - c0,
+        )
     return RunResult(
         name,
         seed,
@@ -99,6 +106,7 @@ def run_policy(
         frame=frame if keep_frame else None,
         steps=steps if keep_frame else None,
         seconds=time.perf_counter() - t0,
+        cpu_seconds=time.process_time() - c0,
     )
 
 

@@ -33,7 +33,7 @@ __all__ = [
 #: A row this many times its bound or more gets a note under the table.
 FAR = 10.0
 #: Columns the table may be sorted by (``sort_by``); ``None`` keeps the order asked for.
-SORT_COLUMNS = (*METRICS, "seconds", "policy", "paper")
+SORT_COLUMNS = (*METRICS, "seconds", "cpu_seconds", "policy", "paper")
 
 #: Why a row ends far from the bound: the causes measured on OpenB (docs/compare.md, "What each
 #: paper's policy gives on a workload it was not designed for"), one line each.
@@ -141,6 +141,7 @@ def row_of(
     row["beats_bound"] = any(m["beats_bound"] for m in per)
     row["bound"] = bound_name
     row["seconds"] = float(sum(r.seconds for r in runs))
+    row["cpu_seconds"] = float(sum(r.cpu_seconds for r in runs))
     row["skipped"] = None
     row["failed"] = None
     if row["beats_bound"]:
