@@ -136,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         r = _run_case(case)
         results[case] = r
         print(json.dumps({k: v for k, v in r.items() if k not in ("rows", "ended_at")}), flush=True)
+        _write(results)  # after every case: a long run stopped later keeps what it measured
+    return 0
+
+
+def _write(results: dict) -> None:
     targets = [
         {
             "case": f"compare --policies all, {CASES[k]['n']:,} jobs, 2 workers (s)",
@@ -150,7 +155,6 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
-            "load_average": os.getloadavg(),
         },
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "cases": [results[k] for k in CASES if k in results],
@@ -159,7 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     from optsched.core.io import atomic_write_text
 
     atomic_write_text(RESULTS, json.dumps(doc, indent=1) + "\n")
-    return 0
 
 
 if __name__ == "__main__":
