@@ -6,34 +6,61 @@ policies need to run on any trace (``optsched compare``). Assumptions: formulati
   substring, e.g. ``"vgg19_bn"`` -> VGG19, ``"gpt-3"`` -> GPT; ``profile_of=`` maps other names),
   else drawn uniformly among the families (one-GPU jobs: the single-stage family), with exactly
   the job's GPU count g_i = sum_s k_s.
-* **Iterations** n_i = max(1, round(duration_i / alpha~min_i)): the trace's duration is read as the
+* **Iterations** n_i = max(1, ceil(duration_i / alpha~min_i)): the trace's duration is read as the
   time at the placement A-SRPT itself estimates (Heavy-Edge on the fewest servers, Sec. IV-B), the
-  paper's recipe (Sec. V-A-1-b); predictions are perfect (ñ_i = n_i, A-SRPT-Perfect).
+  paper's recipe (Sec. V-A-1-b), rounded up so that the job never runs faster than its trace
+  duration there; predictions are perfect (ñ_i = n_i, A-SRPT-Perfect).
 * **Cluster**: the given servers with the paper's bandwidths (10 Gbit/s NIC, 300 GB/s inside a
-  server) unless the cluster has its own.
+  server) unless the cluster has its own. The time model's premise B_inter <= g B_intra (a byte over
+  the NIC costs at least as much as one inside a server) is checked (:func:`check_bandwidths`).
 
-:func:`least_processing` gives n_i alpha(one server), the least time of job i on any placement
-(alpha(one server) <= alpha(x), tests/asrpt/test_timing.py): the lower bound of ``compare`` uses it.
+:func:`least_processing` gives n_i alpha^min_i, the least time of job i over every placement the
+cluster can give it (one server when the job fits on one, else the exact minimum over its splits):
+the lower bound of ``compare`` uses it for the A-SRPT rows.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+from optsched.asrpt.placement import enumerate_placement, solve_placement
 from optsched.asrpt.profiles import MB, _pipeline
+from optsched.asrpt.timing import alpha, consolidated_placement
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.exceptions import (
+    InvalidInstanceError,
+    InvalidOptionError,
+    ModelTooLargeError,
+    SolverError,
+    SolverUnavailableError,
+)
 from optsched.sim.inputs import job_table_columns
+from optsched.solvers import SolveOptions
 
-__all__ = ["FAMILIES", "profile", "family_of", "from_table", "least_processing", "B_INTER", "B_INTRA"]
+__all__ = [
+    "FAMILIES",
+    "profile",
+    "family_of",
+    "from_table",
+    "check_bandwidths",
+    "least_processing",
+    "B_INTER",
+    "B_INTRA",
+    "EXACT_PLACEMENTS",
+]
 
 B_INTER = 10e9 / 8  #: the paper's NIC, 10 Gbit/s, in bytes/s
 B_INTRA = 300e9  #: the paper's intra-server bandwidth, 300 GB/s
+#: :func:`least_processing` enumerates the splits of a job wider than a server when there are at
+#: most this many count matrices, else solves the placement MILP for at most MILP_SECONDS.
+EXACT_PLACEMENTS = 20_000
+MILP_SECONDS = 30.0
 
 #: Model families and the name fragments that select them from a ``model`` column.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -108,6 +135,60 @@ def family_of(name: Any, profile_of: Mapping[str, str] | None = None) -> str | N
     return None
 
 
+def check_bandwidths(g: int, bandwidth_inter: float, bandwidth_intra: float, *, where: str = "options") -> None:
+    """Refuse bandwidths that break the premise of the A-SRPT time model: B_inter <= g B_intra.
+
+    Under the model (eq. 5-6, formulations/asrpt.md#reading) the x replicas of a stage on a server
+    share x/g of its NIC, so a byte that leaves the server costs g / B_inter seconds of that share
+    and one that stays costs 1 / B_intra. With B_inter > g B_intra a job split over servers trains
+    faster than the same job on one server, which is not what the paper models (its NIC is 10
+    Gbit/s, its NVLink 300 GB/s), and the least time of a job is no longer its time on one server.
+
+    Parameters
+    ----------
+    g : int
+        GPUs per server.
+    bandwidth_inter, bandwidth_intra : float
+        Bytes per second.
+    where : str
+        Where the values come from (``"options"``: the enrichment's options; ``"cluster"``: the
+        cluster's own fields), for the message.
+
+    Raises
+    ------
+    InvalidOptionError
+        A bandwidth that is not a finite number > 0, or B_inter > g B_intra; the message names the
+        field, the value and the fix.
+
+    Examples
+    --------
+    >>> check_bandwidths(8, B_INTER, B_INTRA)
+    >>> try:
+    ...     check_bandwidths(8, 1e14, 1e9)
+    ... except InvalidOptionError as e:
+    ...     print(str(e)[:64])
+    The 'bandwidth_inter' of the A-SRPT enrichment options is 1e+14
+    """
+    for name, v in (("bandwidth_inter", bandwidth_inter), ("bandwidth_intra", bandwidth_intra)):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            x = math.nan
+        if isinstance(v, bool) or not (x > 0 and math.isfinite(x)):
+            raise InvalidOptionError(f"The '{name}' of the A-SRPT {_WHERE[where]} must be bytes/s > 0; got {v!r}.")
+    if float(bandwidth_inter) > g * float(bandwidth_intra) * (1 + 1e-12):
+        raise InvalidOptionError(
+            f"The 'bandwidth_inter' of the A-SRPT {_WHERE[where]} is {float(bandwidth_inter):.6g} bytes/s, above g x "
+            f"bandwidth_intra = {g} x {float(bandwidth_intra):.6g} = {g * float(bandwidth_intra):.6g} bytes/s: the "
+            f"time model (eq. 5-6) would then make a job split over servers faster than on one server. Give "
+            f"bandwidth_inter <= g x bandwidth_intra (the paper: 10 Gbit/s = 1.25e9 bytes/s between servers, "
+            f"300 GB/s = 3e11 inside one; formulations/asrpt.md#from-a-trace)."
+        )
+
+
+_WHERE = {"options": "enrichment options", "cluster": "cluster (its own field)"}
+
+
 def _column(table: Any, name: str) -> list | None:
     if name not in getattr(table, "columns", ()):
         return None
@@ -152,6 +233,8 @@ def from_table(
     ------
     InvalidInstanceError
         A missing column, servers of different sizes, a job larger than the cluster.
+    InvalidOptionError
+        Bandwidths that break the time model's premise (:func:`check_bandwidths`).
 
     Examples
     --------
@@ -168,8 +251,10 @@ def from_table(
             f"{sorted({int(s) for s in cluster.gpus})} GPUs per server. Size the cluster with --load or "
             f"--servers / --gpus-per-server."
         )
+    own = cluster.bandwidth_inter is not None or cluster.bandwidth_intra is not None
     bi = cluster.bandwidth_inter if cluster.bandwidth_inter is not None else bandwidth_inter or B_INTER
     ba = cluster.bandwidth_intra if cluster.bandwidth_intra is not None else bandwidth_intra or B_INTRA
+    check_bandwidths(int(cluster.max_server_gpus), bi, ba, where="cluster" if own else "options")
     cl = Cluster.homogeneous(cluster.n_servers, cluster.max_server_gpus, bandwidth_inter=bi, bandwidth_intra=ba)
     rng = as_generator(seed)
     arr = table["arrival"].to_numpy(dtype=float)
@@ -205,7 +290,7 @@ def from_table(
             AsrptJob(
                 jid,
                 list(st),
-                iterations=max(1, int(round(float(dur[i]) / a))),
+                iterations=max(1, math.ceil(float(dur[i]) / a - 1e-9)),
                 arrival=float(arr[i]),
                 group=None if groups is None else str(groups[i]),
                 user=None if users is None else str(users[i]),
@@ -221,7 +306,7 @@ def from_table(
             "assumptions": {
                 "profiles_from_model_column": n_col,
                 "profiles_drawn": len(jobs) - n_col,
-                "iterations": "round(duration / alpha~min)",
+                "iterations": "ceil(duration / alpha~min)",
                 "predictions": "perfect",
                 "bandwidth_inter": bi,
                 "bandwidth_intra": ba,
@@ -230,24 +315,64 @@ def from_table(
     )
 
 
-def least_processing(instance: AsrptInstance) -> np.ndarray:
-    """n_i alpha_i(every replica on one server) per job (s): no placement runs job i faster
-    (alpha(one server) <= alpha(x) when B_inter <= g B_intra, the guarantee of
-    :func:`~optsched.asrpt.timing.alpha`), so it is a valid least processing time for the bound."""
-    from optsched.asrpt.timing import alpha, consolidated_placement
+def least_processing(instance: AsrptInstance, *, detail: bool = False):
+    """n_i alpha^min_i per job (s): the least time of job i over every placement ``instance``'s
+    cluster can give it, so a valid least processing time for a lower bound.
 
+    * A job that fits on one server: its time there (alpha(one server) <= alpha(x) for every
+      placement x when B_inter <= g B_intra, the guarantee of :func:`~optsched.asrpt.timing.alpha`).
+    * A job wider than a server: the exact minimum of eq. (7) over its splits on servers of g GPUs,
+      by enumeration (at most :data:`EXACT_PLACEMENTS` count matrices) or else the placement MILP's
+      proven bound (HiGHS, :data:`MILP_SECONDS` at most; once per profile); if neither answers, its
+      time on one hypothetical server of its width, which no split beats under the premise (a
+      valid, looser bound).
+
+    With ``detail=True`` also returns, per job, how its time was found: ``"one server"``,
+    ``"exact split"`` or ``"relaxed"``.
+
+    Raises
+    ------
+    InvalidOptionError
+        The instance's bandwidths break the premise (:func:`check_bandwidths`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"arrival": [0.0], "gpus": [2], "duration": [600.0], "model": ["resnet50"]})
+    >>> inst = from_table(t, Cluster.homogeneous(2, 1))   # 2 GPUs on servers of one: split
+    >>> bool(least_processing(inst)[0] >= 600.0), least_processing(inst, detail=True)[1]
+    (True, ['exact split'])
+    """
+    g = int(instance.g)
+    check_bandwidths(g, instance.b_inter, instance.b_intra)
     memo: dict = {}
     out = np.empty(instance.n_jobs)
+    how: list[str] = []
     for k, j in enumerate(instance.jobs):
         key = j.stages
-        a = memo.get(key)
-        if a is None:
-            a = memo[key] = alpha(
-                j,
-                consolidated_placement(j),
-                g=max(instance.g, j.gpus),
-                b_inter=instance.b_inter,
-                b_intra=instance.b_intra,
-            )
-        out[k] = j.iterations * a
-    return out
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _least_alpha(j, instance, g)
+        out[k] = j.iterations * hit[0]
+        how.append(hit[1])
+    return (out, how) if detail else out
+
+
+def _least_alpha(job: AsrptJob, instance: AsrptInstance, g: int) -> tuple[float, str]:
+    def one_server(width: int) -> float:
+        return alpha(job, consolidated_placement(job), g=width, b_inter=instance.b_inter, b_intra=instance.b_intra)
+
+    if job.gpus <= g:
+        return one_server(g), "one server"
+    free = [g] * min(int(instance.M), job.gpus)
+    try:
+        return float(enumerate_placement(job, free, instance=instance, limit=EXACT_PLACEMENTS).alpha), "exact split"
+    except ModelTooLargeError:
+        pass
+    try:  # the placement MILP: its proven bound on alpha (never its incumbent) is a valid least time
+        r = solve_placement(job, free, instance=instance, options=SolveOptions(time_limit=MILP_SECONDS, threads=1))
+    except (ModelTooLargeError, SolverError, SolverUnavailableError):
+        r = None
+    if r is not None and r.bound is not None and r.bound > 0:
+        return min(float(r.bound), float(r.alpha) if r.alpha is not None else math.inf), "exact split"
+    return one_server(job.gpus), "relaxed"

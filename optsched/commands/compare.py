@@ -18,22 +18,37 @@ The load means what it says. For a trace, --load R sizes the cluster (servers of
 --gpus-per-server GPUs) so that the offered load over the replay window (first arrival to the
 last arrival + duration) is R; for synthetic jobs, arrivals are scaled so that it is R on
 --servers x --gpus-per-server, with durations capped at --max-duration (default one day).
+Times are measured from the first arrival (a table in Unix time is fine).
 
-Every table has a lower bound on the mean JCT that no policy can beat
-(formulations/rigid.md#jct-bound) and each row's ratio to it.
+Every table has a lower bound on the mean JCT that no policy can beat, the same whatever
+--policies says (formulations/rigid.md#jct-bound), and each row's ratio to it. Rows are sorted
+by mean JCT (--sort another column); rows ten times the bound or more get a note saying why.
+
+Runs go in parallel: --workers N processes (default: this machine's cores), or a Dask cluster
+(--dask tcp://host:8786, or --dask local for one started here); the table is the same.
 
 --out DIR gets compare.csv (or --format json/parquet; rewritten as each policy ends, so a long
 run that fails late or is interrupted keeps its finished rows), bound.json (the bound, the
 assumptions, the cluster), and the pictures jct_cdf, jct_summary, queue_delay_cdf, utilization
-(PNG and SVG). Ctrl-C, SIGTERM or SIGHUP stops the run and writes the finished rows, bound.json
-and the pictures (--json prints the finished rows). Exit codes: 0 ok; 1 a simulation did not end
-or the results could not be written; 2 bad input (also: no policy can run on the workload, or
---out is in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted.
+(PNG and SVG). A policy that raises gets a failed row (the reason, and the command that runs it
+alone); the others finish. Ctrl-C, SIGTERM or SIGHUP stops the run and writes the finished rows,
+bound.json and the pictures (--json prints the finished rows). Exit codes: 0 ok; 1 a policy failed
+(the table is written) or the results could not be written; 2 bad input (also: no policy can run
+on the workload, or --out is in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)
+interrupted.
 """
 
 from __future__ import annotations
 
-from optsched.commands._common import EXIT_OK, add_output_options, check_overhead, fmt_people, print_json, print_table
+from optsched.commands._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_output_options,
+    check_overhead,
+    fmt_people,
+    print_json,
+    print_table,
+)
 
 
 def add_parser(sub) -> None:
@@ -75,6 +90,19 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--load-base", type=float, default=60.0, help="fixed part of every load, s (default 60)")
     p.add_argument("--elastic-slot", type=float, default=None, help="slot of the elastic policies, s (default: auto)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="runs at once, in processes (default: this machine's cores; one process for small workloads)",
+    )
+    p.add_argument(
+        "--dask",
+        default=None,
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tcp://host:8786) or 'local' (started here)",
+    )
+    p.add_argument("--sort", default="mean_jct", metavar="COLUMN", help="sort the rows by this column (mean_jct)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_options(p)
@@ -97,6 +125,15 @@ def _check(args) -> None:
         raise InvalidOptionError(f"--jobs must be >= 1; got {args.jobs}.")
     if args.seeds < 1:
         raise InvalidOptionError(f"--seeds must be >= 1; got {args.seeds}.")
+    if args.workers is not None and args.workers < 1:
+        raise InvalidOptionError(
+            f"--workers must be a whole number >= 1 (processes running policies at once); got {args.workers}."
+        )
+    if args.dask is not None and args.workers is not None and args.dask != "local":
+        raise InvalidOptionError(
+            "--workers sizes the local processes (or --dask local); an existing Dask cluster has its own workers: "
+            "give --dask ADDRESS without --workers."
+        )
     if args.load is not None and not (0 < args.load < LOAD_CAP):
         raise InvalidOptionError(
             f"--load must be in (0, {LOAD_CAP:g}) (offered GPU-seconds / the cluster's GPU-seconds); got {args.load}."
@@ -226,21 +263,21 @@ def run(args) -> int:
     import sys
 
     from optsched.core.output import check_formats, prepare_out_dir, recorded_files, write_table
-    from optsched.exceptions import InvalidOptionError, SimulationLimitError
-    from optsched.experiments.compare import METRICS, available_policies, compare, last_partial
+    from optsched.exceptions import InvalidOptionError
+    from optsched.experiments.compare import Comparison, available_policies
+    from optsched.experiments.compare.comparison import policy_names
     from optsched.solvers import interrupt
 
     _check(args)
-    policies = "all" if args.policies == "all" else [p.strip() for p in args.policies.split(",") if p.strip()]
-    known = available_policies()
-    if policies != "all":
-        bad = [p for p in policies if p.lower().replace("_", "-") not in known]
-        if bad:
-            raise InvalidOptionError(f"--policies: unknown policy {bad[0]!r}; known: {sorted(known)}.")
+    try:
+        policies = policy_names("all" if args.policies == "all" else args.policies.split(","), available_policies())
+    except InvalidOptionError as e:  # the message names the policy; say which option it came from
+        msg = str(e)
+        raise InvalidOptionError(f"--policies: {msg[:1].lower()}{msg[1:]}") from None
     formats = check_formats(args.format or ["csv"])
-    out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
     workload, cluster, name, note = _workload(args)
     enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else None
+    out = None
 
     def on_row(row, rows):
         if out is not None:
@@ -249,9 +286,28 @@ def run(args) -> int:
             with interrupt.deferred():  # a signal waits until the table is written
                 write_table(pd.DataFrame(rows), out, "compare", formats=formats)
 
+    comparison = None
+
+    def stopped() -> int:  # a signal, or a handler that called comparison.stop(): keep what finished
+        table = None if comparison is None else comparison.table()
+        per_job = {} if comparison is None else comparison.per_job
+        finished = table if table is not None and len(table) else None
+        done = 0 if finished is None else int(len(finished))
+        with interrupt.deferred():  # a second signal does not cut the writing
+            if out is not None and finished is not None:
+                write_table(finished, out, "compare", formats=formats)
+                _write_extras(finished, per_job, out, cluster, name, note)
+        if args.json:
+            _print_json(name, cluster, note, table, finished)
+        kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
+        if out is not None and done:
+            kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
+        print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
+        return interrupt.exit_code()
+
     try:
         with interrupt.stop_on_interrupt():  # a signal inside the exact bound ends the comparison too
-            table, per_job = compare(
+            comparison = Comparison(  # every input checked here, before anything is written or run
                 workload,
                 cluster,
                 policies=policies,
@@ -262,24 +318,19 @@ def run(args) -> int:
                 load_base=args.load_base,
                 enrich=enrich,
                 on_row=on_row,
+                workers=args.workers,
+                scheduler_address=args.dask,
+                sort_by=args.sort,
+                warn_failures=False,
+                reproduce=lambda policy: _cli_line(args, policy),
             )
-    except (KeyboardInterrupt, SimulationLimitError) as e:
-        table, per_job = last_partial()  # the rows of the policies that finished
-        finished = table if table is not None and len(table) else None
-        with interrupt.deferred():  # a second signal does not cut the writing
-            if out is not None and finished is not None:
-                write_table(finished, out, "compare", formats=formats)
-                _write_extras(table, per_job, out, cluster, name, note)
-        done = 0 if finished is None else int(len(finished))
-        if args.json:
-            _print_json(name, cluster, note, table, finished)
-        kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
-        if out is not None and done:
-            kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
-        if isinstance(e, SimulationLimitError):
-            raise SimulationLimitError(f"{_livelock(e)} Finished before it: {done} policies{kept}.") from None
-        print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
-        return interrupt.exit_code()
+            out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
+            comparison.run()
+    except KeyboardInterrupt:
+        return stopped()
+    if not comparison.complete:
+        return stopped()
+    table, per_job = comparison.table(), comparison.per_job
     ran = table[table["skipped"].isna()] if "skipped" in table else table
     if len(ran) == 0:
         reasons = "; ".join(f"{r['policy']}: {r['skipped']}" for r in table.to_dict("records"))
@@ -292,54 +343,107 @@ def run(args) -> int:
         with interrupt.deferred():
             write_table(table, out, "compare", formats=formats)
             _write_extras(table, per_job, out, cluster, name, note)
-    bound = table.attrs["bound"]
+    code = EXIT_FAILED if comparison.failed else EXIT_OK
     if args.json:
         _print_json(name, cluster, note, table, table)
-        return EXIT_OK
+        return code
+    _print_text(table, cluster, name, note, args)
+    if out is not None:
+        print(f"wrote {out}/compare.{formats[0]}, {out}/bound.json and the pictures in {out}/")
+    return code
+
+
+def _print_text(table, cluster, name, note, args) -> None:
+    from optsched.experiments.compare import METRICS, notes
+    from optsched.experiments.compare.table import fmt as _cell
+
+    bound = table.attrs["bound"]
+    ran = table[table["skipped"].isna() & table["failed"].isna()]
     cols = ["policy", "paper"] + [m for m in METRICS if m in ran and m != "total_jct"]
-    if "ratio_to_np_bound" in ran:
+    if "ratio_to_np_bound" in ran and ran["ratio_to_np_bound"].notna().any():
         cols.append("ratio_to_np_bound")
-    rows = ran[cols].to_dict("records")
+    if "bound" in ran and (ran["bound"] != "workload").any():
+        cols.append("bound")
+    cols.append("seconds")
+    rows = [{c: _cell(r.get(c)) for c in cols} for r in ran.to_dict("records")]
     rows.append(
-        {"policy": "lower bound", "paper": bound["which"], "mean_jct": bound["mean_jct"], "ratio_to_bound": 1.0}
+        {
+            **{c: "-" for c in cols},
+            "policy": "lower bound",
+            "paper": "",
+            "mean_jct": _cell(bound["mean_jct"]),
+            "ratio_to_bound": "1",
+            "seconds": "",
+        }
     )
     n_jobs = int(ran["n_jobs"].iloc[0]) if len(ran) else 0
+    origin = table.attrs.get("time_origin") or [0.0]
+    when = f", times from the first arrival (t = {_cell(origin[0])} s in the table)" if origin[0] else ""
     print_table(
         rows,
         cols,
         title=f"{name}: {n_jobs} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, {note}, "
-        f"{args.seeds} seed(s), overheads {args.overheads}",
+        f"{args.seeds} seed(s), overheads {args.overheads}{when}",
     )
+    n = max(n_jobs, 1)
+    parts = ", ".join(f"{k.replace('_', ' ')} {_cell(v / n)} s" for k, v in bound["parts"].items())
     print(
-        f"lower bound on the mean JCT: {bound['mean_jct']:,.1f} s (max of each job's own length "
-        f"{bound['own_length'] / max(n_jobs, 1):,.1f} s and the fluid SRPT bound "
-        f"{bound['fluid'] / max(n_jobs, 1):,.1f} s per job; formulations/rigid.md#jct-bound)"
+        f"lower bound on the mean JCT: {_cell(bound['mean_jct'])} s, the largest of {parts} per job "
+        f"(the same for any --policies; formulations/rigid.md#jct-bound)"
     )
+    for key, rb in bound.get("row_bounds", {}).items():
+        k = max(rb["jobs_faster_than_their_duration"])
+        print(
+            f"rows with bound '{key}': {_cell(rb['mean_jct'])} s per job, because under the A-SRPT time model "
+            f"{k} job(s) can train faster than their trace duration (a better split over servers than the one "
+            f"the calibration assumed); their ratio is to that bound"
+        )
     npb = bound.get("nonpreemptive")
     if npb:
         print(
-            f"non-preemptive optimum (exact rigid model on {n_jobs} jobs, "
-            f"{'proven' if npb['proven_optimal'] else 'its proven bound'}): mean JCT >= {npb['mean_jct']:,.1f} s "
-            f"for the rows that never preempted (ratio_to_np_bound; not the elastic policies)"
+            f"non-preemptive bound (exact rigid model on {n_jobs} jobs, {npb['description']}): mean JCT >= "
+            f"{_cell(npb['mean_jct'])} s for the rows that never preempted (ratio_to_np_bound; not the elastic "
+            f"policies)"
         )
+    far = notes(ran.to_dict("records"))
+    if far:
+        print("far from the bound (the causes measured on OpenB, docs/compare.md):")
+        for line in far:
+            print(f"  {line}")
     for r in table.to_dict("records"):
         if isinstance(r.get("skipped"), str) and r["skipped"]:
             print(f"skipped {r['policy']}: {r['skipped']}")
+        elif isinstance(r.get("failed"), str) and r["failed"]:
+            print(f"FAILED {r['policy']}: {r['failed']}; run it alone: {r['reproduce']}")
         elif r.get("beats_bound"):
             print(f"BUG: {r['policy']} beats the lower bound; please report it")
-    if out is not None:
-        print(f"wrote {out}/compare.{formats[0]}, {out}/bound.json and the pictures in {out}/")
-    return EXIT_OK
 
 
-def _livelock(e: Exception) -> str:
-    """A policy's run past the simulator's limits, in the command line's words."""
-    why = str(e).split(". A livelock")[0]
-    return (
-        f"A simulation did not end: {why[0].lower() + why[1:]}. Jobs were preempted and restarted over and over, "
-        f"or the run is longer than the simulator takes: leave that policy out (--policies), or use shorter "
-        f"overheads (--load-base, --overheads none)."
-    )
+def _cli_line(args, policy: str) -> str:
+    """The command that runs one policy alone on the same workload (one process)."""
+    import shlex
+
+    parts = ["optsched", "compare"]
+    src = ("--trace", args.trace) if args.trace else ("--jobs-csv", args.jobs_csv)
+    parts += list(src)
+    for opt, v in (
+        ("--columns", args.columns),
+        ("--jobs", args.jobs),
+        ("--servers", args.servers),
+        ("--load", args.load),
+        ("--max-duration", args.max_duration),
+        ("--elastic-slot", args.elastic_slot),
+        ("--placement", args.placement),
+    ):
+        if v is not None:
+            parts += [opt, str(v)]
+    parts += ["--gpus-per-server", str(args.gpus_per_server), "--seeds", str(args.seeds)]
+    if args.overheads != "model":
+        parts += ["--overheads", args.overheads]
+    if args.load_base != 60.0:
+        parts += ["--load-base", str(args.load_base)]
+    parts += ["--policies", policy, "--workers", "1"]
+    return " ".join(shlex.quote(x) for x in parts)
 
 
 def _print_json(name, cluster, note, table, finished) -> None:
@@ -359,6 +463,7 @@ def _print_json(name, cluster, note, table, finished) -> None:
             "load": note,
             "bound": attrs.get("bound"),
             "assumptions": attrs.get("assumptions"),
+            "time_origin": attrs.get("time_origin"),
             "rows": [{k: clean(v) for k, v in row.items()} for row in rows],
         }
     )

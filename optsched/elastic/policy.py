@@ -407,6 +407,7 @@ class ElasticPolicy(Policy):
         self._total = np.asarray(self.instance.C, dtype=float).sum(axis=0)
         self._size: dict[Any, float] = {}
         self._last_start: dict[Any, float] = {}
+        self._use: dict[Any, np.ndarray] = {}  # per-server use of each started job's placement
         if self.preemptive:  # priorities and waiting times change every slot, not only at events
             inst = self.instance
             load = max((self._overhead_slots(j, ideal_shape(inst, j).m) for j in range(inst.n_jobs)), default=0.0)
@@ -452,6 +453,7 @@ class ElasticPolicy(Policy):
 
     def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
         use = placement_use(self.instance, shape, workers, ps)
+        self._use[job.id] = use
         pl: dict[int, dict[str, Any]] = {}
         for h in sorted(set(workers) | set(ps)):
             vec = {self._names[r]: float(use[h, r]) for r in range(self.instance.R) if use[h, r] > 0}
@@ -674,6 +676,17 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     def key(self, job) -> float:
         """The priority of an active job (smallest first)."""
 
+    def pinned(self, sim, job) -> bool:
+        """A running job kept whatever its priority (none here; see :class:`Elastic2DLAS`)."""
+        return False
+
+    def _held_use(self, job) -> np.ndarray:
+        use = self._use.get(job.id)
+        if use is None:  # pragma: no cover - every running job was started by this policy
+            cfg = job.config
+            use = self._use[job.id] = placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+        return use
+
     def schedule(self, sim):
         self.check_progress(sim)
         act = self.active()
@@ -683,14 +696,22 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         cap = np.asarray(self.instance.C, dtype=float).copy()  # resources not yet promised this slot
         now_free = self.free(sim)  # free right now (running jobs hold the rest)
         keep, start = [], []
+        kept: set = set()
+        for job in order:  # pinned jobs keep their resources before any priority is looked at
+            if job.phase in (LOADING, TRAINING) and self.pinned(sim, job):
+                cap -= self._held_use(job)
+                keep.append(job)
+                kept.add(id(job))
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         for job in order:
             if job.phase in (LOADING, TRAINING):
-                cfg = job.config
-                use = placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
+                if id(job) in kept:
+                    continue
+                use = self._held_use(job)
                 if np.all(use <= cap + TOL):
                     cap -= use
                     keep.append(job)
+                    kept.add(id(job))
                 continue
             if job.phase != WAITING:
                 continue
@@ -707,7 +728,6 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             cap -= use
             now_free -= use
             start.append((job, sh, got))
-        kept = {id(j) for j in keep}
         for job in act:
             if job.phase in (LOADING, TRAINING) and id(job) not in kept:
                 sim.preempt(job)
@@ -725,9 +745,44 @@ class ElasticTiresias(_PriorityPreemptive):
 
 
 class Elastic2DLAS(_PriorityPreemptive):
-    """2D-LAS (Tiresias' discretised-free form): least attained slots x size first."""
+    """2D-LAS (Tiresias' discretised-free form): least attained slots x size first.
+
+    A (re)started job keeps its resources until it has trained at least as long as it spent
+    loading since that start (:meth:`pinned`). Its attained service grows every slot it trains, so
+    without that rule two jobs of equal priority swap every slot; when each resume costs a load
+    (``overhead="checkpoint"``, or the load and save times of the simulator, as ``optsched
+    compare`` gives them) of half a slot or more, the swaps would eat all the time (a livelock).
+    With it, every start buys at least as much training as it paid in loading, so the run ends.
+    Without resume costs the rule never binds: the schedules are those of plain 2D-LAS
+    (formulations/elastic.md#baselines).
+    """
 
     name = "elastic-2d-las"
+
+    def on_start(self, sim):
+        super().on_start(sim)
+        self._since: dict[Any, tuple[float, float]] = {}  # job id -> (its last start, attained then)
+        self._static_deadline = self._deadline
+
+    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
+        super().start(sim, job, shape, workers, ps)
+        self._since[job.id] = (float(sim.now), float(job.attained))
+
+    def pinned(self, sim, job) -> bool:
+        """Whether ``job`` (running) has trained for less time than it loaded since its last start."""
+        t0, a0 = self._since.get(job.id, (float(sim.now), float(job.attained)))
+        trained = (job.attained - a0) / job.rate if job.phase == TRAINING and job.rate > 0 else 0.0
+        return 2.0 * trained < (sim.now - t0) - TOL
+
+    def check_progress(self, sim) -> None:
+        """The livelock guard, stretched by the resume loads paid so far: under :meth:`pinned` each
+        load is followed by at least as much training, so a run that progresses stays within
+        max a_j + sum_j (2 d_j + 2) + 2 (the slots spent loading) + 2 (the starts)."""
+        if self.preemptive and sim.now > self._deadline:  # the loads only add: recount them when it matters
+            paid = sum(j.loading_time + j.saving_time for j in sim.jobs)
+            starts = sum(j.n_starts for j in sim.jobs)
+            self._deadline = self._static_deadline + 2.0 * paid + 2.0 * starts
+        super().check_progress(sim)
 
     def key(self, job) -> float:
         return job.attained * self.size(job)

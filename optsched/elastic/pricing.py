@@ -41,7 +41,7 @@ from typing import Any
 
 from optsched.elastic.gamma import Config, _make
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.prices import Priced, Prices, window_cost
+from optsched.elastic.prices import Priced, Prices, sliding_min, window_cost
 from optsched.elastic.pricing_audit import brute_force, compare_with_brute_force, pricing_case, random_prices
 from optsched.elastic.pricing_oracle import _least_use, _min_cost, _min_cost_reference
 from optsched.elastic.pricing_subroutines import (
@@ -55,6 +55,7 @@ from optsched.elastic.pricing_subroutines import (
 __all__ = [
     "Prices",
     "Priced",
+    "sliding_min",
     "min_cost",
     "brute_force",
     "a_mincost1",

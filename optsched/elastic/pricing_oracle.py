@@ -29,6 +29,7 @@ from optsched.elastic.prices import (
     _greedy_costs,
     _greedy_place,
     _window_prefix,
+    sliding_min,
 )
 
 __all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
@@ -168,8 +169,6 @@ def _min_cost(
     cheaper than n hold at least k, else F(k + cap_n) - cap_n c_n (n's block is then wholly taken).
     The winning start is rebuilt by :func:`min_cost_reference`'s per-start routine. Same optimum as
     the reference (tested against it and against brute force)."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
     tau = prices.tau
     omega = (
         prices.residual(instance)
@@ -186,7 +185,7 @@ def _min_cost(
 
     def wmin_of(d: int) -> np.ndarray:
         if d not in wmins:
-            wmins[d] = sliding_window_view(omega, d, axis=0).min(axis=-1)  # (tau - d + 1, H, R)
+            wmins[d] = sliding_min(omega, d)  # (tau - d + 1, H, R)
         return wmins[d]
 
     slot_cache: dict[tuple[int, int], tuple] = {}

@@ -97,3 +97,56 @@ def test_slot_check_survives_float_noise_at_large_times():
     assert _off_slot(pol, sim) is False and sim.timers == []
     sim = FakeSim(10038143.25)
     assert _off_slot(pol, sim) is True and sim.timers == [10038144.0]
+
+
+def test_bandwidths_that_break_the_time_model_premise_are_refused():
+    """B_inter > g B_intra would make a split job faster than on one server (371 s for a 600-s job)."""
+    from optsched.asrpt.workload import check_bandwidths
+
+    t = pd.DataFrame({"arrival": [0.0], "gpus": [2], "duration": [600.0]})
+    with pytest.raises(InvalidOptionError, match=r"'bandwidth_inter'.*1e\+14.*g x bandwidth_intra"):
+        from_table(t, Cluster.homogeneous(6, 1), bandwidth_inter=1e14, bandwidth_intra=1e9)
+    with pytest.raises(InvalidOptionError, match=r"cluster \(its own field\)"):
+        from_table(t, Cluster.homogeneous(6, 1, bandwidth_inter=1e14, bandwidth_intra=1e9))
+    with pytest.raises(InvalidOptionError, match="bytes/s > 0"):
+        check_bandwidths(8, 0.0, 1e9)
+    check_bandwidths(8, 8e9, 1e9)  # the premise's edge is allowed
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 8), st.floats(1.0, 1e5)), min_size=1, max_size=6),
+    st.sampled_from([1, 2, 3, 4, 6, 8]),
+    st.integers(0, 1000),
+)
+def test_least_time_is_the_least_over_the_clusters_placements_and_never_above_the_trace(jobs, gps, seed):
+    """n_i alpha^min_i over the splits servers of ``gps`` GPUs allow: no split the A-SRPT policies
+    can take is faster, and the calibrated job never runs slower than that at its estimated
+    placement (the iterations are rounded up, so the estimate is at least the trace duration)."""
+    from optsched.asrpt.heavy_edge import alpha_min_estimate
+    from optsched.asrpt.placement import alpha_min_exact
+
+    t = pd.DataFrame({"arrival": 0.0, "gpus": [g for g, _ in jobs], "duration": [d for _, d in jobs]})
+    cl = Cluster.homogeneous(max(8, -(-8 // gps)), gps)
+    inst = from_table(t, cl, seed=seed)
+    least, how = least_processing(inst, detail=True)
+    rate = HeavyEdgeRate().bind(inst.cluster)
+    for j, lp, h, d in zip(inst.jobs, least, how, t["duration"], strict=True):
+        est = j.iterations * alpha_min_estimate(j, inst)
+        assert est >= d * (1 - 1e-12)  # ceil: never faster than the trace at the estimated placement
+        assert lp <= est * (1 + 1e-12)
+        assert h == ("one server" if j.gpus <= gps else "exact split")
+        assert lp == pytest.approx(j.iterations * alpha_min_exact(j, inst), rel=1e-12)
+        counts, left, m = {}, j.gpus, 0  # the fewest servers, filled in order
+        while left:
+            counts[m] = min(gps, left)
+            left -= counts[m]
+            m += 1
+        assert lp <= j.iterations * rate.alpha(j, counts) * (1 + 1e-12)
+
+
+def test_six_two_gpu_jobs_on_one_gpu_servers_take_their_trace_duration_at_least():
+    t = pd.DataFrame({"arrival": 0.0, "gpus": [2] * 6, "duration": [600.0] * 6})
+    inst = from_table(t, Cluster.homogeneous(6, 1), seed=0)
+    least, how = least_processing(inst, detail=True)
+    assert (least >= 600.0).all() and set(how) == {"exact split"}

@@ -1,0 +1,178 @@
+"""The pictures of a comparison: JCT and queueing-delay CDFs, mean and P95 JCT per policy beside the
+bound, GPU utilisation over time; :func:`save_figures` writes them as PNG and SVG."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from optsched.plot.files import save_figure
+
+__all__ = [
+    "plot_jct_cdf",
+    "plot_queue_delay_cdf",
+    "plot_summary",
+    "plot_utilization",
+    "best_of_each_paper",
+    "save_figures",
+]
+
+
+def _label(name: str) -> str:
+    return name
+
+
+def _ran(table):
+    """The rows that ran (neither skipped nor failed)."""
+    keep = np.ones(len(table), bool)
+    for col in ("skipped", "failed"):
+        if col in table:
+            keep &= table[col].isna().to_numpy()
+    return table[keep]
+
+
+def _colors(names):
+    import matplotlib.pyplot as plt  # heavy: only when drawing
+
+    cmap = plt.get_cmap("tab20")
+    return {n: cmap(i % 20) for i, n in enumerate(names)}
+
+
+def plot_jct_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True, column: str = "jct"):
+    """One CDF per policy of JCT (``column="jct"``) or queueing delay (``"queue_delay"``) of the
+    finished jobs, on one axes."""
+    import matplotlib.pyplot as plt  # heavy: only when drawing
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    col = _colors(per_job)
+    for name, df in per_job.items():
+        fin = df["status"].isin(["done", "failed"]) if "status" in df else np.ones(len(df), bool)
+        if column == "jct" and "jct" not in df:
+            v = (df["completion"] - df["arrival"])[fin]
+        elif column == "queue_delay" and "queue_delay" not in df:
+            v = (df["first_start"] - df["arrival"])[fin]
+        else:
+            v = df.loc[fin, column]
+        v = np.sort(np.asarray(v, dtype=float))
+        if len(v) == 0:
+            continue
+        if log:
+            v = np.maximum(v, 1e-3)
+        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=_label(name), color=col[name])
+    if log:
+        ax.set_xscale("log")
+    label = "job completion time (s)" if column == "jct" else "queueing delay (s, first start - arrival)"
+    ax.set_xlabel(label + (" (0 drawn at 1e-3)" if log and column != "jct" else ""))
+    ax.set_ylabel("fraction of jobs")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_queue_delay_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True):
+    """CDF of the queueing delay (first start - arrival) per policy."""
+    return plot_jct_cdf(per_job, ax, log=log, column="queue_delay")
+
+
+def plot_summary(table, ax=None):
+    """Mean and P95 JCT per policy (bars, with the seeds' 95% intervals when there are several),
+    the lower bound on the mean JCT as a line."""
+    import matplotlib.pyplot as plt  # heavy: only when drawing
+
+    ran = _ran(table)
+    ran = ran.sort_values("mean_jct")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(7, 0.45 * len(ran) + 2), 4.5))
+    x = np.arange(len(ran))
+    for k, (m, off, c) in enumerate((("mean_jct", -0.2, "tab:blue"), ("p95_jct", 0.2, "tab:orange"))):
+        y = ran[m].to_numpy(float)
+        err = None
+        if f"{m}_ci_lo" in ran:
+            lo, hi = ran[f"{m}_ci_lo"].to_numpy(float), ran[f"{m}_ci_hi"].to_numpy(float)
+            err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
+        ax.bar(x + off, y, 0.4, yerr=err, capsize=2, color=c, label=("mean JCT", "P95 JCT")[k])
+    b = table.attrs.get("bound", {}).get("mean_jct")
+    if b is not None:
+        ax.axhline(b, color="k", ls="--", lw=1, label=f"lower bound on the mean ({b:,.0f} s)")
+    ax.set_xticks(x)
+    ax.set_xticklabels(ran["policy"], rotation=60, ha="right", fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7)
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_utilization(table, ax=None, *, policies: Sequence[str] | None = None, bins: int = 200):
+    """Fraction of GPUs held over time (seed 0), one line per policy, averaged over ``bins`` windows."""
+    import matplotlib.pyplot as plt  # heavy: only when drawing
+
+    util = table.attrs.get("utilization", {})
+    G = table.attrs.get("gpus", 1)
+    names = list(policies) if policies is not None else list(util)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    col = _colors(list(util))
+    ends = sorted(float(util[n][0][-1]) for n in names if len(util[n][0]))
+    # up to three times the median policy's end: one policy that runs for ages does not squash the rest
+    end = min(ends[-1], 3 * ends[len(ends) // 2]) if ends else 1.0
+    edges = np.linspace(0.0, end, bins + 1)
+    for name in names:
+        t, lvl = util[name]
+        if not len(t):
+            continue
+        tt = np.append(t, end)
+        cum = np.concatenate([[0.0], np.cumsum(np.diff(tt) * lvl)])
+        at = np.interp(edges, tt, cum, left=0.0)
+        ax.plot(edges[:-1] / 3600.0, np.diff(at) / (G * np.diff(edges)), lw=0.8, label=_label(name), color=col[name])
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("fraction of GPUs held")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    ax.figure.tight_layout()
+    return ax
+
+
+def best_of_each_paper(table) -> list[str]:
+    """The policy of least mean JCT of each paper (and of the baselines), then FIFO: the lines the
+    CDF and utilisation pictures show (``jct_summary`` shows every row)."""
+    ran = _ran(table)
+    ran = ran.sort_values("mean_jct")
+    out = list(dict.fromkeys(ran.groupby("paper", sort=False)["policy"].first()))
+    if "fifo" in set(ran["policy"]) and "fifo" not in out:
+        out.append("fifo")
+    return out
+
+
+def save_figures(
+    table, per_job, out, *, formats: Sequence[str] = ("png", "svg"), policies: Sequence[str] | None = None
+) -> list:
+    """``jct_summary`` (every policy), ``jct_cdf``, ``queue_delay_cdf`` and ``utilization`` (the
+    ``policies`` given, default :func:`best_of_each_paper`) as PNG and SVG in ``out``."""
+    from pathlib import Path
+
+    import matplotlib  # heavy: only when drawing
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt  # heavy: only when drawing
+
+    out = Path(out)
+    show = [p for p in (policies or best_of_each_paper(table)) if p in per_job]
+    sub = {k: per_job[k] for k in show}
+    paths = []
+    for fname, draw in (
+        ("jct_cdf", lambda: plot_jct_cdf(sub)),
+        ("jct_summary", lambda: plot_summary(table)),
+        ("queue_delay_cdf", lambda: plot_queue_delay_cdf(sub)),
+        ("utilization", lambda: plot_utilization(table, policies=show)),
+    ):
+        ax = draw()
+        paths += save_figure(ax.figure, out, fname, formats=formats)  # each file whole or absent
+        plt.close(ax.figure)
+    return paths

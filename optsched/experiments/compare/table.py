@@ -1,0 +1,234 @@
+"""The comparison table: one row per policy from its runs (the mean and a 95 % interval over the
+seeds), each against its bound, sorted; the notes printed under it for rows far from the bound;
+the table's attributes (bound, assumptions, GPU use over time)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from optsched.experiments.compare.bound import ASRPT_MODEL, WORKLOAD, SeedBound, ratio, summary
+from optsched.experiments.compare.load import offered_load
+from optsched.experiments.compare.runner import METRICS, RunResult
+from optsched.experiments.compare.workload import SeededWorkload
+from optsched.rigid.bounds import beats_tolerance
+
+__all__ = [
+    "row_of",
+    "failed_row",
+    "skipped_row",
+    "sort_rows",
+    "notes",
+    "attrs",
+    "fmt",
+    "FAR",
+    "CAUSES",
+    "SORT_COLUMNS",
+]
+
+#: A row this many times its bound or more gets a note under the table.
+FAR = 10.0
+#: Columns the table may be sorted by (``sort_by``); ``None`` keeps the order asked for.
+SORT_COLUMNS = (*METRICS, "seconds", "cpu_seconds", "policy", "paper")
+
+#: Why a row ends far from the bound: the causes measured on OpenB (docs/compare.md, "What each
+#: paper's policy gives on a workload it was not designed for"), one line each.
+CAUSES = {
+    "fifo": "strict arrival order, no preemption: every short job waits behind the long jobs ahead of it",
+    "sjf": "no preemption: a long job that has started keeps its GPUs to the end while shorter ones wait",
+    "asrpt-a-srpt": "its queue head waits until it fits (no backfilling) and follows the virtual machine's SRPT "
+    "order, which releases long jobs late; split jobs run slower under the paper's communication model",
+    "asrpt-spjf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
+    "asrpt-spwf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
+    "asrpt-wcs-subtime-online": "arrival order without preemption (like FIFO), and split jobs run slower under the "
+    "paper's communication model",
+    "asrpt-wcs-duration-online": "no preemption (like SJF): a long job that has started blocks its GPUs",
+    "asrpt-wcs-workload-online": "no preemption (like SJF): a long job that has started blocks its GPUs",
+    "elastic-online": "A_online starts each round at alpha_i tau_i (Theorem 5's offsets, alpha_i in the hundreds): "
+    "the price of its worst-case guarantee",
+    "elastic-fifo": "strict arrival order at slot granularity: the head of the queue blocks the others for whole slots",
+    "elastic-drf": "no preemption at slot granularity: the jobs that started hold their share for whole slots",
+    "elastic-antman": "guarantee jobs start in strict arrival order at slot granularity (head-of-line blocking)",
+    "elastic-tiresias": "every job holds whole slots (the slot is set from the replay window): a short job takes a "
+    "slot at least",
+    "elastic-2d-las": "every job holds whole slots (the slot is set from the replay window), and least-attained "
+    "order shares the GPUs among the long jobs",
+}
+_PAPER_CAUSES = {
+    "sojourn": "it preempts only at its stage checkpoints, and the success rates read from the status column "
+    "hardly tell the jobs apart",
+}
+
+
+def fmt(v) -> str:
+    """The table's one number format: every integer digit with thousands separators, four
+    significant digits below 1,000, '-' for a missing value.
+
+    >>> fmt(2618805.4), fmt(86.0912), fmt(0.67321), fmt(float("nan")), fmt(223992.56)
+    ('2,618,805', '86.09', '0.6732', '-', '223,993')
+    """
+    if v is None or isinstance(v, str):
+        return "-" if v is None else v
+    v = float(v)
+    if math.isnan(v):
+        return "-"
+    if v.is_integer() or abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+def _ci95(values: Sequence[float]) -> tuple[float, float, float]:
+    a = np.asarray([v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))], float)
+    if len(a) == 0:
+        return float("nan"), float("nan"), float("nan")
+    if len(a) == 1:
+        return float(a[0]), float("nan"), float("nan")
+    from scipy import stats
+
+    h = float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
+    return float(a.mean()), float(a.mean() - h), float(a.mean() + h)
+
+
+def _slot(spec: dict, w: SeededWorkload) -> float:
+    """The slot length the policy's engine rounds times to (s; 0 when it does not)."""
+    v = w.views.get(spec["paper"])
+    return float(getattr(v, "slot", 0.0) or 0.0) if spec["paper"] in ("elastic", "asrpt") and v is not None else 0.0
+
+
+def row_of(
+    name: str, spec: dict, runs: list[RunResult], ws: list[SeededWorkload], bounds: list[SeedBound]
+) -> dict[str, Any]:
+    """The row of a policy whose runs (one per seed, in seed order) all finished."""
+    seeds = len(runs)
+    bound_name = ASRPT_MODEL if spec["paper"] == "asrpt" and ASRPT_MODEL in bounds[0].rows else WORKLOAD
+    per = []
+    for s, run in enumerate(runs):
+        m = dict(run.metrics)
+        b = bounds[s].for_row(bound_name)
+        m["ratio_to_bound"] = ratio(m["total_jct"], b)
+        horizon = m["makespan"] if math.isfinite(m["makespan"]) else 0.0
+        tol = beats_tolerance(b.n_jobs, horizon, b.total, _slot(spec, ws[s]))
+        m["beats_bound"] = m["total_jct"] < b.total - tol
+        npb = bounds[s].nonpreemptive
+        rigid_np = spec["paper"] != "elastic" and m["n_preemptions"] == 0 and bound_name == WORKLOAD
+        if npb is not None and rigid_np:
+            m["ratio_to_np_bound"] = m["total_jct"] / npb.total if npb.total > 0 else math.nan
+            m["beats_bound"] |= m["total_jct"] < npb.total - beats_tolerance(npb.n_jobs, horizon, npb.total, npb.slot)
+        else:
+            m["ratio_to_np_bound"] = math.nan
+        per.append(m)
+    row: dict[str, Any] = {
+        "policy": name,
+        "paper": spec["paper"] or "baseline",
+        "seeds": seeds,
+        "n_jobs": len(ws[0].table),
+    }
+    for k in METRICS:
+        vals = [m[k] for m in per]
+        if seeds == 1:
+            row[k] = vals[0]
+        else:
+            row[k], row[f"{k}_ci_lo"], row[f"{k}_ci_hi"] = _ci95(vals)
+    if bounds[0].nonpreemptive is not None:
+        vals = [m["ratio_to_np_bound"] for m in per]
+        row["ratio_to_np_bound"] = float(np.mean(vals)) if not any(math.isnan(v) for v in vals) else math.nan
+    row["max_queue_delay"] = max(m["max_queue_delay"] for m in per)
+    row["n_unfinished"] = max(m["n_unfinished"] for m in per)
+    row["beats_bound"] = any(m["beats_bound"] for m in per)
+    row["bound"] = bound_name
+    row["seconds"] = float(sum(r.seconds for r in runs))
+    row["cpu_seconds"] = float(sum(r.cpu_seconds for r in runs))
+    row["skipped"] = None
+    row["failed"] = None
+    if row["beats_bound"]:
+        b = float(np.mean([bb.for_row(bound_name).total for bb in bounds]))
+        warnings.warn(
+            f"Policy {name!r} has a total JCT below the lower bound ({row['total_jct']:.6g} < {b:.6g}): a bug in the "
+            f"policy, the engine or the bound; please report it.",
+            stacklevel=3,
+        )
+    return row
+
+
+def skipped_row(name: str, spec: dict, reason: str) -> dict[str, Any]:
+    return {"policy": name, "paper": spec["paper"] or "baseline", "skipped": reason, "failed": None}
+
+
+def failed_row(name: str, spec: dict, runs: list[RunResult], reproduce: str) -> dict[str, Any]:
+    """The row of a policy one of whose runs raised: the first error (and its seed), how to run it alone."""
+    bad = next(r for r in runs if r.failed)
+    return {
+        "policy": name,
+        "paper": spec["paper"] or "baseline",
+        "skipped": None,
+        "failed": f"seed {bad.seed}: {bad.error}",
+        "reproduce": reproduce,
+        "seconds": float(sum(r.seconds for r in runs)),
+    }
+
+
+def sort_rows(rows: list[dict[str, Any]], by: str | None) -> list[dict[str, Any]]:
+    """Rows that ran sorted by ``by`` (smallest first, NaN last; ``policy``/``paper`` by name), then
+    the failed ones, then the skipped ones; ``by=None`` keeps the order given."""
+    if by is None:
+        return list(rows)
+    ran = [r for r in rows if r.get("skipped") is None and r.get("failed") is None]
+    failed = [r for r in rows if r.get("failed") is not None]
+    skipped = [r for r in rows if r.get("skipped") is not None]
+
+    def key(r):
+        v = r.get(by)
+        if isinstance(v, str):
+            return (0, v, r["policy"])
+        v = float("nan") if v is None else float(v)
+        return (1 if math.isnan(v) else 0, 0.0 if math.isnan(v) else v, r["policy"])
+
+    return sorted(ran, key=key) + failed + skipped
+
+
+def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
+    """One line per row at ``far`` times its bound or more: its ratio and the measured cause."""
+    out = []
+    for r in rows:
+        v = r.get("ratio_to_bound")
+        if r.get("skipped") is None and r.get("failed") is None and v is not None and v >= far:
+            cause = CAUSES.get(r["policy"]) or _PAPER_CAUSES.get(r["paper"]) or "see docs/compare.md"
+            out.append(f"{r['policy']} ({fmt(v)} x the bound): {cause}")
+    return out
+
+
+def attrs(ws: list[SeededWorkload], bounds: list[SeedBound], util: dict, G: int) -> dict[str, Any]:
+    """``table.attrs``: the bound (:func:`~optsched.experiments.compare.bound.summary`), GPU use
+    over time of seed 0 per policy, the GPUs, the enrichments' assumptions, the offered load and
+    the time origin (the first arrival, in the caller's clock)."""
+    assumptions: dict[str, Any] = {}
+    w = ws[0]
+    if w.overheads == "model":
+        assumptions["lazer"] = dict(w.table.attrs.get("assumptions", {}))
+    for paper, v in w.views.items():
+        if paper == "asrpt":
+            assumptions[paper] = dict(v.metadata.get("assumptions", {}))
+            drawn = assumptions.get("lazer", {}).get("models_drawn", 0)
+            if drawn:  # the Lazer enrichment ran first: one model per job for both
+                assumptions[paper]["model_column"] = (
+                    f"{drawn} model names drawn by the Lazer enrichment (the trace had none for them); "
+                    f"the same model sets each job's load/save times and its A-SRPT profile"
+                )
+        elif paper == "elastic":
+            a = dict(v.metadata.get("assumptions", {}))
+            a.pop("own_worker_gpus", None)
+            assumptions[paper] = a
+        elif paper == "sojourn":
+            assumptions[paper] = dict(v.assumptions)
+    return {
+        "bound": summary(bounds),
+        "utilization": util,
+        "gpus": G,
+        "assumptions": assumptions,
+        "offered_load": [offered_load(x.table, G) for x in ws],
+        "time_origin": [x.origin for x in ws],
+    }

@@ -1,0 +1,210 @@
+"""One seed's workload in ``compare``: the generic job table, checked and measured from its first
+arrival, with its load/save times, and each paper's view of it (the enrichments).
+
+==========  ================================================  ===============================
+paper       enrichment                                        what it adds
+==========  ================================================  ===============================
+asrpt       :func:`optsched.asrpt.workload.from_table`        model profile, iterations
+elastic     :func:`optsched.elastic.workload.from_table`      worker/PS types, slots, weights
+sojourn     :func:`optsched.sojourn.workload.from_table`      stages, success probabilities
+lazer       :func:`optsched.lazer.workload.with_load_save`    model, load and save times
+==========  ================================================  ===============================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from optsched.asrpt.workload import check_bandwidths
+from optsched.asrpt.workload import from_table as asrpt_from_table
+from optsched.asrpt.workload import least_processing as asrpt_least_processing
+from optsched.elastic.workload import from_table as elastic_from_table
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.experiments.compare.load import work_column
+from optsched.lazer.workload import with_load_save
+from optsched.sim.inputs import job_table_columns
+from optsched.sojourn.workload import from_table as sojourn_from_table
+
+__all__ = ["PAPERS", "OVERHEADS", "SeededWorkload", "check_enrich"]
+
+#: Papers whose policies run on an enriched view (lazer's policies run on the plain table).
+PAPERS = ("asrpt", "elastic", "sojourn")
+OVERHEADS = ("model", "none")
+
+
+def check_enrich(enrich: Mapping[str, Mapping[str, Any]] | None, cluster) -> dict[str, dict[str, Any]]:
+    """The enrichment options as plain dicts, checked before any run: known papers only, and
+    A-SRPT bandwidths that keep its time model's premise (B_inter <= g B_intra)."""
+    out = {k: dict(v) for k, v in (enrich or {}).items()}
+    bad = sorted(set(out) - {*PAPERS, "lazer"})
+    if bad:
+        raise InvalidOptionError(f"enrich has options for {bad}; papers with an enrichment: {[*PAPERS, 'lazer']}.")
+    a = out.get("asrpt", {})
+    if "bandwidth_inter" in a or "bandwidth_intra" in a:
+        from optsched.asrpt.workload import B_INTER, B_INTRA
+
+        check_bandwidths(
+            int(cluster.max_server_gpus),
+            a.get("bandwidth_inter") or B_INTER,
+            a.get("bandwidth_intra") or B_INTRA,
+        )
+    return out
+
+
+def _checked_table(table, cluster):
+    """The job table as a DataFrame with a ``job_id``, its values checked (field, job and fix named)."""
+    import pandas as pd
+
+    table = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+    table = table.reset_index(drop=True)
+    if len(table) == 0:
+        raise InvalidInstanceError("The job table is empty; give at least one job.")
+    _, wcol = job_table_columns(table, who="compare", prefer="duration")
+    if "job_id" not in table.columns:
+        table = table.assign(job_id=np.arange(len(table)))
+    ids = table["job_id"]
+    if ids.duplicated().any():
+        dup = ids[ids.duplicated()].iloc[0]
+        raise InvalidInstanceError(f"Job id {dup!r} appears twice in the job table; job ids must be unique.")
+    for col, ok, want in (
+        ("arrival", lambda a: np.isfinite(a), "a finite number of seconds"),
+        (wcol, lambda a: np.isfinite(a) & (a >= 0), "a finite number of seconds >= 0"),
+        ("gpus", lambda a: np.isfinite(a) & (a >= 1) & (np.mod(a, 1) == 0), "a whole number >= 1"),
+    ):
+        try:
+            a = table[col].to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidInstanceError(
+                f"The '{col}' column of the job table must hold numbers ({want}); got values like "
+                f"{table[col].iloc[0]!r}. Convert it (e.g. timestamps to seconds) or map another column with --columns."
+            ) from None
+        bad = ~ok(a)
+        if bad.any():
+            i = int(np.nonzero(bad)[0][0])
+            raise InvalidInstanceError(
+                f"The '{col}' of job {ids.iloc[i]!r} must be {want}; got {table[col].iloc[i]!r}. Fix or drop that row."
+            )
+    g = table["gpus"].to_numpy(dtype=float)
+    if int(g.max()) > cluster.total_gpus:
+        i = int(np.argmax(g))
+        raise InvalidInstanceError(
+            f"Job {ids.iloc[i]!r} needs {int(g[i])} GPUs, more than the cluster's {cluster.total_gpus}: give a "
+            f"larger cluster (--servers, --gpus-per-server, or --load to size it)."
+        )
+    # numbers given as text ("3") are numbers from here on: the enrichments read the columns as they are
+    numbers = {"arrival": table["arrival"].to_numpy(dtype=float), wcol: table[wcol].to_numpy(dtype=float)}
+    return table.assign(gpus=g.astype(np.int64), **numbers)
+
+
+class SeededWorkload:
+    """The workload of one seed: the generic table (with ``job_id``, arrivals measured from the
+    first one, ``origin`` s in the caller's clock), the cluster, the overheads and, built on first
+    use, each paper's view of it.
+
+    Measuring from the first arrival keeps every time small: a trace in Unix time (1.6e9 s) has
+    completion times whose last float digit is 2.4e-7 s, and sums of 10^4 of them lose seconds;
+    periodic policies then tick from the first arrival too.
+    """
+
+    def __init__(
+        self, table, cluster, seed: int, overheads: str, load_base: float, enrich: Mapping[str, Mapping[str, Any]]
+    ):
+        table = _checked_table(table, cluster)
+        r = table["arrival"].to_numpy(dtype=float)
+        self.origin = float(r.min())
+        if self.origin != 0.0:
+            table = table.assign(arrival=r - self.origin)
+        if overheads == "model":
+            table = with_load_save(table, base=load_base, seed=seed, **dict(enrich.get("lazer", {})))
+        self.table = table
+        self.cluster = cluster
+        self.seed = seed
+        self.overheads = overheads
+        self.enrich = {k: dict(v) for k, v in enrich.items()}
+        self.ids = table["job_id"].tolist()
+        self.views: dict[str, Any] = {}
+
+    # overheads: per-job load/save times keyed by job id. The generic table carries them as columns
+    # (Job.load_time/save_time, which the engine prefers to these functions); the functions serve the
+    # papers' views (whose jobs are built from the view, not the table), the slot scale and the
+    # slotted plan's resume cost, which depends on the job's starts: built in this one place.
+    def overhead_functions(
+        self, scale: float = 1.0, extra_load: Callable | None = None, slotted_plan: bool = False
+    ) -> dict[str, Any]:
+        """``load_time``/``save_time`` for the Simulator (seconds / ``scale``), plus ``extra_load``.
+
+        ``slotted_plan`` (the elastic policies, which plan whole slots and re-plan a preempted job's
+        resources at once): the first load is part of the job's work (:meth:`view`), a resumed job
+        pays its save and load time when it restarts, and there is no save time on its old
+        resources (the same total time; formulations/rigid.md#jct-bound)."""
+        if self.overheads == "none":
+            return {"load_time": extra_load} if extra_load is not None else {}
+        load = dict(zip(self.ids, (self.table["load_time"].to_numpy(float) / scale).tolist(), strict=True))
+        save = dict(zip(self.ids, (self.table["save_time"].to_numpy(float) / scale).tolist(), strict=True))
+
+        def lt(job, placement=None):
+            if slotted_plan:
+                v = load[job.id] + save[job.id] if job.n_starts > 1 else 0.0
+            else:
+                v = load[job.id]
+            return v + (extra_load(job, placement) if extra_load is not None else 0.0)
+
+        def st(job, placement=None):
+            return save[job.id]
+
+        return {"load_time": lt} if slotted_plan else {"load_time": lt, "save_time": st}
+
+    def first_load(self) -> np.ndarray:
+        """The load every job pays once before it trains (s; zeros without overheads)."""
+        if self.overheads == "none":
+            return np.zeros(len(self.table))
+        return self.table["load_time"].to_numpy(float)
+
+    def processing(self) -> np.ndarray:
+        """Each job's duration (s): its least processing time on the cluster for every policy whose
+        jobs are rigid or slower in every other configuration (formulations/rigid.md#jct-bound)."""
+        return self.table[work_column(self.table)].to_numpy(float)
+
+    def view(self, paper: str) -> Any:
+        """The paper's enriched view (built once); raises a typed error if it cannot be built."""
+        if paper not in self.views:
+            opts = dict(self.enrich.get(paper, {}))
+            if paper == "asrpt":
+                self.views[paper] = asrpt_from_table(self.table, self.cluster, seed=self.seed, **opts)
+            elif paper == "elastic":
+                t = self.table
+                if self.overheads == "model":  # its slots plan the first load with the training
+                    t = t.assign(**{work_column(t): t[work_column(t)] + t["load_time"]})
+                self.views[paper] = elastic_from_table(t, self.cluster, seed=self.seed, **opts)
+            elif paper == "sojourn":
+                self.views[paper] = sojourn_from_table(self.table, seed=self.seed, **opts)
+            else:  # pragma: no cover - only the papers of PAPERS are enriched
+                raise InvalidOptionError(f"No enrichment for paper {paper!r}.")
+        return self.views[paper]
+
+    def asrpt_least(self) -> tuple[np.ndarray, list[str]]:
+        """Each job's least time under the A-SRPT model on this cluster (s, without the load), and how
+        it was found (:func:`optsched.asrpt.workload.least_processing`)."""
+        return asrpt_least_processing(self.view("asrpt"), detail=True)
+
+    def skip_reason(self, name: str, spec: dict) -> str | None:
+        """Why ``name`` cannot run on this workload (None: it can), and how to supply what it needs.
+        A bad option (an :class:`InvalidOptionError` of the enrichment) is raised, not a skip."""
+        paper = spec["paper"]
+        if paper in PAPERS:
+            try:
+                self.view(paper)
+            except InvalidInstanceError as e:
+                return f"{e} (needed by {name})"
+            return None
+        cols = set(self.table.columns)
+        miss = [n for n in spec["needs"] if n not in cols]
+        if miss:
+            return (
+                f"the workload has no {', '.join(repr(m) for m in miss)} column (needed by {name}); add "
+                f"{'it' if len(miss) == 1 else 'them'} to the job table"
+            )
+        return None
