@@ -53,17 +53,14 @@ from optsched.sim.compiled.layout import (
     L_SAVED,
     L_START,
     L_TRAIN,
-    LA,
     LAS,
     LAST_LOAD,
-    LJ,
-    LK,
-    LOAD_END,
     LOAD_HEAP,
     LOAD_S,
     LOADING,
     LOADT,
-    LOG_PLACEMENT_BITS,
+    LOG_JOB_BITS,
+    LOG_KIND_BITS,
     LOST,
     NFUT,
     NPRE,
@@ -102,9 +99,7 @@ def log_row(lgt, lgi, gv, t, kind, j, a):
     if gv[G_LOG]:
         k = gv[G_NLOG]
         lgt[k] = t
-        lgi[k, LK] = kind
-        lgi[k, LJ] = j
-        lgi[k, LA] = a
+        lgi[k] = kind | (np.int64(j) << LOG_KIND_BITS) | (np.int64(a) << (LOG_KIND_BITS + LOG_JOB_BITS))
         gv[G_NLOG] = k + 1
 
 
@@ -182,25 +177,25 @@ def push_running(jf, ji, gv, fv, rh, j, now):
 
 
 @njit
-def set_timer(evt, evi, ji, gv, fv, t):
+def set_timer(ev, ji, gv, fv, t):
     """A policy's periodic timer, first firing at t (a new id; the previous timer is off)."""
     gv[G_TIMER_ID] += 1
     gv[G_TIMER_ON] = 1
-    ev_push(evt, evi, ji, gv, fv, t, P_TIMER, gv[G_TIMER_ID], 0)
+    ev_push(ev, ji, gv, fv, t, P_TIMER, gv[G_TIMER_ID], 0)
 
 
 @njit
-def begin_training(jf, ji, gv, fv, evt, evi, lgt, lgi, j, now):
+def begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now):
     """Simulator._begin_training: train from now; its completion is an event."""
     ji[j, PHASE] = TRAINING
     jf[j, TSTART] = now
     log_row(lgt, lgi, gv, now, L_TRAIN, j, 0)
     ji[j, VER] += 1
-    ev_push(evt, evi, ji, gv, fv, now + (jf[j, WORK] - jf[j, DONE_W]) / fv[F_RATE], P_STAGE, j, ji[j, VER])
+    ev_push(ev, ji, gv, fv, now + (jf[j, WORK] - jf[j, DONE_W]) / fv[F_RATE], P_STAGE, j, ji[j, VER])
 
 
 @njit
-def launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, k, now):
+def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now):
     """Simulator.start + _launch on the placement in srv[:k, TMPM/TMPG] (in the order of the
     engine's dict), and the policy's _push_running."""
     g = ji[j, GPUS]
@@ -219,25 +214,24 @@ def launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, l
     gv[G_TOTFREE] -= g
     ji[j, PLOFF] = off
     ji[j, PLLEN] = k
-    if np.isnan(jf[j, FIRST]):
-        jf[j, FIRST] = now
+    if np.isnan(jc[j, FIRST]):
+        jc[j, FIRST] = now
     jf[j, HSTART] = now
     r = gv[G_RUNN]
     rr[r, RUNL] = j
     ji[j, RUNPOS] = r
     gv[G_RUNN] = r + 1
-    log_row(lgt, lgi, gv, now, L_START, j, (np.int64(off) << LOG_PLACEMENT_BITS) | k)
+    log_row(lgt, lgi, gv, now, L_START, j, off)
     step(stt, stg, gv, now, g)
     load = jf[j, LOAD_S]
-    jf[j, LAST_LOAD] = 0.0
+    jc[j, LAST_LOAD] = 0.0
     if load > 0:
         ji[j, PHASE] = LOADING
         jf[j, TSTART] = now
-        jf[j, LOAD_END] = now + load
         ji[j, VER] += 1
-        ev_push(evt, evi, ji, gv, fv, now + load, P_LOADED, j, ji[j, VER])
+        ev_push(ev, ji, gv, fv, now + load, P_LOADED, j, ji[j, VER])
     else:
-        begin_training(jf, ji, gv, fv, evt, evi, lgt, lgi, j, now)
+        begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now)
     push_running(jf, ji, gv, fv, rh, j, now)
 
 
@@ -274,82 +268,83 @@ def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now
 
 
 @njit
-def release_after_save(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, now):
+def release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, now):
     """Simulator._release_after_save: the save (or lost load) ended, the GPUs are free, it waits."""
-    jf[j, SAVET] += now - jf[j, TSTART]
+    jc[j, SAVET] += now - jf[j, TSTART]
     release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now)
     ji[j, PHASE] = WAITING
     log_row(lgt, lgi, gv, now, L_SAVED, j, 0)
 
 
 @njit
-def preempt(jf, ji, gv, fv, srv, tree, rr, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now):
+def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now):
     """Simulator.preempt of a loading or training job (R2). With nothing to save its GPUs are free
     at once and a notice follows as an event at this time (counted in G_NOTICES); else it saves
     (or, preempt_loading="finish", its load runs on) and a save end is an event."""
     if ji[v, PHASE] == LOADING and gv[G_FINISH]:  # the load runs on, then is lost whole
-        d = jf[v, LOAD_END] - jf[v, TSTART]
-        jf[v, LOADT] += d
-        jf[v, FUT] += d
+        end = jf[v, TSTART] + jf[v, LOAD_S]  # the engine's _load_end
+        d = end - jf[v, TSTART]
+        jc[v, LOADT] += d
+        jc[v, FUT] += d
         ji[v, NFUT] += 1
         ji[v, NPRE] += 1
         ji[v, VER] += 1
         ji[v, PHASE] = SAVING
-        jf[v, TSTART] = jf[v, LOAD_END]
-        ev_push(evt, evi, ji, gv, fv, jf[v, LOAD_END], P_SAVED, v, ji[v, VER])
+        jf[v, TSTART] = end
+        ev_push(ev, ji, gv, fv, end, P_SAVED, v, ji[v, VER])
         log_row(lgt, lgi, gv, now, L_FINISH_LOAD, v, 0)
         return
     # _stop
     was_training = False
     if ji[v, PHASE] == LOADING:
         d = now - jf[v, TSTART]
-        jf[v, LOADT] += d
-        jf[v, FUT] += d
+        jc[v, LOADT] += d
+        jc[v, FUT] += d
         ji[v, NFUT] += 1
     else:
-        just_loaded = now == jf[v, TSTART] and jf[v, LAST_LOAD] > 0
+        just_loaded = now == jf[v, TSTART] and jc[v, LAST_LOAD] > 0
         if just_loaded:  # no training since its load: the whole load is futile (eq. (2))
-            jf[v, FUT] += jf[v, LAST_LOAD]
+            jc[v, FUT] += jc[v, LAST_LOAD]
             ji[v, NFUT] += 1
         was_training = not just_loaded
         d = jf[v, DONE_W] + fv[F_RATE] * (now - jf[v, TSTART])
         w = jf[v, WORK]
         jf[v, DONE_W] = d if d < w else w  # min(d, stages[stage])
-        jf[v, TRAIN] += now - jf[v, TSTART]
+        jc[v, TRAIN] += now - jf[v, TSTART]
         if gv[G_ROLLBACK]:
-            jf[v, LOST] += jf[v, DONE_W] - 0.0
+            jc[v, LOST] += jf[v, DONE_W] - 0.0
             jf[v, DONE_W] = 0.0
     ji[v, VER] += 1
     ji[v, NPRE] += 1
     log_row(lgt, lgi, gv, now, L_PREEMPT, v, gv[G_ROLLBACK])
     # _after_stop
-    save = jf[v, SAVE_S] if was_training else 0.0
+    save = jc[v, SAVE_S] if was_training else 0.0
     ji[v, PHASE] = SAVING
     jf[v, TSTART] = now
     if save > 0:
-        ev_push(evt, evi, ji, gv, fv, now + save, P_SAVED, v, ji[v, VER])
+        ev_push(ev, ji, gv, fv, now + save, P_SAVED, v, ji[v, VER])
     else:
-        release_after_save(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now)
+        release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now)
         gv[G_SEQ] += 1
         gv[G_NOTICES] += 1  # its notice: the engine's event (now, saved, seq), counted only (see kernel)
 
 
 @njit
-def load_end(jf, ji, gv, fv, rh, evt, evi, lgt, lgi, j, t):
+def load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t):
     """Simulator._load_end (the load ended: it trains) and the policy's on_loaded."""
-    jf[j, LAST_LOAD] = t - jf[j, TSTART]
-    jf[j, LOADT] += jf[j, LAST_LOAD]
-    begin_training(jf, ji, gv, fv, evt, evi, lgt, lgi, j, t)
+    jc[j, LAST_LOAD] = t - jf[j, TSTART]
+    jc[j, LOADT] += jc[j, LAST_LOAD]
+    begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, t)
     push_running(jf, ji, gv, fv, rh, j, t)
 
 
 @njit
-def complete(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t):
+def complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t):
     """Simulator._stage_end of a job's last stage: it is done."""
     jf[j, DONE_W] = jf[j, WORK]
-    jf[j, TRAIN] += t - jf[j, TSTART]
+    jc[j, TRAIN] += t - jf[j, TSTART]
     ji[j, PHASE] = DONE
-    jf[j, COMP] = t
+    jc[j, COMP] = t
     release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, t)
     ji[j, VER] += 1
     gv[G_NFIN] += 1

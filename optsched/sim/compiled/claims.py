@@ -324,7 +324,7 @@ def drop_claims(jf, ji, gv, srv, rr, ce, cl, qh):
 
 # -- R8 ---------------------------------------------------------------------------------------------------
 @njit
-def try_start(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, now):
+def try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
     """_try_start: start j in the free GPUs nobody claims if it fits there (R8)."""
     g = ji[j, GPUS]
     single = ji[j, SINGLE] != 0
@@ -337,12 +337,12 @@ def try_start(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg
         k = place_vec(srv, gv, VEC, g, single)
     if k == 0:
         return False
-    launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, k, now)
+    launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
     return True
 
 
 @njit
-def try_start_claimant(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds, stt, stg, lgt, lgi, c, now):
+def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi, c, now):
     """_try_start_claimant (R8 for a job holding a claim): it starts if it fits in its claimed free
     GPUs plus the free GPUs nobody claims, on its claimed GPUs first; its claim ends."""
     g = ji[c, GPUS]
@@ -404,7 +404,7 @@ def try_start_claimant(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, ho
             k = place_vec(srv, gv, VEC, g, single)
             if k == 0:
                 return False
-    launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, c, k, now)
+    launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, c, k, now)
     return True
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import math
-from array import array
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,7 @@ from optsched.sim.compiled.coverage import (
     kernel_unavailable,
     unsupported,
 )
-from optsched.sim.compiled.records import EventLog, JobRows, NotRecorded, Segments
+from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
 from optsched.sim.inputs import is_table, make_jobs, table_columns
 from optsched.sim.policy import compiled_kind
 
@@ -147,6 +146,15 @@ def _per_job(own: Any, option: float, n: int) -> np.ndarray:
     return np.array([option if v is None else v for v in own], dtype=float)
 
 
+def _aligned(shape: tuple[int, int], dtype: type) -> np.ndarray:
+    """Zeros whose rows start on 64-byte boundaries (a row of 64 bytes is one cache line)."""
+    itemsize = np.dtype(dtype).itemsize
+    size = shape[0] * shape[1]
+    raw = np.zeros(size + 64 // itemsize, dtype=dtype)
+    skip = (-raw.ctypes.data % 64) // itemsize
+    return raw[skip : skip + size].reshape(shape)
+
+
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
     """``a`` with room for at least ``need`` more rows than it has (half as many again)."""
     out = np.empty((max(len(a) + len(a) // 2, len(a) + need), *a.shape[1:]), dtype=a.dtype)
@@ -224,13 +232,14 @@ class CompiledRun:
         fv[L.F_STOP] = np.inf if until is None else float(until)
         fv[L.F_STALE] = -np.inf
         fv[L.F_TICK_TIME] = -1.0
-        jf = np.zeros((n, L.N_JF))
+        jf = _aligned((n, L.N_JF), np.float64)
         jf[:, L.ARR] = d["arrival"]
         jf[:, L.WORK] = d["work"]
-        jf[:, L.FIRST] = jf[:, L.COMP] = np.nan
         jf[:, L.LOAD_S] = d["load_time"]
-        jf[:, L.SAVE_S] = d["save_time"]
-        ji = np.zeros((n, L.N_JI), dtype=np.int32)
+        jc = np.zeros((n, L.N_JC))
+        jc[:, L.FIRST] = jc[:, L.COMP] = np.nan
+        jc[:, L.SAVE_S] = d["save_time"]
+        ji = _aligned((n, L.N_JI), np.int32)
         ji[:, L.GPUS] = gpus
         ji[:, L.SINGLE] = single
         ji[:, L.CLS] = cls
@@ -248,34 +257,33 @@ class CompiledRun:
         ev = initial if initial is not None else 4 * G + 1024
         pool = (initial if initial is not None else n + 4 * G) if gv[L.G_KEEP_POOL] else 8 * G + 1024
         nseg = size if rec else 0
-        nlog = (initial if initial is not None else 5 * n + 12 * G + 1024) if keep_log else 0
-        evt, evi = np.zeros(ev), np.zeros((ev, 3), dtype=np.int64)
+        nlog = (initial if initial is not None else 8 * n + 12 * G + 1024) if keep_log else 0
+        events = np.zeros((ev, L.N_EV))
         if kind == L.PSRTF:  # PeriodicSRTF.on_start: its timer, from the first arrival every period
-            evt[0] = float(d["arrival"].min())
-            evi[0] = ((L.P_TIMER << L.SEQ_BITS) | 1, 1, 0)
+            events[0] = (float(d["arrival"].min()), (L.P_TIMER << L.SEQ_BITS) | 1, 1, 0)
             gv[L.G_EHN] = gv[L.G_SEQ] = gv[L.G_TIMER_ID] = gv[L.G_TIMER_ON] = 1
         return L.State(
             jf=jf,
+            jc=jc,
             ji=ji,
             gv=gv,
             fv=fv,
             srv=srv,
             tree=tree,
             cl=cl,
-            qh=np.zeros((n + 1, 3)),  # the last row is scratch
+            qh=np.empty((n + 1, 3)),  # the last row is scratch
             rh=np.zeros((2, 2 * G + self.RUN_SLACK + 4, 4)),  # stale rows dropped beyond that; the last is scratch
             rr=np.zeros((G + 1, L.N_RR), dtype=np.int64),
             ce=ce,
-            evt=evt,
-            evi=evi,
-            pool=np.zeros((pool, 2), dtype=np.int32),
-            segf=np.zeros((nseg, 2)),
-            segi=np.zeros((nseg, 3), dtype=np.int32),
-            holds=np.zeros(2 * nseg, dtype=np.int32),
-            stt=np.zeros(size),
-            stg=np.zeros(size, dtype=np.int64),
-            lgt=np.zeros(nlog),
-            lgi=np.zeros((nlog, L.N_LG), dtype=np.int64),
+            ev=events,
+            pool=np.empty((pool, 2), dtype=np.int32),
+            segf=np.empty((nseg, 2)),
+            segi=np.empty((nseg, 3), dtype=np.int32),
+            holds=np.empty(2 * nseg, dtype=np.int32),
+            stt=np.empty(size),
+            stg=np.empty(size, dtype=np.int64),
+            lgt=np.empty(nlog),
+            lgi=np.empty(nlog, dtype=np.int64),
         )
 
     @staticmethod
@@ -287,8 +295,8 @@ class CompiledRun:
         gv = s.gv
         need = L.room_needed(int(gv[L.G_G]))
         rep = {}
-        if len(s.evt) - gv[L.G_EHN] < need["evt"]:
-            rep["evt"], rep["evi"] = _grown(s.evt, need["evt"]), _grown(s.evi, need["evt"])
+        if len(s.ev) - gv[L.G_EHN] < need["ev"]:
+            rep["ev"] = _grown(s.ev, need["ev"])
         if len(s.pool) - gv[L.G_POOL] < need["pool"]:
             if not gv[L.G_KEEP_POOL]:
                 K.compact_pool(s)
@@ -301,9 +309,10 @@ class CompiledRun:
                 rep["segf"], rep["segi"] = _grown(s.segf, need["segi"]), _grown(s.segi, need["segi"])
             if len(s.holds) - gv[L.G_NHOLD] < need["holds"]:
                 rep["holds"] = _grown(s.holds, need["holds"])
-        if gv[L.G_LOG]:
+        if gv[L.G_LOG]:  # doubled: a preemptive run logs several rows per job
             want = need["lgt"] + int(gv[L.G_N] - gv[L.G_AI])
             if len(s.lgt) - gv[L.G_NLOG] < want:
+                want = max(want, len(s.lgt))
                 rep["lgt"], rep["lgi"] = _grown(s.lgt, want), _grown(s.lgi, want)
         return s._replace(**rep)
 
@@ -376,7 +385,7 @@ class CompiledRun:
         name = sim.policy.name
         if st == L.ST_LIMIT:
             ai = int(s.gv[L.G_AI])
-            t = s.fv[L.F_NOW] if s.gv[L.G_NOTICES] else s.evt[0] if s.gv[L.G_EHN] else np.inf
+            t = s.fv[L.F_NOW] if s.gv[L.G_NOTICES] else s.ev[0, L.ET] if s.gv[L.G_EHN] else np.inf
             if ai < n:
                 t = min(t, s.jf[s.ji[ai, L.ORDER], L.ARR])
             self._limit_error(s, float(t), n_events, mt, me)
@@ -424,9 +433,9 @@ class CompiledRun:
 
         sim, d = self.sim, self.data
         n = len(d["ids"])
-        jf, ji, gv = s.jf, s.ji, s.gv
-        arrival, comp, first, train = jf[:, L.ARR], jf[:, L.COMP], jf[:, L.FIRST], jf[:, L.TRAIN]
-        load, save = jf[:, L.LOADT], jf[:, L.SAVET]
+        jf, jc, ji, gv = s.jf, s.jc, s.ji, s.gv
+        arrival, comp, first, train = jf[:, L.ARR].copy(), jc[:, L.COMP], jc[:, L.FIRST], jc[:, L.TRAIN]
+        load, save = jc[:, L.LOADT], jc[:, L.SAVET]
         phase = ji[:, L.PHASE]
         jct = comp - arrival
         ids = np.empty(n, dtype=object)
@@ -435,7 +444,7 @@ class CompiledRun:
             "job_id": ids,
             "arrival": arrival,
             "gpus": ji[:, L.GPUS].astype(np.int64),
-            "work": jf[:, L.WORK],
+            "work": jf[:, L.WORK].copy(),
             "weight": d["weight"].astype(float),
             "status": _PHASE_NAMES[phase],
             "first_start": first,
@@ -446,9 +455,9 @@ class CompiledRun:
             "loading_time": load,
             "training_time": train,
             "saving_time": save,
-            "futile_time": jf[:, L.FUT],
+            "futile_time": jc[:, L.FUT],
             "n_futile": ji[:, L.NFUT].astype(np.int64),
-            "lost_work": jf[:, L.LOST],
+            "lost_work": jc[:, L.LOST],
             "n_preemptions": ji[:, L.NPRE].astype(np.int64),
             "stages_done": (phase == L.DONE).astype(np.int64),
         }
@@ -464,13 +473,15 @@ class CompiledRun:
         if self.record_segments:
             k = int(gv[L.G_NSEG])
             segments: Any = Segments(s.segi[:k], s.segf[:k], s.pool)
-            holds: Any = array("q", s.holds[: gv[L.G_NHOLD]].astype(np.int64).tobytes())
+            holds: Any = Holds(s.holds[: gv[L.G_NHOLD]])
         else:
             segments = holds = NotRecorded()
         event_log = None
         if gv[L.G_LOG]:
             k = int(gv[L.G_NLOG])
-            event_log = EventLog(s.lgt[:k], s.lgi[:k], s.pool, d["ids"], s.fv[L.F_RATE], bool(gv[L.G_ROLLBACK]))
+            event_log = EventLog(
+                s.lgt[:k], s.lgi[:k], s.pool[: gv[L.G_POOL]], d["ids"], s.fv[L.F_RATE], bool(gv[L.G_ROLLBACK])
+            )
         rec = RunRecord(
             policy=sim.policy.name,
             cluster=sim.cluster,

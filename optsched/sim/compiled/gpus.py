@@ -55,8 +55,11 @@ def set_free(srv, tree, gv, m, new):
     i = m + gv[G_P]
     tree[i] = np.int64(1) << new
     i >>= 1
-    while i >= 1:
-        tree[i] = tree[2 * i] | tree[2 * i + 1]
+    while i >= 1:  # up to the first node whose mask does not change (nor do those above it)
+        v = tree[2 * i] | tree[2 * i + 1]
+        if tree[i] == v:
+            break
+        tree[i] = v
         i >>= 1
 
 

@@ -47,13 +47,13 @@ from optsched.sim.compiled.actions import (
     wait_value,
 )
 from optsched.sim.compiled.claims import saved
-from optsched.sim.compiled.heaps import ev_pop, ev_push, q_push, qless, rh_top
+from optsched.sim.compiled.heaps import ev_kind, ev_pop, ev_push, q_push, qless, rh_top
 from optsched.sim.compiled.layout import (
     ARR,
     CCNT,
     COFF,
-    EK,
     EOBJ,
+    ET,
     EVER,
     F_LAS_NEXT,
     F_MAX_EVENTS,
@@ -111,7 +111,6 @@ from optsched.sim.compiled.layout import (
     QKEY,
     RUNL,
     SAVING,
-    SEQ_BITS,
     SJF,
     SRTF,
     ST_BUDGET,
@@ -128,7 +127,7 @@ from optsched.sim.compiled.layout import (
 from optsched.sim.compiled.rounds import fill, preemptive_schedule, start_claimants, worst
 
 #: sha256 of the sources of the other kernel modules (layout, heaps, gpus, actions, claims, rounds)
-SOURCES_DIGEST = "f852e5d2b7ed27ce"
+SOURCES_DIGEST = "c6c3e00e1b79c107"
 
 
 # -- unmanaged views -------------------------------------------------------------------------------
@@ -159,7 +158,7 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 
 # -- policies' hooks ---------------------------------------------------------------------------------
 @njit
-def _las_resume(gv, fv, evt, evi, ji, now):
+def _las_resume(gv, fv, ev, ji, now):
     """LAS._resume: its quantum timer again, on the same grid (the quanta skipped by the same
     additions the timer makes)."""
     t = fv[F_LAS_NEXT]
@@ -167,11 +166,11 @@ def _las_resume(gv, fv, evt, evi, ji, now):
     while t < now:
         t += q
     gv[G_LAS_HAS_NEXT] = 0
-    set_timer(evt, evi, ji, gv, fv, t)
+    set_timer(ev, ji, gv, fv, t)
 
 
 @njit
-def _arrive(jf, ji, gv, fv, cl, qh, evt, evi, lgt, lgi, j):
+def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     """Simulator._arrive and the policy's on_arrival."""
     ji[j, PHASE] = WAITING
     arrive_log(lgt, lgi, gv, j, fv[F_NOW])
@@ -181,9 +180,9 @@ def _arrive(jf, ji, gv, fv, cl, qh, evt, evi, lgt, lgi, j):
         gv[G_LAS_ACTIVE] += 1
         if not gv[G_TIMER_ON]:
             if not gv[G_LAS_HAS_NEXT]:  # the first active job: a new grid
-                set_timer(evt, evi, ji, gv, fv, fv[F_NOW] + fv[F_QUANTUM])
+                set_timer(ev, ji, gv, fv, fv[F_NOW] + fv[F_QUANTUM])
             else:
-                _las_resume(gv, fv, evt, evi, ji, fv[F_NOW])
+                _las_resume(gv, fv, ev, ji, fv[F_NOW])
 
 
 @njit
@@ -203,7 +202,7 @@ def _head_value(gv, cl, qh):
 
 
 @njit
-def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, evt, lgt, lgi, t, quiet):
+def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     """The time of the LAS timer's next firing after its tick at t: t + quantum, or, if the tick at
     t changes nothing (``quiet``: no other event at t, nothing claimed or being saved, no running
     job worse than the best waiting job), the first later tick at which a running job has become
@@ -218,7 +217,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, evt, lgt, lgi, t, quiet):
     if w >= 0 and head < run_value(jf, ji, gv, fv, w, t):
         return x
     tt = rh_top(ji, rh, gv, TRAIN_HEAP)
-    t_next = evt[0] if gv[G_EHN] > 0 else np.inf
+    t_next = ev[0, ET] if gv[G_EHN] > 0 else np.inf
     ai = gv[G_AI]
     if ai < gv[G_N]:
         a = jf[ji[ai, ORDER], ARR]
@@ -243,10 +242,10 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, evt, lgt, lgi, t, quiet):
 
 
 @njit
-def _room(gv, evt, pool, segi, holds, stt, lgt):
+def _room(gv, ev, pool, segi, holds, stt, lgt):
     """Whether every growing buffer has room for one more event time (layout.room_needed)."""
     G = gv[G_G]
-    if len(evt) - gv[G_EHN] < 5 * G + 16:
+    if ev.shape[0] - gv[G_EHN] < 5 * G + 16:
         return False
     if pool.shape[0] - gv[G_POOL] < 2 * G + 2:
         return False
@@ -262,11 +261,11 @@ def _room(gv, evt, pool, segi, holds, stt, lgt):
 
 # -- the loop ------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi):
-    jf, ji, gv, fv = _unmanaged(jf), _unmanaged(ji), _unmanaged(gv), _unmanaged(fv)
+def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi):
+    jf, jc, ji, gv, fv = _unmanaged(jf), _unmanaged(jc), _unmanaged(ji), _unmanaged(gv), _unmanaged(fv)
     srv, tree, cl, rr, ce = _unmanaged(srv), _unmanaged(tree), _unmanaged(cl), _unmanaged(rr), _unmanaged(ce)
     qh, rh = _unmanaged(qh), _unmanaged(rh)
-    evt, evi, pool = _unmanaged(evt), _unmanaged(evi), _unmanaged(pool)
+    ev, pool = _unmanaged(ev), _unmanaged(pool)
     segf, segi, holds = _unmanaged(segf), _unmanaged(segi), _unmanaged(holds)
     stt, stg, lgt, lgi = _unmanaged(stt), _unmanaged(stg), _unmanaged(lgt), _unmanaged(lgi)
     n = gv[G_N]
@@ -279,11 +278,11 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
     inf = np.inf
     batches = 0
     while True:
-        if not _room(gv, evt, pool, segi, holds, stt, lgt):
+        if not _room(gv, ev, pool, segi, holds, stt, lgt):
             return ST_ROOM
         if batches >= budget:
             return ST_BUDGET
-        t = evt[0] if gv[G_EHN] > 0 else inf
+        t = ev[0, ET] if gv[G_EHN] > 0 else inf
         if gv[G_NOTICES] > 0:  # made by the last round: due now
             t = fv[F_NOW]
         ai = gv[G_AI]
@@ -303,18 +302,18 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
         fv[F_NOW] = t
         real = False
         while True:
-            top = gv[G_EHN] > 0 and evt[0] == t
-            ek = evi[0, EK] >> SEQ_BITS if top else P_TIMER
+            top = gv[G_EHN] > 0 and ev[0, ET] == t
+            ek = ev_kind(ev, 0) if top else P_TIMER
             if top and (ek == P_STAGE or (gv[G_NOTICES] == 0 and (ek < P_ARRIVAL or next_arr != t))):
-                obj = evi[0, EOBJ]
-                ver = evi[0, EVER]
-                ev_pop(evt, evi, gv)
+                obj = np.int64(ev[0, EOBJ])
+                ver = np.int64(ev[0, EVER])
+                ev_pop(ev, gv)
                 gv[G_NEV] += 1
                 if ek == P_STAGE:
                     if ver != ji[obj, VER]:
                         gv[G_NSTALE] += 1
                         continue
-                    complete(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t)
+                    complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t)
                     if kind == LAS:  # on_completion: its row in the running-job heap is now stale
                         gv[G_LAS_ACTIVE] -= 1
                         if gv[G_LAS_ACTIVE] == 0:
@@ -326,28 +325,30 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                     if ver != ji[obj, VER] or ji[obj, PHASE] != SAVING:
                         gv[G_NSTALE] += 1
                         continue
-                    release_after_save(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t)
+                    release_after_save(
+                        jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t
+                    )
                     if preemptive:  # on_preempted
                         saved(ji, gv, srv, rr, ce, obj)
                     jf[obj, QKEY] = wait_value(jf, ji, gv, obj)
                     q_push(jf, ji, cl, qh, gv, obj)
                     if _las_wants_resume(gv):
-                        _las_resume(gv, fv, evt, evi, ji, t)
+                        _las_resume(gv, fv, ev, ji, t)
                 elif ek == P_LOADED:
                     if ver != ji[obj, VER] or ji[obj, PHASE] != LOADING:
                         gv[G_NSTALE] += 1
                         continue
-                    load_end(jf, ji, gv, fv, rh, evt, evi, lgt, lgi, obj, t)
+                    load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, obj, t)
                 else:  # a policy's periodic timer
                     if obj != gv[G_TIMER_ID] or not gv[G_TIMER_ON]:
                         gv[G_NSTALE] += 1
                         continue
                     log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
                     if kind == LAS:
-                        nxt = _las_next_tick(jf, ji, gv, fv, cl, qh, rh, evt, lgt, lgi, t, not real)
+                        nxt = _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, not real)
                     else:
                         nxt = t + fv[F_QUANTUM]
-                    ev_push(evt, evi, ji, gv, fv, nxt, P_TIMER, obj, 0)
+                    ev_push(ev, ji, gv, fv, nxt, P_TIMER, obj, 0)
                     if kind == LAS:
                         gv[G_LAS_TICK] = 1
                         if gv[G_QN] == 0 and gv[G_NCL] == 0:  # nothing waits: off until a job waits
@@ -367,7 +368,7 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                 gv[G_NEV] += gv[G_NOTICES]
                 gv[G_NOTICES] = 0
                 if _las_wants_resume(gv):
-                    _las_resume(gv, fv, evt, evi, ji, t)
+                    _las_resume(gv, fv, ev, ji, t)
                 real = True
             elif next_arr == t:
                 real = True
@@ -376,7 +377,7 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                 gv[G_AI] = ai
                 next_arr = jf[ji[ai, ORDER], ARR] if ai < n else inf
                 gv[G_NEV] += 1
-                _arrive(jf, ji, gv, fv, cl, qh, evt, evi, lgt, lgi, j)
+                _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j)
             else:
                 break
         if real:  # the policy's schedule(sim) (R3)
@@ -387,6 +388,7 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                 if tick or t == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
                     ok = preemptive_schedule(
                         jf,
+                        jc,
                         ji,
                         gv,
                         fv,
@@ -397,8 +399,7 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                         rh,
                         rr,
                         ce,
-                        evt,
-                        evi,
+                        ev,
                         pool,
                         segf,
                         segi,
@@ -409,15 +410,14 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                         lgi,
                     )
                 elif gv[G_NCL] > 0:  # between ticks: only jobs holding a claim, if they fit now (R8)
-                    start_claimants(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds, stt, stg, lgt, lgi)
+                    start_claimants(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi)
             elif gv[G_QN] > 0 or gv[G_NCL] > 0:
                 if kind <= SJF:
-                    ok = fill(
-                        jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, False
-                    )
+                    ok = fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, False)
                 else:
                     ok = preemptive_schedule(
                         jf,
+                        jc,
                         ji,
                         gv,
                         fv,
@@ -428,8 +428,7 @@ def _run(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, se
                         rh,
                         rr,
                         ce,
-                        evt,
-                        evi,
+                        ev,
                         pool,
                         segf,
                         segi,

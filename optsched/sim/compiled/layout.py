@@ -21,7 +21,7 @@ below; numba reads them as compile-time constants.
   claim, the jobs saving;
 - ``ce``: the entries of claims and of the GPUs being saved nobody claims, as linked lists in
   insertion order (the Python policy's dicts, whose order decides which GPUs a claim takes);
-- ``evt`` / ``evi``: a binary heap of events keyed (time, kind << 56 | sequence);
+- ``ev``: a heap of events keyed (time, kind << 48 | sequence);
 - growing buffers: ``pool`` (placements), ``segf`` / ``segi`` / ``holds`` (segments and the order of
   starts and releases, if recorded), ``stt`` / ``stg`` (GPUs in use over time), ``lgt`` / ``lgi``
   (the event log, if recorded).
@@ -47,7 +47,7 @@ RULE_CODES = {
 }
 # event kinds (the engine's priorities at equal times)
 P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
-SEQ_BITS = 56
+SEQ_BITS = 48  # an event's key: kind << 48 | sequence (exact in a float64)
 BIG = 1 << 62
 MAX_BATCHES_AT_ONE_TIME = 100_000
 MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
@@ -55,43 +55,29 @@ MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
 # run_chunk's return codes
 ST_END, ST_BUDGET, ST_ROOM, ST_LIMIT, ST_LIVELOCK, ST_INTERNAL = 0, 1, 2, 3, 4, 5
 
-# jf columns (float64). HSTART: the start of the job's current hold of GPUs (its last start, the
-# policies' ``_since``); TSTART: the start of its current phase (the engine's _phase_start, and
-# _t while it trains); LOAD_S / SAVE_S: its load and save seconds; LOAD_END: the end of its load.
-(
-    ARR,
-    WORK,
-    QKEY,
-    DONE_W,
-    HSTART,
-    TSTART,
-    FIRST,
-    COMP,
-    TRAIN,
-    LOST,
-    RBAD,
-    LOAD_S,
-    SAVE_S,
-    LOADT,
-    SAVET,
-    FUT,
-    LOAD_END,
-    LAST_LOAD,
-) = range(18)
-N_JF = 18
-# ji columns (int32). CLF / CLP: heads of the job's claim lists (free GPUs, GPUs being saved), -1
-# without a claim; LEFT: head of the list of its GPUs being saved that nobody claims (while it
-# saves); CLPOS / SAVPOS: its position in the claims list / the saving list of rr, or -1.
+# jf columns (float64): what every decision reads (a row is one 64-byte cache line). HSTART: the
+# start of the job's current hold of GPUs (its last start, the policies' ``_since``); TSTART: the
+# start of its current phase (the engine's _phase_start, and _t while it trains; while it loads,
+# its load ends at TSTART + LOAD_S); RBAD: its key in the running-job heap; LOAD_S: its load seconds.
+ARR, WORK, QKEY, DONE_W, HSTART, TSTART, RBAD, LOAD_S = range(8)
+N_JF = 8
+# jc columns (float64): what the result reads, and the rest of a preemption's accounting
+FIRST, COMP, TRAIN, LOST, SAVE_S, LOADT, SAVET, FUT, LAST_LOAD = range(9)
+N_JC = 9
+# ji columns (int32; a row is 64 bytes, the hot fields first). CLF / CLP: heads of the job's claim
+# lists (free GPUs, GPUs being saved), -1 without a claim; LEFT: head of the list of its GPUs being
+# saved that nobody claims (while it saves); CLPOS / SAVPOS: its position in the claims list / the
+# saving list of rr, or -1.
 (
     GPUS,
     SINGLE,
     CLS,
     PHASE,
     VER,
-    NPRE,
     PLOFF,
     PLLEN,
     RUNPOS,
+    NPRE,
     ORDER,
     NFUT,
     CLF,
@@ -181,18 +167,19 @@ N_CE = 4
 QK, QA, QJ = range(3)
 HB, HA, HJ, HV = range(4)
 TRAIN_HEAP, LOAD_HEAP = 0, 1
-# evi columns (int64)
-EK, EOBJ, EVER = range(3)
+# ev columns (float64; the integers are exact): time, key, job or timer, version
+ET, EK, EOBJ, EVER = range(4)
+N_EV = 4
 # segi columns (int32)
 SJ, SOFF, SLEN = range(3)
-# the event log: lgt (time), lgi (kind, job index or timer id, detail)
+# the event log: lgt (time), lgi (kind | job index or timer id << 4 | detail << 32; a start's detail
+# is the offset of its placement in the pool, which only grows while the log is kept)
 L_ARRIVAL, L_START, L_TRAIN, L_PREEMPT, L_FINISH_LOAD, L_SAVED, L_COMPLETE, L_TIMER = range(8)
-LK, LJ, LA = range(3)
-N_LG = 3
-LOG_PLACEMENT_BITS = 20  # a start's detail: pool offset << 20 | number of servers
+LOG_KIND_BITS, LOG_JOB_BITS = 4, 28
 
 ARRAYS = (
     "jf",
+    "jc",
     "ji",
     "gv",
     "fv",
@@ -203,8 +190,7 @@ ARRAYS = (
     "rh",
     "rr",
     "ce",
-    "evt",
-    "evi",
+    "ev",
     "pool",
     "segf",
     "segi",
@@ -222,7 +208,7 @@ def room_needed(G: int) -> dict[str, int]:
     time: every GPU started at most twice and released at most three times, each start logging
     two rows, each preemption two; arrivals are counted apart)."""
     return {
-        "evt": 5 * G + 16,
+        "ev": 5 * G + 16,
         "pool": 2 * G + 2,
         "stt": 2,
         "segi": 3 * G + 1,

@@ -20,13 +20,11 @@ from optsched.sim.compiled.layout import (
     L_START,
     L_TIMER,
     L_TRAIN,
-    LA,
-    LJ,
-    LK,
-    LOG_PLACEMENT_BITS,
+    LOG_JOB_BITS,
+    LOG_KIND_BITS,
 )
 
-__all__ = ["JobRow", "JobRows", "Segments", "NotRecorded", "EventLog"]
+__all__ = ["JobRow", "JobRows", "Segments", "Holds", "NotRecorded", "EventLog"]
 
 
 class JobRow:
@@ -101,6 +99,20 @@ class Segments(Sequence):
         return (self[k] for k in range(len(self)))
 
 
+class Holds:
+    """The order of starts and releases of a compiled run (job index at each start, ~index at each
+    release), as the Python engine's ``array("q")``, made into Python integers when iterated."""
+
+    def __init__(self, holds: np.ndarray):
+        self._a = holds
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self):
+        return iter(self._a.tolist())
+
+
 class NotRecorded:
     """Stands for the segments (and GPU holds) of a run with ``record_segments=False``."""
 
@@ -128,22 +140,29 @@ class EventLog(Sequence):
     def __init__(self, lgt: np.ndarray, lgi: np.ndarray, pool: np.ndarray, ids: Sequence, rate: float, rollback: bool):
         self._t, self._i, self._pool, self._ids = lgt, lgi, pool, ids
         self._rate, self._rollback = float(rate), bool(rollback)
+        self._starts: np.ndarray | None = None  # the pool offsets of the starts, in order
 
     def __len__(self) -> int:
         return len(self._t)
 
     def _row(self, k: int) -> tuple:
         t = float(self._t[k])
-        row = self._i[k]
-        kind, j, a = int(row[LK]), int(row[LJ]), int(row[LA])
+        v = int(self._i[k])
+        kind = v & ((1 << LOG_KIND_BITS) - 1)
+        j = (v >> LOG_KIND_BITS) & ((1 << LOG_JOB_BITS) - 1)
+        a = v >> (LOG_KIND_BITS + LOG_JOB_BITS)
         if kind == L_TIMER:
             return (t, "timer", None, j)
         jid = self._ids[j]
         if kind == L_ARRIVAL:
             return (t, "arrival", jid, None)
-        if kind == L_START:
-            o, ln = a >> LOG_PLACEMENT_BITS, a & ((1 << LOG_PLACEMENT_BITS) - 1)
-            pl = dict(zip(self._pool[o : o + ln, 0].tolist(), self._pool[o : o + ln, 1].tolist(), strict=True))
+        if kind == L_START:  # its placement runs to the next start's in the pool (or the pool's end)
+            if self._starts is None:
+                mask = (self._i & ((1 << LOG_KIND_BITS) - 1)) == L_START
+                self._starts = self._i[mask] >> (LOG_KIND_BITS + LOG_JOB_BITS)
+            q = int(np.searchsorted(self._starts, a))
+            end = int(self._starts[q + 1]) if q + 1 < len(self._starts) else len(self._pool)
+            pl = dict(zip(self._pool[a:end, 0].tolist(), self._pool[a:end, 1].tolist(), strict=True))
             return (t, "start", jid, pl)
         if kind == L_TRAIN:
             return (t, "train", jid, self._rate)

@@ -126,7 +126,7 @@ def _pop_best(gv, cl, qh, limit, use_blocked):
 
 
 @njit
-def fill(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, use_blocked):
+def fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, use_blocked):
     """_QueuePolicy.schedule and _Preemptive._fill_fast: start waiting jobs in key order while they
     fit (nothing claimed, nothing being saved)."""
     now = fv[F_NOW]
@@ -137,7 +137,7 @@ def fill(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, evt, evi, pool, holds, stt, 
         k = place_tree(srv, tree, gv, ji[j, GPUS], ji[j, SINGLE] != 0)
         if k == 0:
             return False
-        launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, k, now)
+        launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
     return True
 
 
@@ -198,9 +198,7 @@ def _add_victim(ji, srv, pool, v, sign, n_touched):
 
 
 @njit
-def make_room(
-    jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi, cand
-):
+def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, cand):
     """_make_room (R11): preempt strictly worse running jobs, worst first (R4), none started at this
     very time (R5), until ``cand`` would fit in its soon-available GPUs plus theirs; drop the victims
     not needed, best first; preempt them (R2); start ``cand`` or let it claim their GPUs.
@@ -264,13 +262,13 @@ def make_room(
         if rr[i, VDROP]:
             continue
         v = rr[i, VICT]
-        preempt(jf, ji, gv, fv, srv, tree, rr, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now)
+        preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now)
         if ji[v, PHASE] == SAVING:  # its GPUs are free when its save (or lost load) ends
             add_saving(ji, gv, srv, rr, ce, pool, v)
         elif ji[v, PHASE] == WAITING:  # nothing to save: it competes again in this very round
             jf[v, QKEY] = wait_value(jf, ji, gv, v)
             q_push(jf, ji, cl, qh, gv, v)
-    started = try_start(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, cand, now)
+    started = try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, cand, now)
     if not started and not claim(ji, gv, srv, rr, ce, cand, nv):
         return -1
     return 1
@@ -279,7 +277,28 @@ def make_room(
 # -- the round ----------------------------------------------------------------------------------------------
 @njit
 def preemptive_round(
-    jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi, may_preempt
+    jf,
+    jc,
+    ji,
+    gv,
+    fv,
+    srv,
+    tree,
+    cl,
+    qh,
+    rh,
+    rr,
+    ce,
+    ev,
+    pool,
+    segf,
+    segi,
+    holds,
+    stt,
+    stg,
+    lgt,
+    lgi,
+    may_preempt,
 ):
     """_Preemptive._round: the waiting jobs (and the jobs holding a claim) in key order; R8-R12.
     False on an internal error."""
@@ -298,7 +317,7 @@ def preemptive_round(
     while gv[G_QN] > 0 or ci < ncl:
         if fill_now and plain and ci == ncl and gv[G_NUSAV] == 0:
             return fill(
-                jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, n_blocked > 0
+                jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, n_blocked > 0
             )
         c = _head(gv, cl, qh) if gv[G_QN] > 0 else -1
         j = np.int64(qh[cl[c, COFF], QJ]) if c >= 0 else -1
@@ -308,7 +327,7 @@ def preemptive_round(
                 ci += 1
                 if ji[cj, CLPOS] >= 0:
                     try_start_claimant(
-                        jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds, stt, stg, lgt, lgi, cj, now
+                        jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi, cj, now
                     )
                     plain = gv[G_NRFREE] == 0
                 continue
@@ -322,11 +341,11 @@ def preemptive_round(
                 k = place_tree(srv, tree, gv, g, sg)
                 if k == 0:
                     return False
-                launch(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, k, now)
+                launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
                 continue
         elif fits_avail(srv, gv, g, sg, False):  # R8
             q_pop(cl, qh, gv, c)
-            if not try_start(jf, ji, gv, fv, srv, tree, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, j, now):
+            if not try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
                 return False
             continue
         layout = needs_layout(gv, sg)
@@ -345,6 +364,7 @@ def preemptive_round(
                 q_pop(cl, qh, gv, c)
                 r = make_room(
                     jf,
+                    jc,
                     ji,
                     gv,
                     fv,
@@ -355,8 +375,7 @@ def preemptive_round(
                     rh,
                     rr,
                     ce,
-                    evt,
-                    evi,
+                    ev,
                     pool,
                     segf,
                     segi,
@@ -394,7 +413,7 @@ def preemptive_round(
 
 @njit
 def preemptive_schedule(
-    jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi
+    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
 ):
     """_Preemptive.schedule: one decision round (R7-R12). False on an internal error."""
     if gv[G_NCL] > 0 and gv[G_RESERVE] == 0:  # R7, reserve="best"
@@ -406,14 +425,14 @@ def preemptive_schedule(
         may = gv[G_LAS_TICK] != 0
         gv[G_LAS_TICK] = 0
     if not may and gv[G_NCL] == 0 and gv[G_NUSAV] == 0:
-        return fill(jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, evt, evi, pool, holds, stt, stg, lgt, lgi, False)
+        return fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, False)
     return preemptive_round(
-        jf, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, evt, evi, pool, segf, segi, holds, stt, stg, lgt, lgi, may
+        jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, may
     )
 
 
 @njit
-def start_claimants(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds, stt, stg, lgt, lgi):
+def start_claimants(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi):
     """_start_claimants: R8 for the jobs holding a claim only, in key order (periodic SRTF between
     ticks)."""
     now = fv[F_NOW]
@@ -421,4 +440,4 @@ def start_claimants(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds
     for a in range(n):
         c = rr[a, CSORT]
         if ji[c, CLPOS] >= 0:
-            try_start_claimant(jf, ji, gv, fv, srv, tree, rh, rr, ce, evt, evi, pool, holds, stt, stg, lgt, lgi, c, now)
+            try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi, c, now)
