@@ -12,10 +12,11 @@ takes and where its job starts; ``srv[:, RFREE]`` / ``srv[:, USAV]`` and ``gv[G_
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from optsched.sim.compiled.actions import launch, wait_value
-from optsched.sim.compiled.gpus import avail_vec, fits_avail, fits_vec, needs_layout, place_tree, place_vec
+from optsched.sim.compiled.gpus import avail_vec, find_server, fits_avail, fits_vec, needs_layout, place_tree, place_vec
 from optsched.sim.compiled.heaps import key_less, q_push
 from optsched.sim.compiled.layout import (
     CE_M,
@@ -29,11 +30,12 @@ from optsched.sim.compiled.layout import (
     CSORT,
     FREE,
     G_CEFREE,
+    G_MAXCAP,
     G_NCL,
     G_NRFREE,
     G_NSAV,
     G_NUSAV,
-    G_S,
+    G_P,
     G_TOTFREE,
     GPUS,
     LEFT,
@@ -52,7 +54,6 @@ from optsched.sim.compiled.layout import (
     USAV,
     VDROP,
     VEC,
-    VEC2,
     VICT,
 )
 
@@ -176,26 +177,42 @@ def saved(ji, gv, srv, rr, ce, v):
 
 # -- claims ---------------------------------------------------------------------------------------------
 @njit
-def claim(ji, gv, srv, rr, ce, c, nv):
+def _room_of(srv, layout, k, m):
+    """How many GPUs of server m the claim may still take: where the layout matters, what is left of
+    the placement in srv[:k, TMPM/TMPG] on m; else m's free GPUs nobody claims plus its GPUs being
+    saved nobody claims (the policy's soon-available vector as the claim takes from it)."""
+    if not layout:
+        return srv[m, FREE] - srv[m, RFREE] + srv[m, USAV]
+    for a in range(k):
+        if srv[a, TMPM] == m:
+            return srv[a, TMPG]
+    return 0
+
+
+@njit
+def _took(srv, layout, k, m, n):
+    if layout:
+        for a in range(k):
+            if srv[a, TMPM] == m:
+                srv[a, TMPG] -= n
+                return
+
+
+@njit
+def claim(ji, gv, srv, tree, rr, ce, c, nv):
     """_claim (R10/R11): claim GPUs for waiting job c: its victims' GPUs being saved first (rr[:nv,
     VICT] not dropped), then other GPUs being saved that nobody claims (saving jobs by index), then
-    free GPUs nobody claims; on the servers the placement rule picks where the layout matters.
-    False if it cannot (an internal error: the callers checked)."""
+    free GPUs nobody claims, servers in index order; on the servers the placement rule picks where
+    the layout matters. False if it cannot (an internal error: the callers checked)."""
     g = ji[c, GPUS]
     single = ji[c, SINGLE] != 0
-    S = gv[G_S]
-    avail_vec(srv, gv, True)
-    if needs_layout(gv, single):
-        k = place_vec(srv, gv, VEC, g, single)
+    layout = needs_layout(gv, single)
+    k = 0
+    if layout:
+        avail_vec(srv, gv, True)
+        k = place_vec(srv, gv, VEC, g, single)  # sorted by server
         if k == 0:
             return False
-        for m in range(S):
-            srv[m, VEC2] = 0
-        for a in range(k):
-            srv[srv[a, TMPM], VEC2] = srv[a, TMPG]
-    else:
-        for m in range(S):
-            srv[m, VEC2] = srv[m, VEC]
     # the saving jobs in the order the claim takes their GPUs
     no = 0
     for a in range(nv):
@@ -229,7 +246,7 @@ def claim(ji, gv, srv, rr, ce, c, nv):
         while h >= 0 and need > 0:
             nx = ce[h, CE_NEXT]
             m = ce[h, CE_M]
-            take = min(ce[h, CE_N], srv[m, VEC2], need)
+            take = min(ce[h, CE_N], _room_of(srv, layout, k, m), need)
             if take > 0:
                 ce[h, CE_N] -= take
                 if ce[h, CE_N] == 0:
@@ -240,7 +257,7 @@ def claim(ji, gv, srv, rr, ce, c, nv):
                     _free(ce, gv, h)
                 else:
                     prev = h
-                srv[m, VEC2] -= take
+                _took(srv, layout, k, m, take)
                 need -= take
                 srv[m, USAV] -= take
                 gv[G_NUSAV] -= take
@@ -250,17 +267,30 @@ def claim(ji, gv, srv, rr, ce, c, nv):
             h = nx
         if need == 0:
             break
-    if need > 0:  # then free GPUs nobody claims
-        for m in range(S):
-            take = min(srv[m, FREE] - srv[m, RFREE], srv[m, VEC2], need)
-            if take <= 0:
-                continue
-            _append(ce, ji, gv, c, CLF, m, take, -1)
-            srv[m, RFREE] += take
-            gv[G_NRFREE] += take
-            need -= take
-            if need == 0:
-                break
+    if need > 0:  # then free GPUs nobody claims, servers in index order
+        if layout:
+            for a in range(k):
+                m = srv[a, TMPM]
+                take = min(srv[m, FREE] - srv[m, RFREE], srv[a, TMPG], need)
+                if take <= 0:
+                    continue
+                _append(ce, ji, gv, c, CLF, m, take, -1)
+                srv[m, RFREE] += take
+                gv[G_NRFREE] += take
+                need -= take
+                if need == 0:
+                    break
+        else:  # the servers with a free GPU, from the free-count masks (room >= free - claimed)
+            bits = ((np.int64(1) << (gv[G_MAXCAP] + 1)) - 1) ^ 1
+            m = find_server(tree, gv[G_P], 0, bits)
+            while m >= 0 and need > 0:
+                take = min(srv[m, FREE] - srv[m, RFREE], need)
+                if take > 0:
+                    _append(ce, ji, gv, c, CLF, m, take, -1)
+                    srv[m, RFREE] += take
+                    gv[G_NRFREE] += take
+                    need -= take
+                m = find_server(tree, gv[G_P], m + 1, bits)
     if need > 0:
         return False
     n = gv[G_NCL]

@@ -170,8 +170,9 @@ class CompiledRun:
 
     #: event times per kernel call (between calls: buffers grow, the progress bar moves, Ctrl-C works)
     BUDGET = 200_000
-    #: the event heap drops its stale rows beyond 2 x GPUs + EVENT_SLACK rows, the running-job heaps
-    #: beyond 2 x GPUs + RUN_SLACK (tests set them to 0 to exercise that on small runs)
+    #: the event heap drops its stale rows beyond 2 x (jobs holding GPUs) + EVENT_SLACK rows, the
+    #: running-job heaps beyond 2 x (jobs holding GPUs) + RUN_SLACK (tests set them to 0 to exercise
+    #: that on small runs)
     EVENT_SLACK = 1024
     RUN_SLACK = 256
 
@@ -200,7 +201,11 @@ class CompiledRun:
         tree[P : P + S] = np.left_shift(1, cap)
         for i in range(P - 1, 0, -1):
             tree[i] = tree[2 * i] | tree[2 * i + 1]
-        keys, cls = np.unique(gpus * 2 + single, return_inverse=True)
+        code = gpus * 2 + single  # the (GPU demand, single-server) classes, without a sort
+        keys = np.nonzero(np.bincount(code))[0]
+        cls = np.zeros(int(keys[-1]) + 1, dtype=np.int64)
+        cls[keys] = np.arange(len(keys))
+        cls = cls[code]
         C = len(keys)
         cl = np.zeros((C, L.N_CL), dtype=np.int64)
         cl[:, L.CG] = keys // 2
@@ -244,7 +249,8 @@ class CompiledRun:
         ji[:, L.SINGLE] = single
         ji[:, L.CLS] = cls
         ji[:, L.RUNPOS] = -1
-        ji[:, L.ORDER] = np.argsort(d["arrival"], kind="stable")
+        arr = d["arrival"]
+        ji[:, L.ORDER] = np.arange(n) if bool(np.all(arr[1:] >= arr[:-1])) else np.argsort(arr, kind="stable")
         ji[:, [L.CLF, L.CLP, L.LEFT, L.CLPOS, L.SAVPOS]] = -1
         srv = np.zeros((S + 1, L.N_SRV), dtype=np.int64)
         srv[:S, L.CAP] = srv[:S, L.FREE] = cap
@@ -328,7 +334,7 @@ class CompiledRun:
                     out.append(1_000_000 + 1_000 * len(d["ids"]))
                 else:
                     last = float(d["arrival"].max()) if len(d["ids"]) else 0.0
-                    total = sum(d["work"].tolist())  # the engine's left-to-right sum
+                    total = float(np.cumsum(d["work"])[-1])  # the engine's left-to-right sum
                     out.append(last + 1_000.0 * total / self.sim.rate_model.rate(None, {}, None) + 1e6)
             elif (
                 isinstance(v, (int, float, np.integer, np.floating))

@@ -64,7 +64,7 @@ def set_free(srv, tree, gv, m, new):
 
 
 @njit
-def _find(tree, p, lo, bits):
+def find_server(tree, p, lo, bits):
     """The lowest server index >= lo whose free count is in ``bits`` (bit f: f free), or -1."""
     if lo >= p:
         return -1
@@ -204,15 +204,15 @@ def place_tree(srv, tree, gv, g, single):
         if rule == CONSOLIDATE:  # the fullest server that fits, lowest index among equals
             for f in range(g, top + 1):
                 if gv[G_FCNT + f] > 0:
-                    m = _find(tree, p, 0, np.int64(1) << f)
+                    m = find_server(tree, p, 0, np.int64(1) << f)
                     break
         elif rule == FIRST_FIT:
             if g <= top:
-                m = _find(tree, p, 0, ((np.int64(1) << (top + 1)) - 1) ^ ((np.int64(1) << g) - 1))
+                m = find_server(tree, p, 0, ((np.int64(1) << (top + 1)) - 1) ^ ((np.int64(1) << g) - 1))
         else:  # least_loaded: most free first
             for f in range(top, g - 1, -1):
                 if gv[G_FCNT + f] > 0:
-                    m = _find(tree, p, 0, np.int64(1) << f)
+                    m = find_server(tree, p, 0, np.int64(1) << f)
                     break
         if m >= 0:
             srv[0, TMPM] = m
@@ -226,7 +226,7 @@ def place_tree(srv, tree, gv, g, single):
     need = g
     if rule == FIRST_FIT:  # servers in index order
         bits = ((np.int64(1) << (top + 1)) - 1) ^ 1
-        m = _find(tree, p, 0, bits)
+        m = find_server(tree, p, 0, bits)
         while m >= 0:
             f = srv[m, FREE]
             take = f if f < need else need
@@ -236,13 +236,13 @@ def place_tree(srv, tree, gv, g, single):
             need -= take
             if need == 0:
                 return k
-            m = _find(tree, p, m + 1, bits)
+            m = find_server(tree, p, m + 1, bits)
         return 0  # unreachable: total_free >= g
     for f in range(top, 0, -1):  # most free first, lower index first among equals
         if gv[G_FCNT + f] == 0:
             continue
         bit = np.int64(1) << f
-        m = _find(tree, p, 0, bit)
+        m = find_server(tree, p, 0, bit)
         while m >= 0:
             take = f if f < need else need
             srv[k, TMPM] = m
@@ -252,7 +252,7 @@ def place_tree(srv, tree, gv, g, single):
             if need == 0:
                 sort_tmp(srv, k)
                 return k
-            m = _find(tree, p, m + 1, bit)
+            m = find_server(tree, p, m + 1, bit)
     return 0  # unreachable
 
 

@@ -10,7 +10,7 @@ order in which rows come out does not depend on the heap's shape: it is the Pyth
 - Running jobs: two max-heaps in ``rh[h]`` (h = 0: training jobs by badness, the policies'
   ``_train``; h = 1: loading jobs by value, their ``_loading``), rows (key, arrival, index,
   version at the push); a row is stale once its job left that phase or started again (deleted
-  lazily, and all at once when they are most of the heap); the last row of each is scratch.
+  lazily, and all at once when they are more than half of the heap); the last row of each is scratch.
 - Events: rows (time, kind << 48 | sequence, job or timer, version) of ``ev`` (floats: every
   integer here is below 2**53), ordered by time then key. As in the Python engine a cancelled event
   stays in the heap, stale, and is skipped when its time comes; unlike there, the stale rows are
@@ -36,12 +36,12 @@ from optsched.sim.compiled.layout import (
     F_STOP,
     G_EHN,
     G_EV_SLACK,
-    G_G,
     G_NEV,
     G_NSTALE,
     G_QN,
     G_RH_SLACK,
     G_RHN,
+    G_RUNN,
     G_SEQ,
     G_TIMER_ID,
     G_TIMER_ON,
@@ -234,7 +234,7 @@ def rh_push(jf, ji, rh, gv, h, j, key):
     """Push running job j into heap h with ``key``; drop the stale rows when they are most of it."""
     r = rh[h]
     n = gv[G_RHN + h]
-    if n >= 2 * gv[G_G] + gv[G_RH_SLACK]:
+    if n >= 2 * gv[G_RUNN] + gv[G_RH_SLACK]:  # (live rows are at most one per job holding GPUs)
         k = 0
         for q in range(n):
             if _rh_live(ji, r, h, q):
@@ -338,7 +338,7 @@ def ev_compact(ev, ji, gv, fv):
 @njit
 def ev_push(ev, ji, gv, fv, t, kind, obj, ver):
     """Push an event; the last row of ev is scratch."""
-    if gv[G_EHN] >= 2 * gv[G_G] + gv[G_EV_SLACK]:
+    if gv[G_EHN] >= 2 * gv[G_RUNN] + gv[G_EV_SLACK]:  # (live events: one per job holding GPUs, a timer)
         ev_compact(ev, ji, gv, fv)
     gv[G_SEQ] += 1
     k = float((kind << SEQ_BITS) | gv[G_SEQ])

@@ -127,7 +127,7 @@ from optsched.sim.compiled.layout import (
 from optsched.sim.compiled.rounds import fill, preemptive_schedule, start_claimants, worst
 
 #: sha256 of the sources of the other kernel modules (layout, heaps, gpus, actions, claims, rounds)
-SOURCES_DIGEST = "c6c3e00e1b79c107"
+SOURCES_DIGEST = "8a7fc733456f1da0"
 
 
 # -- unmanaged views -------------------------------------------------------------------------------

@@ -269,7 +269,7 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
             jf[v, QKEY] = wait_value(jf, ji, gv, v)
             q_push(jf, ji, cl, qh, gv, v)
     started = try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, cand, now)
-    if not started and not claim(ji, gv, srv, rr, ce, cand, nv):
+    if not started and not claim(ji, gv, srv, tree, rr, ce, cand, nv):
         return -1
     return 1
 
@@ -352,7 +352,7 @@ def preemptive_round(
         tried = g < fail_any and not (layout and g >= fail_single)
         if tried and gv[G_NUSAV] > 0 and fits_avail(srv, gv, g, sg, True):  # R10
             q_pop(cl, qh, gv, c)
-            if not claim(ji, gv, srv, rr, ce, j, 0):
+            if not claim(ji, gv, srv, tree, rr, ce, j, 0):
                 return False
             plain = False
             continue
