@@ -120,14 +120,15 @@ class Simulator:
         (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
     engine : {"auto", "python", "compiled"}
         ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
-        FIFO, SJF, SRTF and LAS (exactly those classes; placement consolidate, first_fit,
-        least_loaded or whole_node) on GPU-only jobs at a :class:`~optsched.sim.rates.ConstantRate`
-        without load/save times, stages, early termination, slots, decision timings or event log,
-        with the same results as this engine (tested job by job); anything else is an
-        ``InvalidOptionError`` naming what it lacks. ``"auto"`` (default): the kernel where it
-        covers the simulation and there are at least 20,000 jobs, else this engine (the reason is
-        logged once, logger ``optsched.sim``). A compiled run keeps no SimJob: ``sim.jobs`` lists
-        the input jobs, the result has the rest.
+        FIFO, SJF, SRTF, periodic SRTF and LAS (exactly those classes; placement consolidate,
+        first_fit, least_loaded or whole_node) on GPU-only jobs at a
+        :class:`~optsched.sim.rates.ConstantRate`, with load and save times given as numbers (the
+        options or the jobs' own), the event log and the segments, with the same results as this
+        engine (tested job by job); anything else (load/save functions, stages, early termination,
+        slots, decision timings, ...) is an ``InvalidOptionError`` naming what it lacks. ``"auto"``
+        (default): the kernel where it covers the simulation and there are at least 5,000 jobs,
+        else this engine (the reason is logged once, logger ``optsched.sim``). A compiled run keeps
+        no SimJob: ``sim.jobs`` lists the input jobs, the result has the rest.
     record_segments : bool
         Whether the compiled kernel keeps the GPU-holding segments (``res.schedule()``,
         ``res.segments()``; default true); false keeps memory flat on big runs. This engine always

@@ -182,6 +182,7 @@ class CompiledRun:
         self.record_segments = record_segments
         self.jobs = JobRows(data)
         self.ran = False
+        self.merged_ticks = 0
 
     # -- state ---------------------------------------------------------------------------------
     def _state(self, until: float | None, max_time: float, max_events: float, initial: int | None) -> L.State:
@@ -386,6 +387,7 @@ class CompiledRun:
             s.fv[L.F_NOW] = max(s.fv[L.F_NOW], s.fv[L.F_STALE])  # the stale entries up to `until`
         now = float(s.fv[L.F_NOW])
         n_events = int(s.gv[L.G_NEV])
+        self.merged_ticks = int(s.gv[L.G_SKIPPED])  # LAS quantum ticks that could change nothing
         sim.now = now
         sim.n_events = n_events - int(s.gv[L.G_NSTALE])
         name = sim.policy.name
