@@ -15,6 +15,19 @@ numba kernel, :mod:`optsched.sim.compiled.kernel`; ``record_segments=False`` fro
 * ``contention-10k``: 10,000 jobs on 64 x 4 GPUs, load 0.9, SRTF, with
   :class:`~optsched.sim.SplitContentionRate` (alpha 0.2; Python engine only: the kernel has
   constant rates); ``contention-10k-constant`` is the same workload at rate 1;
+* ``overload-100k-default``, ``overload-100k-las-default``: the default call
+  (``Simulator(cluster, table, get_policy(...)).run()``: ``engine="auto"``, the event log and the
+  segments kept), the case of the issue's 1x target;
+* ``overload-100k-ls``, ``overload-100k-ls-periodic``: the same workload with 30 s of load and 10 s
+  of save per job, SRTF and periodic SRTF (period 60 s), default call (the issue's 2x target);
+  ``-python`` variants on the Python engine;
+* ``synthetic-1m-ls``: 1,000,000 jobs, load 1.0, SRTF with 30 s load and 10 s save, on the kernel
+  without log and segments (the issue's 15 s / 1 GiB target); ``synthetic-1m-ls-default`` with them;
+* ``lazer-earth-100k``: the Lazer study's Earth workload (100,000 jobs, offered load 2, per-model
+  load and save times), each of its policies as the study runs it (Python engine, decision timings)
+  and the baselines on the kernel (the same load and save seconds as job columns);
+* ``auto-threshold``: the Python engine and a fresh process's kernel run (numba's import and the
+  cached kernel's load included) from 1,000 to 20,000 jobs: where ``engine="auto"`` should switch;
 * ``kernel-compile``: the first call of the compiled kernel with an empty numba cache (compiled
   once per machine, ``cache=True``): its compile time, reported apart from every other case;
 * ``sweep-100k``: 3 loads x 5 seeds x 4 policies x 100,000 jobs on 750 x 8 through
@@ -32,7 +45,8 @@ queues and preemptions; the uncapped 100k cases show the light-queue regime.
 
 Workloads: :func:`optsched.traces.synthetic_workload` (Philly runtimes, 70/10/15/5% of 1/2/4/8
 GPUs, Poisson arrivals), seed 0. ``sim_seconds`` (wall, median of the repeats) covers building the
-Simulator from the job table and running it (event log off); ``sim_cpu_seconds`` the same in CPU
+Simulator from the job table and running it (event log off but in the ``-default`` and ``-ls``
+cases, which keep the defaults); ``sim_cpu_seconds`` the same in CPU
 time; generation time is reported apart, and so is ``kernel_load_seconds``, the first compiled run
 of a process (importing numba and loading the cached kernel).
 
@@ -104,11 +118,28 @@ for _name in COMPILED:
     _c["repeat"] = 3 if _c["n"] <= 300_000 else 1
     _c["record_segments"] = _c["n"] < 1_000_000  # big runs keep memory flat
     CASES[_name + "-compiled"] = _c
+#: issue 32: the default call, and the papers' load and save times
+_OVER = dict(n=100_000, servers=750, gpus=8, load=1.1, max_duration=86400.0)
+_LS = dict(load_time=30.0, save_time=10.0)
+for _name, _c in {
+    "overload-100k-default": dict(policy="srtf", engine="auto", record_log=True, repeat=3),
+    "overload-100k-las-default": dict(policy="las", engine="auto", record_log=True, repeat=3),
+    "overload-100k-ls": dict(policy="srtf", engine="auto", record_log=True, repeat=3, **_LS),
+    "overload-100k-ls-periodic": dict(policy="srtf-periodic", engine="auto", record_log=True, repeat=3, **_LS),
+    "overload-100k-ls-python": dict(policy="srtf", engine="python", record_log=True, repeat=1, **_LS),
+    "overload-100k-ls-periodic-python": dict(policy="srtf-periodic", engine="python", record_log=True, repeat=1, **_LS),
+}.items():
+    CASES[_name] = dict(_OVER, **_c)
+_ONE_M = dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="srtf", max_duration=86400.0, repeat=1, **_LS)
+CASES["synthetic-1m-ls"] = dict(_ONE_M, engine="compiled", record_segments=False)
+CASES["synthetic-1m-ls-default"] = dict(_ONE_M, engine="auto", record_log=True)
+CASES["lazer-earth-100k"] = dict(n=100_000, special="lazer")
+CASES["auto-threshold"] = dict(n=20_000, special="threshold")
 CASES["kernel-compile"] = dict(n=0, special="compile")
 CASES["sweep-100k"] = dict(n=100_000, servers=750, gpus=8, special="sweep", engine="compiled")
 #: cases skipped by --quick: a million jobs or more, the Python engine beyond 100,000 jobs, the sweep
 BIG = {k for k, c in CASES.items() if c["n"] >= 1_000_000 or (c.get("engine") is None and c["n"] > 100_000)}
-BIG.add("sweep-100k")
+BIG |= {"sweep-100k", "lazer-earth-100k", "overload-100k-ls-python", "overload-100k-ls-periodic-python"}
 #: the issues' targets: (case, field, target, unit)
 TARGETS = [
     ("philly-1k", "sim_seconds", 0.1, "s"),
@@ -121,6 +152,13 @@ TARGETS = [
     ("synthetic-1m-las-compiled", "sim_seconds", 20.0, "s"),
     ("helios-3.36m-compiled", "sim_seconds", 45.0, "s"),
     ("helios-3.36m-compiled", "peak_rss_mib", 2.5 * 1024, "MiB"),
+    # issue 32: the default call and the papers' overheads on the kernel
+    ("overload-100k-default", "ratio_to_heapq", 1.0, "x"),
+    ("overload-100k-las-default", "ratio_to_heapq", 1.0, "x"),
+    ("overload-100k-ls", "ratio_to_heapq", 2.0, "x"),
+    ("overload-100k-ls-periodic", "ratio_to_heapq", 2.0, "x"),
+    ("synthetic-1m-ls", "sim_seconds", 15.0, "s"),
+    ("synthetic-1m-ls", "peak_rss_mib", 1024.0, "MiB"),
 ]
 SCALING = ["scale-10k", "scale-100k", "scale-300k", "synthetic-1m", "helios-3.36m"]  # SRTF, load 1.0, capped
 RESULTS = Path(__file__).parent / "results" / "sim.json"
@@ -153,6 +191,10 @@ def run_case(name: str) -> dict:
         return compile_case(name)
     if c.get("special") == "sweep":
         return sweep_case(name)
+    if c.get("special") == "lazer":
+        return lazer_case(name)
+    if c.get("special") == "threshold":
+        return threshold_case(name)
     from optsched.core import Cluster
     from optsched.sim import Simulator, SplitContentionRate, get_policy
     from optsched.traces import synthetic_workload
@@ -167,18 +209,19 @@ def run_case(name: str) -> dict:
     gc.collect()
     heap_wall, heap_cpu = bare_heapq_seconds(c["n"])
     gc.collect()
-    kw = {"engine": engine}
-    if engine == "compiled":
-        kw["record_segments"] = c["record_segments"]
+    kw = {"engine": engine, "record_log": c.get("record_log", False)}
+    kw.update({k: c[k] for k in ("load_time", "save_time", "record_segments") if k in c})
+    if engine != "python":
         t1 = time.perf_counter()  # numba's import and the cached kernel's load: once per process
-        Simulator(cluster, df.iloc[:20], get_policy(c["policy"]), record_log=False, **kw).run()
+        Simulator(cluster, df.iloc[:20], get_policy(c["policy"]), engine="compiled").run()
         load_s = time.perf_counter() - t1
     times, cpu, run_only = [], [], []
     res = None
     for _ in range(c["repeat"]):
         t1, c1 = time.perf_counter(), time.process_time()
         rate = SplitContentionRate(0.2) if c.get("rate") == "split-contention" else None
-        sim = Simulator(cluster, df, get_policy(c["policy"]), rate_model=rate, record_log=False, **kw)
+        sim = Simulator(cluster, df, get_policy(c["policy"]), rate_model=rate, **kw)
+        engine_used = "python" if getattr(sim, "_compiled", None) is None else "compiled"
         t2 = time.perf_counter()
         res = sim.run()
         t3, c3 = time.perf_counter(), time.process_time()
@@ -194,13 +237,16 @@ def run_case(name: str) -> dict:
         "case": name,
         **{k: v for k, v in c.items() if k != "repeat"},
         "engine": engine,
+        "engine_used": engine_used,
         "repeats": c["repeat"],
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load_average": round(os.getloadavg()[0], 1),
         "generate_seconds": round(gen, 4),
-        **({"kernel_load_seconds": round(load_s, 3)} if engine == "compiled" else {}),
+        **({"kernel_load_seconds": round(load_s, 3)} if engine != "python" else {}),
         "sim_seconds": round(sim_s, 4),
         "sim_cpu_seconds": round(cpu[len(cpu) // 2], 4),
+        "sim_cpu_seconds_best": round(cpu[0], 4),
+        "ratio_to_heapq_best": round(cpu[0] / heap_cpu, 3),
         "run_seconds": round(run_only[len(run_only) // 2], 4),
         "heapq_seconds": round(heap_wall, 4),
         "heapq_cpu_seconds": round(heap_cpu, 4),
@@ -245,6 +291,78 @@ def compile_case(name: str) -> dict:
         "cached_first_call_seconds": round(wall2, 2),
         "cached_first_call_cpu_seconds": round(cpu2, 2),
         "sim_seconds": round(wall, 2),
+    }
+
+
+def lazer_case(name: str, n: int = 100_000) -> dict:
+    """The Lazer study's Earth run (finding 6: 100,000 jobs, offered load 2, seed 0): each policy as
+    :func:`optsched.experiments.lazer.simulate_policy` runs it (load and save times as functions of
+    the job's model, decision timings: the Python engine), and the baselines with the same seconds as
+    job-table columns and no decision timings (the kernel; the same schedules)."""
+    import warnings
+
+    from optsched.core import Cluster
+    from optsched.experiments.lazer import POLICY_NAMES, _policy, servers_for_load, simulate_policy, workload
+    from optsched.lazer import LoadSaveModel
+    from optsched.sim import Simulator
+
+    out = {"case": name, "n": n, "trace": "Earth", "rho": 2.0, "seed": 0, "policies": {}}
+    out["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["load_average"] = round(os.getloadavg()[0], 1)
+    df = workload("Earth", n, 0)
+    servers = servers_for_load(df, 2.0)
+    ls = LoadSaveModel(base=60.0)
+    cols = df.assign(load_time=df["model"].map(ls.load_seconds), save_time=df["model"].map(ls.save_seconds))
+    out["gpus"] = servers * 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for p in [*POLICY_NAMES, "Lazer X=0"]:
+            row, _, _ = simulate_policy("Earth", p, 0, n, rho=2.0)
+            got = {"study_wall_seconds": round(row["wall_s"], 2), "p50_jct_min": round(row["p50_jct"], 4)}
+            pol = _policy(p, 0)
+            t0 = time.perf_counter()
+            sim = Simulator(Cluster.homogeneous(servers, 8), cols, pol)
+            if getattr(sim, "_compiled", None) is not None:  # the same run on the kernel
+                res2 = sim.run()
+                got["kernel_wall_seconds"] = round(time.perf_counter() - t0, 2)
+                got["kernel_same_p50"] = bool(abs(res2.summary()["p50_jct"] / 60 - row["p50_jct"]) < 1e-9)
+            out["policies"][p] = got
+    out["sim_seconds"] = max(v["study_wall_seconds"] for v in out["policies"].values())
+    return out
+
+
+def threshold_case(name: str) -> dict:
+    """SRTF at load 1.0 on 64 x 8 GPUs, 1,000 to 20,000 jobs: the Python engine's time, and a fresh
+    process's compiled run including numba's import and the cached kernel's load (what
+    ``engine="auto"`` costs the first simulation of a process), wall and CPU seconds, best of 3."""
+    code = (
+        "import sys, time\nfrom optsched.core import Cluster\nfrom optsched.traces import synthetic_workload\n"
+        "cl = Cluster.homogeneous(64, 8)\n"
+        "df = synthetic_workload(int(sys.argv[1]), cluster_gpus=512, load=1.0, max_duration=86400.0, seed=0)\n"
+        "t0, c0 = time.perf_counter(), time.process_time()\nfrom optsched.sim import Simulator, SRTF\n"
+        "Simulator(cl, df, SRTF(), engine=sys.argv[2]).run()\n"
+        "print(time.perf_counter() - t0, time.process_time() - c0)\n"
+    )
+    rows = []
+    for n in (1_000, 2_000, 5_000, 10_000, 20_000):
+        row = {"n": n}
+        for engine in ("python", "compiled"):
+            runs = [
+                subprocess.run(
+                    [sys.executable, "-c", code, str(n), engine], capture_output=True, text=True, check=True
+                ).stdout.split()
+                for _ in range(3)
+            ]
+            row[engine + "_seconds"] = round(min(float(r[0]) for r in runs), 3)
+            row[engine + "_cpu_seconds"] = round(min(float(r[1]) for r in runs), 3)
+        rows.append(row)
+    return {
+        "case": name,
+        "n": 20_000,
+        "rows": rows,
+        "sim_seconds": rows[-1]["compiled_seconds"],
+        "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average": round(os.getloadavg()[0], 1),
     }
 
 

@@ -56,10 +56,7 @@ MARKERS = {
 #: Problems known when this branch was made, each fixed on the branch named (merged in parallel):
 #: a problem that matches a pattern is reported as known instead of failing the build, and a
 #: pattern that matches no problem fails the build until it is removed. Remove them on merge.
-KNOWN_FAILURES: dict[str, str] = {
-    r"optsched/experiments/compare\.py:\d+: optsched\.experiments\.compare\.\w+ is public": "compare is "
-    "re-laid on branch i31-compare",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 _state: dict = {}
 

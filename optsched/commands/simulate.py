@@ -140,8 +140,8 @@ def add_parser(sub) -> None:
         "--engine",
         default="auto",
         choices=ENGINE_CHOICES,
-        help="auto (default): the compiled kernel where it covers the run (FIFO/SJF/SRTF/LAS, no load/save "
-        "times, 20,000+ jobs), else Python; python; compiled (an error if it does not cover the run)",
+        help="auto (default): the compiled kernel where it covers the run (FIFO/SJF/SRTF/LAS/srtf-periodic, "
+        "5,000+ jobs), else Python; python; compiled (an error if it does not cover the run)",
     )
     p.add_argument(
         "--verbose", "-v", action="store_true", help="say on stderr which engine runs the simulation and why"

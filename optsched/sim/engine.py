@@ -104,13 +104,17 @@ class Simulator(EngineActions):
     engine : {"auto", "python", "compiled"}
         Which engine runs, chosen when the Simulator is built (``result.engine`` says which ran).
         ``"python"``: this engine, which runs every policy, rate model and option.
-        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), for
-        the simulations it covers (:func:`optsched.sim.compiled.driver.unsupported` lists what
-        it does not), with the same results as this engine (tested job by job); anything else is
-        an ``InvalidOptionError`` naming what it lacks. ``"auto"`` (default): the kernel where it
-        covers the simulation and the workload is large enough to repay loading it
-        (:data:`~optsched.sim.compiled.driver.AUTO_MIN_JOBS` jobs), else this engine; why not
-        the kernel is said once per process and reason, as an
+        ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
+        FIFO, SJF, SRTF, periodic SRTF and LAS (exactly those classes; placement consolidate,
+        first_fit, least_loaded or whole_node) on GPU-only jobs at a
+        :class:`~optsched.sim.rates.ConstantRate`, with load and save times given as numbers (the
+        options or the jobs' own), the event log and the segments
+        (:func:`optsched.sim.compiled.driver.unsupported` lists what it does not cover: load/save
+        functions, stages, early termination, slots, decision timings, ...), with the same results
+        as this engine (tested job by job); anything else is an ``InvalidOptionError`` naming what
+        it lacks. ``"auto"`` (default): the kernel where it covers the simulation and the workload
+        is large enough to repay loading it (:data:`~optsched.sim.compiled.driver.AUTO_MIN_JOBS`
+        jobs), else this engine; why not the kernel is said once per process and reason, as an
         :class:`~optsched.exceptions.EngineFallbackWarning` from that many jobs on, else in the
         log (logger ``optsched.sim``, level INFO). A compiled run keeps no SimJob: ``sim.jobs``
         lists the input jobs, the result has the rest, and the engine's views and actions

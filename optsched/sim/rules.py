@@ -7,9 +7,8 @@ sentences; a test keeps the two equal) and names where it lives: ``python``, the
 Python engine and its policies (``module:qualified name``), and ``compiled``, the functions of the
 compiled kernel (``module:function`` under :mod:`optsched.sim.compiled`). A test resolves every
 name (the compiled ones by parsing the kernel's source, without importing numba) and checks that
-every rule has a carrier in the Python engine. A rule without a compiled carrier is one whose
-situation the kernel never meets: with no load and no save time no job is ever loading or saving,
-so no claim exists (R6, R7, R9, R10).
+every rule has a carrier in the Python engine. Every rule has a compiled carrier too: the kernel
+runs load and save times, so claims (R6, R7, R9, R10) live in ``compiled/claims.py``.
 
 The functions below take and return plain numbers (no simulator objects), so the compiled engine
 may compile them as they are. The Python engine calls them, except in its victim search, where
@@ -113,7 +112,7 @@ class Rule:
     Examples
     --------
     >>> RULES[5].name, RULES[5].compiled
-    ('strictly worse', ('kernel:_make_room',))
+    ('strictly worse', ('rounds:make_room', 'rounds:r5_started_now'))
     """
 
     number: int
@@ -142,7 +141,7 @@ RULES: dict[int, Rule] = {
                 f"{_ACTIONS}._begin_training",
                 f"{_ENGINE}._load_end",
             ),
-            ("kernel:_start", "kernel:_complete"),
+            ("actions:launch", "actions:begin_training", "actions:load_end", "actions:complete"),
         ),
         Rule(
             2,
@@ -158,7 +157,7 @@ RULES: dict[int, Rule] = {
                 f"{_ACTIONS}._release_after_save",
                 f"{_ENGINE}._save_end",
             ),
-            ("kernel:_preempt",),
+            ("actions:preempt", "actions:release_after_save"),
         ),
         Rule(
             3,
@@ -167,7 +166,7 @@ RULES: dict[int, Rule] = {
             "timers; then the policy's round runs once, only if one of them was a real event, and again "
             "if its decisions made events at that time.",
             (f"{_ENGINE}._run",),
-            ("kernel:_run", "kernel:_ev_less"),
+            ("kernel:_run", "heaps:_ev_less"),
         ),
         Rule(
             4,
@@ -180,7 +179,7 @@ RULES: dict[int, Rule] = {
                 f"{_ROUND}._worst",
                 f"{_ROUND}._push_running",
             ),
-            ("kernel:_wait_value", "kernel:_run_value", "kernel:_qless", "kernel:_rworse"),
+            ("actions:wait_value", "actions:run_value", "heaps:qless", "heaps:_rworse"),
         ),
         Rule(
             5,
@@ -188,7 +187,7 @@ RULES: dict[int, Rule] = {
             "A job may preempt only running jobs of a strictly larger value (ties never preempt), and "
             "never a job started at this very time.",
             (f"{_ROUND}._make_room", f"{_ROUND}._round"),
-            ("kernel:_make_room",),
+            ("rounds:make_room", "rounds:r5_started_now"),
         ),
         Rule(
             6,
@@ -196,6 +195,7 @@ RULES: dict[int, Rule] = {
             "A claim holds GPUs per server (free, being saved, or a load being lost) for one waiting job; "
             "a claimed GPU is never given to another job.",
             ("optsched.sim.policies.claims:_Claim", f"{_CLAIMS}._claim", f"{_CLAIMS}._vector", f"{_CLAIMS}._fits"),
+            ("claims:claim", "claims:add_saving", "claims:saved"),
         ),
         Rule(
             7,
@@ -203,6 +203,7 @@ RULES: dict[int, Rule] = {
             "With reserve='best' every round drops all claims and makes them again in key order; with "
             "reserve='preemptor' a claim lasts until its job starts.",
             (f"{_CLAIMS}._drop_claims", f"{_ROUND}.schedule"),
+            ("claims:drop_claims", "claims:release_claim"),
         ),
         Rule(
             8,
@@ -216,13 +217,14 @@ RULES: dict[int, Rule] = {
                 f"{_ROUND}._fill_fast",
                 f"{_QUEUE}.schedule",
             ),
-            ("kernel:_round", "kernel:_fill"),
+            ("rounds:preemptive_round", "rounds:fill", "claims:try_start", "claims:try_start_claimant"),
         ),
         Rule(
             9,
             "wait for a claim",
             "Else a job holding a claim waits for it: it neither claims more nor preempts.",
             (f"{_ROUND}._round", f"{_CLAIMS}._start_claimants", f"{_PERIODIC}.schedule"),
+            ("rounds:preemptive_round", "rounds:start_claimants"),
         ),
         Rule(
             10,
@@ -230,6 +232,7 @@ RULES: dict[int, Rule] = {
             "Else a job that fits once the unclaimed GPUs being saved are free claims them (being saved "
             "first, then free ones) and waits.",
             (f"{_ROUND}._round", f"{_CLAIMS}._claim"),
+            ("rounds:preemptive_round", "claims:claim"),
         ),
         Rule(
             11,
@@ -238,7 +241,7 @@ RULES: dict[int, Rule] = {
             "the job would fit, those not needed are dropped best first, the rest are preempted, and the "
             "job claims their GPUs (or starts at once if they are free).",
             (f"{_ROUND}._make_room",),
-            ("kernel:_make_room",),
+            ("rounds:make_room",),
         ),
         Rule(
             12,
@@ -246,7 +249,7 @@ RULES: dict[int, Rule] = {
             "Else the job waits without a claim; with backfill the round goes on to the next job, "
             "without it the round ends.",
             (f"{_ROUND}._round", f"{_ROUND}._fill_fast", f"{_QUEUE}.schedule"),
-            ("kernel:_round", "kernel:_fill", "kernel:_pop_best"),
+            ("rounds:preemptive_round", "rounds:fill", "rounds:_pop_best"),
         ),
     )
 }

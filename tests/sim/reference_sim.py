@@ -14,7 +14,8 @@ GPU); with several servers jobs may span servers, so only the total count matter
 servers are pooled.
 
 Policies: ``fifo``, ``sjf`` (non-preemptive, with or without backfill), ``srtf`` (R4-R12,
-``reserve`` "best" or "preemptor"), ``srtf-periodic`` (ticks every ``period``), ``lazer``
+``reserve`` "best" or "preemptor"), ``srtf-periodic`` (ticks every ``period`` from the first
+arrival), ``lazer``
 (reading 4, fixed deferral X, ``secured="all"``). ``preempt_loading`` "abort" or "finish" (R2).
 
 Readings chosen where R1-R12 / reading 4 leave a choice (each marked ``READING n`` below; the
@@ -322,8 +323,9 @@ class ReferenceSim:
             elif self.policy == "srtf":
                 if any_event:
                     self._rounds(t, may_preempt=True)
-            else:  # srtf-periodic: the tick is a timer event
-                tick = t % self.period == 0
+            else:  # srtf-periodic: the tick is a timer event, every period from the first arrival
+                first = min(j.arrival for j in self.jobs)
+                tick = t >= first and (t - first) % self.period == 0
                 if tick:
                     self._rounds(t, may_preempt=True)
                 elif any_event:

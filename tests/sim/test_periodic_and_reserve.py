@@ -36,6 +36,21 @@ def test_reserve_best_gives_saved_gpus_to_the_best_waiting_job():
         get_policy("srtf", reserve="first")
 
 
+def test_periodic_srtf_ticks_from_the_first_arrival():
+    """A trace with Unix-epoch arrivals (1.6e9 s) ticks from its first job, not from 0: the run
+    takes a few events, on both engines, and every start is at first arrival + k * period."""
+    t0 = 1.6e9
+    jobs = [Job("A", work=25, arrival=t0 + 3), Job("B", work=3, arrival=t0 + 12), Job("C", work=1, arrival=t0 + 31)]
+    for engine in ("python", "compiled"):
+        res = Simulator(Cluster.homogeneous(1, 1), jobs, PeriodicSRTF(period=10), engine=engine).run(max_events=100)
+        df = res.jobs_frame().set_index("job_id")
+        # ticks at t0 + 3, 13, 23, ...: B (3 s left) preempts A (15 s left) at 13 and ends at 16; A
+        # resumes at 23; C (1 s) preempts A (5 s left) at 33; A resumes at 43 and ends at 48
+        assert (df["first_start"] - t0).tolist() == pytest.approx([3, 13, 33])
+        assert (df["completion"] - t0).tolist() == pytest.approx([48, 16, 34])
+        assert res.n_events < 20
+
+
 def test_periodic_srtf_decides_at_ticks_only():
     jobs = [Job("A", work=25), Job("B", work=3, arrival=12), Job("C", work=1, arrival=31)]
     df = _frame(jobs, PeriodicSRTF(period=10))
@@ -59,7 +74,7 @@ def test_periodic_starts_only_at_ticks_and_is_futile_free_when_loads_are_short(w
     res = Simulator(cluster, jobs, get_policy("srtf-periodic", period=period), load_time=load, save_time=save).run()
     df = res.jobs_frame()
     if save == 0:  # every start is at a tick (with saves, a tick's preemptor starts when they end)
-        ticks = (df["first_start"] / period).round(9)
+        ticks = ((df["first_start"] - df["arrival"].min()) / period).round(9)  # ticks from the first arrival
         assert (ticks == ticks.round()).all()
     if load + save < period:  # a job started at a tick trains before the next: never preempted while loading
         assert (df["futile_time"] == 0).all()

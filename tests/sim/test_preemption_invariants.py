@@ -77,9 +77,9 @@ class RoundObserver:
 
     def after(self, sim):
         self._track_starts(sim)
-        off_tick = self.period is not None and (
-            not self._first_at_t or abs(sim.now / self.period - round(sim.now / self.period)) > 1e-9
-        )
+        if self.period is not None:  # ticks every period from the first arrival
+            k = (sim.now - min(j.arrival for j in sim.jobs)) / self.period
+        off_tick = self.period is not None and (not self._first_at_t or abs(k - round(k)) > 1e-9)
         if off_tick:  # periodic SRTF: full rounds at ticks only (the first one at a tick is checked)
             return
         self.rounds += 1

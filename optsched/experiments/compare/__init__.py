@@ -65,9 +65,10 @@ __all__ = [
     "FAR",
 ]
 
-#: Synthetic workloads cap durations at one day by default, so that the longest job is short
-#: against the window and the offered load is spread over it (formulations/rigid.md#load).
 DEFAULT_MAX_DURATION = 86_400.0
+"""The cap (s, one day) on the durations of the synthetic workloads of ``optsched compare`` when
+``--max-duration`` is not given: the longest job stays short against the window, so the offered load
+is spread over it (formulations/rigid.md#load)."""
 
 
 def compare(

@@ -16,6 +16,8 @@ from optsched.experiments.compare.workload import SeededWorkload
 __all__ = ["EXECUTORS", "default_workers", "check_workers", "execute", "connect_dask"]
 
 EXECUTORS = ("serial", "processes", "dask")
+"""Where the runs of :func:`compare` execute (its ``executor=``): one after another in this process,
+in local processes, or on a Dask cluster; every executor gives the same table."""
 
 #: Below this many job-runs (jobs x runs), ``workers=None`` runs serially: starting processes
 #: costs more than it saves.

@@ -14,8 +14,9 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 __all__ = ["LOAD_CAP", "offered_load", "replay_window", "size_cluster", "calibrate_load", "check_load", "work_column"]
 
-#: ``--load`` must be in (0, LOAD_CAP).
 LOAD_CAP = 5.0
+"""The largest offered load (exclusive) that :func:`size_cluster`, :func:`calibrate_load` and
+``--load`` accept: a load must be in (0, LOAD_CAP)."""
 
 
 def check_load(load: Any) -> float:

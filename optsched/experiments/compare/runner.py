@@ -17,7 +17,6 @@ from optsched.experiments.compare.workload import PAPERS, SeededWorkload
 
 __all__ = ["available_policies", "RunResult", "run_policy", "METRICS"]
 
-#: Metrics of the comparison table (seconds unless the name says otherwise).
 METRICS = (
     "mean_jct",
     "p50_jct",
@@ -31,6 +30,8 @@ METRICS = (
     "total_jct",
     "ratio_to_bound",
 )
+"""The metric columns of the comparison table, one value per policy (the mean over the seeds, with a
+95% interval when there are several); seconds unless the name says otherwise."""
 
 
 def available_policies() -> dict[str, dict[str, Any]]:

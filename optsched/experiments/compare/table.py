@@ -30,13 +30,13 @@ __all__ = [
     "SORT_COLUMNS",
 ]
 
-#: A row this many times its bound or more gets a note under the table.
 FAR = 10.0
-#: Columns the table may be sorted by (``sort_by``); ``None`` keeps the order asked for.
+"""The ratio to its bound from which a row gets a note under the table (:func:`notes`): a policy this
+many times its bound or more."""
 SORT_COLUMNS = (*METRICS, "seconds", "cpu_seconds", "policy", "paper")
+"""The columns the table may be sorted by (``sort_by=``, ``--sort``), smallest first; ``None`` keeps
+the order the policies were asked for."""
 
-#: Why a row ends far from the bound: the causes measured on OpenB (docs/compare.md, "What each
-#: paper's policy gives on a workload it was not designed for"), one line each.
 CAUSES = {
     "fifo": "strict arrival order, no preemption: every short job waits behind the long jobs ahead of it",
     "sjf": "no preemption: a long job that has started keeps its GPUs to the end while shorter ones wait",
@@ -58,6 +58,9 @@ CAUSES = {
     "elastic-2d-las": "every job holds whole slots (the slot is set from the replay window), and least-attained "
     "order shares the GPUs among the long jobs",
 }
+"""Policy -> why its row ends far from the bound, one line each, as :func:`notes` prints it: the causes
+measured on OpenB (docs/compare.md, "What each paper's policy gives on a workload it was not designed
+for")."""
 _PAPER_CAUSES = {
     "sojourn": "it preempts only at its stage checkpoints, and the success rates read from the status column "
     "hardly tell the jobs apart",

@@ -33,6 +33,8 @@ __all__ = ["PAPERS", "OVERHEADS", "SeededWorkload", "check_enrich"]
 #: Papers whose policies run on an enriched view (lazer's policies run on the plain table).
 PAPERS = ("asrpt", "elastic", "sojourn")
 OVERHEADS = ("model", "none")
+"""The values of ``overheads=``: ``"model"`` makes every policy pay the load and save times of Lazer's
+model (a (re)start loads, a preemption saves); ``"none"`` makes (re)starts and preemptions free."""
 
 
 def check_enrich(enrich: Mapping[str, Mapping[str, Any]] | None, cluster) -> dict[str, dict[str, Any]]:

@@ -1,21 +1,18 @@
 """Which engine runs a :class:`~optsched.sim.Simulator`, and the driver of the compiled one.
 
 ``Simulator(..., engine="auto" | "python" | "compiled")``. The compiled kernel
-(:mod:`optsched.sim.compiled.kernel`, numba) replays GPU-only, constant-rate workloads under the baselines
-FIFO, SJF, SRTF and LAS exactly as the Python engine does (rules R3-R12 of
-``formulations/lazer.md``; ``tests/sim/test_kernel.py`` compares the two job by job). What it
-does not cover, and why, is :func:`unsupported`: every event hook of another policy is Python code;
-load and save times, checkpoints (stages), early termination, slotted time, other resources,
-per-decision timings and the event log are state the kernel does not keep; the ``random``
-placement draws from the simulator's NumPy generator.
+(:mod:`optsched.sim.compiled.kernel`, numba) replays GPU-only, constant-rate workloads under the
+baselines FIFO, SJF, SRTF, periodic SRTF and LAS, with per-job load and save times, exactly as the
+Python engine does (rules R1-R12 of ``formulations/lazer.md``; ``tests/sim/test_kernel*.py``
+compare the two job by job); what it does not cover, and why, is
+:func:`~optsched.sim.compiled.coverage.unsupported`.
 
 ``"auto"`` takes the kernel when it covers the simulation and the workload has at least
-:data:`AUTO_MIN_JOBS` jobs (below that, importing numba and loading the compiled kernel, about
-0.5 s, costs more than the Python engine's whole run); otherwise the Python engine runs, and the
-reason is logged once (logger ``optsched.sim``, level INFO: ``optsched simulate --verbose``).
-``"compiled"`` raises :class:`~optsched.exceptions.InvalidOptionError` naming what the kernel does
-not cover. Setting the environment variable ``OPTSCHED_NO_KERNEL=1`` turns the kernel off (as if
-numba were not installed).
+:data:`AUTO_MIN_JOBS` jobs (below that, importing numba and loading the compiled kernel costs more
+than the Python engine's whole run); otherwise the Python engine runs, and the reason is logged
+once (logger ``optsched.sim``, level INFO: ``optsched simulate --verbose``). ``"compiled"`` raises
+:class:`~optsched.exceptions.InvalidOptionError` naming what the kernel does not cover. Setting the
+environment variable ``OPTSCHED_NO_KERNEL=1`` turns the kernel off (as if numba were not installed).
 
 Nothing here imports numba: the kernel module is imported only when it runs.
 """
@@ -24,33 +21,40 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import warnings
-from array import array
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError, SimulationError
+from optsched.sim.compiled import layout as L
+from optsched.sim.compiled.coverage import (
+    AUTO_MIN_JOBS,
+    DISABLE_ENV,
+    ENGINES,
+    KINDS,
+    RULES,
+    kernel_unavailable,
+    unsupported,
+)
+from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
 from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
-from optsched.sim.options import ENGINES
 from optsched.sim.policy import compiled_kind
 
-__all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "unsupported", "compiled_run", "CompiledRun"]
+__all__ = [
+    "ENGINES",
+    "AUTO_MIN_JOBS",
+    "DISABLE_ENV",
+    "KINDS",
+    "RULES",
+    "unsupported",
+    "kernel_unavailable",
+    "compiled_run",
+    "CompiledRun",
+]
 
-#: "auto" uses the kernel from this many jobs on (numba's import and the cached kernel's load,
-#: about 0.5 s, would cost more than the Python engine on smaller workloads)
-AUTO_MIN_JOBS = 20_000
-#: set (to anything but "" or "0") to turn the compiled kernel off
-DISABLE_ENV = "OPTSCHED_NO_KERNEL"
-#: the policy classes the kernel implements, by their declared ``compiled_kind``
-KINDS = ("fifo", "sjf", "srtf", "las")
-#: the placement rules the kernel implements (codes of optsched.sim.compiled.kernel)
-RULES = {"consolidate": 0, "first_fit": 1, "least_loaded": 2, "whole_node": 3}
-_PHASE_NAMES = np.array(["pending", "waiting", "loading", "training", "saving", "done", "failed"], dtype=object)
-_MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
+_PHASE_NAMES = np.array(L.PHASE_NAMES, dtype=object)
 
 log = logging.getLogger("optsched.sim")
 _said: set[tuple[bool, str]] = set()
@@ -70,81 +74,6 @@ def _say_once(msg: str, n_jobs: int = 0) -> None:
     while f is not None and f.f_globals.get("__name__", "").startswith("optsched.sim"):
         f, level = f.f_back, level + 1  # the warning names the first caller outside optsched.sim
     warnings.warn(msg, EngineFallbackWarning, stacklevel=level)
-
-
-def kernel_unavailable() -> str | None:
-    """Why the compiled kernel cannot run in this process (None if it can). Imports numba."""
-    if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
-        return f"the compiled kernel is turned off ({DISABLE_ENV} is set)"
-    try:
-        import optsched.sim.compiled.kernel  # noqa: F401
-    except ImportError as e:  # numba missing or broken
-        return f"numba cannot be imported ({e}); `pip install numba` for the compiled kernel"
-    return None
-
-
-def unsupported(
-    sim: Any, jobs: Any, *, load_time: Any = 0.0, save_time: Any = 0.0, stages: Any = None, terminate_after: Any = None
-) -> list[str]:
-    """What of this simulation the compiled kernel does not cover (empty: it covers it all).
-
-    ``sim`` is the Simulator being built (its options are set and checked, its jobs not yet),
-    ``jobs`` its input, the rest its options.
-    """
-    why = []
-    pol = sim.policy
-    if compiled_kind(pol) not in KINDS:
-        why.append(
-            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF and LAS; a policy class declares "
-            f"its counterpart with `compiled_kind`)"
-        )
-    else:
-        if getattr(pol, "size_attr", None) is not None:
-            why.append("SJF with size_attr (a predicted size)")
-        if pol.placement not in RULES:
-            why.append(f"placement {pol.placement!r} (it draws from the simulator's random generator)")
-        if getattr(pol, "gpu_ids", False):
-            why.append("a policy that names GPU ids")
-    if compiled_kind(sim.rate_model) != "constant":
-        why.append(f"rate model {type(sim.rate_model).__name__} (the kernel has ConstantRate only)")
-    if callable(load_time) or callable(save_time) or float(load_time) > 0 or float(save_time) > 0:
-        why.append("load_time/save_time")
-    if stages:
-        why.append("stages (checkpoints)")
-    if terminate_after:
-        why.append("terminate_after")
-    if sim.slot is not None:
-        why.append("slot (slotted time)")
-    if sim.time_decisions:
-        why.append("time_decisions=True")
-    if sim.record_log:
-        why.append("record_log=True (the event log; pass record_log=False)")
-    servers = sim.cluster.servers
-    if any(srv.resources for srv in servers):
-        why.append("servers with other resources")
-    if max((srv.gpus for srv in servers), default=0) > _MAX_GPUS_PER_SERVER:
-        why.append(f"servers of more than {_MAX_GPUS_PER_SERVER} GPUs")
-    if is_table(jobs):
-        cols = list(jobs.columns) if hasattr(jobs, "columns") else list(jobs)
-        for c in ("load_time", "save_time"):
-            try:
-                own = c in cols and np.any(np.asarray(jobs[c], dtype=float) != 0)
-            except (TypeError, ValueError):  # not numbers: the table's check names the column and the row
-                own = True
-            if own:
-                why.append(f"jobs with their own {c}")
-    else:
-        try:
-            listed = list(jobs)
-        except TypeError:
-            listed = []  # make_jobs refuses it with the right message
-        if any(getattr(j, "resources", None) for j in listed):
-            why.append("jobs with other resources")
-        if any(getattr(j, "load_time", None) or getattr(j, "save_time", None) for j in listed):
-            why.append("jobs with their own load_time/save_time")
-        if any(len((getattr(j, "attrs", None) or {}).get("stages") or ()) > 1 for j in listed):
-            why.append("stages (checkpoints)")
-    return why
 
 
 def compiled_run(
@@ -197,6 +126,8 @@ def compiled_run(
             "gpus": np.array([j.gpus for j in sj], dtype=np.int64),
             "weight": np.array([j.weight for j in sj], dtype=float),
             "single": np.array([j.single_server for j in sj], dtype=bool),
+            "load_time": [j.load_s for j in sj],
+            "save_time": [j.save_s for j in sj],
         }
     n = len(data["ids"])
     if engine == "auto" and n < AUTO_MIN_JOBS:
@@ -212,99 +143,26 @@ def compiled_run(
         _say_once(f"engine='auto': the Python engine runs this simulation ({bad})", n)
         return None
     _say_once(f"engine={engine!r}: the compiled kernel runs {type(sim.policy).__name__} simulations")
+    for name, option in (("load_time", load_time), ("save_time", save_time)):
+        data[name] = _per_job(data.get(name), float(option), n)
     return CompiledRun(sim, data, record_segments)
 
 
-class JobRow:
-    """A job of a compiled run as the result sees it (``SimResult`` reads ``id``; the Python
-    engine's :class:`~optsched.sim.state.SimJob` has these fields too)."""
-
-    __slots__ = ("id", "index", "arrival", "work", "gpus", "weight", "single_server")
-
-    def __init__(self, id: Any, index: int, arrival: float, work: float, gpus: int, weight: float, single: bool):
-        self.id = id
-        self.index = index
-        self.arrival = arrival
-        self.work = work
-        self.gpus = gpus
-        self.weight = weight
-        self.single_server = single
-
-    @property
-    def label(self) -> str:
-        return f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"
-
-    def __repr__(self) -> str:
-        return f"JobRow(id={self.id!r}, arrival={self.arrival:g}, work={self.work:g}, gpus={self.gpus})"
+def _per_job(own: Any, option: float, n: int) -> np.ndarray:
+    """Each job's seconds: its own value where it has one (a job table's column, a Job's field),
+    else the simulator's option."""
+    if own is None:
+        return np.full(n, option)
+    return np.array([option if v is None else v for v in own], dtype=float)
 
 
-class JobRows:
-    """The jobs of a compiled run, in input order, as a read-only sequence of :class:`JobRow`
-    (made on access: a million-job run keeps arrays, not objects)."""
-
-    def __init__(self, data: Mapping[str, Any]):
-        self._d = data
-
-    def __len__(self) -> int:
-        return len(self._d["ids"])
-
-    def __getitem__(self, i: int) -> JobRow:
-        d = self._d
-        n = len(d["ids"])
-        if not -n <= i < n:
-            raise IndexError(i)
-        i %= n
-        return JobRow(
-            d["ids"][i],
-            i,
-            float(d["arrival"][i]),
-            float(d["work"][i]),
-            int(d["gpus"][i]),
-            float(d["weight"][i]),
-            bool(d["single"][i]),
-        )
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-
-class Segments:
-    """The GPU-holding segments of a compiled run, as the Python engine's tuples ``(job index,
-    start, end, {server: GPUs}, None, None)`` (made on access), in the order they ended."""
-
-    def __init__(self, segi: np.ndarray, segf: np.ndarray, pool: np.ndarray):
-        self._i, self._f, self._pool = segi, segf, pool  # (job, offset, length), (start, end), placements
-
-    def __len__(self) -> int:
-        return len(self._i)
-
-    def __getitem__(self, k: int) -> tuple:
-        j, o, ln = (int(x) for x in self._i[k])
-        pl = dict(zip(self._pool[o : o + ln, 0].tolist(), self._pool[o : o + ln, 1].tolist(), strict=True))
-        return (j, float(self._f[k, 0]), float(self._f[k, 1]), pl, None, None)
-
-    def __iter__(self):
-        return (self[k] for k in range(len(self)))
-
-
-class NotRecorded:
-    """Stands for the segments (and GPU holds) of a run with ``record_segments=False``."""
-
-    def _fail(self):
-        raise SimulationError(
-            "This run did not keep its GPU-holding segments (Simulator(record_segments=False)); "
-            "res.schedule() and res.segments() need them: run again with record_segments=True."
-        )
-
-    def __len__(self) -> int:
-        self._fail()
-        return 0
-
-    def __iter__(self):
-        self._fail()
-
-    def __getitem__(self, k):
-        self._fail()
+def _aligned(shape: tuple[int, int], dtype: type) -> np.ndarray:
+    """Zeros whose rows start on 64-byte boundaries (a row of 64 bytes is one cache line)."""
+    itemsize = np.dtype(dtype).itemsize
+    size = shape[0] * shape[1]
+    raw = np.zeros(size + 64 // itemsize, dtype=dtype)
+    skip = (-raw.ctypes.data % 64) // itemsize
+    return raw[skip : skip + size].reshape(shape)
 
 
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
@@ -322,8 +180,9 @@ class CompiledRun:
 
     #: event times per kernel call (between calls: buffers grow, the progress bar moves, Ctrl-C works)
     BUDGET = 200_000
-    #: the event heap drops its stale rows beyond 2 x GPUs + EVENT_SLACK rows, the running-job heap
-    #: beyond 2 x GPUs + RUN_SLACK (tests set them to 0 to exercise that on small runs)
+    #: the event heap drops its stale rows beyond 2 x (jobs holding GPUs) + EVENT_SLACK rows, the
+    #: running-job heaps beyond 2 x (jobs holding GPUs) + RUN_SLACK (tests set them to 0 to exercise
+    #: that on small runs)
     EVENT_SLACK = 1024
     RUN_SLACK = 256
 
@@ -333,11 +192,10 @@ class CompiledRun:
         self.record_segments = record_segments
         self.jobs = JobRows(data)
         self.ran = False
+        self.merged_ticks = 0
 
     # -- state ---------------------------------------------------------------------------------
-    def _state(self, until: float | None, max_time: float, max_events: float, initial: int | None):
-        from optsched.sim.compiled import kernel as K
-
+    def _state(self, until: float | None, max_time: float, max_events: float, initial: int | None) -> L.State:
         sim, d = self.sim, self.data
         pol = sim.policy
         n = len(d["ids"])
@@ -354,93 +212,125 @@ class CompiledRun:
         tree[P : P + S] = np.left_shift(1, cap)
         for i in range(P - 1, 0, -1):
             tree[i] = tree[2 * i] | tree[2 * i + 1]
-        keys, cls = np.unique(gpus * 2 + single, return_inverse=True)
+        code = gpus * 2 + single  # the (GPU demand, single-server) classes, without a sort
+        keys = np.nonzero(np.bincount(code))[0]
+        cls = np.zeros(int(keys[-1]) + 1, dtype=np.int64)
+        cls[keys] = np.arange(len(keys))
+        cls = cls[code]
         C = len(keys)
-        cl = np.zeros((C, K.N_CL), dtype=np.int64)
-        cl[:, K.CG] = keys // 2
-        cl[:, K.CSINGLE] = keys % 2
-        cl[1:, K.COFF] = np.cumsum(np.bincount(cls, minlength=C))[:-1]
-        gv = np.zeros(K.N_GV, dtype=np.int64)
-        gv[K.G_KIND] = {"fifo": K.FIFO, "sjf": K.SJF, "srtf": K.SRTF, "las": K.LAS}[compiled_kind(pol)]
-        gv[K.G_RULE] = RULES[pol.placement]
-        gv[K.G_STRICT] = not pol.backfill
-        gv[K.G_ROLLBACK] = bool(getattr(pol, "rollback", False))
-        gv[K.G_GPUW] = bool(getattr(pol, "gpu_weighted", False))
-        gv[K.G_N], gv[K.G_S], gv[K.G_MAXCAP], gv[K.G_G], gv[K.G_P], gv[K.G_C] = n, S, maxcap, G, P, C
-        gv[K.G_RECORD] = self.record_segments
-        gv[K.G_BUDGET] = self.BUDGET
-        gv[K.G_EV_SLACK], gv[K.G_RH_SLACK] = self.EVENT_SLACK, self.RUN_SLACK
-        gv[K.G_TOTFREE] = gv[K.G_WHOLEFREE] = G
-        gv[K.G_FCNT : K.G_FCNT + maxcap + 1] = np.bincount(cap, minlength=maxcap + 1)
-        fv = np.zeros(K.N_FV)
-        fv[K.F_RATE] = sim.rate_model.rate(None, {}, None)
-        fv[K.F_QUANTUM] = getattr(pol, "quantum", 0.0)
-        fv[K.F_MAX_TIME] = max_time
-        fv[K.F_MAX_EVENTS] = max_events
-        fv[K.F_STOP] = np.inf if until is None else float(until)
-        fv[K.F_STALE] = -np.inf
-        jf = np.zeros((n, K.N_JF))
-        jf[:, K.ARR] = d["arrival"]
-        jf[:, K.WORK] = d["work"]
-        jf[:, K.FIRST] = jf[:, K.COMP] = np.nan
-        ji = np.zeros((n, K.N_JI), dtype=np.int32)
-        ji[:, K.GPUS] = gpus
-        ji[:, K.SINGLE] = single
-        ji[:, K.CLS] = cls
-        ji[:, K.RUNPOS] = -1
-        ji[:, K.ORDER] = np.argsort(d["arrival"], kind="stable")
-        srv = np.zeros((S + 1, K.N_SRV), dtype=np.int64)
-        srv[:S, K.CAP] = srv[:S, K.FREE] = cap
-        srv[:S, K.WNORD] = np.argsort(-cap, kind="stable")
+        cl = np.zeros((C, L.N_CL), dtype=np.int64)
+        cl[:, L.CG] = keys // 2
+        cl[:, L.CSINGLE] = keys % 2
+        cl[1:, L.COFF] = np.cumsum(np.bincount(cls, minlength=C))[:-1]
+        kind = L.KIND_CODES[compiled_kind(pol)]
+        keep_log = bool(sim.record_log)
+        gv = np.zeros(L.N_GV, dtype=np.int64)
+        gv[L.G_KIND] = kind
+        gv[L.G_RULE] = L.RULE_CODES[pol.placement]
+        gv[L.G_STRICT] = not pol.backfill
+        gv[L.G_ROLLBACK] = bool(getattr(pol, "rollback", False))
+        gv[L.G_GPUW] = bool(getattr(pol, "gpu_weighted", False))
+        gv[L.G_RESERVE] = getattr(pol, "reserve", "best") == "preemptor"
+        gv[L.G_FINISH] = sim.preempt_loading == "finish"
+        gv[L.G_N], gv[L.G_S], gv[L.G_MAXCAP], gv[L.G_G], gv[L.G_P], gv[L.G_C] = n, S, maxcap, G, P, C
+        gv[L.G_RECORD] = self.record_segments
+        gv[L.G_LOG] = keep_log
+        gv[L.G_KEEP_POOL] = self.record_segments or keep_log
+        gv[L.G_BUDGET] = self.BUDGET
+        gv[L.G_EV_SLACK], gv[L.G_RH_SLACK] = self.EVENT_SLACK, self.RUN_SLACK
+        gv[L.G_TOTFREE] = gv[L.G_WHOLEFREE] = G
+        gv[L.G_FCNT : L.G_FCNT + maxcap + 1] = np.bincount(cap, minlength=maxcap + 1)
+        fv = np.zeros(L.N_FV)
+        fv[L.F_RATE] = sim.rate_model.rate(None, {}, None)
+        fv[L.F_QUANTUM] = getattr(pol, "quantum", getattr(pol, "period", 0.0))
+        fv[L.F_MAX_TIME] = max_time
+        fv[L.F_MAX_EVENTS] = max_events
+        fv[L.F_STOP] = np.inf if until is None else float(until)
+        fv[L.F_STALE] = -np.inf
+        fv[L.F_TICK_TIME] = -1.0
+        jf = _aligned((n, L.N_JF), np.float64)
+        jf[:, L.ARR] = d["arrival"]
+        jf[:, L.WORK] = d["work"]
+        jf[:, L.LOAD_S] = d["load_time"]
+        jc = np.zeros((n, L.N_JC))
+        jc[:, L.FIRST] = jc[:, L.COMP] = np.nan
+        jc[:, L.SAVE_S] = d["save_time"]
+        ji = _aligned((n, L.N_JI), np.int32)
+        ji[:, L.GPUS] = gpus
+        ji[:, L.SINGLE] = single
+        ji[:, L.CLS] = cls
+        ji[:, L.RUNPOS] = -1
+        arr = d["arrival"]
+        ji[:, L.ORDER] = np.arange(n) if bool(np.all(arr[1:] >= arr[:-1])) else np.argsort(arr, kind="stable")
+        ji[:, [L.CLF, L.CLP, L.LEFT, L.CLPOS, L.SAVPOS]] = -1
+        srv = np.zeros((S + 1, L.N_SRV), dtype=np.int64)
+        srv[:S, L.CAP] = srv[:S, L.FREE] = cap
+        srv[:S, L.WNORD] = np.argsort(-cap, kind="stable")
+        ce = np.zeros((2 * G + 16, L.N_CE), dtype=np.int64)
+        ce[:, L.CE_NEXT] = np.arange(1, len(ce) + 1)
+        ce[-1, L.CE_NEXT] = -1
         rec = self.record_segments
         size = initial if initial is not None else n + 16  # the growing buffers start here
         ev = initial if initial is not None else 4 * G + 1024
-        pool = (initial if initial is not None else n + 4 * G) if rec else 8 * G + 1024
+        pool = (initial if initial is not None else n + 4 * G) if gv[L.G_KEEP_POOL] else 8 * G + 1024
         nseg = size if rec else 0
-        return K.State(
+        nlog = (initial if initial is not None else 8 * n + 12 * G + 1024) if keep_log else 0
+        events = np.zeros((ev, L.N_EV))
+        if kind == L.PSRTF:  # PeriodicSRTF.on_start: its timer, from the first arrival every period
+            events[0] = (float(d["arrival"].min()), (L.P_TIMER << L.SEQ_BITS) | 1, 1, 0)
+            gv[L.G_EHN] = gv[L.G_SEQ] = gv[L.G_TIMER_ID] = gv[L.G_TIMER_ON] = 1
+        return L.State(
             jf=jf,
+            jc=jc,
             ji=ji,
             gv=gv,
             fv=fv,
             srv=srv,
             tree=tree,
             cl=cl,
-            qh=np.zeros((n + 1, 3)),  # the last row is scratch
-            rh=np.zeros((2 * G + self.RUN_SLACK + 4, 4)),  # stale rows dropped beyond that; the last is scratch
-            rr=np.zeros((G + 1, K.N_RR), dtype=np.int64),
-            evt=np.zeros(ev),
-            evi=np.zeros((ev, 3), dtype=np.int64),
-            pool=np.zeros((pool, 2), dtype=np.int32),
-            segf=np.zeros((nseg, 2)),
-            segi=np.zeros((nseg, 3), dtype=np.int32),
-            holds=np.zeros(2 * nseg, dtype=np.int32),
-            stt=np.zeros(size),
-            stg=np.zeros(size, dtype=np.int64),
+            qh=np.empty((n + 1, 3)),  # the last row is scratch
+            rh=np.zeros((2, 2 * G + self.RUN_SLACK + 4, 4)),  # stale rows dropped beyond that; the last is scratch
+            rr=np.zeros((G + 1, L.N_RR), dtype=np.int64),
+            ce=ce,
+            ev=events,
+            pool=np.empty((pool, 2), dtype=np.int32),
+            segf=np.empty((nseg, 2)),
+            segi=np.empty((nseg, 3), dtype=np.int32),
+            holds=np.empty(2 * nseg, dtype=np.int32),
+            stt=np.empty(size),
+            stg=np.empty(size, dtype=np.int64),
+            lgt=np.empty(nlog),
+            lgi=np.empty(nlog, dtype=np.int64),
         )
 
     @staticmethod
-    def _grow(s):
+    def _grow(s: L.State) -> L.State:
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
-        without recorded segments the placements of finished runs are dropped first."""
+        without recorded segments or log the placements of finished holds are dropped first."""
         from optsched.sim.compiled import kernel as K
 
-        G = int(s.gv[K.G_G])
         gv = s.gv
+        need = L.room_needed(int(gv[L.G_G]))
         rep = {}
-        if len(s.evt) - gv[K.G_EHN] < 3 * G + 8:
-            rep["evt"], rep["evi"] = _grown(s.evt, 3 * G + 8), _grown(s.evi, 3 * G + 8)
-        if len(s.pool) - gv[K.G_POOL] < 2 * G + 2:
-            if not gv[K.G_RECORD]:
+        if len(s.ev) - gv[L.G_EHN] < need["ev"]:
+            rep["ev"] = _grown(s.ev, need["ev"])
+        if len(s.pool) - gv[L.G_POOL] < need["pool"]:
+            if not gv[L.G_KEEP_POOL]:
                 K.compact_pool(s)
-            if len(s.pool) - gv[K.G_POOL] < 2 * G + 2:
-                rep["pool"] = _grown(s.pool, 2 * G + 2)
-        if len(s.stt) - gv[K.G_NSTEP] < 2:
-            rep["stt"], rep["stg"] = _grown(s.stt, 2), _grown(s.stg, 2)
-        if gv[K.G_RECORD]:
-            if len(s.segi) - gv[K.G_NSEG] < G + 1:
-                rep["segf"], rep["segi"] = _grown(s.segf, G + 1), _grown(s.segi, G + 1)
-            if len(s.holds) - gv[K.G_NHOLD] < 3 * G + 2:
-                rep["holds"] = _grown(s.holds, 3 * G + 2)
+            if len(s.pool) - gv[L.G_POOL] < need["pool"]:
+                rep["pool"] = _grown(s.pool, need["pool"])
+        if len(s.stt) - gv[L.G_NSTEP] < need["stt"]:
+            rep["stt"], rep["stg"] = _grown(s.stt, need["stt"]), _grown(s.stg, need["stt"])
+        if gv[L.G_RECORD]:
+            if len(s.segi) - gv[L.G_NSEG] < need["segi"]:
+                rep["segf"], rep["segi"] = _grown(s.segf, need["segi"]), _grown(s.segi, need["segi"])
+            if len(s.holds) - gv[L.G_NHOLD] < need["holds"]:
+                rep["holds"] = _grown(s.holds, need["holds"])
+        if gv[L.G_LOG]:  # doubled: a preemptive run logs several rows per job
+            want = need["lgt"] + int(gv[L.G_N] - gv[L.G_AI])
+            if len(s.lgt) - gv[L.G_NLOG] < want:
+                want = max(want, len(s.lgt))
+                rep["lgt"], rep["lgi"] = _grown(s.lgt, want), _grown(s.lgi, want)
         return s._replace(**rep)
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
@@ -475,45 +365,46 @@ class CompiledRun:
         try:
             while True:
                 st = K.run_chunk(s)
-                if st == K.ST_ROOM:
+                if st == L.ST_ROOM:
                     s = self._grow(s)
-                elif st == K.ST_BUDGET:
+                elif st == L.ST_BUDGET:
                     if bar is not None:
-                        bar.update(int(s.gv[K.G_NFIN]) - bar.n)
+                        bar.update(int(s.gv[L.G_NFIN]) - bar.n)
                 else:
                     break
         finally:
             if bar is not None:
-                bar.update(int(s.gv[K.G_NFIN]) - bar.n)
+                bar.update(int(s.gv[L.G_NFIN]) - bar.n)
                 bar.close()
-        if st == K.ST_END and s.gv[K.G_NFIN] < len(self.jobs):  # the Python engine's clock also passed
-            s.fv[K.F_NOW] = max(s.fv[K.F_NOW], s.fv[K.F_STALE])  # the stale entries up to `until`
-        now = float(s.fv[K.F_NOW])
-        n_events = int(s.gv[K.G_NEV])
+        if st == L.ST_END and s.gv[L.G_NFIN] < n:  # the Python engine's clock also passed
+            s.fv[L.F_NOW] = max(s.fv[L.F_NOW], s.fv[L.F_STALE])  # the stale entries up to `until`
+        now = float(s.fv[L.F_NOW])
+        n_events = int(s.gv[L.G_NEV])
+        self.merged_ticks = int(s.gv[L.G_SKIPPED])  # LAS quantum ticks that could change nothing
         sim.now = now
-        sim.n_events = n_events - int(s.gv[K.G_NSTALE])
+        sim.n_events = n_events - int(s.gv[L.G_NSTALE])
         name = sim.policy.name
-        if st == K.ST_LIMIT:
-            ai = int(s.gv[K.G_AI])
-            t = s.evt[0] if s.gv[K.G_EHN] else s.jf[s.ji[ai, K.ORDER], K.ARR]
+        if st == L.ST_LIMIT:
+            ai = int(s.gv[L.G_AI])
+            t = s.fv[L.F_NOW] if s.gv[L.G_NOTICES] else s.ev[0, L.ET] if s.gv[L.G_EHN] else np.inf
+            if ai < n:
+                t = min(t, s.jf[s.ji[ai, L.ORDER], L.ARR])
             self._limit_error(s, float(t), n_events, mt, me)
-        if st == K.ST_LIVELOCK:
-            raise livelock_error(name, int(s.gv[K.G_SAME_T]), now)
-        if st == K.ST_INTERNAL:  # pragma: no cover - the kernel's own checks
+        if st == L.ST_LIVELOCK:
+            raise livelock_error(name, int(s.gv[L.G_SAME_T]), now)
+        if st == L.ST_INTERNAL:  # pragma: no cover - the kernel's own checks
             raise SimulationError(f"Internal error of the compiled kernel at t={now:g} (policy {name!r}).")
         if until is None and not sim.allow_unfinished:
-            stuck = np.nonzero(s.ji[:, K.PHASE] != K.DONE)[0]
+            stuck = np.nonzero(s.ji[:, L.PHASE] != L.DONE)[0]
             if len(stuck):
                 i = int(stuck[0])
-                phase = _PHASE_NAMES[s.ji[i, K.PHASE]]
-                raise unfinished_error(name, len(stuck), self.jobs[i].label, phase, int(s.ji[i, K.GPUS]))
+                phase = _PHASE_NAMES[s.ji[i, L.PHASE]]
+                raise unfinished_error(name, len(stuck), self.jobs[i].label, phase, int(s.ji[i, L.GPUS]))
         return self._result(s)
 
-    def _limit_error(self, s, t: float, n_events: int, max_time: float, max_events: float):
-        from optsched.sim.compiled import kernel as K
-
-        unfinished = int((s.ji[:, K.PHASE] != K.DONE).sum())
-        running = [(self.jobs[int(j)].label, "training", int(s.ji[j, K.NPRE])) for j in s.rr[: s.gv[K.G_RUNN], K.RUNL]]
+    def _limit_error(self, s: L.State, t: float, n_events: int, max_time: float, max_events: float):
+        unfinished = int((s.ji[:, L.PHASE] != L.DONE).sum())
+        running = [(self.jobs[int(j)].label, "training", int(s.ji[j, L.NPRE])) for j in s.rr[: s.gv[L.G_RUNN], L.RUNL]]
         raise limit_error(
             self.sim.policy.name,
             t,
@@ -525,25 +416,24 @@ class CompiledRun:
             running=running,
         )
 
-    def _result(self, s):
+    def _result(self, s: L.State):
         """The SimResult, from the arrays (the job table and the GPUs-in-use steps computed here)."""
-        from optsched.sim.compiled import kernel as K
         from optsched.sim.metrics import RunRecord, SimResult
 
         sim, d = self.sim, self.data
         n = len(d["ids"])
-        jf, ji, gv = s.jf, s.ji, s.gv
-        arrival, comp, first, train = jf[:, K.ARR], jf[:, K.COMP], jf[:, K.FIRST], jf[:, K.TRAIN]
-        phase = ji[:, K.PHASE]
-        load, save = np.zeros(n), np.zeros(n)
+        jf, jc, ji, gv = s.jf, s.jc, s.ji, s.gv
+        arrival, comp, first, train = jf[:, L.ARR].copy(), jc[:, L.COMP], jc[:, L.FIRST], jc[:, L.TRAIN]
+        load, save = jc[:, L.LOADT], jc[:, L.SAVET]
+        phase = ji[:, L.PHASE]
         jct = comp - arrival
         ids = np.empty(n, dtype=object)
         ids[:] = d["ids"]
         cols = {
             "job_id": ids,
             "arrival": arrival,
-            "gpus": ji[:, K.GPUS].astype(np.int64),
-            "work": jf[:, K.WORK],
+            "gpus": ji[:, L.GPUS].astype(np.int64),
+            "work": jf[:, L.WORK].copy(),
             "weight": d["weight"].astype(float),
             "status": _PHASE_NAMES[phase],
             "first_start": first,
@@ -554,41 +444,47 @@ class CompiledRun:
             "loading_time": load,
             "training_time": train,
             "saving_time": save,
-            "futile_time": np.zeros(n),
-            "n_futile": np.zeros(n, dtype=np.int64),
-            "lost_work": jf[:, K.LOST],
-            "n_preemptions": ji[:, K.NPRE].astype(np.int64),
-            "stages_done": (phase == K.DONE).astype(np.int64),
+            "futile_time": jc[:, L.FUT],
+            "n_futile": ji[:, L.NFUT].astype(np.int64),
+            "lost_work": jc[:, L.LOST],
+            "n_preemptions": ji[:, L.NPRE].astype(np.int64),
+            "stages_done": (phase == L.DONE).astype(np.int64),
         }
-        nst = int(gv[K.G_NSTEP])
+        nst = int(gv[L.G_NSTEP])
         steps = (s.stt[:nst].copy(), s.stg[:nst].copy())
-        running = [int(j) for j in s.rr[: gv[K.G_RUNN], K.RUNL]]
-        running.sort(key=lambda j: (jf[j, K.HSTART], ji[j, K.PLOFF]))  # start order, as the engine's dict
+        running = [int(j) for j in s.rr[: gv[L.G_RUNN], L.RUNL]]
+        running.sort(key=lambda j: (jf[j, L.HSTART], ji[j, L.PLOFF]))  # start order, as the engine's dict
 
         def placement(j: int) -> dict[int, int]:
-            o, ln = int(ji[j, K.PLOFF]), int(ji[j, K.PLLEN])
+            o, ln = int(ji[j, L.PLOFF]), int(ji[j, L.PLLEN])
             return dict(zip(s.pool[o : o + ln, 0].tolist(), s.pool[o : o + ln, 1].tolist(), strict=True))
 
         if self.record_segments:
-            k = int(gv[K.G_NSEG])
+            k = int(gv[L.G_NSEG])
             segments: Any = Segments(s.segi[:k], s.segf[:k], s.pool)
-            holds: Any = array("q", s.holds[: gv[K.G_NHOLD]].astype(np.int64).tobytes())
+            holds: Any = Holds(s.holds[: gv[L.G_NHOLD]])
         else:
             segments = holds = NotRecorded()
+        event_log = None
+        if gv[L.G_LOG]:
+            k = int(gv[L.G_NLOG])
+            event_log = EventLog(
+                s.lgt[:k], s.lgi[:k], s.pool[: gv[L.G_POOL]], d["ids"], s.fv[L.F_RATE], bool(gv[L.G_ROLLBACK])
+            )
         rec = RunRecord(
             policy=sim.policy.name,
             cluster=sim.cluster,
             capacity=sim.capacity,
-            end_time=float(s.fv[K.F_NOW]),
-            n_events=int(gv[K.G_NEV] - gv[K.G_NSTALE]),
+            end_time=float(s.fv[L.F_NOW]),
+            n_events=int(gv[L.G_NEV] - gv[L.G_NSTALE]),
             slot=None,
             jobs=self.jobs,
             segments=segments,
             holds=holds,
             open_holds={j: [placement(j)] for j in running},
-            held_at_end=[(float(jf[j, K.HSTART]), int(ji[j, K.GPUS])) for j in running],
+            held_at_end=[(float(jf[j, L.HSTART]), int(ji[j, L.GPUS])) for j in running],
             reserved=[],
-            log=None,
+            log=event_log,
             decision_seconds=None,
             engine="compiled",
             columns=cols,

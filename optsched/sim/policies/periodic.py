@@ -12,11 +12,12 @@ __all__ = ["PeriodicSRTF"]
 
 
 class PeriodicSRTF(SRTF):
-    """SRTF that decides only every ``period`` seconds (ticks k * period).
+    """SRTF that decides only every ``period`` seconds (ticks at the first arrival + k * period).
 
-    The full round (R8-R12 of ``formulations/lazer.md``) runs only at ticks. Between ticks nothing
-    starts, not even on free GPUs, except a job holding a claim from a tick: it starts (R8) as soon as
-    it fits in its claimed GPUs and the free GPUs nobody claims, in both ``reserve`` modes
+    The full round (R8-R12 of ``formulations/lazer.md``) runs only at ticks, the first at the first
+    job's arrival (so a trace with Unix-epoch arrivals ticks from its first job, not from 0). Between
+    ticks nothing starts, not even on free GPUs, except a job holding a claim from a tick: it starts
+    (R8) as soon as it fits in its claimed GPUs and the free GPUs nobody claims, in both ``reserve`` modes
     (claims made at a tick last until the next one; ``"best"`` remakes them at each tick). This is
     the fixed scheduling interval of round-based schedulers (60 s, 360 s, 600 s: the intervals of
     Pollux/Sia, Muri/Gavel and Optimus), as studied by the Lazer paper.
@@ -30,9 +31,10 @@ class PeriodicSRTF(SRTF):
     --------
     >>> from optsched.core import Cluster, Job
     >>> from optsched.sim import simulate
-    >>> res = simulate(Cluster.homogeneous(1, 1), [Job(0, work=5, arrival=1)], PeriodicSRTF(period=10))
-    >>> res.jobs_frame()["first_start"].tolist()   # arrives at 1, waits for the tick at 10
-    [10.0]
+    >>> jobs = [Job(0, work=5), Job(1, work=5, arrival=1)]
+    >>> res = simulate(Cluster.homogeneous(1, 1), jobs, PeriodicSRTF(period=10))
+    >>> res.jobs_frame()["first_start"].tolist()   # job 1 waits for the tick at 10 (job 0 ended at 5)
+    [0.0, 10.0]
     >>> jobs = [Job(0, work=100, load_time=1, save_time=2), Job(1, work=5, arrival=10, load_time=1, save_time=2)]
     >>> res = simulate(Cluster.homogeneous(1, 1), jobs, PeriodicSRTF(period=10))
     >>> res.jobs_frame()["first_start"].tolist()   # the tick at 10 preempts job 0; job 1 starts when the save ends
@@ -40,6 +42,7 @@ class PeriodicSRTF(SRTF):
     """
 
     name = "srtf-periodic"
+    compiled_kind = "srtf-periodic"
 
     def __init__(
         self,
@@ -61,7 +64,8 @@ class PeriodicSRTF(SRTF):
         super().on_start(sim)
         self._tick = False
         self._tick_time = -1.0  # the time of the last tick: a follow-up round at that time is a full round (R3)
-        self._timer = sim.set_timer(at=0.0, period=self.period, data="srtf-periodic")
+        first = min(j.arrival for j in sim.jobs)  # ticks from the first arrival
+        self._timer = sim.set_timer(at=first, period=self.period, data="srtf-periodic")
         self._left = len(sim.jobs)
 
     def on_completion(self, sim, job) -> None:

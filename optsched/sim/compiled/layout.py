@@ -1,0 +1,234 @@
+"""The compiled kernel's state layout: what every array holds, column by column (no numba here).
+
+State is a structure of arrays (:class:`State`), built by :mod:`optsched.sim.compiled.driver` and
+changed in place by the numba functions of :mod:`.heaps`, :mod:`.gpus`, :mod:`.actions`,
+:mod:`.claims`, :mod:`.rounds` and :mod:`.kernel`. Every array's columns are named by the constants
+below; numba reads them as compile-time constants.
+
+- ``jf`` / ``ji``: one row per job, its float and integer fields (arrival, work, key, progress,
+  times, load and save seconds; GPUs, class, phase, version, placement, positions in the lists);
+  ``ji[:, ORDER]`` lists the jobs by arrival;
+- ``gv`` / ``fv``: scalars, the run's parameters and counters; from ``G_FCNT`` the count of servers
+  per number of free GPUs;
+- ``srv`` (one row per server: capacity, free GPUs, claimed free GPUs, GPUs being saved that
+  nobody claims, scratch) and ``tree``, a segment tree of bit masks (bit f: a server below has f
+  free GPUs) for placement queries in O(log servers);
+- ``cl`` / ``qh``: one binary heap of waiting jobs per (GPU demand, single-server) class, keyed
+  (value, arrival, position) as :class:`~optsched.sim.WaitQueue`;
+- ``rh``: two max-heaps of running jobs (0: training, keyed as the policies' training heap; 1:
+  loading, keyed by value), stale rows dropped lazily;
+- ``rr``: per-GPU lists: the jobs holding GPUs, the victim search's scratch, the jobs holding a
+  claim, the jobs saving;
+- ``ce``: the entries of claims and of the GPUs being saved nobody claims, as linked lists in
+  insertion order (the Python policy's dicts, whose order decides which GPUs a claim takes);
+- ``ev``: a heap of events keyed (time, kind << 48 | sequence);
+- growing buffers: ``pool`` (placements), ``segf`` / ``segi`` / ``holds`` (segments and the order of
+  starts and releases, if recorded), ``stt`` / ``stg`` (GPUs in use over time), ``lgt`` / ``lgi``
+  (the event log, if recorded).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+# phases, in the order of optsched.sim.state.PHASES
+PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = 0, 1, 2, 3, 4, 5
+PHASE_NAMES = ("pending", "waiting", "loading", "training", "saving", "done", "failed")
+# policies (gv[G_KIND]); PSRTF is periodic SRTF
+FIFO, SJF, SRTF, LAS, PSRTF = 0, 1, 2, 3, 4
+KIND_CODES = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PSRTF}
+# placement rules
+CONSOLIDATE, FIRST_FIT, LEAST_LOADED, WHOLE_NODE = 0, 1, 2, 3
+RULE_CODES = {
+    "consolidate": CONSOLIDATE,
+    "first_fit": FIRST_FIT,
+    "least_loaded": LEAST_LOADED,
+    "whole_node": WHOLE_NODE,
+}
+# event kinds (the engine's priorities at equal times)
+P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
+SEQ_BITS = 48  # an event's key: kind << 48 | sequence (exact in a float64)
+BIG = 1 << 62
+MAX_BATCHES_AT_ONE_TIME = 100_000
+MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
+
+# run_chunk's return codes
+ST_END, ST_BUDGET, ST_ROOM, ST_LIMIT, ST_LIVELOCK, ST_INTERNAL = 0, 1, 2, 3, 4, 5
+
+# jf columns (float64): what every decision reads (a row is one 64-byte cache line). HSTART: the
+# start of the job's current hold of GPUs (its last start, the policies' ``_since``); TSTART: the
+# start of its current phase (the engine's _phase_start, and _t while it trains; while it loads,
+# its load ends at TSTART + LOAD_S); RBAD: its key in the running-job heap; LOAD_S: its load seconds.
+ARR, WORK, QKEY, DONE_W, HSTART, TSTART, RBAD, LOAD_S = range(8)
+N_JF = 8
+# jc columns (float64): what the result reads, and the rest of a preemption's accounting
+FIRST, COMP, TRAIN, LOST, SAVE_S, LOADT, SAVET, FUT, LAST_LOAD = range(9)
+N_JC = 9
+# ji columns (int32; a row is 64 bytes, the hot fields first). CLF / CLP: heads of the job's claim
+# lists (free GPUs, GPUs being saved), -1 without a claim; LEFT: head of the list of its GPUs being
+# saved that nobody claims (while it saves); CLPOS / SAVPOS: its position in the claims list / the
+# saving list of rr, or -1.
+(
+    GPUS,
+    SINGLE,
+    CLS,
+    PHASE,
+    VER,
+    PLOFF,
+    PLLEN,
+    RUNPOS,
+    NPRE,
+    ORDER,
+    NFUT,
+    CLF,
+    CLP,
+    LEFT,
+    CLPOS,
+    SAVPOS,
+) = range(16)
+N_JI = 16
+# gv (int64): parameters, then state, then the count of servers per free count from G_FCNT
+(
+    G_KIND,
+    G_RULE,
+    G_STRICT,
+    G_ROLLBACK,
+    G_GPUW,
+    G_N,
+    G_S,
+    G_MAXCAP,
+    G_G,
+    G_P,
+    G_C,
+    G_RECORD,
+    G_BUDGET,
+    G_SEQ,
+    G_EHN,
+    G_AI,
+    G_NFIN,
+    G_NEV,
+    G_NSTALE,
+    G_TOTFREE,
+    G_WHOLEFREE,
+    G_QN,
+    G_RHN,  # training heap rows; G_RHN + 1: loading heap rows
+    G_LHN,
+    G_RUNN,
+    G_SAME_T,
+    G_TIMER_ID,
+    G_TIMER_ON,
+    G_LAS_ACTIVE,
+    G_LAS_TICK,
+    G_LAS_HAS_NEXT,
+    G_NSEG,
+    G_NHOLD,
+    G_NSTEP,
+    G_POOL,
+    G_LEVEL,
+    G_NOTICES,
+    G_EV_SLACK,
+    G_RH_SLACK,
+    G_RESERVE,  # 0: "best", 1: "preemptor"
+    G_FINISH,  # preempt_loading: 0 "abort", 1 "finish"
+    G_LOG,  # keep the event log
+    G_NLOG,
+    G_NCL,  # jobs holding a claim
+    G_NSAV,  # jobs saving (or losing a load) for a preemptor: the policy's _saving
+    G_NRFREE,  # free GPUs claimed
+    G_NUSAV,  # GPUs being saved that nobody claims
+    G_CEFREE,  # head of the free list of ce
+    G_PTICK,  # periodic SRTF: a tick fired in this batch
+    G_KEEP_POOL,  # placements are kept (segments or log recorded): the pool is never compacted
+    G_SKIPPED,  # LAS quantum ticks that changed no order, merged (counted as events, not run)
+) = range(51)
+G_FCNT = 64
+N_GV = 128  # servers have at most 62 GPUs (free-count bit masks in int64)
+# fv (float64)
+F_NOW, F_LAS_NEXT, F_RATE, F_QUANTUM, F_MAX_TIME, F_MAX_EVENTS, F_STOP, F_STALE, F_TICK_TIME = range(9)
+N_FV = 9
+# srv columns (int64): capacity, free, whole-node order, placement scratch, victims' GPUs, claimed
+# free GPUs (RFREE), GPUs being saved nobody claims (USAV), vector scratch (VEC, VEC2), a placement
+# being built (PLM, PLG)
+CAP, FREE, WNORD, TMPM, TMPG, EX, EXMARK, TOUCHED, RFREE, USAV, VEC, VEC2, PLM, PLG = range(14)
+N_SRV = 14
+# cl columns (int64): GPUs, single-server, heap offset, heap size, blocked in this round
+CG, CSINGLE, COFF, CCNT, CBLOCK = range(5)
+N_CL = 5
+# rr columns (int64): jobs holding GPUs, victims, popped, victim dropped, jobs holding a claim,
+# jobs saving, sorted scratch (the saving jobs in the order a claim takes them; the claimants)
+RUNL, VICT, POPD, VDROP, CLL, SAVL, SORT, CSORT = range(8)
+N_RR = 8
+# ce columns (int64): next entry (-1: end), server, GPUs, source (a saving job's index for the GPUs
+# it is saving, -1 for free GPUs)
+CE_NEXT, CE_M, CE_N, CE_SRC = range(4)
+N_CE = 4
+# qh columns (float64): a waiting job's key (value, arrival, index); rh: a running job's (badness,
+# arrival, index, version at its push). Keys live in the heaps, not behind job indices.
+QK, QA, QJ = range(3)
+HB, HA, HJ, HV = range(4)
+TRAIN_HEAP, LOAD_HEAP = 0, 1
+# ev columns (float64; the integers are exact): time, key, job or timer, version
+ET, EK, EOBJ, EVER = range(4)
+N_EV = 4
+# segi columns (int32)
+SJ, SOFF, SLEN = range(3)
+# the event log: lgt (time), lgi (kind | job index or timer id << 4 | detail << 32; a start's detail
+# is the offset of its placement in the pool, which only grows while the log is kept)
+L_ARRIVAL, L_START, L_TRAIN, L_PREEMPT, L_FINISH_LOAD, L_SAVED, L_COMPLETE, L_TIMER = range(8)
+LOG_KIND_BITS, LOG_JOB_BITS = 4, 28
+
+ARRAYS = (
+    "jf",
+    "jc",
+    "ji",
+    "gv",
+    "fv",
+    "srv",
+    "tree",
+    "cl",
+    "qh",
+    "rh",
+    "rr",
+    "ce",
+    "ev",
+    "pool",
+    "segf",
+    "segi",
+    "holds",
+    "stt",
+    "stg",
+    "lgt",
+    "lgi",
+)
+State = namedtuple("State", ARRAYS)
+
+
+def room_needed(G: int) -> dict[str, int]:
+    """Rows every growing buffer must have free before one more event time (bounds per event
+    time: every GPU started at most twice and released at most three times, each start logging
+    two rows, each preemption two; arrivals are counted apart)."""
+    return {
+        "ev": 5 * G + 16,
+        "pool": 2 * G + 2,
+        "stt": 2,
+        "segi": 3 * G + 1,
+        "holds": 5 * G + 2,
+        "lgt": 12 * G + 16,
+    }
+
+
+#: the modules whose numba functions are compiled into the kernel's entry point (kernel.py)
+KERNEL_MODULES = ("layout", "heaps", "gpus", "actions", "claims", "rounds")
+
+
+def sources_digest() -> str:
+    """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES`. numba's cache keys a compiled
+    function on its own file only, so ``kernel.SOURCES_DIGEST`` must equal this: editing one of them
+    then changes kernel.py too, and its cached entry point is compiled again (a test checks it)."""
+    import hashlib
+    from importlib.resources import files
+
+    h = hashlib.sha256()
+    for name in KERNEL_MODULES:
+        h.update(files("optsched.sim.compiled").joinpath(f"{name}.py").read_bytes())
+    return h.hexdigest()[:16]

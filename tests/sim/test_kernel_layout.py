@@ -1,0 +1,79 @@
+"""The compiled kernel's modules: their sizes, what imports numba, and numba's on-disk cache.
+
+numba keys a cached function on its own source file only. The kernel's entry points
+(``kernel._run``, ``kernel._compact``) are the only cached functions, and the functions of the
+other modules are compiled into them; ``kernel.SOURCES_DIGEST`` is the digest of those modules, so
+that editing one changes kernel.py too and the cached entry points are compiled again. These tests
+keep that true.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from importlib.resources import files
+
+import pytest
+
+from optsched.sim.compiled import layout
+
+pytest.importorskip("numba")
+
+MODULES = sorted(p.name for p in files("optsched.sim.compiled").iterdir() if p.name.endswith(".py"))
+
+
+def _source(name: str) -> str:
+    return files("optsched.sim.compiled").joinpath(name).read_text()
+
+
+def test_sources_digest_is_up_to_date():
+    from optsched.sim.compiled import kernel
+
+    want = layout.sources_digest()
+    assert want == kernel.SOURCES_DIGEST, (
+        f"a module compiled into the kernel changed: set SOURCES_DIGEST = {want!r} in optsched/sim/compiled/kernel.py "
+        f"(numba would otherwise load the kernel compiled from the old sources)"
+    )
+
+
+def test_only_the_entry_points_are_cached():
+    for name in MODULES:
+        cached = re.findall(r"@njit\(cache=True\)\ndef (\w+)", _source(name))
+        if name == "kernel.py":
+            assert sorted(cached) == ["_compact", "_run"]
+        else:
+            assert cached == [], f"{name}: {cached} cached on its own (a stale copy could outlive an edit)"
+    njit_modules = {n[:-3] for n in MODULES if "@njit" in _source(n)} - {"kernel"}
+    assert njit_modules <= set(layout.KERNEL_MODULES)
+
+
+def test_no_module_over_600_lines():
+    for name in MODULES:
+        assert len(_source(name).splitlines()) <= 600, name
+
+
+def test_the_driver_does_not_import_numba():
+    code = (
+        "import sys\nimport optsched.sim.compiled.driver, optsched.sim.compiled.coverage\n"
+        "import optsched.sim.compiled.records, optsched.sim.compiled.layout\n"
+        "assert 'numba' not in sys.modules, 'numba imported'\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_kernel_runs_as_plain_python_for_debugging():
+    """NUMBA_DISABLE_JIT=1 runs the kernel's functions as Python (so a debugger or print works in
+    them) with the same result as the Python engine."""
+    code = (
+        "from optsched.core import Cluster, Job\nfrom optsched.sim import Simulator, get_policy\n"
+        "jobs = [Job(i, work=1.0 + i % 5, gpus=1 + i % 3, arrival=float(i // 3)) for i in range(12)]\n"
+        "kw = dict(load_time=1.0, save_time=2.0)\n"
+        "a = Simulator(Cluster.homogeneous(2, 2), jobs, get_policy('srtf'), engine='compiled', **kw).run()\n"
+        "b = Simulator(Cluster.homogeneous(2, 2), jobs, get_policy('srtf'), engine='python', **kw).run()\n"
+        "assert a.jobs_frame().equals(b.jobs_frame()) and list(a.log) == list(b.log)\n"
+    )
+    env = {**__import__("os").environ, "NUMBA_DISABLE_JIT": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
