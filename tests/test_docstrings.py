@@ -71,7 +71,7 @@ MISSING_EXAMPLES = {
 
 
 #: Public constants without a docstring yet. Remove a name when you document it.
-MISSING_CONSTANT_DOCS = {}
+MISSING_CONSTANT_DOCS: set[str] = set()
 
 
 def public_modules() -> list[str]:

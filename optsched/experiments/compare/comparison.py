@@ -68,6 +68,31 @@ class Comparison:
         {policy: per-job DataFrame of seed 0} of the rows that ran.
     complete : bool
         Every asked policy has its row.
+
+    Examples
+    --------
+    Five jobs on one server of two GPUs; building the comparison checks the input, runs nothing:
+
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> run = Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                  workers=1, progress=False)
+    >>> run.complete, len(run.rows)
+    (False, 0)
+    >>> table = run.run().table()
+    >>> list(table["policy"]), run.complete  # sorted by mean JCT
+    (['srtf', 'fifo'], True)
+    >>> bool((table["ratio_to_bound"] >= 1).all()), sorted(run.per_job)
+    (True, ['fifo', 'srtf'])
+
+    A bad input is refused when the comparison is built, before any run:
+
+    >>> Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "nope"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.InvalidOptionError: Unknown policy 'nope'; known: [...].
     """
 
     def __init__(

@@ -42,7 +42,23 @@ def _colors(names):
 
 def plot_jct_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True, column: str = "jct"):
     """One CDF per policy of JCT (``column="jct"``) or queueing delay (``"queue_delay"``) of the
-    finished jobs, on one axes."""
+    finished jobs, on one axes.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> from optsched.experiments.compare import compare
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                          workers=1, progress=False)
+    >>> ax = plot_jct_cdf(per_job)
+    >>> sorted(t.get_text() for t in ax.get_legend().get_texts()), ax.get_xlabel()
+    (['fifo', 'srtf'], 'job completion time (s)')
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(ax.figure)
+    """
     import matplotlib.pyplot as plt  # heavy: only when drawing
 
     if ax is None:
@@ -74,13 +90,47 @@ def plot_jct_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True, column: 
 
 
 def plot_queue_delay_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True):
-    """CDF of the queueing delay (first start - arrival) per policy."""
+    """CDF of the queueing delay (first start - arrival) per policy.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> from optsched.experiments.compare import compare
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                          workers=1, progress=False)
+    >>> ax = plot_queue_delay_cdf(per_job)
+    >>> sorted(t.get_text() for t in ax.get_legend().get_texts()), ax.get_xlabel().startswith("queueing delay")
+    (['fifo', 'srtf'], True)
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(ax.figure)
+    """
     return plot_jct_cdf(per_job, ax, log=log, column="queue_delay")
 
 
 def plot_summary(table, ax=None):
     """Mean and P95 JCT per policy (bars, with the seeds' 95% intervals when there are several),
-    the lower bound on the mean JCT as a line."""
+    the lower bound on the mean JCT as a line.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> from optsched.experiments.compare import compare
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                          workers=1, progress=False)
+    >>> ax = plot_summary(table)
+    >>> [t.get_text() for t in ax.get_xticklabels()]  # by mean JCT
+    ['srtf', 'fifo']
+    >>> any("lower bound" in t.get_text() for t in ax.get_legend().get_texts())
+    True
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(ax.figure)
+    """
     import matplotlib.pyplot as plt  # heavy: only when drawing
 
     ran = _ran(table)
@@ -109,7 +159,23 @@ def plot_summary(table, ax=None):
 
 
 def plot_utilization(table, ax=None, *, policies: Sequence[str] | None = None, bins: int = 200):
-    """Fraction of GPUs held over time (seed 0), one line per policy, averaged over ``bins`` windows."""
+    """Fraction of GPUs held over time (seed 0), one line per policy, averaged over ``bins`` windows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> from optsched.experiments.compare import compare
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                          workers=1, progress=False)
+    >>> ax = plot_utilization(table, policies=["srtf"], bins=50)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_ylabel()
+    (['srtf'], 'fraction of GPUs held')
+    >>> import matplotlib.pyplot as plt
+    >>> plt.close(ax.figure)
+    """
     import matplotlib.pyplot as plt  # heavy: only when drawing
 
     util = table.attrs.get("utilization", {})
@@ -141,7 +207,22 @@ def plot_utilization(table, ax=None, *, policies: Sequence[str] | None = None, b
 
 def best_of_each_paper(table) -> list[str]:
     """The policy of least mean JCT of each paper (and of the baselines), then FIFO: the lines the
-    CDF and utilisation pictures show (``jct_summary`` shows every row)."""
+    CDF and utilisation pictures show (``jct_summary`` shows every row).
+
+    Examples
+    --------
+    Rows that were skipped or failed are left out:
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({
+    ...     "policy": ["fifo", "srtf", "lazer", "lazer-zero", "sojourn-online-sr", "elastic-fifo"],
+    ...     "paper": ["baseline", "baseline", "lazer", "lazer", "sojourn", "elastic"],
+    ...     "mean_jct": [90.0, 40.0, 50.0, 45.0, 70.0, None],
+    ...     "skipped": [None, None, None, None, None, "no slot"],
+    ... })
+    >>> best_of_each_paper(table)
+    ['srtf', 'lazer-zero', 'sojourn-online-sr', 'fifo']
+    """
     ran = _ran(table)
     ran = ran.sort_values("mean_jct")
     out = list(dict.fromkeys(ran.groupby("paper", sort=False)["policy"].first()))
@@ -154,7 +235,24 @@ def save_figures(
     table, per_job, out, *, formats: Sequence[str] = ("png", "svg"), policies: Sequence[str] | None = None
 ) -> list:
     """``jct_summary`` (every policy), ``jct_cdf``, ``queue_delay_cdf`` and ``utilization`` (the
-    ``policies`` given, default :func:`best_of_each_paper`) as PNG and SVG in ``out``."""
+    ``policies`` given, default :func:`best_of_each_paper`) as PNG and SVG in ``out``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> from optsched.experiments.compare import compare
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                          workers=1, progress=False)
+    >>> import shutil, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> paths = save_figures(table, per_job, out, formats=("png",))  # default: PNG and SVG
+    >>> sorted(p.name for p in paths)
+    ['jct_cdf.png', 'jct_summary.png', 'queue_delay_cdf.png', 'utilization.png']
+    >>> shutil.rmtree(out)
+    """
     from pathlib import Path
 
     import matplotlib  # heavy: only when drawing

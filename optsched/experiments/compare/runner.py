@@ -39,6 +39,16 @@ def available_policies() -> dict[str, dict[str, Any]]:
 
     Reads the simulator's registry (:func:`optsched.sim.policy_registry`) after loading every
     paper package, so that their policies are registered too.
+
+    Examples
+    --------
+    >>> reg = available_policies()
+    >>> {"fifo", "srtf", "lazer", "asrpt-a-srpt"} <= set(reg)
+    True
+    >>> sorted(reg["fifo"])
+    ['description', 'factory', 'needs', 'paper']
+    >>> reg["fifo"]["paper"] is None, reg["asrpt-a-srpt"]["paper"]  # a baseline; a paper's policy
+    (True, 'asrpt')
     """
     from optsched import load_plugins  # the top-level package loads every paper's plugin
 

@@ -194,7 +194,19 @@ def sort_rows(rows: list[dict[str, Any]], by: str | None) -> list[dict[str, Any]
 
 
 def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
-    """One line per row at ``far`` times its bound or more: its ratio and the measured cause."""
+    """One line per row at ``far`` times its bound or more: its ratio and the measured cause.
+
+    Examples
+    --------
+    >>> rows = [
+    ...     {"policy": "fifo", "paper": "baseline", "ratio_to_bound": 12.5, "skipped": None, "failed": None},
+    ...     {"policy": "srtf", "paper": "baseline", "ratio_to_bound": 1.2, "skipped": None, "failed": None},
+    ... ]
+    >>> notes(rows)  # doctest: +ELLIPSIS
+    ['fifo (12.5 x the bound): strict arrival order, no preemption: ...']
+    >>> notes(rows, far=20.0)
+    []
+    """
     out = []
     for r in rows:
         v = r.get("ratio_to_bound")
