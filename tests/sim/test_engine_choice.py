@@ -68,6 +68,10 @@ def test_the_signature_lists_every_option_with_the_default_the_check_uses():
     assert params["engine"].default == "auto" and params["record_log"].default is True
 
 
+class _OwnSRTF(SRTF):
+    """A policy of the user's own (a subclass): its hooks are Python code, so the Python engine runs it."""
+
+
 @pytest.fixture
 def fresh(monkeypatch):
     """Nothing said yet in this process, and the kernel's threshold at 10 jobs."""
@@ -77,25 +81,25 @@ def fresh(monkeypatch):
 
 def test_auto_warns_once_why_a_large_run_stays_on_python(fresh, caplog):
     cluster = Cluster.homogeneous(2, 4)
-    with pytest.warns(EngineFallbackWarning, match="record_log=True") as rec:
-        Simulator(cluster, _jobs(), SRTF(), record_log=True)
+    with pytest.warns(EngineFallbackWarning, match="slot") as rec:
+        Simulator(cluster, _jobs(), SRTF(), slot=1.0)
     assert len(rec) == 1 and rec[0].filename == __file__  # the warning names the caller's line
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        Simulator(cluster, _jobs(), SRTF(), record_log=True)  # said once per process
-        Simulator(cluster, _jobs(5), SRTF(), record_log=True)  # below the threshold: the log only
-    with pytest.warns(EngineFallbackWarning, match="policy PeriodicSRTF"):  # another reason: said too
-        Simulator(cluster, _jobs(), PeriodicSRTF(), record_log=False)
-    with pytest.warns(EngineFallbackWarning, match="policy PeriodicSRTF"):  # through simulate(), too
+        Simulator(cluster, _jobs(), SRTF(), slot=1.0)  # said once per process
+        Simulator(cluster, _jobs(5), SRTF(), slot=1.0)  # below the threshold: the log only
+    with pytest.warns(EngineFallbackWarning, match="policy _OwnSRTF"):  # another reason: said too
+        Simulator(cluster, _jobs(), _OwnSRTF())
+    with pytest.warns(EngineFallbackWarning, match="policy _OwnSRTF"):  # through simulate(), too
         D._said.clear()
-        simulate(cluster, _jobs(), PeriodicSRTF(), record_log=False)
+        simulate(cluster, _jobs(), _OwnSRTF())
 
 
 def test_auto_logs_why_a_small_run_stays_on_python(fresh, caplog):
     with caplog.at_level(logging.INFO, logger="optsched.sim"), warnings.catch_warnings():
         warnings.simplefilter("error")
-        Simulator(Cluster.homogeneous(2, 4), _jobs(5), SRTF(), record_log=True)
-    assert "record_log=True" in caplog.text
+        Simulator(Cluster.homogeneous(2, 4), _jobs(5), SRTF(), slot=1.0)
+    assert "slot" in caplog.text
 
 
 def test_an_explicit_engine_never_warns(fresh):

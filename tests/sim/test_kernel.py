@@ -233,9 +233,10 @@ def test_kernel_equals_python_engine_with_overheads_on_contended_workloads(polic
 
 
 def test_las_ticks_that_change_nothing_are_merged_with_the_same_events_and_log():
-    """1 GPU, LAS quantum 10: A runs alone to 100, B (arrived at 95) preempts it at the tick at 100
-    and runs; the ticks at 110 ... 200 cannot preempt B (its attained service is not above A's 100)
-    and are merged, counted and logged as the engine's events; B is preempted at 210."""
+    """1 GPU, LAS quantum 10: A runs alone to 95, where B arrives and preempts it (its attained
+    service 0 is below A's 95: an arrival is an event, R3); the ticks at 100 ... 190 cannot preempt B
+    (its attained service is not above A's 95) and are merged, counted and logged as the engine's
+    events; at 200 B has 105 > 95 and is preempted."""
     jobs = [Job("A", work=200), Job("B", work=200, arrival=95)]
     cluster = Cluster.homogeneous(1, 1)
     want = Simulator(cluster, jobs, LAS(quantum=10), engine="python").run()
@@ -243,7 +244,7 @@ def test_las_ticks_that_change_nothing_are_merged_with_the_same_events_and_log()
     got = sim.run()
     assert_same(got, want)
     assert sim._compiled.merged_ticks >= 9
-    assert [r[0] for r in got.log if r[1] == "preempt"][:2] == [100.0, 210.0]
+    assert [r[0] for r in got.log if r[1] == "preempt"][:2] == [95.0, 200.0]
 
 
 def test_buffers_grow_heaps_compact_and_the_run_resumes_between_chunks(monkeypatch):

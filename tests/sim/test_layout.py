@@ -18,7 +18,7 @@ from optsched.sim import SRTF, Simulator, SimView
 SIM = Path(optsched.sim.__file__).parent
 MAX_LINES = 600
 #: Modules still over MAX_LINES: the list may only shrink (a listed module that fits must leave it).
-OVER_MAX_LINES = {"compiled/kernel.py"}
+OVER_MAX_LINES: set[str] = set()
 
 
 def _module_name(path: Path, root: Path, prefix: str) -> str:

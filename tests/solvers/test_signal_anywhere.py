@@ -33,9 +33,9 @@ TIME_LIMIT = 600.0  # never reached: which phases run does not depend on the mac
 def no_probe(monkeypatch):
     """Without CP-SAT's short probe (which proves this instance at once) the staged CP-SAT solve goes
     through the LP bound, the phase where a signal used to land inside Pyomo's transformation."""
-    import optsched.solvers.exact as exact
+    import optsched.solvers.staged as staged
 
-    monkeypatch.setattr(exact, "probe_time_budget", lambda options: 0.0)
+    monkeypatch.setattr(staged, "probe_time_budget", lambda options: 0.0)
 
 
 def _solve(backend: str):

@@ -6,7 +6,8 @@ or slower elsewhere) plus the load every job pays once. The A-SRPT rows run thei
 in which a job may train faster than its trace duration (a better split than the one the
 calibration assumed); when it does for some job, those rows get their own bound, with that job's
 least time under the model, and say so (``bound`` column), instead of lowering every row.
-"""
+
+Tested in ``tests/experiments/test_compare.py`` and ``tests/experiments/test_compare_bound.py``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """A comparison as an object: checked and prepared when built (every input error before any run),
 run with :meth:`Comparison.run`, and readable at any time: :meth:`Comparison.table` holds the rows
 finished so far, so a caller that stops it (Ctrl-C, a signal handler calling :meth:`Comparison.stop`)
-keeps them."""
+keeps them.
+
+Tested in ``tests/experiments/test_compare_run.py`` and ``tests/experiments/test_compare.py``."""
 
 from __future__ import annotations
 

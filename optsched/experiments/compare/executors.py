@@ -1,7 +1,9 @@
 """Where the runs of ``compare`` execute: one after another (``serial``), in local processes
 (``processes``, ``workers`` of them) or on a Dask cluster (``dask``: an existing scheduler, or a
 ``LocalCluster`` started for the call). Each run is a pure function of (policy, seed, workload), so
-every executor gives the same results; they arrive in any order, as they end."""
+every executor gives the same results; they arrive in any order, as they end.
+
+Tested in ``tests/experiments/test_compare_run.py`` (processes and Dask give the serial table)."""
 
 from __future__ import annotations
 

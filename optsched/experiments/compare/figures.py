@@ -1,5 +1,7 @@
 """The pictures of a comparison: JCT and queueing-delay CDFs, mean and P95 JCT per policy beside the
-bound, GPU utilisation over time; :func:`save_figures` writes them as PNG and SVG."""
+bound, GPU utilisation over time; :func:`save_figures` writes them as PNG and SVG.
+
+Tested in ``tests/experiments/test_compare.py``."""
 
 from __future__ import annotations
 

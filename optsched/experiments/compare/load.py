@@ -1,6 +1,8 @@
 """The offered load of a workload on a cluster, and the two ways ``compare`` reaches an asked load:
 size the cluster for a trace, scale the arrivals of a synthetic workload
-(formulations/rigid.md#load)."""
+(formulations/rigid.md#load).
+
+Tested in ``tests/experiments/test_compare.py``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The comparison table: one row per policy from its runs (the mean and a 95 % interval over the
 seeds), each against its bound, sorted; the notes printed under it for rows far from the bound;
-the table's attributes (bound, assumptions, GPU use over time)."""
+the table's attributes (bound, assumptions, GPU use over time).
+
+Tested in ``tests/experiments/test_compare_run.py`` and ``tests/experiments/test_compare.py``."""
 
 from __future__ import annotations
 

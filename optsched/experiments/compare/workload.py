@@ -9,7 +9,8 @@ elastic     :func:`optsched.elastic.workload.from_table`      worker/PS types, s
 sojourn     :func:`optsched.sojourn.workload.from_table`      stages, success probabilities
 lazer       :func:`optsched.lazer.workload.with_load_save`    model, load and save times
 ==========  ================================================  ===============================
-"""
+
+Tested in ``tests/experiments/test_compare.py`` and ``tests/experiments/test_compare_bound.py``."""
 
 from __future__ import annotations
 
