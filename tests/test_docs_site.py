@@ -45,9 +45,7 @@ BASE = "/optsched/"  # the path of site_url in mkdocs.yml
 #: once the page is right). Empty: every page renders.
 KNOWN_MATH: dict[str, str] = {}
 #: Pages that still mention "issue N" and the branch that rewrites them (remove on merge).
-KNOWN_ISSUE_PAGES = {
-    "simulator/": "branches i32-layout and i32-kernel (the simulator page's content)",
-}
+KNOWN_ISSUE_PAGES: dict[str, str] = {}
 #: Source files known to hold control characters (empty: none may).
 KNOWN_CONTROL: set[str] = set()
 
