@@ -49,12 +49,13 @@ def test_without_overheads_the_full_verifier_accepts(w, name):
 @given(w=workloads(), period=st.sampled_from([360.0, 600.0]))
 def test_periodic_no_futile_and_waits_for_a_tick(w, period):
     """Zero futile for periodic SRTF when max p + max l < P (loads <= 181 s here); W_k >= time to
-    the next tick."""
+    the next tick (ticks at A0, A0 + P, ..., A0 the first arrival)."""
     cluster, jobs = w
     res, _ = run(cluster, jobs, f"srtf-{int(period)}")
     df = res.jobs_frame().set_index("job_id")
     assert (df["futile_time"] == 0).all()
-    tick = np.ceil(df["arrival"] / period - 1e-12) * period
+    a0 = df["arrival"].min()
+    tick = a0 + np.ceil((df["arrival"] - a0) / period - 1e-12) * period
     assert (df["first_start"] >= tick - 1e-9).all()
     assert (df["waiting"] >= tick - df["arrival"] - 1e-9).all()
 
