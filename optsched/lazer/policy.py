@@ -11,7 +11,8 @@ are saving are in no queue; the GPUs they free are kept for the job they were pr
   DRQ and re-runs the orchestrator for j_new at a timer at t0 + X (lines 8-10).
 * Completion (lines 11-17): on completions only, WQ in SRTF order with backfill, over all free
   GPUs not kept for a pending preemptor (``secured="released"``: only the GPUs the completed jobs
-  released).
+  released). Jobs arriving at a completion's time, and jobs whose deferral ends then, compete in
+  it as WQ jobs do; the orchestrator handles those it does not start.
 
 Every reading is in formulations/lazer.md (reading 4).
 """
@@ -268,12 +269,16 @@ class Lazer(Policy):
             self.drq[v.index] = v
         sim.set_timer(x, data=("defer", job, victims))
 
-    def _end_deferral(self, sim, job, victims) -> None:
-        """Alg. 1 lines 7-10 at t0 + X: victims back to RQ, j_new out of DWQ, orchestrate again."""
+    def _restore(self, job, victims) -> None:
+        """Alg. 1 line 7 at t0 + X: J_r back to RQ (those still running), j_new out of DWQ."""
         self.dwq.pop(job.index, None)
         for v in victims:
             if self.drq.pop(v.index, None) is not None and v.phase in (LOADING, TRAINING):
                 self.rq[v.index] = v
+
+    def _end_deferral(self, sim, job, victims) -> None:
+        """Alg. 1 lines 7-10 at t0 + X: victims back to RQ, j_new out of DWQ, orchestrate again."""
+        self._restore(job, victims)
         v2 = self.orchestrate(sim, job)
         if v2 is None:
             self.wq.push(job, self._key(job))
@@ -299,20 +304,24 @@ class Lazer(Policy):
         return self.wq.discard(job)
 
     def schedule(self, sim) -> None:
+        ended, self._ended = self._ended, []
         if self._completions:
-            # jobs arriving at a completion's time compete in the handler too (SRTF order over WQ
-            # and them); those it does not start then go through the orchestrator
+            # jobs arriving at a completion's time, and jobs whose deferral ends then (out of DWQ,
+            # their J_r back in RQ), compete in the handler too (SRTF order over WQ and them);
+            # those it does not start then go through the orchestrator
             for job in self._new:
+                self.wq.push(job, self._key(job))
+            for _, job, victims in ended:
+                self._restore(job, victims)
                 self.wq.push(job, self._key(job))
             avail = sim.total_free - self._reserved
             secured = avail if self.secured == "all" else min(avail, self._released)
             self._completions = self._released = 0
             self._complete(sim, secured)
             self._new = [j for j in self._new if j.phase == WAITING and self._unqueue(j)]
-        if self._ended:
-            ended, self._ended = self._ended, []
-            for _, job, victims in ended:
-                self._end_deferral(sim, job, victims)
+            ended = [e for e in ended if e[1].phase == WAITING and self._unqueue(e[1])]
+        for _, job, victims in ended:
+            self._end_deferral(sim, job, victims)
         if self._new:
             new, self._new = self._new, []
             new.sort(key=self._key)

@@ -38,6 +38,26 @@ def test_deferred_victims_are_hidden_from_other_arrivals():
     assert df.loc["C", "first_start"] == pytest.approx(37.0)  # C deferred too: 25 + 10 + 2
 
 
+def test_a_deferral_ending_at_a_completion_competes_in_the_completion_handler():
+    """Reading 4: j_new, whose deferral ends as a job completes, competes in the handler (SRTF
+    order over WQ and it) instead of going through the orchestrator after the handler.
+
+    2 GPUs, ℓ = 1, p = 2, X = 10. A and C start at 0 (train from 1; C completes at 16); D (100)
+    waits in WQ (A's remaining 99 is not longer); B (20) arrives at 6: J_r = {A}, deferred to 16.
+    At 16 the handler takes B (20) before D (100): B starts on C's GPU, A is never preempted and
+    D starts when B completes (37). Were B orchestrated after the handler, D would start at 16
+    (a job started at this very time is no victim) and B would preempt A (B starts at 18, after
+    A's save)."""
+    pol = Lazer(deferral=10.0)
+    jobs = [Job("A", work=100), Job("C", work=15), Job("D", work=100, arrival=2), Job("B", work=20, arrival=6)]
+    _, df = _run(jobs, pol, gpus=2)
+    assert len(pol.decisions) == 1 and pol.decisions[0].victims == ("A",)
+    assert df.loc["B", "first_start"] == pytest.approx(16.0)
+    assert df.loc["A", "n_preemptions"] == 0 and df.loc["A", "completion"] == pytest.approx(101.0)
+    assert df.loc["D", "first_start"] == pytest.approx(37.0)
+    assert df.loc["D", "completion"] == pytest.approx(138.0)
+
+
 def test_no_candidate_goes_to_wq_until_a_completion():
     pol = Lazer()
     _, df = _run([Job("A", work=10), Job("B", work=50, arrival=2)], pol)

@@ -48,7 +48,9 @@ list is also in the issue-24 report):
    reserved GPUs are released. Pending preemptors start before the completion handler runs.
    Deferral timers ending at one time run in the order they were set. A preempted job joins WQ
    when it waits (at once with nothing to save, else at its save's end); a deferred job (DWQ) is
-   not in WQ, so the completion handler never starts it.
+   not in WQ, so the completion handler never starts it before its deferral ends; at a
+   completion's time, the jobs whose deferral ends then compete in the handler as that time's
+   arrivals do (reading 4), their J_r back among the running jobs first.
 """
 
 from __future__ import annotations
@@ -450,23 +452,32 @@ class ReferenceSim:
             if len(mine) >= c.gpus:
                 self.pending.remove(c)
                 self._start(c, mine[: c.gpus], t)
-        # completion handler (Alg. 1 lines 11-17) over WQ and this time's arrivals, SRTF order,
-        # backfill, over the free GPUs not reserved for a pending preemptor
+        # completion handler (Alg. 1 lines 11-17) over WQ, this time's arrivals and the jobs whose
+        # deferral ends now (out of DWQ, their J_r out of DRQ; reading 4), SRTF order, backfill,
+        # over the free GPUs not reserved for a pending preemptor
         handled = set()
+        ending = sorted(d for d in self.deferred if d[0] == t)
         if completions:
-            for c in sorted(self.wq | set(arrivals), key=_Job.key):
+            for _, _, jn, jr in ending:
+                self.dwq.discard(jn)
+                self.drq.difference_update(jr)
+            for c in sorted(self.wq | set(arrivals) | {d[2] for d in ending}, key=_Job.key):
                 free = [g for g in self._free() if self.claim[g] is None]
                 if len(free) >= c.gpus:
+                    if any(c is d[2] for d in ending):
+                        self.flags.add("lazer: deferral ends in the completion handler")
                     self._start(c, free[: c.gpus], t)
                     self.wq.discard(c)
                     handled.add(c)
-        # deferrals that end (Alg. 1 lines 8-10), in the order they were set
-        for item in sorted(d for d in self.deferred if d[0] == t):
+        # deferrals that end (Alg. 1 lines 8-10), in the order they were set, unless the handler
+        # started their job
+        for item in ending:
             _, _, jn, jr = item
             self.deferred.remove(item)
             self.dwq.discard(jn)
             self.drq.difference_update(jr)
-            self._orchestrate(jn, t, may_defer=False)
+            if jn.phase == WAITING:
+                self._orchestrate(jn, t, may_defer=False)
         # the remaining arrivals, shortest first, through the orchestrator (Alg. 1 lines 1-5)
         for c in sorted((a for a in arrivals if a not in handled), key=_Job.key):
             self._orchestrate(c, t, may_defer=self.deferral > 0)
