@@ -136,7 +136,11 @@ def test_least_time_is_the_least_over_the_clusters_placements_and_never_above_th
         assert est >= d * (1 - 1e-12)  # ceil: never faster than the trace at the estimated placement
         assert lp <= est * (1 + 1e-12)
         assert h == ("one server" if j.gpus <= gps else "exact split")
-        assert lp == pytest.approx(j.iterations * alpha_min_exact(j, inst), rel=1e-12)
+        exact = j.iterations * alpha_min_exact(j, inst)
+        # beyond 20,000 placements both read the placement MILP: least_processing its proven bound,
+        # alpha_min_exact its proven-optimal incumbent, equal within HiGHS's tolerances (a 6-GPU job
+        # on 2-GPU servers: 1.0260759999963 vs 1.026076)
+        assert exact * (1 - 1e-9) <= lp <= exact * (1 + 1e-12)
         counts, left, m = {}, j.gpus, 0  # the fewest servers, filled in order
         while left:
             counts[m] = min(gps, left)
