@@ -87,13 +87,8 @@ def test_the_checker_sees_a_violation(tmp_path):
 # -- circles between files -------------------------------------------------------------------------
 #: Circles other work is removing now, each with where it runs; the list is emptied as that work
 #: lands (a circle listed here that no longer exists fails ``test_the_allowed_circles_still_exist``,
-#: so the list never outlives its reason). optsched/sim has none today.
-ALLOWED_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"optsched.rigid.bounds", "optsched.rigid.exact"}): (
-        "nonpreemptive_lower_bound (bounds) runs the exact solver, which uses area_bound (bounds): "
-        "the trace bounds move to their own module"
-    ),
-}
+#: so the list never outlives its reason). None is left.
+ALLOWED_CIRCLES: dict[frozenset[str], str] = {}
 
 
 def _module_names(root: Path) -> dict[str, Path]:
