@@ -24,7 +24,6 @@ NOT_YET = {
     "optsched/core/output.py",
     "optsched/plot/files.py",
     "optsched/rigid/formulation.py",
-    "optsched/rigid/heuristics.py",
     "optsched/traces/__init__.py",
     "optsched/traces/api.py",
     "optsched/traces/table.py",

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
@@ -186,13 +186,6 @@ def best_heuristic(instance: Instance, *, deadline: float | None = None, info: d
     return min((done[r] for r in WARM_START_PREFERENCE if r in done), key=lambda r: r.objective).schedule
 
 
-@register_algorithm(
-    "rigid-exact",
-    "rigid",
-    exact=True,
-    backends=("highs", "cpsat", "auto", "portfolio"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: Instance,
     *,
