@@ -1,4 +1,5 @@
-"""Imports go one way: core <- {solvers, sim, traces, verify, plot} <- papers <- experiments <- CLI.
+"""Imports go one way: core <- {solvers, sim, traces, verify, plot} <- papers <- experiments <- CLI;
+no module of optsched is over 600 lines.
 
 A paper package (every subpackage that is not a shared layer) never imports another paper, the
 experiments, the CLI, or the top-level ``optsched`` package (whose names load every plugin).
@@ -234,3 +235,17 @@ def test_the_file_checker_sees_circles(tmp_path):
     assert graph["fakepkg.sub.c"] == set()  # under TYPE_CHECKING: not an import at run time
     assert graph["fakepkg.sub.d"] == {"fakepkg.sub.c", "fakepkg.sub.a"}  # relative imports resolved
     assert _circles(graph) == [frozenset({"fakepkg.sub.a", "fakepkg.sub.b"})]
+
+
+# -- module size -----------------------------------------------------------------------------------
+MAX_LINES = 600
+
+
+def test_no_module_of_optsched_over_600_lines():
+    """A module longer than this mixes several jobs: split it along them (a package's name stays
+    importable by re-exporting from the former module)."""
+    sizes = {
+        f.relative_to(PKG.parent).as_posix(): len(f.read_text(encoding="utf-8").splitlines()) for f in PKG.rglob("*.py")
+    }
+    over = {name: n for name, n in sorted(sizes.items()) if n > MAX_LINES}
+    assert over == {}, f"modules over {MAX_LINES} lines (split them along what they mix): {over}"
