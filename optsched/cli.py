@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 
+from optsched import __version__
 from optsched.commands import COMMANDS
 from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
 from optsched.exceptions import (
@@ -45,8 +46,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from optsched import __version__
-
     p = _Parser(
         prog="optsched",
         description="Exact optimization and paper algorithms for scheduling "

@@ -32,7 +32,7 @@ from typing import Any
 
 from optsched.core import io as _io
 from optsched.core.io import atomic_write
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, write_error
 
 __all__ = [
     "TABLE_FORMATS",
@@ -247,8 +247,6 @@ class _Lock:
         except OSError as e:
             with suppress(FileNotFoundError):
                 tmp.unlink()
-            from optsched.exceptions import write_error
-
             raise write_error(target, e) from None
 
     def release(self) -> None:

@@ -18,7 +18,7 @@ from optsched.core.instance import Instance
 from optsched.core.limits import check_slots
 from optsched.core.registry import check_kind
 from optsched.core.units import to_slots
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError, TimeLimitReached
 from optsched.solvers import interrupt
 from optsched.solvers.size import check_model_size
 
@@ -291,8 +291,6 @@ def _deadline_check(deadline: float | None, what: str) -> Any:
     every 256 calls, or at once with ``force``); with ``force`` (between components, where nothing
     is half built) also KeyboardInterrupt once a signal arrived (:func:`optsched.solvers.interrupt.check`)."""
     import time
-
-    from optsched.exceptions import TimeLimitReached
 
     calls = [0]
 

@@ -17,7 +17,7 @@ from optsched.exceptions import (
     SolverLimitWarning,
     SolverUnavailableError,
 )
-from optsched.solvers import interrupt
+from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
@@ -167,7 +167,6 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
     lowered by ``shift`` for the solve (a minimisation with ``mip_rel_gap`` 0 only: the absolute
     gap does not change, a relative one would); ``done()`` restores it and the caller adds
     ``shift`` back to the objective and the bound HiGHS reports."""
-    from optsched.solvers import sharing
 
     if not sharing.takes(model):
         return None, 0.0
@@ -208,8 +207,6 @@ class _Watch:
 
     def __init__(self, opt: Any, options: SolveOptions) -> None:
         import logging
-
-        from optsched.solvers import progress
 
         self.fired: str | None = None
         self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from optsched.core.result import Status
+from optsched.exceptions import SolverLimitWarning
 from optsched.solvers import interrupt, progress
 from optsched.solvers.cpsat_backend import solve_cpsat
 from optsched.solvers.model import ExactModel
@@ -55,8 +56,6 @@ def lp_relaxation_value(
     ``solver_options``: HiGHS options (e.g. ``{"presolve": "off"}`` for a model presolve cannot
     reduce: HiGHS's presolve does not check its time limit often)."""
     import pyomo.environ as pyo
-
-    from optsched.exceptions import SolverLimitWarning
 
     if interrupt.requested():  # a signal arrived: skip the LP (the caller keeps what it has)
         return None

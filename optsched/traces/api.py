@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.exceptions import TraceFormatError, UnknownNameError
+from optsched.traces.datasets import DATASETS
 from optsched.traces.loaders import (
     OPENB_JOBS,
     OPENB_NODES,
@@ -146,8 +147,6 @@ def check_trace_path(path: Any) -> Path:
             f"OpenB .csv (or a shipped name: {', '.join(sorted(TRACES))}; your own jobs: --jobs-csv FILE).{inside}"
         )
     if not p.is_file():
-        from optsched.traces.datasets import DATASETS
-
         fetch = (
             f" {str(path)!r} is a public dataset: fetch it with `optsched data fetch {path}`, then give the file "
             f"(`optsched data path {path}` prints where it is)."

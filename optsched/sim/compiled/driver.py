@@ -40,6 +40,7 @@ from optsched.sim.compiled.coverage import (
 from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
 from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
+from optsched.sim.metrics import RunRecord, SimResult
 from optsched.sim.policy import compiled_kind
 
 __all__ = [
@@ -418,7 +419,6 @@ class CompiledRun:
 
     def _result(self, s: L.State):
         """The SimResult, from the arrays (the job table and the GPUs-in-use steps computed here)."""
-        from optsched.sim.metrics import RunRecord, SimResult
 
         sim, d = self.sim, self.data
         n = len(d["ids"])
