@@ -130,6 +130,7 @@ def _main(argv: list[str] | None) -> int:
             try:
                 code = _run(args)
             finally:
+                # deferred: ``optsched --help`` loads no NumPy (``optsched.core`` does)
                 from optsched.core.output import release_out_dirs
 
                 release_out_dirs()
@@ -147,6 +148,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _run(args) -> int:
     """The command, with every error it can end with turned into one line and an exit code."""
+    # deferred: ``optsched --help`` loads no NumPy (``optsched.core`` does)
     from optsched.solvers import interrupt
 
     try:

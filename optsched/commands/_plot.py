@@ -19,6 +19,7 @@ FORMATS = ("png", "svg")
 def check_plot(kind: str, stem: Path | None = None) -> None:
     """Raise :class:`InvalidOptionError` unless a ``kind`` schedule has a Gantt chart and (with
     ``stem``) it can be written as ``stem.png`` and ``stem.svg``."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core import get_kind
     from optsched.core.output import check_writable_file
 
@@ -37,6 +38,7 @@ def write_gantt(instance: Any, schedule: Any, stem: Path, *, title: str) -> list
     """Draw ``schedule`` of ``instance`` and write ``stem.png`` and ``stem.svg``."""
     from matplotlib.figure import Figure
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.plot import plot_schedule, save_figure
 
     cluster = getattr(instance, "cluster", None)

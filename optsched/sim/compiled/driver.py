@@ -308,6 +308,7 @@ class CompiledRun:
     def _grow(s: L.State) -> L.State:
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
         without recorded segments or log the placements of finished holds are dropped first."""
+        # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
         gv = s.gv
@@ -349,6 +350,7 @@ class CompiledRun:
     def run(self, until: float | None = None, max_time: Any = "auto", max_events: Any = "auto", *, initial=None):
         """Run to the end (or to time ``until``); the same :class:`~optsched.sim.SimResult` as the
         Python engine. ``initial``: the starting size of the growing buffers (tests)."""
+        # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
         sim = self.sim
