@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import math
 import time
 import warnings
@@ -504,16 +503,6 @@ def write_model(model: Any, path: str | Path) -> Path:
         raise InvalidOptionError(f"A Pyomo model is written as .lp or .mps; got {path.name!r}.")
     model.write(str(path), io_options={"symbolic_solver_labels": True})
     return path
-
-
-def pyomo_versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("pyomo", "highspy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
 
 
 _scheduler_threads: list[int | None] = [None]  # what HiGHS's global scheduler was last started with here
