@@ -5,6 +5,9 @@ full disk); 2 bad input (file, field, option, unknown name, an --out folder in u
 129 stopped by a signal (Ctrl-C = SIGINT, SIGTERM, SIGHUP: 128 + its number; each command writes
 what it finished first). Errors are one clear line on stderr, never a traceback from deep inside
 a library (``OPTSCHED_DEBUG=1`` shows it).
+
+Tested in ``tests/cli/test_cli.py``, ``tests/cli/test_faults.py`` and
+``tests/cli/test_interrupt.py``.
 """
 
 from __future__ import annotations

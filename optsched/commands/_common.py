@@ -1,4 +1,7 @@
-"""Helpers shared by the CLI subcommands: table output, JSON output, exit codes."""
+"""Helpers shared by the CLI subcommands: table output, JSON output, exit codes.
+
+Tested in ``tests/cli/test_output_text.py``.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@
 Everything that can be checked is checked before any work: that the kind's schedules can be
 drawn (a sojourn schedule is a job order without times: no Gantt chart) and that the files can
 be written.
+
+Tested in ``tests/cli/test_cli_plot.py``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ those, before the new run writes.
 >>> recorded_files(d)
 ['t.csv', 't.json']
 >>> release_out_dir(d)
+
+Tested in ``tests/cli/test_out_folder.py`` and ``tests/cli/test_faults.py``.
 """
 
 from __future__ import annotations

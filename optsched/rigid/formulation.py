@@ -7,6 +7,9 @@ weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans
 * :func:`build_time_indexed` - Pyomo MILP, time-indexed (T1)-(T5).
 * :func:`build_interval_cpsat` - CP-SAT model with one interval per job and per-server cumulatives
   with variable demands (C1)-(C4) (former name ``build_cpsat``, kept as an alias).
+
+Tested in ``tests/rigid/test_bounds.py``, ``tests/rigid/test_exact.py`` and
+``tests/rigid/test_time_limit.py``.
 """
 
 from __future__ import annotations

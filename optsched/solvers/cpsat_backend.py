@@ -1,4 +1,7 @@
-"""Solve OR-Tools CP-SAT models and report them as a :class:`SolveResult`."""
+"""Solve OR-Tools CP-SAT models and report them as a :class:`SolveResult`.
+
+Tested in ``tests/solvers/test_solvers.py`` and ``tests/solvers/test_sharing.py``.
+"""
 
 from __future__ import annotations
 

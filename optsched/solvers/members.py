@@ -4,6 +4,8 @@ and its result row (:func:`run_member`), in this process or in forked ones side 
 
 The portfolio plans (which members, built when, on which time share) and combines their rows;
 this module runs them.
+
+Tested in ``tests/solvers/test_sharing.py`` and ``tests/solvers/test_portfolio.py``.
 """
 
 from __future__ import annotations

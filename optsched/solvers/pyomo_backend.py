@@ -1,4 +1,7 @@
-"""Solve Pyomo models with HiGHS (default, via highspy) or any Pyomo solver name."""
+"""Solve Pyomo models with HiGHS (default, via highspy) or any Pyomo solver name.
+
+Tested in ``tests/solvers/test_solvers.py`` and ``tests/solvers/test_sharing.py``.
+"""
 
 from __future__ import annotations
 

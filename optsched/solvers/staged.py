@@ -1,6 +1,9 @@
 """CP-SAT solves whose strong bound costs time: the LP relaxation of a Pyomo MILP as a bound row,
 a short probe without presolve, and the staged solve that pays for the bound only when the probe
-did not prove the optimum (``formulations/rigid.md#staged-cpsat``)."""
+did not prove the optimum (``formulations/rigid.md#staged-cpsat``).
+
+Tested in ``tests/solvers/test_portfolio.py`` and ``tests/solvers/test_signal_anywhere.py``.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ the mapping of each trace, :mod:`optsched.traces.synthetic` for the generator.
 :func:`load_trace` takes a name (``openb``, ``openb-sample``) or a path whose format is detected
 from its extension / header (Philly JSON, Helios, Acme, OpenB CSV); PAI needs its job and task
 tables: ``load_pai(job, task[, group])``.
+
+Tested in ``tests/traces/test_loaders.py`` and ``tests/cli/test_bad_inputs.py``.
 """
 
 from __future__ import annotations

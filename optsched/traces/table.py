@@ -21,6 +21,8 @@ column             meaning                                                      
 Loaders may add trace-specific columns (``n_attempts``, ``cpu``, ``gpu_milli``, ...).
 ``df.attrs`` holds ``trace`` (name), ``source`` (path), ``rows_read``, ``dropped`` (reason ->
 count) and ``time_origin`` (the submission time mapped to 0).
+
+Tested in ``tests/traces/test_loaders.py``.
 """
 
 from __future__ import annotations
