@@ -32,7 +32,8 @@ NOT_YET = {
     "optsched/commands/solve.py",
     "optsched/commands/verify.py",
 }
-NOT_YET_PREFIXES = ("optsched/sim/",)
+#: The compiled kernel's parts (tested through ``tests/sim/test_kernel*.py``) are not named yet.
+NOT_YET_PREFIXES = ("optsched/sim/compiled/",)
 
 
 def _no_logic(tree: ast.Module) -> bool:
