@@ -2,14 +2,14 @@
 
 Random instances of 3-5 jobs on one cluster of G = 4 GPUs (integer releases 0-6, 1-4 GPUs,
 processing 1-5 s; seeds 0..N-1). For each: the three parts of
-:func:`optsched.rigid.bounds.jct_lower_bound` (own length, fluid SRPT, mean busy time) and their
+:func:`optsched.rigid.trace_bounds.jct_lower_bound` (own length, fluid SRPT, mean busy time) and their
 maximum (the bound), against
 
 * the **preemptive optimum with preemptions at whole seconds**, by exhaustive search over which
   jobs run in each second (a schedule of the instance, so at least the true preemptive optimum,
   which may preempt at fractional times), and
 * the **non-preemptive optimum** of the exact rigid model
-  (:func:`optsched.rigid.bounds.nonpreemptive_lower_bound`, whole-second data, proven).
+  (:func:`optsched.rigid.trace_bounds.nonpreemptive_lower_bound`, whole-second data, proven).
 
 Both are totals of JCT. Usage: ``python -m benchmarks compare_bound`` (``--n 300``); results:
 ``benchmarks/results/compare_bound.json`` (every instance, and a summary per part).
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from optsched.core import Cluster
-    from optsched.rigid.bounds import jct_lower_bound, nonpreemptive_lower_bound
+    from optsched.rigid.trace_bounds import jct_lower_bound, nonpreemptive_lower_bound
 
     cluster = Cluster.homogeneous(1, G)
     rows = []

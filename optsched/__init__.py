@@ -136,6 +136,7 @@ def load_instance(path):
     >>> optsched.load_instance("toy:sojourn-two-jobs").kind
     'sojourn'
     """
+    # deferred: ``import optsched`` loads no submodule (each name on first use)
     from optsched.core import load_instance as _core_load_instance
     from optsched.core.library import resolve_instance
 
@@ -153,6 +154,7 @@ def solve(instance, model: str | None = None, *, backend: str | None = None, opt
     >>> res.status.value, res.objective
     ('optimal', 19.0)
     """
+    # deferred: ``import optsched`` loads no submodule (each name on first use)
     from optsched.core import default_exact_model, get_algorithm
 
     load_plugins()
@@ -179,6 +181,7 @@ def toy_path(name: str) -> Path:
     >>> optsched.toy_path("rigid-2x2-five").name
     'rigid-2x2-five.json'
     """
+    # deferred: ``import optsched`` loads no submodule (each name on first use)
     from optsched.core.library import instance_path as _ip
 
     return _ip(f"toy:{name.removesuffix('.json')}")
@@ -193,6 +196,7 @@ def instance_path(name: str) -> Path:
     >>> optsched.instance_path("papers/asrpt:lemma1-counterexample").name
     'lemma1-counterexample.json'
     """
+    # deferred: ``import optsched`` loads no submodule (each name on first use)
     from optsched.core.library import instance_path as _ip
 
     return _ip(name)

@@ -5,6 +5,9 @@ full disk); 2 bad input (file, field, option, unknown name, an --out folder in u
 129 stopped by a signal (Ctrl-C = SIGINT, SIGTERM, SIGHUP: 128 + its number; each command writes
 what it finished first). Errors are one clear line on stderr, never a traceback from deep inside
 a library (``OPTSCHED_DEBUG=1`` shows it).
+
+Tested in ``tests/cli/test_cli.py``, ``tests/cli/test_faults.py`` and
+``tests/cli/test_interrupt.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import importlib
 import os
 import sys
 
+from optsched import __version__
 from optsched.commands import COMMANDS
 from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
 from optsched.exceptions import (
@@ -45,8 +49,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from optsched import __version__
-
     p = _Parser(
         prog="optsched",
         description="Exact optimization and paper algorithms for scheduling "
@@ -131,6 +133,7 @@ def _main(argv: list[str] | None) -> int:
             try:
                 code = _run(args)
             finally:
+                # deferred: ``optsched --help`` loads no NumPy (``optsched.core`` does)
                 from optsched.core.output import release_out_dirs
 
                 release_out_dirs()
@@ -148,6 +151,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _run(args) -> int:
     """The command, with every error it can end with turned into one line and an exit code."""
+    # deferred: ``optsched --help`` loads no NumPy (``optsched.core`` does)
     from optsched.solvers import interrupt
 
     try:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.placement import enumerate_placement, solve_placement
 from optsched.asrpt.profiles import MB, _pipeline
@@ -266,7 +267,6 @@ def from_table(
     groups = _column(table, "group")
     fams = list(FAMILIES)
     probe = AsrptInstance(cl, [], name="probe")
-    from optsched.asrpt.heavy_edge import alpha_min_estimate
 
     a_memo: dict = {}
     jobs = []

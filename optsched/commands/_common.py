@@ -1,9 +1,11 @@
-"""Helpers shared by the CLI subcommands: table output, JSON output, exit codes."""
+"""Helpers shared by the CLI subcommands: table output, JSON output, exit codes.
+
+Tested in ``tests/cli/test_output_text.py``.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import sys
 from typing import Any
@@ -228,6 +230,8 @@ def add_output_options(p, *, out_help: str = "write the results into this folder
 
 
 def print_json(obj: Any, file=None) -> None:
+    import json  # only when printing: ``optsched --help`` does not load it
+
     print(json.dumps(obj, indent=2, default=_json_default), file=file or sys.stdout)
 
 

@@ -4,6 +4,8 @@
 Everything that can be checked is checked before any work: that the kind's schedules can be
 drawn (a sojourn schedule is a job order without times: no Gantt chart) and that the files can
 be written.
+
+Tested in ``tests/cli/test_cli_plot.py``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ FORMATS = ("png", "svg")
 def check_plot(kind: str, stem: Path | None = None) -> None:
     """Raise :class:`InvalidOptionError` unless a ``kind`` schedule has a Gantt chart and (with
     ``stem``) it can be written as ``stem.png`` and ``stem.svg``."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core import get_kind
     from optsched.core.output import check_writable_file
 
@@ -37,6 +40,7 @@ def write_gantt(instance: Any, schedule: Any, stem: Path, *, title: str) -> list
     """Draw ``schedule`` of ``instance`` and write ``stem.png`` and ``stem.svg``."""
     from matplotlib.figure import Figure
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.plot import plot_schedule, save_figure
 
     cluster = getattr(instance, "cluster", None)

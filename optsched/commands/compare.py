@@ -49,6 +49,7 @@ from optsched.commands._common import (
     print_json,
     print_table,
 )
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 
 def add_parser(sub) -> None:
@@ -112,9 +113,9 @@ def add_parser(sub) -> None:
 def _check(args) -> None:
     import math
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
     from optsched.core.placement import PLACEMENT_RULES
-    from optsched.exceptions import InvalidOptionError
     from optsched.experiments.compare import LOAD_CAP
 
     if args.servers is not None and args.servers < 1:
@@ -179,9 +180,9 @@ def _check(args) -> None:
 
 def _workload(args):
     """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core import Cluster
     from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SERVERS
-    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.experiments.compare import DEFAULT_MAX_DURATION, calibrate_load, offered_load, size_cluster
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
 
@@ -262,8 +263,8 @@ def _check_overheads(args, df, cluster) -> None:
 def run(args) -> int:
     import sys
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, recorded_files, write_table
-    from optsched.exceptions import InvalidOptionError
     from optsched.experiments.compare import Comparison, available_policies
     from optsched.experiments.compare.comparison import policy_names
     from optsched.solvers import interrupt
@@ -354,6 +355,7 @@ def run(args) -> int:
 
 
 def _print_text(table, cluster, name, note, args) -> None:
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.experiments.compare import METRICS, notes
     from optsched.experiments.compare.table import fmt as _cell
 
@@ -472,6 +474,7 @@ def _print_json(name, cluster, note, table, finished) -> None:
 def _write_extras(table, per_job, out, cluster, name, note) -> None:
     import json
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.io import atomic_write_text
     from optsched.experiments.compare import save_figures
 

@@ -43,6 +43,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import sys
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.experiments.demo import COLUMNS, collect_rows, rows_dataframe
     from optsched.solvers import interrupt

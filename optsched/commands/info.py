@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 
+import optsched
 from optsched.commands._common import EXIT_OK, plain_text, print_json, print_table
 
 
@@ -29,7 +30,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import optsched
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core import algorithms, kinds
     from optsched.sim import policy_registry
     from optsched.solvers import available_solvers, solver_versions

@@ -35,6 +35,7 @@ def _raw():
 
 
 def run(args) -> int:
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.library import instance_path, list_instances
 
     if args.path:

@@ -18,6 +18,7 @@ tables; 2 bad input (unknown name, existing --out or one in use by another run, 
 from __future__ import annotations
 
 from optsched.commands._common import EXIT_OK, add_output_options, print_table
+from optsched.exceptions import InvalidOptionError
 
 
 def add_parser(sub) -> None:
@@ -42,8 +43,8 @@ def run(args) -> int:
     import sys
     import time
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, write_table
-    from optsched.exceptions import InvalidOptionError
     from optsched.experiments.figures import write_table_figure
     from optsched.experiments.registry import get_reproduction, reproductions
     from optsched.solvers import interrupt

@@ -27,7 +27,15 @@ from __future__ import annotations
 
 import time
 
+import optsched
 from optsched.commands._common import EXIT_OK, check_overhead, check_period, fmt_people, print_json, print_table
+from optsched.exceptions import (
+    InvalidInstanceError,
+    InvalidOptionError,
+    SimulationLimitError,
+    UnknownNameError,
+    WriteError,
+)
 
 SUMMARY_KEYS = [
     "policy",
@@ -152,8 +160,6 @@ def add_parser(sub) -> None:
 
 
 def _check_options(args) -> None:
-    from optsched.exceptions import InvalidOptionError
-
     for name, value, low in (
         ("--servers", args.servers, 1),
         ("--gpus-per-server", args.gpus_per_server, 1),
@@ -177,6 +183,7 @@ def policy_spec_needs(name: str) -> tuple[str, ...]:
     """The job columns a registered paper policy needs (none for the baselines)."""
     if name in POLICY_CHOICES:
         return ()
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.sim import policy_registry
 
     spec = policy_registry().get(name.lower().replace("_", "-"))
@@ -196,8 +203,8 @@ def _check_against_workload(args, df, cluster) -> None:
     end within the simulator's limits (the message names the option and the value that fits)."""
     import numpy as np
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL
-    from optsched.exceptions import InvalidOptionError
 
     arrival = np.asarray(df["arrival"], dtype=float)
     work = np.asarray(df["work"] if "work" in df else df["duration"], dtype=float)
@@ -234,15 +241,9 @@ def run(args) -> int:
 
     import numpy as np
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core import Cluster
     from optsched.core.output import prepare_out_dir, recorded_files
-    from optsched.exceptions import (
-        InvalidInstanceError,
-        InvalidOptionError,
-        SimulationLimitError,
-        UnknownNameError,
-        WriteError,
-    )
     from optsched.sim import Simulator, get_policy
     from optsched.solvers import interrupt
     from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
@@ -258,6 +259,7 @@ def run(args) -> int:
         logger.setLevel(logging.INFO)
     name = args.trace or args.jobs_csv
     if args.trace and args.trace != "synthetic":
+        # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
         from optsched.traces.api import TRACES, detect_format
 
         if args.trace not in TRACES and args.format is None:
@@ -281,7 +283,7 @@ def run(args) -> int:
     if args.policy in POLICY_CHOICES:
         policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
     else:  # a paper's policy: its options are its own; the job data it needs is checked below
-        import optsched
+        # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
         from optsched.sim import policy_registry
 
         optsched.load_plugins()
@@ -371,6 +373,7 @@ def run(args) -> int:
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
     summary["policy"] = args.policy.lower().replace("_", "-")
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.units import fmt_number
 
     arrivals = np.asarray(df["arrival"], dtype=float)

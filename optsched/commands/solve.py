@@ -30,7 +30,9 @@ import contextlib
 import os
 import sys
 
+import optsched
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
 PYOMO_EXTRA = ("gurobi", "gurobi_direct", "cplex", "cplex_direct", "glpk", "cbc")
@@ -97,7 +99,7 @@ def _check_solver_numbers(args) -> None:
     """The options that need no instance, checked before it is read (a large file takes seconds)."""
     import math
 
-    from optsched.exceptions import InvalidOptionError
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.solvers.options import max_threads
 
     if args.time_limit is not None and not (args.time_limit > 0 and math.isfinite(args.time_limit)):
@@ -112,7 +114,7 @@ def _check_solver_numbers(args) -> None:
 
 
 def _check_options(args, spec) -> str | None:
-    from optsched.exceptions import InvalidOptionError
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.solvers.options import MAX_SEED
 
     _check_solver_numbers(args)
@@ -199,7 +201,7 @@ def run(args) -> int:
 
     started = time.monotonic()  # --time-limit counts from here: the imports and loading the instance too
 
-    import optsched
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.solvers import progress
 
     _check_solver_numbers(args)
@@ -215,10 +217,10 @@ def _solve(args, inst, started: float, timeline) -> int:
     own, verifying, writing)."""
     import json
 
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot
     from optsched.core import default_exact_model, get_algorithm
     from optsched.core.output import check_writable_file, prepare_out_dir
-    from optsched.exceptions import InvalidInstanceError, InvalidOptionError
     from optsched.solvers import SolveOptions, interrupt, progress
 
     if args.model is None:
@@ -269,6 +271,7 @@ def _solve(args, inst, started: float, timeline) -> int:
 
 def _finish(args, inst, spec, result, out, json, timeline) -> int:
     """Verify, write and print the result of the solve (inside a guard: a signal waits)."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import write_gantt
     from optsched.core.io import atomic_write_text, save_schedule
     from optsched.core.result import Status

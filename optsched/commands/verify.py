@@ -15,7 +15,9 @@ Exit codes: 0 feasible; 1 a check failed; 2 bad input.
 
 from __future__ import annotations
 
+import optsched
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
+from optsched.exceptions import InvalidScheduleError
 
 
 def add_parser(sub) -> None:
@@ -44,7 +46,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import warnings
 
-    import optsched
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import get_kind
     from optsched.core.io import instance_fingerprint, origin_mismatch, schedule_origin
@@ -54,10 +56,9 @@ def run(args) -> int:
     spec = get_kind(inst.kind)
     sched_cls = getattr(spec["cls"], "schedule_class", None)
     if sched_cls is None:
+        # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
         from optsched.core import Schedule as sched_cls
     from pathlib import Path
-
-    from optsched.exceptions import InvalidScheduleError
 
     sp = Path(args.schedule)
     if sp.is_dir():

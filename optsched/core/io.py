@@ -14,7 +14,8 @@ from typing import Any
 from optsched.core.limits import LIMITS_DOC
 from optsched.core.paths import check_path_arg
 from optsched.core.registry import get_kind
-from optsched.exceptions import InvalidInstanceError
+from optsched.core.schemacheck import compile_schema, items_checker
+from optsched.exceptions import InvalidInstanceError, OptschedError, write_error
 
 __all__ = [
     "load_instance",
@@ -60,7 +61,6 @@ def _validator(name: str):
 @cache
 def _fast_check(name: str):
     """The compiled yes/no check of schema ``name`` (:mod:`optsched.core.schemacheck`), or None."""
-    from optsched.core.schemacheck import compile_schema
 
     v = _validator(name)
     return compile_schema(v.schema, type(v))
@@ -151,7 +151,6 @@ def _offending_part(doc: Any, schema_name: str) -> tuple[Any, dict[str, list[int
     """``doc`` with each top-level array longer than :data:`LONG_ARRAY` cut to its first invalid
     items (or, when none is invalid, to as many valid ones as the schema's ``minItems`` asks),
     and ``{key: original indices of the items kept}``."""
-    from optsched.core.schemacheck import items_checker
 
     if not isinstance(doc, dict):
         return doc, {}
@@ -257,7 +256,6 @@ def atomic_write(path: str | Path, write) -> Path:
     raises :class:`~optsched.exceptions.WriteError` naming the file, the cause and the fix; the
     temporary file is removed and an earlier file at ``path`` stays as it was.
     """
-    from optsched.exceptions import OptschedError, write_error
 
     path = Path(path)
     try:

@@ -16,6 +16,8 @@ those, before the new run writes.
 >>> recorded_files(d)
 ['t.csv', 't.json']
 >>> release_out_dir(d)
+
+Tested in ``tests/cli/test_out_folder.py`` and ``tests/cli/test_faults.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 
 from optsched.core import io as _io
 from optsched.core.io import atomic_write
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, write_error
 
 __all__ = [
     "TABLE_FORMATS",
@@ -247,8 +249,6 @@ class _Lock:
         except OSError as e:
             with suppress(FileNotFoundError):
                 tmp.unlink()
-            from optsched.exceptions import write_error
-
             raise write_error(target, e) from None
 
     def release(self) -> None:

@@ -33,7 +33,7 @@ import numpy as np
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
-from optsched.elastic.policy import ideal_config
+from optsched.elastic.shapes import ideal_config
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.inputs import job_table_columns
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
@@ -22,6 +22,7 @@ from optsched.rigid.formulation import (
     slot_data,
     time_indexed_size,
 )
+from optsched.rigid.heuristics import list_schedule
 from optsched.rigid.time_indexed import (
     RELAX_SHARE,
     lp_relaxation_bound,
@@ -33,10 +34,12 @@ from optsched.solvers import SolveOptions, progress
 from optsched.solvers.exact import (
     ExactModel,
     cpsat_probe,
+    resolve_options,
     run_exact,
     solve_cpsat_staged,
 )
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
+from optsched.verify import verify
 
 __all__ = [
     "solve_exact",
@@ -163,7 +166,6 @@ def best_heuristic(instance: Instance, *, deadline: float | None = None, info: d
     it has not placed yet one after another at the end (a feasible schedule, poorer the earlier
     the cut), and no rule runs after it. ``info`` (a dict) receives ``rules``, the rules that
     finished or were cut, and ``cut``, what the cut did, when one was."""
-    from optsched.rigid.heuristics import list_schedule
 
     done: dict[str, Result] = {}
     took = 0.0
@@ -186,13 +188,6 @@ def best_heuristic(instance: Instance, *, deadline: float | None = None, info: d
     return min((done[r] for r in WARM_START_PREFERENCE if r in done), key=lambda r: r.objective).schedule
 
 
-@register_algorithm(
-    "rigid-exact",
-    "rigid",
-    exact=True,
-    backends=("highs", "cpsat", "auto", "portfolio"),
-    suite_options={"options": SolveOptions(time_limit=30, threads=1)},
-)
 def solve_exact(
     instance: Instance,
     *,
@@ -256,10 +251,8 @@ def solve_exact(
     >>> r.status.value, r.objective
     ('optimal', 19.0)
     """
-    from optsched.solvers.exact import resolve_options
 
     check_kind(instance, "rigid", "rigid-exact")
-    from optsched.verify import verify
 
     options = resolve_options(options, seed).started()  # the time limit counts from here: the warm start too
     if isinstance(initial, str) and initial != "heuristic":

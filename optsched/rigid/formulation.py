@@ -7,6 +7,9 @@ weight w_j) on servers with G_m GPUs; minimise sum_j w_j C_j. A job either spans
 * :func:`build_time_indexed` - Pyomo MILP, time-indexed (T1)-(T5).
 * :func:`build_interval_cpsat` - CP-SAT model with one interval per job and per-server cumulatives
   with variable demands (C1)-(C4) (former name ``build_cpsat``, kept as an alias).
+
+Tested in ``tests/rigid/test_bounds.py``, ``tests/rigid/test_exact.py`` and
+``tests/rigid/test_time_limit.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from optsched.core.instance import Instance
 from optsched.core.limits import check_slots
 from optsched.core.registry import check_kind
 from optsched.core.units import to_slots
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError, TimeLimitReached
 from optsched.solvers import interrupt
 from optsched.solvers.size import check_model_size
 
@@ -291,8 +294,6 @@ def _deadline_check(deadline: float | None, what: str) -> Any:
     every 256 calls, or at once with ``force``); with ``force`` (between components, where nothing
     is half built) also KeyboardInterrupt once a signal arrived (:func:`optsched.solvers.interrupt.check`)."""
     import time
-
-    from optsched.exceptions import TimeLimitReached
 
     calls = [0]
 

@@ -6,7 +6,7 @@ import time
 
 from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
-from optsched.core.registry import check_kind, register_algorithm
+from optsched.core.registry import check_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import UnknownNameError
@@ -106,13 +106,12 @@ def list_schedule(
     )
 
 
-for _rule in ORDER_RULES:
+def rule_algorithm(rule: str):
+    """The registered algorithm ``rigid-<rule>``: :func:`list_schedule` with the order ``rule``
+    (declared by :mod:`optsched.rigid.plugin` for each rule of :data:`ORDER_RULES`)."""
 
-    def _make(rule: str):
-        def run(instance: Instance, *, seed: SeedLike = None, **kw) -> Result:
-            return list_schedule(instance, rule=rule, seed=seed, **kw)
+    def run(instance: Instance, *, seed: SeedLike = None, **kw) -> Result:
+        return list_schedule(instance, rule=rule, seed=seed, **kw)
 
-        run.__doc__ = f"List scheduling, {rule.upper()} order, serial SGS, consolidated placement."
-        return run
-
-    register_algorithm(f"rigid-{_rule}", "rigid", randomized=(_rule == "random"))(_make(_rule))
+    run.__doc__ = f"List scheduling, {rule.upper()} order, serial SGS, consolidated placement."
+    return run

@@ -1,10 +1,8 @@
 """Everything the rigid problem adds to optsched, declared in one place (see :mod:`optsched.core.plugins`):
-the kind ``rigid``, its verifier checks and evaluator, and its suite instances.
-
-Its algorithms, ``rigid-exact`` (:mod:`optsched.rigid.exact`) and ``rigid-<rule>`` for each
-list-scheduling rule (:mod:`optsched.rigid.heuristics`), are still registered where they are
-defined, when those modules are imported (below). Tested in ``tests/core/test_plugins.py`` and
-``tests/verify/test_no_kind.py``.
+the kind ``rigid``, its verifier checks and evaluator, its algorithms (``rigid-exact``,
+:func:`optsched.rigid.exact.solve_exact`, and ``rigid-<rule>`` for each list-scheduling rule of
+:mod:`optsched.rigid.heuristics`) and its suite instances. Tested in ``tests/core/test_plugins.py``
+and ``tests/verify/test_no_kind.py``.
 """
 
 from __future__ import annotations
@@ -14,10 +12,12 @@ from typing import Any
 from optsched.core.io import load_instance
 from optsched.core.library import library_root
 from optsched.core.objectives import objective_value
-from optsched.core.registry import register_kind
-from optsched.rigid import exact, heuristics  # noqa: F401  (they register rigid-exact and rigid-<rule>)
+from optsched.core.registry import register_algorithm, register_kind
+from optsched.rigid.exact import solve_exact
 from optsched.rigid.generate import random_instance
+from optsched.rigid.heuristics import ORDER_RULES, rule_algorithm
 from optsched.rigid.model import KIND, KIND_SPEC
+from optsched.solvers import SolveOptions
 from optsched.verify import register_cluster_checks, register_evaluator
 from optsched.verify.suite import register_suite_instances
 
@@ -34,8 +34,17 @@ def suite_instances() -> list[Any]:
 
 def register() -> None:
     """Register the rigid kind, its checks (the shared cluster checks, ``work`` at rate 1 included),
-    its evaluator and its suite instances."""
+    its evaluator, its exact model and list-scheduling rules, and its suite instances."""
     register_kind(KIND_SPEC)
     register_cluster_checks(KIND)
     register_evaluator(KIND, objective_value)
+    register_algorithm(
+        "rigid-exact",
+        KIND,
+        exact=True,
+        backends=("highs", "cpsat", "auto", "portfolio"),
+        suite_options={"options": SolveOptions(time_limit=30, threads=1)},
+    )(solve_exact)
+    for rule in ORDER_RULES:
+        register_algorithm(f"rigid-{rule}", KIND, randomized=(rule == "random"))(rule_algorithm(rule))
     register_suite_instances(KIND, suite_instances)

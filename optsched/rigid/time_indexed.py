@@ -13,7 +13,7 @@ from optsched.core.instance import Instance
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Status
-from optsched.exceptions import TimeLimitReached
+from optsched.exceptions import ModelTooLargeError, TimeLimitReached
 from optsched.rigid.decode import schedule_from_cpsat, warm_start_exact
 from optsched.rigid.formulation import (
     ModelSize,
@@ -24,8 +24,9 @@ from optsched.rigid.formulation import (
     slot_data,
     time_indexed_size,
 )
-from optsched.solvers import SolveOptions, interrupt, progress
+from optsched.solvers import SolveOptions, SolveResult, interrupt, progress, sharing, solve_cpsat
 from optsched.solvers.exact import LP_MAX_SECONDS, ExactModel, lp_relaxation_value
+from optsched.solvers.pyomo_backend import solve_pyomo
 
 __all__ = [
     "model_seconds",
@@ -205,10 +206,6 @@ def solve_time_indexed(
     Plan ``"lp"``: only the LP relaxation of the aggregated model (its bound; no schedule).
     """
     import dataclasses
-
-    from optsched.exceptions import ModelTooLargeError
-    from optsched.solvers import SolveResult, sharing, solve_cpsat
-    from optsched.solvers.pyomo_backend import solve_pyomo
 
     t0 = time.perf_counter()
     info: dict = em.info  # type: ignore[assignment]  # a dict: run_exact copies it after the solve

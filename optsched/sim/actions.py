@@ -6,6 +6,8 @@ release). The event loop that drives them is :mod:`optsched.sim.engine`, whose
 
 Event entries pushed here are ``(time, kind, sequence, job or timer, version)`` with the kinds of
 R3 (:mod:`optsched.sim.rules`); the loop pops them.
+
+Tested in ``tests/sim/test_engine.py`` and ``tests/sim/test_preemption_invariants.py``.
 """
 
 from __future__ import annotations

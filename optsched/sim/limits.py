@@ -4,6 +4,8 @@
 engines (the Python event loop, :mod:`optsched.sim.engine`, and the compiled kernel's driver,
 :mod:`optsched.sim.compiled.driver`) take their limits from :func:`run_limits` and raise the errors
 built here, so that the same run fails the same way, with the same message, on either.
+
+Tested in ``tests/sim/test_limits_and_overheads.py``.
 """
 
 from __future__ import annotations

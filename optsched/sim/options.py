@@ -6,6 +6,8 @@ option, the value and the fix) and resolves the defaults (the rate model a polic
 load and save times as functions). The engine choice reads it, and so does the engine that runs.
 The job list is checked later, by the engine that converts it
 (:mod:`optsched.sim.model.inputs`).
+
+Tested in ``tests/sim/test_engine_choice.py`` and ``tests/sim/test_limits_and_overheads.py``.
 """
 
 from __future__ import annotations

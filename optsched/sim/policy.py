@@ -13,6 +13,8 @@ loads, arrivals, timers, in that order; ties by insertion), then :meth:`Policy.s
 New events at ``t`` (a zero-delay timer, a preemption without save time) join the current batch
 if a hook created them, or form a new batch at ``t`` followed by another :meth:`Policy.schedule`
 call if ``schedule`` did.
+
+Tested in ``tests/sim/test_engine.py`` and ``tests/sim/test_registry.py``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ The engine asks for a job's rate when it enters training. If ``corunner_dependen
 engine also asks again, after every event time at which the set of training jobs changed, for
 every job returned by :meth:`RateModel.affected` (default: all training jobs), and moves their
 completion and checkpoint events accordingly.
+
+Tested in ``tests/sim/test_engine.py`` and ``tests/sim/test_invariants.py``.
 """
 
 from __future__ import annotations

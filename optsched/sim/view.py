@@ -5,6 +5,8 @@ Every hook of a :class:`~optsched.sim.Policy` and every method of a
 may read and call on it. The Python engine (:class:`~optsched.sim.Simulator`) implements it (a
 test checks every member); policies and rate models are typed against it, not against the
 engine, so that they depend on what they use and nothing imports the engine to annotate a hook.
+
+Tested in ``tests/sim/test_layout.py`` and ``tests/sim/test_engine.py``.
 """
 
 from __future__ import annotations

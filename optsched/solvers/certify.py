@@ -23,6 +23,8 @@ tiny beside its objective also needs scaling: see ``formulations/sojourn.md#solv
 
 What the solve was (:class:`ExactCall`) and which phase ran out of time (:func:`limit_phase`)
 are here too: :func:`optsched.solvers.exact.run_exact` builds the one and reports the other.
+
+Tested in ``tests/solvers/test_limit_phase.py`` and ``tests/solvers/test_exact.py``.
 """
 
 from __future__ import annotations

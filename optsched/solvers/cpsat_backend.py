@@ -1,4 +1,7 @@
-"""Solve OR-Tools CP-SAT models and report them as a :class:`SolveResult`."""
+"""Solve OR-Tools CP-SAT models and report them as a :class:`SolveResult`.
+
+Tested in ``tests/solvers/test_solvers.py`` and ``tests/solvers/test_sharing.py``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any
 
 from optsched.core.result import Status
 from optsched.exceptions import SolverError, SolverLimitWarning, SolverUnavailableError
+from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_cpsat", "new_cp_model", "DEFAULT_CPSAT_WORKERS"]
@@ -71,7 +75,6 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     >>> r.status.value, r.objective
     ('optimal', 19.0)
     """
-    from optsched.solvers import interrupt, progress, sharing
 
     cp_model = _cp_model()
     options = options or SolveOptions()
@@ -151,7 +154,6 @@ def _version() -> str:
 
 def _not_run(model: Any, why: str) -> SolveResult:
     """The result of a solve that did not start (interrupted, or no time left)."""
-    from optsched.solvers import interrupt
 
     status = Status.INTERRUPTED if interrupt.requested() else Status.NO_SOLUTION
     return SolveResult(status, None, None, 0.0, "cpsat", _version(), message=why, raw=None)
@@ -160,7 +162,6 @@ def _not_run(model: Any, why: str) -> SolveResult:
 def _run(solver: Any, model: Any, callback: Any) -> Any:
     """``solver.solve``; in the main thread in a worker thread (CP-SAT releases the GIL), so the
     main thread takes SIGINT and stops the search (:mod:`optsched.solvers.interrupt`)."""
-    from optsched.solvers import interrupt
 
     def call() -> Any:
         return solver.solve(model, callback) if callback is not None else solver.solve(model)
@@ -191,7 +192,6 @@ def _with_progress(cp_model: Any, callback: Any, has_obj: bool) -> Any:
     """``callback`` when given (a portfolio member's publisher, which shows nothing), else a
     solution callback reporting each solution to :mod:`optsched.solvers.progress` when a
     display is open (else none: no callback cost)."""
-    from optsched.solvers import progress
 
     if callback is not None or not has_obj or not progress.active():
         return callback

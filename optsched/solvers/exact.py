@@ -33,8 +33,15 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.output import check_writable_file
 from optsched.core.result import Result, Status
-from optsched.exceptions import InvalidOptionError, InvalidScheduleError, SolverLimitWarning, TimeLimitReached
+from optsched.exceptions import (
+    InvalidOptionError,
+    InvalidScheduleError,
+    SolverLimitWarning,
+    SolverUnavailableError,
+    TimeLimitReached,
+)
 from optsched.solvers import interrupt, progress
 from optsched.solvers.certify import (
     AGREEMENT_RTOL,
@@ -47,6 +54,7 @@ from optsched.solvers.certify import (
 from optsched.solvers.model import ExactModel, default_solve, model_summary
 from optsched.solvers.options import MAX_SEED, SolveOptions, SolveResult
 from optsched.solvers.params import check_solver_options
+from optsched.solvers.pyomo_backend import INSTALL_HINTS
 from optsched.solvers.pyomo_backend import write_model as _write_model
 from optsched.solvers.staged import (
     LP_MAX_SECONDS,
@@ -112,8 +120,6 @@ def check_backend(backend: Any, own: tuple[str, ...] = ()) -> str:
     """Refuse a back end before any model is built: ``own`` names (``"cpsat"``, ``"dp"``, ...)
     pass; any other must be a Pyomo solver name (``InvalidOptionError`` otherwise) that is
     installed here (``SolverUnavailableError`` with how to install it otherwise)."""
-    from optsched.exceptions import SolverUnavailableError
-    from optsched.solvers.pyomo_backend import INSTALL_HINTS
 
     if not isinstance(backend, str) or not backend:
         raise InvalidOptionError(
@@ -290,8 +296,6 @@ def run_exact(
     if tolerance is None:
         tolerance = options.optimality_tolerance
     if write_model:  # an unwritable path fails now, not after the model is built
-        from optsched.core.output import check_writable_file
-
         check_writable_file(write_model, option="write_model")
     call = ExactCall(
         instance,

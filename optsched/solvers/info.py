@@ -1,4 +1,7 @@
-"""Which solvers are installed and loadable here (for `optsched info`)."""
+"""Which solvers are installed and loadable here (for `optsched info`).
+
+Tested in ``tests/solvers/test_solvers.py``.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ and its result row (:func:`run_member`), in this process or in forked ones side 
 
 The portfolio plans (which members, built when, on which time share) and combines their rows;
 this module runs them.
+
+Tested in ``tests/solvers/test_sharing.py`` and ``tests/solvers/test_portfolio.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from optsched.core.result import Status
-from optsched.solvers import interrupt
+from optsched.exceptions import SolverLimitWarning
+from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.model import ExactModel, default_solve
 from optsched.solvers.options import SolveOptions, SolveResult
 
@@ -187,7 +190,6 @@ def run_member(
     m: Member, options: SolveOptions, decode: Callable[[ExactModel, SolveResult], Any], probe: bool = False
 ) -> dict:
     """Solve one member (or run its probe) and decode its incumbent; errors become an ``error`` entry."""
-    from optsched.exceptions import SolverLimitWarning
 
     try:
         with warnings.catch_warnings():
@@ -230,8 +232,6 @@ def _child(
     conn: Any,
     share: dict[str, Any] | None = None,
 ) -> None:
-    from optsched.solvers import progress
-
     _private_locks()
     interrupt.member()  # SIGINT (from the terminal or forwarded by the parent) stops this member's solver
     progress.detach()
@@ -240,8 +240,6 @@ def _child(
             _install_sharing(m, share)
         row = run_member(m, options, decode)
         if share is not None:
-            from optsched.solvers import sharing
-
             row["shared"] = {**sharing.stats(), "role": share.get("role")}
         try:
             conn.send(row)
@@ -253,7 +251,6 @@ def _child(
 
 def _install_sharing(m: Member, share: dict[str, Any]) -> None:
     """In a forked member: publish (CP-SAT) and/or take (HiGHS) incumbents during the run."""
-    from optsched.solvers import sharing
 
     sharing.install(**{k: v for k, v in share.items() if k != "role"})
     for q in share["outboxes"]:

@@ -1,5 +1,8 @@
 """What an exact solve works on: :class:`ExactModel` (a built model and how its objective relates
-to the kind's), its size (:func:`model_summary`), and the solve of a model without its own."""
+to the kind's), its size (:func:`model_summary`), and the solve of a model without its own.
+
+Tested in ``tests/solvers/test_portfolio.py`` and ``tests/solvers/test_exact.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Solver options and the common result of every exact solve."""
+"""Solver options and the common result of every exact solve.
+
+Tested in ``tests/solvers/test_params.py`` and ``tests/solvers/test_solvers.py``.
+"""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError
+from optsched.solvers.options import max_threads
 
 __all__ = ["check_solver_options"]
 
@@ -58,8 +59,6 @@ def _check_cpsat(solver_options: Mapping[str, Any]) -> None:
 
 
 def _check_threads(n: Any, what: str) -> None:
-    from optsched.solvers.options import max_threads
-
     if isinstance(n, int) and n > max_threads():
         raise InvalidOptionError(
             f"{what[0].upper()}{what[1:]} must be at most {max_threads()} (the CPUs this process may use: more only "

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.result import Status
-from optsched.exceptions import InvalidOptionError, SolverError, TimeLimitReached
+from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverError, TimeLimitReached
 from optsched.solvers.exact import check_backend
 from optsched.solvers.members import (
     Member,
@@ -64,6 +64,7 @@ from optsched.solvers.members import (
 )
 from optsched.solvers.model import ExactModel, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
+from optsched.solvers.pyomo_backend import write_model
 
 __all__ = [
     "AUTO",
@@ -238,8 +239,6 @@ class _Portfolio:
     def _build_members(
         self, instance: Any, names: Sequence[str], options: SolveOptions, failed: dict, errors: list | None = None
     ) -> list[Member]:
-        from optsched.exceptions import ModelTooLargeError
-
         ms = []
         for b in names:
             try:
@@ -290,8 +289,6 @@ class _Portfolio:
             """One file per member (all built first): ``<stem>.<member><suffix>``, the suffix
             kept where the member's format allows it (else .pbtxt for CP-SAT, .lp for Pyomo)."""
             from pathlib import Path
-
-            from optsched.solvers.pyomo_backend import write_model
 
             self._build_pending(handles, info)
             p, out = Path(path), []

@@ -1,8 +1,10 @@
-"""Solve Pyomo models with HiGHS (default, via highspy) or any Pyomo solver name."""
+"""Solve Pyomo models with HiGHS (default, via highspy) or any Pyomo solver name.
+
+Tested in ``tests/solvers/test_solvers.py`` and ``tests/solvers/test_sharing.py``.
+"""
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import math
 import time
 import warnings
@@ -17,7 +19,7 @@ from optsched.exceptions import (
     SolverLimitWarning,
     SolverUnavailableError,
 )
-from optsched.solvers import interrupt
+from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.options import SolveOptions, SolveResult
 
 __all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
@@ -167,7 +169,6 @@ def _share_into_highs(opt: Any, model: Any, minimize: bool, options: SolveOption
     lowered by ``shift`` for the solve (a minimisation with ``mip_rel_gap`` 0 only: the absolute
     gap does not change, a relative one would); ``done()`` restores it and the caller adds
     ``shift`` back to the objective and the bound HiGHS reports."""
-    from optsched.solvers import sharing
 
     if not sharing.takes(model):
         return None, 0.0
@@ -208,8 +209,6 @@ class _Watch:
 
     def __init__(self, opt: Any, options: SolveOptions) -> None:
         import logging
-
-        from optsched.solvers import progress
 
         self.fired: str | None = None
         self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
@@ -507,16 +506,6 @@ def write_model(model: Any, path: str | Path) -> Path:
         raise InvalidOptionError(f"A Pyomo model is written as .lp or .mps; got {path.name!r}.")
     model.write(str(path), io_options={"symbolic_solver_labels": True})
     return path
-
-
-def pyomo_versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("pyomo", "highspy"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
 
 
 _scheduler_threads: list[int | None] = [None]  # what HiGHS's global scheduler was last started with here

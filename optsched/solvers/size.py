@@ -1,4 +1,7 @@
-"""Model-size guard: exact builders estimate their size and refuse before exhausting memory."""
+"""Model-size guard: exact builders estimate their size and refuse before exhausting memory.
+
+Tested in ``tests/core/test_limits.py`` and ``tests/solvers/test_portfolio.py``.
+"""
 
 from __future__ import annotations
 

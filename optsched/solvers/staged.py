@@ -1,6 +1,9 @@
 """CP-SAT solves whose strong bound costs time: the LP relaxation of a Pyomo MILP as a bound row,
 a short probe without presolve, and the staged solve that pays for the bound only when the probe
-did not prove the optimum (``formulations/rigid.md#staged-cpsat``)."""
+did not prove the optimum (``formulations/rigid.md#staged-cpsat``).
+
+Tested in ``tests/solvers/test_portfolio.py`` and ``tests/solvers/test_signal_anywhere.py``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from optsched.core.result import Status
+from optsched.exceptions import SolverLimitWarning
 from optsched.solvers import interrupt, progress
 from optsched.solvers.cpsat_backend import solve_cpsat
 from optsched.solvers.model import ExactModel
@@ -55,8 +59,6 @@ def lp_relaxation_value(
     ``solver_options``: HiGHS options (e.g. ``{"presolve": "off"}`` for a model presolve cannot
     reduce: HiGHS's presolve does not check its time limit often)."""
     import pyomo.environ as pyo
-
-    from optsched.exceptions import SolverLimitWarning
 
     if interrupt.requested():  # a signal arrived: skip the LP (the caller keeps what it has)
         return None

@@ -10,6 +10,8 @@ tables: ``load_pai(job, task[, group])``.
 
 Names are imported on first use (PEP 562), so that importing :mod:`optsched.traces.datasets` (the
 command line does) does not load NumPy and pandas.
+
+Tested in ``tests/traces/test_exports.py``.
 """
 
 from __future__ import annotations

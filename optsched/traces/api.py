@@ -6,6 +6,8 @@ the mapping of each trace, :mod:`optsched.traces.synthetic` for the generator.
 :func:`load_trace` takes a name (``openb``, ``openb-sample``) or a path whose format is detected
 from its extension / header (Philly JSON, Helios, Acme, OpenB CSV); PAI needs its job and task
 tables: ``load_pai(job, task[, group])``.
+
+Tested in ``tests/traces/test_loaders.py`` and ``tests/cli/test_bad_inputs.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.exceptions import TraceFormatError, UnknownNameError
+from optsched.traces.datasets import DATASETS
 from optsched.traces.loaders import (
     OPENB_JOBS,
     OPENB_NODES,
@@ -146,8 +149,6 @@ def check_trace_path(path: Any) -> Path:
             f"OpenB .csv (or a shipped name: {', '.join(sorted(TRACES))}; your own jobs: --jobs-csv FILE).{inside}"
         )
     if not p.is_file():
-        from optsched.traces.datasets import DATASETS
-
         fetch = (
             f" {str(path)!r} is a public dataset: fetch it with `optsched data fetch {path}`, then give the file "
             f"(`optsched data path {path}` prints where it is)."

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.cluster import Cluster, Server
 from optsched.exceptions import DataNotFoundError, TraceFormatError
 from optsched.traces.datasets import SHIPPED
 from optsched.traces.table import finish_table, numeric, parse_times, require_columns
@@ -500,7 +501,6 @@ def openb_cluster(path: Any = None, *, gpu_only: bool = True):
     >>> c.n_servers, c.total_gpus
     (1213, 6212)
     """
-    from optsched.core.cluster import Cluster, Server
 
     p = _exists(OPENB_NODES if path is None else path, "OpenB nodes")
     df = _read_csv(p, "OpenB nodes")

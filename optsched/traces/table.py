@@ -21,6 +21,8 @@ column             meaning                                                      
 Loaders may add trace-specific columns (``n_attempts``, ``cpu``, ``gpu_milli``, ...).
 ``df.attrs`` holds ``trace`` (name), ``source`` (path), ``rows_read``, ``dropped`` (reason ->
 count) and ``time_origin`` (the submission time mapped to 0).
+
+Tested in ``tests/traces/test_loaders.py``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.job import Job
 from optsched.exceptions import TraceFormatError
 
 __all__ = ["TABLE_COLUMNS", "finish_table", "require_columns", "parse_times", "to_jobs"]
@@ -141,7 +144,6 @@ def to_jobs(df, *, limit: int | None = None) -> list:
     >>> to_jobs(df)[0]
     Job(id='a', work=5.0, gpus=2, arrival=0.0, weight=1.0, single_server=False, resources={}, attrs={})
     """
-    from optsched.core.job import Job
 
     d = df if limit is None else df.iloc[:limit]
     extra = [c for c in ("user", "group", "status") if c in d.columns]

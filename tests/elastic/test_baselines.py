@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from optsched.core.registry import get_algorithm
 from optsched.elastic import baselines as B
-from optsched.elastic import policy as P
-from optsched.elastic import solve_exact, solve_maxweight, toy_instance
+from optsched.elastic import shapes, solve_exact, solve_maxweight, toy_instance
 from optsched.elastic.baselines import BASELINES, NON_PREEMPTIVE, jain_greedy, run_baseline
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.gamma import configs
@@ -288,8 +287,8 @@ def test_bad_input():
 
 def test_a_job_without_configuration_is_named(monkeypatch):
     inst = random_instance(3, seed=1)
-    real = P.candidate_shapes
-    monkeypatch.setattr(P, "candidate_shapes", lambda instance, j: [] if j == 2 else real(instance, j))
+    real = shapes.candidate_shapes
+    monkeypatch.setattr(shapes, "candidate_shapes", lambda instance, j: [] if j == 2 else real(instance, j))
     with pytest.raises(InfeasibleError, match="job 2"):
         run_baseline(inst, "fifo", seed=0)
     with pytest.raises(InfeasibleError, match="job 2"):

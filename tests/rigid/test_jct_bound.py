@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optsched.exceptions import InvalidInstanceError
-from optsched.rigid.bounds import jct_lower_bound, srpt_total_completion
+from optsched.rigid.trace_bounds import jct_lower_bound, srpt_total_completion
 
 
 def brute_preemptive_min(release, work) -> int:
@@ -105,7 +105,7 @@ def test_large_workload_is_fast_enough_to_run_in_every_table():
 def test_nonpreemptive_bound_equals_the_enumerated_optimum_on_whole_seconds(jobs):
     from optsched.core import Cluster, Instance, Job
     from optsched.rigid import brute_force_optimum
-    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.rigid.trace_bounds import nonpreemptive_lower_bound
 
     cluster = Cluster.homogeneous(1, 4)
     r = [a for a, _, _ in jobs]
@@ -126,7 +126,7 @@ def test_no_nonpreemptive_schedule_beats_the_nonpreemptive_bound(jobs, policy):
     import pandas as pd
 
     from optsched.core import Cluster
-    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.rigid.trace_bounds import nonpreemptive_lower_bound
     from optsched.sim import Simulator, get_policy
 
     df = pd.DataFrame(jobs, columns=["arrival", "gpus", "duration"])
@@ -141,7 +141,7 @@ def test_preemption_can_beat_the_nonpreemptive_bound_but_not_the_general_one():
     import pandas as pd
 
     from optsched.core import Cluster
-    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.rigid.trace_bounds import nonpreemptive_lower_bound
     from optsched.sim import Simulator, get_policy
 
     df = pd.DataFrame({"arrival": [0.0, 1.0], "gpus": [1, 1], "duration": [10.0, 1.0]})
@@ -173,7 +173,7 @@ def stepped_mean_busy(release, processing, gpus, G, dt=1 / 64):
 
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 4), st.integers(1, 6)), min_size=1, max_size=5))
 def test_mean_busy_part_equals_a_stepped_least_work_first_schedule(jobs):
-    from optsched.rigid.bounds import mean_busy_total_completion
+    from optsched.rigid.trace_bounds import mean_busy_total_completion
 
     r = [a for a, _, _ in jobs]
     g = [b for _, b, _ in jobs]
@@ -244,7 +244,7 @@ def test_nonpreemptive_bound_says_when_it_is_the_slot_rounded_optimum():
     """The 4-job case: slots of 16 s floor 20, 56, 19 and 3000, 90: the proven optimum of the floored
     instance (2,360.2 s per job) is a bound, not the real optimum (2,383.75 s)."""
     from optsched.core import Cluster
-    from optsched.rigid.bounds import nonpreemptive_lower_bound
+    from optsched.rigid.trace_bounds import nonpreemptive_lower_bound
 
     one = Cluster.homogeneous(1, 1)
     b = nonpreemptive_lower_bound([20, 0, 56, 19], [1] * 4, [3000, 90, 3000, 90], one)

@@ -121,7 +121,7 @@ def compare(
         order they end (e.g. to write the table so far).
     exact_max_jobs, exact_time_limit : int, float
         With at most ``exact_max_jobs`` jobs, the exact rigid model also bounds the total JCT of
-        every *non-preemptive* schedule (:func:`optsched.rigid.bounds.nonpreemptive_lower_bound`,
+        every *non-preemptive* schedule (:func:`optsched.rigid.trace_bounds.nonpreemptive_lower_bound`,
         ``exact_time_limit`` s per seed); the rows that never preempted and whose jobs are rigid
         (all but the elastic policies) get ``ratio_to_np_bound``. 0 turns it off.
     workers : int, optional

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from optsched.core import Cluster
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.bound import SeedBound, seed_bound
 from optsched.experiments.compare.executors import (
@@ -121,8 +122,6 @@ class Comparison:
         reproduce: Callable[[str], str] | None = None,
     ):
         import numpy as np
-
-        from optsched.core import Cluster
 
         if not isinstance(cluster, Cluster):
             raise InvalidOptionError(

@@ -15,8 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from optsched.asrpt.policy import sim_jobs
+from optsched.core.plugins import load_plugins
+from optsched.core.seeds import as_generator
+from optsched.elastic.policy import ElasticRate, fifo_shape, ideal_shape, to_sim
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
 from optsched.experiments.compare.workload import PAPERS, SeededWorkload
+from optsched.sim import Simulator, policy_registry
 
 __all__ = ["available_policies", "RunResult", "run_policy", "METRICS"]
 
@@ -53,10 +58,8 @@ def available_policies() -> dict[str, dict[str, Any]]:
     >>> reg["fifo"]["paper"] is None, reg["asrpt-a-srpt"]["paper"]  # a baseline; a paper's policy
     (True, 'asrpt')
     """
-    from optsched import load_plugins  # the top-level package loads every paper's plugin
 
     load_plugins()
-    from optsched.sim import policy_registry
 
     return {
         name: {"factory": spec.factory, "needs": spec.needs, "paper": spec.paper, "description": spec.description}
@@ -136,8 +139,6 @@ def _build(spec: dict, opts: dict):
 
 
 def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: str | None, sim_options: dict):
-    from optsched.sim import Simulator
-
     paper = spec["paper"] if spec["paper"] in PAPERS else None
     opts = {} if placement is None else {"placement": placement}
     common = {"seed": seed, "record_log": False}
@@ -152,15 +153,11 @@ def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: st
         ).run()
         return _frame(res, w), _steps(res)
     if paper == "asrpt":
-        from optsched.asrpt.policy import sim_jobs
-
         res = Simulator(
             view.cluster, sim_jobs(view), _build(spec, {}), **common, **w.overhead_functions(), **sim_options
         ).run()
         return _frame(res, w), _steps(res)
     # elastic: slotted engine, time in slots, token GPUs; the GPUs are the resource "gpu"
-    from optsched.core.seeds import as_generator
-    from optsched.elastic.policy import ElasticRate, fifo_shape, ideal_shape, to_sim
 
     inst = view
     if name == "elastic-fifo":  # FIFO draws N uniformly in [1, 30] (Sec. 7 (i)), seeded

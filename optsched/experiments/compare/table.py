@@ -17,7 +17,7 @@ from optsched.experiments.compare.bound import ASRPT_MODEL, WORKLOAD, SeedBound,
 from optsched.experiments.compare.load import offered_load
 from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
-from optsched.rigid.bounds import beats_tolerance
+from optsched.rigid.trace_bounds import beats_tolerance
 
 __all__ = [
     "row_of",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.asrpt.workload import check_bandwidths
+from optsched.asrpt.workload import B_INTER, B_INTRA, check_bandwidths
 from optsched.asrpt.workload import from_table as asrpt_from_table
 from optsched.asrpt.workload import least_processing as asrpt_least_processing
 from optsched.elastic.workload import from_table as elastic_from_table
@@ -47,8 +47,6 @@ def check_enrich(enrich: Mapping[str, Mapping[str, Any]] | None, cluster) -> dic
         raise InvalidOptionError(f"enrich has options for {bad}; papers with an enrichment: {[*PAPERS, 'lazer']}.")
     a = out.get("asrpt", {})
     if "bandwidth_inter" in a or "bandwidth_intra" in a:
-        from optsched.asrpt.workload import B_INTER, B_INTRA
-
         check_bandwidths(
             int(cluster.max_server_gpus),
             a.get("bandwidth_inter") or B_INTER,

@@ -40,6 +40,7 @@ from optsched.sim.compiled.coverage import (
 from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
 from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
+from optsched.sim.metrics import RunRecord, SimResult
 from optsched.sim.policy import compiled_kind
 
 __all__ = [
@@ -307,6 +308,7 @@ class CompiledRun:
     def _grow(s: L.State) -> L.State:
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
         without recorded segments or log the placements of finished holds are dropped first."""
+        # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
         gv = s.gv
@@ -348,6 +350,7 @@ class CompiledRun:
     def run(self, until: float | None = None, max_time: Any = "auto", max_events: Any = "auto", *, initial=None):
         """Run to the end (or to time ``until``); the same :class:`~optsched.sim.SimResult` as the
         Python engine. ``initial``: the starting size of the growing buffers (tests)."""
+        # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
         sim = self.sim
@@ -418,7 +421,6 @@ class CompiledRun:
 
     def _result(self, s: L.State):
         """The SimResult, from the arrays (the job table and the GPUs-in-use steps computed here)."""
-        from optsched.sim.metrics import RunRecord, SimResult
 
         sim, d = self.sim, self.data
         n = len(d["ids"])

@@ -1,5 +1,8 @@
 """The per-job table rebuilt from a run's event log alone (:func:`replay_log`): an account of the
-run that does not read the engine's counters."""
+run that does not read the engine's counters.
+
+Tested in ``tests/sim/test_invariants.py`` and ``tests/sim/test_futile.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """What a run produced: :class:`RunRecord` (the engine's records) and :class:`SimResult` (the per-job
 table, summary, GPUs in use over time, the schedule for the verifier, files and plots). The
-columns of the per-job table are described in :mod:`optsched.sim.metrics.summary`."""
+columns of the per-job table are described in :mod:`optsched.sim.metrics.summary`.
+
+Tested in ``tests/sim/test_engine_structure.py`` and ``tests/sim/test_summary_windows.py``.
+"""
 
 from __future__ import annotations
 

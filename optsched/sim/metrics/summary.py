@@ -12,6 +12,8 @@ futile preemption); ``lost_work`` = work rolled back to a checkpoint (work units
 ``n_preemptions``; ``stages_done``; ``status`` (``done``, ``failed``, or the phase if unfinished).
 In slotted mode also ``finish``: when the work was done (``completion`` is the end of that slot;
 the GPUs are held, idle, in between, which is neither waiting nor training).
+
+Tested in ``tests/sim/test_summary_windows.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Input conversion for the simulator: core ``Job`` lists or job tables (DataFrames, as the
 trace loaders return) to :class:`~optsched.sim.model.state.SimJob`, validated with messages that
 name the column, the job and the fix. Job tables are converted column-wise (no core ``Job``
-per row), which keeps million-job replays fast."""
+per row), which keeps million-job replays fast.
+
+Tested in ``tests/sim/test_engine.py`` and ``tests/sim/test_resource_vectors.py``.
+"""
 
 from __future__ import annotations
 

@@ -234,12 +234,6 @@ class FreeGPUs:
             fid[m] &= ~took
         return out
 
-    def give_ids(self, masks: Mapping[int, int]) -> None:
-        """Return GPU ids taken by :meth:`take_ids`."""
-        fid = self.free_ids
-        for m, took in masks.items():
-            fid[m] |= took
-
     def check(self, placement: object, gpus: int, single_server: bool, who: str) -> dict[int, int]:
         """Validate a placement a policy asked for; return it as a clean ``dict``.
 

@@ -2,6 +2,8 @@
 
 Policies read these objects (and may keep references to them) but change them only through the
 simulator's actions (:meth:`Simulator.start`, :meth:`Simulator.preempt`, ...).
+
+Tested in ``tests/sim/test_engine_structure.py``.
 """
 
 from __future__ import annotations

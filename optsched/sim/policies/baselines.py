@@ -7,6 +7,8 @@ that fit may start; false: strict order, the head of the queue blocks everyone b
 
 Waiting jobs are kept in one heap per (GPU demand, single-server) class, so picking the best job
 that fits costs O(number of classes), not O(queue length), even with backfilling.
+
+Tested in ``tests/sim/test_policies.py`` and ``tests/sim/test_differential.py``.
 """
 
 from __future__ import annotations

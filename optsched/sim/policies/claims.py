@@ -6,6 +6,8 @@ A claim (:class:`_Claim`) holds, per server, free GPUs and GPUs still being save
 :class:`_Claims` is the bookkeeping the preemptive policies (:mod:`.preemptive`) build on: the
 claimed and the being-saved GPUs per server, the fit of a job in what it may use, making, ending
 and starting on a claim.
+
+Tested in ``tests/sim/test_rules.py`` and ``tests/sim/test_preemption_invariants.py``.
 """
 
 from __future__ import annotations

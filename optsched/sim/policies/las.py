@@ -1,6 +1,8 @@
 """LAS: least attained service, preemptive at most every ``quantum`` seconds (Tiresias' discretised
 LAS; with ``gpu_weighted``, its 2D-LAS). The round is the preemptive one (:mod:`.preemptive`),
 with R11 only at quantum ticks.
+
+Tested in ``tests/sim/test_policies.py`` and ``tests/sim/test_kernel_differential.py``.
 """
 
 from __future__ import annotations

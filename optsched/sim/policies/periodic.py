@@ -1,6 +1,8 @@
 """Periodic SRTF: SRTF deciding only every ``period`` seconds, the fixed scheduling interval of
 round-based schedulers. The round is the preemptive one (:mod:`.preemptive`) at ticks; between
 ticks only jobs holding a claim start (R8, R9).
+
+Tested in ``tests/sim/test_periodic_and_reserve.py`` and ``tests/sim/test_differential.py``.
 """
 
 from __future__ import annotations

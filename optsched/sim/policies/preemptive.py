@@ -4,6 +4,8 @@ The rules are R1-R12 of ``formulations/lazer.md#simulator-rules``, each decided 
 its reason and named once in :mod:`optsched.sim.rules` (which also says which function carries
 each). Claims (R6-R10) are :mod:`.claims`; LAS and periodic SRTF are :mod:`.las` and
 :mod:`.periodic`.
+
+Tested in ``tests/sim/test_preemption_invariants.py`` and ``tests/sim/test_differential.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,60 @@
+"""optsched.rigid.heuristics: list scheduling by each order rule gives a feasible schedule whose
+objective the verifier recomputes, the registered ``rigid-<rule>`` algorithms run it, and the orders
+are the documented ones."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from optsched.core import get_algorithm
+from optsched.core.result import Status
+from optsched.exceptions import UnknownNameError
+from optsched.rigid import ORDER_RULES, list_schedule, random_instance
+from optsched.rigid.heuristics import rule_algorithm
+from optsched.verify import verify_result
+from tests.strategies import rigid_instances
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=rigid_instances())
+def test_every_rule_gives_a_feasible_schedule_with_its_recomputed_objective(inst):
+    for rule in ORDER_RULES:
+        res = list_schedule(inst, rule=rule, seed=0)
+        assert res.status == Status.HEURISTIC and res.algorithm == f"rigid-{rule}"
+        assert verify_result(inst, res).ok, rule
+        assert sorted(map(str, res.info["order"])) == sorted(str(j.id) for j in inst.jobs)
+
+
+def test_the_orders_are_the_documented_ones():
+    inst = random_instance(8, n_servers=2, gpus_per_server=4, seed=5)
+    jobs = {j.id: j for j in inst.jobs}
+    order = list_schedule(inst, rule="wspt").info["order"]
+    ratios = [jobs[i].weight / (jobs[i].gpus * jobs[i].work) for i in order]
+    assert ratios == sorted(ratios, reverse=True)  # Smith's ratio, largest first
+    fifo, spt = (list_schedule(inst, rule=rule).info["order"] for rule in ("fifo", "spt"))
+    assert [jobs[i].arrival for i in fifo] == sorted(j.arrival for j in inst.jobs)
+    assert [jobs[i].work for i in spt] == sorted(j.work for j in inst.jobs)
+
+
+def test_random_order_is_reproducible_by_seed():
+    inst = random_instance(8, n_servers=2, gpus_per_server=4, seed=5)
+    a, b = (list_schedule(inst, rule="random", seed=3).info["order"] for _ in range(2))
+    assert a == b
+
+
+def test_an_unknown_rule_is_refused_naming_the_rules():
+    inst = random_instance(3, n_servers=1, gpus_per_server=2, seed=1)
+    with pytest.raises(UnknownNameError, match="choose one of"):
+        list_schedule(inst, rule="lpt")
+
+
+@pytest.mark.parametrize("rule", ORDER_RULES)
+def test_the_registered_algorithm_of_each_rule_runs_list_schedule(rule):
+    inst = random_instance(6, n_servers=2, gpus_per_server=2, seed=2)
+    spec = get_algorithm(f"rigid-{rule}")
+    assert spec.kind == "rigid" and not spec.exact and spec.randomized == (rule == "random")
+    expected = list_schedule(inst, rule=rule, seed=4)
+    for run in (spec.func, rule_algorithm(rule)):
+        got = run(inst, seed=4)
+        assert got.objective == pytest.approx(expected.objective) and got.info["order"] == expected.info["order"]
