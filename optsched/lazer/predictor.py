@@ -16,6 +16,12 @@ Stages (formulations/lazer.md, readings 5-6):
    were made and the EI of the chosen X is below ``ei_threshold`` (standardised units), or at ``cap``;
 3. exploitation: X = argmin of the GP mean over [l, h] ((3) read as (4): P(f = 0) is 0 for a
    continuous surrogate); X < ``zero_below`` counts as 0.
+
+The GP's linear algebra is tiny (a few hundred training points at most), so the predictor runs
+it with BLAS on one thread (threadpoolctl): a multi-threaded BLAS wakes its worker threads for
+each of the tens of thousands of small calls of a long run, and on a busy machine every wake-up
+waits for a free core (on the Lazer study's workloads one thread or two give the same decisions
+bit for bit).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -30,7 +37,7 @@ from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError, OptschedWarning
 from optsched.lazer.deferral import Decision, DeferralChooser
 
-__all__ = ["GPDeferral", "log_ei", "PredictorWarning"]
+__all__ = ["GPDeferral", "log_ei", "one_blas_thread", "PredictorWarning"]
 
 
 class PredictorWarning(OptschedWarning):
@@ -66,6 +73,47 @@ def log_ei(mu, sigma, best):
 
     out[~neg] = np.log(norm.pdf(zp) + zp * norm.cdf(zp))
     return out + np.log(sigma)
+
+
+class _OneBlasThread:
+    """A reusable context: every BLAS library numpy and scipy loaded on one thread, each set back
+    to its own count on exit (nested uses keep a stack). threadpoolctl's ``limit`` does the same
+    through more bookkeeping, about 0.1 ms a call: too much for one call per decision."""
+
+    def __init__(self) -> None:
+        from scipy import linalg, optimize  # noqa: F401  (scipy's BLAS loaded before the listing)
+        from threadpoolctl import ThreadpoolController  # a scikit-learn dependency
+
+        self._libs = ThreadpoolController().select(user_api="blas").lib_controllers
+        self._saved: list[list] = []
+
+    def __enter__(self) -> None:
+        counts = [lib.get_num_threads() for lib in self._libs]
+        for lib, n in zip(self._libs, counts, strict=True):
+            if n is not None and n != 1:
+                lib.set_num_threads(1)
+        self._saved.append(counts)
+
+    def __exit__(self, *exc) -> None:
+        for lib, n in zip(self._libs, self._saved.pop(), strict=True):
+            if n is not None and n != 1:
+                lib.set_num_threads(n)
+
+
+_BLAS: list[_OneBlasThread] = []  # made once per process (listing the loaded libraries takes ~10 ms)
+
+
+def one_blas_thread() -> AbstractContextManager:
+    """A context in which the BLAS libraries numpy and scipy loaded use one thread.
+
+    >>> import numpy as np
+    >>> with one_blas_thread():
+    ...     float(np.ones((200, 200)) @ np.ones(200) @ np.ones(200))
+    40000.0
+    """
+    if not _BLAS:
+        _BLAS.append(_OneBlasThread())
+    return _BLAS[0]
 
 
 def _pos(value, name, *, strict=True, integer=False):
@@ -206,11 +254,13 @@ class GPDeferral(DeferralChooser):
             x = self.low + (k + self.rng.uniform()) * w
         elif self.stage == "acquisition":
             stage = "acquisition"
-            x, lei = self._acquire(c)
+            with one_blas_thread():
+                x, lei = self._acquire(c)
             self._last_ei = math.exp(lei)
         else:
             stage = "exploitation"
-            x = self._exploit(c)
+            with one_blas_thread():
+                x = self._exploit(c)
             if x < self.zero_below:
                 x = 0.0
         decision.stage = stage
@@ -327,7 +377,7 @@ class GPDeferral(DeferralChooser):
             random_state=int(self.rng.integers(2**31)),
         )
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), one_blas_thread():
                 warnings.simplefilter("ignore")  # convergence chatter of the hyperparameter search
                 gp.fit(np.array(self._z), np.array(self._y))
         except Exception as e:

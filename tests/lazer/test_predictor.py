@@ -12,7 +12,7 @@ from optsched.core import Cluster, Job
 from optsched.exceptions import InvalidOptionError
 from optsched.lazer import Lazer
 from optsched.lazer.deferral import Decision
-from optsched.lazer.predictor import GPDeferral, PredictorWarning, log_ei
+from optsched.lazer.predictor import GPDeferral, PredictorWarning, log_ei, one_blas_thread
 from optsched.sim import Simulator
 
 C = (39.0, 600.0, 70.0, 8.0)
@@ -141,3 +141,24 @@ def test_in_a_replay():
     assert (res.jobs_frame()["status"] == "done").all()
     assert all(0 <= d.x <= 100 for d in pol.decisions)
     assert all(d.f is not None for d in pol.decisions if d.t0 + d.p_star + d.l_new < res.end_time)
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_one_blas_thread_limits_and_restores_even_nested_and_on_error():
+    one_blas_thread()  # lists the libraries once
+    before = _blas_threads()
+    assert before
+    with one_blas_thread():
+        assert set(_blas_threads()) == {1}
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+        assert set(_blas_threads()) == {1}
+    assert _blas_threads() == before
+    with pytest.raises(ZeroDivisionError), one_blas_thread():
+        raise ZeroDivisionError
+    assert _blas_threads() == before
