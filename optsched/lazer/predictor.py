@@ -224,6 +224,8 @@ class GPDeferral(DeferralChooser):
         self.n_updates = 0
         self.gp = None
         self._kernel = None
+        self._fast = None  # see _set_fast_kernel
+        self._ctx: tuple = ((), None)  # (context, its scaled feature columns) last used
         self._last_ei = math.inf
         self._warned_l = False
         self.timings: dict[str, list[float]] = {"bootstrap": [], "acquisition": [], "exploitation": [], "fit": []}
@@ -271,19 +273,63 @@ class GPDeferral(DeferralChooser):
         """GP mean (and std) at X = ``x`` for context ``c``: the same numbers as
         ``gp.predict(..., return_std=std)`` from the fitted factors, without its per-call overhead."""
         gp = self.gp
-        F = self._features(x, c)
         ym, ysd = getattr(gp, "_y_train_mean", None), getattr(gp, "_y_train_std", None)
         if ym is None or ysd is None or getattr(gp, "L_", None) is None:
-            return gp.predict(F, return_std=std)
+            return gp.predict(self._features(x, c), return_std=std)
         from scipy.linalg import solve_triangular
 
-        K = gp.kernel_(F, gp.X_train_)
+        K = self._cross_kernel(x, c)
         mu = K @ gp.alpha_ * ysd + ym
         if not std:
             return mu
         v = solve_triangular(gp.L_, K.T, lower=True, check_finite=False)
-        var = np.maximum(gp.kernel_.diag(F) - np.einsum("ij,ij->j", v, v), 0.0)
+        var = np.maximum(gp.kernel_.diag(self._features(x, c)) - np.einsum("ij,ij->j", v, v), 0.0)
         return mu, np.sqrt(var) * ysd
+
+    def _set_fast_kernel(self) -> None:
+        """After a fit: keep (c, length scales, training inputs / length scales) when the fitted
+        kernel has the shape :meth:`_fit` builds, c * Matern(nu=2.5) + white noise, else None."""
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, Product, Sum, WhiteKernel
+
+        k = self.gp.kernel_
+        self._fast = None
+        self._ctx = ((), None)
+        if (
+            isinstance(k, Sum)
+            and isinstance(k.k1, Product)
+            and isinstance(k.k1.k1, ConstantKernel)
+            and isinstance(k.k1.k2, Matern)
+            and k.k1.k2.nu == 2.5
+            and isinstance(k.k2, WhiteKernel)
+        ):
+            ls = np.squeeze(k.k1.k2.length_scale).astype(float)
+            if ls.shape == (self.gp.X_train_.shape[1],):
+                self._fast = (k.k1.k1.constant_value, ls, self.gp.X_train_ / ls)
+
+    def _cross_kernel(self, x, c) -> np.ndarray:
+        """k(z, Z_train) of the fitted kernel for the inputs z of (X = ``x``, context ``c``): the
+        same numbers as ``gp.kernel_(features, gp.X_train_)``. scikit-learn computes c * Matern +
+        white as ``full(c) * matern + zeros`` (the white kernel is 0 between two inputs), Matern as
+        ``cdist(z / ls, Z / ls)`` then ``(1 + K + K**2 / 3) exp(-K)`` with ``K = sqrt(5) d``; the
+        same element-wise operations in the same order here, with ``Z / ls`` and the context's
+        columns of ``z / ls`` computed once, without the kernel objects' per-call checks."""
+        fast = self._fast
+        if fast is None:
+            return self.gp.kernel_(self._features(x, c), self.gp.X_train_)
+        from scipy.spatial.distance import cdist
+
+        cval, ls, z_train = fast
+        last, cols = self._ctx
+        if cols is None or last is not c:
+            cols = np.log1p(np.maximum(np.asarray(c, float), 0.0)) / ls[1:]
+            self._ctx = (c, cols)
+        x = np.atleast_1d(np.asarray(x, float))
+        z = np.empty((len(x), len(ls)))
+        z[:, 0] = x / self.high / ls[0]
+        z[:, 1:] = cols
+        K = cdist(z, z_train, metric="euclidean") * math.sqrt(5)
+        K = (1.0 + K + K**2 / 3.0) * np.exp(-K)
+        return cval * K
 
     def _lbfgsb(self, f, x0: float):
         """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function value and
@@ -389,6 +435,7 @@ class GPDeferral(DeferralChooser):
             return
         self.gp = gp
         self._kernel = gp.kernel_
+        self._set_fast_kernel()
         self.timings["fit"].append(time.perf_counter() - t)
 
     def __repr__(self) -> str:

@@ -162,3 +162,21 @@ def test_one_blas_thread_limits_and_restores_even_nested_and_on_error():
     with pytest.raises(ZeroDivisionError), one_blas_thread():
         raise ZeroDivisionError
     assert _blas_threads() == before
+
+
+def test_cross_kernel_is_the_fitted_kernel_bit_for_bit():
+    gp = GPDeferral(seed=3, min_updates=15)
+    gp.reset(None, None)
+    rng = np.random.default_rng(3)
+    for i in range(30):
+        c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(i % 7))
+        d = Decision(0.0, i, (), c)
+        d.x = gp.choose(None, None, d)
+        d.f = float(rng.uniform(0, 100))
+        gp.observe(d)
+    assert gp._fast is not None  # the kernel _fit builds
+    for c in [C, (0.0, 0.0, 0.0, 0.0), (1e4, 1e6, 99.0, 50.0)]:
+        xs = np.concatenate([rng.uniform(0, 100, 5), np.linspace(0, 100, 101), [0.0, 100.0]])
+        want = gp.gp.kernel_(gp._features(xs, c), gp.gp.X_train_)
+        assert np.array_equal(gp._cross_kernel(xs, c), want)
+        assert np.array_equal(gp._predict(xs, c, std=False), gp.gp.predict(gp._features(xs, c)))
