@@ -44,6 +44,7 @@ class PredictorWarning(OptschedWarning):
     """The deferral predictor kept going after a problem (a failed GP fit, l_new > h)."""
 
 
+_GTOL = 1e-5  # L-BFGS-B's projected-gradient tolerance (scipy's default, given explicitly)
 _SQRT_HALF_PI = math.sqrt(math.pi / 2)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -332,19 +333,32 @@ class GPDeferral(DeferralChooser):
         return cval * K
 
     def _lbfgsb(self, f, x0: float):
-        """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function value and
-        forward-difference slope come from one batched call per iterate."""
+        """L-BFGS-B on [l, h] from ``x0`` (in [l, h]); ``f`` maps an array of X to values. Function
+        value and forward-difference slope come from one batched call per iterate.
+
+        L-BFGS-B's first step evaluates ``x0`` and stops there when the projected gradient's
+        norm is at most ``gtol`` (a slope pointing out of the box at a bound, or a flat one):
+        that test is made here first, with the same numbers, and scipy is called only when
+        it fails (the answer is the same either way; in exploitation most calls stop there).
+        """
         from scipy.optimize import minimize
 
         eps = 1e-6 * (self.high - self.low)
+        lo, hi = self.low, self.high
 
         def fg(v):
             x = float(v[0])
-            h = eps if x + eps <= self.high else -eps
+            h = eps if x + eps <= hi else -eps
             a, b = f(np.array([x, x + h]))
             return float(a), np.array([(float(b) - float(a)) / h])
 
-        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(self.low, self.high)])
+        a, g = fg([x0])
+        slope = float(g[0])
+        if slope == slope:  # projgr of L-BFGS-B (a NaN slope goes on to scipy)
+            proj = max(x0 - hi, slope) if slope < 0.0 else min(x0 - lo, slope)
+            if abs(proj) <= _GTOL:
+                return x0, a
+        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(lo, hi)], options={"gtol": _GTOL})
         return float(r.x[0]), float(r.fun)
 
     def _std_y(self) -> float:
