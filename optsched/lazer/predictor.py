@@ -78,8 +78,9 @@ def log_ei(mu, sigma, best):
 
 class _OneBlasThread:
     """A reusable context: every BLAS library numpy and scipy loaded on one thread, each set back
-    to its own count on exit (nested uses keep a stack). threadpoolctl's ``limit`` does the same
-    through more bookkeeping, about 0.1 ms a call: too much for one call per decision."""
+    to its own count on exit (nested or concurrent uses share one stack: the counts are back when
+    the last use ends). threadpoolctl's ``limit`` does the same through more bookkeeping, about
+    0.1 ms a call: too much for one call per decision."""
 
     def __init__(self) -> None:
         from scipy import linalg, optimize  # noqa: F401  (scipy's BLAS loaded before the listing)
@@ -333,7 +334,7 @@ class GPDeferral(DeferralChooser):
         return cval * K
 
     def _lbfgsb(self, f, x0: float):
-        """L-BFGS-B on [l, h] from ``x0`` (in [l, h]); ``f`` maps an array of X to values. Function
+        """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function
         value and forward-difference slope come from one batched call per iterate.
 
         L-BFGS-B's first step evaluates ``x0`` and stops there when the projected gradient's
@@ -352,12 +353,13 @@ class GPDeferral(DeferralChooser):
             a, b = f(np.array([x, x + h]))
             return float(a), np.array([(float(b) - float(a)) / h])
 
-        a, g = fg([x0])
-        slope = float(g[0])
-        if slope == slope:  # projgr of L-BFGS-B (a NaN slope goes on to scipy)
-            proj = max(x0 - hi, slope) if slope < 0.0 else min(x0 - lo, slope)
-            if abs(proj) <= _GTOL:
-                return x0, a
+        if lo <= x0 <= hi:  # (scipy would first clip x0 into the box)
+            a, g = fg([x0])
+            slope = float(g[0])
+            if slope == slope:  # projgr of L-BFGS-B (a NaN slope goes on to scipy)
+                proj = max(x0 - hi, slope) if slope < 0.0 else min(x0 - lo, slope)
+                if abs(proj) <= _GTOL:
+                    return float(x0), a
         r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(lo, hi)], options={"gtol": _GTOL})
         return float(r.x[0]), float(r.fun)
 
