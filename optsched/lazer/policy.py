@@ -212,10 +212,15 @@ class Lazer(Policy):
             return []
         t_new = job.remaining()
         now = sim.now
-        cands = [r for r in self.rq.values() if r.remaining() > t_new and self._since.get(r.index) != now]
-        cands.sort(key=lambda r: (-r.remaining(), -r.arrival, -r.index))  # ties: R4's key, the worse first
+        since = self._since
+        cands = []
+        for r in self.rq.values():
+            rem = r.remaining()  # once per job (its remaining duration is fixed at this instant)
+            if rem > t_new and since.get(r.index) != now:
+                cands.append((-rem, -r.arrival, -r.index, r))
+        cands.sort()  # ties: R4's key, the worse first (indices differ: the jobs are never compared)
         victims = []
-        for r in cands:
+        for *_, r in cands:
             victims.append(r)
             if self._fits_after(sim, job, victims):
                 return victims

@@ -16,6 +16,12 @@ Stages (formulations/lazer.md, readings 5-6):
    were made and the EI of the chosen X is below ``ei_threshold`` (standardised units), or at ``cap``;
 3. exploitation: X = argmin of the GP mean over [l, h] ((3) read as (4): P(f = 0) is 0 for a
    continuous surrogate); X < ``zero_below`` counts as 0.
+
+The GP's linear algebra is tiny (a few hundred training points at most), so the predictor runs
+it with BLAS on one thread (threadpoolctl): a multi-threaded BLAS wakes its worker threads for
+each of the tens of thousands of small calls of a long run, and on a busy machine every wake-up
+waits for a free core (on the Lazer study's workloads one thread or two give the same decisions
+bit for bit).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -30,13 +37,14 @@ from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError, OptschedWarning
 from optsched.lazer.deferral import Decision, DeferralChooser
 
-__all__ = ["GPDeferral", "log_ei", "PredictorWarning"]
+__all__ = ["GPDeferral", "log_ei", "one_blas_thread", "PredictorWarning"]
 
 
 class PredictorWarning(OptschedWarning):
     """The deferral predictor kept going after a problem (a failed GP fit, l_new > h)."""
 
 
+_GTOL = 1e-5  # L-BFGS-B's projected-gradient tolerance (scipy's default, given explicitly)
 _SQRT_HALF_PI = math.sqrt(math.pi / 2)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -66,6 +74,48 @@ def log_ei(mu, sigma, best):
 
     out[~neg] = np.log(norm.pdf(zp) + zp * norm.cdf(zp))
     return out + np.log(sigma)
+
+
+class _OneBlasThread:
+    """A reusable context: every BLAS library numpy and scipy loaded on one thread, each set back
+    to its own count on exit (nested or concurrent uses share one stack: the counts are back when
+    the last use ends). threadpoolctl's ``limit`` does the same through more bookkeeping, about
+    0.1 ms a call: too much for one call per decision."""
+
+    def __init__(self) -> None:
+        from scipy import linalg, optimize  # noqa: F401  (scipy's BLAS loaded before the listing)
+        from threadpoolctl import ThreadpoolController  # a scikit-learn dependency
+
+        self._libs = ThreadpoolController().select(user_api="blas").lib_controllers
+        self._saved: list[list] = []
+
+    def __enter__(self) -> None:
+        counts = [lib.get_num_threads() for lib in self._libs]
+        for lib, n in zip(self._libs, counts, strict=True):
+            if n is not None and n != 1:
+                lib.set_num_threads(1)
+        self._saved.append(counts)
+
+    def __exit__(self, *exc) -> None:
+        for lib, n in zip(self._libs, self._saved.pop(), strict=True):
+            if n is not None and n != 1:
+                lib.set_num_threads(n)
+
+
+_BLAS: list[_OneBlasThread] = []  # made once per process (listing the loaded libraries takes ~10 ms)
+
+
+def one_blas_thread() -> AbstractContextManager:
+    """A context in which the BLAS libraries numpy and scipy loaded use one thread.
+
+    >>> import numpy as np
+    >>> with one_blas_thread():
+    ...     float(np.ones((200, 200)) @ np.ones(200) @ np.ones(200))
+    40000.0
+    """
+    if not _BLAS:
+        _BLAS.append(_OneBlasThread())
+    return _BLAS[0]
 
 
 def _pos(value, name, *, strict=True, integer=False):
@@ -176,6 +226,8 @@ class GPDeferral(DeferralChooser):
         self.n_updates = 0
         self.gp = None
         self._kernel = None
+        self._fast = None  # see _set_fast_kernel
+        self._ctx: tuple = ((), None)  # (context, its scaled feature columns) last used
         self._last_ei = math.inf
         self._warned_l = False
         self.timings: dict[str, list[float]] = {"bootstrap": [], "acquisition": [], "exploitation": [], "fit": []}
@@ -206,11 +258,13 @@ class GPDeferral(DeferralChooser):
             x = self.low + (k + self.rng.uniform()) * w
         elif self.stage == "acquisition":
             stage = "acquisition"
-            x, lei = self._acquire(c)
+            with one_blas_thread():
+                x, lei = self._acquire(c)
             self._last_ei = math.exp(lei)
         else:
             stage = "exploitation"
-            x = self._exploit(c)
+            with one_blas_thread():
+                x = self._exploit(c)
             if x < self.zero_below:
                 x = 0.0
         decision.stage = stage
@@ -221,34 +275,92 @@ class GPDeferral(DeferralChooser):
         """GP mean (and std) at X = ``x`` for context ``c``: the same numbers as
         ``gp.predict(..., return_std=std)`` from the fitted factors, without its per-call overhead."""
         gp = self.gp
-        F = self._features(x, c)
         ym, ysd = getattr(gp, "_y_train_mean", None), getattr(gp, "_y_train_std", None)
         if ym is None or ysd is None or getattr(gp, "L_", None) is None:
-            return gp.predict(F, return_std=std)
+            return gp.predict(self._features(x, c), return_std=std)
         from scipy.linalg import solve_triangular
 
-        K = gp.kernel_(F, gp.X_train_)
+        K = self._cross_kernel(x, c)
         mu = K @ gp.alpha_ * ysd + ym
         if not std:
             return mu
         v = solve_triangular(gp.L_, K.T, lower=True, check_finite=False)
-        var = np.maximum(gp.kernel_.diag(F) - np.einsum("ij,ij->j", v, v), 0.0)
+        var = np.maximum(gp.kernel_.diag(self._features(x, c)) - np.einsum("ij,ij->j", v, v), 0.0)
         return mu, np.sqrt(var) * ysd
 
+    def _set_fast_kernel(self) -> None:
+        """After a fit: keep (c, length scales, training inputs / length scales) when the fitted
+        kernel has the shape :meth:`_fit` builds, c * Matern(nu=2.5) + white noise, else None."""
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, Product, Sum, WhiteKernel
+
+        k = self.gp.kernel_
+        self._fast = None
+        self._ctx = ((), None)
+        if (
+            isinstance(k, Sum)
+            and isinstance(k.k1, Product)
+            and isinstance(k.k1.k1, ConstantKernel)
+            and isinstance(k.k1.k2, Matern)
+            and k.k1.k2.nu == 2.5
+            and isinstance(k.k2, WhiteKernel)
+        ):
+            ls = np.squeeze(k.k1.k2.length_scale).astype(float)
+            if ls.shape == (self.gp.X_train_.shape[1],):
+                self._fast = (k.k1.k1.constant_value, ls, self.gp.X_train_ / ls)
+
+    def _cross_kernel(self, x, c) -> np.ndarray:
+        """k(z, Z_train) of the fitted kernel for the inputs z of (X = ``x``, context ``c``): the
+        same numbers as ``gp.kernel_(features, gp.X_train_)``. scikit-learn computes c * Matern +
+        white as ``full(c) * matern + zeros`` (the white kernel is 0 between two inputs), Matern as
+        ``cdist(z / ls, Z / ls)`` then ``(1 + K + K**2 / 3) exp(-K)`` with ``K = sqrt(5) d``; the
+        same element-wise operations in the same order here, with ``Z / ls`` and the context's
+        columns of ``z / ls`` computed once, without the kernel objects' per-call checks."""
+        fast = self._fast
+        if fast is None:
+            return self.gp.kernel_(self._features(x, c), self.gp.X_train_)
+        from scipy.spatial.distance import cdist
+
+        cval, ls, z_train = fast
+        last, cols = self._ctx
+        if cols is None or last is not c:
+            cols = np.log1p(np.maximum(np.asarray(c, float), 0.0)) / ls[1:]
+            self._ctx = (c, cols)
+        x = np.atleast_1d(np.asarray(x, float))
+        z = np.empty((len(x), len(ls)))
+        z[:, 0] = x / self.high / ls[0]
+        z[:, 1:] = cols
+        K = cdist(z, z_train, metric="euclidean") * math.sqrt(5)
+        K = (1.0 + K + K**2 / 3.0) * np.exp(-K)
+        return cval * K
+
     def _lbfgsb(self, f, x0: float):
-        """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function value and
-        forward-difference slope come from one batched call per iterate."""
+        """L-BFGS-B on [l, h] from ``x0``; ``f`` maps an array of X to values. Function
+        value and forward-difference slope come from one batched call per iterate.
+
+        L-BFGS-B's first step evaluates ``x0`` and stops there when the projected gradient's
+        norm is at most ``gtol`` (a slope pointing out of the box at a bound, or a flat one):
+        that test is made here first, with the same numbers, and scipy is called only when
+        it fails (the answer is the same either way; in exploitation most calls stop there).
+        """
         from scipy.optimize import minimize
 
         eps = 1e-6 * (self.high - self.low)
+        lo, hi = self.low, self.high
 
         def fg(v):
             x = float(v[0])
-            h = eps if x + eps <= self.high else -eps
+            h = eps if x + eps <= hi else -eps
             a, b = f(np.array([x, x + h]))
             return float(a), np.array([(float(b) - float(a)) / h])
 
-        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(self.low, self.high)])
+        if lo <= x0 <= hi:  # (scipy would first clip x0 into the box)
+            a, g = fg([x0])
+            slope = float(g[0])
+            if slope == slope:  # projgr of L-BFGS-B (a NaN slope goes on to scipy)
+                proj = max(x0 - hi, slope) if slope < 0.0 else min(x0 - lo, slope)
+                if abs(proj) <= _GTOL:
+                    return float(x0), a
+        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(lo, hi)], options={"gtol": _GTOL})
         return float(r.x[0]), float(r.fun)
 
     def _std_y(self) -> float:
@@ -327,7 +439,7 @@ class GPDeferral(DeferralChooser):
             random_state=int(self.rng.integers(2**31)),
         )
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), one_blas_thread():
                 warnings.simplefilter("ignore")  # convergence chatter of the hyperparameter search
                 gp.fit(np.array(self._z), np.array(self._y))
         except Exception as e:
@@ -339,6 +451,7 @@ class GPDeferral(DeferralChooser):
             return
         self.gp = gp
         self._kernel = gp.kernel_
+        self._set_fast_kernel()
         self.timings["fit"].append(time.perf_counter() - t)
 
     def __repr__(self) -> str:

@@ -2,6 +2,7 @@
 
 import math
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from optsched.core import Cluster, Job
 from optsched.exceptions import InvalidOptionError
 from optsched.lazer import Lazer
 from optsched.lazer.deferral import Decision
-from optsched.lazer.predictor import GPDeferral, PredictorWarning, log_ei
+from optsched.lazer.predictor import GPDeferral, PredictorWarning, log_ei, one_blas_thread
 from optsched.sim import Simulator
 
 C = (39.0, 600.0, 70.0, 8.0)
@@ -141,3 +142,83 @@ def test_in_a_replay():
     assert (res.jobs_frame()["status"] == "done").all()
     assert all(0 <= d.x <= 100 for d in pol.decisions)
     assert all(d.f is not None for d in pol.decisions if d.t0 + d.p_star + d.l_new < res.end_time)
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_one_blas_thread_limits_and_restores_even_nested_and_on_error():
+    one_blas_thread()  # lists the libraries once
+    before = _blas_threads()
+    assert before
+    with one_blas_thread():
+        assert set(_blas_threads()) == {1}
+        with one_blas_thread():
+            assert set(_blas_threads()) == {1}
+        assert set(_blas_threads()) == {1}
+    assert _blas_threads() == before
+    with pytest.raises(ZeroDivisionError), one_blas_thread():
+        raise ZeroDivisionError
+    assert _blas_threads() == before
+
+
+def test_cross_kernel_is_the_fitted_kernel_bit_for_bit():
+    gp = GPDeferral(seed=3, min_updates=15)
+    gp.reset(None, None)
+    rng = np.random.default_rng(3)
+    for i in range(30):
+        c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(i % 7))
+        d = Decision(0.0, i, (), c)
+        d.x = gp.choose(None, None, d)
+        d.f = float(rng.uniform(0, 100))
+        gp.observe(d)
+    assert gp._fast is not None  # the kernel _fit builds
+    for c in [C, (0.0, 0.0, 0.0, 0.0), (1e4, 1e6, 99.0, 50.0)]:
+        xs = np.concatenate([rng.uniform(0, 100, 5), np.linspace(0, 100, 101), [0.0, 100.0]])
+        want = gp.gp.kernel_(gp._features(xs, c), gp.gp.X_train_)
+        assert np.array_equal(gp._cross_kernel(xs, c), want)
+        assert np.array_equal(gp._predict(xs, c, std=False), gp.gp.predict(gp._features(xs, c)))
+
+
+def test_lbfgsb_first_step_test_gives_scipy_s_answer():
+    from scipy.optimize import minimize
+
+    gp = GPDeferral(seed=5, min_updates=15)
+    gp.reset(None, None)
+    rng = np.random.default_rng(5)
+    for i in range(25):
+        c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(i % 7))
+        d = Decision(0.0, i, (), c)
+        d.x = gp.choose(None, None, d)
+        d.f = float(rng.uniform(0, 100))
+        gp.observe(d)
+    eps = 1e-6 * (gp.high - gp.low)
+
+    def scipy_answer(f, x0):
+        def fg(v):
+            x = float(v[0])
+            h = eps if x + eps <= gp.high else -eps
+            a, b = f(np.array([x, x + h]))
+            return float(a), np.array([(float(b) - float(a)) / h])
+
+        r = minimize(fg, [x0], jac=True, method="L-BFGS-B", bounds=[(gp.low, gp.high)])
+        return float(r.x[0]), float(r.fun)
+
+    def steep(xs):  # a slope L-BFGS-B must follow (the GP's mean is often flatter than gtol)
+        return (xs - 37.3) ** 2 + gp._predict(xs, C, std=False)
+
+    stopped_at_once = 0
+    for k in range(40):
+        c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(k % 7))
+        best, ys = min(gp._y), gp._std_y()
+        mean = partial(gp._predict, c=c, std=False)
+        ei = partial(gp._neg_log_ei, c=c, best=best, ys=ys)
+        for f in (mean, ei, steep):
+            for x0 in (0.0, 100.0, float(rng.uniform(0, 100)), float(np.linspace(0, 100, 101)[k])):
+                got, want = gp._lbfgsb(f, x0), scipy_answer(f, x0)
+                assert got == want
+                stopped_at_once += got[0] == x0
+    assert 0 < stopped_at_once < 480  # both branches ran
