@@ -325,6 +325,14 @@ def run(args) -> int:
                 warn_failures=False,
                 reproduce=lambda policy: _cli_line(args, policy),
             )
+            if all(why is not None for why in comparison.skip.values()):
+                reasons = "; ".join(f"{p}: {why}" for p, why in comparison.skip.items())
+                comparison.close()
+                raise InvalidOptionError(
+                    f"No policy could run on {name!r}, so there is nothing to compare ({reasons}). Give policies "
+                    f"that run on this workload (--policies; `optsched info` says what each needs), or a "
+                    f"workload with the columns they need."
+                )
             out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
             comparison.run()
     except KeyboardInterrupt:
@@ -332,14 +340,6 @@ def run(args) -> int:
     if not comparison.complete:
         return stopped()
     table, per_job = comparison.table(), comparison.per_job
-    ran = table[table["skipped"].isna()] if "skipped" in table else table
-    if len(ran) == 0:
-        reasons = "; ".join(f"{r['policy']}: {r['skipped']}" for r in table.to_dict("records"))
-        raise InvalidOptionError(
-            f"No policy could run on {name!r}, so there is nothing to compare ({reasons}). Give policies that "
-            f"run on this workload (--policies; `optsched info` says what each needs), or a workload with "
-            f"the columns they need."
-        )
     if out is not None:
         with interrupt.deferred():
             write_table(table, out, "compare", formats=formats)

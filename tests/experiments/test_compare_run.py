@@ -230,6 +230,16 @@ def test_cli_bad_input_before_any_run(extra, msg, tmp_path, capsys):
     assert not out.exists() or not any(out.iterdir())  # nothing written
 
 
+def test_cli_a_workload_every_asked_policy_skips_is_refused_before_any_run(tmp_path, capsys):
+    """OpenB's nodes are of different sizes: A-SRPT alone has nothing to run (exit 2, its reason
+    named, no --out folder)."""
+    out = tmp_path / "never"
+    argv = ["compare", "--trace", "openb-sample", "--jobs", "50", "--policies", "asrpt-a-srpt", "--quiet"]
+    code, text, err = _run([*argv, "--out", str(out)], capsys)
+    assert code == 2 and "No policy could run" in err and "identical servers" in err and text == ""
+    assert not out.exists()
+
+
 def test_cli_timestamps_that_are_not_numbers_name_the_field(tmp_path, capsys):
     df = FOUR.assign(arrival=["2020-06-09 18:41:01", "2020-06-09 18:40:41", "2020-06-09 18:41:37", "x"])
     code, _, err = _run(
