@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import numbers
 from typing import Any
 
 from optsched.asrpt.formulation import _job_key
@@ -148,6 +149,11 @@ class _AsrptPolicy(Policy):
         self.slot_timer_at = None  # the wake-up timer armed at the next slot boundary
 
 
+def _is_number(x) -> bool:
+    """A real number (not a bool, not text)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
 class ASRPT(_AsrptPolicy):
     """A-SRPT (Algorithm 1).
 
@@ -222,15 +228,24 @@ class ASRPT(_AsrptPolicy):
         if backfill:
             self.name = "a-srpt-backfill"
         self.predictor = predictor
-        self.history = list(history)
-        if retrain_every is not None and not (retrain_every > 0):
+        try:
+            self.history = list(history if history is not None else ())
+        except TypeError:
+            raise InvalidOptionError(
+                f"The 'history' option of A-SRPT must be rows (group, user, iterations); got {history!r}."
+            ) from None
+        if retrain_every is not None and not (_is_number(retrain_every) and retrain_every > 0):
             raise InvalidOptionError(
                 f"The 'retrain_every' option must be a number of seconds > 0; got {retrain_every!r}."
             )
         self.retrain_every = retrain_every
-        if tau < 0 or not math.isfinite(tau):
+        if not _is_number(tau) or tau < 0 or not math.isfinite(tau):
             raise InvalidOptionError(f"The 'tau' option of A-SRPT must be a finite number >= 0; got {tau!r}.")
         self.tau = float(tau)
+        if not _is_number(comm_heavy) or not comm_heavy > 0 or not math.isfinite(comm_heavy):
+            raise InvalidOptionError(
+                f"The 'comm_heavy' option of A-SRPT must be a finite number > 0 (paper: 1.5); got {comm_heavy!r}."
+            )
         self.comm_heavy = float(comm_heavy)
         _deprecated_instance("ASRPT", instance)
 

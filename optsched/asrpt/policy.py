@@ -18,6 +18,7 @@ from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, sim_jobs
 from optsched.core.registry import check_kind
 from optsched.core.result import Result, Status
 from optsched.sim import Simulator
+from optsched.sim.registry import forwards_options
 
 __all__ = [
     "HeavyEdgeRate",
@@ -130,6 +131,7 @@ def baseline_policy(name: str) -> Callable[..., OrderedPolicy]:
     """The simulator policy factory of the paper's baseline ``name`` (options only; it runs on
     ``sim_jobs(instance)``)."""
 
+    @forwards_options(OrderedPolicy, set_here=("instance", "name", *BASELINE_OPTIONS[name]))
     def build(**options):
         return OrderedPolicy(name=name, **BASELINE_OPTIONS[name], **options)
 

@@ -12,10 +12,12 @@ from optsched.elastic.policy_base import ElasticPolicy
 from optsched.elastic.primal_dual import a_online
 from optsched.elastic.shapes import TOL, Shape
 from optsched.exceptions import InfeasibleError, SimulationError
+from optsched.sim.registry import forwards_options
 
 __all__ = ["ElasticOnline"]
 
 
+@forwards_options(a_online, set_here=("instance",))  # its options are A_online's; get_policy checks them
 class ElasticOnline(ElasticPolicy):
     """A_online (Alg. 1) on the simulator: at each round boundary tau_i the round's plan is released
     and each of its jobs starts at its planned slot on its planned servers.

@@ -34,6 +34,7 @@ from optsched.lazer.deferral import (
 from optsched.lazer.predictor import GPDeferral
 from optsched.sim.policies import WaitQueue
 from optsched.sim.policy import Policy
+from optsched.sim.registry import forwards_options
 from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING
 
 __all__ = ["Lazer", "make_chooser", "lazer_zero", "lazer_fixed", "lazer_oracle", "lazer_gp", "HOUR"]
@@ -345,21 +346,26 @@ class Lazer(Policy):
 
 
 # -- the named variants of the registry (lazer-zero, lazer-fixed, lazer-oracle, lazer-gp) ----------
+# each passes its options on to Lazer less the deferral it sets (forwards_options: get_policy checks them)
+@forwards_options(Lazer, set_here=("deferral",))
 def lazer_zero(**options: Any) -> Lazer:
     """Lazer with X = 0 (orchestrator and completion handler only)."""
     return Lazer(deferral=None, **options)
 
 
+@forwards_options(Lazer, set_here=("deferral",))
 def lazer_fixed(x: float = 30.0, **options: Any) -> Lazer:
     """Lazer with a fixed deferral X = x seconds (default 30)."""
     return Lazer(deferral=FixedDeferral(x), **options)
 
 
+@forwards_options(Lazer, set_here=("deferral",))
 def lazer_oracle(**options: Any) -> Lazer:
     """Lazer with X = F, the counterfactual futile load, read from future arrivals (reference)."""
     return Lazer(deferral=OracleDeferral(), **options)
 
 
+@forwards_options(Lazer, set_here=("deferral",))
 def lazer_gp(seed: Any = 0, **options: Any) -> Lazer:
     """Lazer with the BO deferral predictor (GP, log-EI; Sec. 4.2)."""
     return Lazer(deferral=GPDeferral(seed=seed), **options)

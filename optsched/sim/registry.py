@@ -22,7 +22,15 @@ from typing import Any
 from optsched.core.registry import doc_summary
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = ["PolicySpec", "register_policy", "policy_registry", "get_policy", "policy_names", "policy_options"]
+__all__ = [
+    "PolicySpec",
+    "register_policy",
+    "policy_registry",
+    "get_policy",
+    "policy_names",
+    "policy_options",
+    "forwards_options",
+]
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,44 @@ def _options_of(factory: Callable[..., Any]) -> list[str] | None:
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     return [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def forwards_options(target: Callable[..., Any], *, set_here: Sequence[str] = ()) -> Callable[[Any], Any]:
+    """Declare that a factory (or class) taking ``**options`` passes them on to ``target``, less the
+    names it sets itself (``set_here``), so that :func:`get_policy` checks and
+    :func:`policy_options` lists them as for any other policy (an option neither takes is an
+    :class:`InvalidOptionError` naming it, not a ``TypeError`` from deep in a constructor).
+
+    >>> class Base:
+    ...     def __init__(self, *, deferral=None, placement="best"): ...
+    >>> @forwards_options(Base, set_here=("deferral",))
+    ... def variant(x=1.0, **options):
+    ...     return Base(deferral=x, **options)
+    >>> import inspect; str(inspect.signature(variant))
+    "(x=1.0, *, placement='best')"
+    """
+    import inspect
+
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+    def declare(factory: Any) -> Any:
+        if isinstance(factory, type):
+            own = list(inspect.signature(factory.__init__).parameters.values())[1:]  # without self
+        else:
+            own = list(inspect.signature(factory).parameters.values())
+        own = [p for p in own if p.kind is not p.VAR_KEYWORD]
+        taken = {p.name for p in own} | set(set_here) | {"self"}
+        passed = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(target).parameters.values()
+            if p.kind in kinds and p.name not in taken
+        ]
+        if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(target).parameters.values()):
+            passed.append(inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD))
+        factory.__signature__ = inspect.Signature(own + passed)
+        return factory
+
+    return declare
 
 
 def _required_of(factory: Callable[..., Any]) -> list[str]:

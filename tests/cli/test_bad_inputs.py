@@ -253,3 +253,45 @@ def test_bad_input_subprocess_exit_code_and_stderr(tmp_path):
     f = _instance_file(tmp_path, "rigid-2x2-five", ("jobs", 0, "work"), 1e308)
     r = subprocess.run([sys.executable, "-m", "optsched", "solve", f], capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "'work'" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "name, options, bad",
+    [
+        ("lazer-fixed", {"period": 0}, "period"),  # CI's hypothesis find: a TypeError from Lazer.__init__
+        ("lazer-zero", {"quantum": 5}, "quantum"),
+        ("lazer-gp", {"deferral": 3}, "deferral"),  # set by the variant itself: not an option of it
+        ("asrpt-spjf-online", {"nope": 1}, "nope"),
+        ("elastic-online", {"quantum": 1}, "quantum"),
+    ],
+)
+def test_get_policy_unknown_option_of_a_forwarding_factory(name, options, bad):
+    """Variants that pass their options on (lazer-*, the A-SRPT baselines, elastic-online) refuse an
+    option they do not take as srtf does, naming it and the options they take."""
+    from optsched.sim import get_policy
+    from optsched.sim.registry import policy_options
+
+    optsched.load_plugins()
+    with pytest.raises(InvalidOptionError) as e:
+        get_policy(name, **options)
+    msg = str(e.value)
+    assert f"has no option {bad!r}" in msg, msg
+    assert policy_options(name), name  # the options it takes can be listed
+    assert bad not in policy_options(name)
+
+
+def test_forwarding_factories_still_take_their_options():
+    from optsched.sim import get_policy
+
+    optsched.load_plugins()
+    assert get_policy("lazer-fixed", x=10.0, secured="released").secured == "released"
+    assert get_policy("lazer-zero", placement="first_fit").placement == "first_fit"
+
+
+def test_every_registered_policy_lists_its_options():
+    """No policy takes options get_policy cannot check (a factory with a bare ``**options`` would)."""
+    from optsched.sim.registry import policy_options, policy_registry
+
+    optsched.load_plugins()
+    unchecked = [n for n in policy_registry() if policy_options(n) is None]
+    assert unchecked == []

@@ -38,3 +38,34 @@ def test_info_lists_the_policies(capsys):
     assert main(["info", "--json"]) == 0
     names = [p["name"] for p in json.loads(capsys.readouterr().out)["policies"]]
     assert {"fifo", "sjf", "srtf", "las"} <= set(names)
+
+
+BAD_VALUES = [-3, 0, float("nan"), float("inf"), "", "x", None, True, 1e308, [1], {"a": 1}]
+
+
+def test_every_option_of_every_policy_refuses_bad_values_cleanly():
+    """Each registered policy, given each option any policy takes (and one none takes) with each
+    malformed value, builds or raises an optsched error, never a TypeError/ValueError from inside
+    (CI's hypothesis find: lazer-fixed given period=0; A-SRPT's tau='x', history=0)."""
+    import warnings
+
+    import optsched
+    from optsched.exceptions import OptschedError
+    from optsched.sim.registry import get_policy, policy_options, policy_registry
+
+    optsched.load_plugins()
+    names = sorted(policy_registry())
+    options = sorted({o for n in names for o in policy_options(n)} | {"nope"})
+    raised = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            for option in options:
+                for value in BAD_VALUES:
+                    try:
+                        get_policy(name, **{option: value})
+                    except OptschedError:
+                        pass
+                    except Exception as e:  # noqa: BLE001 - the finding is any other exception
+                        raised.append(f"{name}({option}={value!r}): {type(e).__name__}: {e}")
+    assert not raised, raised[:10]
