@@ -10,6 +10,7 @@ The policies and the model they run are described in :mod:`optsched.elastic.poli
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster, Server
 from optsched.core.job import Job
+from optsched.core.limits import MAX_SERVER_GPUS
 from optsched.elastic.model import ElasticInstance, transfer_ms
 from optsched.elastic.shapes import TOL, Shape, ideal_config, ideal_shape, placement_use
 from optsched.exceptions import InvalidOptionError, SimulationError
@@ -53,9 +55,12 @@ def to_sim(instance: ElasticInstance, shapes: Sequence[Shape] | None = None) -> 
     ({'gpu': 3.0, 'cpu': 8.0}, [10.0, 10.0])
     """
     names = sim_resource_names(instance)
-    tokens = max(1, instance.n_jobs)
     servers = tuple(
-        Server(tokens, name=s.name or f"h{h}", resources={names[r]: float(s.capacity[r]) for r in instance.resources})
+        Server(
+            _tokens(instance, h),
+            name=s.name or f"h{h}",
+            resources={names[r]: float(s.capacity[r]) for r in instance.resources},
+        )
         for h, s in enumerate(instance.servers)
     )
     if shapes is None:
@@ -72,6 +77,22 @@ def to_sim(instance: ElasticInstance, shapes: Sequence[Shape] | None = None) -> 
         for j, job in enumerate(instance.jobs)
     ]
     return Cluster(servers), jobs
+
+
+def _tokens(instance: ElasticInstance, h: int) -> int:
+    """Placement tokens of server h in the simulator's cluster (the ``gpus`` key: a started job takes
+    one, on the first server of its placement, which holds one of its workers or PSs): as many as
+    workers and PSs can be on h at once, each type counted alone (sum over types of the most of that
+    type that fit), and never more than the jobs. A type that needs nothing fits without end: one
+    token per job then (at most the limit of a server's GPUs)."""
+    cap = instance.C[h]
+    most = 0
+    for need in (*instance.e, *instance.z):
+        fits = [math.floor(cap[r] / need[r] + 1e-9) for r in range(instance.R) if need[r] > 0]
+        if not fits:
+            return max(1, min(instance.n_jobs, MAX_SERVER_GPUS))
+        most += min(fits)
+    return max(1, min(instance.n_jobs, most, MAX_SERVER_GPUS))
 
 
 class ElasticRate(RateModel):
@@ -171,9 +192,13 @@ class ElasticPolicy(Policy):
         use = placement_use(self.instance, shape, workers, ps)
         self._use[job.id] = use
         pl: dict[int, dict[str, Any]] = {}
-        for h in sorted(set(workers) | set(ps)):
+        hosts = sorted(set(workers) | set(ps))
+        # the job's placement token goes to the first server holding one of its workers or PSs
+        # (to_sim gives each server as many tokens as such units fit on it)
+        home = next((h for h in hosts if workers.get(h, 0) > 0 or ps.get(h, 0) > 0), hosts[0] if hosts else None)
+        for h in hosts:
             vec = {self._names[r]: float(use[h, r]) for r in range(self.instance.R) if use[h, r] > 0}
-            pl[h] = {"gpus": 1 if not pl else 0, **vec}
+            pl[h] = {"gpus": 1 if h == home else 0, **vec}
         sim.start(job, pl, config={"shape": shape, "workers": dict(workers), "ps": dict(ps)})
         self.starts.append((job.id, float(sim.now), shape, dict(workers), dict(ps)))
         self._last_start[job.id] = float(sim.now)

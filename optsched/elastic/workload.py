@@ -17,7 +17,9 @@ policies need to run on any trace (``optsched compare``). Assumptions, each an o
   worker type m is no faster: v_jm = v max(1, k_j / k_m) (1 + ``other_type_penalty``), so no
   configuration of job j takes less than duration_j or fewer than g_j duration_j GPU-seconds: the
   lower bound of ``compare`` stays valid (formulations/rigid.md#jct-bound).
-* **Time**: slots of ``slot`` seconds (default: :func:`default_slot`); a_j = ceil(r_j / slot);
+* **Time**: slots of ``slot`` seconds (default: :func:`default_slot`, made longer, in whole minutes,
+  where the instance's serial horizon would pass the elastic limit of 10^6 slots, as at 100,000
+  jobs; a given ``slot`` that passes it is refused with the least one that fits); a_j = ceil(r_j / slot);
   weights all equal (W = the largest least resource use, so that 1 <= w_j / use <= F, the paper's
   first assumption, with F = W / the smallest).
 """
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.cluster import Cluster
+from optsched.core.limits import MAX_SLOTS as KIND_SLOTS
 from optsched.core.seeds import SeedLike, as_generator
 from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
 from optsched.elastic.shapes import ideal_config
@@ -51,6 +54,23 @@ def default_slot(window: float) -> float:
     (60.0, 6480.0)
     """
     return 60.0 * max(1, math.ceil(window / (60.0 * MAX_SLOTS)))
+
+
+def _least_slot(horizon_of, slot: float, limit: int, n: int) -> float | None:
+    """The least whole-minute slot (from ``slot`` on) whose serial horizon fits ``limit`` slots
+    (None: none can, every job adds two slots at least)."""
+    if 2 * n >= limit:
+        return None
+    lo, hi = max(1, math.ceil(slot / 60.0)), max(1, math.ceil(slot / 60.0))
+    while horizon_of(60.0 * hi) > limit:
+        lo, hi = hi, hi * 2
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if horizon_of(60.0 * mid) > limit:
+            lo = mid + 1
+        else:
+            hi = mid
+    return 60.0 * hi
 
 
 def _positive(value: Any, name: str) -> float:
@@ -129,7 +149,8 @@ def from_table(
             f"The 'worker_gpus' option must map GPUs per worker (>= 1) to weights >= 0; got {worker_gpus!r}."
         )
     window = float((arr + dur).max() - arr.min())
-    slot = default_slot(window) if slot is None else _positive(slot, "slot")
+    auto_slot = slot is None
+    slot = default_slot(window) if auto_slot else _positive(slot, "slot")
     rng = as_generator(seed)
     largest = int(cluster.max_server_gpus)
     servers = [{"capacity": {"gpu": float(g), "cpu": (cpu_per_gpu + ps_cpu) * float(g)}} for g in cluster.gpus]
@@ -157,7 +178,7 @@ def from_table(
         jobs.append(
             {
                 "id": int(ids[i]) if isinstance(ids[i], np.integer) else ids[i],
-                "arrival": int(math.ceil(arr[i] / slot - 1e-9)),
+                "arrival": 0,  # in slots, set below once the slot is known
                 "weight": 1.0,
                 "epochs": 1,
                 "chunks": g // k,
@@ -172,10 +193,33 @@ def from_table(
     def slowest(j):  # ms per mini-batch of one worker of the slowest type, spread (q = 0)
         return max(j["v"]) + float(update_ms) + 2.0 * transfer_ms(float(grad_mb), float(worker_gbps))
 
-    # a serial schedule of the least-duration configurations ends by max a_j + sum_j d_j (set below)
-    horizon = max(j["arrival"] for j in jobs) + sum(
-        guarded_ceil(j["chunks"] * j["minibatches"] * slowest(j) / (1000.0 * slot)) + 1 for j in jobs
-    )
+    # a serial schedule of the slowest configurations ends by this horizon (the least-duration one,
+    # max a_j + sum_j d_j, is set below); the default slot grows (whole minutes) until it fits the
+    # elastic limit of slots (a workload of 100,000 jobs spans more than 10^6 one-minute slots)
+    work_ms = [j["chunks"] * j["minibatches"] * slowest(j) for j in jobs]
+
+    def serial_horizon(slot: float) -> int:
+        last = int(math.ceil(float(arr.max()) / slot - 1e-9))
+        return last + sum(guarded_ceil(w / (1000.0 * slot)) + 1 for w in work_ms)
+
+    horizon = serial_horizon(slot)
+    limit = KIND_SLOTS["elastic"]
+    while auto_slot and horizon > limit and 2 * len(jobs) < limit:  # each job: 2 slots at least
+        slot = 60.0 * math.ceil(slot * horizon / (0.95 * limit) / 60.0)
+        horizon = serial_horizon(slot)
+    if horizon > limit:
+        least = _least_slot(serial_horizon, slot, limit, len(jobs))
+        raise InvalidInstanceError(
+            f"The elastic policies' instance of this workload would span {horizon:,} slots of {slot:g} s "
+            f"(its serial horizon), more than the {limit:,} they may (docs/instances.md#limits); "
+            + (
+                f"give a longer slot: --elastic-slot {least:g} (in Python enrich={{'elastic': {{'slot': {least:g}}}}})."
+                if least is not None
+                else f"the workload has {len(jobs):,} jobs, two slots each at least: give them fewer jobs."
+            )
+        )
+    for j, a in zip(jobs, arr, strict=True):
+        j["arrival"] = int(math.ceil(a / slot - 1e-9))
     doc = {
         "kind": "elastic",
         "name": "from-table",

@@ -3,6 +3,7 @@ of a job trains in less than its duration or on fewer than g x duration GPU-seco
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -60,3 +61,52 @@ def test_default_slot_and_bad_input():
         from_table(t, Cluster.homogeneous(1, 8), slot=0)
     with pytest.raises(InvalidOptionError, match="worker_gpus"):
         from_table(t, Cluster.homogeneous(1, 8), worker_gpus={0: 1.0})
+
+
+def _long_table(n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "arrival": np.sort(rng.uniform(0, 36_000, n)),
+            "gpus": rng.choice([1, 2, 4], n),
+            "duration": rng.uniform(600, 7_200, n),
+        }
+    )
+
+
+def test_default_slot_grows_until_the_horizon_fits_the_limit(monkeypatch):
+    """At 100,000 synthetic jobs the one-minute-based default slot gave a serial horizon of
+    1,385,530 slots, past the elastic limit of 10^6, and compare skipped every elastic row; the
+    default slot now grows (whole minutes) until it fits. Here the limit is made small."""
+    from optsched.core import limits
+
+    monkeypatch.setitem(limits.MAX_SLOTS, "elastic", 5_000)
+    table = _long_table()
+    inst = from_table(table, Cluster.homogeneous(4, 4))
+    slot = inst.metadata["assumptions"]["slot"]
+    assert slot > default_slot(float((table.arrival + table.duration).max())) and slot % 60 == 0
+    assert inst.horizon <= 5_000
+    with pytest.raises(InvalidInstanceError) as e:  # a given slot is kept, and refused with the fix
+        from_table(table, Cluster.homogeneous(4, 4), slot=60.0)
+    msg = str(e.value)
+    assert "more than the 5,000" in msg and "--elastic-slot" in msg
+    least = float(msg.split("--elastic-slot ")[1].split()[0])
+    assert from_table(table, Cluster.homogeneous(4, 4), slot=least).horizon <= 5_000
+    with pytest.raises(InvalidInstanceError):  # the least slot is the least whole minute that fits
+        from_table(table, Cluster.homogeneous(4, 4), slot=least - 60.0)
+
+
+def test_to_sim_of_more_jobs_than_a_server_may_have_gpus():
+    """The simulator's cluster gave each server one placement token per job (100,000 tokens at
+    100,000 jobs, past the 10,000 GPUs a server may have: every elastic row of compare failed);
+    a server needs a token only per worker or PS that can fit on it at once."""
+    from optsched.core.limits import MAX_SERVER_GPUS
+    from optsched.elastic.policy import to_sim
+
+    n = MAX_SERVER_GPUS + 1
+    table = pd.DataFrame({"arrival": np.arange(n, dtype=float), "gpus": 1, "duration": 60.0})
+    inst = from_table(table, Cluster.homogeneous(2, 4))
+    cluster, jobs = to_sim(inst)
+    assert len(jobs) == n
+    # a server of 4 GPUs and 32 CPUs holds at most 4 one-GPU workers (4 CPUs each) and 8 PSs (4 CPUs)
+    assert [s.gpus for s in cluster.servers] == [12, 12]
