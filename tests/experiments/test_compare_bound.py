@@ -179,3 +179,21 @@ def test_the_tolerance_of_beats_bound_grows_with_the_magnitudes():
     assert beats_tolerance(400, 2e6, 1e8) < 1e-3  # far below what rounding at 1.6e9 s gave (2e-3 s)
     assert beats_tolerance(400, 2e6, 1e8) > 400 * 2e6 * 2.0**-52
     assert beats_tolerance(10, 100.0, 1e3, slot=6480.0) >= 10 * 1e-9 * 6480.0
+
+
+def test_a_table_with_work_and_duration_runs_every_row_on_duration():
+    """compare's bound and the papers' enrichments read 'duration'; the baselines' job reader
+    preferred 'work', so a table with both ran two workloads in one table (and a malformed 'work'
+    cell failed only those rows). 'duration' is the one read, and the 'work' column is dropped
+    with a warning."""
+    from optsched.experiments.compare import compare
+
+    base = pd.DataFrame({"arrival": [0.0, 1.0, 2.0, 3.0], "gpus": [1, 2, 1, 2], "duration": [50.0, 20.0, 5.0, 80.0]})
+    cl = Cluster.homogeneous(1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = compare(base, cl, policies=["srtf", "fifo"], progress=False, exact_max_jobs=0)[0]
+    for work in ([500.0, 1.0, 1.0, 1.0], ["", 1.0, "x", None]):
+        with pytest.warns(UserWarning, match="'work' column"):
+            both = compare(base.assign(work=work), cl, policies=["srtf", "fifo"], progress=False, exact_max_jobs=0)[0]
+        assert both.set_index("policy")["mean_jct"].to_dict() == alone.set_index("policy")["mean_jct"].to_dict()

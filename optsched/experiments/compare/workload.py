@@ -64,6 +64,18 @@ def _checked_table(table, cluster):
     if len(table) == 0:
         raise InvalidInstanceError("The job table is empty; give at least one job.")
     _, wcol = job_table_columns(table, who="compare", prefer="duration")
+    if wcol == "duration" and "work" in table.columns:
+        # one processing time per job for every row: the bound and the enrichments read 'duration',
+        # and the simulator's job reader prefers 'work' (a table with both ran two workloads)
+        import warnings
+
+        warnings.warn(
+            "The job table has both a 'duration' and a 'work' column; compare reads 'duration' for every "
+            "policy and the bound, and ignores the 'work' column (drop it, or rename it to 'duration' to use it).",
+            UserWarning,
+            stacklevel=4,
+        )
+        table = table.drop(columns=["work"])
     if "job_id" not in table.columns:
         table = table.assign(job_id=np.arange(len(table)))
     ids = table["job_id"]
