@@ -8,7 +8,14 @@ from typing import Any
 
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["deprecated_positional", "deprecated_alias", "deprecated_names", "DEPRECATED_SINCE", "REMOVED_IN"]
+__all__ = [
+    "deprecated_positional",
+    "deprecated_alias",
+    "deprecated_names",
+    "user_stacklevel",
+    "DEPRECATED_SINCE",
+    "REMOVED_IN",
+]
 
 #: The release that deprecates the former names of :func:`deprecated_names`, and the one that removes them
 #: (docs/conventions.md#deprecated lists them).
@@ -87,3 +94,28 @@ def deprecated_names(module: str, names: Mapping[str, tuple[str, Any]]) -> Calla
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn`, called from the function that warns, that names
+    the first caller outside optsched (the user's line, not a line deep in the package), whatever
+    the depth of the calls between.
+
+    >>> import warnings
+    >>> def f():
+    ...     warnings.warn("look here", UserWarning, stacklevel=user_stacklevel())
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     f()
+    >>> w[0].filename.endswith("compat.py")
+    False
+    """
+    import inspect
+    import os
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    here = inspect.currentframe()
+    frame, level = (here.f_back if here is not None else None), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -194,6 +194,7 @@ def test_a_table_with_work_and_duration_runs_every_row_on_duration():
         warnings.simplefilter("ignore")
         alone = compare(base, cl, policies=["srtf", "fifo"], progress=False, exact_max_jobs=0)[0]
     for work in ([500.0, 1.0, 1.0, 1.0], ["", 1.0, "x", None]):
-        with pytest.warns(UserWarning, match="'work' column"):
+        with pytest.warns(UserWarning, match="'work' column") as caught:
             both = compare(base.assign(work=work), cl, policies=["srtf", "fifo"], progress=False, exact_max_jobs=0)[0]
+        assert next(w.filename for w in caught if "'work' column" in str(w.message)) == __file__  # the caller's line
         assert both.set_index("policy")["mean_jct"].to_dict() == alone.set_index("policy")["mean_jct"].to_dict()

@@ -22,6 +22,7 @@ import numpy as np
 from optsched.asrpt.workload import B_INTER, B_INTRA, check_bandwidths
 from optsched.asrpt.workload import from_table as asrpt_from_table
 from optsched.asrpt.workload import least_processing as asrpt_least_processing
+from optsched.core.compat import user_stacklevel
 from optsched.elastic.workload import from_table as elastic_from_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.experiments.compare.load import work_column
@@ -73,7 +74,7 @@ def _checked_table(table, cluster):
             "The job table has both a 'duration' and a 'work' column; compare reads 'duration' for every "
             "policy and the bound, and ignores the 'work' column (drop it, or rename it to 'duration' to use it).",
             UserWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         table = table.drop(columns=["work"])
     if "job_id" not in table.columns:
