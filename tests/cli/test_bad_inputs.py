@@ -295,3 +295,27 @@ def test_every_registered_policy_lists_its_options():
     optsched.load_plugins()
     unchecked = [n for n in policy_registry() if policy_options(n) is None]
     assert unchecked == []
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"arrival": [0.0], "gpus": [1], "duration": [[1]]},  # CI's hypothesis find: a list in a cell
+        {"arrival": [[0.0, 1.0]], "gpus": [1], "duration": [5.0]},
+        {"arrival": [0.0, 1.0], "gpus": [[1], [2]], "duration": [5.0, 5.0]},
+    ],
+)
+def test_a_job_table_cell_holding_a_list_is_refused(table):
+    """A mapping's column of one-element lists became a 2-D array, not an error; each job's work was
+    then a list, and the run ended in a TypeError."""
+    from optsched.sim import FIFO, Simulator
+
+    with pytest.raises(InvalidInstanceError, match="must hold numbers; row 0 has"):
+        Simulator(optsched.core.Cluster.homogeneous(2, 4), table, FIFO()).run()
+
+
+def test_a_job_table_column_given_as_one_value_is_refused():
+    from optsched.sim import FIFO, Simulator
+
+    with pytest.raises(InvalidInstanceError, match="'arrival' column of the job table is one value"):
+        Simulator(optsched.core.Cluster.homogeneous(2, 4), {"arrival": 0.0, "gpus": 1, "duration": 5.0}, FIFO()).run()

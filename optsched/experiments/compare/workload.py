@@ -23,6 +23,7 @@ from optsched.asrpt.workload import B_INTER, B_INTRA, check_bandwidths
 from optsched.asrpt.workload import from_table as asrpt_from_table
 from optsched.asrpt.workload import least_processing as asrpt_least_processing
 from optsched.core.compat import user_stacklevel
+from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
 from optsched.elastic.workload import from_table as elastic_from_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.experiments.compare.load import work_column
@@ -85,7 +86,11 @@ def _checked_table(table, cluster):
         raise InvalidInstanceError(f"Job id {dup!r} appears twice in the job table; job ids must be unique.")
     for col, ok, want in (
         ("arrival", lambda a: np.isfinite(a), "a finite number of seconds"),
-        (wcol, lambda a: np.isfinite(a) & (a >= 0), "a finite number of seconds >= 0"),
+        (  # the simulator's range: a row it would refuse is refused here, before any run
+            wcol,
+            lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
+            f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
+        ),
         ("gpus", lambda a: np.isfinite(a) & (a >= 1) & (np.mod(a, 1) == 0), "a whole number >= 1"),
     ):
         try:

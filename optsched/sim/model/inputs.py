@@ -129,20 +129,24 @@ def count_jobs(jobs: Any) -> int:
 def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
     c = df[name]
     try:
-        if hasattr(c, "to_numpy"):
-            return c.to_numpy(dtype=dtype)
-        return np.asarray(c, dtype=dtype)
+        a = c.to_numpy(dtype=dtype) if hasattr(c, "to_numpy") else np.asarray(c, dtype=dtype)
+        if a.ndim == 1:
+            return a
     except (TypeError, ValueError):  # text, lists or None in a column of numbers
-        i, v = _first_bad(c.tolist() if hasattr(c, "tolist") else list(c), dtype)
-        raise InvalidInstanceError(
-            f"The '{name}' column of the job table must hold numbers; row {i} has {v!r}. Fix or drop those rows."
-        ) from None
+        pass
+    # (a mapping's column of equal-length lists converts to a 2-D array without an error)
+    i, v = _first_bad(c.tolist() if hasattr(c, "tolist") else list(c), dtype)
+    raise InvalidInstanceError(
+        f"The '{name}' column of the job table must hold numbers; row {i} has {v!r}. Fix or drop those rows."
+    )
 
 
 def _first_bad(values: list, dtype: Any) -> tuple[int, Any]:
     """The first (row, value) of ``values`` that does not convert to ``dtype``."""
     for i, v in enumerate(values):
         try:
+            if np.ndim(v) != 0:  # a list or array in a cell, even of one number
+                return i, v
             np.asarray(v, dtype=dtype).item()
         except (TypeError, ValueError):
             return i, v
@@ -198,6 +202,12 @@ def table_columns(df: Any, cluster: Cluster, *, attrs_columns: Sequence[str] = (
     total, largest = cluster.total_gpus, cluster.max_server_gpus
     columns, wcol = job_table_columns(df)
     if not hasattr(df, "columns"):  # a mapping of columns: check they line up (a DataFrame does)
+        single = [c for c in columns if isinstance(df[c], (str, bytes)) or not hasattr(df[c], "__len__")]
+        if single:
+            raise InvalidInstanceError(
+                f"The '{single[0]}' column of the job table is one value ({df[single[0]]!r}), not a column: give "
+                f"each column as a list, one value per job (e.g. {{'arrival': [0.0], 'gpus': [1], 'duration': [5.0]}})."
+            )
         lengths = {c: len(df[c]) for c in columns}
         if len(set(lengths.values())) > 1:
             raise InvalidInstanceError(f"The columns of the job table have different lengths: {lengths}.")
