@@ -165,16 +165,22 @@ def test_one_blas_thread_limits_and_restores_even_nested_and_on_error():
     assert _blas_threads() == before
 
 
-def test_cross_kernel_is_the_fitted_kernel_bit_for_bit():
-    gp = GPDeferral(seed=3, min_updates=15)
+def _trained_gp(seed: int, n: int):
+    """A GP predictor after n random decisions and their futile loads (past its min_updates), and its rng."""
+    gp = GPDeferral(seed=seed, min_updates=15)
     gp.reset(None, None)
-    rng = np.random.default_rng(3)
-    for i in range(30):
+    rng = np.random.default_rng(seed)
+    for i in range(n):
         c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(i % 7))
         d = Decision(0.0, i, (), c)
         d.x = gp.choose(None, None, d)
         d.f = float(rng.uniform(0, 100))
         gp.observe(d)
+    return gp, rng
+
+
+def test_cross_kernel_is_the_fitted_kernel_bit_for_bit():
+    gp, rng = _trained_gp(3, 30)
     assert gp._fast is not None  # the kernel _fit builds
     for c in [C, (0.0, 0.0, 0.0, 0.0), (1e4, 1e6, 99.0, 50.0)]:
         xs = np.concatenate([rng.uniform(0, 100, 5), np.linspace(0, 100, 101), [0.0, 100.0]])
@@ -186,15 +192,7 @@ def test_cross_kernel_is_the_fitted_kernel_bit_for_bit():
 def test_lbfgsb_first_step_test_gives_scipy_s_answer():
     from scipy.optimize import minimize
 
-    gp = GPDeferral(seed=5, min_updates=15)
-    gp.reset(None, None)
-    rng = np.random.default_rng(5)
-    for i in range(25):
-        c = (float(rng.uniform(1, 100)), float(rng.uniform(10, 5000)), float(rng.uniform(0, 90)), float(i % 7))
-        d = Decision(0.0, i, (), c)
-        d.x = gp.choose(None, None, d)
-        d.f = float(rng.uniform(0, 100))
-        gp.observe(d)
+    gp, rng = _trained_gp(5, 25)
     eps = 1e-6 * (gp.high - gp.low)
 
     def scipy_answer(f, x0):
