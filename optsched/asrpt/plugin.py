@@ -20,6 +20,7 @@ from optsched.core.objectives import objective_value
 from optsched.core.plugins import register_enrichment, register_reproduction
 from optsched.core.registry import KindSpec, register_algorithm, register_kind
 from optsched.sim import register_policy
+from optsched.sim.registry import forwards_options
 from optsched.solvers import SolveOptions
 from optsched.verify import register_check, register_cluster_checks, register_evaluator
 from optsched.verify.suite import register_suite_instances
@@ -32,14 +33,16 @@ def suite_instances() -> list[Any]:
     return [toy_instance()]
 
 
+@forwards_options(ASRPT, set_here=("backfill",))  # ASRPT's other options, checked by get_policy
 def asrpt_backfill(**options: Any) -> ASRPT:
     """The ``asrpt-a-srpt-backfill`` policy: :class:`ASRPT` with ``backfill=True`` (other options passed on)."""
-    return ASRPT(**{"backfill": True, **options})
+    return ASRPT(backfill=True, **options)
 
 
+@forwards_options(ASRPT, set_here=("backfill", "split_heavy"))
 def asrpt_backfill_no_split(**options: Any) -> ASRPT:
     """The ``asrpt-a-srpt-backfill-no-split`` policy: :class:`ASRPT` with ``backfill=True, split_heavy=False``."""
-    return ASRPT(**{"backfill": True, "split_heavy": False, **options})
+    return ASRPT(backfill=True, split_heavy=False, **options)
 
 
 def register() -> None:
