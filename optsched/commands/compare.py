@@ -12,7 +12,9 @@ OpenB format), your own job table (--jobs-csv: arrival, gpus, duration; optional
 user), or the calibrated synthetic generator (a new draw per seed). Every paper's policies run on
 it: each paper's enrichment adds what its policies need (model profiles, worker/PS shapes, stage
 probabilities, load/save times) under assumptions written in formulations/<key>.md; a policy that
-still cannot run is listed with the reason and how to supply what it needs.
+still cannot run is listed with the reason and how to supply what it needs. The A-SRPT rows run
+under their paper's communication model, with --asrpt-nic-gbps per server (default 100 per GPU;
+the paper's setting is 10); the table's title and a note under it say so.
 
 The load means what it says. For a trace, --load R sizes the cluster (servers of
 --gpus-per-server GPUs) so that the offered load over the replay window (first arrival to the
