@@ -248,6 +248,11 @@ def check_nic_gbps(gbps: Any, g: int, *, option: str = "--asrpt-nic-gbps") -> fl
             f"{option} must be a bandwidth > 0 in Gbit/s per server (the paper: 10; default: 100 per GPU); "
             f"got {gbps!r} Gbit/s."
         )
+    if x * 1e9 / 8 < 1.0:  # a cluster's bandwidth is at least 1 byte/s (optsched.core.limits)
+        raise InvalidOptionError(
+            f"{option} {x:g} Gbit/s per server is below 1 byte/s (8e-09 Gbit/s), the least bandwidth a cluster "
+            f"may have; give at least 8e-09 Gbit/s (the paper: 10)."
+        )
     cap = int(g) * B_INTRA * 8 / 1e9
     if x > cap * (1 + 1e-12):
         raise InvalidOptionError(

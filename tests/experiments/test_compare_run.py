@@ -222,6 +222,7 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
         (["--policies", "fifo", "--sort", "nope"], "sort_by (--sort) must be one of"),
         (["--asrpt-nic-gbps", "0"], "--asrpt-nic-gbps must be a bandwidth > 0 in Gbit/s per server"),
         (["--asrpt-nic-gbps", "-10"], "got -10.0 Gbit/s"),
+        (["--asrpt-nic-gbps", "1e-9"], "below 1 byte/s"),
         (["--asrpt-nic-gbps", "3000"], "3000 Gbit/s per server is faster across servers than inside one"),
     ],
 )
