@@ -185,6 +185,14 @@ class ASRPT(_AsrptPolicy):
         that fit start meanwhile, in queue order (one communication-heavy job delayed at a time). A
         diagnostic variant (formulations/asrpt.md, finding 6): at 2,000 GPUs the queue is in arrival
         order and the blocking head is what costs A-SRPT most.
+    split_heavy : bool
+        Default True: Algorithm 1 (Line 20, ``t_i <- t``): a delayed communication-heavy job starts
+        wherever GPUs are free once its window ends, split over servers if need be. **False is not
+        the paper's pseudo-code** but the prose of Sec. IV-C ("communication-heavy jobs are delayed
+        until sufficient server resources are available"): such a job waits with no deadline until
+        a placement passes Line 12's test (alpha_i(x) / alpha~min_i <= ``comm_heavy``), or until the
+        cluster is idle (nothing else can free GPUs for it). A diagnostic variant
+        (formulations/asrpt.md#readings-of-alg-1); ``tau`` then plays no part.
 
     Guarantee
     ---------
@@ -220,13 +228,15 @@ class ASRPT(_AsrptPolicy):
         seed=0,
         reading: str = "nic-share",
         backfill: bool = False,
+        split_heavy: bool = True,
     ):
         super().__init__(predictions=predictions, slotted=slotted, seed=seed, reading=reading, rate=rate)
-        if not isinstance(backfill, bool):
-            raise InvalidOptionError(f"The 'backfill' option of A-SRPT must be True or False; got {backfill!r}.")
+        for opt, v in (("backfill", backfill), ("split_heavy", split_heavy)):
+            if not isinstance(v, bool):
+                raise InvalidOptionError(f"The '{opt}' option of A-SRPT must be True or False; got {v!r}.")
         self.backfill = backfill
-        if backfill:
-            self.name = "a-srpt-backfill"
+        self.split_heavy = split_heavy
+        self.name = "a-srpt" + ("-backfill" if backfill else "") + ("" if split_heavy else "-no-split")
         self.predictor = predictor
         try:
             self.history = list(history if history is not None else ())
@@ -326,7 +336,7 @@ class ASRPT(_AsrptPolicy):
         due = []
         if self.v_active:
             due.append(self.v_time + self.v_active[0][0])
-        if self.delayed is not None:
+        if self.delayed is not None and math.isfinite(self.delayed["deadline"]):
             due.append(self.delayed["deadline"])
         due = [d for d in due if d > sim.now + 1e-9 * max(1.0, abs(sim.now))]  # past deadlines: events wake us
         if due:
@@ -348,6 +358,14 @@ class ASRPT(_AsrptPolicy):
         slot = self.slot
         return math.floor(budget / slot + 1e-9) * slot
 
+    def _may_start_delayed(self, sim, info, a: float) -> bool:
+        """Whether the delayed head starts on the placement of alpha ``a``: Algorithm 1 (Lines 12-20) when
+        alpha drops below its first evaluation kappa or the window has ended; never splitting
+        (``split_heavy=False``) when the placement passes Line 12's test, or the cluster is idle."""
+        if not self.split_heavy:
+            return a / info.a_min <= self.comm_heavy or sim.total_free >= self.G
+        return a < self.delayed["kappa"] - 1e-15 or sim.now >= self.delayed["deadline"] - 1e-9
+
     def _start(self, sim, jid, placement):
         job = self.info[jid].job
         self.started_alpha[jid] = self.rate_model.alpha(job, placement)
@@ -367,7 +385,7 @@ class ASRPT(_AsrptPolicy):
                 pl = select_servers(sim.free_gpus, g_i, most=True)
                 if pl is not None:
                     a = self.rate_model.alpha(info.job, pl)
-                    if a < self.delayed["kappa"] - 1e-15 or sim.now >= self.delayed["deadline"] - 1e-9:
+                    if self._may_start_delayed(sim, info, a):
                         self.pending.pop(k)
                         self.delayed = None
                         self._start(sim, jid, pl)
@@ -384,8 +402,9 @@ class ASRPT(_AsrptPolicy):
             if info.comm_heavy:  # Lines 8-20
                 pl = select_servers(sim.free_gpus, g_i, most=True)
                 a = self.rate_model.alpha(info.job, pl)
-                wait = self._wait_window(g_i, info)
-                if a / info.a_min <= self.comm_heavy or wait <= 0:  # Line 12, or an empty loop 16-19 (Line 20)
+                wait = self._wait_window(g_i, info) if self.split_heavy else math.inf
+                idle = not self.split_heavy and sim.total_free >= self.G  # never split: nothing else frees GPUs
+                if a / info.a_min <= self.comm_heavy or wait <= 0 or idle:  # Line 12, or an empty loop 16-19 (Line 20)
                     self.pending.pop(k)
                     self._start(sim, jid, pl)
                     continue

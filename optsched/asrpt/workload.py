@@ -10,9 +10,13 @@ policies need to run on any trace (``optsched compare``). Assumptions: formulati
   time at the placement A-SRPT itself estimates (Heavy-Edge on the fewest servers, Sec. IV-B), the
   paper's recipe (Sec. V-A-1-b), rounded up so that the job never runs faster than its trace
   duration there; predictions are perfect (ñ_i = n_i, A-SRPT-Perfect).
-* **Cluster**: the given servers with the paper's bandwidths (10 Gbit/s NIC, 300 GB/s inside a
-  server) unless the cluster has its own. The time model's premise B_inter <= g B_intra (a byte over
-  the NIC costs at least as much as one inside a server) is checked (:func:`check_bandwidths`).
+* **Cluster**: the given servers with g x 100 Gbit/s of NIC per server of g GPUs
+  (:func:`default_bandwidth_inter`: 12.5 GB/s per GPU, 24x below NVLink's 300 GB/s, inside the paper's
+  "one to two orders of magnitude", Sec. III) and the paper's 300 GB/s inside a server, unless the
+  cluster or ``bandwidth_inter`` says otherwise. The paper's own 10 Gbit/s per 8-GPU server
+  (:data:`B_INTER`, Sec. V-B) is 1,920x below NVLink per GPU; the paper reproductions keep it. The time
+  model's premise B_inter <= g B_intra (a byte over the NIC costs at least as much as one inside a
+  server) is checked (:func:`check_bandwidths`).
 
 :func:`least_processing` gives n_i alpha^min_i, the least time of job i over every placement the
 cluster can give it (one server when the job fits on one, else the exact minimum over its splits):
@@ -50,13 +54,20 @@ __all__ = [
     "family_of",
     "from_table",
     "check_bandwidths",
+    "check_nic_gbps",
     "least_processing",
     "B_INTER",
+    "B_INTER_PER_GPU",
     "B_INTRA",
+    "DRAWN_FAMILIES",
+    "default_bandwidth_inter",
+    "profile_gradients",
     "EXACT_PLACEMENTS",
 ]
 
-B_INTER = 10e9 / 8  #: the paper's NIC, 10 Gbit/s, in bytes/s
+B_INTER = 10e9 / 8  #: the paper's NIC, 10 Gbit/s per server, in bytes/s (Sec. V-B; the reproductions)
+#: The enrichment's default NIC share per GPU: 100 Gbit/s, in bytes/s (a server of g GPUs: g x this).
+B_INTER_PER_GPU = 100e9 / 8
 B_INTRA = 300e9  #: the paper's intra-server bandwidth, 300 GB/s
 #: :func:`least_processing` enumerates the splits of a job wider than a server when there are at
 #: most this many count matrices, else solves the placement MILP for at most MILP_SECONDS.
@@ -67,16 +78,31 @@ MILP_SECONDS = 30.0
 FAMILIES: dict[str, tuple[str, ...]] = {
     "ResNet": ("resnet", "conv", "efficient", "inception", "mobilenet", "cnn"),
     "VGG19": ("vgg",),
-    "BERT": ("bert", "vit", "swin", "transformer", "tnt", "conformer"),
+    "ViT": ("vit", "swin", "tnt", "conformer", "deit"),
+    "BERT": ("bert", "transformer"),
     "GPT": ("gpt", "llama", "opt-", "llm", "t5"),
 }
+#: The families a job without a recognised model name is drawn from (uniformly): the four of the
+#: paper's Table I kinds; ViT is only taken from a model name.
+DRAWN_FAMILIES = ("ResNet", "VGG19", "BERT", "GPT")
+
+
+def default_bandwidth_inter(g: int) -> float:
+    """The enrichment's NIC bandwidth of a server of ``g`` GPUs (bytes/s): g x :data:`B_INTER_PER_GPU`.
+
+    >>> default_bandwidth_inter(8) * 8 / 1e9   # Gbit/s per 8-GPU server
+    800.0
+    """
+    return int(g) * B_INTER_PER_GPU
 
 
 def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
     """Stages of a ``family`` job on ``gpus`` GPUs (sum of replicas = ``gpus``).
 
-    ResNet (ResNet-50-like, 25.6M parameters, 0.1 s per mini-batch on one GPU) and BERT (BERT-large,
-    340M parameters, 0.09 s) are data-parallel (one stage, k = g replicas); VGG19 is the 4-stage
+    ResNet (ResNet-50-like, 25.6M parameters, 0.1 s per mini-batch on one GPU), ViT (ViT-B/16-like,
+    86.6M parameters, 346 MB of fp32 gradients, 0.1 s: the size of ViT-B/16, Swin-B 87.8M,
+    Conformer-B 83.3M and TNT-B 65.6M) and BERT (BERT-large, 340M parameters, 0.09 s) are
+    data-parallel (one stage, k = g replicas); VGG19 is the 4-stage
     pipeline of :func:`optsched.asrpt.profiles.vgg19_like` on 8 GPUs, 2 stages on 2, 4 of one
     replica on 4, data-parallel otherwise; GPT is a uniform pipeline of g one-replica stages
     (:func:`~optsched.asrpt.profiles.gpt_like`'s per-stage numbers scaled to 8 / g). One GPU: a
@@ -96,6 +122,9 @@ def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
     if family == "BERT":
         p = 0.09
         return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=1360 * MB),)
+    if family == "ViT":
+        p = 0.1
+        return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=346 * MB),)
     if family == "VGG19":
         if g == 2:
             return _pipeline(0, (1, 1), (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB)).stages
@@ -116,8 +145,10 @@ def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
 def family_of(name: Any, profile_of: Mapping[str, str] | None = None) -> str | None:
     """The family a model name selects (``profile_of`` first, then :data:`FAMILIES`' fragments), or None.
 
-    >>> family_of("vgg19_bn"), family_of("GPT-3"), family_of("my-net"), family_of("my-net", {"my-net": "BERT"})
-    ('VGG19', 'GPT', None, 'BERT')
+    >>> family_of("vgg19_bn"), family_of("GPT-3"), family_of("Swin"), family_of("my-net", {"my-net": "BERT"})
+    ('VGG19', 'GPT', 'ViT', 'BERT')
+    >>> family_of("my-net") is None
+    True
     """
     if name is None or (isinstance(name, float) and np.isnan(name)):
         return None
@@ -167,8 +198,8 @@ def check_bandwidths(g: int, bandwidth_inter: float, bandwidth_intra: float, *, 
     >>> try:
     ...     check_bandwidths(8, 1e14, 1e9)
     ... except InvalidOptionError as e:
-    ...     print(str(e)[:64])
-    The 'bandwidth_inter' of the A-SRPT enrichment options is 1e+14
+    ...     print(str(e)[:98])
+    The 'bandwidth_inter' of the A-SRPT enrichment options is 1e+14 bytes/s (800000 Gbit/s per server)
     """
     for name, v in (("bandwidth_inter", bandwidth_inter), ("bandwidth_intra", bandwidth_intra)):
         try:
@@ -176,10 +207,15 @@ def check_bandwidths(g: int, bandwidth_inter: float, bandwidth_intra: float, *, 
         except (TypeError, ValueError):
             x = math.nan
         if isinstance(v, bool) or not (x > 0 and math.isfinite(x)):
-            raise InvalidOptionError(f"The '{name}' of the A-SRPT {_WHERE[where]} must be bytes/s > 0; got {v!r}.")
+            raise InvalidOptionError(
+                f"The '{name}' of the A-SRPT {_WHERE[where]} must be a bandwidth > 0 in bytes/s; got {v!r} bytes/s "
+                f"(a server's NIC of 100 Gbit/s is 1.25e10 bytes/s)."
+            )
     if float(bandwidth_inter) > g * float(bandwidth_intra) * (1 + 1e-12):
         raise InvalidOptionError(
-            f"The 'bandwidth_inter' of the A-SRPT {_WHERE[where]} is {float(bandwidth_inter):.6g} bytes/s, above g x "
+            f"The 'bandwidth_inter' of the A-SRPT {_WHERE[where]} is {float(bandwidth_inter):.6g} bytes/s "
+            f"({float(bandwidth_inter) * 8 / 1e9:.6g} Gbit/s per server), faster across servers than inside one: "
+            f"above g x "
             f"bandwidth_intra = {g} x {float(bandwidth_intra):.6g} = {g * float(bandwidth_intra):.6g} bytes/s: the "
             f"time model (eq. 5-6) would then make a job split over servers faster than on one server. Give "
             f"bandwidth_inter <= g x bandwidth_intra (the paper: 10 Gbit/s = 1.25e9 bytes/s between servers, "
@@ -188,6 +224,48 @@ def check_bandwidths(g: int, bandwidth_inter: float, bandwidth_intra: float, *, 
 
 
 _WHERE = {"options": "enrichment options", "cluster": "cluster (its own field)"}
+
+
+def check_nic_gbps(gbps: Any, g: int, *, option: str = "--asrpt-nic-gbps") -> float:
+    """A NIC bandwidth per server given in Gbit/s (the CLI's unit), checked: a finite number > 0, and
+    not faster across servers than inside one (at most g x 300 GB/s = g x 2,400 Gbit/s, the premise
+    of :func:`check_bandwidths`). Returns it in bytes/s.
+
+    >>> check_nic_gbps(10, 8)   # the paper's NIC
+    1250000000.0
+    >>> try:
+    ...     check_nic_gbps(0, 8)
+    ... except InvalidOptionError as e:
+    ...     print(e)
+    --asrpt-nic-gbps must be a bandwidth > 0 in Gbit/s per server (the paper: 10; default: 100 per GPU); got 0 Gbit/s.
+    """
+    try:
+        x = float(gbps)
+    except (TypeError, ValueError):
+        x = math.nan
+    if isinstance(gbps, bool) or not (x > 0 and math.isfinite(x)):
+        raise InvalidOptionError(
+            f"{option} must be a bandwidth > 0 in Gbit/s per server (the paper: 10; default: 100 per GPU); "
+            f"got {gbps!r} Gbit/s."
+        )
+    if x * 1e9 / 8 < 1.0:  # a cluster's bandwidth is at least 1 byte/s (optsched.core.limits)
+        raise InvalidOptionError(
+            f"{option} {x:g} Gbit/s per server is below 1 byte/s (8e-09 Gbit/s), the least bandwidth a cluster "
+            f"may have; give at least 8e-09 Gbit/s (the paper: 10)."
+        )
+    cap = int(g) * B_INTRA * 8 / 1e9
+    if x > cap * (1 + 1e-12):
+        raise InvalidOptionError(
+            f"{option} {x:g} Gbit/s per server is faster across servers than inside one: above g x 300 GB/s = "
+            f"{int(g)} x 2,400 = {cap:,.0f} Gbit/s for servers of {int(g)} GPUs, where a split job would train "
+            f"faster than on one server; give at most {cap:,.0f} Gbit/s."
+        )
+    return x * 1e9 / 8
+
+
+def _pick(own: float | None, option: float | None, default: float) -> float:
+    """The cluster's own bandwidth, else the option (0 and negatives too: refused later), else the default."""
+    return own if own is not None else default if option is None else option
 
 
 def _column(table: Any, name: str) -> list | None:
@@ -215,7 +293,9 @@ def from_table(
     table : DataFrame
     cluster : Cluster
         Identical servers (the paper's M x g); its bandwidths are used when set, else
-        ``bandwidth_inter`` / ``bandwidth_intra`` (bytes/s; default :data:`B_INTER`, :data:`B_INTRA`).
+        ``bandwidth_inter`` / ``bandwidth_intra`` (bytes/s per server; default
+        :func:`default_bandwidth_inter` (g x 100 Gbit/s) and :data:`B_INTRA` (300 GB/s); the paper's
+        10 Gbit/s is :data:`B_INTER`).
     model_column : str
         Column with model names (absent: every profile is drawn).
     profile_of : mapping model name -> family, optional
@@ -253,8 +333,9 @@ def from_table(
             f"--servers / --gpus-per-server."
         )
     own = cluster.bandwidth_inter is not None or cluster.bandwidth_intra is not None
-    bi = cluster.bandwidth_inter if cluster.bandwidth_inter is not None else bandwidth_inter or B_INTER
-    ba = cluster.bandwidth_intra if cluster.bandwidth_intra is not None else bandwidth_intra or B_INTRA
+    g_srv = int(cluster.max_server_gpus)
+    bi = _pick(cluster.bandwidth_inter, bandwidth_inter, default_bandwidth_inter(g_srv))
+    ba = _pick(cluster.bandwidth_intra, bandwidth_intra, B_INTRA)
     check_bandwidths(int(cluster.max_server_gpus), bi, ba, where="cluster" if own else "options")
     cl = Cluster.homogeneous(cluster.n_servers, cluster.max_server_gpus, bandwidth_inter=bi, bandwidth_intra=ba)
     rng = as_generator(seed)
@@ -265,7 +346,7 @@ def from_table(
     models = _column(table, model_column)
     users = _column(table, "user")
     groups = _column(table, "group")
-    fams = list(FAMILIES)
+    fams = list(DRAWN_FAMILIES)
     probe = AsrptInstance(cl, [], name="probe")
 
     a_memo: dict = {}
@@ -310,9 +391,37 @@ def from_table(
                 "predictions": "perfect",
                 "bandwidth_inter": bi,
                 "bandwidth_intra": ba,
+                "nic_gbps_per_server": bi * 8 / 1e9,
+                "profiles": profile_gradients(jobs),
             }
         },
     )
+
+
+def profile_gradients(jobs) -> dict[str, str]:
+    """Family -> "N jobs (M on several GPUs), H MB of gradients": how many of ``jobs`` got each profile
+    (``attrs["family"]``, set by :func:`from_table`) and the gradients its AllReduce carries (the sum of
+    h over the stages of its 8-GPU profile; one-GPU jobs exchange none): which profiles a table got,
+    for the assumptions that ``compare`` prints.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"arrival": [0.0, 1.0], "gpus": [2, 1], "duration": [60.0, 60.0]})
+    >>> t["model"] = ["vit_b_16", "bert"]
+    >>> for fam, what in profile_gradients(from_table(t, Cluster.homogeneous(1, 2)).jobs).items():
+    ...     print(fam, what)
+    BERT 1 jobs (0 on several GPUs), 1360 MB of gradients
+    ViT 1 jobs (1 on several GPUs), 346 MB of gradients
+    """
+    count: dict[str, list[int]] = {}
+    for j in jobs:
+        c = count.setdefault(j.attrs.get("family", "?"), [0, 0])
+        c[0] += 1
+        c[1] += j.gpus > 1
+    out = {}
+    for f in sorted(count):
+        h = sum(st.h for st in profile(f, 8)) / MB if f in FAMILIES else math.nan
+        out[f] = f"{count[f][0]} jobs ({count[f][1]} on several GPUs), {h:.4g} MB of gradients"
+    return out
 
 
 def least_processing(instance: AsrptInstance, *, detail: bool = False):

@@ -12,7 +12,9 @@ OpenB format), your own job table (--jobs-csv: arrival, gpus, duration; optional
 user), or the calibrated synthetic generator (a new draw per seed). Every paper's policies run on
 it: each paper's enrichment adds what its policies need (model profiles, worker/PS shapes, stage
 probabilities, load/save times) under assumptions written in formulations/<key>.md; a policy that
-still cannot run is listed with the reason and how to supply what it needs.
+still cannot run is listed with the reason and how to supply what it needs. The A-SRPT rows run
+under their paper's communication model, with --asrpt-nic-gbps per server (default 100 per GPU;
+the paper's setting is 10); the table's title and a note under it say so.
 
 The load means what it says. For a trace, --load R sizes the cluster (servers of
 --gpus-per-server GPUs) so that the offered load over the replay window (first arrival to the
@@ -92,6 +94,14 @@ def add_parser(sub) -> None:
     p.add_argument("--load-base", type=float, default=60.0, help="fixed part of every load, s (default 60)")
     p.add_argument("--elastic-slot", type=float, default=None, help="slot of the elastic policies, s (default: auto)")
     p.add_argument(
+        "--asrpt-nic-gbps",
+        type=float,
+        default=None,
+        metavar="GBPS",
+        help="NIC bandwidth per server of the A-SRPT rows' time model, Gbit/s (default: 100 per GPU, "
+        "800 for 8-GPU servers; the A-SRPT paper's setting: 10)",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -158,6 +168,10 @@ def _check(args) -> None:
         raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.elastic_slot is not None and not (args.elastic_slot > 0 and math.isfinite(args.elastic_slot)):
         raise InvalidOptionError(f"--elastic-slot must be a number of seconds > 0; got {args.elastic_slot}.")
+    if args.asrpt_nic_gbps is not None:
+        from optsched.asrpt.workload import check_nic_gbps
+
+        check_nic_gbps(args.asrpt_nic_gbps, args.gpus_per_server)
     if args.placement is not None and args.placement not in PLACEMENT_RULES:
         raise InvalidOptionError(
             f"--placement {args.placement!r} is not a placement rule; choose one of {list(PLACEMENT_RULES)}."
@@ -277,7 +291,9 @@ def run(args) -> int:
         raise InvalidOptionError(f"--policies: {msg[:1].lower()}{msg[1:]}") from None
     formats = check_formats(args.format or ["csv"])
     workload, cluster, name, note = _workload(args)
-    enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else None
+    enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else {}
+    if args.asrpt_nic_gbps is not None:
+        enrich["asrpt"] = {"bandwidth_inter": args.asrpt_nic_gbps * 1e9 / 8}
     out = None
 
     def on_row(row, rows):
@@ -358,6 +374,7 @@ def _print_text(table, cluster, name, note, args) -> None:
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.experiments.compare import METRICS, notes
     from optsched.experiments.compare.table import fmt as _cell
+    from optsched.experiments.compare.table import time_model_notes
 
     bound = table.attrs["bound"]
     ran = table[table["skipped"].isna() & table["failed"].isna()]
@@ -381,6 +398,9 @@ def _print_text(table, cluster, name, note, args) -> None:
     n_jobs = int(ran["n_jobs"].iloc[0]) if len(ran) else 0
     origin = table.attrs.get("time_origin") or [0.0]
     when = f", times from the first arrival (t = {_cell(origin[0])} s in the table)" if origin[0] else ""
+    asrpt = (table.attrs.get("assumptions") or {}).get("asrpt", {})
+    if "nic_gbps_per_server" in asrpt and (ran["paper"] == "asrpt").any():
+        when += f", A-SRPT NIC {_cell(asrpt['nic_gbps_per_server'])} Gbit/s per server"
     print_table(
         rows,
         cols,
@@ -407,6 +427,8 @@ def _print_text(table, cluster, name, note, args) -> None:
             f"{_cell(npb['mean_jct'])} s for the rows that never preempted (ratio_to_np_bound; not the elastic "
             f"policies)"
         )
+    for line in time_model_notes(ran.to_dict("records"), table.attrs.get("assumptions") or {}):
+        print(line)
     far = notes(ran.to_dict("records"))
     if far:
         print("far from the bound (the causes measured on OpenB, docs/compare.md):")
@@ -435,6 +457,7 @@ def _cli_line(args, policy: str) -> str:
         ("--load", args.load),
         ("--max-duration", args.max_duration),
         ("--elastic-slot", args.elastic_slot),
+        ("--asrpt-nic-gbps", args.asrpt_nic_gbps),
         ("--placement", args.placement),
     ):
         if v is not None:

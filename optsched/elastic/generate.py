@@ -282,7 +282,9 @@ def sec7_instance(
         [0.2, 0.5] (Sec. 7: "approximately [0.2, 0.5]"). Default: drawn uniformly in [0.2, 0.5].
     arrival_window : float
         a_j is drawn uniformly among the integers 0..floor(arrival_window T) (Sec. 7 is silent;
-        default 0.5), in (0, 1].
+        default 0.5), in [0, 1]. 0 is the congested variant: every job arrives at slot 0, where
+        jobs must queue (with the default window the best baseline is within a few % of the
+        no-queueing lower bound sum_j w_j (a_j + least duration), formulations/elastic.md).
     worker_types : sequence of str, optional
         Names from :data:`SEC7_WORKER_TYPES` to keep (default all 8); e.g. one name of
         :data:`FIG9_WORKER_TYPES` for Fig. 9 ("all jobs employ the same type of workers").
@@ -349,8 +351,8 @@ def sec7_instance(
         raise bad("F", F, "None or a number >= 1 (the weight-to-resource bound of (11))")
     if capacity_ratio is not None and (not is_num(capacity_ratio) or not 0.2 <= capacity_ratio <= 0.5):
         raise bad("capacity_ratio", capacity_ratio, "None or a number in [0.2, 0.5] (Sec. 7)")
-    if not is_num(arrival_window) or not 0 < arrival_window <= 1:
-        raise bad("arrival_window", arrival_window, "a number in (0, 1] (arrivals in 0..floor(window T))")
+    if not is_num(arrival_window) or not 0 <= arrival_window <= 1:
+        raise bad("arrival_window", arrival_window, "a number in [0, 1] (arrivals in 0..floor(window T); 0: all at 0)")
     names = [w[0] for w in SEC7_WORKER_TYPES]
     if worker_types is None:
         keep = list(range(len(names)))

@@ -17,6 +17,15 @@
   ``placement="compact"`` starts each round's schedule at max(tau_i, end of the previous round)
   instead (not the paper's; a variant to show what the offset costs).
 
+  Two further readings of which alpha the paper's experiments ran (formulations/elastic.md, "A_online
+  readings"): ``alpha="printed-log10"`` takes alpha_i from Thm 5's denominator as printed,
+  1 + log log lambda - log(2 log lambda - 1), with every log in base 10 (:func:`alpha_printed`;
+  the only formula reading that gives Sec. 5.3's "alpha close to 4"); its cap can fall below the
+  A_maxweight calls a round needs (``info["rounds"][k]["capped"]``: jobs pushed to the next round).
+  ``placement="realized"`` offsets round i by iota*_i tau_i, iota*_i the number of A_maxweight calls
+  that placed jobs before J_i was all placed (Sec. 5.3's early stop): A_dual's schedule is at most
+  iota*_i tau_i long (Lemma 2 (i)), so [iota*_i tau_i, ...) holds it, and iota*_i is known at tau_i.
+
 Both are registered: ``elastic-online`` (a full schedule, sum w_j c_j) is a kind algorithm;
 A_maxweight's objective is the scheduled weight of (8), so it is a plain function.
 """
@@ -39,7 +48,23 @@ from optsched.elastic.pricing_oracle import _least_use, _min_cost
 from optsched.elastic.pricing_subroutines import _paper_min_cost
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["a_maxweight", "a_online", "MaxWeightRun", "price_base", "weight_bound_F", "alpha_thm5", "gamma_ratio"]
+__all__ = [
+    "a_maxweight",
+    "a_online",
+    "MaxWeightRun",
+    "price_base",
+    "weight_bound_F",
+    "alpha_thm5",
+    "alpha_printed",
+    "gamma_ratio",
+    "ALPHA_READINGS",
+    "PLACEMENTS",
+]
+
+#: The named readings of alpha (``a_online(alpha=...)``; an int >= 1 is a fixed alpha).
+ALPHA_READINGS = ("per_round", "thm5", "printed-log10")
+#: Where a round's schedule starts (``a_online(placement=...)``).
+PLACEMENTS = ("paper", "compact", "realized")
 
 
 def weight_bound_F(instance: ElasticInstance, tau: int | None = None) -> float:
@@ -72,6 +97,27 @@ def alpha_thm5(total_weight: float, w_min: float, lam: float) -> int:
     if g <= 1:
         return 1
     return int(math.floor((math.log2(total_weight) - math.log2(w_min)) / (math.log2(g) - math.log2(g - 1)))) + 1
+
+
+def alpha_printed(total_weight: float, w_min: float, lam: float, *, log=math.log10) -> int:
+    """alpha = floor(log(w(J) / w_min) / (1 + log log lambda - log(2 log lambda - 1))) + 1, Thm 5's
+    denominator as printed, every log in the base of ``log`` (default base 10); 1 where the printed
+    expression is undefined or not positive (2 log lambda <= 1, i.e. lambda <= sqrt(10) in base 10).
+
+    With lambda = 2 T H R F + 1 = 135,001 (Sec. 7: T = 150, H = 150, R = 3; F = 1) the denominator is
+    1 + log10(5.130) - log10(9.261) = 0.743, so a round of 20 typical jobs (w(J)/w_min = 260) gets
+    alpha = floor(2.415 / 0.743) + 1 = 4, "close to 4" (Sec. 5.3), and one job (13) gets 2.
+
+    >>> alpha_printed(260.0, 1.0, 135001.0), alpha_printed(13.0, 1.0, 135001.0)
+    (4, 2)
+    """
+    ll = log(lam)
+    if not (ll > 0 and 2 * ll - 1 > 0):
+        return 1
+    den = 1 + log(ll) - log(2 * ll - 1)
+    if not den > 0:
+        return 1
+    return int(math.floor(log(total_weight / w_min) / den)) + 1
 
 
 @dataclass
@@ -166,20 +212,25 @@ def a_online(
 
     Parameters
     ----------
-    alpha : "per_round" (default), "thm5" or an int
+    alpha : "per_round" (default), "thm5", "printed-log10" or an int
         alpha_i from w(J_i) with early stop (Sec. 7), Thm 5's alpha from w(J) (needs every job in
-        advance: ``info["alpha_offline"]`` is True), or a fixed number of A_maxweight calls per round.
-    placement : "paper" (default) or "compact"
+        advance: ``info["alpha_offline"]`` is True), alpha_i from w(J_i) by Thm 5's printed
+        expression in base 10 (:func:`alpha_printed`), or a fixed number of A_maxweight calls per round.
+    placement : "paper" (default), "compact" or "realized"
         Round i's schedule starts at max(alpha_i tau_i, the last completion of the earlier rounds'
-        jobs), or at max(tau_i, that completion).
+        jobs), at max(tau_i, that completion), or at max(iota*_i tau_i, that completion) with iota*_i
+        the A_maxweight calls that placed jobs (Sec. 5.3's early stop).
     order, oracle, lam_T
         Passed to :func:`a_maxweight`.
 
     Returns
     -------
     Result
-        The schedule, sum w_j c_j, and ``info``: alpha per round, rounds used, idle slots inside the
-        run windows, jobs completing after T (the schedule then fails the ``horizon`` check), lambda.
+        The schedule, sum w_j c_j, and ``info``: per round its alpha_i (the cap on A_maxweight calls),
+        ``iota_star`` (the calls that placed jobs), ``offset`` (start / tau_i) and ``capped`` (jobs of
+        J_i left when the cap was reached while calls still placed jobs); rounds used, idle slots
+        inside the run windows, jobs completing after T (the schedule then fails the ``horizon``
+        check), lambda.
 
     Guarantee
     ---------
@@ -192,10 +243,15 @@ def a_online(
     >>> r.objective, r.info["late_jobs"]
     (516.0, [])
     """
-    if placement not in ("paper", "compact"):
-        raise InvalidOptionError(f"The 'placement' option must be 'paper' or 'compact'; got {placement!r}.")
-    if not (alpha in ("per_round", "thm5") or (isinstance(alpha, int) and not isinstance(alpha, bool) and alpha >= 1)):
-        raise InvalidOptionError(f"The 'alpha' option must be 'per_round', 'thm5' or an int >= 1; got {alpha!r}.")
+    if placement not in PLACEMENTS:
+        raise InvalidOptionError(f"The 'placement' option must be one of {list(PLACEMENTS)}; got {placement!r}.")
+    if not (
+        (isinstance(alpha, str) and alpha in ALPHA_READINGS)
+        or (isinstance(alpha, int) and not isinstance(alpha, bool) and alpha >= 1)
+    ):
+        raise InvalidOptionError(
+            f"The 'alpha' option must be one of {list(ALPHA_READINGS)} or an int >= 1; got {alpha!r}."
+        )
     t0 = time.perf_counter()
     F = weight_bound_F(instance)
     lam_h = price_base(instance, T=instance.horizon, F=F)
@@ -217,11 +273,14 @@ def a_online(
             a_i = alpha_thm5(w_all, w_min, lam_h)
         elif alpha == "per_round":
             a_i = alpha_thm5(sum(instance.jobs[j].weight for j in J_i), w_min, lam)
+        elif alpha == "printed-log10":
+            a_i = alpha_printed(sum(instance.jobs[j].weight for j in J_i), w_min, lam)
         else:
             a_i = int(alpha)
-        start = max(a_i * tau, prev_end) if placement == "paper" else max(tau, prev_end)
         todo = list(J_i)
         used = 0
+        iota_star = 0  # calls that placed a job
+        capped = False
         local: dict[int, tuple[int, Any]] = {}
         for iota in range(1, a_i + 1):
             if not todo:
@@ -233,9 +292,14 @@ def a_online(
                 # this round returns the same empty set, so Alg. 2 would run them all for nothing.
                 used = a_i
                 break
+            iota_star = iota
             for j, c in run.chosen.items():
                 local[j] = ((iota - 1) * tau + c.start, c)
             todo = [j for j in todo if j not in run.chosen]
+        if todo and iota_star == a_i:  # the cap stopped the round: would one more call have placed a job?
+            capped = bool(a_maxweight(instance, todo, tau=tau, order=order, oracle=oracle, lam=lam).chosen)
+        offset = {"paper": a_i, "compact": 1, "realized": max(iota_star, 1)}[placement]
+        start = max(offset * tau, prev_end)
         for j, (rel, c) in local.items():
             a = c.config.assignment(start + rel)
             out[instance.jobs[j].id] = a
@@ -256,6 +320,9 @@ def a_online(
                 "scheduled": len(local),
                 "alpha": a_i,
                 "maxweight_calls": used,
+                "iota_star": iota_star,
+                "offset": offset,
+                "capped": capped,
                 "start": start,
                 "idle_slots": int(window - busy[:window].sum()),
                 "J_i": [instance.jobs[j].id for j in J_i],
@@ -273,6 +340,7 @@ def a_online(
         "F": F,
         "rounds": rounds,
         "rounds_used": len(rounds),
+        "rounds_capped": sum(1 for r in rounds if r["capped"]),
         "late_jobs": late,
         "unscheduled": [instance.jobs[j].id for j in left],
         "placement": placement,

@@ -250,3 +250,64 @@ def test_backfill_starts_a_small_job_behind_a_head_that_does_not_fit():
     assert verify(inst, res.schedule()).ok
     with pytest.raises(InvalidOptionError, match="'backfill' option of A-SRPT must be True or False"):
         ASRPT(backfill="yes")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(2, 12),
+    backfill=st.booleans(),
+    b_inter=st.sampled_from([1.25e8, 1.25e9]),
+)
+def test_never_split_variant_starts_a_comm_heavy_job_only_consolidated_or_on_an_idle_cluster(
+    seed, n, backfill, b_inter
+):
+    """ASRPT(split_heavy=False), the prose of Sec. IV-C: every schedule verifies, and a communication-heavy
+    job starts only on a placement that passes Line 12's test (alpha / alpha~min <= 1.5), or when no other
+    job runs. Algorithm 1 (Line 20) instead starts it anywhere once its window ends."""
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=4, seed=seed, single_gpu=0.2, arrival_rate=2.0, b_inter=b_inter
+    )
+    pol = ASRPT(tau=0.5, backfill=backfill, split_heavy=False)
+    assert ASRPT().split_heavy is True
+    res = simulate_asrpt(inst, pol)
+    assert verify(inst, res.schedule(), objective="total_completion_time").ok
+    f = res.jobs_frame().set_index("job_id")
+    for jid, a in pol.started_alpha.items():
+        info = pol.info[jid]
+        if not info.comm_heavy or a / info.a_min <= pol.comm_heavy + 1e-12:
+            continue
+        t = f.loc[jid, "first_start"]
+        others = f.drop(index=jid)
+        assert not ((others["first_start"] < t - 1e-9) & (others["completion"] > t + 1e-9)).any(), jid
+
+
+def test_never_split_waits_where_algorithm_1_splits():
+    """Two servers x 2 GPUs, 10 Gbit/s. Jobs 0-2 (one GPU, predicted one iteration, so they start at
+    slot 1 in arrival order) fill server 0 and one GPU of server 1 (least free GPUs first); job 0 ends at
+    4 s, leaving one free GPU on each server until jobs 1 and 2 end at 301 s. Job 3 (2 GPUs, 500 MB of
+    gradients: communication-heavy) arrives at 20 s. Algorithm 1 with tau = 0 (an empty window, Line
+    20) starts it split within seconds; split_heavy=False waits until a server is whole."""
+    from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
+    from optsched.core.cluster import Cluster
+
+    cl = Cluster.homogeneous(2, 2, bandwidth_inter=1.25e9, bandwidth_intra=3e11)
+    one = [Stage(k=1, p_f=0.1, p_b=0.2)]
+    jobs = [
+        AsrptJob(0, one, iterations=10, arrival=0.0, predicted_iterations=1),
+        AsrptJob(1, one, iterations=1000, arrival=0.1, predicted_iterations=1),
+        AsrptJob(2, one, iterations=1000, arrival=0.2, predicted_iterations=1),
+        AsrptJob(3, [Stage(k=2, p_f=0.1, p_b=0.2, h=500e6)], iterations=10, arrival=20.0),
+    ]
+    inst = AsrptInstance(cl, jobs, name="split", slot=1.0)
+    lit_pol, ns_pol = ASRPT(tau=0.0), ASRPT(tau=0.0, split_heavy=False)
+    lit = simulate_asrpt(inst, lit_pol)
+    ns = simulate_asrpt(inst, ns_pol)
+    t_lit = lit.jobs_frame().set_index("job_id")["first_start"]
+    t_ns = ns.jobs_frame().set_index("job_id")["first_start"]
+    assert t_lit[3] < 30.0  # at the first slot after it completes in the virtual machine
+    assert lit_pol.started_alpha[3] / lit_pol.info[3].a_min > 1.5  # split: the NIC carries the AllReduce
+    assert t_ns[3] >= 301.0 - 1e-9 and ns_pol.started_alpha[3] == pytest.approx(ns_pol.info[3].a_min)
+    assert verify(inst, ns.schedule()).ok
+    with pytest.raises(InvalidOptionError, match="'split_heavy' option of A-SRPT must be True or False"):
+        ASRPT(split_heavy=1)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt.policy import HeavyEdgeRate
-from optsched.asrpt.workload import FAMILIES, family_of, from_table, least_processing, profile
+from optsched.asrpt.workload import B_INTER, FAMILIES, family_of, from_table, least_processing, profile
 from optsched.core import Cluster
 from optsched.core.cluster import Server
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
@@ -35,7 +35,8 @@ def test_model_column_picks_the_family_and_other_names_are_drawn():
     fam = [j.attrs["family"] for j in inst.jobs]
     assert fam[:2] == ["VGG19", "GPT"] and inst.metadata["assumptions"]["profiles_from_model_column"] == 2
     assert [j.gpus for j in inst.jobs] == [8, 4, 2, 1] and [j.id for j in inst.jobs] == ["a", "b", "c", "d"]
-    assert inst.cluster.bandwidth_inter == pytest.approx(1.25e9) and inst.cluster.bandwidth_intra == 300e9
+    # default: g x 100 Gbit/s per server (g = 8: 800 Gbit/s = 1e11 bytes/s), 300 GB/s inside
+    assert inst.cluster.bandwidth_inter == pytest.approx(8 * 100e9 / 8) and inst.cluster.bandwidth_intra == 300e9
     assert family_of("x", {"x": "BERT"}) == "BERT"
     with pytest.raises(InvalidOptionError, match="not a family"):
         family_of("x", {"x": "Transformer-XL"})
@@ -108,9 +109,44 @@ def test_bandwidths_that_break_the_time_model_premise_are_refused():
         from_table(t, Cluster.homogeneous(6, 1), bandwidth_inter=1e14, bandwidth_intra=1e9)
     with pytest.raises(InvalidOptionError, match=r"cluster \(its own field\)"):
         from_table(t, Cluster.homogeneous(6, 1, bandwidth_inter=1e14, bandwidth_intra=1e9))
-    with pytest.raises(InvalidOptionError, match="bytes/s > 0"):
+    with pytest.raises(InvalidOptionError, match=r"> 0 in bytes/s; got 0.0 bytes/s"):
         check_bandwidths(8, 0.0, 1e9)
     check_bandwidths(8, 8e9, 1e9)  # the premise's edge is allowed
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.25e9, float("nan"), float("inf")])
+def test_a_zero_or_negative_bandwidth_option_is_refused_not_replaced_by_the_default(bad):
+    """0 must not read as 'not given' (the default would silently run instead)."""
+    t = pd.DataFrame({"arrival": [0.0], "gpus": [2], "duration": [600.0]})
+    with pytest.raises(InvalidOptionError, match=r"'bandwidth_inter'.*bytes/s"):
+        from_table(t, Cluster.homogeneous(2, 2), bandwidth_inter=bad)
+    with pytest.raises(InvalidOptionError, match=r"'bandwidth_intra'.*bytes/s"):
+        from_table(t, Cluster.homogeneous(2, 2), bandwidth_intra=bad)
+
+
+@pytest.mark.parametrize("g", [1, 2, 4, 8])
+def test_default_nic_is_100_gbit_per_gpu_and_the_paper_value_is_kept_when_asked(g):
+    """g x 100 Gbit/s per server by default (12.5e9 bytes/s per GPU: 24x below 300 GB/s NVLink, inside the
+    paper's one to two orders of magnitude); bandwidth_inter=B_INTER gives the paper's 10 Gbit/s."""
+    t = pd.DataFrame({"arrival": [0.0], "gpus": [1], "duration": [60.0]})
+    inst = from_table(t, Cluster.homogeneous(2, g))
+    assert inst.cluster.bandwidth_inter == pytest.approx(g * 12.5e9)
+    assert 10 <= 300e9 / (inst.cluster.bandwidth_inter / g) <= 100
+    assert inst.metadata["assumptions"]["nic_gbps_per_server"] == pytest.approx(100.0 * g)
+    paper = from_table(t, Cluster.homogeneous(2, g), bandwidth_inter=B_INTER)
+    assert paper.cluster.bandwidth_inter == pytest.approx(1.25e9)
+
+
+@pytest.mark.parametrize("name", ["ViT", "vit_b_16", "Swin", "swin_b", "TNT", "tnt_b", "Conformer", "conformer_b"])
+def test_vision_transformers_get_a_vit_b_sized_profile_not_bert_large(name):
+    """ViT-B/16 has 86.6M parameters: 346 MB of fp32 gradients per replica (4 bytes each), a quarter of
+    BERT-large's 1,360 MB; Swin-B (87.8M), Conformer-B (83.3M) and TNT-B (65.6M) are of that size."""
+    assert family_of(name) == "ViT"
+    t = pd.DataFrame({"arrival": [0.0, 0.0], "gpus": [4, 4], "duration": [60.0, 60.0], "model": [name, "bert"]})
+    inst = from_table(t, Cluster.homogeneous(1, 8))
+    vit, bert = inst.jobs
+    assert vit.stages[0].h == pytest.approx(86.6e6 * 4, rel=0.01) and bert.stages[0].h == pytest.approx(1.36e9)
+    assert set(inst.metadata["assumptions"]["profiles"]) == {"ViT", "BERT"}
 
 
 @settings(max_examples=25, deadline=None)

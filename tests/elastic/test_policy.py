@@ -146,18 +146,22 @@ def test_policy_bad_input():
         h=st.integers(1, 3),
         arch=st.sampled_from(["ps", "rar"]),
         seed=st.integers(0, 10**6),
-    )
+    ),
+    reading=st.sampled_from(
+        [{}, {"alpha": "printed-log10"}, {"placement": "realized"}, {"alpha": "printed-log10", "placement": "realized"}]
+    ),
 )
-def test_a_online_on_the_simulator_gives_its_completions(inst):
+def test_a_online_on_the_simulator_gives_its_completions(inst, reading):
     """Each round's plan released at tau_i and started at its slots: the engine accepts every start
-    (arrived, free resources) and the completions are A_online's."""
-    pol = get_policy("elastic-online", instance=inst)
+    (arrived, free resources) and the completions are A_online's, under each reading of alpha and of
+    the round offset (the simulator checks independently that no start comes before tau_i)."""
+    pol = get_policy("elastic-online", instance=inst, **reading)
     assert isinstance(pol, ElasticOnline)
     cluster, jobs = to_sim(inst)
     res = Simulator(cluster, jobs, pol, rate_model=ElasticRate(), slot=1.0, record_log=False).run()
     frame = res.jobs_frame()
     got = dict(zip(frame["job_id"], frame["completion"], strict=True))
-    want = a_online(inst)
+    want = a_online(inst, **reading)
     assert got == pytest.approx({jid: float(a.completion) for jid, a in want.schedule.items()})
     taus = {jid: rd["tau"] for rd in want.info["rounds"] for jid in rd["J_i_s"]}
     for jid, t, *_ in pol.starts:  # started no earlier than its round and its arrival

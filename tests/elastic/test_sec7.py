@@ -147,7 +147,8 @@ def test_single_worker_type_for_fig9():
         ({"F": 0.5}, "F"),
         ({"capacity_ratio": 0.6}, "capacity_ratio"),
         ({"capacity_ratio": 0.1}, "capacity_ratio"),
-        ({"arrival_window": 0}, "arrival_window"),
+        ({"arrival_window": -0.1}, "arrival_window"),
+        ({"arrival_window": 1.5}, "arrival_window"),
         ({"worker_types": ["p3.4xlarge"]}, "worker_types"),
         ({"worker_types": []}, "worker_types"),
         ({"seed": -1}, "seed"),
@@ -162,3 +163,9 @@ def test_bad_input_names_field_value_and_fix(kw, field):
     assert f"'{field}'" in msg
     assert repr(kw[field]) in msg or str(kw[field]) in msg
     assert "must be" in msg
+
+
+def test_congested_arrivals_put_every_job_at_slot_0():
+    """arrival_window=0: every job arrives at slot 0 (the congested variant of the reproduction)."""
+    inst = sec7_instance(6, n_servers=4, arrival_window=0, seed=3)
+    assert [j.arrival for j in inst.jobs] == [0] * 6 and inst.metadata["arrival_window"] == 0.0

@@ -220,6 +220,10 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
         (["--policies", "fifo", "--workers", "-2"], "--workers must be a whole number >= 1"),
         (["--policies", "fifo", "--dask", "tcp://127.0.0.1:9"], "Cannot reach the Dask scheduler"),
         (["--policies", "fifo", "--sort", "nope"], "sort_by (--sort) must be one of"),
+        (["--asrpt-nic-gbps", "0"], "--asrpt-nic-gbps must be a bandwidth > 0 in Gbit/s per server"),
+        (["--asrpt-nic-gbps", "-10"], "got -10.0 Gbit/s"),
+        (["--asrpt-nic-gbps", "1e-9"], "below 1 byte/s"),
+        (["--asrpt-nic-gbps", "3000"], "3000 Gbit/s per server is faster across servers than inside one"),
     ],
 )
 def test_cli_bad_input_before_any_run(extra, msg, tmp_path, capsys):
@@ -294,3 +298,27 @@ def test_cli_stopped_by_a_handler_keeps_the_finished_rows(tmp_path, capsys, monk
     )
     assert code == 130 and "interrupted after 1 policies" in err and text == ""
     assert len(pd.read_csv(out / "compare.csv")) == 1 and (out / "bound.json").is_file()
+
+
+def test_cli_asrpt_rows_say_their_nic_profiles_and_time_model(tmp_path, capsys):
+    """The A-SRPT rows' NIC is in the title and bound.json (default g x 100 Gbit/s; --asrpt-nic-gbps
+    sets it), with the profiles; a note under the table says they run under their own time model
+    beside rows that do not (srtf here), and points at the asrpt-wcs-* rows."""
+    import json
+
+    df = FOUR.assign(gpus=[2, 1, 2, 1], model=["vit_b_16", "resnet50", "bert", "vgg19"])
+    base = ["compare", "--jobs-csv", _csv(tmp_path, df), "--servers", "2", "--gpus-per-server", "2", "--quiet"]
+    base += ["--overheads", "none"]  # the model column as given (no Lazer enrichment drawing models)
+    pols = ["--policies", "srtf,asrpt-a-srpt,asrpt-a-srpt-backfill,asrpt-a-srpt-backfill-no-split"]
+    for nic, want in ((None, 200.0), ("10", 10.0)):
+        out = tmp_path / f"out-{nic}"
+        extra = [] if nic is None else ["--asrpt-nic-gbps", nic]
+        code, text, _ = _run([*base, *pols, *extra, "--out", str(out)], capsys)
+        assert code == 0
+        assert f"A-SRPT NIC {want:g} Gbit/s per server" in text.splitlines()[0]
+        assert "the asrpt-* rows run under the A-SRPT paper's time model" in text and "asrpt-wcs-*" in text
+        a = json.loads((out / "bound.json").read_text())["assumptions"]["asrpt"]
+        assert a["nic_gbps_per_server"] == pytest.approx(want) and a["bandwidth_inter"] == pytest.approx(want * 1e9 / 8)
+        assert set(a["profiles"]) == {"ViT", "ResNet", "BERT", "VGG19"}
+        for row in ("asrpt-a-srpt ", "asrpt-a-srpt-backfill ", "asrpt-a-srpt-backfill-no-split "):
+            assert row in text

@@ -25,6 +25,7 @@ __all__ = [
     "skipped_row",
     "sort_rows",
     "notes",
+    "time_model_notes",
     "attrs",
     "fmt",
     "FAR",
@@ -42,8 +43,13 @@ the order the policies were asked for."""
 CAUSES = {
     "fifo": "strict arrival order, no preemption: every short job waits behind the long jobs ahead of it",
     "sjf": "no preemption: a long job that has started keeps its GPUs to the end while shorter ones wait",
-    "asrpt-a-srpt": "its queue head waits until it fits (no backfilling) and follows the virtual machine's SRPT "
-    "order, which releases long jobs late; split jobs run slower under the paper's communication model",
+    "asrpt-a-srpt": "Alg. 1 read literally: its queue head blocks until it fits (Line 25, no backfilling), behind the "
+    "virtual machine's SRPT order, which releases long jobs late; split jobs run slower under the paper's "
+    "communication model. asrpt-a-srpt-backfill is the reading that reproduces Fig. 6",
+    "asrpt-a-srpt-backfill": "jobs split over servers run slower under the paper's communication model (a delayed "
+    "communication-heavy job starts split when its window ends, Line 20); see asrpt-a-srpt-backfill-no-split",
+    "asrpt-a-srpt-backfill-no-split": "a communication-heavy job waits for a placement as good as one server, which "
+    "can keep wide jobs waiting long",
     "asrpt-spjf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
     "asrpt-spwf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
     "asrpt-wcs-subtime-online": "arrival order without preemption (like FIFO), and split jobs run slower under the "
@@ -215,6 +221,42 @@ def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
         if r.get("skipped") is None and r.get("failed") is None and v is not None and v >= far:
             cause = CAUSES.get(r["policy"]) or _PAPER_CAUSES.get(r["paper"]) or "see docs/compare.md"
             out.append(f"{r['policy']} ({fmt(v)} x the bound): {cause}")
+    return out
+
+
+def time_model_notes(rows: list[dict[str, Any]], assumptions: dict[str, Any]) -> list[str]:
+    """Lines saying under which time model the A-SRPT rows ran, when they ran beside rows that do not
+    pay it: its bandwidths and profiles, and the rows that share it (the paper's own baselines).
+
+    Examples
+    --------
+    >>> rows = [{"policy": "srtf", "paper": "baseline"}, {"policy": "asrpt-a-srpt", "paper": "asrpt"}]
+    >>> a = {"asrpt": {"nic_gbps_per_server": 800.0, "bandwidth_intra": 3e11, "profiles": {"BERT": "2 jobs, 1360 MB"}}}
+    >>> print("\\n".join(time_model_notes(rows, a)))  # doctest: +ELLIPSIS
+    the asrpt-* rows run under the A-SRPT paper's time model (NIC 800 Gbit/s per server, 300 GB/s inside one; ...
+    >>> time_model_notes(rows[1:], a)   # A-SRPT rows only: nothing to warn about
+    []
+    """
+    ran = [r for r in rows if r.get("skipped") is None and r.get("failed") is None]
+    if not any(r.get("paper") == "asrpt" for r in ran) or all(r.get("paper") == "asrpt" for r in ran):
+        return []
+    a = assumptions.get("asrpt", {})
+    nic = a.get("nic_gbps_per_server")
+    intra = a.get("bandwidth_intra")
+    bw = (
+        f"NIC {fmt(nic)} Gbit/s per server, {fmt(intra / 1e9)} GB/s inside one"
+        if nic is not None and intra
+        else "its bandwidths"
+    )
+    prof = "; ".join(f"{k}: {v}" for k, v in (a.get("profiles") or {}).items())
+    out = [
+        f"the asrpt-* rows run under the A-SRPT paper's time model ({bw}; eq. (5)-(7)): a job split over servers "
+        f"trains slower there, while the other rows run every placement at full speed. Read them against each "
+        f"other and the asrpt-wcs-* rows (the paper's work-conserving baselines, same model), not against srtf "
+        f'or fifo (docs/compare.md, "Which A-SRPT row is which")'
+    ]
+    if prof:
+        out.append(f"A-SRPT profiles: {prof}")
     return out
 
 

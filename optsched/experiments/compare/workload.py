@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.asrpt.workload import B_INTER, B_INTRA, check_bandwidths
+from optsched.asrpt.workload import B_INTRA, check_bandwidths, default_bandwidth_inter
 from optsched.asrpt.workload import from_table as asrpt_from_table
 from optsched.asrpt.workload import least_processing as asrpt_least_processing
 from optsched.core.compat import user_stacklevel
@@ -49,10 +49,11 @@ def check_enrich(enrich: Mapping[str, Mapping[str, Any]] | None, cluster) -> dic
         raise InvalidOptionError(f"enrich has options for {bad}; papers with an enrichment: {[*PAPERS, 'lazer']}.")
     a = out.get("asrpt", {})
     if "bandwidth_inter" in a or "bandwidth_intra" in a:
+        g = int(cluster.max_server_gpus)
         check_bandwidths(
-            int(cluster.max_server_gpus),
-            a.get("bandwidth_inter") or B_INTER,
-            a.get("bandwidth_intra") or B_INTRA,
+            g,
+            default_bandwidth_inter(g) if a.get("bandwidth_inter") is None else a["bandwidth_inter"],
+            B_INTRA if a.get("bandwidth_intra") is None else a["bandwidth_intra"],
         )
     return out
 
