@@ -141,7 +141,7 @@ def _build(spec: dict, opts: dict):
 def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: str | None, sim_options: dict):
     paper = spec["paper"] if spec["paper"] in PAPERS else None
     opts = {} if placement is None else {"placement": placement}
-    common = {"seed": seed, "record_log": False}
+    common = {"seed": w.seed, "record_log": False}
     if paper is None:  # the table carries each job's load_time/save_time: the compiled kernel runs them
         res = Simulator(w.cluster, w.table, _build(spec, opts), **common, **sim_options).run()
         return _frame(res, w), _steps(res)
@@ -161,7 +161,7 @@ def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: st
 
     inst = view
     if name == "elastic-fifo":  # FIFO draws N uniformly in [1, 30] (Sec. 7 (i)), seeded
-        rng = as_generator(seed)
+        rng = as_generator(w.seed)
         shapes = [fifo_shape(inst, j, int(rng.integers(1, 31))) for j in range(inst.n_jobs)]
     else:
         shapes = w.views.get("elastic-ideal")
