@@ -33,7 +33,7 @@ from optsched.asrpt.placement import enumerate_placement, solve_placement
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.asrpt.timing import alpha, consolidated_placement
 from optsched.core.cluster import Cluster
-from optsched.core.seeds import SeedLike, as_generator
+from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import (
     InvalidInstanceError,
     InvalidOptionError,
@@ -257,7 +257,6 @@ def from_table(
     ba = cluster.bandwidth_intra if cluster.bandwidth_intra is not None else bandwidth_intra or B_INTRA
     check_bandwidths(int(cluster.max_server_gpus), bi, ba, where="cluster" if own else "options")
     cl = Cluster.homogeneous(cluster.n_servers, cluster.max_server_gpus, bandwidth_inter=bi, bandwidth_intra=ba)
-    rng = as_generator(seed)
     arr = table["arrival"].to_numpy(dtype=float)
     gp = table["gpus"].to_numpy()
     dur = table[dcol].to_numpy(dtype=float)
@@ -266,6 +265,7 @@ def from_table(
     users = _column(table, "user")
     groups = _column(table, "group")
     fams = list(FAMILIES)
+    pick = job_uniforms(seed, ids, "asrpt-profile")  # each job's own draw: by its id, not its row
     probe = AsrptInstance(cl, [], name="probe")
 
     a_memo: dict = {}
@@ -275,7 +275,7 @@ def from_table(
         g = int(gp[i])
         fam = family_of(models[i], profile_of) if models is not None else None
         if fam is None:
-            fam = fams[int(rng.integers(len(fams)))]
+            fam = fams[min(int(pick[i] * len(fams)), len(fams) - 1)]
         else:
             n_col += 1
         key = (fam, g)

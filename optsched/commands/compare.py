@@ -328,11 +328,18 @@ def _print_text(table, cluster, name, note, args) -> None:
     n_jobs = int(ran["n_jobs"].iloc[0]) if len(ran) else 0
     origin = table.attrs.get("time_origin") or [0.0]
     when = f", times from the first arrival (t = {_cell(origin[0])} s in the table)" if origin[0] else ""
+    lz = table.attrs.get("assumptions", {}).get("lazer", {})
+    models = (
+        f" (models: {lz.get('models_from_column', 0)} from the table, {lz.get('models_mapped', 0)} mapped by name, "
+        f"{lz.get('models_drawn', 0)} drawn)"
+        if lz
+        else ""
+    )
     print_table(
         rows,
         cols,
         title=f"{name}: {n_jobs} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, {note}, "
-        f"{args.seeds} seed(s), overheads {args.overheads}{when}",
+        f"{args.seeds} seed(s), overheads {args.overheads}{models}{when}",
     )
     n = max(n_jobs, 1)
     parts = ", ".join(f"{k.replace('_', ' ')} {_cell(v / n)} s" for k, v in bound["parts"].items())

@@ -17,7 +17,7 @@ import numpy as np
 
 from optsched.asrpt.policy import sim_jobs
 from optsched.core.plugins import load_plugins
-from optsched.core.seeds import as_generator
+from optsched.core.seeds import job_uniforms
 from optsched.elastic.policy import ElasticRate, fifo_shape, ideal_shape, to_sim
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
 from optsched.experiments.compare.workload import PAPERS, SeededWorkload
@@ -161,8 +161,8 @@ def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: st
 
     inst = view
     if name == "elastic-fifo":  # FIFO draws N uniformly in [1, 30] (Sec. 7 (i)), seeded
-        rng = as_generator(w.seed)
-        shapes = [fifo_shape(inst, j, int(rng.integers(1, 31))) for j in range(inst.n_jobs)]
+        u = job_uniforms(w.seed, w.ids, "elastic-fifo-workers")  # each job's own draw: by its id
+        shapes = [fifo_shape(inst, j, 1 + min(int(u[j] * 30), 29)) for j in range(inst.n_jobs)]
     else:
         shapes = w.views.get("elastic-ideal")
         if shapes is None:
