@@ -106,9 +106,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--placement",
-        default="consolidate",
+        default=None,
         choices=PLACEMENT_CHOICES,
-        help="placement rule (default consolidate; whole_node = Tiresias' yarn)",
+        help="placement rule of the baselines (default: the policy's own, consolidate; whole_node = Tiresias' yarn)",
     )
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
     p.add_argument(
@@ -268,7 +268,9 @@ def run(args) -> int:
             )
         extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
     if args.policy in POLICY_CHOICES:
-        policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
+        if args.placement is not None:
+            extra["placement"] = args.placement
+        policy = get_policy(args.policy, backfill=not args.no_backfill, **extra)
     else:  # a paper's policy: its options are its own; the job data it needs is checked below
         # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
         from optsched.sim.registry import policy_key, policy_registry
@@ -280,7 +282,7 @@ def run(args) -> int:
                 f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
                 f"(`optsched info` describes them)."
             )
-        if args.no_backfill or args.placement != "consolidate":
+        if args.no_backfill or args.placement is not None:
             raise InvalidOptionError(
                 f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
             )
