@@ -133,6 +133,14 @@ def add_parser(sub) -> None:
         help="synthetic: cap on durations in s (default 86400; 0 for none)",
     )
     p.add_argument("--arrivals", default="poisson", choices=("poisson", "trace"), help="synthetic arrivals")
+    p.add_argument(
+        "--overheads",
+        choices=("none", "model"),
+        default="none",
+        help="none (default; or --load-time/--save-time for every job), or model: each job's load/save times "
+        "from its model size (Lazer's model, as compare's default)",
+    )
+    p.add_argument("--load-base", type=float, default=60.0, help="--overheads model: fixed part of every load, s (60)")
     p.add_argument("--load-time", type=float, default=0.0, help="seconds of loading before each (re)start")
     p.add_argument("--save-time", type=float, default=0.0, help="seconds of pause-and-save after a preemption")
     p.add_argument(
@@ -186,6 +194,12 @@ def _check_options(args) -> None:
         raise InvalidOptionError(
             f"--max-duration must be a number of seconds >= 0 (0: no cap); got {args.max_duration}."
         )
+    if args.overheads == "model" and (args.load_time or args.save_time):
+        raise InvalidOptionError(
+            "--overheads model gives each job its own load and save times; give it or --load-time/--save-time."
+        )
+    if not (0 <= args.load_base < float("inf")):
+        raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.columns and not args.jobs_csv:
         raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
     if args.trace == "synthetic" and args.jobs is not None and args.jobs > args.max_jobs:
@@ -315,6 +329,14 @@ def run(args) -> int:
         )
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
+    if args.overheads == "model":  # the per-job load/save times of compare's default, drawn the same way
+        import pandas as pd
+
+        # deferred: a paper's enrichment, needed only with --overheads model
+        from optsched.lazer.workload import with_load_save
+
+        df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
+        check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
     _check_against_workload(args, df, cluster)
     out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
     t_load = time.perf_counter() - t0

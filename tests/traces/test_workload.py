@@ -104,3 +104,19 @@ def test_a_trace_sized_by_load_is_the_same_cluster_in_both(capsys):
     s = _simulate_json([*argv, "--policy", "fifo"], capsys)
     c = _compare_json([*argv, "--policies", "fifo", "--overheads", "none"], capsys)
     assert (s["servers"], s["gpus"]) == (c["servers"], c["gpus"]) and s["offered_load"] == c["load"]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("policy", ["fifo", "srtf"])
+def test_simulate_with_model_overheads_is_compares_default_row(policy, capsys):
+    # compare's default overheads (each job's load/save times from its model, drawn by id and seed)
+    s = _simulate_json([*SYN, "--policy", policy, "--seed", "1", "--overheads", "model"], capsys)
+    c = _compare_json([*SYN, "--policies", policy, "--seed", "1"], capsys)
+    (row,) = c["rows"]
+    assert s["mean_jct"] == pytest.approx(row["mean_jct"], rel=1e-9), (policy, s["mean_jct"], row["mean_jct"])
+    assert s["n_preemptions"] == row["n_preemptions"]
+
+
+def test_model_overheads_and_fixed_times_are_one_choice(capsys):
+    assert main(["simulate", *SYN, "--overheads", "model", "--load-time", "5", "--quiet"]) == 2
+    assert "--overheads model" in capsys.readouterr().err
