@@ -15,6 +15,12 @@ load_time, save_time), other names mapped with --columns ours=yours. --no-backfi
 --placement whole_node give Tiresias' strict FIFO and "yarn" placement. Every input and the
 --out folder are checked before the simulation starts.
 
+The load means what it means in `optsched compare` (the same workload step): for synthetic jobs,
+--load R scales the arrivals so that the offered load over the window in which the jobs run is R
+on --servers x --gpus-per-server GPUs, durations capped at --max-duration (default one day); for
+a trace or job file, --load R sizes the cluster for it instead of --servers. The title states the
+load reached.
+
 Periods and load times are checked against the workload too: one the simulator could not finish
 within its limits is refused at once, with the value that fits. Ctrl-C, SIGTERM or SIGHUP stops
 the run (a file being written is finished first). Exit codes: 0 ok; 1 the simulation failed or
