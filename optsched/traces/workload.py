@@ -62,7 +62,8 @@ class Workload:
     table : DataFrame or None
         The job table of a trace, file or table (the same for every seed).
     draw : callable or None
-        ``seed -> job table`` for the synthetic generator.
+        ``seed -> job table`` for the synthetic generator (a mapping of NumPy columns, which every
+        optsched entry takes as it takes a DataFrame: no pandas import on this path).
     n_skipped : int
         Jobs larger than the cluster, dropped (``skip_oversized``).
     """
@@ -145,7 +146,7 @@ def build_workload(
     Examples
     --------
     >>> w = build_workload("synthetic", n_jobs=200, servers=2, gpus_per_server=8, load=0.9, seed=1)
-    >>> round(w.load, 6), w.cluster.total_gpus, len(w.jobs(1))
+    >>> round(w.load, 6), w.cluster.total_gpus, len(w.jobs(1)["arrival"])
     (0.9, 16, 200)
     """
     for name, v in (("servers", servers), ("gpus_per_server", gpus_per_server), ("n_jobs", n_jobs)):
