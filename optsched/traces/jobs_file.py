@@ -50,7 +50,7 @@ from typing import Any
 from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS
 from optsched.exceptions import InvalidOptionError, TraceFormatError
 
-__all__ = ["read_jobs", "check_job_table", "parse_columns", "JOB_FILE_COLUMNS"]
+__all__ = ["read_jobs", "check_job_table", "arrival_id_order", "parse_columns", "JOB_FILE_COLUMNS"]
 
 #: Columns a job file may have (ours); ``arrival``, ``gpus`` and ``duration`` or ``work`` are required.
 JOB_FILE_COLUMNS = (
@@ -221,8 +221,12 @@ def _is_bool(series: Any) -> Any:
     return np.zeros(len(series), dtype=bool)
 
 
-def _sorted_order(arrival: Any, ids: list) -> Any:
-    """Row order by (arrival, id): ids compared as numbers when all are numbers, else as text."""
+def arrival_id_order(arrival: Any, ids: list) -> Any:
+    """Row order by (arrival, id), stable: ids compared as numbers when all are numbers, else as text.
+
+    >>> arrival_id_order([5.0, 0.0, 5.0], ["b", "c", "a"]).tolist()
+    [1, 2, 0]
+    """
     import numpy as np
 
     if all(isinstance(i, (int, float, np.integer, np.floating)) and not isinstance(i, bool) for i in ids):
@@ -371,7 +375,7 @@ def check_job_table(
         for c in raw.columns:
             if c not in used:
                 out[c] = raw[c].to_numpy()
-    order = _sorted_order(out["arrival"].to_numpy(), ids)
+    order = arrival_id_order(out["arrival"].to_numpy(), ids)
     if (order != np.arange(len(order))).any():
         out = out.iloc[order].reset_index(drop=True)
     out.attrs.update({"rows_read": len(raw)})
