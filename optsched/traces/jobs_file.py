@@ -481,6 +481,8 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
         else:
             lines = _csv_lines(p, gz=name.endswith(".gz"))
             raw = pd.read_csv(p, index_col=False, encoding="utf-8-sig")
+    except TraceFormatError:  # said in full by the field check (a ValueError too)
+        raise
     except EOFError:
         raise TraceFormatError(
             f"{p}: the file ends early (an interrupted download?). Download or copy it again."

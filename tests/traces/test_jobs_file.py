@@ -119,6 +119,7 @@ def test_misaligned_files_are_refused_naming_line_and_cause(tmp_path, text, word
     msg = str(e.value)
     for w in words:
         assert w in msg, (w, msg)
+    assert "cannot be read as CSV" not in msg  # the cause, not wrapped in another message
 
 
 def test_a_truncated_gzip_file_ends_early(tmp_path):
