@@ -203,7 +203,8 @@ class Comparison:
         """How to run one policy alone: ``reproduce(name)`` if given, else the Python call."""
         if self._reproduce is not None:
             return self._reproduce(name)
-        return f"compare(workload, cluster, policies=[{name!r}], seeds={self.seeds}, workers=1)"
+        seed = f", seed={self.seed}" if self.seed else ""
+        return f"compare(workload, cluster, policies=[{name!r}], seeds={self.seeds}{seed}, workers=1)"
 
     def _executor(self, n_tasks: int) -> tuple[str, int]:
         if self.executor == "dask":
