@@ -37,7 +37,7 @@ from optsched.asrpt.placement import enumerate_placement, solve_placement
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.asrpt.timing import alpha, consolidated_placement
 from optsched.core.cluster import Cluster
-from optsched.core.seeds import SeedLike, as_generator
+from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import (
     InvalidInstanceError,
     InvalidOptionError,
@@ -338,7 +338,6 @@ def from_table(
     ba = _pick(cluster.bandwidth_intra, bandwidth_intra, B_INTRA)
     check_bandwidths(int(cluster.max_server_gpus), bi, ba, where="cluster" if own else "options")
     cl = Cluster.homogeneous(cluster.n_servers, cluster.max_server_gpus, bandwidth_inter=bi, bandwidth_intra=ba)
-    rng = as_generator(seed)
     arr = table["arrival"].to_numpy(dtype=float)
     gp = table["gpus"].to_numpy()
     dur = table[dcol].to_numpy(dtype=float)
@@ -347,6 +346,7 @@ def from_table(
     users = _column(table, "user")
     groups = _column(table, "group")
     fams = list(DRAWN_FAMILIES)
+    pick = job_uniforms(seed, ids, "asrpt-profile")  # each job's own draw: by its id, not its row
     probe = AsrptInstance(cl, [], name="probe")
 
     a_memo: dict = {}
@@ -356,7 +356,7 @@ def from_table(
         g = int(gp[i])
         fam = family_of(models[i], profile_of) if models is not None else None
         if fam is None:
-            fam = fams[int(rng.integers(len(fams)))]
+            fam = fams[min(int(pick[i] * len(fams)), len(fams) - 1)]
         else:
             n_col += 1
         key = (fam, g)

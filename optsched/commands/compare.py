@@ -47,11 +47,10 @@ from optsched.commands._common import (
     EXIT_OK,
     add_output_options,
     check_overhead,
-    fmt_people,
     print_json,
     print_table,
 )
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.exceptions import InvalidOptionError
 
 
 def add_parser(sub) -> None:
@@ -84,7 +83,16 @@ def add_parser(sub) -> None:
         default=None,
         help="synthetic: cap on durations in s (default 86400; 0 for none)",
     )
-    p.add_argument("--seeds", type=int, default=1, help="runs per policy; >1 gives mean and 95%% interval")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="runs per policy (seeds --seed, --seed+1, ...); >1 gives mean and 95%% interval",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
+    p.add_argument(
+        "--trace-format", default=None, help="trace file format if not detected (philly, helios, acme, openb)"
+    )
     p.add_argument(
         "--overheads",
         choices=("model", "none"),
@@ -126,7 +134,7 @@ def _check(args) -> None:
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
     from optsched.core.placement import PLACEMENT_RULES
-    from optsched.experiments.compare import LOAD_CAP
+    from optsched.traces.load import LOAD_CAP
 
     if args.servers is not None and args.servers < 1:
         raise InvalidOptionError(f"--servers must be >= 1; got {args.servers}.")
@@ -162,8 +170,6 @@ def _check(args) -> None:
         raise InvalidOptionError(
             f"--load-base must be a number of seconds in [0, {MAX_SECONDS:g}] ({LIMITS_DOC}); got {args.load_base:g}."
         )
-    if args.max_duration is not None and args.trace != "synthetic":
-        raise InvalidOptionError("--max-duration caps the synthetic generator's durations; give --trace synthetic.")
     if not (args.load_base >= 0 and math.isfinite(args.load_base)):
         raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.elastic_slot is not None and not (args.elastic_slot > 0 and math.isfinite(args.elastic_slot)):
@@ -183,87 +189,27 @@ def _check(args) -> None:
         )
     if args.columns is not None and not args.jobs_csv:
         raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
-    if args.trace != "synthetic" and args.load is not None and args.servers is not None:
-        raise InvalidOptionError(
-            "--load sizes the cluster of a trace; give --load or --servers, not both "
-            "(with --servers the load is whatever the trace brings)."
-        )
-    if args.trace == "synthetic" and args.servers is None:
-        raise InvalidOptionError("Give --servers N (and --gpus-per-server G) for the synthetic workload.")
 
 
 def _workload(args):
     """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.core import Cluster
-    from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SERVERS
-    from optsched.experiments.compare import DEFAULT_MAX_DURATION, calibrate_load, offered_load, size_cluster
-    from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
+    from optsched.traces.workload import build_workload
 
-    if args.trace == "synthetic":
-        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
-        load = 0.8 if args.load is None else args.load
-        cap = DEFAULT_MAX_DURATION if args.max_duration is None else (args.max_duration or None)
-        n = args.jobs or 1000
-
-        def workload(seed):
-            df = synthetic_workload(
-                n, cluster_gpus=cluster.total_gpus, load=load, max_gpus=cluster.total_gpus, max_duration=cap, seed=seed
-            )
-            return calibrate_load(df, load, cluster.total_gpus)
-
-        first = workload(0)  # a load that cannot be reached fails here, before any run
-        last = float(first["arrival"].max())
-        if last > MAX_ARRIVAL:
-            raise InvalidOptionError(
-                f"--load {load:g} spreads the {n:,} arrivals over {fmt_people(last)} s, beyond the "
-                f"{fmt_people(MAX_ARRIVAL)} s a workload may span ({LIMITS_DOC}); give --load of at least "
-                f"{load * last / MAX_ARRIVAL:.2g}, or fewer jobs (--jobs)."
-            )
-        _check_overheads(args, first, cluster)
-        return workload, cluster, "synthetic", f"offered load {load:g} over the window in which jobs run"
-    name = args.trace or args.jobs_csv
-    df = read_jobs(args.jobs_csv, columns=args.columns) if args.jobs_csv else load_trace(args.trace)
-    if args.jobs is not None:
-        df = df.iloc[: args.jobs].reset_index(drop=True)
-    if len(df) == 0:
-        raise InvalidOptionError(f"{name!r} has no job to compare on.")
-    if args.load is not None:
-        try:
-            cluster = size_cluster(df, args.load, args.gpus_per_server)
-        except InvalidInstanceError:  # more servers than a cluster may have
-            raise InvalidOptionError(
-                f"--load {args.load:g} would need more than {MAX_SERVERS:,} servers of {args.gpus_per_server} GPUs "
-                f"for {name!r} ({LIMITS_DOC}); give a larger --load (or more --gpus-per-server)."
-            ) from None
-    elif args.servers is not None:
-        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
-    elif args.trace in ("openb", "openb-sample"):
-        cluster = openb_cluster()
-    else:
-        raise InvalidOptionError(
-            f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}; only the "
-            f"shipped OpenB traces come with their own nodes."
-        )
-    if int(df["gpus"].max()) > cluster.total_gpus:
-        raise InvalidOptionError(
-            f"The largest job of {name!r} needs {int(df['gpus'].max())} GPUs, more than the cluster's "
-            f"{cluster.total_gpus}; give more --servers or --gpus-per-server (or --load to size the cluster)."
-        )
-    _check_overheads(args, df, cluster)
-    rho = offered_load(df, cluster.total_gpus)
-    note = f"offered load {rho:.3g} over the replay window"
-    if args.load is not None:
-        note += f" (asked {args.load:g}; whole servers of {args.gpus_per_server} GPUs)"
-        if abs(rho / args.load - 1) > 0.05:  # whole servers miss the load: say which server size is nearer
-            best = min(
-                range(1, 17),
-                key=lambda g: (abs(offered_load(df, size_cluster(df, args.load, g).total_gpus) / args.load - 1), -g),
-            )
-            r2 = offered_load(df, size_cluster(df, args.load, best).total_gpus)
-            if abs(r2 / args.load - 1) < abs(rho / args.load - 1):
-                note += f"; --gpus-per-server {best} gives {r2:.3g}"
-    return df, cluster, name, note
+    w = build_workload(
+        args.trace,
+        jobs_file=args.jobs_csv,
+        columns=args.columns,
+        trace_format=args.trace_format,
+        n_jobs=args.jobs,
+        servers=args.servers,
+        gpus_per_server=args.gpus_per_server,
+        load=args.load,
+        max_duration=args.max_duration,
+        seed=args.seed,
+    )
+    _check_overheads(args, w.jobs(args.seed), w.cluster)
+    return w.source, w.cluster, w.name, w.note
 
 
 def _check_overheads(args, df, cluster) -> None:
@@ -329,6 +275,7 @@ def run(args) -> int:
                 cluster,
                 policies=policies,
                 seeds=args.seeds,
+                seed=args.seed,
                 placement=args.placement,
                 progress=not args.quiet and sys.stderr.isatty(),
                 overheads=args.overheads,
@@ -401,11 +348,18 @@ def _print_text(table, cluster, name, note, args) -> None:
     asrpt = (table.attrs.get("assumptions") or {}).get("asrpt", {})
     if "nic_gbps_per_server" in asrpt and (ran["paper"] == "asrpt").any():
         when += f", A-SRPT NIC {_cell(asrpt['nic_gbps_per_server'])} Gbit/s per server"
+    lz = table.attrs.get("assumptions", {}).get("lazer", {})
+    models = (
+        f" (models: {lz.get('models_from_column', 0)} from the table, {lz.get('models_mapped', 0)} mapped by name, "
+        f"{lz.get('models_drawn', 0)} drawn)"
+        if lz
+        else ""
+    )
     print_table(
         rows,
         cols,
         title=f"{name}: {n_jobs} jobs on {cluster.n_servers} servers / {cluster.total_gpus} GPUs, {note}, "
-        f"{args.seeds} seed(s), overheads {args.overheads}{when}",
+        f"{args.seeds} seed(s), overheads {args.overheads}{models}{when}",
     )
     n = max(n_jobs, 1)
     parts = ", ".join(f"{k.replace('_', ' ')} {_cell(v / n)} s" for k, v in bound["parts"].items())
@@ -463,6 +417,10 @@ def _cli_line(args, policy: str) -> str:
         if v is not None:
             parts += [opt, str(v)]
     parts += ["--gpus-per-server", str(args.gpus_per_server), "--seeds", str(args.seeds)]
+    if args.seed:
+        parts += ["--seed", str(args.seed)]
+    if args.trace_format:
+        parts += ["--trace-format", args.trace_format]
     if args.overheads != "model":
         parts += ["--overheads", args.overheads]
     if args.load_base != 60.0:

@@ -15,6 +15,12 @@ load_time, save_time), other names mapped with --columns ours=yours. --no-backfi
 --placement whole_node give Tiresias' strict FIFO and "yarn" placement. Every input and the
 --out folder are checked before the simulation starts.
 
+The load means what it means in `optsched compare` (the same workload step): for synthetic jobs,
+--load R scales the arrivals so that the offered load over the window in which the jobs run is R
+on --servers x --gpus-per-server GPUs, durations capped at --max-duration (default one day); for
+a trace or job file, --load R sizes the cluster for it instead of --servers. The title states the
+load reached.
+
 Periods and load times are checked against the workload too: one the simulator could not finish
 within its limits is refused at once, with the value that fits. Ctrl-C, SIGTERM or SIGHUP stops
 the run (a file being written is finished first). Exit codes: 0 ok; 1 the simulation failed or
@@ -96,7 +102,7 @@ def add_parser(sub) -> None:
         metavar="OURS=YOURS,...",
         help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu",
     )
-    p.add_argument("--format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
+    p.add_argument("--trace-format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
     p.add_argument(
         "--policy",
         default="fifo",
@@ -106,9 +112,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--placement",
-        default="consolidate",
+        default=None,
         choices=PLACEMENT_CHOICES,
-        help="placement rule (default consolidate; whole_node = Tiresias' yarn)",
+        help="placement rule of the baselines (default: the policy's own, consolidate; whole_node = Tiresias' yarn)",
     )
     p.add_argument("--no-backfill", action="store_true", help="strict order: a blocked head job blocks the queue")
     p.add_argument(
@@ -117,11 +123,30 @@ def add_parser(sub) -> None:
         default=None,
         help="srtf-periodic: seconds between decisions (default 60); las: the quantum (default 60)",
     )
-    p.add_argument("--servers", type=int, default=None, help="number of servers (default for openb: its nodes)")
+    p.add_argument("--servers", type=int, default=None, help="servers (default for openb: its nodes)")
     p.add_argument("--gpus-per-server", type=int, default=8)
-    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs; traces: keep the first N")
-    p.add_argument("--load", type=float, default=0.8, help="synthetic: offered load (default 0.8)")
+    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs (1000); traces: keep the first N")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="offered load in (0, 5): traces: size the cluster for it; synthetic: scale arrivals (default 0.8)",
+    )
+    p.add_argument(
+        "--max-duration",
+        type=float,
+        default=None,
+        help="synthetic: cap on durations in s (default 86400; 0 for none)",
+    )
     p.add_argument("--arrivals", default="poisson", choices=("poisson", "trace"), help="synthetic arrivals")
+    p.add_argument(
+        "--overheads",
+        choices=("none", "model"),
+        default="none",
+        help="none (default; or --load-time/--save-time for every job), or model: each job's load/save times "
+        "from its model size (Lazer's model, as compare's default)",
+    )
+    p.add_argument("--load-base", type=float, default=60.0, help="--overheads model: fixed part of every load, s (60)")
     p.add_argument("--load-time", type=float, default=0.0, help="seconds of loading before each (re)start")
     p.add_argument("--save-time", type=float, default=0.0, help="seconds of pause-and-save after a preemption")
     p.add_argument(
@@ -171,8 +196,16 @@ def _check_options(args) -> None:
     for name, value in (("--load-time", args.load_time), ("--save-time", args.save_time)):
         if not value >= 0 or value == float("inf"):
             raise InvalidOptionError(f"{name} must be a finite number of seconds >= 0; got {value}.")
-    if not (args.load > 0 and args.load != float("inf")):
-        raise InvalidOptionError(f"--load must be a finite offered load > 0; got {args.load}.")
+    if args.max_duration is not None and not (0 <= args.max_duration < float("inf")):
+        raise InvalidOptionError(
+            f"--max-duration must be a number of seconds >= 0 (0: no cap); got {args.max_duration}."
+        )
+    if args.overheads == "model" and (args.load_time or args.save_time):
+        raise InvalidOptionError(
+            "--overheads model gives each job its own load and save times; give it or --load-time/--save-time."
+        )
+    if not (0 <= args.load_base < float("inf")):
+        raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.columns and not args.jobs_csv:
         raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
     if args.trace == "synthetic" and args.jobs is not None and args.jobs > args.max_jobs:
@@ -184,9 +217,9 @@ def policy_spec_needs(name: str) -> tuple[str, ...]:
     if name in POLICY_CHOICES:
         return ()
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.sim import policy_registry
+    from optsched.sim.registry import policy_key, policy_registry
 
-    spec = policy_registry().get(name.lower().replace("_", "-"))
+    spec = policy_registry().get(policy_key(name))
     return spec.needs if spec is not None else ()
 
 
@@ -203,17 +236,8 @@ def _check_against_workload(args, df, cluster) -> None:
     end within the simulator's limits (the message names the option and the value that fits)."""
     import numpy as np
 
-    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL
-
     arrival = np.asarray(df["arrival"], dtype=float)
     work = np.asarray(df["work"] if "work" in df else df["duration"], dtype=float)
-    if args.trace == "synthetic" and float(arrival.max()) > MAX_ARRIVAL:
-        raise InvalidOptionError(
-            f"--load {args.load:g} spreads the {len(arrival):,} arrivals over {fmt_people(float(arrival.max()))} s, "
-            f"beyond the {fmt_people(MAX_ARRIVAL)} s a workload may span ({LIMITS_DOC}); give --load of at least "
-            f"{args.load * float(arrival.max()) / MAX_ARRIVAL:.2g}, or fewer jobs (--jobs)."
-        )
     if args.period is not None:
         what = "quantum ticks" if args.policy == "las" else "decisions"
         check_period("--period", args.period, arrival, work, what=what)
@@ -242,11 +266,10 @@ def run(args) -> int:
     import numpy as np
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.core import Cluster
     from optsched.core.output import prepare_out_dir, recorded_files
     from optsched.sim import Simulator, get_policy
     from optsched.solvers import interrupt
-    from optsched.traces import load_trace, openb_cluster, read_jobs, synthetic_workload
+    from optsched.traces.workload import build_workload
 
     _check_options(args)
     if args.verbose:  # the engine's choice (logger optsched.sim, INFO) on stderr
@@ -257,22 +280,6 @@ def run(args) -> int:
         logger = logging.getLogger("optsched.sim")
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-    name = args.trace or args.jobs_csv
-    if args.trace and args.trace != "synthetic":
-        # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-        from optsched.traces.api import TRACES, detect_format
-
-        if args.trace not in TRACES and args.format is None:
-            detect_format(args.trace)  # a folder, a missing file, a job file: said before asking for --servers
-    if args.trace in ("openb", "openb-sample") and args.servers is None:
-        cluster = openb_cluster()
-    elif args.servers is None:
-        raise InvalidOptionError(
-            f"Give --servers N (and --gpus-per-server G) for {name!r}; only the shipped "
-            f"OpenB traces come with their own nodes."
-        )
-    else:
-        cluster = Cluster.homogeneous(args.servers, args.gpus_per_server)
     extra = {}
     if args.period is not None:
         if args.policy not in ("srtf-periodic", "las"):
@@ -281,67 +288,44 @@ def run(args) -> int:
             )
         extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
     if args.policy in POLICY_CHOICES:
-        policy = get_policy(args.policy, placement=args.placement, backfill=not args.no_backfill, **extra)
+        if args.placement is not None:
+            extra["placement"] = args.placement
+        policy = get_policy(args.policy, backfill=not args.no_backfill, **extra)
     else:  # a paper's policy: its options are its own; the job data it needs is checked below
         # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-        from optsched.sim import policy_registry
+        from optsched.sim.registry import policy_key, policy_registry
 
         optsched.load_plugins()
-        spec = policy_registry().get(args.policy.lower().replace("_", "-"))
+        spec = policy_registry().get(policy_key(args.policy))
         if spec is None:
             raise UnknownNameError(
                 f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
                 f"(`optsched info` describes them)."
             )
-        if args.no_backfill or args.placement != "consolidate":
+        if args.no_backfill or args.placement is not None:
             raise InvalidOptionError(
                 f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
             )
         policy = spec.factory()
-    out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
-
     t0 = time.perf_counter()
-    # the job table: a dict of NumPy columns for the generator (no pandas import: a fast start-up),
-    # a DataFrame from the loaders; the code below treats both as {column: array}
-    if args.trace == "synthetic":
-        df = synthetic_workload(
-            args.jobs or 1000,
-            cluster_gpus=cluster.total_gpus,
-            load=args.load,
-            arrivals=args.arrivals,
-            max_gpus=cluster.total_gpus,
-            seed=args.seed,
-            frame=False,
-        )
-    else:
-        df = (
-            read_jobs(args.jobs_csv, columns=args.columns)
-            if args.jobs_csv
-            else load_trace(args.trace, format=args.format)
-        )
-        if args.jobs is not None:
-            df = df.iloc[: args.jobs]
+    w = build_workload(
+        args.trace,
+        jobs_file=args.jobs_csv,
+        columns=args.columns,
+        trace_format=args.trace_format,
+        n_jobs=args.jobs,
+        servers=args.servers,
+        gpus_per_server=args.gpus_per_server,
+        load=args.load,
+        max_duration=args.max_duration,
+        arrivals=args.arrivals,
+        seed=args.seed,
+        skip_oversized=args.skip_oversized,
+    )
+    df, cluster, name, n_skipped = w.jobs(args.seed), w.cluster, w.name, w.n_skipped
     n_rows = len(df["arrival"])
     if n_rows > args.max_jobs:
         raise InvalidOptionError(_too_many(n_rows, args.max_jobs))
-    gpus = np.asarray(df["gpus"])
-    too_big = gpus > cluster.total_gpus
-    n_skipped = int(too_big.sum())
-    if n_skipped:
-        if not args.skip_oversized:
-            i = int(np.nonzero(too_big)[0][0])
-            jid = np.asarray(df["job_id"])[i] if "job_id" in df else i
-            raise InvalidInstanceError(
-                f"{n_skipped} job(s) need more GPUs than the cluster's {cluster.total_gpus}, e.g. job {jid!s} with "
-                f"{int(gpus[i])}. Use a larger cluster (--servers, --gpus-per-server) or --skip-oversized to drop "
-                f"and count them."
-            )
-        df = (
-            df[~too_big].reset_index(drop=True)
-            if hasattr(df, "iloc")
-            else {k: np.asarray(v)[~too_big] for k, v in df.items()}
-        )
-        n_rows -= n_skipped
     needs = policy_spec_needs(args.policy)
     missing = [c for c in needs if c not in df]
     if missing:
@@ -351,7 +335,16 @@ def run(args) -> int:
         )
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
+    if args.overheads == "model":  # the per-job load/save times of compare's default, drawn the same way
+        import pandas as pd
+
+        # deferred: a paper's enrichment, needed only with --overheads model
+        from optsched.lazer.workload import with_load_save
+
+        df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
+        check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
     _check_against_workload(args, df, cluster)
+    out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
     t_load = time.perf_counter() - t0
     sim = Simulator(
         cluster,
@@ -372,7 +365,9 @@ def run(args) -> int:
     t_run = time.perf_counter() - t1
     summary = res.summary()
     # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
-    summary["policy"] = args.policy.lower().replace("_", "-")
+    from optsched.sim.registry import policy_key
+
+    summary["policy"] = policy_key(args.policy)
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.units import fmt_number
 
@@ -384,6 +379,7 @@ def run(args) -> int:
     summary.update(
         {
             "trace": name,
+            "offered_load": w.note,
             "servers": cluster.n_servers,
             "gpus": cluster.total_gpus,
             "n_skipped_oversized": n_skipped,
@@ -418,7 +414,7 @@ def run(args) -> int:
     else:
         print(
             f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
-            f"{cluster.total_gpus} GPUs, "
+            f"{cluster.total_gpus} GPUs, {w.note}, "
             f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
         )
         if n_skipped:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ class Job:
     Parameters
     ----------
     id : int or str
-        Unique within its instance.
+        Unique within its instance (a NumPy integer is taken as the ``int``; ``True`` is refused).
     work : float
         Processing time in seconds when the job runs on its ``gpus`` GPUs at full rate, in
         [1e-6, 1e9] (``optsched.core.limits``).
@@ -72,6 +73,8 @@ class Job:
     save_time: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.id, numbers.Integral) and not isinstance(self.id, (bool, int)):
+            object.__setattr__(self, "id", int(self.id))  # a NumPy integer (a table's id column) is an int
         if isinstance(self.id, bool) or not isinstance(self.id, (int, str)):
             raise InvalidInstanceError(f"The 'id' field of a job must be an integer or a string; got {self.id!r}.")
         owner = f"job {self.id!r}" if isinstance(self.id, str) else f"job {self.id}"

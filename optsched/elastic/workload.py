@@ -34,7 +34,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.limits import MAX_SLOTS as KIND_SLOTS
-from optsched.core.seeds import SeedLike, as_generator
+from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
 from optsched.elastic.shapes import ideal_config
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
@@ -151,7 +151,7 @@ def from_table(
     window = float((arr + dur).max() - arr.min())
     auto_slot = slot is None
     slot = default_slot(window) if auto_slot else _positive(slot, "slot")
-    rng = as_generator(seed)
+    pick = job_uniforms(seed, ids, "elastic-worker-type")  # each job's own draw: by its id, not its row
     largest = int(cluster.max_server_gpus)
     servers = [{"capacity": {"gpu": float(g), "cpu": (cpu_per_gpu + ps_cpu) * float(g)}} for g in cluster.gpus]
     wts = [{"resources": {"gpu": float(k), "cpu": cpu_per_gpu * k}, "bandwidth": float(worker_gbps)} for k in sizes]
@@ -164,7 +164,8 @@ def from_table(
         ok = [k for k in sizes if g % k == 0 and k <= largest and float(mix[k]) > 0]
         if ok:
             w = np.array([float(mix[k]) for k in ok])
-            k = ok[int(rng.choice(len(ok), p=w / w.sum()))] if len(ok) > 1 else ok[0]
+            cum = np.cumsum(w) / w.sum()
+            k = ok[min(int(np.searchsorted(cum, pick[i], side="right")), len(ok) - 1)] if len(ok) > 1 else ok[0]
         else:
             k = 1
         m_own = sizes.index(k) if k in sizes else None

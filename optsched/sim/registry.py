@@ -26,6 +26,7 @@ __all__ = [
     "PolicySpec",
     "register_policy",
     "policy_registry",
+    "policy_key",
     "get_policy",
     "policy_names",
     "policy_options",
@@ -57,7 +58,12 @@ class PolicySpec:
 _POLICIES: dict[str, PolicySpec] = {}
 
 
-def _key(name: str) -> str:
+def policy_key(name: str) -> str:
+    """A policy's registry name from the way a user writes it: case and ``_``/``-`` do not matter.
+
+    >>> policy_key(" SRTF_Periodic")
+    'srtf-periodic'
+    """
     return str(name).strip().lower().replace("_", "-")
 
 
@@ -85,7 +91,7 @@ def register_policy(
     """
 
     def add(f: Callable[..., Any]) -> Callable[..., Any]:
-        key = _key(name)
+        key = policy_key(name)
         old = _POLICIES.get(key)
         if (
             old is not None
@@ -103,7 +109,7 @@ def register_policy(
     if factory is None:
         return add
     add(factory)
-    return _POLICIES[_key(name)]
+    return _POLICIES[policy_key(name)]
 
 
 def policy_registry() -> dict[str, PolicySpec]:
@@ -131,7 +137,7 @@ def get_policy(name: str, **options: Any) -> Any:
     >>> get_policy("srtf", placement="first_fit")
     SRTF(placement='first_fit', backfill=True, rollback=False, reserve='best')
     """
-    key = _key(name)
+    key = policy_key(name)
     spec = _POLICIES.get(key)
     if spec is None:
         raise UnknownNameError(
@@ -154,7 +160,7 @@ def policy_options(name: str) -> list[str] | None:
     >>> policy_options("srtf")
     ['placement', 'backfill', 'rollback', 'reserve']
     """
-    spec = _POLICIES.get(_key(name))
+    spec = _POLICIES.get(policy_key(name))
     if spec is None:
         raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)}.")
     return _options_of(spec.factory)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.seeds import SeedLike, as_generator
+from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 __all__ = ["SUCCESS", "FAILURE", "PHILLY_PASS_RATE", "StagedTable", "from_table"]
@@ -103,10 +103,10 @@ def from_table(
     if isinstance(prior_strength, bool) or not (float(prior_strength) >= 0 and math.isfinite(prior_strength)):
         raise InvalidOptionError(f"The 'prior_strength' option must be a number >= 0; got {prior_strength!r}.")
     M = int(n_stages)
-    rng = as_generator(seed)
     dur = table[dcol].to_numpy(dtype=float)
     n = len(dur)
     ids = table["job_id"].tolist() if "job_id" in cols else list(range(n))
+    # each job's own draws (its outcome, its failing stage): by its id and the seed, not its row
     if status_column in cols:
         st = [str(s).strip().lower() for s in table[status_column].tolist()]
         ok = np.array([s in SUCCESS for s in st])
@@ -140,11 +140,12 @@ def from_table(
         fails = bad
     else:
         q = np.full(n, float(prior))
-        fails = rng.random(n) >= float(prior)
+        fails = job_uniforms(seed, ids, "sojourn-outcome") >= float(prior)
         source = f"no '{status_column}' column: the prior {float(prior):.4f}, outcomes drawn from it"
     # every stage keeps a positive probability (RANK divides by p_M; the model needs p > 0): within 10^-6 of 0 and 1
     q = np.clip(q, 1e-6, 1.0 - 1e-6)
-    k = np.where(fails, rng.integers(1, M, size=n), M)
+    stage = 1 + np.minimum((job_uniforms(seed, ids, "sojourn-stage") * (M - 1)).astype(np.int64), M - 2)
+    k = np.where(fails, stage, M)
     full = dur * M / k
     out = table.copy()
     out["work"] = full

@@ -39,6 +39,7 @@ _WHERE = {
     "TABLE_COLUMNS": "table",
     "to_jobs": "table",
     "read_jobs": "jobs_file",
+    "check_job_table": "jobs_file",
     "parse_columns": "jobs_file",
     "SHIPPED": "datasets",
     "DATASETS": "datasets",
@@ -58,6 +59,7 @@ __all__ = [
     "TABLE_COLUMNS",
     "TRACES",
     "acme_outcome_rates",
+    "check_job_table",
     "detect_format",
     "fetch",
     "find_file",
@@ -78,7 +80,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover - the same names as _WHERE, for static readers only
     from optsched.traces.api import FORMATS, TRACES, detect_format, load_trace
     from optsched.traces.datasets import DATASETS, SHIPPED, fetch, find_file
-    from optsched.traces.jobs_file import parse_columns, read_jobs
+    from optsched.traces.jobs_file import check_job_table, parse_columns, read_jobs
     from optsched.traces.loaders import (
         OPENB_JOBS,
         OPENB_NODES,

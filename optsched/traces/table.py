@@ -1,6 +1,6 @@
 """The one job table every loader returns, and helpers shared by the loaders.
 
-Columns (one row per job, sorted by arrival)
+Columns (one row per job, sorted by arrival, then job id)
 --------------------------------------------
 =================  ==============================================================  ==========
 column             meaning                                                         unit
@@ -34,6 +34,7 @@ import numpy as np
 
 from optsched.core.job import Job
 from optsched.exceptions import TraceFormatError
+from optsched.traces.jobs_file import arrival_id_order
 
 __all__ = ["TABLE_COLUMNS", "finish_table", "require_columns", "parse_times", "to_jobs"]
 
@@ -96,7 +97,7 @@ def finish_table(
     df, *, trace: str, source: Any, rows_read: int, gpu_only: bool = True, keep_unfinished: bool = False
 ) -> Any:
     """Normalize: drop unusable rows (counted in ``df.attrs['dropped']``), shift arrivals to 0,
-    sort by arrival (stable), fill missing standard columns."""
+    sort by (arrival, job id) (ties never follow the file's row order), fill missing standard columns."""
 
     dropped: dict[str, int] = {}
 
@@ -119,8 +120,8 @@ def finish_table(
     df["gpus"] = df["gpus"].astype("int64")
     origin = float(df["arrival"].min()) if len(df) else 0.0
     df["arrival"] = df["arrival"] - origin
-    df = df.sort_values("arrival", kind="stable").reset_index(drop=True)
     df["job_id"] = df["job_id"].astype(str)
+    df = df.iloc[arrival_id_order(df["arrival"].to_numpy(), df["job_id"].tolist())].reset_index(drop=True)
     cols = TABLE_COLUMNS + [c for c in df.columns if c not in TABLE_COLUMNS]
     df = df[cols]
     df.attrs.update(

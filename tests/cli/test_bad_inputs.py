@@ -71,7 +71,7 @@ def test_simulate_jobs_csv_duration_1e308_exits_2(tmp_path, capsys):
     f.write_text("arrival,gpus,duration\n0,1,1e308\n5,2,3\n")
     code, out, err = run(["simulate", "--jobs-csv", str(f), "--servers", "1", "--policy", "srtf"], capsys)
     assert code == 2 and "mean_jct" not in out
-    assert "'duration'" in err and "1e+308" in err and "row 2" in err
+    assert "'duration'" in err and "1e+308" in err and "line 2" in err
 
 
 @pytest.mark.parametrize(

@@ -38,3 +38,17 @@ def test_malformed_job_dicts_raise_only_invalid_instance(value):
         d = {"id": 1, "work": 1, field: value}
         with contextlib.suppress(InvalidInstanceError):  # the only acceptable failure
             Job.from_dict(d)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda v: v, lambda v: __import__("numpy").int64(v), lambda v: __import__("numpy").uint8(v)]
+)
+def test_numpy_integer_ids_are_ints(make):
+    # an id column of a DataFrame gives numpy integers: Job(np.int64(0), ...) was refused
+    job = Job(make(3), work=1)
+    assert job.id == 3 and type(job.id) is int and job.to_dict()["id"] == 3
+
+
+def test_a_bool_id_is_refused():
+    with pytest.raises(InvalidInstanceError, match="'id'"):
+        Job(True, work=1)

@@ -17,6 +17,7 @@ from optsched.core import Cluster
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments import compare as cmp
 from optsched.traces import synthetic_workload
+from optsched.traces.load import DEFAULT_MAX_DURATION
 
 
 def test_every_registered_policy_runs_on_one_workload():
@@ -103,7 +104,7 @@ def test_calibrate_load_is_exact_over_the_window_jobs_run_in(seed, load, gpus):
 
 def test_synthetic_load_09_is_a_busy_cluster():
     """Issue 25: 'load 0.9' on 128 GPUs used to give FIFO a mean utilisation of 0.25."""
-    gen = synthetic_workload(1000, cluster_gpus=128, load=0.9, max_duration=cmp.DEFAULT_MAX_DURATION, seed=0)
+    gen = synthetic_workload(1000, cluster_gpus=128, load=0.9, max_duration=DEFAULT_MAX_DURATION, seed=0)
     df = cmp.calibrate_load(gen, 0.9, 128)
     table, _ = cmp.compare(df, Cluster.homogeneous(16, 8), policies=["fifo"], progress=False, overheads="none")
     row = table.iloc[0]

@@ -71,9 +71,10 @@ def _check(df, cluster, overheads, load_base):
         if row["n_preemptions"] == 0 and row["paper"] != "elastic" and row["bound"] == "workload":
             assert row["total_jct"] >= npb["total_jct"] * (1 - 1e-9), (row["policy"], row["total_jct"], npb)
             assert row["ratio_to_np_bound"] >= 1 - 1e-9
-    # the per-job frames are in seconds from the first arrival and in the table's order; no job runs
+    # the per-job frames are in seconds from the first arrival and in (arrival, id) order; no job runs
     # faster than its duration (A-SRPT's may, by its time model: its rows then have their own bound)
     reg = cmp.available_policies()
+    df = df.sort_values(["arrival", "job_id"], kind="stable")
     r0 = df["arrival"].to_numpy() - df["arrival"].min()
     assert table.attrs["time_origin"] == [pytest.approx(df["arrival"].min(), abs=0)]
     for name, f in per_job.items():

@@ -68,7 +68,10 @@ def test_trace_file_path(tmp_path, capsys):
     [
         (["--trace", "nope", "--servers", "1"], "Unknown trace"),
         (["--trace", "synthetic", "--policy", "edf", "--servers", "1"], "Unknown policy 'edf'"),
-        (["--trace", "synthetic", "--policy", "sojourn-online-rank", "--servers", "1"], "needs job data"),
+        (
+            ["--trace", "synthetic", "--policy", "sojourn-online-rank", "--servers", "1", "--max-duration", "3600"],
+            "needs job data",
+        ),
         (["--trace", "synthetic", "--policy", "lazer-zero", "--servers", "1", "--no-backfill"], "its own"),
         (["--trace", "synthetic"], "--servers"),
         (["--trace", "synthetic", "--servers", "0"], "--servers must be >= 1"),

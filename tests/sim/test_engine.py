@@ -271,6 +271,19 @@ def test_job_table_missing_columns():
         Simulator(Cluster.homogeneous(1, 2), pd.DataFrame({"arrival": [0.0], "gpus": [1]}), FIFO())
 
 
+@pytest.mark.parametrize("col", ["arrival", "duration", "gpus", "weight"])
+@pytest.mark.parametrize("as_frame", [True, False])
+def test_a_yes_no_value_in_a_numeric_column_is_refused(col, as_frame):
+    # True became 1.0 without a word (Job(gpus=True) is refused)
+    import numpy as np
+    import pandas as pd
+
+    table = {"arrival": [0.0, 1.0], "duration": [1.0, 2.0], "gpus": [1, 1], "weight": [1.0, 1.0]}
+    table[col] = [True, True] if as_frame else [1, np.True_]
+    with pytest.raises(InvalidInstanceError, match=rf"'{col}' column .*yes/no"):
+        Simulator(Cluster.homogeneous(1, 2), pd.DataFrame(table) if as_frame else table, FIFO())
+
+
 def test_zero_time_livelock_is_detected(monkeypatch):
     import optsched.sim.engine as eng
 

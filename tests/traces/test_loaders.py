@@ -293,3 +293,15 @@ def test_helios_roundtrip_property(tmp_path_factory, gpus, durs):
     assert df["job_id"].tolist() == [str(i) for i in keep]
     assert df["gpus"].tolist() == [gpus[i] for i in keep]
     assert np.allclose(df["arrival"], np.array(keep) - keep[0])
+
+
+def test_ties_in_arrival_are_ordered_by_job_id_not_by_row():
+    import pandas as pd
+
+    from optsched.traces.table import finish_table
+
+    raw = pd.DataFrame(
+        {"job_id": ["b", "c", "a"], "arrival": [5.0, 9.0, 5.0], "duration": [1.0, 2.0, 3.0], "gpus": [1, 1, 2]}
+    )
+    out = finish_table(raw, trace="t", source="x", rows_read=3)
+    assert out["job_id"].tolist() == ["a", "b", "c"] and out["gpus"].tolist() == [2, 1, 1]

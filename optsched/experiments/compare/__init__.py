@@ -35,10 +35,15 @@ from optsched.experiments.compare.figures import (
     plot_utilization,
     save_figures,
 )
-from optsched.experiments.compare.load import LOAD_CAP, calibrate_load, offered_load, replay_window, size_cluster
 from optsched.experiments.compare.runner import METRICS, available_policies
 from optsched.experiments.compare.table import CAUSES, FAR, SORT_COLUMNS, notes
 from optsched.experiments.compare.workload import OVERHEADS
+from optsched.traces.load import (
+    calibrate_load,
+    offered_load,
+    replay_window,
+    size_cluster,
+)
 
 __all__ = [
     "available_policies",
@@ -56,19 +61,12 @@ __all__ = [
     "calibrate_load",
     "notes",
     "METRICS",
-    "LOAD_CAP",
-    "DEFAULT_MAX_DURATION",
     "OVERHEADS",
     "EXECUTORS",
     "SORT_COLUMNS",
     "CAUSES",
     "FAR",
 ]
-
-DEFAULT_MAX_DURATION = 86_400.0
-"""The cap (s, one day) on the durations of the synthetic workloads of ``optsched compare`` when
-``--max-duration`` is not given: the longest job stays short against the window, so the offered load
-is spread over it (formulations/rigid.md#load)."""
 
 
 def compare(
@@ -77,6 +75,7 @@ def compare(
     *,
     policies: Sequence[str] | str = "all",
     seeds: int = 1,
+    seed: int = 0,
     placement: str | None = None,
     progress: bool = True,
     sim_options: dict[str, Any] | None = None,
@@ -103,8 +102,11 @@ def compare(
     cluster : Cluster
     policies : "all" or names
         Unknown or repeated names raise :class:`InvalidOptionError` (before any run).
+    seed : int
+        The first seed: the runs use seeds ``seed, seed + 1, ..., seed + seeds - 1`` (each a new
+        draw of a synthetic workload and of every enrichment).
     seeds : int
-        Runs per policy (seeds 0..seeds-1); with more than one, each metric is the mean and the
+        Runs per policy (seeds ``seed`` to ``seed + seeds - 1``); with more than one, each metric is the mean and the
         table has ``<metric>_ci_lo`` / ``<metric>_ci_hi`` (95% t-interval).
     placement : str, optional
         Placement rule passed to every policy that takes one.
@@ -187,6 +189,7 @@ def compare(
         cluster,
         policies=policies,
         seeds=seeds,
+        seed=seed,
         placement=placement,
         progress=progress,
         sim_options=sim_options,

@@ -26,6 +26,7 @@ from optsched.experiments.compare.executors import (
 from optsched.experiments.compare.runner import RunResult, available_policies
 from optsched.experiments.compare.table import SORT_COLUMNS, attrs, failed_row, row_of, skipped_row, sort_rows
 from optsched.experiments.compare.workload import OVERHEADS, SeededWorkload, check_enrich
+from optsched.sim.registry import policy_key
 
 __all__ = ["Comparison", "policy_names"]
 
@@ -41,7 +42,7 @@ def policy_names(policies: Sequence[str] | str, reg: Mapping[str, Any]) -> list[
         if policies == "all":
             return sorted(reg)
         policies = [p for p in policies.split(",")]
-    names = [str(p).strip().lower().replace("_", "-") for p in policies]
+    names = [policy_key(p) for p in policies]
     if not names or any(not n for n in names):
         raise InvalidOptionError(
             f"policies must name at least one policy, without empty names; got {list(policies)!r}."
@@ -105,6 +106,7 @@ class Comparison:
         *,
         policies: Sequence[str] | str = "all",
         seeds: int = 1,
+        seed: int = 0,
         placement: str | None = None,
         progress: bool = True,
         sim_options: dict[str, Any] | None = None,
@@ -143,6 +145,9 @@ class Comparison:
         self.enrich = check_enrich(enrich, cluster)
         self.cluster = cluster
         self.seeds = int(seeds)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InvalidOptionError(f"seed must be an integer >= 0; got {seed!r}.")
+        self.seed = int(seed)
         self.placement = placement
         self.progress = progress
         self.sim_options = dict(sim_options or {})
@@ -162,7 +167,7 @@ class Comparison:
                 SeededWorkload(
                     workload(s) if callable(workload) else workload, cluster, s, overheads, load_base, self.enrich
                 )
-                for s in range(self.seeds)
+                for s in range(self.seed, self.seed + self.seeds)
             ]
             self.skip = {n: self.ws[0].skip_reason(n, self.reg[n]) for n in self.names}
             asrpt_rows = any(self.reg[n]["paper"] == "asrpt" and self.skip[n] is None for n in self.names)
@@ -198,7 +203,8 @@ class Comparison:
         """How to run one policy alone: ``reproduce(name)`` if given, else the Python call."""
         if self._reproduce is not None:
             return self._reproduce(name)
-        return f"compare(workload, cluster, policies=[{name!r}], seeds={self.seeds}, workers=1)"
+        seed = f", seed={self.seed}" if self.seed else ""
+        return f"compare(workload, cluster, policies=[{name!r}], seeds={self.seeds}{seed}, workers=1)"
 
     def _executor(self, n_tasks: int) -> tuple[str, int]:
         if self.executor == "dask":

@@ -17,7 +17,7 @@ import numpy as np
 
 from optsched.asrpt.policy import sim_jobs
 from optsched.core.plugins import load_plugins
-from optsched.core.seeds import as_generator
+from optsched.core.seeds import job_uniforms
 from optsched.elastic.policy import ElasticRate, fifo_shape, ideal_shape, to_sim
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
 from optsched.experiments.compare.workload import PAPERS, SeededWorkload
@@ -141,7 +141,7 @@ def _build(spec: dict, opts: dict):
 def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: str | None, sim_options: dict):
     paper = spec["paper"] if spec["paper"] in PAPERS else None
     opts = {} if placement is None else {"placement": placement}
-    common = {"seed": seed, "record_log": False}
+    common = {"seed": w.seed, "record_log": False}
     if paper is None:  # the table carries each job's load_time/save_time: the compiled kernel runs them
         res = Simulator(w.cluster, w.table, _build(spec, opts), **common, **sim_options).run()
         return _frame(res, w), _steps(res)
@@ -161,8 +161,8 @@ def _simulate(name: str, spec: dict, w: SeededWorkload, seed: int, placement: st
 
     inst = view
     if name == "elastic-fifo":  # FIFO draws N uniformly in [1, 30] (Sec. 7 (i)), seeded
-        rng = as_generator(seed)
-        shapes = [fifo_shape(inst, j, int(rng.integers(1, 31))) for j in range(inst.n_jobs)]
+        u = job_uniforms(w.seed, w.ids, "elastic-fifo-workers")  # each job's own draw: by its id
+        shapes = [fifo_shape(inst, j, 1 + min(int(u[j] * 30), 29)) for j in range(inst.n_jobs)]
     else:
         shapes = w.views.get("elastic-ideal")
         if shapes is None:

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from optsched.experiments.compare.bound import ASRPT_MODEL, WORKLOAD, SeedBound, ratio, summary
-from optsched.experiments.compare.load import offered_load
 from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
 from optsched.rigid.trace_bounds import beats_tolerance
+from optsched.traces.load import offered_load
 
 __all__ = [
     "row_of",

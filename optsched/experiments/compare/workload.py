@@ -23,13 +23,13 @@ from optsched.asrpt.workload import B_INTRA, check_bandwidths, default_bandwidth
 from optsched.asrpt.workload import from_table as asrpt_from_table
 from optsched.asrpt.workload import least_processing as asrpt_least_processing
 from optsched.core.compat import user_stacklevel
-from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
 from optsched.elastic.workload import from_table as elastic_from_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
-from optsched.experiments.compare.load import work_column
 from optsched.lazer.workload import with_load_save
 from optsched.sim.inputs import job_table_columns
 from optsched.sojourn.workload import from_table as sojourn_from_table
+from optsched.traces.jobs_file import check_job_table
+from optsched.traces.load import work_column
 
 __all__ = ["PAPERS", "OVERHEADS", "SeededWorkload", "check_enrich"]
 
@@ -59,11 +59,11 @@ def check_enrich(enrich: Mapping[str, Mapping[str, Any]] | None, cluster) -> dic
 
 
 def _checked_table(table, cluster):
-    """The job table as a DataFrame with a ``job_id``, its values checked (field, job and fix named)."""
+    """The job table checked as every job table is (:func:`optsched.traces.check_job_table`: ids,
+    numbers, ranges), in (arrival, id) order, with a ``job_id``; a job larger than the cluster refused."""
     import pandas as pd
 
     table = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
-    table = table.reset_index(drop=True)
     if len(table) == 0:
         raise InvalidInstanceError("The job table is empty; give at least one job.")
     _, wcol = job_table_columns(table, who="compare", prefer="duration")
@@ -79,44 +79,17 @@ def _checked_table(table, cluster):
             stacklevel=user_stacklevel(),
         )
         table = table.drop(columns=["work"])
-    if "job_id" not in table.columns:
-        table = table.assign(job_id=np.arange(len(table)))
-    ids = table["job_id"]
-    if ids.duplicated().any():
-        dup = ids[ids.duplicated()].iloc[0]
-        raise InvalidInstanceError(f"Job id {dup!r} appears twice in the job table; job ids must be unique.")
-    for col, ok, want in (
-        ("arrival", lambda a: np.isfinite(a), "a finite number of seconds"),
-        (  # the simulator's range: a row it would refuse is refused here, before any run
-            wcol,
-            lambda a: np.isfinite(a) & (a >= MIN_SECONDS) & (a <= MAX_SECONDS),
-            f"a number of seconds in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] ({LIMITS_DOC})",
-        ),
-        ("gpus", lambda a: np.isfinite(a) & (a >= 1) & (np.mod(a, 1) == 0), "a whole number >= 1"),
-    ):
-        try:
-            a = table[col].to_numpy(dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidInstanceError(
-                f"The '{col}' column of the job table must hold numbers ({want}); got values like "
-                f"{table[col].iloc[0]!r}. Convert it (e.g. timestamps to seconds) or map another column with --columns."
-            ) from None
-        bad = ~ok(a)
-        if bad.any():
-            i = int(np.nonzero(bad)[0][0])
-            raise InvalidInstanceError(
-                f"The '{col}' of job {ids.iloc[i]!r} must be {want}; got {table[col].iloc[i]!r}. Fix or drop that row."
-            )
-    g = table["gpus"].to_numpy(dtype=float)
+    table = check_job_table(table, error=InvalidInstanceError)
+    if "work" in table.columns:  # the same numbers as 'duration': one processing-time column
+        table = table.drop(columns=["work"])
+    g = table["gpus"].to_numpy()
     if int(g.max()) > cluster.total_gpus:
         i = int(np.argmax(g))
         raise InvalidInstanceError(
-            f"Job {ids.iloc[i]!r} needs {int(g[i])} GPUs, more than the cluster's {cluster.total_gpus}: give a "
-            f"larger cluster (--servers, --gpus-per-server, or --load to size it)."
+            f"Job {table['job_id'].iloc[i]!r} needs {int(g[i])} GPUs, more than the cluster's {cluster.total_gpus}: "
+            f"give a larger cluster (--servers, --gpus-per-server, or --load to size it)."
         )
-    # numbers given as text ("3") are numbers from here on: the enrichments read the columns as they are
-    numbers = {"arrival": table["arrival"].to_numpy(dtype=float), wcol: table[wcol].to_numpy(dtype=float)}
-    return table.assign(gpus=g.astype(np.int64), **numbers)
+    return table
 
 
 class SeededWorkload:

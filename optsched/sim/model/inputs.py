@@ -128,6 +128,18 @@ def count_jobs(jobs: Any) -> int:
 
 def _col(df: Any, name: str, dtype: Any = None) -> np.ndarray:
     c = df[name]
+    if dtype is float:  # a yes/no value is not a number here (Job(gpus=True) is refused too)
+        if hasattr(c, "dtype"):  # an array or a Series: only booleans or objects may hold one
+            values = c.tolist() if getattr(c.dtype, "kind", None) in ("b", "O") else None
+        else:  # a plain sequence: its items as given
+            values = list(c) if isinstance(c, Iterable) else None
+        if values is not None:
+            bad = next((i for i, v in enumerate(values) if isinstance(v, (bool, np.bool_))), None)
+            if bad is not None:
+                raise InvalidInstanceError(
+                    f"The '{name}' column of the job table must hold numbers; row {bad} has {values[bad]!r} "
+                    f"(a yes/no value). Fix or drop those rows."
+                )
     try:
         a = c.to_numpy(dtype=dtype) if hasattr(c, "to_numpy") else np.asarray(c, dtype=dtype)
         if a.ndim == 1:

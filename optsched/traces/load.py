@@ -1,8 +1,8 @@
-"""The offered load of a workload on a cluster, and the two ways ``compare`` reaches an asked load:
+"""The offered load of a workload on a cluster, and the two ways a command reaches an asked load:
 size the cluster for a trace, scale the arrivals of a synthetic workload
 (formulations/rigid.md#load).
 
-Tested in ``tests/experiments/test_compare.py``."""
+Tested in ``tests/experiments/test_compare.py`` and ``tests/traces/test_workload.py``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,21 @@ import numpy as np
 from optsched.core import Cluster
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = ["LOAD_CAP", "offered_load", "replay_window", "size_cluster", "calibrate_load", "check_load", "work_column"]
+__all__ = [
+    "DEFAULT_MAX_DURATION",
+    "LOAD_CAP",
+    "offered_load",
+    "replay_window",
+    "size_cluster",
+    "calibrate_load",
+    "check_load",
+    "work_column",
+]
 
+DEFAULT_MAX_DURATION = 86_400.0
+"""The cap (s, one day) on the durations of synthetic workloads when no ``max_duration``
+(``--max-duration``) is given: the longest job stays short against the window, so the offered load
+is spread over it (formulations/rigid.md#load)."""
 LOAD_CAP = 5.0
 """The largest offered load (exclusive) that :func:`size_cluster`, :func:`calibrate_load` and
 ``--load`` accept: a load must be in (0, LOAD_CAP)."""
