@@ -142,9 +142,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--overheads",
         choices=("none", "model"),
-        default="none",
-        help="none (default; or --load-time/--save-time for every job), or model: each job's load/save times "
-        "from its model size (Lazer's model, as compare's default)",
+        default=None,
+        help="model (the default, as in compare): each job's load/save times from its model size (Lazer's "
+        "model); none: no load or save time, or the same --load-time/--save-time for every job (giving "
+        "either of those chooses none)",
     )
     p.add_argument("--load-base", type=float, default=60.0, help="--overheads model: fixed part of every load, s (60)")
     p.add_argument("--load-time", type=float, default=0.0, help="seconds of loading before each (re)start")
@@ -200,6 +201,8 @@ def _check_options(args) -> None:
         raise InvalidOptionError(
             f"--max-duration must be a number of seconds >= 0 (0: no cap); got {args.max_duration}."
         )
+    if args.overheads is None:  # one default with compare: the model, unless fixed times are given
+        args.overheads = "none" if (args.load_time or args.save_time) else "model"
     if args.overheads == "model" and (args.load_time or args.save_time):
         raise InvalidOptionError(
             "--overheads model gives each job its own load and save times; give it or --load-time/--save-time."
@@ -210,6 +213,15 @@ def _check_options(args) -> None:
         raise InvalidOptionError("--columns maps the columns of --jobs-csv FILE; give --jobs-csv too.")
     if args.trace == "synthetic" and args.jobs is not None and args.jobs > args.max_jobs:
         raise InvalidOptionError(_too_many(args.jobs, args.max_jobs))
+
+
+def _overheads_note(args) -> str:
+    """The title's words for the load and save times the run charged."""
+    if args.overheads == "model":
+        return f"load/save times from each job's model (base {args.load_base:g} s)"
+    if args.load_time or args.save_time:
+        return f"load {args.load_time:g} s / save {args.save_time:g} s per job"
+    return "no load or save times"
 
 
 def policy_spec_needs(name: str) -> tuple[str, ...]:
@@ -336,12 +348,17 @@ def run(args) -> int:
     if n_rows == 0:
         raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
     if args.overheads == "model":  # the per-job load/save times of compare's default, drawn the same way
-        import pandas as pd
-
         # deferred: a paper's enrichment, needed only with --overheads model
-        from optsched.lazer.workload import with_load_save
+        from optsched.lazer.workload import drawn_load_save, with_load_save
 
-        df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
+        if hasattr(df, "columns") or "model" in df:
+            import pandas as pd  # deferred: a table naming its models is read with pandas
+
+            df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
+        else:  # numpy columns (the synthetic generator): the same draw, without pandas
+            ids = df["job_id"] if "job_id" in df else range(n_rows)
+            df = dict(df)
+            df["model"], df["load_time"], df["save_time"] = drawn_load_save(ids, base=args.load_base, seed=args.seed)
         check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
     _check_against_workload(args, df, cluster)
     out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
@@ -414,7 +431,7 @@ def run(args) -> int:
     else:
         print(
             f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
-            f"{cluster.total_gpus} GPUs, {w.note}, "
+            f"{cluster.total_gpus} GPUs, {w.note}, {_overheads_note(args)}, "
             f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
         )
         if n_skipped:

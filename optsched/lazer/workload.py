@@ -26,7 +26,7 @@ from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import InvalidInstanceError, WorkloadWarning
 from optsched.lazer.loadsave import DEFAULT_VARIANT, FAMILIES, LoadSaveModel
 
-__all__ = ["with_load_save", "resolve_model", "OTHER_MODELS"]
+__all__ = ["with_load_save", "drawn_load_save", "resolve_model", "OTHER_MODELS"]
 
 OTHER_MODELS: dict[str, float] = {
     "resnet18": 11_689_512,
@@ -84,6 +84,31 @@ def resolve_model(name: Any, ls: LoadSaveModel) -> tuple[Any, float | None, str]
         if norm.startswith(key):
             return name, ls.n_params(fam), "mapped"
     return name, None, "drawn"
+
+
+def drawn_load_save(
+    ids: Any, *, base: float = 60.0, model: LoadSaveModel | None = None, families=FAMILIES, seed: SeedLike = 0
+) -> tuple[list[str], Any, Any]:
+    """Each job's model family, load and save times (s) when the table names no model: the draw of
+    :func:`with_load_save` (by ``job_id`` and ``seed``), on plain id lists, without pandas.
+
+    Examples
+    --------
+    >>> names, load, save = drawn_load_save([0, 1], seed=0)
+    >>> len(names), bool((load - save == 60.0).all())
+    (2, True)
+    """
+    import numpy as np
+
+    fams = list(families)
+    if not fams:
+        raise InvalidInstanceError("'families' is empty; give at least one model family to draw from.")
+    ls = model if model is not None else LoadSaveModel(base=base)
+    pick = job_uniforms(seed, list(ids), "lazer-model")
+    idx = np.minimum((pick * len(fams)).astype(np.int64), len(fams) - 1)
+    per_fam = np.array([ls.bytes_per_param * float(ls.n_params(f)) / ls.bandwidth for f in fams])
+    save = per_fam[idx]
+    return [fams[i] for i in idx], ls.base + save, save
 
 
 def with_load_save(

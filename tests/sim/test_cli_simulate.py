@@ -58,7 +58,8 @@ def test_trace_file_path(tmp_path, capsys):
         "1,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-09 18:41:11,10,0\n"
         "2,u,vc,2,1,1,COMPLETED,2020-06-09 18:41:02,2020-06-09 18:41:02,2020-06-09 18:41:12,10,0\n"
     )
-    assert main(["simulate", "--trace", str(p), "--servers", "1", "--gpus-per-server", "2", "--json"]) == 0
+    argv = ["simulate", "--trace", str(p), "--servers", "1", "--gpus-per-server", "2", "--overheads", "none"]
+    assert main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["makespan"] == 20.0 and out["mean_jct"] == 14.5
 
@@ -109,6 +110,8 @@ def test_jobs_csv_with_column_mapping_matches_the_python_reader(tmp_path, capsys
                 "4",
                 "--policy",
                 "srtf",
+                "--overheads",
+                "none",
                 "--json",
             ]
         )
@@ -277,3 +280,23 @@ def test_a_paper_policy_from_the_registry(capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert out["n_done"] == 200 and out["policy"] == "lazer-zero"  # the registry name, not the class's
+
+
+def test_default_overheads_are_compares_model_and_fixed_times_choose_none(tmp_path, capsys):
+    # One default with compare: each job's load/save times from its model; --load-time alone means
+    # every job loads that long and nothing else (the two 10-s jobs on 1 x 2 GPUs of test_trace_file_path).
+    p = tmp_path / "jobs.csv"
+    p.write_text("job_id,arrival,gpus,duration\n1,0,2,10\n2,1,2,10\n")
+    base = ["simulate", "--jobs-csv", str(p), "--servers", "1", "--gpus-per-server", "2", "--json"]
+    assert main([*base, "--overheads", "none"]) == 0
+    none = json.loads(capsys.readouterr().out)
+    assert main(base) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main([*base, "--overheads", "model"]) == 0
+    model = json.loads(capsys.readouterr().out)
+    assert default["mean_jct"] == pytest.approx(model["mean_jct"])
+    assert default["mean_jct"] > none["mean_jct"] + 60  # every job loads for at least the 60-s base
+    assert main([*base, "--load-time", "5"]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    # job 1: load 5 + run 10 -> done at 15; job 2 waits from 1 to 15, loads 5, runs 10 -> 30: JCT 29
+    assert fixed["mean_jct"] == pytest.approx((15 + 29) / 2)

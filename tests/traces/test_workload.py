@@ -79,7 +79,7 @@ SYN = ["--trace", "synthetic", "--jobs", "300", "--servers", "2", "--gpus-per-se
 def test_simulate_and_compare_reach_the_same_load(capsys):
     # --load 0.9 in simulate ran at a small fraction of that utilization (its arrivals spread by the
     # uncapped durations' mean, not over the window in which jobs run), compare at the asked load
-    s = _simulate_json([*SYN, "--policy", "fifo", "--seed", "3"], capsys)
+    s = _simulate_json([*SYN, "--policy", "fifo", "--seed", "3", "--overheads", "none"], capsys)
     c = _compare_json([*SYN, "--policies", "fifo", "--seed", "3", "--overheads", "none"], capsys)
     assert s["offered_load"] == c["load"] and "offered load 0.9 " in s["offered_load"]
     (row,) = c["rows"]
@@ -91,7 +91,7 @@ def test_simulate_and_compare_reach_the_same_load(capsys):
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srtf", "las", "srtf-periodic"])
 def test_simulate_and_compare_agree_on_every_baseline(policy, capsys):
     opts = ["--placement", "consolidate", "--seed", "2"]
-    s = _simulate_json([*SYN, "--policy", policy, *opts], capsys)
+    s = _simulate_json([*SYN, "--policy", policy, "--overheads", "none", *opts], capsys)
     c = _compare_json([*SYN, "--policies", policy, "--overheads", "none", *opts], capsys)
     (row,) = c["rows"]
     assert s["mean_jct"] == pytest.approx(row["mean_jct"], rel=1e-9), (policy, s["mean_jct"], row["mean_jct"])
@@ -101,7 +101,7 @@ def test_simulate_and_compare_agree_on_every_baseline(policy, capsys):
 @pytest.mark.filterwarnings("ignore")
 def test_a_trace_sized_by_load_is_the_same_cluster_in_both(capsys):
     argv = ["--trace", "openb-sample", "--jobs", "200", "--load", "0.8"]
-    s = _simulate_json([*argv, "--policy", "fifo"], capsys)
+    s = _simulate_json([*argv, "--policy", "fifo", "--overheads", "none"], capsys)
     c = _compare_json([*argv, "--policies", "fifo", "--overheads", "none"], capsys)
     assert (s["servers"], s["gpus"]) == (c["servers"], c["gpus"]) and s["offered_load"] == c["load"]
 
