@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.bounds import beats_tolerance
 from optsched.experiments.compare.bound import ASRPT_MODEL, WORKLOAD, SeedBound, ratio, summary
 from optsched.experiments.compare.load import offered_load
 from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
-from optsched.rigid.trace_bounds import beats_tolerance
 
 __all__ = [
     "row_of",
