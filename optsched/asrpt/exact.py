@@ -24,6 +24,8 @@ from optsched.asrpt.formulation import (
     job_patterns,
 )
 from optsched.asrpt.model import KIND, AsrptInstance
+from optsched.asrpt.workload import least_processing
+from optsched.core.bounds import flow_time_bound
 from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
@@ -49,6 +51,7 @@ __all__ = [
     "grid_list_schedule",
     "best_heuristic",
     "lp_relaxation_bound",
+    "cheap_bound",
     "OBJECTIVE",
 ]
 
@@ -204,8 +207,53 @@ def lp_relaxation_bound(
     return lp_relaxation_value(model, time_limit)
 
 
+def cheap_bound(instance: AsrptInstance) -> tuple[float, str]:
+    """A lower bound on Problem (8) (seconds) computed in milliseconds, without patterns or a
+    solver, and the name of its larger part (``formulations/asrpt.md#problem-8-bounds``):
+
+    * ``own_length``: sum_i (slot a_i + d_i), a_i the earliest start slot (:func:`arrival_slot`),
+      d_i = n_i alpha^min_i the job's least time over every placement
+      (:func:`optsched.asrpt.workload.least_processing`, the fastest pattern's time);
+    * ``area``: the same plus slot x max(0, B - sum_i s_i), where s_i = ceil(d_i / slot) >= 1 is
+      the fewest slots a job occupies and B the cheap bound (:func:`optsched.core.bounds.flow_time_bound`:
+      fluid SRPT or mean busy time) on sum_i (t_i + s_i - a_i) of the job holding its g_i of the
+      G GPUs pooled for s_i slots from t_i: sum_i t_i >= B + sum_i (a_i - s_i), and every job
+      completes at slot t_i plus at least d_i.
+
+    Guarantee
+    ---------
+    ``cheap_bound(instance)[0] <=`` the optimum of Problem (8) on the slot grid (tested against
+    the exact optimum on random instances).
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> b, which = cheap_bound(toy_instance())
+    >>> bool(0 < b <= 21.9), which
+    (True, 'own_length')
+    """
+    check_kind(instance, KIND, "cheap_bound")
+    if not instance.jobs:
+        return 0.0, "own_length"
+    d = np.asarray(least_processing(instance), dtype=float)
+    a = np.array([arrival_slot(j, instance) for j in instance.jobs], dtype=float)
+    occ = np.maximum(1.0, np.ceil(d / instance.slot - 1e-9))
+    gpus = np.array([j.gpus for j in instance.jobs], dtype=float)
+    b = flow_time_bound(a, gpus, occ, instance.G)
+    own = math.fsum([*(a * instance.slot).tolist(), *d.tolist()])
+    wait = max(0.0, max(b.fluid, b.mean_busy) - math.fsum(occ.tolist()))  # slots every schedule waits in all
+    if wait > 0:
+        return own + instance.slot * wait, "area"
+    return own, "own_length"
+
+
 def build_exact(
-    instance: AsrptInstance, backend: str, options: SolveOptions, *, max_size: int | None = None
+    instance: AsrptInstance,
+    backend: str,
+    options: SolveOptions,
+    *,
+    max_size: int | None = None,
+    lower_bound: float | None = None,
 ) -> ExactModel:
     """The model :func:`solve_exact` solves for ``backend``; its ``handles`` are the model's
     variables (:class:`~optsched.asrpt.formulation.Problem8Variables` or
@@ -214,7 +262,8 @@ def build_exact(
     CP-SAT models count time in units of slot / OBJ_SCALE with the durations n_i alpha_i rounded
     to that unit: ``resolution`` = n * 0.5 * slot / OBJ_SCALE (the worst-case total rounding),
     so the bound is lowered by it and optimality is certified within twice it. The Pyomo model
-    is exact (``scale`` 1, ``resolution`` 0)."""
+    is exact (``scale`` 1, ``resolution`` 0). ``lower_bound`` (seconds, e.g. :func:`cheap_bound`)
+    joins the LP relaxation's as the CP-SAT objective's floor (the row ``objective_bound``)."""
     pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
     info: dict = {"patterns": sum(len(v) for v in pats.values())}
     if backend == "cpsat":
@@ -223,7 +272,8 @@ def build_exact(
         t0 = time.perf_counter()
         lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
         # the CP-SAT objective (rounded durations) is within `rounding` of (8) for every schedule
-        row = None if lp is None else math.floor((lp - rounding) / scale - 1e-6 * max(1.0, abs(lp / scale)))
+        floor = max((v for v in (lp, lower_bound) if v is not None), default=None)
+        row = None if floor is None else math.floor((floor - rounding) / scale - 1e-6 * max(1.0, abs(floor / scale)))
         model, h = build_problem8_cpsat(instance, patterns=pats, max_size=max_size, objective_lower_bound=row)
         info.update(
             horizon_slots=h.horizon,
@@ -306,7 +356,9 @@ def solve_exact(
     Result
         Certified by :func:`optsched.solvers.exact.run_exact`: ``objective`` recomputed from the
         decoded schedule (seconds); ``bound`` a valid lower bound never above it; ``gap``;
-        ``status`` optimal only within ``info["optimality_tolerance"]``. For CP-SAT the
+        ``status`` optimal only within ``info["optimality_tolerance"]``; the bound is never below
+        :func:`cheap_bound` (``info["cheap_bound"]`` names its part, ``info["bound_from"]`` is
+        ``"initial_bound"`` when it is the one reported). For CP-SAT the
         durations n_i alpha_i enter the objective rounded to slot/10^4
         (``info["objective_rounding"]`` is the worst-case total error in seconds; the bound is
         lowered by it and the tolerance is at least twice it).
@@ -334,13 +386,14 @@ def solve_exact(
     ('optimal', 21.9)
     """
     check_kind(instance, KIND, "asrpt-exact")
+    if isinstance(initial, str) and initial != "heuristic":
+        raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
+    bound, which = cheap_bound(instance)  # milliseconds: the result has a bound whatever the solver proves
     if isinstance(initial, str):
-        if initial != "heuristic":
-            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
         initial = best_heuristic(instance)
     return run_exact(
         instance,
-        build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size),
+        build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size, lower_bound=bound),
         decode=lambda em, sr: decode_exact(instance, em, sr),
         evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
         backend=backend,
@@ -352,6 +405,8 @@ def solve_exact(
         initial=initial,
         check_initial=lambda s: verify(instance, s).violations,
         own_backends=("cpsat", "cpsat-ti"),
+        initial_bound=bound,
+        bound_name=which,
     )
 
 

@@ -198,6 +198,7 @@ def run_exact(
     check_initial: Callable[[Any], Any] | None = None,
     own_backends: tuple[str, ...] | None = None,
     initial_bound: float | None = None,
+    bound_name: str | None = None,
 ) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
@@ -243,6 +244,9 @@ def run_exact(
         A valid bound in the kind's units known before the solve (e.g. a combinatorial one); the
         result's bound is never weaker (``info["bound_from"] == "initial_bound"`` when it is the
         one returned), so a run stopped before its solver proved anything still has a bound.
+    bound_name : str, optional
+        What ``initial_bound`` is (e.g. ``"mean_busy"``, the largest part of a cheap bound), or,
+        with no ``initial_bound``, why the kind has none: ``info["cheap_bound"]``.
 
     Returns
     -------
@@ -311,6 +315,7 @@ def run_exact(
         check_initial=check_initial,
         initial_bound=initial_bound,
         write_model=write_model,
+        bound_name=bound_name,
     )
     with interrupt.guard(), progress.timeline():
         return _run_exact(call, options, t0)
