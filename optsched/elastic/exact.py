@@ -18,6 +18,7 @@ import numpy as np
 
 from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result, Status
+from optsched.elastic.cheap_bounds import max_weight_bound, min_sum_bound
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.formulation import (
     ColumnVariables,
@@ -294,7 +295,10 @@ def solve_exact(
     Returns
     -------
     Result
-        The schedule, sum w_j c_j recomputed by the verifier's evaluator, bound and gap.
+        The schedule, sum w_j c_j recomputed by the verifier's evaluator, bound and gap. The bound
+        is never below :func:`~optsched.elastic.cheap_bounds.min_sum_bound` (``info["cheap_bound"]``
+        names its part; :func:`solve_maxweight`'s never above
+        :func:`~optsched.elastic.cheap_bounds.max_weight_bound`).
 
     Guarantee
     ---------
@@ -319,6 +323,7 @@ def solve_exact(
     late = late_result(instance, f"{KIND}-exact[{backend}]")
     if late is not None:
         return late
+    bound, which = min_sum_bound(instance)  # milliseconds: a bound whatever the solver proves
     if isinstance(initial, str):
         initial = greedy_schedule(instance)
     return run_exact(
@@ -336,6 +341,8 @@ def solve_exact(
         initial=initial,
         check_initial=lambda s: violations(instance, s),
         own_backends=("cpsat", "cpsat-direct"),
+        initial_bound=bound,
+        bound_name=which,
     )
 
 
@@ -385,6 +392,7 @@ def solve_maxweight(
     integer = all(float(j.weight).is_integer() for j in instance.jobs)
     options = _prepare(options, integer, backend)
     T = instance.horizon if tau is None else int(tau)
+    bound, which = max_weight_bound(instance, T, arrivals=arrivals)
     if isinstance(initial, str):
         if initial != "heuristic":
             raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a schedule or None; got {initial!r}.")
@@ -404,4 +412,6 @@ def solve_maxweight(
         initial=initial,
         check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=arrivals),
         own_backends=("cpsat", "cpsat-direct"),
+        initial_bound=bound,
+        bound_name=which,
     )
