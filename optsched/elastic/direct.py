@@ -376,7 +376,7 @@ def _options(instance: ElasticInstance, options: SolveOptions | None) -> SolveOp
     options = options or SolveOptions(time_limit=60.0, threads=1)
     if all(float(j.weight).is_integer() for j in instance.jobs) and options.mip_abs_gap is None:
         options = options.replace(mip_abs_gap=0.999)  # integer objective: a gap below 1 is closed
-    return options
+    return options.started()  # the time limit bounds the whole call
 
 
 def set_start(instance: ElasticInstance, model: Any, schedule: ElasticSchedule) -> None:

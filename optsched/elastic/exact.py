@@ -32,7 +32,7 @@ from optsched.elastic.gamma import _configs
 from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule
 from optsched.elastic.primal_dual import a_maxweight
 from optsched.exceptions import InfeasibleError, InvalidOptionError
-from optsched.solvers import SolveOptions, SolveResult
+from optsched.solvers import SolveOptions, SolveResult, progress
 from optsched.solvers.exact import ExactModel, run_exact
 
 __all__ = ["solve_exact", "solve_maxweight", "greedy", "greedy_schedule", "BACKENDS"]
@@ -173,7 +173,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None, arrivals: bool |
             return ExactModel(
                 model, h, scale=1.0 / h.wscale, step=1.0 if h.wscale == 1 else None, info={"model": "direct"}
             )
-        cs = column_set(instance, sense=sense, tau=tau, max_size=max_size, arrivals=arrivals)
+        cs = column_set(instance, sense=sense, tau=tau, max_size=max_size, arrivals=arrivals, deadline=options.deadline)
         integer = all(float(j.weight).is_integer() for j in instance.jobs)
         info = {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "horizon_slots": cs.tau or instance.horizon}
         if not cs.cols:  # (8) with a deadline no job can meet: the empty schedule, weight 0
@@ -183,7 +183,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None, arrivals: bool |
 
             return ExactModel(None, ColumnVariables(cs=cs), solve=empty, info=info)
         if backend == "cpsat":
-            model, h = build_set_partitioning_cpsat(instance, cs=cs)
+            model, h = build_set_partitioning_cpsat(instance, cs=cs, deadline=options.deadline)
 
             def warm(sched: ElasticSchedule) -> None:
                 model.clear_hints()
@@ -200,7 +200,7 @@ def _builder(sense: str, tau: int | None, max_size: int | None, arrivals: bool |
                 info=info,
                 warm_start=warm,
             )
-        model = build_set_partitioning(instance, cs=cs)
+        model = build_set_partitioning(instance, cs=cs, deadline=options.deadline)
 
         def warm_p(sched: ElasticSchedule) -> None:
             chosen = _chosen(instance, cs, sched)
@@ -262,7 +262,7 @@ def _prepare(options: SolveOptions | None, integer: bool, backend: str) -> Solve
         # HiGHS's presolve spends seconds on the few dense capacity rows of these models and removes
         # little (J = 8, H = 3: 44 s with it, 9 s without); CP-SAT has no such option name
         options = options.replace(solver_options={**options.solver_options, "presolve": "off"})
-    return options
+    return options.started()  # the time limit bounds the whole call: the warm start and the columns too
 
 
 @requires_kind(KIND)
@@ -323,27 +323,30 @@ def solve_exact(
     late = late_result(instance, f"{KIND}-exact[{backend}]")
     if late is not None:
         return late
-    bound, which = min_sum_bound(instance)  # milliseconds: a bound whatever the solver proves
-    if isinstance(initial, str):
-        initial = greedy_schedule(instance)
-    return run_exact(
-        instance,
-        build=_builder("min", None, max_size),
-        decode=_decode(instance),
-        evaluate=lambda s: evaluate_objective(instance, s, OBJECTIVE),
-        backend=backend,
-        algorithm=f"{KIND}-exact[{backend}]",
-        objective_name=OBJECTIVE,
-        options=options,
-        seed=seed,
-        write_model=write_model,
-        sense="min",
-        initial=initial,
-        check_initial=lambda s: violations(instance, s),
-        own_backends=("cpsat", "cpsat-direct"),
-        initial_bound=bound,
-        bound_name=which,
-    )
+    with progress.timeline():  # the cheap bound's and the warm start's seconds in info["phases"] too
+        progress.phase("cheap bound")
+        bound, which = min_sum_bound(instance)  # milliseconds: a bound whatever the solver proves
+        if isinstance(initial, str):
+            progress.phase("warm start (greedy)")
+            initial = greedy_schedule(instance)
+        return run_exact(
+            instance,
+            build=_builder("min", None, max_size),
+            decode=_decode(instance),
+            evaluate=lambda s: evaluate_objective(instance, s, OBJECTIVE),
+            backend=backend,
+            algorithm=f"{KIND}-exact[{backend}]",
+            objective_name=OBJECTIVE,
+            options=options,
+            seed=seed,
+            write_model=write_model,
+            sense="min",
+            initial=initial,
+            check_initial=lambda s: violations(instance, s),
+            own_backends=("cpsat", "cpsat-direct"),
+            initial_bound=bound,
+            bound_name=which,
+        )
 
 
 def _best_maxweight_start(instance: ElasticInstance, T: int, arrivals: bool = False) -> ElasticSchedule:

@@ -96,3 +96,31 @@ def test_12_jobs_in_30_s_report_a_positive_bound():
     inst = random_instance(12, seed=1)
     r = _quiet(solve_exact, inst, options=SolveOptions(threads=1, time_limit=30))
     assert 0 < r.bound <= r.objective and r.gap < 0.25
+
+
+# -- the time limit bounds the whole call ------------------------------------------------------------
+def test_building_the_columns_stops_at_the_deadline_naming_the_phase():
+    import time
+
+    from optsched.elastic.formulation import build_set_partitioning, column_set
+    from optsched.exceptions import TimeLimitReached
+
+    inst = random_instance(6, seed=1)
+    with pytest.raises(TimeLimitReached, match="enumerating the columns of Gamma_j"):
+        column_set(inst, deadline=time.monotonic() - 1.0)
+    cs = column_set(inst)
+    with pytest.raises(TimeLimitReached, match="building the set-partitioning model"):
+        build_set_partitioning(inst, cs=cs, deadline=time.monotonic() - 1.0)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_a_time_limit_shorter_than_the_build_ends_the_call_with_the_warm_start(backend):
+    """12 jobs (26,616 columns, seconds to enumerate and build) under a limit of 10 ms: the call ends
+    in the phase that ran out, named, with greedy's schedule and the cheap bound (a 16-job solve once
+    took 75 s under a 30 s limit: the columns and the model were built whatever the limit)."""
+    inst = random_instance(12, seed=1)
+    r = _quiet(solve_exact, inst, backend=backend, options=SolveOptions(threads=1, time_limit=0.01))
+    assert r.status.value == "feasible" and r.info["incumbent"] == "initial"
+    assert "time limit" in r.info["stopped_because"]
+    assert r.info["limit_reached_in"] in r.info["phases"]
+    assert r.bound == min_sum_bound(inst)[0]
