@@ -330,6 +330,7 @@ def solve_exact(
     initial="heuristic",
     write_model: str | None = None,
     max_size: int | None = None,
+    stop_at_bound: bool = True,
 ) -> Result:
     """Exact Problem (8): minimum total completion time sum_i (t_i + n_i alpha_i), t_i on the slot grid.
 
@@ -350,6 +351,9 @@ def solve_exact(
         Checked by the verifier; CP-SAT hints or a HiGHS MIP start; the result is never worse.
     write_model : str, optional
         Write the model (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
+    stop_at_bound : bool
+        True (default): when the warm start meets :func:`cheap_bound` it is optimal, returned
+        without building or solving a model; False: solve the model anyway (to test it).
 
     Returns
     -------
@@ -407,6 +411,7 @@ def solve_exact(
         own_backends=("cpsat", "cpsat-ti"),
         initial_bound=bound,
         bound_name=which,
+        stop_at_bound=stop_at_bound,
     )
 
 

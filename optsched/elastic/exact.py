@@ -346,6 +346,7 @@ def solve_exact(
             own_backends=("cpsat", "cpsat-direct"),
             initial_bound=bound,
             bound_name=which,
+            stop_at_bound=True,
         )
 
 
@@ -417,4 +418,5 @@ def solve_maxweight(
         own_backends=("cpsat", "cpsat-direct"),
         initial_bound=bound,
         bound_name=which,
+        stop_at_bound=True,
     )

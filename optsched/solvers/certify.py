@@ -80,6 +80,7 @@ class ExactCall:
     initial_bound: float | None = None
     write_model: str | None = None
     bound_name: str | None = None
+    stop_at_bound: bool = False
 
 
 #: A solve that ends less than this share of its time limit (and at least LIMIT_MARGIN_SECONDS)

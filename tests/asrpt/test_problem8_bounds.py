@@ -53,7 +53,7 @@ def test_lp_bound_below_the_optimum_and_cpsat_bound_at_least_it(seed, n):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = solve_exact(inst, backend="highs", options=OPT)
-        r = solve_exact(inst, backend="cpsat", options=OPT)
+        r = solve_exact(inst, backend="cpsat", options=OPT, stop_at_bound=False)
     lp = lp_relaxation_bound(inst)
     assert ref.status.value == "optimal" and lp is not None
     assert lp <= ref.objective + 1e-6
@@ -118,3 +118,16 @@ def test_64_jobs_on_8x8_report_a_positive_bound():
         warnings.simplefilter("ignore")
         r = solve_exact(inst, backend="cpsat", options=SolveOptions(threads=1, time_limit=20))
     assert r.bound > 0 and r.bound <= r.objective and r.gap < 0.10
+
+
+def test_a_warm_start_that_meets_the_cheap_bound_is_optimal_without_a_solve():
+    """16 jobs on 8 x 8 GPUs never need to wait: the list schedule meets each job's own least
+    completion, so nothing is built or solved (CP-SAT once spent its whole limit on such a case)."""
+    from optsched.asrpt.exact import cheap_bound
+
+    inst = random_instance(16, n_servers=8, gpus_per_server=8, seed=1)
+    r = solve_exact(inst, options=SolveOptions(threads=1, time_limit=20))
+    assert r.status.value == "optimal" and r.info["incumbent"] == "initial"
+    assert r.objective == pytest.approx(cheap_bound(inst)[0], rel=1e-12)
+    assert r.info["solver_message"] == "the initial schedule meets the initial bound"
+    assert verify_result(inst, r).ok
