@@ -270,7 +270,10 @@ def build_exact(
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
         t0 = time.perf_counter()
-        lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
+        try:
+            lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
+        except MemoryError:  # the relaxation does not fit: the cheap bound stays, and says so
+            lp, info["lp_skipped"] = None, "out of memory building the time-indexed LP"
         # the CP-SAT objective (rounded durations) is within `rounding` of (8) for every schedule
         floor = max((v for v in (lp, lower_bound) if v is not None), default=None)
         row = None if floor is None else math.floor((floor - rounding) / scale - 1e-6 * max(1.0, abs(floor / scale)))

@@ -131,3 +131,18 @@ def test_a_warm_start_that_meets_the_cheap_bound_is_optimal_without_a_solve():
     assert r.objective == pytest.approx(cheap_bound(inst)[0], rel=1e-12)
     assert r.info["solver_message"] == "the initial schedule meets the initial bound"
     assert verify_result(inst, r).ok
+
+
+def test_a_relaxation_out_of_memory_keeps_the_cheap_bound_and_says_so(monkeypatch):
+    import optsched.asrpt.exact as ex
+
+    def no_memory(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(ex, "lp_relaxation_bound", no_memory)
+    inst = _small(4, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = ex.solve_exact(inst, backend="cpsat", options=OPT, stop_at_bound=False)
+    assert r.info["lp_skipped"].startswith("out of memory") and r.info["lp_bound"] is None
+    assert r.bound >= ex.cheap_bound(inst)[0] - 1e-9
