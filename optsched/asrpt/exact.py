@@ -32,12 +32,13 @@ from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
-from optsched.solvers import SolveOptions
+from optsched.solvers import SolveOptions, progress
 from optsched.solvers.exact import (
     LP_MAX_SECONDS,
     ExactModel,
     lp_relaxation_value,
     lp_time_budget,
+    resolve_options,
     run_exact,
     solve_cpsat_with_lp_bound,
 )
@@ -254,6 +255,7 @@ def build_exact(
     *,
     max_size: int | None = None,
     lower_bound: float | None = None,
+    patterns: dict | None = None,
 ) -> ExactModel:
     """The model :func:`solve_exact` solves for ``backend``; its ``handles`` are the model's
     variables (:class:`~optsched.asrpt.formulation.Problem8Variables` or
@@ -263,8 +265,9 @@ def build_exact(
     to that unit: ``resolution`` = n * 0.5 * slot / OBJ_SCALE (the worst-case total rounding),
     so the bound is lowered by it and optimality is certified within twice it. The Pyomo model
     is exact (``scale`` 1, ``resolution`` 0). ``lower_bound`` (seconds, e.g. :func:`cheap_bound`)
-    joins the LP relaxation's as the CP-SAT objective's floor (the row ``objective_bound``)."""
-    pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
+    joins the LP relaxation's as the CP-SAT objective's floor (the row ``objective_bound``).
+    ``patterns`` (by job id, :func:`~optsched.asrpt.formulation.job_patterns`) when computed already."""
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     info: dict = {"patterns": sum(len(v) for v in pats.values())}
     if backend == "cpsat":
         scale = instance.slot / OBJ_SCALE
@@ -395,27 +398,32 @@ def solve_exact(
     check_kind(instance, KIND, "asrpt-exact")
     if isinstance(initial, str) and initial != "heuristic":
         raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
-    bound, which = cheap_bound(instance)  # milliseconds: the result has a bound whatever the solver proves
-    if isinstance(initial, str):
-        initial = best_heuristic(instance)
-    return run_exact(
-        instance,
-        build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size, lower_bound=bound),
-        decode=lambda em, sr: decode_exact(instance, em, sr),
-        evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
-        backend=backend,
-        algorithm=f"asrpt-exact[{backend}]",
-        objective_name=OBJECTIVE,
-        options=options,
-        seed=seed,
-        write_model=write_model,
-        initial=initial,
-        check_initial=lambda s: verify(instance, s).violations,
-        own_backends=("cpsat", "cpsat-ti"),
-        initial_bound=bound,
-        bound_name=which,
-        stop_at_bound=stop_at_bound,
-    )
+    options = resolve_options(options, seed).started()  # the time limit bounds the whole call
+    with progress.timeline():  # the cheap bound's, the patterns' and the warm start's seconds in info["phases"]
+        progress.phase("cheap bound")
+        bound, which = cheap_bound(instance)  # milliseconds: the result has a bound whatever the solver proves
+        progress.phase("patterns")
+        pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
+        if isinstance(initial, str):
+            progress.phase("warm start (grid list schedules)")
+            initial = best_heuristic(instance, pats)
+        return run_exact(
+            instance,
+            build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size, lower_bound=bound, patterns=pats),
+            decode=lambda em, sr: decode_exact(instance, em, sr),
+            evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
+            backend=backend,
+            algorithm=f"asrpt-exact[{backend}]",
+            objective_name=OBJECTIVE,
+            options=options,  # the seed applied already
+            write_model=write_model,
+            initial=initial,
+            check_initial=lambda s: verify(instance, s).violations,
+            own_backends=("cpsat", "cpsat-ti"),
+            initial_bound=bound,
+            bound_name=which,
+            stop_at_bound=stop_at_bound,
+        )
 
 
 #: Former name, deprecated (docs/conventions.md#deprecated).
