@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from optsched.exceptions import InvalidInstanceError
 
@@ -82,7 +82,7 @@ class JctBound:
         return max(parts, key=lambda k: (parts[k], -list(parts).index(k)))
 
 
-def srpt_total_flow(release: Sequence[float], work: Sequence[float], speed: float = 1.0) -> float:
+def srpt_total_flow(release: ArrayLike, work: ArrayLike, speed: float = 1.0) -> float:
     """sum_i (C_i - r_i) of preemptive SRPT on one machine of ``speed`` (work units per second),
     summed as the number of jobs present times each piece of time, the time an offset from the
     latest release (no cancellation, see the module doc).
@@ -121,7 +121,7 @@ def srpt_total_flow(release: Sequence[float], work: Sequence[float], speed: floa
     return float(math.fsum(terms))
 
 
-def srpt_total_completion(release: Sequence[float], work: Sequence[float], speed: float = 1.0) -> float:
+def srpt_total_completion(release: ArrayLike, work: ArrayLike, speed: float = 1.0) -> float:
     """sum_i C_i of preemptive SRPT on one machine of ``speed``: :func:`srpt_total_flow` plus sum_i r_i.
 
     Examples
@@ -135,11 +135,11 @@ def srpt_total_completion(release: Sequence[float], work: Sequence[float], speed
 
 
 def mean_busy_total_flow(
-    release: Sequence[float],
-    processing: Sequence[float],
-    gpus: Sequence[float],
+    release: ArrayLike,
+    processing: ArrayLike,
+    gpus: ArrayLike,
     total_gpus: float,
-    weights: Sequence[float] | None = None,
+    weights: ArrayLike | None = None,
 ) -> float:
     """A lower bound on sum_i w_i (C_i - r_i) over every schedule in which job i, released at
     ``release[i]``, holds at most ``gpus[i]`` of ``total_gpus`` units at a time and at least
@@ -206,9 +206,7 @@ def mean_busy_total_flow(
     return float(math.fsum(terms))
 
 
-def mean_busy_total_completion(
-    release: Sequence[float], processing: Sequence[float], gpus: Sequence[float], total_gpus: float
-) -> float:
+def mean_busy_total_completion(release: ArrayLike, processing: ArrayLike, gpus: ArrayLike, total_gpus: float) -> float:
     """:func:`mean_busy_total_flow` (unit weights) plus sum_i r_i: a lower bound on sum_i C_i.
 
     Examples
@@ -237,7 +235,7 @@ def beats_tolerance(n_jobs: int, horizon: float, bound: float, slot: float = 0.0
     return float(n_jobs) * (64 * eps * abs(float(horizon)) + 1e-9 * abs(float(slot))) + 1e-12 * abs(float(bound))
 
 
-def _checked(name: str, values: Sequence[float] | None, n: int) -> np.ndarray:
+def _checked(name: str, values: ArrayLike | None, n: int) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     if a.shape != (n,):
         raise InvalidInstanceError(f"'{name}' must have one value per job ({n}); got shape {a.shape}.")
@@ -249,13 +247,13 @@ def _checked(name: str, values: Sequence[float] | None, n: int) -> np.ndarray:
 
 
 def flow_time_bound(
-    release: Sequence[float],
-    gpus: Sequence[float],
-    processing: Sequence[float],
+    release: ArrayLike,
+    gpus: ArrayLike,
+    processing: ArrayLike,
     capacity: float,
     *,
-    weights: Sequence[float] | None = None,
-    least_duration: Sequence[float] | None = None,
+    weights: ArrayLike | None = None,
+    least_duration: ArrayLike | None = None,
 ) -> JctBound:
     """A lower bound on sum_i w_i (C_i - r_i) over every schedule in which job i, released at
     ``release[i]``, holds at most ``gpus[i]`` of ``capacity`` units at a time, at least
@@ -304,9 +302,7 @@ def flow_time_bound(
     )
 
 
-def jct_lower_bound(
-    arrival: Sequence[float], gpus: Sequence[float], processing: Sequence[float], total_gpus: int
-) -> JctBound:
+def jct_lower_bound(arrival: ArrayLike, gpus: ArrayLike, processing: ArrayLike, total_gpus: int) -> JctBound:
     """max(sum_i p_i, SRPT's sum_i (C_i - r_i) of works g_i p_i at speed G, the mean busy time bound
     on sum_i (C_i - r_i)), each summed per job without cancellation (module doc).
 
