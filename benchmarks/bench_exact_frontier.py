@@ -40,11 +40,14 @@ def solve(kind: str, n: int, seed: int, time_limit: float) -> dict:
     gen, mod, backend, _ = KINDS[kind]
     inst = importlib.import_module(gen).random_instance(n, seed=seed)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = importlib.import_module(mod).solve_exact(
-            inst, backend=backend, options=SolveOptions(threads=1, time_limit=time_limit)
-        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = importlib.import_module(mod).solve_exact(
+                inst, backend=backend, options=SolveOptions(threads=1, time_limit=time_limit)
+            )
+    except Exception as e:  # a failure is a result of the scan too: recorded, the scan goes on
+        return {"n": n, "seed": seed, "status": "error", "error": f"{type(e).__name__}: {e}"[:300]}
     return {
         "n": n,
         "seed": seed,
