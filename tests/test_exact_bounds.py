@@ -45,3 +45,28 @@ def test_every_kind_names_its_cheap_bound_and_reports_at_least_it(toy):
 def test_a_solve_with_no_time_reports_a_positive_bound(toy):
     r = _solve(toy, 1e-6)
     assert r.bound is not None and 0 < r.bound <= r.objective
+
+
+#: Twice the largest size of each kind's random_instance (default cluster, default back end) that
+#: every seed 0-4 proved within 60 s (docs/exact.md#frontier): the size and the time limit here.
+TWICE_THE_FRONTIER = {
+    "rigid": ("optsched.rigid.generate", "optsched.rigid.exact", 64, 20),
+    "asrpt": ("optsched.asrpt.generate", "optsched.asrpt.exact", 32, 20),
+    "elastic": ("optsched.elastic.generate", "optsched.elastic.exact", 8, 20),
+    "rarddls": ("optsched.rarddls.generate", "optsched.rarddls.exact", 8, 20),
+    "sojourn": ("optsched.sojourn.generate", "optsched.sojourn.exact", 512, 60),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(TWICE_THE_FRONTIER))
+def test_the_bound_at_twice_the_proven_size_is_positive_and_below_the_incumbent(kind):
+    import importlib
+
+    gen, mod, n, limit = TWICE_THE_FRONTIER[kind]
+    inst = importlib.import_module(gen).random_instance(n, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = importlib.import_module(mod).solve_exact(inst, options=SolveOptions(threads=1, time_limit=limit))
+    assert r.objective is not None and r.bound is not None
+    assert 0 < r.bound <= r.objective + 1e-9
