@@ -158,3 +158,11 @@ def test_bad_input_is_refused_naming_the_field():
     with pytest.raises(InvalidInstanceError, match="one value per job"):
         flow_time_bound([0, 1], [1], [1, 1], 2)
     assert MAX_BOUND_JOBS >= 10**7
+
+
+def test_a_workload_beyond_the_limit_is_refused_with_its_size_and_the_limit(monkeypatch):
+    import optsched.core.bounds as b
+
+    monkeypatch.setattr(b, "MAX_BOUND_JOBS", 3)
+    with pytest.raises(InvalidInstanceError, match=r"4 jobs is more than the cheap bound handles \(3\)"):
+        b.flow_time_bound([0, 0, 0, 0], [1] * 4, [1] * 4, 2)
