@@ -2,7 +2,7 @@
 
 Random instances of 3-5 jobs on one cluster of G = 4 GPUs (integer releases 0-6, 1-4 GPUs,
 processing 1-5 s; seeds 0..N-1). For each: the three parts of
-:func:`optsched.rigid.trace_bounds.jct_lower_bound` (own length, fluid SRPT, mean busy time) and their
+:func:`optsched.core.bounds.jct_lower_bound` (own length, fluid SRPT, mean busy time) and their
 maximum (the bound), against
 
 * the **preemptive optimum with preemptions at whole seconds**, by exhaustive search over which
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from optsched.core import Cluster
-    from optsched.rigid.trace_bounds import jct_lower_bound, nonpreemptive_lower_bound
+    from optsched.core.bounds import jct_lower_bound
+    from optsched.rigid.trace_bounds import nonpreemptive_lower_bound
 
     cluster = Cluster.homogeneous(1, G)
     rows = []

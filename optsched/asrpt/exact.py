@@ -24,18 +24,21 @@ from optsched.asrpt.formulation import (
     job_patterns,
 )
 from optsched.asrpt.model import KIND, AsrptInstance
+from optsched.asrpt.workload import least_processing
+from optsched.core.bounds import flow_time_bound
 from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
-from optsched.solvers import SolveOptions
+from optsched.solvers import SolveOptions, progress
 from optsched.solvers.exact import (
     LP_MAX_SECONDS,
     ExactModel,
     lp_relaxation_value,
     lp_time_budget,
+    resolve_options,
     run_exact,
     solve_cpsat_with_lp_bound,
 )
@@ -49,6 +52,7 @@ __all__ = [
     "grid_list_schedule",
     "best_heuristic",
     "lp_relaxation_bound",
+    "cheap_bound",
     "OBJECTIVE",
 ]
 
@@ -204,8 +208,54 @@ def lp_relaxation_bound(
     return lp_relaxation_value(model, time_limit)
 
 
+def cheap_bound(instance: AsrptInstance) -> tuple[float, str]:
+    """A lower bound on Problem (8) (seconds) computed in milliseconds, without patterns or a
+    solver, and the name of its larger part (``formulations/asrpt.md#problem-8-bounds``):
+
+    * ``own_length``: sum_i (slot a_i + d_i), a_i the earliest start slot (:func:`arrival_slot`),
+      d_i = n_i alpha^min_i the job's least time over every placement
+      (:func:`optsched.asrpt.workload.least_processing`, the fastest pattern's time);
+    * ``area``: the same plus slot x max(0, B - sum_i s_i), where s_i = ceil(d_i / slot) >= 1 is
+      the fewest slots a job occupies and B the cheap bound (:func:`optsched.core.bounds.flow_time_bound`:
+      fluid SRPT or mean busy time) on sum_i (t_i + s_i - a_i) of the job holding its g_i of the
+      G GPUs pooled for s_i slots from t_i: sum_i t_i >= B + sum_i (a_i - s_i), and every job
+      completes at slot t_i plus at least d_i.
+
+    Guarantee
+    ---------
+    ``cheap_bound(instance)[0] <=`` the optimum of Problem (8) on the slot grid (tested against
+    the exact optimum on random instances).
+
+    Examples
+    --------
+    >>> from optsched.asrpt import toy_instance
+    >>> b, which = cheap_bound(toy_instance())
+    >>> bool(0 < b <= 21.9), which
+    (True, 'own_length')
+    """
+    check_kind(instance, KIND, "cheap_bound")
+    if not instance.jobs:
+        return 0.0, "own_length"
+    d = np.asarray(least_processing(instance), dtype=float)
+    a = np.array([arrival_slot(j, instance) for j in instance.jobs], dtype=float)
+    occ = np.maximum(1.0, np.ceil(d / instance.slot - 1e-9))
+    gpus = np.array([j.gpus for j in instance.jobs], dtype=float)
+    b = flow_time_bound(a, gpus, occ, instance.G)
+    own = math.fsum([*(a * instance.slot).tolist(), *d.tolist()])
+    wait = max(0.0, max(b.fluid, b.mean_busy) - math.fsum(occ.tolist()))  # slots every schedule waits in all
+    if wait > 0:
+        return own + instance.slot * wait, "area"
+    return own, "own_length"
+
+
 def build_exact(
-    instance: AsrptInstance, backend: str, options: SolveOptions, *, max_size: int | None = None
+    instance: AsrptInstance,
+    backend: str,
+    options: SolveOptions,
+    *,
+    max_size: int | None = None,
+    lower_bound: float | None = None,
+    patterns: dict | None = None,
 ) -> ExactModel:
     """The model :func:`solve_exact` solves for ``backend``; its ``handles`` are the model's
     variables (:class:`~optsched.asrpt.formulation.Problem8Variables` or
@@ -214,16 +264,22 @@ def build_exact(
     CP-SAT models count time in units of slot / OBJ_SCALE with the durations n_i alpha_i rounded
     to that unit: ``resolution`` = n * 0.5 * slot / OBJ_SCALE (the worst-case total rounding),
     so the bound is lowered by it and optimality is certified within twice it. The Pyomo model
-    is exact (``scale`` 1, ``resolution`` 0)."""
-    pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
+    is exact (``scale`` 1, ``resolution`` 0). ``lower_bound`` (seconds, e.g. :func:`cheap_bound`)
+    joins the LP relaxation's as the CP-SAT objective's floor (the row ``objective_bound``).
+    ``patterns`` (by job id, :func:`~optsched.asrpt.formulation.job_patterns`) when computed already."""
+    pats = patterns or {j.id: job_patterns(j, instance) for j in instance.jobs}
     info: dict = {"patterns": sum(len(v) for v in pats.values())}
     if backend == "cpsat":
         scale = instance.slot / OBJ_SCALE
         rounding = instance.n_jobs * 0.5 * scale
         t0 = time.perf_counter()
-        lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
+        try:
+            lp = lp_relaxation_bound(instance, patterns=pats, time_limit=lp_time_budget(options))
+        except MemoryError:  # the relaxation does not fit: the cheap bound stays, and says so
+            lp, info["lp_skipped"] = None, "out of memory building the time-indexed LP"
         # the CP-SAT objective (rounded durations) is within `rounding` of (8) for every schedule
-        row = None if lp is None else math.floor((lp - rounding) / scale - 1e-6 * max(1.0, abs(lp / scale)))
+        floor = max((v for v in (lp, lower_bound) if v is not None), default=None)
+        row = None if floor is None else math.floor((floor - rounding) / scale - 1e-6 * max(1.0, abs(floor / scale)))
         model, h = build_problem8_cpsat(instance, patterns=pats, max_size=max_size, objective_lower_bound=row)
         info.update(
             horizon_slots=h.horizon,
@@ -280,6 +336,7 @@ def solve_exact(
     initial="heuristic",
     write_model: str | None = None,
     max_size: int | None = None,
+    stop_at_bound: bool = True,
 ) -> Result:
     """Exact Problem (8): minimum total completion time sum_i (t_i + n_i alpha_i), t_i on the slot grid.
 
@@ -300,13 +357,18 @@ def solve_exact(
         Checked by the verifier; CP-SAT hints or a HiGHS MIP start; the result is never worse.
     write_model : str, optional
         Write the model (.lp/.mps for Pyomo, .pb/.pbtxt for CP-SAT).
+    stop_at_bound : bool
+        True (default): when the warm start meets :func:`cheap_bound` it is optimal, returned
+        without building or solving a model; False: solve the model anyway (to test it).
 
     Returns
     -------
     Result
         Certified by :func:`optsched.solvers.exact.run_exact`: ``objective`` recomputed from the
         decoded schedule (seconds); ``bound`` a valid lower bound never above it; ``gap``;
-        ``status`` optimal only within ``info["optimality_tolerance"]``. For CP-SAT the
+        ``status`` optimal only within ``info["optimality_tolerance"]``; the bound is never below
+        :func:`cheap_bound` (``info["cheap_bound"]`` names its part, ``info["bound_from"]`` is
+        ``"initial_bound"`` when it is the one reported). For CP-SAT the
         durations n_i alpha_i enter the objective rounded to slot/10^4
         (``info["objective_rounding"]`` is the worst-case total error in seconds; the bound is
         lowered by it and the tolerance is at least twice it).
@@ -334,25 +396,34 @@ def solve_exact(
     ('optimal', 21.9)
     """
     check_kind(instance, KIND, "asrpt-exact")
-    if isinstance(initial, str):
-        if initial != "heuristic":
-            raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
-        initial = best_heuristic(instance)
-    return run_exact(
-        instance,
-        build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size),
-        decode=lambda em, sr: decode_exact(instance, em, sr),
-        evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
-        backend=backend,
-        algorithm=f"asrpt-exact[{backend}]",
-        objective_name=OBJECTIVE,
-        options=options,
-        seed=seed,
-        write_model=write_model,
-        initial=initial,
-        check_initial=lambda s: verify(instance, s).violations,
-        own_backends=("cpsat", "cpsat-ti"),
-    )
+    if isinstance(initial, str) and initial != "heuristic":
+        raise InvalidOptionError(f"The 'initial' option must be 'heuristic', a Schedule or None; got {initial!r}.")
+    options = resolve_options(options, seed).started()  # the time limit bounds the whole call
+    with progress.timeline():  # the cheap bound's, the patterns' and the warm start's seconds in info["phases"]
+        progress.phase("cheap bound")
+        bound, which = cheap_bound(instance)  # milliseconds: the result has a bound whatever the solver proves
+        progress.phase("patterns")
+        pats = {j.id: job_patterns(j, instance) for j in instance.jobs}
+        if isinstance(initial, str):
+            progress.phase("warm start (grid list schedules)")
+            initial = best_heuristic(instance, pats)
+        return run_exact(
+            instance,
+            build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size, lower_bound=bound, patterns=pats),
+            decode=lambda em, sr: decode_exact(instance, em, sr),
+            evaluate=lambda s: objective_value(instance, s, OBJECTIVE),
+            backend=backend,
+            algorithm=f"asrpt-exact[{backend}]",
+            objective_name=OBJECTIVE,
+            options=options,  # the seed applied already
+            write_model=write_model,
+            initial=initial,
+            check_initial=lambda s: verify(instance, s).violations,
+            own_backends=("cpsat", "cpsat-ti"),
+            initial_bound=bound,
+            bound_name=which,
+            stop_at_bound=stop_at_bound,
+        )
 
 
 #: Former name, deprecated (docs/conventions.md#deprecated).

@@ -32,6 +32,7 @@ from typing import Any
 
 from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result
+from optsched.elastic.cheap_bounds import max_weight_bound, min_sum_bound
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.exact import greedy_schedule, late_result
 from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
@@ -375,7 +376,7 @@ def _options(instance: ElasticInstance, options: SolveOptions | None) -> SolveOp
     options = options or SolveOptions(time_limit=60.0, threads=1)
     if all(float(j.weight).is_integer() for j in instance.jobs) and options.mip_abs_gap is None:
         options = options.replace(mip_abs_gap=0.999)  # integer objective: a gap below 1 is closed
-    return options
+    return options.started()  # the time limit bounds the whole call
 
 
 def set_start(instance: ElasticInstance, model: Any, schedule: ElasticSchedule) -> None:
@@ -490,6 +491,7 @@ def solve_direct(
     late = late_result(instance, f"{KIND}-exact-direct[{backend}]")
     if late is not None:
         return late
+    bound, which = min_sum_bound(instance)
     return run_exact(
         instance,
         build=_build("2", None, max_size),
@@ -505,6 +507,8 @@ def solve_direct(
         initial=_initial(instance, initial, "2", instance.horizon),
         check_initial=lambda s: violations(instance, s),
         own_backends=(),
+        initial_bound=bound,
+        bound_name=which,
     )
 
 
@@ -525,6 +529,7 @@ def solve_direct_maxweight(
     """
     check_kind(instance, KIND, "solve_direct_maxweight")
     T = _horizon(instance, "7", tau)
+    bound, which = max_weight_bound(instance, T)
     return run_exact(
         instance,
         build=_build("7", T, max_size),
@@ -540,4 +545,6 @@ def solve_direct_maxweight(
         initial=_initial(instance, initial, "7", T),
         check_initial=lambda s: violations(instance, s, require_all=False, tau=T, arrivals=False),
         own_backends=(),
+        initial_bound=bound,
+        bound_name=which,
     )

@@ -26,6 +26,7 @@ Tested in ``tests/elastic/test_exact.py``, ``tests/elastic/test_lp.py`` and ``te
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,12 +34,13 @@ import numpy as np
 
 from optsched.elastic.gamma import Column, _columns, _configs, estimate_columns
 from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
-from optsched.exceptions import InvalidOptionError
+from optsched.exceptions import InvalidOptionError, TimeLimitReached
 from optsched.solvers import check_model_size, new_cp_model
 
 __all__ = [
     "ColumnSet",
     "column_set",
+    "check_deadline",
     "build_set_partitioning",
     "build_set_partitioning_cpsat",
     "build_direct_cpsat",
@@ -104,6 +106,14 @@ class ColumnSet:
     arrivals: bool
 
 
+def check_deadline(deadline: float | None, what: str, every: int = 1, count: int = 0) -> None:
+    """Raise :class:`~optsched.exceptions.TimeLimitReached` naming ``what`` once ``deadline``
+    (``time.monotonic()``) is past; the clock is read when ``count`` is a multiple of ``every``
+    (a loop passes its counter). ``None``: no deadline."""
+    if deadline is not None and count % every == 0 and time.monotonic() >= deadline:
+        raise TimeLimitReached(f"the time limit was reached while {what}")
+
+
 def column_set(
     instance: ElasticInstance,
     *,
@@ -112,11 +122,14 @@ def column_set(
     arrivals: bool | None = None,
     max_size: int | None = None,
     configs_by_job: list | None = None,
+    deadline: float | None = None,
 ) -> ColumnSet:
     """Enumerate the columns of every job and the binding capacity rows (after a size estimate).
 
     ``configs_by_job`` replaces the restricted Gamma_j (e.g. by :func:`~optsched.elastic.gamma.all_configs`
-    in the tests); the size estimate then counts those columns."""
+    in the tests); the size estimate then counts those columns. ``deadline`` (``time.monotonic()``):
+    :class:`~optsched.exceptions.TimeLimitReached` once it is past (checked after every job and
+    every 4,096 columns or rows)."""
     if sense not in SENSES:
         raise InvalidOptionError(f"The 'sense' option must be one of {SENSES}; got {sense!r}.")
     if arrivals is None:
@@ -137,12 +150,14 @@ def column_set(
     cols: list[Column] = []
     by_job: list[list[int]] = []
     for j in range(instance.n_jobs):
+        check_deadline(deadline, f"enumerating the columns of Gamma_j (job {j + 1} of {instance.n_jobs})")
         cfgs = _configs(instance, j) if configs_by_job is None else configs_by_job[j]
         cj = _columns(instance, j, tau=T, arrivals=arrivals, cfgs=cfgs)
         by_job.append(list(range(len(cols), len(cols) + len(cj))))
         cols.extend(cj)
     touch: dict[tuple[int, int, int], list[tuple[int, float]]] = {}
     for k, c in enumerate(cols):
+        check_deadline(deadline, f"collecting the capacity rows ({len(cols):,} columns)", 4096, k)
         for h, vec in c.config.use:
             for r, f in enumerate(vec):
                 if f > 0:
@@ -150,7 +165,8 @@ def column_set(
                         touch.setdefault((h, r, t), []).append((k, f))
     job_of = [c.j for c in cols]
     rows = {}
-    for key, lst in touch.items():
+    for i, (key, lst) in enumerate(touch.items()):
+        check_deadline(deadline, f"collecting the capacity rows ({len(touch):,} slots)", 4096, i)
         h, r, _ = key
         best: dict[int, float] = {}
         for k, f in lst:
@@ -176,14 +192,17 @@ def build_set_partitioning(
     arrivals: bool | None = None,
     max_size: int | None = None,
     cs: ColumnSet | None = None,
+    deadline: float | None = None,
 ):
     """Pyomo set-partitioning model over the restricted Gamma_j (see the module doc).
 
-    ``model.cols`` is the flat column list and ``model.x[k]`` the choice of column k.
+    ``model.cols`` is the flat column list and ``model.x[k]`` the choice of column k. ``deadline``
+    as in :func:`column_set` (checked while the rows are built too).
     """
     import pyomo.environ as pyo  # deferred: Pyomo is heavy
 
-    cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size)
+    cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size, deadline=deadline)
+    check_deadline(deadline, "building the set-partitioning model")
     m = pyo.ConcreteModel(name=f"elastic-{'min' if cs.sense == 'min' else 'maxweight'}[{instance.name}]")
     m.cols = cs.cols
     m.colset = cs
@@ -205,11 +224,15 @@ def build_set_partitioning(
 
     keys = sorted(cs.rows)
     m.ROWS = pyo.Set(initialize=keys, dimen=3)
+    built = [0]
 
     @m.Constraint(m.ROWS)
     def capacity(m, h, r, t):  # (2h) / (8a) / (15b) / (17a)
+        built[0] += 1
+        check_deadline(deadline, f"building the capacity rows ({len(keys):,})", 256, built[0])
         return sum(f * m.x[k] for k, f in cs.rows[h, r, t]) <= instance.C[h][r]
 
+    check_deadline(deadline, "building the objective")
     expr = sum(_coef(instance, cs, k) * m.x[k] for k in range(len(cs.cols)))
     if cs.sense == "min":
         m.weighted_completion = pyo.Objective(expr=expr, sense=pyo.minimize)  # (2)
@@ -226,12 +249,14 @@ def build_set_partitioning_cpsat(
     arrivals: bool | None = None,
     max_size: int | None = None,
     cs: ColumnSet | None = None,
+    deadline: float | None = None,
 ) -> tuple[Any, ColumnVariables]:
     """The same model in CP-SAT. Returns ``(model, ColumnVariables)``: the Booleans ``x``, the
     objective ``scale`` (integer coefficients) and ``eps``, the rounding of each coefficient (0 when
     every weight is an integer). Capacities are scaled to
-    integers by the smallest power of 10 that makes every use integral (up to 10^6)."""
-    cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size)
+    integers by the smallest power of 10 that makes every use integral (up to 10^6). ``deadline`` as
+    in :func:`column_set`."""
+    cs = cs or column_set(instance, sense=sense, tau=tau, arrivals=arrivals, max_size=max_size, deadline=deadline)
     model = new_cp_model()
     x = [model.new_bool_var(f"x[{k}]") for k in range(len(cs.cols))]
     for j in range(instance.n_jobs):
@@ -240,7 +265,8 @@ def build_set_partitioning_cpsat(
         elif cs.by_job[j]:
             model.add_at_most_one(x[k] for k in cs.by_job[j])
 
-    for (h, r, _t), lst in cs.rows.items():
+    for i, ((h, r, _t), lst) in enumerate(cs.rows.items()):
+        check_deadline(deadline, f"building the capacity rows ({len(cs.rows):,})", 256, i)
         s = _int_scale_of([f for _, f in lst] + [instance.C[h][r]])
         model.add(sum(int(round(f * s)) * x[k] for k, f in lst) <= int(round(instance.C[h][r] * s + 1e-9)))
     coefs = [_coef(instance, cs, k) for k in range(len(cs.cols))]

@@ -189,6 +189,8 @@ def _replay(instance, starts: Sequence[int], placements: Sequence[Placement], st
     t = min(starts)
     active: list[int] = []
     while True:
+        if stop_at is not None and t >= stop_at:  # the clock reached it: jobs starting there never run
+            break
         while nxt < n and starts[order[nxt]] <= t:
             active.append(order[nxt])
             nxt += 1

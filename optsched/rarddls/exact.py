@@ -272,6 +272,7 @@ def solve_exact(
 
     lb = lower_bound(instance)
     info["lower_bound"] = lb
+    info["cheap_bound"] = "lower_bound: the longest job's least slots, or the cluster's GPU-slot area"
     # prove the incumbent: with a heuristic schedule of makespan H_heur <= H in hand, the MILP only has to look for
     # a strictly shorter one, on H_heur - 1 slots (no solution there = the incumbent is optimal)
     incumbent = st0 is not None and H_heur <= H

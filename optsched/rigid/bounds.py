@@ -3,7 +3,7 @@ on the total weighted completion time of an instance, in O(n log n): what an exa
 before (or instead of) a solver's bound (``formulations/rigid.md#area-bound``), and
 :func:`area_bound_slots`, the same from slot data.
 
-The bounds on the total JCT of every online policy on a trace are in :mod:`optsched.rigid.trace_bounds`.
+The bounds on the total JCT of every online policy on a trace are in :mod:`optsched.core.bounds`.
 Tested in ``tests/rigid/test_time_limit.py``.
 """
 

@@ -298,6 +298,7 @@ def solve_exact(
             check_initial=lambda s: verify(instance, s).violations,
             own_backends=plan.own_backends,
             initial_bound=bound,
+            bound_name="area",
         )
     if "rules" in warm:
         result.info["warm_start_rules"] = warm["rules"]

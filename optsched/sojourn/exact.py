@@ -427,6 +427,8 @@ def solve_exact(
         initial=initial,
         check_initial=check,
         own_backends=("cpsat", "dp", "enumerate"),
+        initial_bound=0.0,
+        bound_name="none: no combinatorial bound on the expected sojourn time; 0, the objective's sign",
     )
     r.info["backend"] = backend
     return r

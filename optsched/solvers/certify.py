@@ -79,6 +79,8 @@ class ExactCall:
     check_initial: Callable[[Any], Any] | None = None
     initial_bound: float | None = None
     write_model: str | None = None
+    bound_name: str | None = None
+    stop_at_bound: bool = False
 
 
 #: A solve that ends less than this share of its time limit (and at least LIMIT_MARGIN_SECONDS)
@@ -164,6 +166,8 @@ def certify(
         info["stopped_because"] = stopped
     if initial_bound is not None:
         info["initial_bound"] = initial_bound
+    if call.bound_name is not None:
+        info["cheap_bound"] = call.bound_name
     if summary is not None:
         info["model_summary"] = summary
     if info_written is not None:

@@ -179,6 +179,14 @@ def _at_time_limit(sr: SolveResult | None) -> bool:
     return sr.solver == "cpsat" or any(w in msg for w in ("timelimit", "time limit", "time left", "deadline"))
 
 
+def _meets(init_obj: float | None, bound: float | None, tolerance: float) -> bool:
+    """Whether the initial schedule's objective is within the optimality tolerance of a valid
+    bound (then it is optimal and no solver needs to run)."""
+    if init_obj is None or bound is None:
+        return False
+    return abs(init_obj - bound) <= tolerance * max(abs(init_obj), 1e-10)
+
+
 def run_exact(
     instance: Any,
     *,
@@ -198,6 +206,8 @@ def run_exact(
     check_initial: Callable[[Any], Any] | None = None,
     own_backends: tuple[str, ...] | None = None,
     initial_bound: float | None = None,
+    bound_name: str | None = None,
+    stop_at_bound: bool = False,
 ) -> Result:
     """Build, write, solve, decode and certify one exact model (see the module doc).
 
@@ -243,6 +253,13 @@ def run_exact(
         A valid bound in the kind's units known before the solve (e.g. a combinatorial one); the
         result's bound is never weaker (``info["bound_from"] == "initial_bound"`` when it is the
         one returned), so a run stopped before its solver proved anything still has a bound.
+    bound_name : str, optional
+        What ``initial_bound`` is (e.g. ``"mean_busy"``, the largest part of a cheap bound), or,
+        with no ``initial_bound``, why the kind has none: ``info["cheap_bound"]``.
+    stop_at_bound : bool
+        When the initial schedule meets ``initial_bound`` (within the tolerance), return it as
+        optimal without building or solving anything (``info["solver_message"]`` says so), unless
+        ``write_model`` asks for the model. Off by default: a caller testing its model wants it solved.
 
     Returns
     -------
@@ -311,6 +328,8 @@ def run_exact(
         check_initial=check_initial,
         initial_bound=initial_bound,
         write_model=write_model,
+        bound_name=bound_name,
+        stop_at_bound=stop_at_bound,
     )
     with interrupt.guard(), progress.timeline():
         return _run_exact(call, options, t0)
@@ -336,6 +355,18 @@ def _run_exact(call: ExactCall, options: SolveOptions, t0: float) -> Result:
     stopped = None  # why no (complete) solve happened: the time limit in a build, or Ctrl-C
     warm = False
     info_written = None
+    if call.stop_at_bound and _meets(init_obj, call.initial_bound, tolerance) and not write_model:
+        # the warm start meets the cheap bound: proven optimal, nothing to build or solve
+        sr = SolveResult(
+            Status.NO_SOLUTION, None, None, 0.0, backend, "", message="the initial schedule meets the initial bound"
+        )
+        progress.phase("certifying")
+        result = certify(call, None, sr, None, options=options, init_obj=init_obj, warm=False, info_written=None)
+        result.runtime = time.perf_counter() - t0
+        if tl is not None:
+            result.info["phases"] = tl.seconds(time.monotonic())
+        result.info["limit_reached_in"] = None
+        return result
     progress.phase(f"building the model ({backend})")
     try:
         interrupt.check()  # a signal stops the call between phases, never inside a library's work

@@ -38,8 +38,8 @@ def test_cpsat_equals_time_indexed_on_random_small(seed, n):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = solve_exact(inst, backend="cpsat", options=OPT)
-        b = solve_exact(inst, backend="highs", options=OPT)
+        a = solve_exact(inst, backend="cpsat", options=OPT, stop_at_bound=False)
+        b = solve_exact(inst, backend="highs", options=OPT, stop_at_bound=False)
     assert a.optimal and b.optimal
     assert a.objective == pytest.approx(b.objective, abs=a.info["objective_rounding"] + 1e-6)
     for r in (a, b):
@@ -118,7 +118,10 @@ def test_certified_results_three_backends(seed, n):
     inst = random_instance(
         n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
     )
-    res = {b: solve_exact(inst, backend=b, options=OPT, seed=seed) for b in ("cpsat", "cpsat-ti", "highs")}
+    res = {
+        b: solve_exact(inst, backend=b, options=OPT, seed=seed, stop_at_bound=False)
+        for b in ("cpsat", "cpsat-ti", "highs")
+    }
     for b, r in res.items():
         assert r.optimal, (b, r)
         assert r.objective == objective_value(inst, r.schedule, OBJECTIVE)
@@ -146,7 +149,7 @@ def test_grid_heuristic_is_feasible_no_better_than_optimum_and_hinted_exactly(se
     opt = solve_exact(inst, backend="highs", options=OPT, initial=None)
     fixed = SolveOptions(threads=1, time_limit=10, solver_options={"fix_variables_to_their_hinted_value": True})
     for b in ("cpsat", "cpsat-ti"):
-        r = solve_exact(inst, backend=b, options=fixed, initial=h)
+        r = solve_exact(inst, backend=b, options=fixed, initial=h, stop_at_bound=False)
         assert r.info["incumbent"] == "solver" and r.info["warm_start"]
         assert r.objective == pytest.approx(r.info["initial_objective"], abs=1e-9)
     assert opt.objective <= r.info["initial_objective"] + 1e-9

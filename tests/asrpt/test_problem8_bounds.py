@@ -53,7 +53,7 @@ def test_lp_bound_below_the_optimum_and_cpsat_bound_at_least_it(seed, n):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = solve_exact(inst, backend="highs", options=OPT)
-        r = solve_exact(inst, backend="cpsat", options=OPT)
+        r = solve_exact(inst, backend="cpsat", options=OPT, stop_at_bound=False)
     lp = lp_relaxation_bound(inst)
     assert ref.status.value == "optimal" and lp is not None
     assert lp <= ref.objective + 1e-6
@@ -66,3 +66,83 @@ def test_lp_bound_below_the_optimum_and_cpsat_bound_at_least_it(seed, n):
 def test_lp_is_skipped_above_the_size_cap():
     assert lp_relaxation_bound(toy_instance(), max_nonzeros=1) is None
     assert np.isfinite(lp_relaxation_bound(toy_instance()))
+
+
+# -- the cheap bound: every exact result reports at least it ----------------------------------------
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 5), load=st.sampled_from([0.5, 1.0, 5.0]))
+def test_cheap_bound_below_the_optimum_and_the_reported_bound_at_least_it(seed, n, load):
+    """On a full cluster (arrival rate 5 per slot) the area part is the larger; on an empty one the
+    own lengths are. Proven optima of the time-indexed model (HiGHS)."""
+    from optsched.asrpt.exact import cheap_bound
+
+    inst = random_instance(
+        n, n_servers=2, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=load
+    )
+    b, which = cheap_bound(inst)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = solve_exact(inst, backend="highs", options=OPT)
+    assert ref.status.value == "optimal"
+    assert 0 < b <= ref.objective + 1e-6
+    assert ref.bound >= b - 1e-9 and ref.info["cheap_bound"] == which in ("own_length", "area")
+
+
+def test_the_area_part_waits_on_a_full_cluster():
+    # twelve jobs arriving together on 4 GPUs: they cannot all start at once, the area part counts it
+    from optsched.asrpt.exact import cheap_bound
+
+    inst = random_instance(12, n_servers=2, gpus_per_server=2, seed=3, mean_slots=3.0, arrival_rate=50.0)
+    assert cheap_bound(inst)[1] == "area"
+
+
+def test_a_solve_stopped_at_once_reports_the_cheap_bound_not_zero():
+    """A time limit too short for any solver proof: the bound is the cheap one (>= 0, named), not
+    CP-SAT's 0 less its rounding allowance (a negative number where a time belongs)."""
+    from optsched.asrpt.exact import cheap_bound
+
+    inst = random_instance(10, n_servers=2, gpus_per_server=4, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend="cpsat", options=SolveOptions(threads=1, time_limit=0.01))
+    b, which = cheap_bound(inst)
+    assert b > 0 and r.bound >= b - 1e-9 and r.info["cheap_bound"] == which
+
+
+@pytest.mark.slow
+def test_64_jobs_on_8x8_report_a_positive_bound():
+    """The paper's size: 64 jobs on 8 x 8 GPUs (CP-SAT's own bound was 0 less its rounding
+    allowance, -0.032, gap 100 %)."""
+    inst = random_instance(64, n_servers=8, gpus_per_server=8, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve_exact(inst, backend="cpsat", options=SolveOptions(threads=1, time_limit=20))
+    assert r.bound > 0 and r.bound <= r.objective and r.gap < 0.10
+
+
+def test_a_warm_start_that_meets_the_cheap_bound_is_optimal_without_a_solve():
+    """16 jobs on 8 x 8 GPUs never need to wait: the list schedule meets each job's own least
+    completion, so nothing is built or solved (CP-SAT once spent its whole limit on such a case)."""
+    from optsched.asrpt.exact import cheap_bound
+
+    inst = random_instance(16, n_servers=8, gpus_per_server=8, seed=1)
+    r = solve_exact(inst, options=SolveOptions(threads=1, time_limit=20))
+    assert r.status.value == "optimal" and r.info["incumbent"] == "initial"
+    assert r.objective == pytest.approx(cheap_bound(inst)[0], rel=1e-12)
+    assert r.info["solver_message"] == "the initial schedule meets the initial bound"
+    assert verify_result(inst, r).ok
+
+
+def test_a_relaxation_out_of_memory_keeps_the_cheap_bound_and_says_so(monkeypatch):
+    import optsched.asrpt.exact as ex
+
+    def no_memory(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(ex, "lp_relaxation_bound", no_memory)
+    inst = _small(4, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = ex.solve_exact(inst, backend="cpsat", options=OPT, stop_at_bound=False)
+    assert r.info["lp_skipped"].startswith("out of memory") and r.info["lp_bound"] is None
+    assert r.bound >= ex.cheap_bound(inst)[0] - 1e-9

@@ -175,7 +175,7 @@ def test_unix_time_arrivals_give_the_bound_of_the_shifted_table_and_no_false_fla
 
 
 def test_the_tolerance_of_beats_bound_grows_with_the_magnitudes():
-    from optsched.rigid.trace_bounds import beats_tolerance
+    from optsched.core.bounds import beats_tolerance
 
     assert beats_tolerance(400, 2e6, 1e8) < 1e-3  # far below what rounding at 1.6e9 s gave (2e-3 s)
     assert beats_tolerance(400, 2e6, 1e8) > 400 * 2e6 * 2.0**-52

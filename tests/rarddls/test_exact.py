@@ -81,3 +81,17 @@ def test_theta_star_between_bounds():
         assert lb <= val + 1e-9
         # any schedule's per-GPU load is >= theta*: SJF-BCO's W_max
         assert sjf_bco(i).info["W_max"] >= val - 1e-6
+
+
+def test_the_sgs_warm_start_never_runs_the_jobs_it_parks_at_the_stop():
+    """Serial generation parks the jobs not placed yet at slot 10^9 with their first placement and
+    replays up to that slot; the replay ran them there (stop_at was checked after a step), so on
+    random_instance(8, seed=0) they contended on one server and solve_exact raised
+    InvalidScheduleError from its warm start."""
+    from optsched.rarddls.exact import best_heuristic, sgs_schedule
+    from optsched.rarddls.generate import random_instance
+
+    inst = random_instance(8, seed=0)
+    ms, starts, _ = sgs_schedule(inst)
+    assert ms < 10**9 and max(starts) < 10**9
+    assert best_heuristic(inst)[0] <= ms

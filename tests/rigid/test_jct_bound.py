@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from optsched.core.bounds import jct_lower_bound, srpt_total_completion
 from optsched.exceptions import InvalidInstanceError
-from optsched.rigid.trace_bounds import jct_lower_bound, srpt_total_completion
 
 
 def brute_preemptive_min(release, work) -> int:
@@ -173,7 +173,7 @@ def stepped_mean_busy(release, processing, gpus, G, dt=1 / 64):
 
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 4), st.integers(1, 6)), min_size=1, max_size=5))
 def test_mean_busy_part_equals_a_stepped_least_work_first_schedule(jobs):
-    from optsched.rigid.trace_bounds import mean_busy_total_completion
+    from optsched.core.bounds import mean_busy_total_completion
 
     r = [a for a, _, _ in jobs]
     g = [b for _, b, _ in jobs]

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from optsched.core.bounds import JctBound, jct_lower_bound
 from optsched.experiments.compare.workload import SeededWorkload
-from optsched.rigid.trace_bounds import JctBound, NonPreemptiveBound, jct_lower_bound, nonpreemptive_lower_bound
+from optsched.rigid.trace_bounds import NonPreemptiveBound, nonpreemptive_lower_bound
 
 __all__ = ["SeedBound", "seed_bound", "summary", "ratio", "WORKLOAD", "ASRPT_MODEL"]
 

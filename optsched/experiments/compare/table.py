@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.bounds import beats_tolerance
 from optsched.experiments.compare.bound import ASRPT_MODEL, WORKLOAD, SeedBound, ratio, summary
 from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
-from optsched.rigid.trace_bounds import beats_tolerance
 from optsched.traces.load import offered_load
 
 __all__ = [
