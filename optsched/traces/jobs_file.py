@@ -191,6 +191,15 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     wcol = "work" if src["work"] in raw.columns else "duration" if src["duration"] in raw.columns else None
     if wcol is None:
         missing.append(src["duration"])
+    # a mapping to a name the file lacks, for a column the file has under our name: say that
+    already = [(ours, yours) for ours, yours in mapping.items() if yours not in raw.columns and ours in raw.columns]
+    if missing and already:
+        ours, yours = already[0]
+        raise TraceFormatError(
+            f"{p}: --columns {ours}={yours} maps {ours!r} to a column {yours!r} the file does not have, but "
+            f"the file already has a column {ours!r}: drop {ours}={yours} from --columns (the file has "
+            f"{list(raw.columns)[:15]})."
+        )
     if missing:
         raise TraceFormatError(
             f"{p}: missing column(s) {missing}; the file has {list(raw.columns)[:15]}. A job file needs arrival, "

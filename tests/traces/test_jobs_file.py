@@ -92,3 +92,14 @@ def test_random_files_are_read_or_refused_clearly(tmp_path, rows):
     assert len(df) == len(rows)
     assert all(math.isfinite(x) and x >= 0 for x in df["arrival"])
     assert all(g >= 1 for g in df["gpus"]) and all(math.isfinite(d) and d > 0 for d in df["duration"])
+
+
+@pytest.mark.parametrize("ours", ["arrival", "gpus", "duration"])
+def test_a_mapping_to_a_missing_column_names_the_column_already_there(tmp_path, ours):
+    """``--columns arrival=submit`` on a file that has ``arrival`` says so, not "missing 'submit'"."""
+    p = _write(tmp_path, "arrival,gpus,duration\n0,8,3600\n")
+    with pytest.raises(TraceFormatError) as err:
+        read_jobs(p, columns={ours: "submit"})
+    msg = str(err.value)
+    assert f"already has a column {ours!r}" in msg and "submit" in msg
+    assert f"drop {ours}=submit" in msg and "missing column" not in msg
