@@ -49,11 +49,6 @@ KNOWN_ISSUE_PAGES: dict[str, str] = {}
 #: Source files known to hold control characters (empty: none may).
 KNOWN_CONTROL: set[str] = set()
 
-#: The pages whose Python examples run as written (each page's blocks in order, one namespace).
-EXAMPLE_PAGES = sorted(
-    [ROOT / "docs" / "getting-started.md", ROOT / "docs" / "introduction.md", *(ROOT / "docs" / "papers").glob("*.md")]
-)
-
 
 def _hook_module(name: str):
     """A module of docs/_hooks (they import each other by name, as mkdocs loads them)."""
@@ -64,15 +59,6 @@ def _hook_module(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-@pytest.mark.parametrize("page", EXAMPLE_PAGES, ids=lambda p: p.relative_to(ROOT / "docs").as_posix())
-def test_page_python_examples_run(page, tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
-    monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "__docs__"}
-    for i, block in enumerate(blocks):
-        exec(compile(block, f"{page.name}[python block {i}]", "exec"), namespace)
 
 
 # -- the built site -------------------------------------------------------------------------------

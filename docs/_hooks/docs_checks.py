@@ -11,6 +11,8 @@ build (``make docs``). The same functions back ``tests/test_docs_site.py``.
   validate (notebook pages, the API pages, the table of contents, the 404 page, which is served
   at any depth under the site's path);
 - :func:`issue_mentions`: a built page mentions "issue N" (a working note, not user text);
+- :func:`leaks`: a user page (not the contributor pages of :data:`CONTRIBUTOR_PAGES`) cites a
+  test file, shows a private name, or numbers the papers as the project does internally;
 - :func:`undocumented`: a public name (``__all__``) that its API page does not show with a
   docstring.
 """
@@ -29,6 +31,16 @@ from urllib.parse import unquote, urlsplit
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 #: "issue 16", "Issue 24's", "issues 12 and 13", "issue #5".
 ISSUE = re.compile(r"\bissues?\s+#?\d+", re.I)
+
+#: What a user page does not show: a test file, a private name (``optsched.x._y``, ``_REPRO``),
+#: the papers' internal numbers ("paper 004", "000/004"). A reader cannot use any of them.
+LEAKS = {
+    "a test path": re.compile(r"\btests/[\w./-]*|\btest_\w+\.py\b"),
+    "a private name": re.compile(r"\boptsched(?:\.\w+)*\._[a-z]\w*|(?<![\w.])_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b"),
+    "the papers' internal numbering": re.compile(r"\bpapers? 00\d\b|\b00\d/00\d\b"),
+}
+#: Pages for contributors, where tests and internals are the subject (checked for nothing of LEAKS).
+CONTRIBUTOR_PAGES = ("adding-a-paper.md", "conventions.md", "help.md")
 
 _TAG = re.compile(r"<(a|img|link|script|source|iframe|area)\b([^>]*)>", re.I)
 _ATTR = re.compile(r'\b(href|src)\s*=\s*"([^"]*)"', re.I)
@@ -183,6 +195,21 @@ def _where(rel: str, line: int, url: str, sources: Mapping[str, Path] | None, wh
 
 
 # -- working notes on user pages ------------------------------------------------------------------
+
+
+def leaks(paths: Iterable[Path], root: Path) -> list[str]:
+    """Each test path, private name and internal paper number on the user pages among ``paths``
+    (text and code blocks alike), as ``file:line: ...``; contributor pages are left out."""
+    problems = []
+    for path in sorted(paths):
+        if path.name in CONTRIBUTOR_PAGES:
+            continue
+        rel = path.relative_to(root).as_posix()
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            for what, pattern in LEAKS.items():
+                problems += [f"{rel}:{lineno}: {what} on a user page: {m.group()!r}" for m in pattern.finditer(line)]
+    return problems
+
 
 _SCRIPT = re.compile(r"<(script|style)\b.*?</\1>", re.S | re.I)
 _TAGS = re.compile(r"<[^>]+>")

@@ -10,8 +10,9 @@
   (:mod:`docs_examples`); the CLI page from every ``--help`` (:mod:`docs_pages`);
 - the simulator's diagrams, written as SVG (:mod:`docs_diagrams`);
 - MathJax 3 from the installed ``django-static-mathjax`` wheel, served from the site itself;
-- checks mkdocs does not make (:mod:`docs_checks`): control characters in the sources, links and
-  anchors of the built site, public names without documentation, notebooks without outputs.
+- checks mkdocs does not make (:mod:`docs_checks`): control characters in the sources, test
+  paths, private names and internal paper numbers on user pages, links and anchors of the built
+  site, public names without documentation, notebooks without outputs.
   Each problem is logged as a warning that names the file and line, so the strict build
   (``make docs``) fails on it.
 
@@ -327,6 +328,7 @@ def on_post_build(config) -> None:
     sources += [*(ROOT / "formulations").glob("*.md"), *(ROOT / "notebooks").glob("*.ipynb")]
     sources += [ROOT / "notebooks" / "README.md", ROOT / "CHANGELOG.md"]
     problems += docs_checks.control_characters(sources, ROOT)
+    problems += docs_checks.leaks([p for p in sources if p.is_relative_to(ROOT / "docs")], ROOT)
     problems += docs_checks.broken_links(site, _state["base_path"], _state.get("sources", {}))
     expected = {
         page: [(ident, where, _key(obj)) for ident, where, obj in entries]

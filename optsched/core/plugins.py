@@ -43,6 +43,7 @@ __all__ = [
     "ReproductionSpec",
     "register_reproduction",
     "reproduction_specs",
+    "forget_reproduction",
 ]
 
 #: Subpackages that are shared layers, not paper packages (every other subpackage is a plugin).
@@ -202,7 +203,7 @@ def register_reproduction(
     >>> spec = register_reproduction("doc-repro", "math:prod", description="a test", paper="doc")
     >>> spec.run([2, 3])
     6
-    >>> _ = _REPRODUCTIONS.pop("doc-repro")
+    >>> _ = forget_reproduction("doc-repro")
     """
     module, sep, attr = ("", ":", "f") if callable(target) else str(target).partition(":")
     if not (sep and (module or callable(target)) and attr.isidentifier()):
@@ -213,6 +214,19 @@ def register_reproduction(
     spec = ReproductionSpec(name, target, description, paper, quick_seconds)
     _REPRODUCTIONS[name] = spec
     return spec
+
+
+def forget_reproduction(name: str) -> ReproductionSpec | None:
+    """Remove the reproduction ``name`` from the registry (one a test or an example declared);
+    returns its spec, or ``None`` when none has that name.
+
+    Examples
+    --------
+    >>> _ = register_reproduction("doc-gone", "math:prod", description="a test", paper="doc")
+    >>> forget_reproduction("doc-gone").name, forget_reproduction("doc-gone")
+    ('doc-gone', None)
+    """
+    return _REPRODUCTIONS.pop(name, None)
 
 
 def reproduction_specs() -> dict[str, ReproductionSpec]:

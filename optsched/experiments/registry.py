@@ -62,7 +62,8 @@ def register_reproduction(
     ...                              description="the sojourn tables again", paper="sojourn")
     >>> get_reproduction("doc-tables").run.__name__
     'reproduce'
-    >>> _ = _REPRO.pop("doc-tables")
+    >>> from optsched.core.plugins import forget_reproduction
+    >>> _ = forget_reproduction("doc-tables")
     """
     return plugins.register_reproduction(name, run, description=description, paper=paper, quick_seconds=quick_seconds)
 

@@ -149,10 +149,14 @@ def check_trace_path(path: Any) -> Path:
             f"OpenB .csv (or a shipped name: {', '.join(sorted(TRACES))}; your own jobs: --jobs-csv FILE).{inside}"
         )
     if not p.is_file():
+        of = next((d for d in DATASETS.values() if p.name in d.file_names()), None)
         fetch = (
             f" {str(path)!r} is a public dataset: fetch it with `optsched data fetch {path}`, then give the file "
             f"(`optsched data path {path}` prints where it is)."
             if str(path) in DATASETS
+            else f" {p.name!r} is a file of the public {of.name} trace, not shipped: fetch it with `optsched data "
+            f"fetch {of.name}`, then give its path (`optsched data path {of.name}` prints the folder; {of.use})."
+            if of is not None
             else ""
         )
         raise UnknownNameError(

@@ -79,6 +79,11 @@ class Dataset:
     source: str
     cite: str
     use: str  # how to load it once fetched
+    inside: tuple[str, ...] = ()  # the trace files a reader loads, once the download is unpacked
+
+    def file_names(self) -> tuple[str, ...]:
+        """The names of its files a reader may give as a trace: those downloaded and those inside."""
+        return (*(f.name for f in self.files), *self.inside)
 
 
 DATASETS: dict[str, Dataset] = {
@@ -98,6 +103,7 @@ DATASETS: dict[str, Dataset] = {
         "Jeon et al., Analysis of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads, USENIX ATC 2019",
         "tar xzf trace-data.tar.gz; then load_philly('<dir>/cluster_job_log') or "
         "optsched simulate --trace <dir>/cluster_job_log ...",
+        ("cluster_job_log",),
     ),
     "pai-2020": Dataset(
         "pai-2020",
@@ -136,6 +142,7 @@ DATASETS: dict[str, Dataset] = {
         "github.com/S-Lab-System-Group/HeliosData",
         "Hu et al., Characterization and Prediction of Deep Learning Workloads in Large-Scale GPU Datacenters, SC 2021",
         "unzip data.zip; then load_helios('<dir>/Venus/cluster_log.csv')",
+        ("cluster_log.csv",),
     ),
     "acme": Dataset(
         "acme",

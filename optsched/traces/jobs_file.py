@@ -292,6 +292,15 @@ def check_job_table(
         wcol = "duration"  # a table with both: 'duration' is the processing time (as compare reads it)
     if wcol is None:
         missing.append(src["duration"])
+    # a mapping to a name the table lacks, for a column the table has under our name: say that
+    already = [(ours, yours) for ours, yours in mapping.items() if yours not in raw.columns and ours in raw.columns]
+    if missing and already:
+        ours, yours = already[0]
+        raise error(
+            f"{source}: --columns {ours}={yours} maps {ours!r} to a column {yours!r} the table does not have, but "
+            f"it already has a column {ours!r}: drop {ours}={yours} from --columns (it has "
+            f"{list(raw.columns)[:15]})."
+        )
     if missing:
         delim = _other_delimiter([str(c) for c in raw.columns])
         cause = (

@@ -226,3 +226,14 @@ def test_spreadsheet_csv_is_read_exactly_or_refused(tmp_path, jobs, convention, 
     assert [g[2] for g in got] == [w[2] for w in want]
     flat = [x for g in got for x in (g[1], g[3])]
     assert flat == pytest.approx([x for w in want for x in (w[1], w[3])], rel=1e-12)
+
+
+@pytest.mark.parametrize("ours", ["arrival", "gpus", "duration"])
+def test_a_mapping_to_a_missing_column_names_the_column_already_there(tmp_path, ours):
+    """``--columns arrival=submit`` on a file that has ``arrival`` says so, not "missing 'submit'"."""
+    p = _write(tmp_path, "arrival,gpus,duration\n0,8,3600\n")
+    with pytest.raises(TraceFormatError) as err:
+        read_jobs(p, columns={ours: "submit"})
+    msg = str(err.value)
+    assert f"already has a column {ours!r}" in msg and "submit" in msg
+    assert f"drop {ours}=submit" in msg and "missing column" not in msg

@@ -211,6 +211,21 @@ def test_detect_and_unknown(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("name", "dataset"),
+    [("cluster_log.csv", "helios"), ("cluster_job_log", "philly"), ("trace_seren.csv", "acme")],
+)
+def test_a_missing_file_of_a_public_trace_names_the_fetch_command(tmp_path, monkeypatch, name, dataset):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnknownNameError) as err:
+        load_trace(name)
+    msg = str(err.value)
+    assert f"{name!r}" in msg and f"optsched data fetch {dataset}" in msg and f"optsched data path {dataset}" in msg
+    with pytest.raises(UnknownNameError) as err:  # a path to it too, wherever the reader expected it
+        load_trace(tmp_path / "Venus" / name)
+    assert f"optsched data fetch {dataset}" in str(err.value)
+
+
+@pytest.mark.parametrize(
     "text, msg",
     [
         (HELIOS.replace(",36848,", ",abc,"), "'duration' column of the helios trace must be numeric; row 1 has 'abc'"),

@@ -1,0 +1,211 @@
+"""The user pages as written: every code block runs as shown, and no page leaks internal text.
+
+**Python blocks.** Every ````` ```python ````` block of every page under ``docs/`` (and of the
+README) runs, each page's blocks in order in one fresh interpreter (one ``python`` process per
+page, started in an empty folder with this checkout first on ``sys.path``), so a block may use
+what an earlier block of its page defined and nothing else. A block that is a fragment on
+purpose (the end of a module the reader writes, a sketch with ``...``) says so on its first line,
+visibly for the reader, and is skipped by that name::
+
+    # fragment: in your package's __init__.py
+
+**Shell blocks.** Every line of a ````` ```bash ````` block that runs ``optsched`` on shipped data
+runs too, each page's lines in order in one folder (so ``--out run1/`` then ``run1/schedule.json``
+work), with ``optsched`` meaning this checkout's ``python -m optsched``. Lines that cannot run here
+are listed in :data:`SHELL_NOT_RUN` with the reason (the project's own set-up, the network, a
+trace that must be fetched, the reader's own file); lines too long for the default suite are in
+:data:`SHELL_SLOW` and run with ``make test-slow``. A pattern that matches no line of any page
+fails :func:`test_every_shell_exception_still_matches_a_line`, so the lists stay short and true.
+
+**Leaks.** :func:`docs_checks.leaks` (run by the site build too) finds test paths, private names
+and the papers' internal numbers on user pages.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOKS = ROOT / "docs" / "_hooks"
+
+#: Every page a user reads: the site's written pages and the README.
+PAGES = sorted([*(p for p in (ROOT / "docs").rglob("*.md") if "_hooks" not in p.parts), ROOT / "README.md"])
+
+#: The first line of a Python block that is a fragment on purpose (skipped, see the docstring).
+FRAGMENT = "# fragment"
+
+#: Shell lines not run, by a pattern of the line: the reason.
+SHELL_NOT_RUN: dict[str, str] = {
+    r"^(make|pip) ": "sets up, tests or builds the project itself",
+    r"\bdata fetch\b|--dask\b": "needs the network or a Dask cluster",
+    r"\bdata path pai-2020\b": "a trace that must be fetched first",
+    r"\bcluster_log\.csv\b": "a Helios trace that must be fetched first (optsched data fetch helios)",
+    r"\bmy_jobs\.csv\b": "the reader's own file (run where the page writes it first)",
+    r"asrpt.paper": "a full paper reproduction (hours)",
+}
+#: Shell lines that run only in the slow suite (``make test-slow``), by a pattern: the reason.
+SHELL_SLOW: dict[str, str] = {
+    r"compare --trace openb\b(?!-)": "every policy on the full OpenB trace (minutes)",
+    r"--jobs (10000|100000|1000000)\b": "a workload of 10,000 jobs or more",
+    r"compare --trace openb-sample --jobs 1000\b": "every policy on 1,000 jobs (about a minute on a loaded machine)",
+}
+
+
+def _blocks(text: str, lang: str) -> list[tuple[int, str]]:
+    """The ``lang`` fenced blocks of a page: (line of the fence, code)."""
+    return [
+        (text.count("\n", 0, m.start()) + 1, m.group(1))
+        for m in re.finditer(rf"^```{lang}[ \t]*\n(.*?)^```", text, flags=re.S | re.M)
+    ]
+
+
+def _rel(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else page.name
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
+
+
+def python_blocks(page: Path) -> list[tuple[str, str]]:
+    """(name, code) of each Python block of ``page`` that runs, in order (fragments left out)."""
+    return [
+        (f"{_rel(page)}:{line} (python block {i})", code)
+        for i, (line, code) in enumerate(_blocks(page.read_text(encoding="utf-8"), "python"))
+        if not code.lstrip().startswith(FRAGMENT)
+    ]
+
+
+def shell_lines(page: Path) -> list[tuple[str, str, str | None]]:
+    """(where, line, why not in the default suite) of each command of the page's shell blocks:
+    why is ``None`` for a line the default suite runs, ``"slow: ..."`` for one the slow suite runs,
+    ``"not run: ..."`` for one that never runs here."""
+    out: list[tuple[str, str, str | None]] = []
+    written: set[str] = set()
+    for start, code in _blocks(page.read_text(encoding="utf-8"), "bash"):
+        for k, line in enumerate(code.splitlines(), 1):
+            command = re.sub(r"\s+#.*$", "", line).strip()  # the patterns read the command, not its comment
+            if not command or command.startswith("#"):
+                continue
+            written.update(re.findall(r">\s*(\S+)", command))
+            not_run = next((why for pat, why in SHELL_NOT_RUN.items() if re.search(pat, command)), None)
+            if not_run and "my_jobs.csv" in command and "my_jobs.csv" in written:
+                not_run = None
+            slow = next((why for pat, why in SHELL_SLOW.items() if re.search(pat, command)), None)
+            why = f"not run: {not_run}" if not_run else (f"slow: {slow}" if slow else None)
+            out.append((f"{_rel(page)}:{start + k}", line, why))
+    return out
+
+
+def _run_python(page: Path, folder: Path) -> None:
+    blocks = python_blocks(page)
+    runner = (
+        "import json, sys\n"
+        "for _docs_name, _docs_code in json.load(sys.stdin):\n"
+        "    exec(compile(_docs_code, _docs_name, 'exec'), globals())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", runner],
+        input=json.dumps(blocks),
+        cwd=folder,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, f"{_rel(page)}: a Python block fails as shown:\n{out.stderr[-4000:]}"
+
+
+def _run_shell(page: Path, folder: Path, *, slow: bool) -> None:
+    lines = [
+        (where, line) for where, line, why in shell_lines(page) if why is None or (slow and why.startswith("slow"))
+    ]
+    prelude = 'optsched() { "$OPTSCHED_PYTHON" -m optsched "$@"; }\n'
+    env = {**_env(), "OPTSCHED_PYTHON": sys.executable}
+    for where, line in lines:
+        out = subprocess.run(
+            ["bash", "-c", prelude + line], cwd=folder, env=env, capture_output=True, text=True, timeout=1800
+        )
+        assert out.returncode == 0, f"{where}: `{line}` exits {out.returncode}:\n{out.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=_rel)
+def test_the_python_blocks_of_a_page_run_in_order(page, tmp_path):
+    _run_python(page, tmp_path)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if any(why is None for _, _, why in shell_lines(p))], ids=_rel)
+def test_the_shell_lines_of_a_page_run(page, tmp_path):
+    _run_shell(page, tmp_path, slow=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if any((w or "").startswith("slow") for *_, w in shell_lines(p))], ids=_rel
+)
+def test_the_long_shell_lines_of_a_page_run(page, tmp_path):
+    _run_shell(page, tmp_path, slow=True)
+
+
+def test_every_shell_exception_still_matches_a_line():
+    """Each pattern of SHELL_NOT_RUN and SHELL_SLOW names a line some page shows (else remove it)."""
+    lines = [re.sub(r"\s+#.*$", "", line) for page in PAGES for _, line, _ in shell_lines(page)]
+    stale = [pat for pat in [*SHELL_NOT_RUN, *SHELL_SLOW] if not any(re.search(pat, line) for line in lines)]
+    assert not stale, f"patterns that match no shell line of any page: {stale}"
+
+
+def test_the_runner_finds_every_block_and_skips_fragments_by_name(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Text\n\n```python\nx = 1\n```\n\n```python\n# fragment: a sketch\nundefined()\n```\n\n"
+        "```bash\noptsched info   # versions\nmake test\n\noptsched compare --trace openb --load 0.9\n```\n\n"
+        "```python\nassert x == 1\n```\n",
+        encoding="utf-8",
+    )
+    assert python_blocks(page) == [
+        ("page.md:3 (python block 0)", "x = 1\n"),
+        ("page.md:19 (python block 2)", "assert x == 1\n"),
+    ]
+    shell = shell_lines(page)
+    assert (shell[0][0], shell[0][2]) == ("page.md:13", None)
+    assert shell[1][2].startswith("not run:") and shell[2][2].startswith("slow:")
+    _run_python(page, tmp_path)
+
+
+# -- leaks ----------------------------------------------------------------------------------------
+
+
+def _checks():
+    if str(HOOKS) not in sys.path:
+        sys.path.insert(0, str(HOOKS))
+    spec = importlib.util.spec_from_file_location("docs_checks", HOOKS / "docs_checks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_no_user_page_shows_a_test_path_a_private_name_or_an_internal_number():
+    assert _checks().leaks([p for p in PAGES if p.is_relative_to(ROOT / "docs")], ROOT) == []
+
+
+def test_the_leak_check_finds_each_kind_on_user_pages_only(tmp_path):
+    text = (
+        "Checked by `tests/sim/test_kernel.py`.\n"
+        "See `optsched.solvers.members._private_locks` and `_REPRO.pop(name)`.\n"
+        "Lazer (paper 004), numbered 000/004.\n"
+        "Fine: `__init__.py`, `__name__`, `optsched.sim.rules`, `RULES[n]`, the latest tests, paper 2022.\n"
+    )
+    for name in ("user.md", "conventions.md"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    found = _checks().leaks([tmp_path / "user.md", tmp_path / "conventions.md"], tmp_path)
+    assert [f.split(": ", 1)[0] for f in found] == ["user.md:1", "user.md:2", "user.md:2", "user.md:3", "user.md:3"]
+    assert "'tests/sim/test_kernel.py'" in found[0] and "'_REPRO'" in found[2] and "'000/004'" in found[4]
