@@ -24,18 +24,11 @@ from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 
+from .strategies import drawn_instances
+
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-instances = st.builds(
-    lambda n, h, arch, seed, amax: random_instance(
-        n, n_servers=h, architecture=arch, seed=seed, max_arrival=amax, n_worker_types=2, n_ps_types=2
-    ),
-    n=st.integers(1, 6),
-    h=st.integers(1, 3),
-    arch=st.sampled_from(["ps", "rar"]),
-    seed=st.integers(0, 10**6),
-    amax=st.integers(0, 6),
-)
+instances = drawn_instances(max_jobs=6, max_servers=3, max_arrival=6, n_worker_types=2, n_ps_types=2)
 
 
 def capacity_excess(inst: ElasticInstance, segments: list[dict]) -> float:
