@@ -63,7 +63,11 @@ def small_instances(draw, max_jobs=4, M=2, g=2, max_it=20, slot=1.0, max_bytes=1
     n = draw(st.integers(1, max_jobs))
     js = []
     for i in range(n):
-        j = draw(jobs(max_stages=2, max_k=2, job_id=i, iterations=draw(st.integers(1, max_it)), max_bytes=max_bytes))
+        j = draw(
+            jobs(max_stages=2, max_k=2, job_id=i, iterations=draw(st.integers(1, max_it)), max_bytes=max_bytes).filter(
+                lambda j: j.gpus <= M * g  # fits the cluster
+            )
+        )
         pred = draw(st.integers(0, 2 * j.iterations))
         js.append(j.replace(arrival=float(draw(st.integers(0, max_arrival))), predicted_iterations=pred))
     b_inter = draw(st.floats(1e8, 1e10))
