@@ -1,11 +1,10 @@
-"""Hypothesis strategies for small elastic instances: ``small_instances`` (the generator's
-parameters and seed) and ``drawn_instances`` (every field drawn, so a failure shrinks)."""
+"""Hypothesis strategies for small elastic instances, every field drawn (so a failure shrinks)."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from optsched.elastic.generate import RESOURCE_NAMES, random_instance
+from optsched.elastic.generate import RESOURCE_NAMES
 from optsched.elastic.model import ElasticInstance
 
 
@@ -19,20 +18,17 @@ def small_instances(
     max_chunks: int = 3,
     max_horizon: int | None = None,
 ):
-    """A random instance with J <= max_jobs, H <= max_servers, M, P <= 2, R in 1..3."""
-    J = draw(st.integers(1, max_jobs))
-    H = draw(st.integers(1, max_servers))
-    arch = draw(st.sampled_from(architectures))
-    seed = draw(st.integers(0, 10**6))
-    inst = random_instance(
-        J,
-        n_servers=H,
-        n_worker_types=draw(st.integers(1, 2)),
-        n_ps_types=draw(st.integers(1, 2)),
-        n_resources=draw(st.integers(1, 3)),
-        max_chunks=max_chunks,
-        architecture=arch,
-        seed=seed,
+    """A drawn instance (:func:`drawn_instances`) with J <= max_jobs, H <= max_servers, M, P <= 2,
+    R in 1..3, arrivals up to J // 2 (the generator's default); ``max_horizon`` shortens the
+    horizon to keep the models tiny, never below the serial bound's need of any one job."""
+    inst = draw(
+        drawn_instances(
+            max_jobs=max_jobs,
+            max_servers=max_servers,
+            architectures=architectures,
+            max_chunks=max_chunks,
+            max_arrival=max_jobs // 2,
+        )
     )
     if max_horizon is not None and inst.horizon > max_horizon:
         # a shorter horizon keeps the models tiny; the serial bound stays feasible only if it fits

@@ -66,7 +66,7 @@ def test_alpha_of_thm5():
     assert alpha_thm5(1.0, 1.0, 100.0) == 1
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     small_instances(max_jobs=4, max_servers=2, max_chunks=3),
     st.sampled_from(["paper", "compact"]),
@@ -116,7 +116,7 @@ def test_online_demo_instance_completes_within_T():
     assert rounds[4]["start"] == 188
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from(["per_round", "thm5", 2]))
 def test_online_round_starts_at_alpha_tau_or_after_the_earlier_rounds_jobs(inst, alpha):
     """Each round starts at max(alpha_i tau_i, last completion of the earlier rounds' jobs); with one
