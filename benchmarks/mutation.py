@@ -322,8 +322,8 @@ MUTANTS: list[Mutant] = [
         "policy-rarddls-largest-first",
         "policies",
         "optsched/rarddls/sjfbco.py",
-        "order = list(order) if order is not None else sorted(range(n), key=lambda j: (instance.jobs[j].gpus, j))",
-        "order = list(order) if order is not None else sorted(range(n), key=lambda j: (-instance.jobs[j].gpus, j))",
+        "    order = sorted(range(instance.n_jobs), key=lambda j: (instance.jobs[j].gpus, j))\n",
+        "    order = sorted(range(instance.n_jobs), key=lambda j: (-instance.jobs[j].gpus, j))\n",
     ),
     Mutant(
         "policy-sojourn-rank-descending",
