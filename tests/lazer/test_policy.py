@@ -135,3 +135,13 @@ def test_p_star_is_the_longest_save_of_the_victims():
     assert sorted(d.victims) == ["A", "A2"]
     assert d.p_star == pytest.approx(5.0)
     assert df.loc["B", "first_start"] == pytest.approx(25.0)
+
+
+def test_counterfactual_f_window_is_open_below_and_closed_above():
+    """(L3): the first arrival A' with t0 + p* < A' <= t0 + p* + l_new and a duration shorter than
+    t_new; here t0 = 0, p* = 2, l_new = 10, t_new = 20: the window is (2, 12]."""
+    assert counterfactual_f([0, 12], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(10)  # at 12: in
+    assert counterfactual_f([0, 2], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # at 2: out
+    assert counterfactual_f([0, 12.5], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # after 12: out
+    assert counterfactual_f([0, 5], [50, 20], t0=0, p_star=2, l_new=10, t_new=20) == 0  # not shorter than t_new
+    assert counterfactual_f([0, 5, 7], [50, 20, 3], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(5)
