@@ -8,11 +8,11 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
 
 pos = st.floats(min_value=1e-3, max_value=1.0, allow_nan=False)
-size = st.floats(min_value=0.0, max_value=1e9, allow_nan=False)
 
 
 @st.composite
-def jobs(draw, max_stages=3, max_k=3, allreduce=None, job_id=0, iterations=None):
+def jobs(draw, max_stages=3, max_k=3, allreduce=None, job_id=0, iterations=None, max_bytes=1e9):
+    size = st.floats(min_value=0.0, max_value=max_bytes, allow_nan=False)
     S = draw(st.integers(1, max_stages))
     ks = [draw(st.integers(1, max_k)) for _ in range(S)]
     acts = [draw(size) for _ in range(S - 1)]  # whole-batch boundary bytes
@@ -56,14 +56,20 @@ def placements(draw, job, n_servers):
 
 
 @st.composite
-def small_instances(draw, max_jobs=4, M=2, g=2, max_it=20, slot=1.0):
+def small_instances(draw, max_jobs=4, M=2, g=2, max_it=20, slot=1.0, max_bytes=1e9, max_arrival=5):
+    """Up to ``max_jobs`` jobs of 1-2 stages of 1-2 replicas on ``M`` x ``g`` GPUs, arrivals on the
+    integers up to ``max_arrival``, predictions from 0 (unseen) to twice the true iterations.
+    An iteration takes at most 2 s of compute plus its transfers (``max_bytes`` over B_inter)."""
     n = draw(st.integers(1, max_jobs))
     js = []
     for i in range(n):
-        j = draw(jobs(max_stages=2, max_k=2, job_id=i, iterations=draw(st.integers(1, max_it))))
+        j = draw(
+            jobs(max_stages=2, max_k=2, job_id=i, iterations=draw(st.integers(1, max_it)), max_bytes=max_bytes).filter(
+                lambda j: j.gpus <= M * g  # fits the cluster
+            )
+        )
         pred = draw(st.integers(0, 2 * j.iterations))
-        js.append(j.replace(arrival=float(draw(st.integers(0, 5))), predicted_iterations=pred))
+        js.append(j.replace(arrival=float(draw(st.integers(0, max_arrival))), predicted_iterations=pred))
     b_inter = draw(st.floats(1e8, 1e10))
     cl = Cluster.homogeneous(M, g, bandwidth_inter=b_inter, bandwidth_intra=draw(st.floats(b_inter, 1e12)))
-    # keep durations in a few slots: rescale times so that the slowest single-server iteration ~1/max_it s
     return AsrptInstance(cl, js, name="hyp", slot=slot)

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
@@ -25,6 +25,8 @@ from optsched.asrpt.bounds import (
 from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.generate import random_instance
 from optsched.solvers import SolveOptions
+
+from .strategies import small_instances
 
 OPT = SolveOptions(threads=1, time_limit=30)
 SET = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -91,12 +93,17 @@ def test_theorem1_follows_from_lemmas_1_to_3(b, slack, tau):
     assert lemma2_rhs(b, opt_a, tau=tau) <= theorem1_ratio(b, tau=tau) * opt_a * (1 + 1e-9)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), n=st.integers(1, 5), M=st.integers(1, 2))
-def test_lemma1_and_lemma3_against_exact_opt_a(seed, n, M):
-    inst = random_instance(
-        n, n_servers=M, gpus_per_server=2, seed=seed, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=st.integers(1, 2).flatmap(
+        lambda M: small_instances(max_jobs=4, M=M, g=2, max_it=3, max_bytes=1e7, max_arrival=3)
     )
+)
+@example(inst=toy_instance())
+@example(  # one server: every replica shares it (no transfer between servers)
+    inst=random_instance(3, n_servers=1, gpus_per_server=2, seed=1, single_gpu=0.3, mean_slots=2.0, arrival_rate=1.0)
+)
+def test_lemma1_and_lemma3_against_exact_opt_a(inst):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = solve_exact(inst, options=OPT)

@@ -34,7 +34,17 @@ def test_saved_counterexample_breaks_printed_lemma2_not_the_corrected_one():
     assert ex.optimal and ex.objective == pytest.approx(known, abs=1e-3)
     assert opt_a_if_all_fit(inst) == pytest.approx(known, rel=1e-9)
     b = bound_inputs(inst)
-    assert b.rho == pytest.approx(1.0) and b.kappa == pytest.approx(3.7479, abs=1e-4)
+    # kappa = alpha~min / alpha^min by hand, eq. (7) with the "nic-share" reading (g = 4 GPUs share a
+    # NIC: a byte between servers costs g / B_inter, within one 1 / B_intra; stages 0, 1, 2 hold
+    # k = 3, 1, 2 replicas, h_0 = 0.5e9, d_out_1 = 0.5e9, d_in_2 = 0.25e9):
+    # * alpha~min: Heavy-Edge puts stages 0 and 1 on one server, stage 2 on another; stage 1 then
+    #   sends 2 d_out_1 across: 0.25 + 0.25 + 2 * 0.5e9 * 4 / 1e9 = 4.5 s (= alpha^max: rho = 1);
+    # * alpha^min: stage 0 alone on one server (its all-reduce 2 (k-1)/k h_0 / B_intra), stages 1
+    #   and 2 on the other (their transfer within it): max(1.2 + 2 * 2/3 * 0.5e9 / 1e12,
+    #   0.5 + 2 * 0.5e9 / 1e12, 1.0 + 2 * 0.25e9 / 1e12) = 1.2 + 6.667e-4 s.
+    alpha_est, alpha_exact = 0.25 + 0.25 + 2 * 0.5e9 * 4 / 1e9, 1.2 + 2 * (2 / 3) * 0.5e9 / 1e12
+    assert b.alpha_min_est[0] == pytest.approx(alpha_est) and b.alpha_min[0] == pytest.approx(alpha_exact)
+    assert b.rho == pytest.approx(1.0) and b.kappa == pytest.approx(alpha_est / alpha_exact)  # 3.7479
     assert b.rho_hat == pytest.approx(b.alpha_max[0] / b.alpha_min[0])
     res = simulate_asrpt(inst, tau=0.0)
     gamma = res.summary()["total_completion_time"]

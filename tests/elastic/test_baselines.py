@@ -24,18 +24,11 @@ from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 
+from .strategies import drawn_instances
+
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-instances = st.builds(
-    lambda n, h, arch, seed, amax: random_instance(
-        n, n_servers=h, architecture=arch, seed=seed, max_arrival=amax, n_worker_types=2, n_ps_types=2
-    ),
-    n=st.integers(1, 6),
-    h=st.integers(1, 3),
-    arch=st.sampled_from(["ps", "rar"]),
-    seed=st.integers(0, 10**6),
-    amax=st.integers(0, 6),
-)
+instances = drawn_instances(max_jobs=6, max_servers=3, max_arrival=6, n_worker_types=2, n_ps_types=2)
 
 
 def capacity_excess(inst: ElasticInstance, segments: list[dict]) -> float:
@@ -109,11 +102,40 @@ def test_preemptive_segments_are_the_runs_of_each_job(inst):
 @FAST
 @given(inst=instances)
 def test_checkpoint_overhead_only_delays_resumed_jobs(inst):
+    """A first start is free: a job run in one piece takes exactly its d slots with
+    ``overhead="checkpoint"``, a run without preemptions is the ``overhead="none"`` run, and a
+    resumed job never finishes in less than d slots of service."""
     for name in ("tiresias", "2d-las"):
         r = run_baseline(inst, name, overhead="checkpoint")
         assert capacity_excess(inst, r.info["segments"]) <= 1e-9
+        d = {st_["job"]: st_["d"] for st_ in r.info["starts"]}
         for j, job in enumerate(inst.jobs):
             assert r.info["completions"][job.id] >= job.arrival + inst.min_duration(j) - 1e-9
+            segs = [s for s in r.info["segments"] if s["job"] == job.id]
+            ran = sum(s["end"] - s["start"] for s in segs)
+            if len(segs) == 1:  # never resumed: no overhead at all
+                assert ran == pytest.approx(d[job.id]), (name, job.id)
+            else:
+                assert ran >= d[job.id] - 1e-9, (name, job.id)
+        if r.info["preemptions"] == 0:
+            free = run_baseline(inst, name, overhead="none")
+            assert r.info["completions"] == pytest.approx(free.info["completions"])
+
+
+def test_checkpoint_overhead_on_the_toy_is_charged_at_resumes_only():
+    """The toy (two jobs of d = 10 slots, one fits at a time, :func:`toy_instance`): Tiresias runs
+    them one after the other without preemption, so checkpointing costs nothing (completions 10 and
+    20 with either overhead); 2D-LAS swaps them every slot, so every resume pays the overhead and
+    both finish later than without it (19 and 20 without: 20 slots of work back to back)."""
+    inst = toy_instance()
+    for ov in ("none", "checkpoint"):
+        r = run_baseline(inst, "tiresias", overhead=ov)
+        assert r.info["preemptions"] == 0
+        assert r.info["completions"] == pytest.approx({0: 10.0, 1: 20.0})
+    free = run_baseline(inst, "2d-las", overhead="none").info["completions"]
+    paid = run_baseline(inst, "2d-las", overhead="checkpoint").info["completions"]
+    assert free == pytest.approx({0: 19.0, 1: 20.0})
+    assert all(paid[j] > free[j] for j in free)
 
 
 tiny = st.builds(

@@ -85,7 +85,7 @@ def test_lp_dual_colgen_on_80_instances(inst, frac):
     assert opt.optimal and opt.objective <= lp.objective + 1e-6
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from([0.3, 0.6]))
 def test_lp_bounds_the_integer_optimum_of_8_and_both_masters_agree(inst, frac):
     tau = _tau(inst, frac)
@@ -149,7 +149,7 @@ def test_bad_options_and_size():
         build_dual9(inst, tau=300, max_size=1000)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances(max_jobs=3, max_servers=2, max_chunks=2, max_horizon=8), st.integers(3, 8))
 def test_lp_over_the_restricted_gamma_equals_lp_over_every_schedule(inst, tau):
     """The reading of #lp8: the dominance map is linear, so the LP loses nothing by the restriction

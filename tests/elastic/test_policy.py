@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic import toy_instance
@@ -27,6 +27,8 @@ from optsched.elastic.policy import (
 from optsched.elastic.primal_dual import a_online
 from optsched.exceptions import InvalidOptionError
 from optsched.sim import Simulator, get_policy, policy_registry
+
+from .strategies import drawn_instances
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -140,17 +142,13 @@ def test_policy_bad_input():
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    inst=st.builds(
-        lambda n, h, arch, seed: random_instance(n, n_servers=h, architecture=arch, seed=seed),
-        n=st.integers(1, 5),
-        h=st.integers(1, 3),
-        arch=st.sampled_from(["ps", "rar"]),
-        seed=st.integers(0, 10**6),
-    ),
+    inst=drawn_instances(max_jobs=5, max_servers=3, max_arrival=2),
     reading=st.sampled_from(
         [{}, {"alpha": "printed-log10"}, {"placement": "realized"}, {"alpha": "printed-log10", "placement": "realized"}]
     ),
 )
+@example(inst=toy_instance(), reading={})
+@example(inst=toy_instance(), reading={"alpha": "printed-log10", "placement": "realized"})
 def test_a_online_on_the_simulator_gives_its_completions(inst, reading):
     """Each round's plan released at tau_i and started at its slots: the engine accepts every start
     (arrived, free resources) and the completions are A_online's, under each reading of alpha and of

@@ -66,7 +66,7 @@ def test_alpha_of_thm5():
     assert alpha_thm5(1.0, 1.0, 100.0) == 1
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     small_instances(max_jobs=4, max_servers=2, max_chunks=3),
     st.sampled_from(["paper", "compact"]),
@@ -120,7 +120,7 @@ def test_online_demo_instance_completes_within_T():
     assert rounds[4]["start"] == 188
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances(max_jobs=4, max_servers=2, max_chunks=3), st.sampled_from(["per_round", "thm5", 2]))
 def test_online_round_starts_at_alpha_tau_or_after_the_earlier_rounds_jobs(inst, alpha):
     """Each round starts at max(alpha_i tau_i, last completion of the earlier rounds' jobs); with one
@@ -208,3 +208,19 @@ def test_lemma2_per_round_and_lemma1_chain(seed):
     chain = lemma1_chain(inst, r, opt.schedule)
     assert chain and all(x["holds"] for x in chain), chain
     assert chain[-1]["opt_cum"] == pytest.approx(sum(j.weight for j in inst.jobs))
+
+
+def test_thm3_weight_assumption_needs_every_ratio_within_1_and_F():
+    """Thm 3's first assumption, 1 <= w_j / sum f(l) <= F for every chosen job: on the toy with
+    weights 100 (resource use 40: ratio 2.5) it holds for F = 3, fails for F = 2 (above F) and
+    for weight 1 (ratio 0.025, below 1)."""
+    from dataclasses import replace
+
+    heavy = toy_instance()
+    heavy = heavy.replace(jobs=tuple(replace(j, weight=100.0) for j in heavy.jobs))
+    run = a_maxweight(heavy, tau=16)
+    ratio = certificate(heavy, run, F=3.0)["assumption_weight_ratio"]
+    assert ratio["min"] == pytest.approx(2.5) and ratio["max"] == pytest.approx(2.5) and ratio["holds"]
+    assert not certificate(heavy, run, F=2.0)["assumption_weight_ratio"]["holds"]
+    light = toy_instance()
+    assert not certificate(light, a_maxweight(light, tau=16), F=3.0)["assumption_weight_ratio"]["holds"]

@@ -121,3 +121,27 @@ def test_the_guarded_baseline_names_are_the_shared_classes_deprecated():
     with pytest.warns(DeprecationWarning, match="GuardedPeriodicSRTF is deprecated"):
         assert baselines.GuardedPeriodicSRTF is PeriodicSRTF
     assert type(baselines.baseline("srtf")) is SRTF and type(baselines.baseline("srtf-60")) is PeriodicSRTF
+
+
+def test_p_star_is_the_longest_save_of_the_victims():
+    """(L3)'s p* is the longest save time among J_r: 2 GPUs, A (save 2 s) and A2 (save 5 s) train
+    from 1 (load 1 s); B (2 GPUs) arrives at 20 and needs both: J_r = {A, A2}, p* = 5, and with
+    X = 0 B loads once both saves are over (25) and trains from 26."""
+    pol = Lazer(deferral=0.0)
+    jobs = [Job("A", work=100, save_time=2), Job("A2", work=90, save_time=5), Job("B", work=10, gpus=2, arrival=20)]
+    res = Simulator(Cluster.homogeneous(1, 2), jobs, pol, load_time=1.0).run()
+    df = res.jobs_frame().set_index("job_id")
+    (d,) = pol.decisions
+    assert sorted(d.victims) == ["A", "A2"]
+    assert d.p_star == pytest.approx(5.0)
+    assert df.loc["B", "first_start"] == pytest.approx(25.0)
+
+
+def test_counterfactual_f_window_is_open_below_and_closed_above():
+    """(L3): the first arrival A' with t0 + p* < A' <= t0 + p* + l_new and a duration shorter than
+    t_new; here t0 = 0, p* = 2, l_new = 10, t_new = 20: the window is (2, 12]."""
+    assert counterfactual_f([0, 12], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(10)  # at 12: in
+    assert counterfactual_f([0, 2], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # at 2: out
+    assert counterfactual_f([0, 12.5], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # after 12: out
+    assert counterfactual_f([0, 5], [50, 20], t0=0, p_star=2, l_new=10, t_new=20) == 0  # not shorter than t_new
+    assert counterfactual_f([0, 5, 7], [50, 20, 3], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(5)

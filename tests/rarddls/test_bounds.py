@@ -3,12 +3,14 @@ counterexamples still violate the printed claims."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from optsched.core.io import load_instance
 from optsched.core.library import instance_path
 from optsched.rarddls.bounds import check_bounds
 from optsched.rarddls.exact import solve_exact
+from optsched.rarddls.sjfbco import sjf_bco, theta_lower_bound
 from optsched.solvers import SolveOptions
 from tests.rarddls.strategies import small_instances
 
@@ -23,6 +25,18 @@ def test_provable_claims_hold(instance):
     for claim in ("lemma2_le", "lemma3_provable", "lemma4", "thm5", "thm5_step_a", "thm6"):
         assert rep.holds[claim], (claim, rep.values)
     assert 1.0 <= rep.values["ratio"] <= rep.values["thm5_bound"]
+
+
+@settings(max_examples=40)
+@given(small_instances(max_jobs=4))
+def test_theta_lower_bound_is_below_every_schedules_load(instance):
+    """max(max_j rho^_j, sum_j G_j rho^_j / N) / u <= theta*_u <= the largest per-GPU load W_max of any
+    schedule, SJF-BCO's among them (u >= 1 divides: rho^ <= u rho for every placement)."""
+    jobs = instance.jobs
+    by_hand = max(max(j.rho_hat for j in jobs), sum(j.gpus * j.rho_hat for j in jobs) / instance.N) / instance.u
+    assert instance.u >= 1
+    assert theta_lower_bound(instance) == pytest.approx(by_hand)
+    assert theta_lower_bound(instance) <= sjf_bco(instance).info["W_max"] + 1e-9
 
 
 def test_lemma3_printed_counterexample():

@@ -113,3 +113,13 @@ def test_paper_setting_runs_and_verifies():
     assert inst.n_jobs == 160 and inst.cluster.n_servers == 20
     r = sjf_bco(inst, kappas=[1, 32])
     assert verify_result(inst, r).ok
+
+
+@settings(max_examples=40)
+@given(small_instances(max_jobs=4))
+def test_smallest_job_first_the_fewest_gpus_starts_at_once(instance):
+    """Alg. 1 places jobs by G_j ascending (ties by index): the first one placed, on an empty
+    cluster where it fits (G_j <= N), starts at slot 0."""
+    r = sjf_bco(instance)
+    first = min(instance.jobs, key=lambda j: (j.gpus, instance.jobs.index(j)))
+    assert r.schedule.start(first.id) == 0, [(j.id, j.gpus, r.schedule.start(j.id)) for j in instance.jobs]

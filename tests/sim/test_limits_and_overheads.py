@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
@@ -102,15 +102,30 @@ def test_a_livelock_stops_at_its_limit_with_a_message_naming_policy_time_events_
     assert sim._limits(None, None) == (math.inf, math.inf)
 
 
-@settings(max_examples=30, deadline=None)
-@given(n=st.integers(1, 30), seed=st.integers(0, 10_000))
-def test_the_default_limits_never_stop_a_legitimate_run(n, seed):
-    from optsched.traces import synthetic_workload
+#: Workloads of up to 30 jobs on 2 x 4 GPUs: arrivals often equal (one instant), 1 to 8 GPUs (a job
+#: may span both servers), work from a thousandth of a second to an hour.
+workloads = st.lists(
+    st.tuples(
+        st.integers(0, 20).map(float) | st.floats(0, 3600),
+        st.integers(1, 8),
+        st.sampled_from([1e-3, 1.0, 3600.0]) | st.floats(1e-3, 3600),
+    ),
+    min_size=1,
+    max_size=30,
+)
 
-    df = synthetic_workload(n, cluster_gpus=8, load=1.5, max_duration=3600.0, seed=seed)
+
+@settings(max_examples=30, deadline=None)
+@given(jobs=workloads)
+@example(jobs=[(0.0, 8, 3600.0)] * 30)  # the most work: 30 whole-cluster hours back to back
+@example(jobs=[(0.0, 1, 1e-3)] * 30)  # the most events per second of work
+def test_the_default_limits_never_stop_a_legitimate_run(jobs):
+    df = pd.DataFrame(jobs, columns=["arrival", "gpus", "duration"])
     for name in ("srtf", "las", "srtf-periodic"):
         res = Simulator(Cluster.homogeneous(2, 4), df, get_policy(name), load_time=5.0, save_time=3.0).run()
-        assert (res.jobs_frame()["status"] == "done").all()
+        f = res.jobs_frame()
+        assert (f["status"] == "done").all(), name
+        assert (f["completion"] >= df["arrival"] + df["duration"] - 1e-6).all(), name
 
 
 def test_a_job_file_carries_load_and_save_columns(tmp_path):

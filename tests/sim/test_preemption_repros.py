@@ -233,3 +233,37 @@ def test_lazer_fixed_deferral_by_hand(x, expected):
     """
     jobs = [J("A", 0, 20, 2, 1), J("B", 5, 5, 2, 1), J("C", 8, 1, 2, 1)]
     _expect(_both(1, jobs, "lazer", deferral=x), expected)
+
+
+@pytest.mark.parametrize("reserve", ["best", "preemptor"])
+def test_r11_drops_the_victims_not_needed_best_first(reserve):
+    """3 GPUs, p = 0: A(0, 100, g=1), B(0, 50, g=2), C(1, 1, g=2).
+
+    t=0: A and B start (3 GPUs). t=1: C (R=1) finds nothing free; the strictly worse running jobs,
+    worst first: A (R=99, 1 GPU: 1 < 2), then B (R=49: 3 >= 2). Victims not needed are dropped
+    best first (R11): B cannot go (3 - 2 = 1 < 2), A can (3 - 1 = 2 >= 2, exactly enough): only
+    B is preempted. C runs 1-2; B resumes at 2 and ends at 51; A is never preempted, ends at 100.
+    """
+    jobs = [J("A", 0, 100, 0, 0, 1), J("B", 0, 50, 0, 0, 2), J("C", 1, 1, 0, 0, 2)]
+    _expect(
+        _both(3, jobs, "srtf", reserve=reserve),
+        {
+            "A": {"completion": 100, "n_preemptions": 0},
+            "B": {"completion": 51, "n_preemptions": 1},
+            "C": {"first_start": 1, "completion": 2, "n_preemptions": 0},
+        },
+    )
+
+
+def test_r1_a_job_trains_at_its_rate():
+    """R1 at a rate other than 1 (the reference simulator has rate 1 only; derived by hand): one
+    GPU, rate 2, A(0, 12), B(1, 2). A does 2 s of work by t=1 (10 left); B (R=2) preempts it
+    (p = 0) and runs 1-2 (2 s of work at rate 2); A resumes at 2 and ends at 2 + 10 / 2 = 7."""
+    from optsched.core import Cluster, Job
+    from optsched.sim import SRTF, ConstantRate, Simulator
+
+    jobs = [Job("A", work=12.0), Job("B", work=2.0, arrival=1.0)]
+    res = Simulator(Cluster.homogeneous(1, 1), jobs, SRTF(), rate_model=ConstantRate(2.0)).run()
+    f = res.jobs_frame().set_index("job_id")
+    assert f["completion"].to_dict() == pytest.approx({"A": 7.0, "B": 2.0})
+    assert f["n_preemptions"].to_dict() == {"A": 1, "B": 0}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 
@@ -65,6 +67,34 @@ def test_adaptivity_can_beat_the_best_order():
     assert found
 
 
+def _brute_force_adaptive(jobs: dict, static: bool) -> float:
+    """Objective (1) of the best non-preemptive policy on one server, all arrivals 0, by recursion
+    over every outcome (``jobs``: id -> (sizes, probs)); ``static``: the best fixed order instead.
+    A state is (jobs left, time, successful completion times so far); the objective, the mean
+    sojourn of the successful jobs (0 if none), is read at the leaves. Written from
+    formulations/sojourn.md#objective, not from optsched.sojourn.adaptive."""
+
+    def value(order_or_left, t, succ, first=True):
+        if not order_or_left:
+            return sum(succ) / len(succ) if succ else 0.0
+        choices = [order_or_left[0]] if static else sorted(order_or_left)
+        out = []
+        for i in choices:
+            sizes, probs = jobs[i]
+            rest = order_or_left[1:] if static else order_or_left - {i}
+            out.append(
+                sum(
+                    p * value(rest, t + x, (*succ, t + x) if k == len(sizes) - 1 else succ, False)
+                    for k, (x, p) in enumerate(zip(sizes, probs, strict=True))
+                )
+            )
+        return min(out)
+
+    if static:
+        return min(value(o, 0.0, ()) for o in itertools.permutations(jobs))
+    return value(frozenset(jobs), 0.0, ())
+
+
 def test_adaptive_gap_toy_instance_checked_by_simulation():
     from optsched.sojourn.adaptive import simulate_policy
     from optsched.sojourn.exact import solve_exact
@@ -73,6 +103,10 @@ def test_adaptive_gap_toy_instance_checked_by_simulation():
     best = solve_exact(inst, backend="dp").objective
     assert best == pytest.approx(inst.known_optima["successful_sojourn_time"]["value"])
     a = optimal_adaptive(inst, preemptive=False)
+    # 9.808 and 9.8305 recomputed by brute force over every policy and every outcome (2^3)
+    jobs = {j.id: (list(j.sizes), list(j.probs)) for j in inst.jobs}
+    assert _brute_force_adaptive(jobs, static=True) == pytest.approx(best)
+    assert a.value == pytest.approx(_brute_force_adaptive(jobs, static=False))
     assert a.value == pytest.approx(9.808) and a.value < best - 0.02
     assert a.policy((-1, 0, 0), 0) == 1 and a.policy((-1, 0, 0), 1) == 2  # adapts to job 0's outcome
     est = simulate_policy(inst, a.policy, samples=40_000, seed=3, level=0.999)

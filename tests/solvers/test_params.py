@@ -6,7 +6,7 @@ OR-Tools TypeError), raw solver options the solver does not have or with a value
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from optsched.cli import main
@@ -44,10 +44,23 @@ def test_the_largest_accepted_values_solve():
         assert r.status.value == "optimal", (backend, r.status, r.info.get("solver_message"))
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=-(2**70), max_value=2**70))
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(min_value=-(2**70), max_value=2**70)
+    | st.integers(MAX_SEED - 2**10, MAX_SEED + 2**10)  # near the top end, where a draw over 2^70 never goes
+    | st.integers(-(2**10), 2**10)
+)
+@example(0)  # the range's ends, exactly, and one past each
+@example(-1)
+@example(2**31 - 1)
+@example(2**31)
+@example(2**32 - 1)
+@example(2**32)
+@example(2**63)
 def test_a_seed_is_accepted_exactly_in_the_32_bit_range(seed):
-    ok = 0 <= seed <= MAX_SEED
+    """The solvers take seeds in [0, 2^31 - 1] (CP-SAT's random_seed is a signed 32-bit int)."""
+    assert MAX_SEED == 2**31 - 1
+    ok = 0 <= seed <= 2**31 - 1
     try:
         SolveOptions(seed=seed)
         accepted = True

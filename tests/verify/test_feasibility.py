@@ -45,11 +45,13 @@ def test_good_schedule_passes_and_objective_recomputed():
         (lambda s: s.add(9, 0, 1, {1: 1}), "one_schedule_per_job"),
         (lambda s: s._seg.pop(1), "one_schedule_per_job"),
         (lambda s: (s._seg.pop(0), s.add(0, 0, 2, {0: 2})), "release"),
-        (lambda s: (s._seg.pop(1), s.add(1, 0, 1, {0: 2})), "demand"),
+        (lambda s: (s._seg.pop(1), s.add(1, 0, 1, {0: 2})), "demand"),  # more GPUs than it needs
+        (lambda s: (s._seg.pop(0), s.add(0, 1, 3, {0: 1})), "demand"),  # fewer
         (lambda s: (s._seg.pop(2), s.add(2, 0, 3, {0: 1, 1: 0} if False else {5: 1})), "demand"),
         (lambda s: (s._seg.pop(2), s.add(2, 0, 1.5, {1: 1}), s.add(2, 1, 2.5, {1: 1})), "no_self_overlap"),
         (lambda s: (s._seg.pop(1), s.add(1, 1.5, 2.5, {0: 1})), "capacity"),
-        (lambda s: (s._seg.pop(2), s.add(2, 0, 2, {1: 1})), "work"),
+        (lambda s: (s._seg.pop(2), s.add(2, 0, 2, {1: 1})), "work"),  # runs 2 s of its 3
+        (lambda s: (s._seg.pop(2), s.add(2, 0, 4, {1: 1})), "work"),  # runs 4 s
     ],
 )
 def test_each_violation_is_labelled(mutate, label):
