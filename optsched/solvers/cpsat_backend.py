@@ -103,7 +103,7 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
     callback = _with_progress(cp_model, callback, has_obj)
     t0 = time.perf_counter()
     with interrupt.guard():
-        code = _run(solver, model, callback)
+        code = _run(solver, model, callback, limit)
     runtime = time.perf_counter() - t0
     mapping = {
         cp_model.OPTIMAL: Status.OPTIMAL,
@@ -159,15 +159,32 @@ def _not_run(model: Any, why: str) -> SolveResult:
     return SolveResult(status, None, None, 0.0, "cpsat", _version(), message=why, raw=None)
 
 
-def _run(solver: Any, model: Any, callback: Any) -> Any:
+# Seconds past its own limit after which a solve is stopped from outside: CP-SAT's
+# max_time_in_seconds is checked between its steps, and on large models one step (presolve, an LP
+# at a node) has been seen to run a minute past it.
+LIMIT_GRACE = 1.0
+
+
+def _run(solver: Any, model: Any, callback: Any, limit: float | None = None) -> Any:
     """``solver.solve``; in the main thread in a worker thread (CP-SAT releases the GIL), so the
-    main thread takes SIGINT and stops the search (:mod:`optsched.solvers.interrupt`)."""
+    main thread takes SIGINT and stops the search (:mod:`optsched.solvers.interrupt`). A solve
+    still running ``LIMIT_GRACE`` s after its ``limit`` is stopped (``stop_search``), so the limit
+    bounds the call."""
 
     def call() -> Any:
         return solver.solve(model, callback) if callback is not None else solver.solve(model)
 
+    deadline = None if limit is None else time.perf_counter() + float(limit) + LIMIT_GRACE
     if threading.current_thread() is not threading.main_thread():
-        return call()
+        if deadline is None:
+            return call()
+        timer = threading.Timer(deadline - time.perf_counter(), solver.stop_search)
+        timer.daemon = True
+        timer.start()
+        try:
+            return call()
+        finally:
+            timer.cancel()
     out: dict[str, Any] = {}
 
     def work() -> None:
@@ -183,6 +200,8 @@ def _run(solver: Any, model: Any, callback: Any) -> Any:
             worker.join(0.5)  # a timed join: the signal handler runs between the waits
             if interrupt.requested():  # again: a stop that came before the search began is lost
                 solver.stop_search()
+            elif deadline is not None and time.perf_counter() > deadline:
+                solver.stop_search()  # past its own limit: the limit bounds the call
     if "error" in out:
         raise out["error"]
     return out["code"]

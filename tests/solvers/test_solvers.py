@@ -166,3 +166,37 @@ def test_highspy_and_ortools_load_in_either_order(first):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+class _StuckSolver:
+    """A CP-SAT stand-in whose solve stays in one step past its limit until it is told to stop."""
+
+    def __init__(self):
+        import threading
+
+        self.stopped = threading.Event()
+
+    def solve(self, model, callback=None):
+        assert self.stopped.wait(30), "never stopped"
+        return "stopped"
+
+    def stop_search(self):
+        self.stopped.set()
+
+
+@pytest.mark.parametrize("in_main_thread", [True, False])
+def test_a_cpsat_solve_past_its_limit_is_stopped_from_outside(in_main_thread):
+    # CP-SAT checks max_time_in_seconds between its steps; a long step (presolve of a large A-SRPT
+    # model) ran a minute past it. The call stops the search itself LIMIT_GRACE s after the limit.
+    import threading
+
+    from optsched.solvers import cpsat_backend
+
+    solver, out = _StuckSolver(), {}
+    if in_main_thread:
+        out["code"] = cpsat_backend._run(solver, object(), None, 0.0)
+    else:
+        t = threading.Thread(target=lambda: out.update(code=cpsat_backend._run(solver, object(), None, 0.0)))
+        t.start()
+        t.join(30)
+    assert out.get("code") == "stopped" and solver.stopped.is_set()
