@@ -52,6 +52,7 @@ from optsched.sim.compiled.actions import (
 )
 from optsched.sim.compiled.claims import saved
 from optsched.sim.compiled.heaps import ev_kind, ev_pop, ev_push, q_push, qless, rh_top
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
     CCNT,
@@ -170,7 +171,7 @@ def _pointer(typingctx, addr, arr):
     return ptrty(addr, arr), codegen
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _unmanaged(a):
     """A view of the C-contiguous array ``a`` without a reference count (numba increfs and decrefs
     every array argument of every call, with atomic operations: 10 to 50 ns each); valid while the
@@ -185,7 +186,7 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 
 
 # -- policies' hooks ---------------------------------------------------------------------------------
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _las_resume(gv, fv, ev, ji, now):
     """LAS._resume: its quantum timer again, on the same grid (the quanta skipped by the same
     additions the timer makes)."""
@@ -197,7 +198,7 @@ def _las_resume(gv, fv, ev, ji, now):
     set_timer(ev, ji, gv, fv, t)
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     """Simulator._arrive and the policy's on_arrival."""
     ji[j, PHASE] = WAITING
@@ -213,13 +214,13 @@ def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
                 _las_resume(gv, fv, ev, ji, fv[F_NOW])
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _las_wants_resume(gv):
     """LAS.on_preempted: the timer is off and a job waits (or holds a claim)."""
     return gv[G_KIND] == LAS and not gv[G_TIMER_ON] and gv[G_LAS_HAS_NEXT] and (gv[G_QN] > 0 or gv[G_NCL] > 0)
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _head_value(gv, cl, qh):
     """The first element of the best waiting job's key."""
     best = -1
@@ -229,7 +230,7 @@ def _head_value(gv, cl, qh):
     return qh[best, QK]
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     """The time of the LAS timer's next firing after its tick at t: t + quantum, or, if the tick at
     t changes nothing (``quiet``: no other event at t, nothing claimed or being saved, no running
@@ -269,7 +270,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     return x
 
 
-@njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@helper
 def _room(gv, ev, pool, segi, holds, stt, lgt):
     """Whether every growing buffer has room for one more event time (layout.room_needed)."""
     G = gv[G_G]
