@@ -83,6 +83,28 @@ def test_a_compile_is_said_once_and_timed_apart(monkeypatch):
     assert B._compile(out, quiet=False) == 0.0 and out.getvalue() == ""
 
 
+def test_the_announced_time_grows_with_the_load(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert B.compile_estimate() == B.COMPILE_ESTIMATE_SECONDS  # an idle machine
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert B.compile_estimate() == 4 * B.COMPILE_ESTIMATE_SECONDS  # 4 runnable processes per core
+
+
+def test_a_long_compile_says_it_is_still_at_it(monkeypatch):
+    from optsched.sim.compiled import kernel as K
+
+    def several():
+        for k in range(3):  # three functions compiled, each on its own
+            numba.njit(lambda x, k=k: x + k)(1)
+
+    monkeypatch.setattr(K, "compile_entry_points", several)
+    monkeypatch.setattr(B, "PROGRESS_EVERY_SECONDS", 0.0)
+    out = io.StringIO()
+    B._compile(out, quiet=False)
+    assert sum("still compiling the simulator core" in ln for ln in out.getvalue().splitlines()) >= 2
+
+
 def test_a_run_reports_its_compile_seconds_apart():
     res = Simulator(Cluster.homogeneous(2, 4), _jobs(), SRTF(), engine="compiled").run()
     assert res.compile_seconds == 0.0  # compiled (or loaded) before this test: not this run's

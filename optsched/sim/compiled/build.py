@@ -25,11 +25,14 @@ from typing import Any
 
 from optsched.sim.compiled.coverage import DISABLE_ENV
 
-__all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate"]
+__all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate", "compile_estimate"]
 
-#: the first compile of the kernel's entry points on 2 cores (``python -m benchmarks.bench_sim --case
-#: kernel-compile``), rounded up: what the notice announces
-COMPILE_ESTIMATE_SECONDS = 30
+#: CPU seconds of the first compile of the kernel's entry points (``python -m benchmarks.bench_sim
+#: --case kernel-compile``: 35 s on a loaded 2-core machine), what the notice announces on an idle
+#: machine (scaled up by the load average per core when the machine is busy)
+COMPILE_ESTIMATE_SECONDS = 35
+#: while compiling, a line every this many seconds says it is still at it
+PROGRESS_EVERY_SECONDS = 30.0
 
 # why the compile failed in this process (it is not tried again)
 _failed: list[str] = []
@@ -60,6 +63,16 @@ def python_engine_estimate(n_jobs: int) -> str:
     return f"the Python engine runs it instead ({took} for {n_jobs:,} jobs under SRTF, longer under LAS)"
 
 
+def compile_estimate() -> int:
+    """The compile's expected wall seconds on this machine now: :data:`COMPILE_ESTIMATE_SECONDS`,
+    times the load average per core when that is over 1 (the compile runs on one core), to 5 s."""
+    try:
+        busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # no load average on this platform
+        busy = 1.0
+    return int(5 * round(COMPILE_ESTIMATE_SECONDS * max(1.0, busy) / 5))
+
+
 def _compile(stream: Any, quiet: bool) -> float:
     """Load the entry points from numba's cache, or compile them (said on ``stream`` unless
     ``quiet``): the seconds spent compiling (0.0 when loaded from the cache)."""
@@ -68,22 +81,28 @@ def _compile(stream: Any, quiet: bool) -> float:
 
     from optsched.sim.compiled import kernel as K
 
-    compiling = []
+    compiling: list[float] = []  # [start, last line said]
 
     class Notice(event.Listener):
         def on_start(self, ev):
             if not compiling:  # the first compile event: an entry point missed the cache
-                compiling.append(time.perf_counter())
+                compiling[:] = [time.perf_counter()] * 2
                 if not quiet:
                     print(
-                        f"optsched: compiling the simulator core for this machine, once: about "
-                        f"{COMPILE_ESTIMATE_SECONDS} s",
+                        f"optsched: compiling the simulator core for this machine, once: about {compile_estimate()} s",
                         file=stream,
                         flush=True,
                     )
 
-        def on_end(self, ev):
-            pass
+        def on_end(self, ev):  # each of the kernel's functions compiled: progress on long compiles
+            now = time.perf_counter()
+            if not quiet and compiling and now - compiling[1] >= PROGRESS_EVERY_SECONDS:
+                compiling[1] = now
+                print(
+                    f"optsched: still compiling the simulator core ({now - compiling[0]:.0f} s)",
+                    file=stream,
+                    flush=True,
+                )
 
     with event.install_listener("numba:compile", Notice()):
         K.compile_entry_points()
