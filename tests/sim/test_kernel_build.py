@@ -159,3 +159,22 @@ def test_warm_loads_or_compiles_and_says_when_it_cannot(monkeypatch, capsys):
     monkeypatch.setenv("OPTSCHED_NO_KERNEL", "1")
     assert main(["--warm"]) == 1
     assert "cannot run here" in capsys.readouterr().err
+
+
+def test_a_helper_is_compiled_once_for_literals_and_integer_widths():
+    import numpy as np
+
+    from optsched.sim.compiled.jit import Helper, helper
+
+    def add(a, k):
+        return a[0] + k
+
+    h = helper(add)
+    assert isinstance(h, Helper)
+
+    @numba.njit
+    def caller(a, b):
+        return h(a, 3) + h(a, np.int32(b)) + h(a, b) + h(a, True)
+
+    assert caller(np.ones(1, dtype=np.int64), 2) == 1 + 3 + 1 + 2 + 1 + 2 + 1 + 1
+    assert len(h.overloads) == 2  # (array, int64) for 3, int32 and int64; (array, bool) for True
