@@ -20,10 +20,13 @@ help:
 	@echo "make docs       the documentation site, strict (every warning fatal; notebooks executed), into site/"
 	@echo "make lint       ruff, and mypy on the core layers"
 
+# Set-up also compiles the simulator core once (numba keeps it; a machine where it cannot run says
+# why, and the Python engine runs every simulation).
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,notebooks,distributed,docs]"
+	$(PY) -m optsched.sim.compiled --warm || true
 	@touch $(STAMP)
 
 venv: $(STAMP)

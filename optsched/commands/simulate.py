@@ -402,6 +402,7 @@ def run(args) -> int:
             "n_skipped_oversized": n_skipped,
             "load_seconds": round(t_load, 3),
             "sim_seconds": round(t_run, 3),
+            "compile_seconds": round(res.compile_seconds, 3),
         }
     )
     waiting = res.job_columns()["waiting"]
@@ -433,6 +434,11 @@ def run(args) -> int:
             f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
             f"{cluster.total_gpus} GPUs, {w.note}, {_overheads_note(args)}, "
             f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
+            + (
+                f"; compiled the simulator core first in {res.compile_seconds:.1f} s (once)"
+                if res.compile_seconds
+                else ""
+            )
         )
         if n_skipped:
             print(f"skipped {n_skipped} job(s) larger than the cluster (--skip-oversized)")

@@ -11,10 +11,10 @@ engines give the same times to the last bit, and keeps the event log the engine 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from optsched.sim.compiled.gpus import set_free
 from optsched.sim.compiled.heaps import ev_push, rh_push
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
     COMP,
@@ -93,7 +93,7 @@ from optsched.sim.compiled.layout import (
 )
 
 
-@njit
+@helper
 def log_row(lgt, lgi, gv, t, kind, j, a):
     """One row of the event log (if it is kept)."""
     if gv[G_LOG]:
@@ -103,7 +103,7 @@ def log_row(lgt, lgi, gv, t, kind, j, a):
         gv[G_NLOG] = k + 1
 
 
-@njit
+@helper
 def step(stt, stg, gv, now, dg):
     """GPUs in use change by dg at ``now``: one step per time (the level after every change)."""
     gv[G_LEVEL] += dg
@@ -116,7 +116,7 @@ def step(stt, stg, gv, now, dg):
         gv[G_NSTEP] = k + 1
 
 
-@njit
+@helper
 def done_work(jf, ji, fv, j, now):
     """SimJob.done_work at ``now``."""
     if ji[j, PHASE] != TRAINING:
@@ -126,7 +126,7 @@ def done_work(jf, ji, fv, j, now):
     return d if d < w else w
 
 
-@njit
+@helper
 def run_value(jf, ji, gv, fv, j, now):
     """The policy's value of a running job (_run_value): remaining work (SRTF) or attained service
     (LAS), in the units of a waiting job's key."""
@@ -137,7 +137,7 @@ def run_value(jf, ji, gv, fv, j, now):
     return jf[j, WORK] - done_work(jf, ji, fv, j, now)
 
 
-@njit
+@helper
 def wait_value(jf, ji, gv, j):
     """The first element of a waiting job's key."""
     kind = gv[G_KIND]
@@ -151,7 +151,7 @@ def wait_value(jf, ji, gv, j):
     return jf[j, WORK] - jf[j, DONE_W]
 
 
-@njit
+@helper
 def push_running(jf, ji, gv, fv, rh, j, now):
     """_Preemptive._push_running: a loading job into the loading heap by value, a training one into
     the training heap by badness (SRTF: predicted end; LAS: attained service minus elapsed time)."""
@@ -176,7 +176,7 @@ def push_running(jf, ji, gv, fv, rh, j, now):
     rh_push(jf, ji, rh, gv, TRAIN_HEAP, j, key)
 
 
-@njit
+@helper
 def set_timer(ev, ji, gv, fv, t):
     """A policy's periodic timer, first firing at t (a new id; the previous timer is off)."""
     gv[G_TIMER_ID] += 1
@@ -184,7 +184,7 @@ def set_timer(ev, ji, gv, fv, t):
     ev_push(ev, ji, gv, fv, t, P_TIMER, gv[G_TIMER_ID], 0)
 
 
-@njit
+@helper
 def begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now):
     """Simulator._begin_training: train from now; its completion is an event."""
     ji[j, PHASE] = TRAINING
@@ -194,7 +194,7 @@ def begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now):
     ev_push(ev, ji, gv, fv, now + (jf[j, WORK] - jf[j, DONE_W]) / fv[F_RATE], P_STAGE, j, ji[j, VER])
 
 
-@njit
+@helper
 def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now):
     """Simulator.start + _launch on the placement in srv[:k, TMPM/TMPG] (in the order of the
     engine's dict), and the policy's _push_running."""
@@ -235,7 +235,7 @@ def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt
     push_running(jf, ji, gv, fv, rh, j, now)
 
 
-@njit
+@helper
 def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now):
     """Simulator._release: record the segment, free the GPUs."""
     off = ji[j, PLOFF]
@@ -267,7 +267,7 @@ def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now
     step(stt, stg, gv, now, -ji[j, GPUS])
 
 
-@njit
+@helper
 def release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, now):
     """Simulator._release_after_save: the save (or lost load) ended, the GPUs are free, it waits."""
     jc[j, SAVET] += now - jf[j, TSTART]
@@ -276,7 +276,7 @@ def release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, s
     log_row(lgt, lgi, gv, now, L_SAVED, j, 0)
 
 
-@njit
+@helper
 def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now):
     """Simulator.preempt of a loading or training job (R2). With nothing to save its GPUs are free
     at once and a notice follows as an event at this time (counted in G_NOTICES); else it saves
@@ -329,7 +329,7 @@ def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt,
         gv[G_NOTICES] += 1  # its notice: the engine's event (now, saved, seq), counted only (see kernel)
 
 
-@njit
+@helper
 def load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t):
     """Simulator._load_end (the load ended: it trains) and the policy's on_loaded."""
     jc[j, LAST_LOAD] = t - jf[j, TSTART]
@@ -338,7 +338,7 @@ def load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t):
     push_running(jf, ji, gv, fv, rh, j, t)
 
 
-@njit
+@helper
 def complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t):
     """Simulator._stage_end of a job's last stage: it is done."""
     jf[j, DONE_W] = jf[j, WORK]
@@ -351,6 +351,6 @@ def complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, l
     log_row(lgt, lgi, gv, t, L_COMPLETE, j, 1)
 
 
-@njit
+@helper
 def arrive_log(lgt, lgi, gv, j, t):
     log_row(lgt, lgi, gv, t, L_ARRIVAL, j, 0)

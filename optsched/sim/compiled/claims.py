@@ -13,11 +13,11 @@ takes and where its job starts; ``srv[:, RFREE]`` / ``srv[:, USAV]`` and ``gv[G_
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from optsched.sim.compiled.actions import launch, wait_value
 from optsched.sim.compiled.gpus import avail_vec, find_server, fits_avail, fits_vec, needs_layout, place_tree, place_vec
 from optsched.sim.compiled.heaps import key_less, q_push
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     CE_M,
     CE_N,
@@ -59,7 +59,7 @@ from optsched.sim.compiled.layout import (
 
 
 # -- entries and ordered lists -----------------------------------------------------------------------
-@njit
+@helper
 def _alloc(ce, gv, m, n, src):
     r = gv[G_CEFREE]
     gv[G_CEFREE] = ce[r, CE_NEXT]
@@ -70,13 +70,13 @@ def _alloc(ce, gv, m, n, src):
     return r
 
 
-@njit
+@helper
 def _free(ce, gv, r):
     ce[r, CE_NEXT] = gv[G_CEFREE]
     gv[G_CEFREE] = r
 
 
-@njit
+@helper
 def _append(ce, ji, gv, j, col, m, n, src):
     """Append (m, n, src) at the end of job j's list ``col``."""
     r = _alloc(ce, gv, m, n, src)
@@ -89,7 +89,7 @@ def _append(ce, ji, gv, j, col, m, n, src):
     ce[h, CE_NEXT] = r
 
 
-@njit
+@helper
 def _map_add(ce, ji, gv, j, col, m, n):
     """``d[m] = d.get(m, 0) + n`` on job j's list ``col`` as an ordered dict."""
     h = ji[j, col]
@@ -107,7 +107,7 @@ def _map_add(ce, ji, gv, j, col, m, n):
         ce[last, CE_NEXT] = r
 
 
-@njit
+@helper
 def _list_remove(rr, ji, gv, col, poscol, count, j):
     """Remove job j from the unordered list in rr column ``col`` (positions in ji ``poscol``)."""
     p = ji[j, poscol]
@@ -120,7 +120,7 @@ def _list_remove(rr, ji, gv, col, poscol, count, j):
 
 
 # -- jobs saving for a preemptor (the policy's _saving) -------------------------------------------------
-@njit
+@helper
 def add_saving(ji, gv, srv, rr, ce, pool, v):
     """A victim saves (or loses a load): its GPUs are free when that ends, nobody claims them yet."""
     off = ji[v, PLOFF]
@@ -137,7 +137,7 @@ def add_saving(ji, gv, srv, rr, ce, pool, v):
     gv[G_NSAV] = n + 1
 
 
-@njit
+@helper
 def saved(ji, gv, srv, rr, ce, v):
     """on_preempted of a job whose save ended (its GPUs are free now): its GPUs nobody claimed are
     nobody's; the parts claimed from it become claimed free GPUs of their claims."""
@@ -176,7 +176,7 @@ def saved(ji, gv, srv, rr, ce, v):
 
 
 # -- claims ---------------------------------------------------------------------------------------------
-@njit
+@helper
 def _room_of(srv, layout, k, m):
     """How many GPUs of server m the claim may still take: where the layout matters, what is left of
     the placement in srv[:k, TMPM/TMPG] on m; else m's free GPUs nobody claims plus its GPUs being
@@ -189,7 +189,7 @@ def _room_of(srv, layout, k, m):
     return 0
 
 
-@njit
+@helper
 def _took(srv, layout, k, m, n):
     if layout:
         for a in range(k):
@@ -198,7 +198,7 @@ def _took(srv, layout, k, m, n):
                 return
 
 
-@njit
+@helper
 def claim(ji, gv, srv, tree, rr, ce, c, nv):
     """_claim (R10/R11): claim GPUs for waiting job c: its victims' GPUs being saved first (rr[:nv,
     VICT] not dropped), then other GPUs being saved that nobody claims (saving jobs by index), then
@@ -300,7 +300,7 @@ def claim(ji, gv, srv, tree, rr, ce, c, nv):
     return True
 
 
-@njit
+@helper
 def release_claim(ji, gv, srv, rr, ce, c):
     """_release_claim: c's claimed free GPUs are nobody's, its GPUs still being saved unclaimed. The
     claims list keeps the order in which the claims were made (the policy's dict)."""
@@ -315,7 +315,7 @@ def release_claim(ji, gv, srv, rr, ce, c):
     ji[c, CLPOS] = -1
 
 
-@njit
+@helper
 def _release_entries(ji, gv, srv, ce, c):
     h = ji[c, CLF]
     while h >= 0:
@@ -339,7 +339,7 @@ def _release_entries(ji, gv, srv, ce, c):
     ji[c, CLP] = -1
 
 
-@njit
+@helper
 def drop_claims(jf, ji, gv, srv, rr, ce, cl, qh):
     """R7 (reserve="best"): every claim ends, in the order they were made; their jobs wait in the
     queue again."""
@@ -353,7 +353,7 @@ def drop_claims(jf, ji, gv, srv, rr, ce, cl, qh):
 
 
 # -- R8 ---------------------------------------------------------------------------------------------------
-@njit
+@helper
 def try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
     """_try_start: start j in the free GPUs nobody claims if it fits there (R8)."""
     g = ji[j, GPUS]
@@ -371,7 +371,7 @@ def try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, 
     return True
 
 
-@njit
+@helper
 def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi, c, now):
     """_try_start_claimant (R8 for a job holding a claim): it starts if it fits in its claimed free
     GPUs plus the free GPUs nobody claims, on its claimed GPUs first; its claim ends."""
@@ -438,7 +438,7 @@ def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, hold
     return True
 
 
-@njit
+@helper
 def sort_claimants(jf, rr, gv):
     """The jobs holding a claim in key order, into rr[:n, CSORT]; returns n."""
     n = gv[G_NCL]

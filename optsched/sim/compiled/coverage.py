@@ -22,7 +22,6 @@ it does not cover; each item falls back to the Python engine with ``engine="auto
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from optsched.sim.compiled.layout import KIND_CODES, MAX_GPUS_PER_SERVER, RULE_CODES
@@ -30,7 +29,7 @@ from optsched.sim.inputs import is_table
 from optsched.sim.options import ENGINES
 from optsched.sim.policy import compiled_kind
 
-__all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "KINDS", "RULES", "unsupported", "kernel_unavailable"]
+__all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "KINDS", "RULES", "unsupported"]
 
 #: "auto" uses the kernel from this many jobs on: below it, numba's import and the cached kernel's
 #: load (about 0.5 s of CPU once per process) would cost more than the Python engine's whole run
@@ -41,17 +40,6 @@ DISABLE_ENV = "OPTSCHED_NO_KERNEL"
 KINDS = tuple(KIND_CODES)
 #: the placement rules the kernel implements
 RULES = tuple(RULE_CODES)
-
-
-def kernel_unavailable() -> str | None:
-    """Why the compiled kernel cannot run in this process (None if it can). Imports numba."""
-    if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
-        return f"the compiled kernel is turned off ({DISABLE_ENV} is set)"
-    try:
-        import optsched.sim.compiled.kernel  # noqa: F401
-    except ImportError as e:  # numba missing or broken
-        return f"numba cannot be imported ({e}); `pip install numba` for the compiled kernel"
-    return None
 
 
 def unsupported(

@@ -28,15 +28,8 @@ import numpy as np
 
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError, SimulationError
 from optsched.sim.compiled import layout as L
-from optsched.sim.compiled.coverage import (
-    AUTO_MIN_JOBS,
-    DISABLE_ENV,
-    ENGINES,
-    KINDS,
-    RULES,
-    kernel_unavailable,
-    unsupported,
-)
+from optsched.sim.compiled.build import prepare, python_engine_estimate
+from optsched.sim.compiled.coverage import AUTO_MIN_JOBS, DISABLE_ENV, ENGINES, KINDS, RULES, unsupported
 from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
 from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
@@ -50,7 +43,6 @@ __all__ = [
     "KINDS",
     "RULES",
     "unsupported",
-    "kernel_unavailable",
     "compiled_run",
     "CompiledRun",
 ]
@@ -137,16 +129,16 @@ def compiled_run(
             f"(importing numba and loading the compiled kernel would take longer)"
         )
         return None
-    bad = kernel_unavailable()
+    bad, compile_seconds = prepare()  # loads the kernel, or compiles it once (said on stderr)
     if bad is not None:
         if engine == "compiled":
             raise InvalidOptionError(f"engine='compiled' cannot run: {bad}. Use engine='auto' or 'python'.")
-        _say_once(f"engine='auto': the Python engine runs this simulation ({bad})", n)
+        _say_once(f"engine='auto': {bad}; {python_engine_estimate(n)}", n)
         return None
     _say_once(f"engine={engine!r}: the compiled kernel runs {type(sim.policy).__name__} simulations")
     for name, option in (("load_time", load_time), ("save_time", save_time)):
         data[name] = _per_job(data.get(name), float(option), n)
-    return CompiledRun(sim, data, record_segments)
+    return CompiledRun(sim, data, record_segments, compile_seconds)
 
 
 def _per_job(own: Any, option: float, n: int) -> np.ndarray:
@@ -187,10 +179,12 @@ class CompiledRun:
     EVENT_SLACK = 1024
     RUN_SLACK = 256
 
-    def __init__(self, sim: Any, data: dict, record_segments: bool):
+    def __init__(self, sim: Any, data: dict, record_segments: bool, compile_seconds: float = 0.0):
         self.sim = sim
         self.data = data
         self.record_segments = record_segments
+        #: seconds spent compiling the kernel for this run (once per machine; not part of the run)
+        self.compile_seconds = compile_seconds
         self.jobs = JobRows(data)
         self.ran = False
         self.merged_ticks = 0
@@ -491,5 +485,6 @@ class CompiledRun:
             engine="compiled",
             columns=cols,
             steps=steps,
+            compile_seconds=self.compile_seconds,
         )
         return SimResult(rec)

@@ -15,8 +15,8 @@ to ``srv[:k, TMPM]`` / ``srv[:k, TMPG]`` sorted by server and return k (0: it do
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     CAP,
     CONSOLIDATE,
@@ -41,7 +41,7 @@ from optsched.sim.compiled.layout import (
 )
 
 
-@njit
+@helper
 def set_free(srv, tree, gv, m, new):
     old = srv[m, FREE]
     gv[G_FCNT + old] -= 1
@@ -63,7 +63,7 @@ def set_free(srv, tree, gv, m, new):
         i >>= 1
 
 
-@njit
+@helper
 def find_server(tree, p, lo, bits):
     """The lowest server index >= lo whose free count is in ``bits`` (bit f: f free), or -1."""
     if lo >= p:
@@ -92,7 +92,7 @@ def find_server(tree, p, lo, bits):
     return -1
 
 
-@njit
+@helper
 def max_free(gv):
     for f in range(gv[G_MAXCAP], 0, -1):
         if gv[G_FCNT + f] > 0:
@@ -100,13 +100,13 @@ def max_free(gv):
     return 0
 
 
-@njit
+@helper
 def needs_layout(gv, single):
     """FreeGPUs.needs_layout: whether fitting depends on where the GPUs are, not only how many."""
     return single or gv[G_RULE] == WHOLE_NODE
 
 
-@njit
+@helper
 def fits_free(gv, g, single):
     """FreeGPUs.fits on the free GPUs (WholeNodeGPUs.fits under whole_node)."""
     if gv[G_RULE] == WHOLE_NODE:
@@ -118,7 +118,7 @@ def fits_free(gv, g, single):
     return gv[G_TOTFREE] >= g
 
 
-@njit
+@helper
 def fits_vec(srv, gv, col, g, single):
     """FreeGPUs.fits_in on the vector in column ``col`` of srv."""
     S = gv[G_S]
@@ -139,7 +139,7 @@ def fits_vec(srv, gv, col, g, single):
     return tot >= g
 
 
-@njit
+@helper
 def avail_vec(srv, gv, soon):
     """The policy's _vector into srv VEC: free GPUs nobody claims (``soon``: plus the GPUs being
     saved that nobody claims)."""
@@ -151,7 +151,7 @@ def avail_vec(srv, gv, soon):
         srv[m, VEC] = v
 
 
-@njit
+@helper
 def sort_tmp(srv, k):
     """Sort the placement in srv[:k, TMPM/TMPG] by server (insertion sort: a few entries)."""
     for a in range(1, k):
@@ -166,7 +166,7 @@ def sort_tmp(srv, k):
         srv[b + 1, TMPG] = g
 
 
-@njit
+@helper
 def _whole(srv, gv, col, g):
     """The whole_node rule for a job larger than a server: whole free servers, largest first."""
     k = 0
@@ -186,7 +186,7 @@ def _whole(srv, gv, col, g):
     return 0
 
 
-@njit
+@helper
 def place_tree(srv, tree, gv, g, single):
     """FreeGPUs.place with the policy's rule on the free GPUs."""
     rule = gv[G_RULE]
@@ -256,7 +256,7 @@ def place_tree(srv, tree, gv, g, single):
     return 0  # unreachable
 
 
-@njit
+@helper
 def place_vec(srv, gv, col, g, single):
     """optsched.core.placement.place(srv[:, col], g, rule=the policy's, single_server=single,
     capacity=srv[:, CAP]) (O(servers))."""
@@ -321,7 +321,7 @@ def place_vec(srv, gv, col, g, single):
     return 0  # unreachable
 
 
-@njit
+@helper
 def fits_avail(srv, gv, g, single, soon):
     """The policy's _fits(job, soon) with claims: the free GPUs nobody claims (``soon``: plus the
     GPUs being saved nobody claims), by count or, where the layout matters, on the vector."""

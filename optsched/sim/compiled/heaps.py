@@ -21,8 +21,8 @@ order in which rows come out does not depend on the heap's shape: it is the Pyth
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
     CCNT,
@@ -68,7 +68,7 @@ from optsched.sim.compiled.layout import (
 
 
 # -- waiting jobs: one heap per class, rows (value, arrival, index) of qh ---------------------------
-@njit
+@helper
 def qless(qh, r1, r2):
     a = qh[r1, QK]
     b = qh[r2, QK]
@@ -81,14 +81,14 @@ def qless(qh, r1, r2):
     return qh[r1, QJ] < qh[r2, QJ]
 
 
-@njit
+@helper
 def _qcopy(qh, dst, src):
     qh[dst, QK] = qh[src, QK]
     qh[dst, QA] = qh[src, QA]
     qh[dst, QJ] = qh[src, QJ]
 
 
-@njit
+@helper
 def key_less(jf, a, b):
     """Whether waiting job a's key (value, arrival, index) is below b's."""
     x = jf[a, QKEY]
@@ -102,7 +102,7 @@ def key_less(jf, a, b):
     return a < b
 
 
-@njit
+@helper
 def q_push(jf, ji, cl, qh, gv, j):
     """Queue waiting job j with the key in jf QKEY (the last row of qh is scratch)."""
     c = ji[j, CLS]
@@ -124,7 +124,7 @@ def q_push(jf, ji, cl, qh, gv, j):
     gv[G_QN] += 1
 
 
-@njit
+@helper
 def q_pop(cl, qh, gv, c):
     """Remove and return the best waiting job of class c."""
     off = cl[c, COFF]
@@ -153,7 +153,7 @@ def q_pop(cl, qh, gv, c):
 
 
 # -- running jobs: max-heaps of rows (key, arrival, index, version) of rh[h] -----------------------------
-@njit
+@helper
 def _rworse(r, a, b):
     x = r[a, HB]
     y = r[b, HB]
@@ -166,7 +166,7 @@ def _rworse(r, a, b):
     return r[a, HJ] > r[b, HJ]
 
 
-@njit
+@helper
 def _rcopy(r, dst, src):
     r[dst, HB] = r[src, HB]
     r[dst, HA] = r[src, HA]
@@ -174,7 +174,7 @@ def _rcopy(r, dst, src):
     r[dst, HV] = r[src, HV]
 
 
-@njit
+@helper
 def _rh_sift_up(r, i, x):
     """Put row x (scratch) at position i, sifting up."""
     while i > 0:
@@ -187,7 +187,7 @@ def _rh_sift_up(r, i, x):
     _rcopy(r, i, x)
 
 
-@njit
+@helper
 def rh_pop(rh, gv, h):
     """Remove the top row of heap h."""
     r = rh[h]
@@ -212,13 +212,13 @@ def rh_pop(rh, gv, h):
     _rcopy(r, i, n)
 
 
-@njit
+@helper
 def _rh_live(ji, r, h, k):
     j = np.int64(r[k, HJ])
     return ji[j, PHASE] == (LOADING if h == LOAD_HEAP else TRAINING) and ji[j, VER] == np.int64(r[k, HV])
 
 
-@njit
+@helper
 def rh_top(ji, rh, gv, h):
     """The worst job of heap h (stale rows above it dropped), or -1."""
     r = rh[h]
@@ -229,7 +229,7 @@ def rh_top(ji, rh, gv, h):
     return -1
 
 
-@njit
+@helper
 def rh_push(jf, ji, rh, gv, h, j, key):
     """Push running job j into heap h with ``key``; drop the stale rows when they are most of it."""
     r = rh[h]
@@ -257,12 +257,12 @@ def rh_push(jf, ji, rh, gv, h, j, key):
 
 
 # -- events: rows (time, key, object, version) of ev, by (time, key) -------------------------------------
-@njit
+@helper
 def _ev_less(ev, a, b):
     return ev[a, ET] < ev[b, ET] or (ev[a, ET] == ev[b, ET] and ev[a, EK] < ev[b, EK])
 
 
-@njit
+@helper
 def _ev_copy(ev, dst, src):
     ev[dst, ET] = ev[src, ET]
     ev[dst, EK] = ev[src, EK]
@@ -270,7 +270,7 @@ def _ev_copy(ev, dst, src):
     ev[dst, EVER] = ev[src, EVER]
 
 
-@njit
+@helper
 def _ev_down(ev, n, i, x):
     """Put row x at position i of a heap of n rows, sifting down."""
     while True:
@@ -289,13 +289,13 @@ def _ev_down(ev, n, i, x):
     _ev_copy(ev, i, x)
 
 
-@njit
+@helper
 def ev_kind(ev, r):
     """The kind (P_*) of heap row r."""
     return np.int64(ev[r, EK]) >> SEQ_BITS
 
 
-@njit
+@helper
 def ev_live(ji, gv, ev, r):
     """Whether heap row r is a real event (not a stopped job's completion, load end or save end, nor
     a cancelled timer): the engine's handlers' test."""
@@ -312,7 +312,7 @@ def ev_live(ji, gv, ev, r):
     return kind == P_STAGE
 
 
-@njit
+@helper
 def ev_compact(ev, ji, gv, fv):
     """Drop the stale rows. The Python engine pops each of them when its time comes: they are
     counted as (stale) events now, and the latest of them up to ``until`` is kept (the clock of a
@@ -335,7 +335,7 @@ def ev_compact(ev, ji, gv, fv):
     gv[G_EHN] = k
 
 
-@njit
+@helper
 def ev_push(ev, ji, gv, fv, t, kind, obj, ver):
     """Push an event; the last row of ev is scratch."""
     if gv[G_EHN] >= 2 * gv[G_RUNN] + gv[G_EV_SLACK]:  # (live events: one per job holding GPUs, a timer)
@@ -358,7 +358,7 @@ def ev_push(ev, ji, gv, fv, t, kind, obj, ver):
     ev[i, EVER] = ver
 
 
-@njit
+@helper
 def ev_pop(ev, gv):
     """Remove the top row (read it before)."""
     n = gv[G_EHN] - 1

@@ -22,11 +22,14 @@ merged: the kernel walks the quantum grid to the first tick at which a running j
 worse than the best waiting job, or to the next event, and counts (and logs) the ticks it passed
 as the Python engine's events, so the schedule, the event count and the log are the same.
 
-Only the entry points (:func:`_run`, :func:`_compact`) are cached on disk (``cache=True``): the
-functions of the other modules are compiled into them. numba keys a cached function on its own
-source file only, so :data:`SOURCES_DIGEST` is the digest of the other modules' sources: editing
-one of them must change this file too (``tests/sim/test_kernel_layout.py`` checks it), and the
-entry points are compiled again.
+Only the entry points (:func:`_run`, :func:`_compact`) are cached on disk (``cache=True``), each
+for one signature (:data:`RUN_SIGNATURE`, :data:`COMPACT_SIGNATURE`, compiled by
+:func:`compile_entry_points` before a run, see :mod:`.build`): the functions of the other modules
+are compiled into them. numba keys a cached function on its own source file only, so their cache
+key also holds :data:`SOURCES_DIGEST`, the digest of the other modules' sources, computed at import
+(editing any of them compiles the entry points again). The helpers have no Python wrapper
+(``no_cpython_wrapper``, ``no_cfunc_wrapper``): only the entry points are called from Python, and
+the compile is shorter.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit, types
 from numba.core import config as numba_config
+from numba.core.caching import FunctionCache
 from numba.extending import intrinsic
 
 from optsched.sim.compiled.actions import (
@@ -48,6 +52,7 @@ from optsched.sim.compiled.actions import (
 )
 from optsched.sim.compiled.claims import saved
 from optsched.sim.compiled.heaps import ev_kind, ev_pop, ev_push, q_push, qless, rh_top
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
     CCNT,
@@ -123,11 +128,35 @@ from optsched.sim.compiled.layout import (
     VER,
     WAITING,
     State,
+    sources_digest,
 )
 from optsched.sim.compiled.rounds import fill, preemptive_schedule, start_claimants, worst
 
 #: sha256 of the sources of the other kernel modules (layout, heaps, gpus, actions, claims, rounds)
-SOURCES_DIGEST = "8a7fc733456f1da0"
+SOURCES_DIGEST = sources_digest()
+
+
+def _array(dtype, ndim: int):
+    return types.Array(dtype, ndim, "C")
+
+
+_F1, _F2, _F3 = _array(types.float64, 1), _array(types.float64, 2), _array(types.float64, 3)
+_I1, _I2 = _array(types.int64, 1), _array(types.int64, 2)
+_W1, _W2 = _array(types.int32, 1), _array(types.int32, 2)
+#: the one signature of :func:`_run`: the arrays of :class:`~.layout.State`, in order
+RUN_SIGNATURE = types.int64(
+    _F2, _F2, _W2, _I1, _F1, _I2, _I1, _I2, _F2, _F3, _I2, _I2, _F2, _W2, _F2, _W2, _W1, _F1, _I1, _F1, _I1
+)
+#: the one signature of :func:`_compact` (ji, gv, rr, pool)
+COMPACT_SIGNATURE = types.void(_W2, _I1, _I2, _W2)
+
+
+class _KernelCache(FunctionCache):
+    """numba's on-disk cache of an entry point, keyed also on :data:`SOURCES_DIGEST` (numba's own key
+    holds the entry point's file and bytecode only, not the modules compiled into it)."""
+
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), SOURCES_DIGEST)
 
 
 # -- unmanaged views -------------------------------------------------------------------------------
@@ -142,7 +171,7 @@ def _pointer(typingctx, addr, arr):
     return ptrty(addr, arr), codegen
 
 
-@njit
+@helper
 def _unmanaged(a):
     """A view of the C-contiguous array ``a`` without a reference count (numba increfs and decrefs
     every array argument of every call, with atomic operations: 10 to 50 ns each); valid while the
@@ -157,7 +186,7 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 
 
 # -- policies' hooks ---------------------------------------------------------------------------------
-@njit
+@helper
 def _las_resume(gv, fv, ev, ji, now):
     """LAS._resume: its quantum timer again, on the same grid (the quanta skipped by the same
     additions the timer makes)."""
@@ -169,7 +198,7 @@ def _las_resume(gv, fv, ev, ji, now):
     set_timer(ev, ji, gv, fv, t)
 
 
-@njit
+@helper
 def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     """Simulator._arrive and the policy's on_arrival."""
     ji[j, PHASE] = WAITING
@@ -185,13 +214,13 @@ def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
                 _las_resume(gv, fv, ev, ji, fv[F_NOW])
 
 
-@njit
+@helper
 def _las_wants_resume(gv):
     """LAS.on_preempted: the timer is off and a job waits (or holds a claim)."""
     return gv[G_KIND] == LAS and not gv[G_TIMER_ON] and gv[G_LAS_HAS_NEXT] and (gv[G_QN] > 0 or gv[G_NCL] > 0)
 
 
-@njit
+@helper
 def _head_value(gv, cl, qh):
     """The first element of the best waiting job's key."""
     best = -1
@@ -201,7 +230,7 @@ def _head_value(gv, cl, qh):
     return qh[best, QK]
 
 
-@njit
+@helper
 def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     """The time of the LAS timer's next firing after its tick at t: t + quantum, or, if the tick at
     t changes nothing (``quiet``: no other event at t, nothing claimed or being saved, no running
@@ -241,7 +270,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     return x
 
 
-@njit
+@helper
 def _room(gv, ev, pool, segi, holds, stt, lgt):
     """Whether every growing buffer has room for one more event time (layout.room_needed)."""
     G = gv[G_G]
@@ -473,3 +502,20 @@ def compact_pool(s: State) -> None:
     """Move the placements of the jobs holding GPUs to the front of the pool (when neither segments
     nor the log are kept), in the order of their offsets."""
     _compact(s.ji, s.gv, s.rr, s.pool)
+
+
+def compile_entry_points() -> None:
+    """Load the entry points from numba's cache, or compile them (about half a minute, once per
+    machine and version of these sources); afterwards a call with other argument types is an error,
+    never a second compile in the middle of a run."""
+    if numba_config.DISABLE_JIT:
+        return
+    for entry, sig in ((_run, RUN_SIGNATURE), (_compact, COMPACT_SIGNATURE)):
+        if tuple(sig.args) not in entry.overloads:
+            entry.compile(sig)
+            entry.disable_compile()
+
+
+if not numba_config.DISABLE_JIT:  # the entry points' cache key with the other modules' digest
+    _run._cache = _KernelCache(_run.py_func)  # noqa: SLF001 - numba has no public hook for the key
+    _compact._cache = _KernelCache(_compact.py_func)  # noqa: SLF001 - the same

@@ -218,13 +218,13 @@ def room_needed(G: int) -> dict[str, int]:
 
 
 #: the modules whose numba functions are compiled into the kernel's entry point (kernel.py)
-KERNEL_MODULES = ("layout", "heaps", "gpus", "actions", "claims", "rounds")
+KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds")
 
 
 def sources_digest() -> str:
     """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES`. numba's cache keys a compiled
-    function on its own file only, so ``kernel.SOURCES_DIGEST`` must equal this: editing one of them
-    then changes kernel.py too, and its cached entry point is compiled again (a test checks it)."""
+    function on its own file only, so the entry points' cache key holds this too
+    (``kernel.SOURCES_DIGEST``): editing any of them compiles the entry points again."""
     import hashlib
     from importlib.resources import files
 

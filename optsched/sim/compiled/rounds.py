@@ -10,12 +10,12 @@ change it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from optsched.sim.compiled.actions import launch, preempt, run_value, wait_value
 from optsched.sim.compiled.claims import add_saving, claim, drop_claims, sort_claimants, try_start, try_start_claimant
 from optsched.sim.compiled.gpus import fits_avail, fits_free, fits_vec, max_free, needs_layout, place_tree
 from optsched.sim.compiled.heaps import key_less, q_pop, q_push, qless, rh_pop, rh_push, rh_top
+from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
     BIG,
@@ -72,13 +72,13 @@ from optsched.sim.compiled.layout import (
 )
 
 
-@njit
+@helper
 def r5_started_now(jf, j, now):
     """R5: a job started at this very time is never a victim (the policies' ``_since``)."""
     return jf[j, HSTART] == now
 
 
-@njit
+@helper
 def worst(jf, ji, gv, fv, rh, now):
     """_worst: the worst running job by the key (R4) over the training and loading heaps, or -1."""
     t = rh_top(ji, rh, gv, TRAIN_HEAP)
@@ -97,7 +97,7 @@ def worst(jf, ji, gv, fv, rh, now):
 
 
 # -- filling free GPUs ----------------------------------------------------------------------------------
-@njit
+@helper
 def _pop_best(gv, cl, qh, limit, use_blocked):
     """WaitQueue.pop_best(fits, strict, limit), the classes blocked in this round skipped if use_blocked."""
     strict = gv[G_STRICT]
@@ -125,7 +125,7 @@ def _pop_best(gv, cl, qh, limit, use_blocked):
     return q_pop(cl, qh, gv, bestc)
 
 
-@njit
+@helper
 def fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, use_blocked):
     """_QueuePolicy.schedule and _Preemptive._fill_fast: start waiting jobs in key order while they
     fit (nothing claimed, nothing being saved)."""
@@ -141,7 +141,7 @@ def fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, st
     return True
 
 
-@njit
+@helper
 def _head(gv, cl, qh):
     """WaitQueue.head(blocked): the class of the best waiting job whose class is not blocked, or -1."""
     best = -1
@@ -157,7 +157,7 @@ def _head(gv, cl, qh):
 
 
 # -- R11 --------------------------------------------------------------------------------------------------
-@njit
+@helper
 def _room_fits(gv, srv, g, single, layout, n_extra, need, n_touched):
     """Whether the candidate fits in the GPUs soon available plus the chosen victims' (srv EX)."""
     if not layout:
@@ -184,7 +184,7 @@ def _room_fits(gv, srv, g, single, layout, n_extra, need, n_touched):
     return fits_vec(srv, gv, VEC, g, single)
 
 
-@njit
+@helper
 def _add_victim(ji, srv, pool, v, sign, n_touched):
     off = ji[v, PLOFF]
     for a in range(ji[v, PLLEN]):
@@ -197,7 +197,7 @@ def _add_victim(ji, srv, pool, v, sign, n_touched):
     return n_touched
 
 
-@njit
+@helper
 def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, cand):
     """_make_room (R11): preempt strictly worse running jobs, worst first (R4), none started at this
     very time (R5), until ``cand`` would fit in its soon-available GPUs plus theirs; drop the victims
@@ -275,7 +275,7 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
 
 
 # -- the round ----------------------------------------------------------------------------------------------
-@njit
+@helper
 def preemptive_round(
     jf,
     jc,
@@ -411,7 +411,7 @@ def preemptive_round(
     return True
 
 
-@njit
+@helper
 def preemptive_schedule(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
 ):
@@ -431,7 +431,7 @@ def preemptive_schedule(
     )
 
 
-@njit
+@helper
 def start_claimants(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi):
     """_start_claimants: R8 for the jobs holding a claim only, in key order (periodic SRTF between
     ticks)."""

@@ -46,6 +46,7 @@ class RunRecord:
     engine: str  # the engine that ran: "python" or "compiled"
     columns: dict | None = None  # the per-job table (job_columns) if the engine computed it (compiled)
     steps: tuple | None = None  # (times, GPUs held from each time on) if the engine computed them (compiled)
+    compile_seconds: float = 0.0  # seconds spent compiling the compiled kernel first (once per machine)
 
 
 class SimResult:
@@ -59,6 +60,9 @@ class SimResult:
     n_events : int
     engine : str
         The engine that ran: ``"python"`` or ``"compiled"`` (``Simulator(engine=...)``).
+    compile_seconds : float
+        Seconds spent compiling the compiled kernel before this run (its first run on a machine;
+        numba keeps it, so 0.0 afterwards): not part of the simulation's time.
     log : list of (time, kind, job_id, detail) or None
         Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
         preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
@@ -83,6 +87,7 @@ class SimResult:
         self.end_time = run.end_time
         self.n_events = run.n_events
         self.engine = run.engine
+        self.compile_seconds = run.compile_seconds
         self.slot = run.slot
         #: wall-clock seconds of each batch's hooks + schedule (``Simulator(time_decisions=True)``)
         self.decision_seconds = (
