@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("SIGTERM", "SIGHUP"):  # as Ctrl-C from the start: a word and 128 + the signal
             if hasattr(signal, name):
                 s = getattr(signal, name)
-                early[s] = signal.signal(s, _starting)
+                if signal.getsignal(s) != signal.SIG_IGN:  # one the caller ignores (nohup) stays ignored
+                    early[s] = signal.signal(s, _starting)
     except ValueError:  # not the main thread: signals keep their behaviour
         early = {}
     try:

@@ -431,4 +431,6 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    from optsched.solvers.interrupt import run_main
+
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_paper"))

@@ -515,6 +515,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    import sys
+    from optsched.solvers.interrupt import run_main
 
-    sys.exit(main())
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.sojourn"))

@@ -35,7 +35,8 @@ In Python only SIGINT is taken (SIGTERM keeps ending the process, as a script ex
 command line wraps each command in :func:`handle_signals`, which treats SIGTERM and SIGHUP (what
 ``timeout``, ``kill``, batch schedulers, container stops and a closed terminal send) exactly like
 Ctrl-C; :func:`exit_code` is then 128 + the first signal's number (130 SIGINT, 143 SIGTERM, 129
-SIGHUP), as shells report it. Handlers can only be set in the main thread: elsewhere nothing is
+SIGHUP), as shells report it. A signal the caller set to be ignored (``nohup``, ``trap '' HUP``, the
+SIGINT of a script's background job) stays ignored. Handlers can only be set in the main thread: elsewhere nothing is
 installed and signals keep their default behaviour. A process forked from one with these handlers
 (a worker pool) gets the default behaviour back, except a portfolio member (:func:`member`).
 """
@@ -66,6 +67,8 @@ __all__ = [
     "propagating",
     "member",
     "forward",
+    "ignored",
+    "run_main",
 ]
 
 
@@ -183,12 +186,24 @@ def _handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
 
+def ignored(signum: int) -> bool:
+    """True when the caller set ``signum`` to be ignored (``nohup`` for SIGHUP, ``trap '' TERM``, a
+    background job of a script for SIGINT): optsched then leaves it ignored."""
+    try:
+        return signal.getsignal(signum) == signal.SIG_IGN
+    except (ValueError, TypeError, OSError):  # no signals here (an embedded interpreter)
+        return False
+
+
 def _install(signums: tuple[int, ...]) -> dict[int, Any]:
-    """Our handler for ``signums`` (main thread only); returns the previous handlers."""
+    """Our handler for ``signums`` (main thread only) except those the caller ignores; returns
+    the previous handlers."""
     previous: dict[int, Any] = {}
     if threading.current_thread() is not threading.main_thread():
         return previous
     for s in signums:
+        if ignored(s):  # the caller's choice (nohup, trap ''): kept
+            continue
         with suppress(ValueError, TypeError, OSError):  # no signals here (an embedded interpreter)
             previous[s] = signal.signal(s, _handler)
     return previous
@@ -321,6 +336,8 @@ def member() -> None:
     if threading.current_thread() is threading.main_thread():
         with suppress(ValueError, TypeError, OSError):
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # the parent's stop message, even when the caller made the parent ignore Ctrl-C
+            signal.signal(signal.SIGINT, _handler)
 
 
 def forward(pids: list[int]) -> Callable[[], None]:
@@ -332,3 +349,23 @@ def forward(pids: list[int]) -> Callable[[], None]:
                 os.kill(pid, signal.SIGINT)
 
     return stop
+
+
+def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
+    """For a ``python -m optsched....`` module: run ``main()`` as the command line runs a command
+    (SIGTERM and SIGHUP act like Ctrl-C, a signal the caller ignores stays ignored) and end an
+    interruption with one line on stderr and :func:`exit_code` (130, 143, 129); returns
+    ``main()``'s exit code otherwise.
+
+    >>> run_main(lambda: 0)
+    0
+    """
+    import sys
+
+    try:
+        with handle_signals():
+            code = main()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted ({described()}).", file=sys.stderr)
+        return exit_code()
+    return int(code or 0)

@@ -109,3 +109,20 @@ def test_sigint_while_the_model_is_built_returns_the_warm_start(monkeypatch):
     assert r.status == Status.INTERRUPTED and r.info["incumbent"] == "initial"
     assert r.info["stopped_because"].startswith("interrupted")
     assert r.bound is not None and r.bound <= r.objective and verify_result(inst, r).ok
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_a_signal_the_caller_ignores_stays_ignored_inside_handle_signals_and_guard():
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGHUP, signal.SIGINT)}
+    try:
+        assert interrupt.ignored(signal.SIGHUP) and not interrupt.ignored(signal.SIGTERM)
+        with interrupt.handle_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)  # taken
+        with interrupt.guard():  # in Python: SIGINT only, and not when the caller ignores it
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
