@@ -333,7 +333,11 @@ def run(args) -> int:
                     f"that run on this workload (--policies; `optsched info` says what each needs), or a "
                     f"workload with the columns they need."
                 )
-            out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
+            out = (
+                prepare_out_dir(args.out, force=args.force, command="compare", inputs=(args.trace, args.jobs_csv))
+                if args.out
+                else None
+            )
             comparison.run()
     except KeyboardInterrupt:
         return stopped()

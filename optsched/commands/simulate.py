@@ -28,7 +28,15 @@ from __future__ import annotations
 import time
 
 import optsched
-from optsched.commands._common import EXIT_OK, check_overhead, check_period, fmt_people, print_json, print_table
+from optsched.commands._common import (
+    EXIT_OK,
+    check_overhead,
+    check_period,
+    fmt_people,
+    out_folder,
+    print_json,
+    print_table,
+)
 from optsched.exceptions import (
     InvalidInstanceError,
     InvalidOptionError,
@@ -140,6 +148,7 @@ def add_parser(sub) -> None:
         "--out",
         default=None,
         metavar="DIR",
+        type=out_folder,
         help="write jobs, utilization and summary.json to this folder (checked first; see --force)",
     )
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
@@ -298,7 +307,11 @@ def run(args) -> int:
                 f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
             )
         policy = spec.factory()
-    out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
+    out_dir = (
+        prepare_out_dir(args.out, force=args.force, command="simulate", inputs=(args.trace, args.jobs_csv))
+        if args.out
+        else None
+    )
 
     t0 = time.perf_counter()
     # the job table: a dict of NumPy columns for the generator (no pandas import: a fast start-up),
