@@ -32,7 +32,9 @@ run that fails late or is interrupted keeps its finished rows), bound.json (the 
 assumptions, the cluster), and the pictures jct_cdf, jct_summary, queue_delay_cdf, utilization
 (PNG and SVG). A policy that raises gets a failed row (the reason, and the command that runs it
 alone); the others finish. Ctrl-C, SIGTERM or SIGHUP stops the run and writes the finished rows,
-bound.json and the pictures (--json prints the finished rows). Exit codes: 0 ok; 1 a policy failed
+bound.json and the pictures (--json prints the finished rows; without --out the finished rows are
+printed as the table). Progress: a bar on a terminal, else one line per finished row on stderr
+(rows done, elapsed, expected). Exit codes: 0 ok; 1 a policy failed
 (the table is written) or the results could not be written; 2 bad input (also: no policy can run
 on the workload, or --out is in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)
 interrupted.
@@ -300,7 +302,11 @@ def run(args) -> int:
                 _write_extras(finished, per_job, out, cluster, name, note)
         if args.json:
             _print_json(name, cluster, note, table, finished)
+        elif finished is not None and out is None:  # nowhere else to keep them
+            _print_text(finished, cluster, name, note, args)
         kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
+        if out is None and done:
+            kept = "; the finished rows are printed above" if not args.json else "; the finished rows are in the JSON"
         if out is not None and done:
             kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
         print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
@@ -314,7 +320,7 @@ def run(args) -> int:
                 policies=policies,
                 seeds=args.seeds,
                 placement=args.placement,
-                progress=not args.quiet and sys.stderr.isatty(),
+                progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
                 overheads=args.overheads,
                 load_base=args.load_base,
                 enrich=enrich,

@@ -78,7 +78,7 @@ def compare(
     policies: Sequence[str] | str = "all",
     seeds: int = 1,
     placement: str | None = None,
-    progress: bool = True,
+    progress: bool | str = True,
     sim_options: dict[str, Any] | None = None,
     overheads: str = "model",
     load_base: float = 60.0,
@@ -108,6 +108,9 @@ def compare(
         table has ``<metric>_ci_lo`` / ``<metric>_ci_hi`` (95% t-interval).
     placement : str, optional
         Placement rule passed to every policy that takes one.
+    progress : bool or {"bar", "lines"}
+        A progress bar (True, ``"bar"``), or one line on stderr per finished row with the rows
+        done, the time elapsed and the time expected (``"lines"``: for a log file), or nothing.
     overheads : {"model", "none"}
         ``"model"``: load and save times from each job's model size (Lazer's (L1)-(L2), base
         ``load_base`` s) for every policy; ``"none"``: free (re)starts and preemptions.
