@@ -13,6 +13,7 @@ Tested in ``tests/cli/test_cli.py``, ``tests/cli/test_faults.py`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -86,9 +87,18 @@ class _Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+def _tolerant_streams() -> None:
+    """A terminal that cannot show a character (``PYTHONIOENCODING=ascii``, ``LANG=C``) gets an
+    escape (``\\xe9``) instead of a ``UnicodeEncodeError`` in the middle of the output."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):  # replaced by a test, or closed
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
 
+    _tolerant_streams()
     early: dict[int, object] = {}
     try:
         for name in ("SIGTERM", "SIGHUP"):  # as Ctrl-C from the start: a word and 128 + the signal

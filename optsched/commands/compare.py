@@ -117,7 +117,7 @@ def _check(args) -> None:
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
-    from optsched.core.placement import PLACEMENT_RULES
+    from optsched.core.placement import check_placement
     from optsched.experiments.compare import LOAD_CAP
 
     if args.servers is not None and args.servers < 1:
@@ -160,10 +160,7 @@ def _check(args) -> None:
         raise InvalidOptionError(f"--load-base must be a number of seconds >= 0; got {args.load_base}.")
     if args.elastic_slot is not None and not (args.elastic_slot > 0 and math.isfinite(args.elastic_slot)):
         raise InvalidOptionError(f"--elastic-slot must be a number of seconds > 0; got {args.elastic_slot}.")
-    if args.placement is not None and args.placement not in PLACEMENT_RULES:
-        raise InvalidOptionError(
-            f"--placement {args.placement!r} is not a placement rule; choose one of {list(PLACEMENT_RULES)}."
-        )
+    check_placement(args.placement, option="--placement")
     if args.policies.strip(" ,") == "":
         raise InvalidOptionError(
             f"--policies {args.policies!r} names no policy; give 'all' or a comma list such as fifo,srtf,lazer "

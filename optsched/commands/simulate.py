@@ -237,6 +237,13 @@ def _livelock(args, e: Exception) -> str:
         opts.append(f"--load-time {fmt_people(args.load_time)} s, --save-time {fmt_people(args.save_time)} s")
     if args.period is not None:
         opts.append(f"--period {fmt_people(args.period)} s")
+    if args.period is not None and "max_time=" in why:  # simulated time ran out: decisions too far apart
+        return (
+            f"The simulation did not end: {why[0].lower() + why[1:]}. With {', '.join(opts)} waiting jobs start "
+            f"only at the next decision, {fmt_people(args.period)} s apart, so the run needs more simulated time "
+            f"than the simulator gives it. Use a shorter --period (at most the jobs' typical duration), or a "
+            f"non-preemptive policy (--policy fifo or sjf)."
+        )
     return (
         f"The simulation did not end: {why[0].lower() + why[1:]}. Jobs were preempted and restarted over and "
         f"over, or the run is longer than the simulator takes (with {', '.join(opts)}). Use a non-preemptive "

@@ -238,6 +238,21 @@ def _dask_client(scheduler_address: str | None, n_workers: int):
         ) from None
 
 
+def _check_picklable(func: Any) -> None:
+    """``processes`` sends ``func`` to its workers pickled: say so before any cell runs."""
+    import pickle
+
+    try:
+        pickle.dumps(func)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        name = getattr(func, "__qualname__", repr(func))
+        raise InvalidOptionError(
+            f"The sweep function {name!r} cannot be sent to worker processes ({e}): a lambda or a function "
+            f"defined inside another is not importable. Define it at the top level of a module, or use "
+            f"executor='serial'."
+        ) from None
+
+
 def sweep(
     func: Callable[..., Mapping[str, Any]],
     points: Iterable[Mapping[str, Any]],
@@ -280,7 +295,8 @@ def sweep(
     ------
     InvalidOptionError
         Unknown executor, unreachable scheduler, a provenance mismatch in ``out``, a function
-        that does not return a mapping. Checked before any cell runs where possible.
+        that does not return a mapping, a function ``processes`` cannot pickle (a lambda).
+        Checked before any cell runs where possible.
 
     Examples
     --------
@@ -320,6 +336,8 @@ def sweep(
             stale.unlink(missing_ok=True)
         done = _existing(out_p, func, prov, force)
     todo = [i for i, k in enumerate(keys) if k not in done]
+    if executor == "processes" and todo:
+        _check_picklable(func)
     rows: dict[int, dict[str, Any]] = {i: done[k] for i, k in enumerate(keys) if k in done}
     bar = _progress(len(todo), progress)
 

@@ -362,6 +362,9 @@ def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
     """
     import sys
 
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: an escape, not an error
+        with suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")
     try:
         with handle_signals():
             code = main()

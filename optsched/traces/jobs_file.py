@@ -38,6 +38,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,11 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     >>> read_jobs(path, columns="arrival=submit,gpus=n_gpu")[["arrival", "gpus"]].values.tolist()
     [[0.0, 1.0], [30.0, 2.0]]
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TraceFormatError(
+            f"read_jobs takes the path of a CSV or Parquet job file (str or pathlib.Path); got {path!r} "
+            f"({type(path).__name__}). A table already in memory goes to compare() or the simulator as it is."
+        )
     import numpy as np
     import pandas as pd
 
