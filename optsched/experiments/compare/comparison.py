@@ -59,45 +59,44 @@ def policy_names(policies: Sequence[str] | str, reg: Mapping[str, Any]) -> list[
 
 class Comparison:
     """Every asked policy on one workload, each beside its lower bound (see :func:`compare`, whose
-        parameters it takes). Building it checks every input and prepares the seeds' workloads and
-        bounds; :meth:`run` runs the policies; :meth:`table` and :attr:`per_job` hold what has finished.
-        ``warn_failures=False``: no warning for a failed row (a caller that reports them itself);
-        ``reproduce(name)``: the text that says how to run one policy alone (default: the Python call).
+    parameters it takes). Building it checks every input and prepares the seeds' workloads and
+    bounds; :meth:`run` runs the policies; :meth:`table` and :attr:`per_job` hold what has finished.
+    ``warn_failures=False``: no warning for a failed row (a caller that reports them itself);
+    ``reproduce(name)``: the text that says how to run one policy alone (default: the Python call).
 
-        Attributes
-        ----------
-        rows : list of dict
-            One per policy that ended (ran, failed or skipped), in the order they ended.
-        per_job : dict
-            {policy: per-job DataFrame of seed 0} of the rows that ran.
-        complete : bool
-            Every asked policy has its row.
+    Attributes
+    ----------
+    rows : list of dict
+        One per policy that ended (ran, failed or skipped), in the order they ended.
+    per_job : dict
+        {policy: per-job DataFrame of seed 0} of the rows that ran.
+    complete : bool
+        Every asked policy has its row.
 
-        Examples
-        --------
-        Five jobs on one server of two GPUs; building the comparison checks the input, runs nothing:
+    Examples
+    --------
+    Five jobs on one server of two GPUs; building the comparison checks the input, runs nothing:
 
-        >>> import pandas as pd
-        >>> from optsched.core import Cluster
-    from optsched.core.placement import check_placement
-        >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
-        ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
-        >>> run = Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
-        ...                  workers=1, progress=False)
-        >>> run.complete, len(run.rows)
-        (False, 0)
-        >>> table = run.run().table()
-        >>> list(table["policy"]), run.complete  # sorted by mean JCT
-        (['srtf', 'fifo'], True)
-        >>> bool((table["ratio_to_bound"] >= 1).all()), sorted(run.per_job)
-        (True, ['fifo', 'srtf'])
+    >>> import pandas as pd
+    >>> from optsched.core import Cluster
+    >>> jobs = pd.DataFrame({"arrival": [0.0, 0.0, 1.0, 2.0, 3.0], "gpus": [2, 1, 1, 2, 1],
+    ...                      "duration": [50.0, 5.0, 10.0, 20.0, 5.0]})
+    >>> run = Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
+    ...                  workers=1, progress=False)
+    >>> run.complete, len(run.rows)
+    (False, 0)
+    >>> table = run.run().table()
+    >>> list(table["policy"]), run.complete  # sorted by mean JCT
+    (['srtf', 'fifo'], True)
+    >>> bool((table["ratio_to_bound"] >= 1).all()), sorted(run.per_job)
+    (True, ['fifo', 'srtf'])
 
-        A bad input is refused when the comparison is built, before any run:
+    A bad input is refused when the comparison is built, before any run:
 
-        >>> Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "nope"])  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        optsched.exceptions.InvalidOptionError: Unknown policy 'nope'; known: [...].
+    >>> Comparison(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "nope"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    optsched.exceptions.InvalidOptionError: Unknown policy 'nope'; known: [...].
     """
 
     def __init__(
