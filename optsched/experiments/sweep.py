@@ -32,6 +32,7 @@ from typing import Any
 from optsched import __version__
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
+from optsched.experiments.compare.executors import check_dask_scheduler
 
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
 
@@ -229,6 +230,7 @@ def _dask_client(scheduler_address: str | None, n_workers: int):
     if scheduler_address is None:
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), cluster
+    check_dask_scheduler(scheduler_address)
     try:
         return Client(scheduler_address, timeout="10s"), None
     except (OSError, TimeoutError) as e:
