@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread: signals keep their behaviour
         early = {}
     try:
-        return _main(argv)
+        code = _main(argv)
+        if argv is None:
+            _exit_if_a_solver_was_left(code)
+        return code
     except KeyboardInterrupt as e:  # while starting (the command itself answers a signal with what it did)
         signum = getattr(e, "signum", signal.SIGINT)
         what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
@@ -122,6 +125,18 @@ def main(argv: list[str] | None = None) -> int:
         else:  # called from Python (a test, a script): give the signals back
             for s, h in early.items():
                 signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _exit_if_a_solver_was_left(code: int) -> None:
+    """A solver stopped by a signal in a phase it cannot be stopped in (HiGHS's presolve, root LP)
+    was left running in its thread once the results were written: end the process now, without
+    waiting for it."""
+    interrupt = sys.modules.get("optsched.solvers.interrupt")
+    if interrupt is not None and interrupt.abandoned():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
 
 
 def _main(argv: list[str] | None) -> int:

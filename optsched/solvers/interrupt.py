@@ -43,10 +43,12 @@ installed and signals keep their default behaviour. A process forked from one wi
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -69,6 +71,10 @@ __all__ = [
     "forward",
     "ignored",
     "run_main",
+    "run_stoppable",
+    "Abandoned",
+    "abandoned",
+    "join_abandoned",
 ]
 
 
@@ -372,3 +378,111 @@ def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
         print(f"{prog}: interrupted ({described()}).", file=sys.stderr)
         return exit_code()
     return int(code or 0)
+
+
+#: Solver threads left running after a stop they could not take in time (see :func:`run_stoppable`).
+_abandoned: list[threading.Thread] = []
+
+
+class Abandoned(Exception):
+    """Raised by :func:`run_stoppable` when the call did not end within ``grace`` seconds of a signal
+    (it goes on in its thread, which :func:`join_abandoned` waits for)."""
+
+
+def run_stoppable(
+    call: Callable[[], Any],
+    *,
+    grace: float,
+    on_request: Callable[[], None] | None = None,
+    on_abandon: Callable[[], None] | None = None,
+) -> Any:
+    """``call()`` in a worker thread while the main thread waits, so that a signal is taken at once
+    even while ``call`` is inside C++ that calls no Python for a while (HiGHS's presolve and root LP
+    run its callbacks only between phases). On a signal (:func:`requested`) ``on_request()`` is
+    called (e.g. to make the solver's callbacks stop it) and the call gets ``grace`` seconds to
+    return; if it has not, :class:`Abandoned` is raised and the thread is left to end on its own
+    (:func:`join_abandoned`; the command line exits without waiting for it) after ``on_abandon()``
+    (e.g. to silence it). The process's standard output and error, which ``call`` may have
+    redirected for as long as it runs (Pyomo captures them around a solve), are given back to this
+    thread first. Outside the main thread ``call()`` simply runs here."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    join_abandoned()  # one solve at a time: a solver left running ends first (it was told to stop)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+
+    streams = _Streams()
+    t = threading.Thread(target=target, name="optsched-solver", daemon=True)
+    t.start()
+    asked: float | None = None
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            if asked is None and requested():
+                asked = time.monotonic()
+                if on_request is not None:
+                    on_request()
+            if asked is not None and t.is_alive() and time.monotonic() - asked > grace:
+                raise Abandoned
+    except (Abandoned, KeyboardInterrupt):  # KeyboardInterrupt: a third signal, the user insists
+        if t.is_alive():
+            _abandoned.append(t)
+            if on_abandon is not None:
+                with suppress(Exception):
+                    on_abandon()
+            streams.give_back()
+        raise
+    finally:
+        streams.close()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+class _Streams:
+    """This process's standard output and error as they are now (file objects and descriptors), to
+    give them back while a call that redirected them goes on in another thread."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self.objects = (sys.stdout, sys.stderr)
+        self.fds: dict[int, int] = {}
+        for fd in (1, 2):
+            with suppress(OSError):
+                self.fds[fd] = os.dup(fd)
+
+    def give_back(self) -> None:
+        import sys
+
+        for fd, saved in self.fds.items():
+            with suppress(OSError):
+                os.dup2(saved, fd)
+        sys.stdout, sys.stderr = self.objects
+
+    def close(self) -> None:
+        for saved in self.fds.values():
+            with suppress(OSError):
+                os.close(saved)
+        self.fds = {}
+
+
+def abandoned() -> bool:
+    """True while a solver thread left by :func:`run_stoppable` still runs."""
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()]
+    return bool(_abandoned)
+
+
+def join_abandoned(timeout: float | None = None) -> None:
+    """Wait for the solver threads :func:`run_stoppable` left running (they were told to stop)."""
+    for t in list(_abandoned):
+        t.join(timeout)
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()]
+
+
+atexit.register(join_abandoned)  # a script's interpreter never ends under a solver still running
