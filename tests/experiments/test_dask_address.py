@@ -81,7 +81,7 @@ def test_a_closed_port_and_a_malformed_address_are_named():
     s = socket.create_server(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    with pytest.raises(InvalidOptionError, match="No Dask scheduler at .*refused"):
+    with pytest.raises(InvalidOptionError, match=r"No Dask scheduler at .*refused"):
         check_dask_scheduler(f"tcp://127.0.0.1:{port}")
     for bad in ("tcp://127.0.0.1", "127.0.0.1:99999", "tcp://:8786"):
         with pytest.raises(InvalidOptionError, match="host:port"):

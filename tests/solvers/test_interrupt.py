@@ -126,3 +126,36 @@ def test_a_signal_the_caller_ignores_stays_ignored_inside_handle_signals_and_gua
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def test_run_stoppable_leaves_a_call_that_does_not_stop_and_gives_the_streams_back():
+    import sys
+    import threading
+
+    release, asked, silenced = threading.Event(), [], []
+    stdout = sys.stdout
+
+    def stuck():  # a solver in a phase without callbacks, which captured the process's output
+        sys.stdout = None
+        release.wait()
+        return "late"
+
+    with interrupt.guard():
+        os.kill(os.getpid(), signal.SIGINT)  # taken by the guard: requested, nothing raised
+        with pytest.raises(interrupt.Abandoned):
+            interrupt.run_stoppable(
+                stuck, grace=0.0, on_request=lambda: asked.append(1), on_abandon=lambda: silenced.append(1)
+            )
+    assert asked == [1] and silenced == [1]
+    assert sys.stdout is stdout  # given back while the call goes on
+    assert interrupt.abandoned()
+    release.set()
+    interrupt.join_abandoned()
+    assert not interrupt.abandoned()
+    sys.stdout = stdout
+
+
+def test_run_stoppable_returns_the_result_and_raises_the_error_of_a_call_that_ends():
+    assert interrupt.run_stoppable(lambda: 42, grace=1.0) == 42
+    with pytest.raises(ZeroDivisionError):
+        interrupt.run_stoppable(lambda: 1 / 0, grace=1.0)
