@@ -33,6 +33,7 @@ from optsched import __version__
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.executors import check_dask_scheduler
+from optsched.solvers import interrupt
 
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
 
@@ -341,7 +342,7 @@ def sweep(
     if executor == "processes" and todo:
         _check_picklable(func)
     rows: dict[int, dict[str, Any]] = {i: done[k] for i, k in enumerate(keys) if k in done}
-    bar = _progress(len(todo), progress)
+    bar: Any = None
 
     def finish(i: int, row: dict[str, Any]) -> None:  # the driver writes each cell as it arrives
         rows[i] = row
@@ -350,6 +351,8 @@ def sweep(
         bar.advance()
 
     try:
+        with interrupt.deferred():  # a signal waits until the bar is up: a half-started one keeps stderr
+            bar = _progress(len(todo), progress)
         if executor == "serial" or not todo:
             for i in todo:
                 finish(i, _call(func, pts[i], prov))
@@ -374,5 +377,7 @@ def sweep(
                 if cluster is not None:
                     cluster.close()
     finally:
-        bar.close()
+        if bar is not None:
+            with interrupt.deferred():  # and until it is down again
+                bar.close()
     return pd.DataFrame([rows[i] for i in range(len(pts))])
