@@ -395,6 +395,7 @@ def run_stoppable(
     grace: float,
     on_request: Callable[[], None] | None = None,
     on_abandon: Callable[[], None] | None = None,
+    captures_output: bool = False,
 ) -> Any:
     """``call()`` in a worker thread while the main thread waits, so that a signal is taken at once
     even while ``call`` is inside C++ that calls no Python for a while (HiGHS's presolve and root LP
@@ -404,7 +405,9 @@ def run_stoppable(
     (:func:`join_abandoned`; the command line exits without waiting for it) after ``on_abandon()``
     (e.g. to silence it). The process's standard output and error, which ``call`` may have
     redirected for as long as it runs (Pyomo captures them around a solve), are given back to this
-    thread first. Outside the main thread ``call()`` simply runs here."""
+    thread first; ``captures_output=True``: ``call`` redirects them soon after it starts, and it is
+    left only once it has (so that it cannot take them again after they were given back). Outside
+    the main thread ``call()`` simply runs here."""
     if threading.current_thread() is not threading.main_thread():
         return call()
     join_abandoned()  # one solve at a time: a solver left running ends first (it was told to stop)
@@ -427,7 +430,8 @@ def run_stoppable(
                 asked = time.monotonic()
                 if on_request is not None:
                     on_request()
-            if asked is not None and t.is_alive() and time.monotonic() - asked > grace:
+            late = asked is not None and t.is_alive() and time.monotonic() - asked > grace
+            if late and (not captures_output or streams.taken()):
                 raise Abandoned
     except (Abandoned, KeyboardInterrupt):  # KeyboardInterrupt: a third signal, the user insists
         if t.is_alive():
@@ -456,6 +460,12 @@ class _Streams:
         for fd in (1, 2):
             with suppress(OSError):
                 self.fds[fd] = os.dup(fd)
+
+    def taken(self) -> bool:
+        """True once another thread replaced ``sys.stdout`` or ``sys.stderr``."""
+        import sys
+
+        return (sys.stdout, sys.stderr) != self.objects
 
     def give_back(self) -> None:
         import sys

@@ -319,7 +319,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
             if solver == "highs" and getattr(opt, "_model", None) is not model:
                 # here, not in opt.solve: timed against the deadline; in a thread: a signal acts at once
-                interrupt.run_stoppable(lambda: opt.set_instance(model), grace=HIGHS_STOP_GRACE)
+                interrupt.run_stoppable(lambda: opt.set_instance(model), grace=HIGHS_STOP_GRACE, captures_output=True)
             if warm_start and solver == "highs":
                 _set_highs_start(opt, model)
         except interrupt.Abandoned:  # Pyomo still handing a large model over: left to end in its thread
@@ -356,6 +356,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
                         grace=HIGHS_STOP_GRACE,
                         on_request=watch.request_stop,
                         on_abandon=watch.silence,
+                        captures_output=True,
                     )
         except interrupt.Abandoned:  # HiGHS in presolve or its root LP, where it calls no callback
             left = True

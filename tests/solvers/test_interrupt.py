@@ -159,3 +159,27 @@ def test_run_stoppable_returns_the_result_and_raises_the_error_of_a_call_that_en
     assert interrupt.run_stoppable(lambda: 42, grace=1.0) == 42
     with pytest.raises(ZeroDivisionError):
         interrupt.run_stoppable(lambda: 1 / 0, grace=1.0)
+
+
+def test_run_stoppable_leaves_a_call_that_captures_the_output_only_once_it_has():
+    import sys
+    import threading
+
+    go, release = threading.Event(), threading.Event()
+    stdout, stderr = sys.stdout, sys.stderr
+
+    def slow_to_capture():  # Pyomo's solve before its capture_output: it must not take them after the give-back
+        go.wait()
+        sys.stdout = sys.stderr = None
+        release.wait()
+
+    timer = threading.Timer(0.2, go.set)
+    with interrupt.guard():
+        os.kill(os.getpid(), signal.SIGINT)
+        timer.start()
+        with pytest.raises(interrupt.Abandoned):
+            interrupt.run_stoppable(slow_to_capture, grace=0.0, captures_output=True)
+    assert go.is_set()  # left only after it had taken the streams
+    assert (sys.stdout, sys.stderr) == (stdout, stderr)  # and they were given back
+    release.set()
+    interrupt.join_abandoned()
