@@ -46,8 +46,7 @@ def http_server():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"tcp://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    srv.server_close()  # not shutdown(): it waits forever for a serve_forever that has not begun yet
 
 
 def test_a_web_server_is_not_a_dask_scheduler(http_server, capsys):
