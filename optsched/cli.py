@@ -13,6 +13,7 @@ Tested in ``tests/cli/test_cli.py``, ``tests/cli/test_faults.py`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -86,19 +87,32 @@ class _Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+def _tolerant_streams() -> None:
+    """A terminal that cannot show a character (``PYTHONIOENCODING=ascii``, ``LANG=C``) gets an
+    escape (``\\xe9``) instead of a ``UnicodeEncodeError`` in the middle of the output."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):  # replaced by a test, or closed
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
 
+    _tolerant_streams()
     early: dict[int, object] = {}
     try:
         for name in ("SIGTERM", "SIGHUP"):  # as Ctrl-C from the start: a word and 128 + the signal
             if hasattr(signal, name):
                 s = getattr(signal, name)
-                early[s] = signal.signal(s, _starting)
+                if signal.getsignal(s) != signal.SIG_IGN:  # one the caller ignores (nohup) stays ignored
+                    early[s] = signal.signal(s, _starting)
     except ValueError:  # not the main thread: signals keep their behaviour
         early = {}
     try:
-        return _main(argv)
+        code = _main(argv)
+        if argv is None:
+            _exit_if_a_solver_was_left(code)
+        return code
     except KeyboardInterrupt as e:  # while starting (the command itself answers a signal with what it did)
         signum = getattr(e, "signum", signal.SIGINT)
         what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
@@ -111,6 +125,18 @@ def main(argv: list[str] | None = None) -> int:
         else:  # called from Python (a test, a script): give the signals back
             for s, h in early.items():
                 signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _exit_if_a_solver_was_left(code: int) -> None:
+    """A solver stopped by a signal in a phase it cannot be stopped in (HiGHS's presolve, root LP)
+    was left running in its thread once the results were written: end the process now, without
+    waiting for it."""
+    interrupt = sys.modules.get("optsched.solvers.interrupt")
+    if interrupt is not None and interrupt.abandoned():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -216,9 +216,18 @@ def check_period(option: str, seconds: float, arrival: Any, work: Any, *, what: 
     )
 
 
+def out_folder(value: str) -> str:
+    """The ``type=`` of every ``--out`` option: an empty or blank name (``--out "$OUT"`` with ``OUT``
+    unset) is a usage error (exit 2), never "no folder" (:func:`optsched.core.output.out_folder_arg`)."""
+    # deferred: only when --out is given (``optsched --help`` loads no NumPy)
+    from optsched.core.output import out_folder_arg
+
+    return out_folder_arg(value)
+
+
 def add_output_options(p, *, out_help: str = "write the results into this folder (created; see --force)") -> None:
     """``--out DIR``, ``--force`` and ``--format`` with the same meaning in every command."""
-    p.add_argument("--out", default=None, metavar="DIR", help=out_help)
+    p.add_argument("--out", default=None, metavar="DIR", type=out_folder, help=out_help)
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
     p.add_argument(
         "--format",

@@ -34,7 +34,9 @@ run that fails late or is interrupted keeps its finished rows), bound.json (the 
 assumptions, the cluster), and the pictures jct_cdf, jct_summary, queue_delay_cdf, utilization
 (PNG and SVG). A policy that raises gets a failed row (the reason, and the command that runs it
 alone); the others finish. Ctrl-C, SIGTERM or SIGHUP stops the run and writes the finished rows,
-bound.json and the pictures (--json prints the finished rows). Exit codes: 0 ok; 1 a policy failed
+bound.json and the pictures (--json prints the finished rows; without --out the finished rows are
+printed as the table). Progress: a bar on a terminal, else one line per finished row on stderr
+(rows done, elapsed, expected). Exit codes: 0 ok; 1 a policy failed
 (the table is written) or the results could not be written; 2 bad input (also: no policy can run
 on the workload, or --out is in use by another run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP)
 interrupted.
@@ -133,7 +135,7 @@ def _check(args) -> None:
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
-    from optsched.core.placement import PLACEMENT_RULES
+    from optsched.core.placement import check_placement
     from optsched.traces.load import LOAD_CAP
 
     if args.servers is not None and args.servers < 1:
@@ -178,10 +180,7 @@ def _check(args) -> None:
         from optsched.asrpt.workload import check_nic_gbps
 
         check_nic_gbps(args.asrpt_nic_gbps, args.gpus_per_server)
-    if args.placement is not None and args.placement not in PLACEMENT_RULES:
-        raise InvalidOptionError(
-            f"--placement {args.placement!r} is not a placement rule; choose one of {list(PLACEMENT_RULES)}."
-        )
+    check_placement(args.placement, option="--placement")
     if args.policies.strip(" ,") == "":
         raise InvalidOptionError(
             f"--policies {args.policies!r} names no policy; give 'all' or a comma list such as fifo,srtf,lazer "
@@ -262,7 +261,11 @@ def run(args) -> int:
                 _write_extras(finished, per_job, out, cluster, name, note)
         if args.json:
             _print_json(name, cluster, note, table, finished)
+        elif finished is not None and out is None:  # nowhere else to keep them
+            _print_text(finished, cluster, name, note, args)
         kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
+        if out is None and done:
+            kept = "; the finished rows are printed above" if not args.json else "; the finished rows are in the JSON"
         if out is not None and done:
             kept += f" (with {', '.join(f for f in recorded_files(out) if not f.startswith('compare.'))})"
         print(f"optsched: interrupted after {done} policies ({interrupt.described()}){kept}.", file=sys.stderr)
@@ -277,7 +280,7 @@ def run(args) -> int:
                 seeds=args.seeds,
                 seed=args.seed,
                 placement=args.placement,
-                progress=not args.quiet and sys.stderr.isatty(),
+                progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
                 overheads=args.overheads,
                 load_base=args.load_base,
                 enrich=enrich,
@@ -296,7 +299,11 @@ def run(args) -> int:
                     f"that run on this workload (--policies; `optsched info` says what each needs), or a "
                     f"workload with the columns they need."
                 )
-            out = prepare_out_dir(args.out, force=args.force, command="compare") if args.out else None
+            out = (
+                prepare_out_dir(args.out, force=args.force, command="compare", inputs=(args.trace, args.jobs_csv))
+                if args.out
+                else None
+            )
             comparison.run()
     except KeyboardInterrupt:
         return stopped()

@@ -55,6 +55,11 @@ def run(args) -> int:
     repro = get_reproduction(args.name)
     if args.seeds is not None and args.seeds < 1:
         raise InvalidOptionError(f"--seeds must be >= 1; got {args.seeds}.")
+    if args.seeds is not None and not repro.seeds:
+        raise InvalidOptionError(
+            f"--seeds: the reproduction {repro.name!r} has no number of seeds to set (its trials play that role); "
+            f"leave --seeds out."
+        )
     formats = check_formats(args.format or ["csv"])
     out = prepare_out_dir(args.out, force=args.force, command="reproduce") if args.out else None
     written: list[str] = []

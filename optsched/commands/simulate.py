@@ -34,7 +34,15 @@ from __future__ import annotations
 import time
 
 import optsched
-from optsched.commands._common import EXIT_OK, check_overhead, check_period, fmt_people, print_json, print_table
+from optsched.commands._common import (
+    EXIT_OK,
+    check_overhead,
+    check_period,
+    fmt_people,
+    out_folder,
+    print_json,
+    print_table,
+)
 from optsched.exceptions import (
     InvalidInstanceError,
     InvalidOptionError,
@@ -166,6 +174,7 @@ def add_parser(sub) -> None:
         "--out",
         default=None,
         metavar="DIR",
+        type=out_folder,
         help="write jobs, utilization and summary.json to this folder (checked first; see --force)",
     )
     p.add_argument("--force", action="store_true", help="replace the files of an existing, non-empty --out folder")
@@ -264,6 +273,13 @@ def _livelock(args, e: Exception) -> str:
         opts.append(f"--load-time {fmt_people(args.load_time)} s, --save-time {fmt_people(args.save_time)} s")
     if args.period is not None:
         opts.append(f"--period {fmt_people(args.period)} s")
+    if args.period is not None and "max_time=" in why:  # simulated time ran out: decisions too far apart
+        return (
+            f"The simulation did not end: {why[0].lower() + why[1:]}. With {', '.join(opts)} waiting jobs start "
+            f"only at the next decision, {fmt_people(args.period)} s apart, so the run needs more simulated time "
+            f"than the simulator gives it. Use a shorter --period (at most the jobs' typical duration), or a "
+            f"non-preemptive policy (--policy fifo or sjf)."
+        )
     return (
         f"The simulation did not end: {why[0].lower() + why[1:]}. Jobs were preempted and restarted over and "
         f"over, or the run is longer than the simulator takes (with {', '.join(opts)}). Use a non-preemptive "
@@ -361,7 +377,11 @@ def run(args) -> int:
             df["model"], df["load_time"], df["save_time"] = drawn_load_save(ids, base=args.load_base, seed=args.seed)
         check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
     _check_against_workload(args, df, cluster)
-    out_dir = prepare_out_dir(args.out, force=args.force, command="simulate") if args.out else None
+    out_dir = (
+        prepare_out_dir(args.out, force=args.force, command="simulate", inputs=(args.trace, args.jobs_csv))
+        if args.out
+        else None
+    )
     t_load = time.perf_counter() - t0
     sim = Simulator(
         cluster,

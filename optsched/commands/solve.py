@@ -31,7 +31,7 @@ import os
 import sys
 
 import optsched
-from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
+from optsched.commands._common import EXIT_FAILED, EXIT_OK, out_folder, print_json, print_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
 #: Optional Pyomo back ends (commercial or external), usable by Pyomo-based exact models.
@@ -69,7 +69,9 @@ def add_parser(sub) -> None:
     p.add_argument("--gap", type=float, default=0.0, help="relative MIP gap at which to stop (default 0)")
     p.add_argument("--threads", type=int, default=None, help="solver threads, at most the CPUs this process may use")
     p.add_argument("--seed", type=int, default=0, help="random seed (exact models: in [0, 2147483647])")
-    p.add_argument("--out", default=None, metavar="DIR", help="write schedule.json and result.json to this folder")
+    p.add_argument(
+        "--out", default=None, metavar="DIR", type=out_folder, help="write schedule.json and result.json to this folder"
+    )
     p.add_argument("--force", action="store_true", help="replace the files of an existing --out folder")
     p.add_argument(
         "--write-model",
@@ -244,7 +246,7 @@ def _solve(args, inst, started: float, timeline) -> int:
         if not args.out:
             raise InvalidOptionError("--plot writes schedule.png and schedule.svg into --out DIR; give --out too.")
         check_plot(inst.kind)
-    out = prepare_out_dir(args.out, force=args.force, command="solve") if args.out else None
+    out = prepare_out_dir(args.out, force=args.force, command="solve", inputs=(args.instance,)) if args.out else None
     kw = {"seed": args.seed}
     if spec.exact:
         kw["backend"] = backend

@@ -335,8 +335,20 @@ def save_schedule(schedule: Any, path: str | Path, instance: Any = None) -> Path
     d = schedule.to_dict()
     if instance is not None:
         d = {"instance": instance_fingerprint(instance), **d}
-    atomic_write_text(path, json.dumps(d, indent=2, default=str) + "\n")
+    atomic_write_text(path, _one_line_per_item(d, "jobs"))
     return Path(path)
+
+
+def _one_line_per_item(d: Mapping[str, Any], key: str) -> str:
+    """``d`` as indented JSON with each item of the list ``d[key]`` on one line: as readable as
+    ``indent=2`` for a schedule, and written by the C encoder (``indent`` makes ``json`` use its
+    pure-Python one: 30 s for a schedule of 500,000 jobs)."""
+    if not isinstance(d.get(key), list):
+        return json.dumps(d, indent=2, default=str) + "\n"
+    head = [f"  {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in d.items() if k != key]
+    items = ",\n".join("    " + json.dumps(x, default=str) for x in d[key])
+    body = f"  {json.dumps(key)}: [\n{items}\n  ]" if d[key] else f"  {json.dumps(key)}: []"
+    return "{\n" + ",\n".join([*head, body]) + "\n}\n"
 
 
 def schedule_origin(path: str | Path) -> dict[str, Any] | None:

@@ -69,8 +69,11 @@ def instance_path(name: str) -> Path:
     if ":" in s:
         coll, stem = s.split(":", 1)
         p = root / coll / f"{stem}.json"
-        if p.is_file():
+        # only a collection's own files: no '..', no sub-path, nothing outside the library
+        if coll in _collections() and _plain(stem) and p.is_file():
             return p
+        hits = []
+    elif not _plain(s):
         hits = []
     else:
         hits = sorted(root.rglob(f"{s}.json"))
@@ -83,6 +86,11 @@ def instance_path(name: str) -> Path:
         f"No shipped instance {name!r}. Collections: {_collections()}; list the names with "
         f"`optsched instances` (or optsched.core.library.list_instances())."
     )
+
+
+def _plain(stem: str) -> bool:
+    """A file name alone: no folder part, no '..', no glob pattern."""
+    return bool(stem) and not any(c in stem for c in "/\\*?[]") and stem not in (".", "..")
 
 
 def resolve_instance(text: str | Path) -> Path:

@@ -7,7 +7,9 @@ lock left by a process that died is taken over), so a second run into it is refu
 reason. Every file written there through :func:`optsched.core.io.atomic_write` (tables,
 ``summary.json``, pictures, schedules) is recorded in ``.optsched-files.json`` before it is
 written; ``force=True`` (``--force``) removes the files an earlier run recorded there, and only
-those, before the new run writes.
+those, before the new run writes; it never writes over a file that record does not list (the run
+is refused naming the file), and a folder holding the run's own input is refused with or
+without it. An empty or blank folder name is refused (``--out "$OUT"`` with ``OUT`` unset).
 
 >>> import tempfile, pandas as pd
 >>> d = prepare_out_dir(tempfile.mkdtemp() + "/run")
@@ -26,7 +28,6 @@ import atexit
 import json
 import os
 import time
-import warnings
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
@@ -45,6 +46,8 @@ __all__ = [
     "write_table",
     "check_formats",
     "check_writable_file",
+    "check_out_name",
+    "out_folder_arg",
     "LOCK_NAME",
     "MANIFEST_NAME",
 ]
@@ -70,15 +73,22 @@ def check_formats(formats: Iterable[str], *, option: str = "--format") -> tuple[
 
 
 def prepare_out_dir(
-    path: str | Path, *, force: bool = False, option: str = "--out", command: str | None = None
+    path: str | Path,
+    *,
+    force: bool = False,
+    option: str = "--out",
+    command: str | None = None,
+    inputs: Iterable[str | Path | None] = (),
 ) -> Path:
     """Check, take and create a result folder before any computation.
 
     An existing file is refused (``--out`` is a folder); a folder another run is writing into is
     refused (its lock is held: the message says which process); an existing folder with files is
     refused unless ``force``, which first removes the files an earlier optsched run recorded
-    there (other files stay; a folder without that record keeps its files, and same-named ones
-    are replaced); a folder that cannot be written is refused. The folder stays taken until
+    there (other files stay, and writing over one of them later is refused naming it; a folder
+    without that record is refused, naming a file in it); a folder holding one of ``inputs``
+    (the files the run reads) is refused; an empty or blank ``path`` is refused; a folder that
+    cannot be written is refused. The folder stays taken until
     :func:`release_out_dir` (the command line releases it when the command ends) or the end of
     the process; taking it again in the same process is allowed. ``command`` is shown to a
     second run that finds the folder taken. Returns the folder.
@@ -88,9 +98,11 @@ def prepare_out_dir(
     InvalidOptionError
         With the path, what is wrong and the fix.
     """
+    check_out_name(path, option=option)
     p = Path(path).expanduser()
     if p.exists() and not p.is_dir():
         raise InvalidOptionError(f"{option} {str(p)!r} is a file; {option} names a folder. Give a folder path.")
+    _refuse_inputs_inside(p, inputs, option)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -109,7 +121,9 @@ def prepare_out_dir(
                 f"add --force to replace the files an earlier optsched run wrote there."
             )
         if force and theirs:
-            _clear_recorded(p, option)
+            _clear_recorded(p, option, theirs)
+            held.foreign = set(_files_under(p))  # what stays is not optsched's: never written over
+        held.option = option
         held.start_record()
     except BaseException:
         held.release()
@@ -153,16 +167,61 @@ def _some(names: list[str], k: int = 3) -> str:
     return ", ".join(repr(n) for n in names[:k]) + more
 
 
-def _clear_recorded(p: Path, option: str) -> None:
+def check_out_name(path: str | Path | None, *, option: str = "--out") -> None:
+    """Refuse an empty or blank folder name (``--out "$OUT"`` with ``OUT`` unset would otherwise
+    mean "no folder" and save nothing, or the current folder)."""
+    if path is not None and not str(path).strip():
+        raise InvalidOptionError(
+            f'{option} {str(path)!r} is empty: give a folder path (an unset shell variable in {option} "$OUT"?), '
+            f"or leave {option} out to write nothing."
+        )
+
+
+def out_folder_arg(value: str) -> str:
+    """An ``argparse`` ``type=`` for a result-folder option: a blank name is a usage error (exit 2)."""
+    import argparse
+
+    try:
+        check_out_name(value)
+    except InvalidOptionError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--out ")) from None
+    return value
+
+
+def _refuse_inputs_inside(p: Path, inputs: Iterable[str | Path | None], option: str) -> None:
+    """A file the run reads inside its own result folder would be written over or removed."""
+    root = os.path.realpath(p)
+    for f in inputs:
+        if f is None or not str(f).strip() or not Path(f).expanduser().is_file():
+            continue
+        real = os.path.realpath(Path(f).expanduser())
+        if os.path.commonpath([root, real]) == root:
+            raise InvalidOptionError(
+                f"{option} {str(p)!r} holds the input {str(f)!r} of this run, which the results could write "
+                f"over or --force remove; give another folder, or move the input out of it."
+            )
+
+
+def _files_under(p: Path) -> list[str]:
+    """The files in ``p`` and its subfolders (relative paths), without the lock and the record."""
+    out = []
+    for dirpath, _dirs, files in os.walk(p):
+        for f in files:
+            rel = os.path.relpath(os.path.join(dirpath, f), p)
+            if rel not in (LOCK_NAME, MANIFEST_NAME):
+                out.append(rel)
+    return sorted(out)
+
+
+def _clear_recorded(p: Path, option: str, theirs: list[str]) -> None:
     """``--force``: remove the files an earlier run recorded in ``p`` (and its temporary files)."""
     names = recorded_files(p)
     if not (p / MANIFEST_NAME).exists():
-        warnings.warn(
-            f"{option} {str(p)!r} has no record of the files an earlier optsched run wrote there: its files "
-            f"stay, and those of the same names as this run's are replaced.",
-            stacklevel=3,
+        raise InvalidOptionError(
+            f"{option} {str(p)!r} has no record of an earlier optsched run ({_some(theirs)} and the rest are not "
+            f"optsched's to remove); --force replaces only the files such a record lists. Remove the files, "
+            f"or give another folder."
         )
-        return
     root = os.path.realpath(p)
     for name in names:
         f = Path(os.path.realpath(p / name))
@@ -182,6 +241,8 @@ class _Lock:
     def __init__(self, folder: Path, fd: int | None) -> None:
         self.folder, self.fd, self.recording = folder, fd, False
         self.files: list[str] = []
+        self.foreign: set[str] = set()  # files that were there and are not optsched's (--force keeps them)
+        self.option = "--out"
         self.root = os.path.realpath(folder)
         self.pid = os.getpid()  # a forked child (a worker) inherits the lock: it never releases it
 
@@ -234,6 +295,12 @@ class _Lock:
         if rel == os.pardir or rel.startswith(os.pardir + os.sep):
             return
         name = path.name if rel == os.curdir else str(Path(rel) / path.name)
+        if name in self.foreign:
+            raise InvalidOptionError(
+                f"{self.option} {str(self.folder)!r}: {name!r} was not written by an earlier optsched run (the "
+                f"folder's record does not list it), so --force does not write over it. Remove it, or give "
+                f"another folder."
+            )
         if name not in self.files and name not in (LOCK_NAME, MANIFEST_NAME):
             self.files.append(name)
             self._save()

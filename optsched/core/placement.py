@@ -26,10 +26,23 @@ import numpy as np
 
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = ["PLACEMENT_RULES", "place"]
+__all__ = ["PLACEMENT_RULES", "place", "check_placement"]
 
 PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 """The placement rules a policy or ``place`` accepts (docs/simulator.md describes each)."""
+
+
+def check_placement(rule: str | None, *, option: str = "placement") -> str | None:
+    """``rule`` if it is one of :data:`PLACEMENT_RULES` (or None: each policy's own), else
+    :class:`InvalidOptionError` naming ``option`` (``--placement`` on the command line), the value
+    and the rules: one check for the command line and Python.
+
+    >>> check_placement("first_fit")
+    'first_fit'
+    """
+    if rule is not None and rule not in PLACEMENT_RULES:
+        raise InvalidOptionError(f"{option} {rule!r} is not a placement rule; choose one of {list(PLACEMENT_RULES)}.")
+    return rule
 
 
 def place(

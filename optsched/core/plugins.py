@@ -164,7 +164,8 @@ class ReproductionSpec:
     """A paper reproduction declared by its paper: ``target`` is ``"module:function"`` of
     ``run(save, *, quick, seeds, progress)`` (or that function itself); the module is imported
     when :attr:`run` is first read (``optsched reproduce NAME``), not when the reproductions are
-    listed. ``quick_seconds``: rough wall time of ``--quick`` on 2 cores.
+    listed. ``quick_seconds``: rough wall time of ``--quick`` on 2 cores. ``seeds``: False when the
+    experiment has no seeds to set (``optsched reproduce NAME --seeds N`` is then refused, not ignored).
 
     Examples
     --------
@@ -179,6 +180,7 @@ class ReproductionSpec:
     description: str
     paper: str
     quick_seconds: float | None = None
+    seeds: bool = True
 
     @property
     def run(self) -> Callable[..., Any]:
@@ -193,10 +195,17 @@ _REPRODUCTIONS: dict[str, ReproductionSpec] = {}
 
 
 def register_reproduction(
-    name: str, target: str | Callable[..., Any], *, description: str, paper: str, quick_seconds: float | None = None
+    name: str,
+    target: str | Callable[..., Any],
+    *,
+    description: str,
+    paper: str,
+    quick_seconds: float | None = None,
+    seeds: bool = True,
 ) -> ReproductionSpec:
     """Declare the reproduction ``name`` of ``paper``, run by ``target``: ``"module:function"`` (the
-    module imported only when it runs) or the function itself.
+    module imported only when it runs) or the function itself. ``seeds=False``: it has no number of
+    seeds to set (``--seeds`` is refused).
 
     Examples
     --------
@@ -211,7 +220,7 @@ def register_reproduction(
             f"The target of reproduction {name!r} must be 'module:function' (e.g. "
             f"'optsched.experiments.sojourn:reproduce'); got {target!r}."
         )
-    spec = ReproductionSpec(name, target, description, paper, quick_seconds)
+    spec = ReproductionSpec(name, target, description, paper, quick_seconds, seeds)
     _REPRODUCTIONS[name] = spec
     return spec
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from optsched import __version__
 from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.core.output import out_folder_arg
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.asrpt_repro import placement_waste
 from optsched.experiments.asrpt_traces import (
@@ -407,7 +408,9 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
     import pandas as pd
 
     ap = argparse.ArgumentParser(description="A-SRPT Fig. 6-9 at the paper's scale (resumable sweep)")
-    ap.add_argument("--out", required=True, help="sweep folder (finished cells are kept; rerun to resume)")
+    ap.add_argument(
+        "--out", required=True, type=out_folder_arg, help="sweep folder (finished cells are kept; rerun to resume)"
+    )
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--executor", default="processes", choices=["serial", "processes", "dask"])
     ap.add_argument("--workers", type=int, default=None)
@@ -431,4 +434,6 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    from optsched.solvers.interrupt import run_main
+
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_paper"))

@@ -340,4 +340,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    from optsched.solvers.interrupt import run_main
+
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_repro"))

@@ -101,8 +101,15 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
     save("table2_rows", pd.DataFrame(rows))
 
 
-if __name__ == "__main__":  # pragma: no cover
+def main() -> int:  # pragma: no cover - prints Table II beside the paper's
     import pandas as pd
 
     pd.set_option("display.width", 200)
     print(table2().round(3).T)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from optsched.solvers.interrupt import run_main
+
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_table2"))

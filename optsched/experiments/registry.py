@@ -52,6 +52,7 @@ def register_reproduction(
     description: str,
     paper: str,
     quick_seconds: float | None = None,
+    seeds: bool = True,
 ) -> Reproduction:
     """Register the reproduction ``name``: ``run`` is ``"module:function"`` or the function itself
     (:func:`optsched.core.plugins.register_reproduction`).
@@ -65,7 +66,9 @@ def register_reproduction(
     >>> from optsched.core.plugins import forget_reproduction
     >>> _ = forget_reproduction("doc-tables")
     """
-    return plugins.register_reproduction(name, run, description=description, paper=paper, quick_seconds=quick_seconds)
+    return plugins.register_reproduction(
+        name, run, description=description, paper=paper, quick_seconds=quick_seconds, seeds=seeds
+    )
 
 
 def reproductions() -> list[Reproduction]:

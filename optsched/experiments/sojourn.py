@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from optsched.core.output import prepare_out_dir, write_table
+from optsched.core.output import out_folder_arg, prepare_out_dir, write_table
 from optsched.core.seeds import SeedLike
 from optsched.exceptions import SolverError
 from optsched.sojourn.adaptive import compare_policies
@@ -490,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ext-trials", type=int, default=200, help="trials per N of the N <= 40 extension")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--out", default=None, help="folder for CSV files (checked before any work)")
+    p.add_argument("--out", default=None, type=out_folder_arg, help="folder for CSV files (checked before any work)")
     p.add_argument("--force", action="store_true", help="replace files in an existing --out folder")
     a = p.parse_args(argv)
     out = prepare_out_dir(a.out, force=a.force) if a.out else None
@@ -515,6 +515,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    import sys
+    from optsched.solvers.interrupt import run_main
 
-    sys.exit(main())
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.sojourn"))

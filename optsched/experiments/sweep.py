@@ -32,6 +32,8 @@ from typing import Any
 from optsched import __version__
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError
+from optsched.experiments.compare.executors import check_dask_scheduler
+from optsched.solvers import interrupt
 
 __all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
 
@@ -229,12 +231,28 @@ def _dask_client(scheduler_address: str | None, n_workers: int):
     if scheduler_address is None:
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), cluster
+    check_dask_scheduler(scheduler_address)
     try:
         return Client(scheduler_address, timeout="10s"), None
     except (OSError, TimeoutError) as e:
         raise InvalidOptionError(
             f"Cannot reach the Dask scheduler at {scheduler_address!r} within 10 s ({e}); "
             f"check the address and that the scheduler is running."
+        ) from None
+
+
+def _check_picklable(func: Any) -> None:
+    """``processes`` sends ``func`` to its workers pickled: say so before any cell runs."""
+    import pickle
+
+    try:
+        pickle.dumps(func)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        name = getattr(func, "__qualname__", repr(func))
+        raise InvalidOptionError(
+            f"The sweep function {name!r} cannot be sent to worker processes ({e}): a lambda or a function "
+            f"defined inside another is not importable. Define it at the top level of a module, or use "
+            f"executor='serial'."
         ) from None
 
 
@@ -280,7 +298,8 @@ def sweep(
     ------
     InvalidOptionError
         Unknown executor, unreachable scheduler, a provenance mismatch in ``out``, a function
-        that does not return a mapping. Checked before any cell runs where possible.
+        that does not return a mapping, a function ``processes`` cannot pickle (a lambda).
+        Checked before any cell runs where possible.
 
     Examples
     --------
@@ -320,8 +339,10 @@ def sweep(
             stale.unlink(missing_ok=True)
         done = _existing(out_p, func, prov, force)
     todo = [i for i, k in enumerate(keys) if k not in done]
+    if executor == "processes" and todo:
+        _check_picklable(func)
     rows: dict[int, dict[str, Any]] = {i: done[k] for i, k in enumerate(keys) if k in done}
-    bar = _progress(len(todo), progress)
+    bar: Any = None
 
     def finish(i: int, row: dict[str, Any]) -> None:  # the driver writes each cell as it arrives
         rows[i] = row
@@ -330,6 +351,8 @@ def sweep(
         bar.advance()
 
     try:
+        with interrupt.deferred():  # a signal waits until the bar is up: a half-started one keeps stderr
+            bar = _progress(len(todo), progress)
         if executor == "serial" or not todo:
             for i in todo:
                 finish(i, _call(func, pts[i], prov))
@@ -354,5 +377,7 @@ def sweep(
                 if cluster is not None:
                     cluster.close()
     finally:
-        bar.close()
+        if bar is not None:
+            with interrupt.deferred():  # and until it is down again
+                bar.close()
     return pd.DataFrame([rows[i] for i in range(len(pts))])

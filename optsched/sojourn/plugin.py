@@ -91,6 +91,7 @@ def register() -> None:
         "optsched.experiments.sojourn:reproduce",
         paper=KIND,
         quick_seconds=60,
+        seeds=False,  # trials play that role
         description="Tables IV-XIV (+ U9 sets 2-3), RANK vs exact optimum to N = 40, adaptive "
         "study, online Tables XVI-XVIII (paper 003)",
     )

@@ -35,17 +35,20 @@ In Python only SIGINT is taken (SIGTERM keeps ending the process, as a script ex
 command line wraps each command in :func:`handle_signals`, which treats SIGTERM and SIGHUP (what
 ``timeout``, ``kill``, batch schedulers, container stops and a closed terminal send) exactly like
 Ctrl-C; :func:`exit_code` is then 128 + the first signal's number (130 SIGINT, 143 SIGTERM, 129
-SIGHUP), as shells report it. Handlers can only be set in the main thread: elsewhere nothing is
+SIGHUP), as shells report it. A signal the caller set to be ignored (``nohup``, ``trap '' HUP``, the
+SIGINT of a script's background job) stays ignored. Handlers can only be set in the main thread: elsewhere nothing is
 installed and signals keep their default behaviour. A process forked from one with these handlers
 (a worker pool) gets the default behaviour back, except a portfolio member (:func:`member`).
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -66,6 +69,12 @@ __all__ = [
     "propagating",
     "member",
     "forward",
+    "ignored",
+    "run_main",
+    "run_stoppable",
+    "Abandoned",
+    "abandoned",
+    "join_abandoned",
 ]
 
 
@@ -183,12 +192,24 @@ def _handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
 
+def ignored(signum: int) -> bool:
+    """True when the caller set ``signum`` to be ignored (``nohup`` for SIGHUP, ``trap '' TERM``, a
+    background job of a script for SIGINT): optsched then leaves it ignored."""
+    try:
+        return signal.getsignal(signum) == signal.SIG_IGN
+    except (ValueError, TypeError, OSError):  # no signals here (an embedded interpreter)
+        return False
+
+
 def _install(signums: tuple[int, ...]) -> dict[int, Any]:
-    """Our handler for ``signums`` (main thread only); returns the previous handlers."""
+    """Our handler for ``signums`` (main thread only) except those the caller ignores; returns
+    the previous handlers."""
     previous: dict[int, Any] = {}
     if threading.current_thread() is not threading.main_thread():
         return previous
     for s in signums:
+        if ignored(s):  # the caller's choice (nohup, trap ''): kept
+            continue
         with suppress(ValueError, TypeError, OSError):  # no signals here (an embedded interpreter)
             previous[s] = signal.signal(s, _handler)
     return previous
@@ -321,6 +342,8 @@ def member() -> None:
     if threading.current_thread() is threading.main_thread():
         with suppress(ValueError, TypeError, OSError):
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            # the parent's stop message, even when the caller made the parent ignore Ctrl-C
+            signal.signal(signal.SIGINT, _handler)
 
 
 def forward(pids: list[int]) -> Callable[[], None]:
@@ -332,3 +355,144 @@ def forward(pids: list[int]) -> Callable[[], None]:
                 os.kill(pid, signal.SIGINT)
 
     return stop
+
+
+def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
+    """For a ``python -m optsched....`` module: run ``main()`` as the command line runs a command
+    (SIGTERM and SIGHUP act like Ctrl-C, a signal the caller ignores stays ignored) and end an
+    interruption with one line on stderr and :func:`exit_code` (130, 143, 129); returns
+    ``main()``'s exit code otherwise.
+
+    >>> run_main(lambda: 0)
+    0
+    """
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: an escape, not an error
+        with suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        with handle_signals():
+            code = main()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted ({described()}).", file=sys.stderr)
+        return exit_code()
+    return int(code or 0)
+
+
+#: Solver threads left running after a stop they could not take in time (see :func:`run_stoppable`).
+_abandoned: list[threading.Thread] = []
+
+
+class Abandoned(Exception):
+    """Raised by :func:`run_stoppable` when the call did not end within ``grace`` seconds of a signal
+    (it goes on in its thread, which :func:`join_abandoned` waits for)."""
+
+
+def run_stoppable(
+    call: Callable[[], Any],
+    *,
+    grace: float,
+    on_request: Callable[[], None] | None = None,
+    on_abandon: Callable[[], None] | None = None,
+    captures_output: bool = False,
+) -> Any:
+    """``call()`` in a worker thread while the main thread waits, so that a signal is taken at once
+    even while ``call`` is inside C++ that calls no Python for a while (HiGHS's presolve and root LP
+    run its callbacks only between phases). On a signal (:func:`requested`) ``on_request()`` is
+    called (e.g. to make the solver's callbacks stop it) and the call gets ``grace`` seconds to
+    return; if it has not, :class:`Abandoned` is raised and the thread is left to end on its own
+    (:func:`join_abandoned`; the command line exits without waiting for it) after ``on_abandon()``
+    (e.g. to silence it). The process's standard output and error, which ``call`` may have
+    redirected for as long as it runs (Pyomo captures them around a solve), are given back to this
+    thread first; ``captures_output=True``: ``call`` redirects them soon after it starts, and it is
+    left only once it has (so that it cannot take them again after they were given back). Outside
+    the main thread ``call()`` simply runs here."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    join_abandoned()  # one solve at a time: a solver left running ends first (it was told to stop)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e
+
+    streams = _Streams()
+    t = threading.Thread(target=target, name="optsched-solver", daemon=True)
+    t.start()
+    asked: float | None = None
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            if asked is None and requested():
+                asked = time.monotonic()
+                if on_request is not None:
+                    on_request()
+            late = asked is not None and t.is_alive() and time.monotonic() - asked > grace
+            if late and (not captures_output or streams.taken()):
+                raise Abandoned
+    except (Abandoned, KeyboardInterrupt):  # KeyboardInterrupt: a third signal, the user insists
+        if t.is_alive():
+            _abandoned.append(t)
+            if on_abandon is not None:
+                with suppress(Exception):
+                    on_abandon()
+            streams.give_back()
+        raise
+    finally:
+        streams.close()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+class _Streams:
+    """This process's standard output and error as they are now (file objects and descriptors), to
+    give them back while a call that redirected them goes on in another thread."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self.objects = (sys.stdout, sys.stderr)
+        self.fds: dict[int, int] = {}
+        for fd in (1, 2):
+            with suppress(OSError):
+                self.fds[fd] = os.dup(fd)
+
+    def taken(self) -> bool:
+        """True once another thread replaced ``sys.stdout`` or ``sys.stderr``."""
+        import sys
+
+        return (sys.stdout, sys.stderr) != self.objects
+
+    def give_back(self) -> None:
+        import sys
+
+        for fd, saved in self.fds.items():
+            with suppress(OSError):
+                os.dup2(saved, fd)
+        sys.stdout, sys.stderr = self.objects
+
+    def close(self) -> None:
+        for saved in self.fds.values():
+            with suppress(OSError):
+                os.close(saved)
+        self.fds = {}
+
+
+def abandoned() -> bool:
+    """True while a solver thread left by :func:`run_stoppable` still runs."""
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()]
+    return bool(_abandoned)
+
+
+def join_abandoned(timeout: float | None = None) -> None:
+    """Wait for the solver threads :func:`run_stoppable` left running (they were told to stop)."""
+    for t in list(_abandoned):
+        t.join(timeout)
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()]
+
+
+atexit.register(join_abandoned)  # a script's interpreter never ends under a solver still running

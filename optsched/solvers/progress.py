@@ -4,7 +4,8 @@ The solvers report here (:func:`phase`, :func:`report`) whether anyone listens o
 cost a few attribute reads. Something is shown only inside :func:`display`, which the CLI opens
 around ``optsched solve`` (not with ``--quiet``, ``--verbose`` or inside a forked member): after
 the first second, on standard error, a live line on a terminal (rich) or a plain line whenever
-the phase, the incumbent or the bound changed (at most one a second), e.g.::
+the phase, the incumbent or the bound changed (at most one a second, and at least one every
+:data:`HEARTBEAT` seconds while the solve runs), e.g.::
 
     [solve   4.1 s] solving (highs): incumbent 4,822, bound 4,814 (gap 0.166 %)
 
@@ -51,6 +52,9 @@ class _Units:
     offset: float
     incumbents: bool
 
+
+#: Seconds after which a plain (not a terminal) display repeats its line though nothing changed.
+HEARTBEAT = 5.0
 
 _units: list[_Units] = []
 _current: _Display | None = None
@@ -218,7 +222,9 @@ class _Display:
             self.live.update(Text(self.text(), style="dim"), refresh=True)
             return
         now = time.monotonic()
-        if self.version != self.shown and now - self.last_line >= 1.0:
+        # a change (at most one line a second), or the same line every HEARTBEAT s: a solver that
+        # works long without news (HiGHS's presolve and root LP) still shows that it runs
+        if (self.version != self.shown and now - self.last_line >= 1.0) or now - self.last_line >= HEARTBEAT:
             self.shown, self.last_line = self.version, now
             print(self.text(), file=self.file, flush=True)
             self.lines += 1

@@ -34,6 +34,10 @@ INSTALL_HINTS = {
     "cbc": "apt-get install coinor-cbc",
 }
 
+#: Seconds HiGHS gets to stop from its callbacks after a signal; then the solve returns without it
+#: (in presolve and the root LP HiGHS calls no callback for 10 s and more on large models).
+HIGHS_STOP_GRACE = 1.0
+
 # names that Pyomo's newer solver interface (pyomo.contrib.solver) knows
 _CONTRIB = {"highs", "gurobi_direct", "gurobi_persistent", "gurobi", "ipopt"}
 
@@ -211,13 +215,14 @@ class _Watch:
         import logging
 
         self.fired: str | None = None
+        self.stop = False  # set on a signal: stays set after the guard ends (a run left to finish)
         self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle
         self.deadline = options.deadline
         last: list[Any] = [None]
 
         def check(e: Any) -> None:
             if self.fired is None:
-                if interrupt.requested():
+                if self.stop or interrupt.requested():
                     self.fired = "interrupted"
                 elif self.deadline is not None and time.monotonic() >= self.deadline:
                     self.fired = "maxTimeLimit"
@@ -244,6 +249,15 @@ class _Watch:
         # Pyomo 6.10 does not map HiGHS's kInterrupt and warns about it: our own stop, not news
         self.logger = logging.getLogger("pyomo.contrib.solver.solvers.highs")
         self.logger.addFilter(self._quiet)
+
+    def request_stop(self) -> None:
+        """Stop HiGHS at its next callback, even after the guard that asked has ended."""
+        self.stop = True
+
+    def silence(self) -> None:
+        """No more log lines from a HiGHS run left to stop on its own (they would reach the
+        process's output once Pyomo's capture of it is given back)."""
+        self.highs.setOptionValue("output_flag", False)
 
     def _quiet(self, record: Any) -> bool:
         return not (self.fired is not None and "kInterrupt" in record.getMessage())
@@ -304,10 +318,17 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             # Pyomo's update() before the run (0.1-0.5 s on the sojourn models)
             done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
             if solver == "highs" and getattr(opt, "_model", None) is not model:
-                opt.set_instance(model)  # here, not in opt.solve: timed against the deadline, interruptible
+                # here, not in opt.solve: timed against the deadline; in a thread: a signal acts at once
+                interrupt.run_stoppable(lambda: opt.set_instance(model), grace=HIGHS_STOP_GRACE, captures_output=True)
             if warm_start and solver == "highs":
                 _set_highs_start(opt, model)
+        except interrupt.Abandoned:  # Pyomo still handing a large model over: left to end in its thread
+            return _not_run(solver, "interrupted while handing the model to the solver")
         except KeyboardInterrupt:  # Ctrl-C while Pyomo hands the model over (Python code)
+            if done is not None:
+                done()
+            return _not_run(solver, "interrupted while handing the model to the solver")
+        if interrupt.requested():  # while the model was handed over: HiGHS need not start
             if done is not None:
                 done()
             return _not_run(solver, "interrupted while handing the model to the solver")
@@ -324,15 +345,28 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             kw["auto_updates"] = dict.fromkeys(_AUTO_UPDATES, False)
             # stops HiGHS on Ctrl-C (the flag its interrupt callbacks read) and at the deadline
             watch = _Watch(opt, options)
+        left = False
         try:
             with interrupt.stoppable():  # SIGINT sets the flag that the interrupt callbacks read
-                res = opt.solve(model, **kw)
+                if watch is None:
+                    res = opt.solve(model, **kw)
+                else:  # in a thread: a signal acts within HIGHS_STOP_GRACE s in every phase of HiGHS
+                    res = interrupt.run_stoppable(
+                        lambda: opt.solve(model, **kw),
+                        grace=HIGHS_STOP_GRACE,
+                        on_request=watch.request_stop,
+                        on_abandon=watch.silence,
+                        captures_output=True,
+                    )
+        except interrupt.Abandoned:  # HiGHS in presolve or its root LP, where it calls no callback
+            left = True
+            return _not_run(solver, "interrupted in HiGHS's presolve or root LP (its run is left to stop there)")
         except Exception as e:
             raise SolverError(f"The solver {solver!r} failed on the model: {e}") from e
         finally:
-            if watch is not None:
+            if watch is not None and not left:  # a run left going keeps its callbacks: they stop it
                 watch.done()
-            if done is not None:
+            if done is not None and not left:
                 done()
     runtime = time.perf_counter() - t0
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from optsched.exceptions import ModelTooLargeError
+from optsched.exceptions import InvalidOptionError, ModelTooLargeError
 
 __all__ = ["DEFAULT_MAX_SIZE", "max_model_size", "check_model_size"]
 
@@ -26,8 +26,19 @@ def max_model_size() -> int:
     >>> max_model_size() > 0
     True
     """
-    v = os.environ.get("OPTSCHED_MAX_MODEL_SIZE")
-    return int(v) if v else DEFAULT_MAX_SIZE
+    v = os.environ.get("OPTSCHED_MAX_MODEL_SIZE", "").strip()
+    if not v:
+        return DEFAULT_MAX_SIZE
+    try:
+        limit = int(v.replace("_", "").replace(",", ""))
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise InvalidOptionError(
+            f"The environment variable OPTSCHED_MAX_MODEL_SIZE must be a whole number >= 1 (variables + "
+            f"constraints, e.g. {DEFAULT_MAX_SIZE}); got {v!r}. Fix it, or unset it for the default."
+        )
+    return limit
 
 
 def check_model_size(name: str, n_vars: int, n_cons: int, limit: int | None = None) -> int:

@@ -41,6 +41,7 @@ import contextlib
 import csv
 import gzip
 import itertools
+import os
 import re
 import zlib
 from collections.abc import Callable, Mapping
@@ -471,6 +472,11 @@ def read_jobs(path: str | Path, *, columns: str | Mapping[str, str] | None = Non
     >>> read_jobs(path, columns="arrival=submit,gpus=n_gpu")[["arrival", "gpus"]].values.tolist()
     [[0.0, 1.0], [30.0, 2.0]]
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TraceFormatError(
+            f"read_jobs takes the path of a CSV or Parquet job file (str or pathlib.Path); got {path!r} "
+            f"({type(path).__name__}). A table already in memory goes to compare() or the simulator as it is."
+        )
     import pandas as pd
 
     parse_columns(columns)  # a malformed mapping is said before the file is read

@@ -1,6 +1,7 @@
 """One run per --out folder: a second run into a folder in use is refused (exit 2, which run holds
 it); a lock left by a run that died is taken over; --force removes the files the earlier run
-recorded there, and only those."""
+recorded there, and only those, and never writes over another file (a folder without a record, a
+file of the user's, the run's own input: exit 2 naming the file); an empty --out is refused."""
 
 from __future__ import annotations
 
@@ -123,13 +124,61 @@ def test_force_removes_the_earlier_runs_files_and_only_those(tmp_path, capsys):
     assert recorded_files(d) == ["schedule.json", "result.json"]
 
 
-def test_force_on_a_folder_without_a_record_keeps_its_files_and_says_so(tmp_path, capsys):
+def test_force_on_a_folder_without_a_record_is_refused_naming_a_file(tmp_path, capsys):
     d = tmp_path / "out"
     d.mkdir()
-    (d / "old.csv").write_text("a\n1\n")
-    code, _, err = run(["solve", TOY, "--out", str(d), "--force"], capsys)
-    assert code == 0
-    assert "no record" in err and (d / "old.csv").exists()
+    (d / "summary.json").write_text('{"mine": 1}')  # the user's own file
+    code, out, err = run(["solve", TOY, "--out", str(d), "--force"], capsys)
+    assert code == 2 and out == ""
+    assert "no record" in err and "'summary.json'" in err and err.count("\n") == 1
+    assert (d / "summary.json").read_text() == '{"mine": 1}' and not (d / "result.json").exists()
+
+
+def test_force_never_writes_over_a_file_the_record_does_not_list(tmp_path, capsys):
+    d = tmp_path / "out"
+    assert run(["solve", TOY, "--out", str(d)], capsys)[0] == 0  # the record: schedule.json, result.json
+    (d / "summary.json").write_text('{"mine": 1}')  # the user's own file, of a name simulate writes
+    argv = ["simulate", "--trace", "synthetic", "--jobs", "20", "--servers", "2", "--out", str(d), "--force"]
+    code, _, err = run(argv, capsys)
+    assert code == 2, err
+    assert "'summary.json'" in err and "not written by an earlier optsched run" in err
+    assert (d / "summary.json").read_text() == '{"mine": 1}'
+    assert not (d / "result.json").exists()  # the earlier run's files were removed (--force), as recorded
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_folder_holding_the_input_is_refused_with_or_without_force(tmp_path, capsys, force):
+    d = tmp_path / "o"
+    argv = ["simulate", "--trace", "synthetic", "--jobs", "20", "--servers", "2", "--out", str(d)]
+    assert run(argv, capsys)[0] == 0
+    jobs = next(f for f in recorded_files(d) if f.startswith("jobs."))  # written by optsched: in the record
+    before = (d / jobs).read_bytes()
+    argv = ["simulate", "--jobs-csv", str(d / jobs), "--servers", "2", "--out", str(d), *(["--force"] * force)]
+    code, _, err = run(argv, capsys)
+    assert code == 2
+    assert "holds the input" in err and jobs in err
+    assert (d / jobs).read_bytes() == before  # neither removed nor written over
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["solve", TOY],
+        ["simulate", "--trace", "synthetic", "--jobs", "20"],
+        ["compare", "--trace", "synthetic", "--jobs", "20"],
+        ["demo", "--quick"],
+        ["reproduce", "asrpt-table2", "--quick"],
+    ],
+)
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_or_blank_out_is_refused(tmp_path, capsys, monkeypatch, argv, blank):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run([*argv, "--out", blank], capsys)
+    assert code == 2 and out == ""
+    assert "--out" in err and "is empty" in err
+    assert list(tmp_path.iterdir()) == []  # nothing written, here or anywhere
+    with pytest.raises(InvalidOptionError, match="is empty"):
+        prepare_out_dir(blank)  # the same rule in Python
 
 
 def test_every_file_is_recorded_before_it_is_written(tmp_path):

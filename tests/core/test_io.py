@@ -105,3 +105,20 @@ def test_require_fields_names_the_missing_field_and_a_list_that_is_not_one():
         require_fields({"jobs": {"a": 1}}, ("jobs",))
     with pytest.raises(InvalidInstanceError):
         require_fields(json.loads("[1]"), ("jobs",))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_a_saved_schedule_reads_back_the_same_with_one_job_per_line(tmp_path, n):
+    from optsched.core.io import save_schedule
+    from optsched.core.schedule import Schedule
+    from optsched.rigid import list_schedule, random_instance
+
+    inst = random_instance(max(n, 1), n_servers=2, gpus_per_server=4, seed=n)
+    sched = list_schedule(inst).schedule if n else Schedule({})
+    path = save_schedule(sched, tmp_path / "s.json", inst)
+    text = path.read_text()
+    doc = json.loads(text)
+    assert doc["jobs"] == json.loads(json.dumps(sched.to_dict()))["jobs"]
+    assert doc["instance"]["name"] == inst.name
+    assert Schedule.load(path).to_dict() == sched.to_dict()
+    assert len(text.splitlines()) == (5 + n if n else 4)  # {, instance, "jobs": [, one line per job, ], }

@@ -109,3 +109,77 @@ def test_sigint_while_the_model_is_built_returns_the_warm_start(monkeypatch):
     assert r.status == Status.INTERRUPTED and r.info["incumbent"] == "initial"
     assert r.info["stopped_because"].startswith("interrupted")
     assert r.bound is not None and r.bound <= r.objective and verify_result(inst, r).ok
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_a_signal_the_caller_ignores_stays_ignored_inside_handle_signals_and_guard():
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGHUP, signal.SIGINT)}
+    try:
+        assert interrupt.ignored(signal.SIGHUP) and not interrupt.ignored(signal.SIGTERM)
+        with interrupt.handle_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)  # taken
+        with interrupt.guard():  # in Python: SIGINT only, and not when the caller ignores it
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def test_run_stoppable_leaves_a_call_that_does_not_stop_and_gives_the_streams_back():
+    import sys
+    import threading
+
+    release, asked, silenced = threading.Event(), [], []
+    stdout = sys.stdout
+
+    def stuck():  # a solver in a phase without callbacks, which captured the process's output
+        sys.stdout = None
+        release.wait()
+        return "late"
+
+    with interrupt.guard():
+        os.kill(os.getpid(), signal.SIGINT)  # taken by the guard: requested, nothing raised
+        with pytest.raises(interrupt.Abandoned):
+            interrupt.run_stoppable(
+                stuck, grace=0.0, on_request=lambda: asked.append(1), on_abandon=lambda: silenced.append(1)
+            )
+    assert asked == [1] and silenced == [1]
+    assert sys.stdout is stdout  # given back while the call goes on
+    assert interrupt.abandoned()
+    release.set()
+    interrupt.join_abandoned()
+    assert not interrupt.abandoned()
+    sys.stdout = stdout
+
+
+def test_run_stoppable_returns_the_result_and_raises_the_error_of_a_call_that_ends():
+    assert interrupt.run_stoppable(lambda: 42, grace=1.0) == 42
+    with pytest.raises(ZeroDivisionError):
+        interrupt.run_stoppable(lambda: 1 / 0, grace=1.0)
+
+
+def test_run_stoppable_leaves_a_call_that_captures_the_output_only_once_it_has():
+    import sys
+    import threading
+
+    go, release = threading.Event(), threading.Event()
+    stdout, stderr = sys.stdout, sys.stderr
+
+    def slow_to_capture():  # Pyomo's solve before its capture_output: it must not take them after the give-back
+        go.wait()
+        sys.stdout = sys.stderr = None
+        release.wait()
+
+    timer = threading.Timer(0.2, go.set)
+    with interrupt.guard():
+        os.kill(os.getpid(), signal.SIGINT)
+        timer.start()
+        with pytest.raises(interrupt.Abandoned):
+            interrupt.run_stoppable(slow_to_capture, grace=0.0, captures_output=True)
+    assert go.is_set()  # left only after it had taken the streams
+    assert (sys.stdout, sys.stderr) == (stdout, stderr)  # and they were given back
+    release.set()
+    interrupt.join_abandoned()

@@ -77,7 +77,7 @@ def compare(
     seeds: int = 1,
     seed: int = 0,
     placement: str | None = None,
-    progress: bool = True,
+    progress: bool | str = True,
     sim_options: dict[str, Any] | None = None,
     overheads: str = "model",
     load_base: float = 60.0,
@@ -110,6 +110,9 @@ def compare(
         table has ``<metric>_ci_lo`` / ``<metric>_ci_hi`` (95% t-interval).
     placement : str, optional
         Placement rule passed to every policy that takes one.
+    progress : bool or {"bar", "lines"}
+        A progress bar (True, ``"bar"``), or one line on stderr per finished row with the rows
+        done, the time elapsed and the time expected (``"lines"``: for a log file), or nothing.
     overheads : {"model", "none"}
         ``"model"``: load and save times from each job's model size (Lazer's (L1)-(L2), base
         ``load_base`` s) for every policy; ``"none"``: free (re)starts and preemptions.

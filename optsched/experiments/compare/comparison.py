@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optsched.core import Cluster
+from optsched.core.placement import check_placement
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.bound import SeedBound, seed_bound
 from optsched.experiments.compare.executors import (
@@ -108,7 +109,7 @@ class Comparison:
         seeds: int = 1,
         seed: int = 0,
         placement: str | None = None,
-        progress: bool = True,
+        progress: bool | str = True,
         sim_options: dict[str, Any] | None = None,
         overheads: str = "model",
         load_base: float = 60.0,
@@ -148,7 +149,9 @@ class Comparison:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InvalidOptionError(f"seed must be an integer >= 0; got {seed!r}.")
         self.seed = int(seed)
-        self.placement = placement
+        self.placement = check_placement(placement)
+        if progress not in (True, False, "bar", "lines"):
+            raise InvalidOptionError(f"progress must be True, False, 'bar' or 'lines'; got {progress!r}.")
         self.progress = progress
         self.sim_options = dict(sim_options or {})
         self.on_row = on_row
@@ -229,12 +232,12 @@ class Comparison:
         tasks = [(n, s) for n in runnable for s in range(self.seeds)]
         executor, workers = self._executor(len(tasks))
         got: dict[str, list[RunResult | None]] = {n: [None] * self.seeds for n in runnable}
-        bar: _Progress | None = None
+        bar: _Progress | _Lines | None = None
 
         def started() -> None:  # after the worker processes forked: no bar thread in them
             nonlocal bar
             if self.progress and tasks:
-                bar = _Progress(len(tasks))
+                bar = _Lines(len(tasks), len(self.names)) if self.progress == "lines" else _Progress(len(tasks))
 
         try:
             for res in execute(
@@ -255,6 +258,8 @@ class Comparison:
                     bar.advance()
                 if all(r is not None for r in runs):
                     self._finish(res.policy, runs)
+                    if isinstance(bar, _Lines):
+                        bar.row(res.policy, len(self.rows))
         finally:
             if bar:
                 bar.close()
@@ -331,3 +336,34 @@ class _Progress:
 
     def close(self) -> None:
         self._p.stop()
+
+
+class _Lines:
+    """Progress for a log file or a pipe (stderr not a terminal): one line per finished row, with
+    the rows done, the time elapsed and the time expected to be left (from the runs done so far)."""
+
+    def __init__(self, total: int, rows: int):
+        self.total, self.rows, self.done = total, rows, 0
+        self.t0 = time.perf_counter()
+
+    def advance(self) -> None:
+        self.done += 1
+
+    def row(self, policy: str, done_rows: int) -> None:
+        import sys
+
+        elapsed = time.perf_counter() - self.t0
+        left = self.total - self.done
+        expect = f", about {_secs(elapsed / self.done * left)} to go" if left and self.done else ""
+        print(
+            f"compare: {done_rows}/{self.rows} rows done ({policy}), {_secs(elapsed)} elapsed{expect}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def _secs(t: float) -> str:
+    return f"{t:.1f} s" if t < 120 else f"{t / 60:.1f} min"

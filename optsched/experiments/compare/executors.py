@@ -15,7 +15,7 @@ from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.runner import RunResult, available_policies, run_policy
 from optsched.experiments.compare.workload import SeededWorkload
 
-__all__ = ["EXECUTORS", "default_workers", "check_workers", "execute", "connect_dask"]
+__all__ = ["EXECUTORS", "default_workers", "check_workers", "execute", "connect_dask", "check_dask_scheduler"]
 
 EXECUTORS = ("serial", "processes", "dask")
 """Where the runs of :func:`compare` execute (its ``executor=``): one after another in this process,
@@ -65,6 +65,7 @@ def connect_dask(address: str | None, workers: int):
     if address in (None, "local"):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), cluster
+    check_dask_scheduler(address, option="--dask")
     try:
         return Client(address, timeout="10s"), None
     except (OSError, TimeoutError, ValueError) as e:
@@ -72,6 +73,82 @@ def connect_dask(address: str | None, workers: int):
             f"Cannot reach the Dask scheduler at --dask {address!r} within 10 s ({e}); check the address "
             f"(tcp://host:8786) and that the scheduler is running, or use --dask local."
         ) from None
+
+
+#: Seconds to connect to a Dask scheduler's address, and then for its first message.
+DASK_PROBE_SECONDS = 5.0
+
+
+def check_dask_scheduler(
+    address: str, *, option: str = "scheduler_address", timeout: float = DASK_PROBE_SECONDS
+) -> None:
+    """Check that a Dask scheduler answers at ``address`` (``tcp://host:port`` or ``host:port``)
+    before Dask's own client connects: a short connect, then the scheduler's handshake, which a
+    Dask server sends first (eight bytes of length, then a small message naming its pickle
+    protocol). Anything else there (nothing, a web server such as the Dask dashboard, a service
+    that closes the connection or answers other bytes) is refused at once, where Dask's client
+    would wait, or read another service's bytes as a message size and run out of memory. Other
+    schemes (``tls://``, ``ws://``, ``inproc://``) are left to Dask.
+
+    Raises
+    ------
+    InvalidOptionError
+        "no Dask scheduler at ADDRESS", the reason and the fix.
+    """
+    import socket
+    import struct
+
+    scheme, sep, rest = str(address).partition("://")
+    if not sep:
+        scheme, rest = "tcp", str(address)
+    if scheme != "tcp":
+        return
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+
+    def refuse(why: str) -> InvalidOptionError:
+        return InvalidOptionError(
+            f"No Dask scheduler at {option} {address!r}: {why}. Give the address the scheduler prints "
+            f"(tcp://host:8786; the dashboard's port 8787 is a web page, not the scheduler), or --dask local "
+            f"for a cluster on this machine."
+        )
+
+    if not (colon and host and port.isdigit() and 0 < int(port) < 65536):
+        raise refuse("give it as tcp://host:port")
+    try:
+        conn = socket.create_connection((host, int(port)), timeout=timeout)
+    except TimeoutError:
+        raise refuse(f"nothing answered within {timeout:g} s") from None
+    except OSError as e:
+        raise refuse(e.strerror or str(e)) from None
+    with conn:
+        conn.settimeout(timeout)
+        try:
+            head = _recv(conn, 8)
+            size = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+            body = _recv(conn, size) if 0 < size <= 1 << 16 else b""
+        except TimeoutError:
+            raise refuse(
+                f"the service there said nothing within {timeout:g} s (a Dask scheduler speaks first; a web "
+                f"server waits for a request)"
+            ) from None
+        except OSError as e:
+            raise refuse(e.strerror or str(e)) from None
+    if not head:
+        raise refuse("the service there closed the connection without a word")
+    if b"pickle-protocol" not in body:
+        raise refuse(f"the service there answered with bytes that are not Dask's handshake ({head[:8]!r}...)")
+
+
+def _recv(conn: Any, n: int) -> bytes:
+    """Up to ``n`` bytes (fewer only when the peer closes)."""
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    return buf
 
 
 # -- the task each worker runs ---------------------------------------------------------------------
