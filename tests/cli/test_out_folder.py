@@ -138,7 +138,20 @@ def test_force_never_writes_over_a_file_the_record_does_not_list(tmp_path, capsy
     d = tmp_path / "out"
     assert run(["solve", TOY, "--out", str(d)], capsys)[0] == 0  # the record: schedule.json, result.json
     (d / "summary.json").write_text('{"mine": 1}')  # the user's own file, of a name simulate writes
-    argv = ["simulate", "--trace", "synthetic", "--jobs", "20", "--servers", "2", "--out", str(d), "--force"]
+    argv = [
+        "simulate",
+        "--trace",
+        "synthetic",
+        "--jobs",
+        "20",
+        "--servers",
+        "2",
+        "--max-duration",
+        "3600",
+        "--out",
+        str(d),
+        "--force",
+    ]
     code, _, err = run(argv, capsys)
     assert code == 2, err
     assert "'summary.json'" in err and "not written by an earlier optsched run" in err
@@ -149,7 +162,19 @@ def test_force_never_writes_over_a_file_the_record_does_not_list(tmp_path, capsy
 @pytest.mark.parametrize("force", [False, True])
 def test_a_folder_holding_the_input_is_refused_with_or_without_force(tmp_path, capsys, force):
     d = tmp_path / "o"
-    argv = ["simulate", "--trace", "synthetic", "--jobs", "20", "--servers", "2", "--out", str(d)]
+    argv = [
+        "simulate",
+        "--trace",
+        "synthetic",
+        "--jobs",
+        "20",
+        "--servers",
+        "2",
+        "--max-duration",
+        "3600",
+        "--out",
+        str(d),
+    ]
     assert run(argv, capsys)[0] == 0
     jobs = next(f for f in recorded_files(d) if f.startswith("jobs."))  # written by optsched: in the record
     before = (d / jobs).read_bytes()

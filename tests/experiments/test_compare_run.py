@@ -218,7 +218,7 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
         (["--policies", "fifo,nope"], "unknown policy 'nope'"),
         (["--policies", "fifo", "--workers", "0"], "--workers must be a whole number >= 1"),
         (["--policies", "fifo", "--workers", "-2"], "--workers must be a whole number >= 1"),
-        (["--policies", "fifo", "--dask", "tcp://127.0.0.1:9"], "Cannot reach the Dask scheduler"),
+        (["--policies", "fifo", "--dask", "tcp://127.0.0.1:9"], "No Dask scheduler at"),
         (["--policies", "fifo", "--sort", "nope"], "sort_by (--sort) must be one of"),
         (["--asrpt-nic-gbps", "0"], "--asrpt-nic-gbps must be a bandwidth > 0 in Gbit/s per server"),
         (["--asrpt-nic-gbps", "-10"], "got -10.0 Gbit/s"),

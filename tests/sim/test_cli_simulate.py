@@ -186,7 +186,20 @@ def test_bad_input_is_refused_before_any_work(argv, msg, tmp_path, capsys):
 def test_skip_oversized_counts_and_force_replaces(tmp_path, capsys):
     p = _jobs_csv(tmp_path)  # the 4-GPU job does not fit 1 x 2
     out = tmp_path / "out"
-    earlier = ["simulate", "--trace", "synthetic", "--jobs", "5", "--servers", "1", "--out", str(out), "--quiet"]
+    earlier = [
+        "simulate",
+        "--trace",
+        "synthetic",
+        "--jobs",
+        "5",
+        "--servers",
+        "1",
+        "--max-duration",
+        "3600",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(earlier) == 0  # an earlier run's files, listed in the folder's record: --force replaces them
     capsys.readouterr()
     assert (
