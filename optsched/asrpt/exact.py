@@ -407,7 +407,7 @@ def solve_exact(
         if isinstance(initial, str):
             progress.phase("warm start (grid list schedules)")
             initial = best_heuristic(instance, pats)
-        return run_exact(
+        result = run_exact(
             instance,
             build=lambda inst, b, o: build_exact(inst, b, o, max_size=max_size, lower_bound=bound, patterns=pats),
             decode=lambda em, sr: decode_exact(instance, em, sr),
@@ -424,6 +424,9 @@ def solve_exact(
             bound_name=which,
             stop_at_bound=stop_at_bound,
         )
+    # no model built (the warm start met the cheap bound): the objective is the schedule's own, unrounded
+    result.info.setdefault("objective_rounding", 0.0)
+    return result
 
 
 #: Former name, deprecated (docs/conventions.md#deprecated).

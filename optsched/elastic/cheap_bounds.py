@@ -34,7 +34,7 @@ __all__ = ["min_sum_bound", "max_weight_bound", "resource_use"]
 
 def resource_use(instance: ElasticInstance, j: int) -> tuple[np.ndarray, np.ndarray]:
     """(W, rho) of job index ``j``, one value per resource (module doc): its least unit-slots of
-    each resource and the most of it it holds at a time, over every configuration that fits the
+    each resource and the most of that resource it holds at a time, over every configuration that fits the
     empty cluster.
 
     >>> from optsched.elastic import toy_instance
