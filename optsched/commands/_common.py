@@ -225,6 +225,69 @@ def out_folder(value: str) -> str:
     return out_folder_arg(value)
 
 
+#: Trace file formats that ``--trace-format`` names (detected from the file when not given).
+TRACE_FORMATS = ("philly", "helios", "acme", "openb")
+
+
+def add_workload_options(p) -> None:
+    """The options that say which jobs run on which cluster, declared once for every command that
+    takes a workload (``simulate``, ``compare``): one default and one meaning each, read by
+    :func:`workload_from_args` (``optsched.traces.workload.build_workload``)."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--trace", help="openb | openb-sample | synthetic | a trace file (Philly .json, Helios/Acme/OpenB .csv)"
+    )
+    src.add_argument(
+        "--jobs-csv",
+        metavar="FILE",
+        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work, model, status, "
+        "load_time, save_time)",
+    )
+    p.add_argument(
+        "--columns",
+        default=None,
+        metavar="OURS=YOURS,...",
+        help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu",
+    )
+    p.add_argument("--trace-format", default=None, choices=TRACE_FORMATS, help="trace file format if not detected")
+    p.add_argument("--servers", type=int, default=None, help="servers (default for openb: its nodes)")
+    p.add_argument("--gpus-per-server", type=int, default=8)
+    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs (1000); traces: keep the first N")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="offered load in (0, 5): traces: size the cluster for it; synthetic: scale arrivals (default 0.8)",
+    )
+    p.add_argument(
+        "--max-duration",
+        type=float,
+        default=None,
+        help="synthetic: cap on durations in s (default 86400; 0 for none)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the seed of every draw (default 0)")
+
+
+def workload_from_args(args, **options: Any) -> Any:
+    """``build_workload`` on the options of :func:`add_workload_options` (and ``options``)."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
+    from optsched.traces.workload import build_workload
+
+    return build_workload(
+        args.trace,
+        jobs_file=args.jobs_csv,
+        columns=args.columns,
+        trace_format=args.trace_format,
+        n_jobs=args.jobs,
+        servers=args.servers,
+        gpus_per_server=args.gpus_per_server,
+        load=args.load,
+        max_duration=args.max_duration,
+        seed=args.seed,
+        **options,
+    )
+
+
 def add_output_options(p, *, out_help: str = "write the results into this folder (created; see --force)") -> None:
     """``--out DIR``, ``--force`` and ``--format`` with the same meaning in every command."""
     p.add_argument("--out", default=None, metavar="DIR", type=out_folder, help=out_help)

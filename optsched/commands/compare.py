@@ -48,9 +48,11 @@ from optsched.commands._common import (
     EXIT_FAILED,
     EXIT_OK,
     add_output_options,
+    add_workload_options,
     check_overhead,
     print_json,
     print_table,
+    workload_from_args,
 )
 from optsched.exceptions import InvalidOptionError
 
@@ -64,36 +66,14 @@ def add_parser(sub) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", help="openb | openb-sample | synthetic | a trace file")
-    src.add_argument("--jobs-csv", metavar="FILE", help="your job table (CSV/Parquet): arrival, gpus, duration")
-    p.add_argument("--columns", default=None, help="with --jobs-csv: ours=yours,... for differing column names")
+    add_workload_options(p)
     p.add_argument("--policies", default="all", help="'all' or a comma list (see `optsched info`)")
     p.add_argument("--placement", default=None, help="placement rule for every policy that takes one")
-    p.add_argument("--servers", type=int, default=None, help="servers (default for openb: its nodes)")
-    p.add_argument("--gpus-per-server", type=int, default=8)
-    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs (1000); traces: keep the first N")
-    p.add_argument(
-        "--load",
-        type=float,
-        default=None,
-        help="offered load in (0, 5): traces: size the cluster for it; synthetic: scale arrivals (default 0.8)",
-    )
-    p.add_argument(
-        "--max-duration",
-        type=float,
-        default=None,
-        help="synthetic: cap on durations in s (default 86400; 0 for none)",
-    )
     p.add_argument(
         "--seeds",
         type=int,
         default=1,
         help="runs per policy (seeds --seed, --seed+1, ...); >1 gives mean and 95%% interval",
-    )
-    p.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
-    p.add_argument(
-        "--trace-format", default=None, help="trace file format if not detected (philly, helios, acme, openb)"
     )
     p.add_argument(
         "--overheads",
@@ -192,21 +172,7 @@ def _check(args) -> None:
 
 def _workload(args):
     """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
-    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.traces.workload import build_workload
-
-    w = build_workload(
-        args.trace,
-        jobs_file=args.jobs_csv,
-        columns=args.columns,
-        trace_format=args.trace_format,
-        n_jobs=args.jobs,
-        servers=args.servers,
-        gpus_per_server=args.gpus_per_server,
-        load=args.load,
-        max_duration=args.max_duration,
-        seed=args.seed,
-    )
+    w = workload_from_args(args)
     _check_overheads(args, w.jobs(args.seed), w.cluster)
     return w.source, w.cluster, w.name, w.note
 

@@ -36,12 +36,14 @@ import time
 import optsched
 from optsched.commands._common import (
     EXIT_OK,
+    add_workload_options,
     check_overhead,
     check_period,
     fmt_people,
     out_folder,
     print_json,
     print_table,
+    workload_from_args,
 )
 from optsched.exceptions import (
     InvalidInstanceError,
@@ -78,7 +80,6 @@ SUMMARY_KEYS = [
 #: Paper policies come from the registry (``optsched info``) and are checked before any work.
 POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
-FORMAT_CHOICES = ("philly", "helios", "acme", "openb")
 ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.compiled.driver.ENGINES (a test checks)
 
 #: Peak memory per job of a replay (bytes), measured by ``make bench`` (1M jobs: 2.5 GiB).
@@ -94,23 +95,7 @@ def add_parser(sub) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--trace", help="openb | openb-sample | synthetic | a trace file (Philly .json, Helios/Acme/OpenB .csv)"
-    )
-    src.add_argument(
-        "--jobs-csv",
-        metavar="FILE",
-        help="a CSV or Parquet job file: arrival, gpus, duration (s; optional job_id, user, work, model, status, "
-        "load_time, save_time)",
-    )
-    p.add_argument(
-        "--columns",
-        default=None,
-        metavar="OURS=YOURS,...",
-        help="--jobs-csv column names that differ, e.g. arrival=submit,gpus=n_gpu",
-    )
-    p.add_argument("--trace-format", default=None, choices=FORMAT_CHOICES, help="trace file format if not detected")
+    add_workload_options(p)
     p.add_argument(
         "--policy",
         default="fifo",
@@ -130,21 +115,6 @@ def add_parser(sub) -> None:
         type=float,
         default=None,
         help="srtf-periodic: seconds between decisions (default 60); las: the quantum (default 60)",
-    )
-    p.add_argument("--servers", type=int, default=None, help="servers (default for openb: its nodes)")
-    p.add_argument("--gpus-per-server", type=int, default=8)
-    p.add_argument("--jobs", type=int, default=None, help="synthetic: number of jobs (1000); traces: keep the first N")
-    p.add_argument(
-        "--load",
-        type=float,
-        default=None,
-        help="offered load in (0, 5): traces: size the cluster for it; synthetic: scale arrivals (default 0.8)",
-    )
-    p.add_argument(
-        "--max-duration",
-        type=float,
-        default=None,
-        help="synthetic: cap on durations in s (default 86400; 0 for none)",
     )
     p.add_argument("--arrivals", default="poisson", choices=("poisson", "trace"), help="synthetic arrivals")
     p.add_argument(
@@ -169,7 +139,6 @@ def add_parser(sub) -> None:
         default=5_000_000,
         help="refuse workloads with more jobs (memory estimate ~2.7 KB/job; default 5,000,000)",
     )
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--out",
         default=None,
@@ -297,7 +266,6 @@ def run(args) -> int:
     from optsched.core.output import prepare_out_dir, recorded_files
     from optsched.sim import Simulator, get_policy
     from optsched.solvers import interrupt
-    from optsched.traces.workload import build_workload
 
     _check_options(args)
     if args.verbose:  # the engine's choice (logger optsched.sim, INFO) on stderr
@@ -336,20 +304,7 @@ def run(args) -> int:
             )
         policy = spec.factory()
     t0 = time.perf_counter()
-    w = build_workload(
-        args.trace,
-        jobs_file=args.jobs_csv,
-        columns=args.columns,
-        trace_format=args.trace_format,
-        n_jobs=args.jobs,
-        servers=args.servers,
-        gpus_per_server=args.gpus_per_server,
-        load=args.load,
-        max_duration=args.max_duration,
-        arrivals=args.arrivals,
-        seed=args.seed,
-        skip_oversized=args.skip_oversized,
-    )
+    w = workload_from_args(args, arrivals=args.arrivals, skip_oversized=args.skip_oversized)
     df, cluster, name, n_skipped = w.jobs(args.seed), w.cluster, w.name, w.n_skipped
     n_rows = len(df["arrival"])
     if n_rows > args.max_jobs:
