@@ -171,10 +171,10 @@ def _check(args) -> None:
 
 
 def _workload(args):
-    """(workload, cluster, name, load note): a table or seed -> table, and the cluster."""
+    """(workload, cluster, name, load note, load reached): a table or seed -> table, and the cluster."""
     w = workload_from_args(args)
     _check_overheads(args, w.jobs(args.seed), w.cluster)
-    return w.source, w.cluster, w.name, w.note
+    return w.source, w.cluster, w.name, w.note, w.load
 
 
 def _check_overheads(args, df, cluster) -> None:
@@ -201,7 +201,7 @@ def run(args) -> int:
         msg = str(e)
         raise InvalidOptionError(f"--policies: {msg[:1].lower()}{msg[1:]}") from None
     formats = check_formats(args.format or ["csv"])
-    workload, cluster, name, note = _workload(args)
+    workload, cluster, name, note, load = _workload(args)
     enrich = {"elastic": {"slot": args.elastic_slot}} if args.elastic_slot is not None else {}
     if args.asrpt_nic_gbps is not None:
         enrich["asrpt"] = {"bandwidth_inter": args.asrpt_nic_gbps * 1e9 / 8}
@@ -224,9 +224,9 @@ def run(args) -> int:
         with interrupt.deferred():  # a second signal does not cut the writing
             if out is not None and finished is not None:
                 write_table(finished, out, "compare", formats=formats)
-                _write_extras(finished, per_job, out, cluster, name, note)
+                _write_extras(finished, per_job, out, cluster, name, note, load)
         if args.json:
-            _print_json(name, cluster, note, table, finished)
+            _print_json(name, cluster, note, table, finished, load)
         elif finished is not None and out is None:  # nowhere else to keep them
             _print_text(finished, cluster, name, note, args)
         kept = f"; the finished rows are in {out}/compare.{formats[0]}" if out is not None and done else ""
@@ -279,10 +279,10 @@ def run(args) -> int:
     if out is not None:
         with interrupt.deferred():
             write_table(table, out, "compare", formats=formats)
-            _write_extras(table, per_job, out, cluster, name, note)
+            _write_extras(table, per_job, out, cluster, name, note, load)
     code = EXIT_FAILED if comparison.failed else EXIT_OK
     if args.json:
-        _print_json(name, cluster, note, table, table)
+        _print_json(name, cluster, note, table, table, load)
         return code
     _print_text(table, cluster, name, note, args)
     if out is not None:
@@ -402,7 +402,7 @@ def _cli_line(args, policy: str) -> str:
     return " ".join(shlex.quote(x) for x in parts)
 
 
-def _print_json(name, cluster, note, table, finished) -> None:
+def _print_json(name, cluster, note, table, finished, load=None) -> None:
     """The --json document: the rows finished (all of them, or those before an interruption)."""
     import math
 
@@ -417,6 +417,7 @@ def _print_json(name, cluster, note, table, finished) -> None:
             "servers": cluster.n_servers,
             "gpus": cluster.total_gpus,
             "load": note,
+            "offered_load": load,
             "bound": attrs.get("bound"),
             "assumptions": attrs.get("assumptions"),
             "time_origin": attrs.get("time_origin"),
@@ -425,7 +426,7 @@ def _print_json(name, cluster, note, table, finished) -> None:
     )
 
 
-def _write_extras(table, per_job, out, cluster, name, note) -> None:
+def _write_extras(table, per_job, out, cluster, name, note, load=None) -> None:
     import json
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
@@ -438,6 +439,7 @@ def _write_extras(table, per_job, out, cluster, name, note) -> None:
         "gpus_per_server": sorted({int(g) for g in cluster.gpus}),
         "gpus": cluster.total_gpus,
         "load": note,
+        "offered_load": load,
         "bound": table.attrs.get("bound"),
         "assumptions": table.attrs.get("assumptions"),
     }

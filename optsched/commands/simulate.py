@@ -371,7 +371,8 @@ def run(args) -> int:
     summary.update(
         {
             "trace": name,
-            "offered_load": w.note,
+            "offered_load": w.load,
+            "load": w.note,
             "servers": cluster.n_servers,
             "gpus": cluster.total_gpus,
             "n_skipped_oversized": n_skipped,
