@@ -125,7 +125,7 @@ def sizing_hint(table: Any, load: float, gpus_per_server: int) -> str:
     >>> sizing_hint(t, 1.0, 8)
     ''
     >>> print(sizing_hint(t, 0.9, 8))
-    --servers 2 reaches 1, --servers 3 reaches 0.667 (or ask --load 1 or --load 0.667)
+    --servers 2 reaches 1 and --servers 3 reaches 0.667, as --load 1 and --load 0.667 do
     """
     gmax = int(np.max(np.asarray(table["gpus"])))
     out = []
@@ -141,8 +141,8 @@ def sizing_hint(table: Any, load: float, gpus_per_server: int) -> str:
         lo, hi = sorted((n, other))
         r_lo, r_hi = (offered_load(table, k * gpus_per_server) for k in (lo, hi))
         out.append(
-            f"--servers {lo} reaches {r_lo:.3g}, --servers {hi} reaches {r_hi:.3g} (or ask --load {r_lo:.3g} or "
-            f"--load {r_hi:.3g})"
+            f"--servers {lo} reaches {r_lo:.3g} and --servers {hi} reaches {r_hi:.3g}, as --load {r_lo:.3g} and "
+            f"--load {r_hi:.3g} do"
         )
     sizes = [g for g in SERVER_SIZES if g >= gmax and g != gpus_per_server]
 

@@ -15,13 +15,13 @@ The rules (formulations/rigid.md#load):
   (:func:`~optsched.traces.load.sizing_hint`: the loads whole servers reach, never servers
   smaller than the largest job).
 
-The shipped OpenB traces once ran on their own nodes when neither was given: 1,213 servers on
-which the trace's offered load is 0.27 %, so no job ever waits and every policy gives the same
-numbers. A new user who runs ``--trace openb --policy srtf`` wants to see what a policy does; a
-table in which all policies tie looks like an answer and is not one. So that run is refused
-(exit 2 on the command line) before any work, with the load the nodes would give and the
-cluster ``--load 0.9`` would size; the nodes stay one call away in Python
-(:func:`~optsched.traces.openb_cluster`) for a study of the real cluster.
+The shipped OpenB traces come with their own nodes, 1,213 servers on which the trace's offered
+load is 0.27 %: no job ever waits there and every policy gives the same numbers. A new user who
+runs ``--trace openb --policy srtf`` wants to see what a policy does, and a table in which all
+policies tie looks like an answer and is not one; so without ``load`` or ``servers`` the shipped
+OpenB traces are refused too (exit 2 on the command line), before any work, with the load their
+nodes would give and the cluster ``--load 0.9`` would size. The nodes stay one call away in
+Python (:func:`~optsched.traces.openb_cluster`) for a study of the real cluster.
 
 Tested in ``tests/traces/test_workload.py``.
 """
@@ -246,8 +246,10 @@ def build_workload(
             f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}: on its own "
             f"{nodes.n_servers:,} nodes ({nodes.total_gpus:,} GPUs) its offered load is "
             f"{offered_load(df, nodes.total_gpus):.2g}, no job would wait and every policy would give the same "
-            f"result. --load 0.9 gives {c.n_servers} servers of {gpus_per_server} GPUs at offered load "
-            f"{offered_load(df, c.total_gpus):.3g}."
+            f"result. --load 0.9 gives {c.n_servers} server{'s' * (c.n_servers != 1)} of {gpus_per_server} GPUs at "
+            f"offered load {offered_load(df, c.total_gpus):.3g}"
+            + "".join(f"; {h}" for h in [sizing_hint(df, 0.9, gpus_per_server)] if h)
+            + "."
         )
     else:
         raise InvalidOptionError(

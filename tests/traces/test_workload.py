@@ -210,7 +210,7 @@ def test_the_sizing_hint_names_whole_server_counts_not_small_servers():
     # the first 1,000 OpenB pods at --load 0.9: 2 x 8 GPUs give 1.05; 9-GPU and 1-GPU servers were
     # suggested, though OpenB's largest pod needs 8 GPUs
     w = build_workload("openb-sample", n_jobs=1000, load=0.9, gpus_per_server=8)
-    assert "--servers 2 reaches 1.05, --servers 3 reaches 0.699" in w.note and "--load 0.699" in w.note
+    assert "--servers 2 reaches 1.05 and --servers 3 reaches 0.699" in w.note and "--load 0.699 do" in w.note
     assert "--gpus-per-server" not in w.note
     assert "spans servers" in build_workload("openb-sample", n_jobs=1000, load=0.9, gpus_per_server=6).note
 
