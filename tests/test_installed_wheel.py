@@ -103,7 +103,7 @@ def test_cli_from_an_empty_folder(installed):
     r = _run([opt, "solve", "toy:rigid-2x2-five", "--json"], cwd, env)
     out = json.loads(r.stdout)
     assert out["status"] == "optimal" and out["verified"] and out["objective"] == pytest.approx(19)
-    r = _run([opt, "simulate", "--trace", "openb", "--policy", "srtf", "--json"], cwd, env)
+    r = _run([opt, "simulate", "--trace", "openb", "--load", "0.9", "--policy", "srtf", "--json"], cwd, env)
     assert json.loads(r.stdout)["n_jobs"] > 6000
     r = _run(
         [

@@ -2,11 +2,11 @@
 
 Examples::
 
-    optsched simulate --trace openb --policy srtf                  # shipped OpenB trace, OpenB nodes
+    optsched simulate --trace openb-sample --jobs 1800 --load 0.9 --policy srtf   # 3 x 8 GPUs at load 0.909
     optsched simulate --trace synthetic --jobs 100000 --load 0.8 --policy fifo --servers 750 --gpus-per-server 8
     optsched simulate --trace cluster_log.csv --policy las --servers 100 --gpus-per-server 8 --out results/
     optsched simulate --jobs-csv my_jobs.csv --columns arrival=submit,gpus=n_gpu --servers 4 --policy srtf
-    optsched simulate --trace openb --servers 40 --policy fifo --no-backfill --placement whole_node
+    optsched simulate --trace openb --servers 3 --policy fifo --no-backfill --placement whole_node
 
 The workload is a shipped trace name (openb, openb-sample), a trace file (Philly .json, Helios,
 Acme or OpenB .csv), the calibrated synthetic generator, or --jobs-csv FILE: a CSV or Parquet
@@ -18,8 +18,10 @@ load_time, save_time), other names mapped with --columns ours=yours. --no-backfi
 The load means what it means in `optsched compare` (the same workload step): for synthetic jobs,
 --load R scales the arrivals so that the offered load over the window in which the jobs run is R
 on --servers x --gpus-per-server GPUs, durations capped at --max-duration (default one day); for
-a trace or job file, --load R sizes the cluster for it instead of --servers. The title states the
-load reached.
+a trace or job file, --load R sizes the cluster for it instead of --servers (one of the two is
+needed, also for the shipped OpenB traces: on their own 1,213 nodes no job would wait and every
+policy would give the same result). The title states the load reached and, when whole servers
+miss it, the --servers N or --load R they do reach.
 
 Periods and load times are checked against the workload too: one the simulator could not finish
 within its limits is refused at once, with the value that fits. Ctrl-C, SIGTERM or SIGHUP stops

@@ -20,6 +20,7 @@ __all__ = [
     "offered_load",
     "replay_window",
     "size_cluster",
+    "sizing_hint",
     "calibrate_load",
     "check_load",
     "work_column",
@@ -104,6 +105,58 @@ def size_cluster(table: Any, load: float, gpus_per_server: int) -> Cluster:
     n = hi if abs(exact / hi - 1) <= abs(exact / lo - 1) else lo
     n = max(n, math.ceil(float(g.max()) / gpus_per_server))
     return Cluster.homogeneous(int(n), int(gpus_per_server))
+
+
+#: The server sizes :func:`sizing_hint` may suggest (GPUs per server, as servers are built).
+SERVER_SIZES = (1, 2, 4, 8, 16)
+
+
+def sizing_hint(table: Any, load: float, gpus_per_server: int) -> str:
+    """What to ask instead when whole servers of ``gpus_per_server`` GPUs miss ``load`` by more
+    than 5 %: the loads the two nearest server counts reach (``--servers N``, or that number as
+    ``--load``), and a common server size (:data:`SERVER_SIZES`) no smaller than the largest job
+    that comes nearer. A size below the asked one is named with the reason (the largest job's
+    GPUs); servers smaller than the largest job are never suggested, since its GPUs would span
+    servers. Empty when :func:`size_cluster` reaches the load within 5 %; a note when the asked
+    servers are smaller than the largest job.
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"arrival": [0.0, 0.0], "duration": [100.0, 100.0], "gpus": [8, 8]})
+    >>> sizing_hint(t, 1.0, 8)
+    ''
+    >>> print(sizing_hint(t, 0.9, 8))
+    --servers 2 reaches 1 and --servers 3 reaches 0.667, as --load 1 and --load 0.667 do
+    """
+    gmax = int(np.max(np.asarray(table["gpus"])))
+    out = []
+    if gmax > gpus_per_server:
+        out.append(f"the largest job needs {gmax} GPUs, more than a server's {gpus_per_server}: it spans servers")
+    n = size_cluster(table, load, gpus_per_server).n_servers
+    rho = offered_load(table, n * gpus_per_server)
+    if abs(rho / load - 1) <= 0.05:
+        return "; ".join(out)
+    # the other whole number of servers on the far side of the asked load
+    other = n + 1 if rho > load else n - 1
+    if other >= max(1, math.ceil(gmax / gpus_per_server)):
+        lo, hi = sorted((n, other))
+        r_lo, r_hi = (offered_load(table, k * gpus_per_server) for k in (lo, hi))
+        out.append(
+            f"--servers {lo} reaches {r_lo:.3g} and --servers {hi} reaches {r_hi:.3g}, as --load {r_lo:.3g} and "
+            f"--load {r_hi:.3g} do"
+        )
+    sizes = [g for g in SERVER_SIZES if g >= gmax and g != gpus_per_server]
+
+    def miss(g: int) -> float:
+        return abs(offered_load(table, size_cluster(table, load, g).total_gpus) / load - 1)
+
+    best = min(sizes, key=lambda g: (miss(g), -g), default=None)
+    if best is not None and miss(best) < abs(rho / load - 1):
+        c = size_cluster(table, load, best)
+        why = f" (the largest job needs {gmax} GPU{'s' * (gmax != 1)})" if best < gpus_per_server else ""
+        out.append(
+            f"--gpus-per-server {best}{why} gives {offered_load(table, c.total_gpus):.3g} on {c.n_servers} servers"
+        )
+    return "; ".join(out)
 
 
 def calibrate_load(table: Any, load: float, total_gpus: int):

@@ -10,7 +10,18 @@ The rules (formulations/rigid.md#load):
 - **a trace, a job file or a table**: read and checked (:func:`~optsched.traces.check_job_table`
   for a file or a table), the first ``n_jobs`` by arrival kept; ``load`` sizes the cluster (whole
   servers of ``gpus_per_server`` GPUs) for that offered load over the replay window; else
-  ``servers`` gives it; else the shipped OpenB traces bring their own nodes.
+  ``servers`` gives it; else the workload is refused, naming ``--load R`` and ``--servers N``.
+  Whole servers may miss the load: the title then says what to ask instead
+  (:func:`~optsched.traces.load.sizing_hint`: the loads whole servers reach, never servers
+  smaller than the largest job).
+
+The shipped OpenB traces come with their own nodes, 1,213 servers on which the trace's offered
+load is 0.27 %: no job ever waits there and every policy gives the same numbers. A new user who
+runs ``--trace openb --policy srtf`` wants to see what a policy does, and a table in which all
+policies tie looks like an answer and is not one; so without ``load`` or ``servers`` the shipped
+OpenB traces are refused too (exit 2 on the command line), before any work, with the load their
+nodes would give and the cluster ``--load 0.9`` would size. The nodes stay one call away in
+Python (:func:`~optsched.traces.openb_cluster`) for a study of the real cluster.
 
 Tested in ``tests/traces/test_workload.py``.
 """
@@ -32,6 +43,7 @@ from optsched.traces.load import (
     check_load,
     offered_load,
     size_cluster,
+    sizing_hint,
 )
 from optsched.traces.loaders import openb_cluster
 from optsched.traces.synthetic import synthetic_workload
@@ -42,7 +54,7 @@ __all__ = ["Workload", "build_workload", "DEFAULT_LOAD", "DEFAULT_JOBS"]
 DEFAULT_LOAD = 0.8
 #: The number of synthetic jobs when none is asked.
 DEFAULT_JOBS = 1000
-#: Trace names that bring their own cluster (the OpenB nodes).
+#: Trace names that come with their own (huge) cluster, the OpenB nodes: refused without a size.
 OWN_NODES = ("openb", "openb-sample")
 
 
@@ -228,11 +240,20 @@ def build_workload(
     elif servers is not None:
         cluster = Cluster.homogeneous(servers, gpus_per_server)
     elif isinstance(source, str) and source in OWN_NODES:
-        cluster = openb_cluster()
+        nodes = openb_cluster()
+        c = size_cluster(df, 0.9, gpus_per_server)
+        raise InvalidOptionError(
+            f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}: on its own "
+            f"{nodes.n_servers:,} nodes ({nodes.total_gpus:,} GPUs) its offered load is "
+            f"{offered_load(df, nodes.total_gpus):.2g}, no job would wait and every policy would give the same "
+            f"result. --load 0.9 gives {c.n_servers} server{'s' * (c.n_servers != 1)} of {gpus_per_server} GPUs at "
+            f"offered load {offered_load(df, c.total_gpus):.3g}"
+            + "".join(f"; {h}" for h in [sizing_hint(df, 0.9, gpus_per_server)] if h)
+            + "."
+        )
     else:
         raise InvalidOptionError(
-            f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}; only the "
-            f"shipped OpenB traces come with their own nodes."
+            f"Give --load R (to size the cluster for that offered load) or --servers N for {name!r}."
         )
     n_skipped = 0
     too_big = df["gpus"].to_numpy() > cluster.total_gpus
@@ -252,12 +273,7 @@ def build_workload(
     note = f"offered load {rho:.3g} over the replay window"
     if load is not None:
         note += f" (asked {load:g}; whole servers of {gpus_per_server} GPUs)"
-        if abs(rho / load - 1) > 0.05:  # whole servers miss the load: say which server size is nearer
-            best = min(
-                range(1, 17),
-                key=lambda g: (abs(offered_load(df, size_cluster(df, load, g).total_gpus) / load - 1), -g),
-            )
-            r2 = offered_load(df, size_cluster(df, load, best).total_gpus)
-            if abs(r2 / load - 1) < abs(rho / load - 1):
-                note += f"; --gpus-per-server {best} gives {r2:.3g}"
+        hint = sizing_hint(df, load, gpus_per_server)
+        if hint:
+            note += f"; {hint}"
     return Workload(cluster, name, note, rho, table=df, n_skipped=n_skipped)

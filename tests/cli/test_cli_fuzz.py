@@ -166,7 +166,7 @@ def compare_argv(draw, f):
     if src == "synthetic":
         head = ["--trace", "synthetic", "--servers", "4", "--jobs", "40", "--max-duration", "600"]
     elif src == "openb-sample":
-        head = ["--trace", "openb-sample", "--jobs", "30"]
+        head = ["--trace", "openb-sample", "--jobs", "30", "--servers", "2"]
     elif src == "missing":
         head = ["--trace", f["missing"]]
     else:

@@ -177,7 +177,25 @@ def test_cli_json_and_unknown_policy(capsys):
     assert doc["bound"]["mean_jct"] > 0 and "offered load" in doc["load"]
 
 
-def test_cli_on_openb_nodes_skips_asrpt_with_the_reason_and_warns_when_no_job_waits(capsys):
+def test_cli_openb_without_a_size_is_refused_naming_load_and_servers(capsys):
+    code, text, err = _run(["compare", "--trace", "openb-sample", "--jobs", "300", "--policies", "fifo"], capsys)
+    assert code == 2 and text == ""
+    assert "--load R" in err and "--servers N" in err and "every policy would give the same result" in err
+
+
+def _on_the_openb_nodes(monkeypatch, n_jobs: int) -> None:
+    """The command line sizes every trace (--load or --servers); put OpenB's first ``n_jobs`` pods on
+    OpenB's own nodes (servers of different sizes), as a Python caller of the workload step can."""
+    from optsched.commands import compare as command
+    from optsched.traces import load_trace, openb_cluster
+    from optsched.traces.workload import Workload
+
+    w = Workload(openb_cluster(), "openb-sample", "on the OpenB nodes", 0.0, table=load_trace("openb-sample")[:n_jobs])
+    monkeypatch.setattr(command, "workload_from_args", lambda args, **kw: w)
+
+
+def test_cli_on_openb_nodes_skips_asrpt_with_the_reason_and_warns_when_no_job_waits(capsys, monkeypatch):
+    _on_the_openb_nodes(monkeypatch, 300)
     code, text, err = _run(
         [
             "compare",

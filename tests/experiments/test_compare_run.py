@@ -234,9 +234,16 @@ def test_cli_bad_input_before_any_run(extra, msg, tmp_path, capsys):
     assert not out.exists() or not any(out.iterdir())  # nothing written
 
 
-def test_cli_a_workload_every_asked_policy_skips_is_refused_before_any_run(tmp_path, capsys):
+def test_cli_a_workload_every_asked_policy_skips_is_refused_before_any_run(tmp_path, capsys, monkeypatch):
     """OpenB's nodes are of different sizes: A-SRPT alone has nothing to run (exit 2, its reason
     named, no --out folder)."""
+    from optsched.commands import compare as command
+    from optsched.traces import load_trace, openb_cluster
+    from optsched.traces.workload import Workload
+
+    # the command line sizes every trace: the workload on OpenB's own nodes, as a Python caller builds it
+    w = Workload(openb_cluster(), "openb-sample", "on the OpenB nodes", 0.0, table=load_trace("openb-sample")[:50])
+    monkeypatch.setattr(command, "workload_from_args", lambda args, **kw: w)
     out = tmp_path / "never"
     argv = ["compare", "--trace", "openb-sample", "--jobs", "50", "--policies", "asrpt-a-srpt", "--quiet"]
     code, text, err = _run([*argv, "--out", str(out)], capsys)
