@@ -5,7 +5,10 @@
 sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l) (:func:`window_cost`). The small helpers below
 (window prices, per-server caps, the greedy placement of identical workers) are shared by the exact
 oracle (:mod:`optsched.elastic.pricing_oracle`) and the paper's subroutines
-(:mod:`optsched.elastic.pricing_subroutines`). Tested in ``tests/elastic/test_pricing.py``.
+(:mod:`optsched.elastic.pricing_subroutines`). A_maxweight's prices are ``incremental``: they keep
+the residual, each vector's unit prices and window prefixes between oracle calls and redo only what
+an allocation changed, by the same sums in the same order (the same schedules to the last bit).
+Tested in ``tests/elastic/test_pricing.py``.
 """
 
 from __future__ import annotations
@@ -65,8 +68,13 @@ class Prices:
             with np.errstate(divide="ignore", invalid="ignore"):
                 frac = np.where(C[h] > 0, self.beta[sl, h, :] / np.where(C[h] > 0, C[h], 1.0), 0.0)
             self.delta[sl, h, :] = lam**frac - 1.0
-            if self.incremental and "omega" in self._kept:
-                self._kept["omega"][sl, h, :] = C[h][None, :] - self.beta[sl, h, :]
+            if not self.incremental:
+                continue
+            for key, kept in self._kept.items():
+                if key == "omega":
+                    kept[sl, h, :] = C[h][None, :] - self.beta[sl, h, :]
+                elif kept[2] is not None:  # the unit prices of the changed slots, the same sum
+                    kept[2][sl, h] = _unit_prices(self.delta[sl, h, :], kept[3])
         if self.incremental:
             for key, kept in self._kept.items():
                 if key != "omega":
@@ -80,14 +88,28 @@ class Prices:
             return np.vstack([np.zeros(H), np.cumsum((self.delta * vec[None, None, :]).sum(-1), axis=0)])
         key = ("prefix", vec.dtype.str, vec.tobytes())
         kept = self._kept.get(key)
-        if kept is None:
-            kept = self._kept[key] = [np.zeros((self.delta.shape[0] + 1, H)), 0]
-        P, s = kept
+        if kept is None:  # [P, rows of P valid, unit prices delta . vec (kept for R < 8), vec]
+            units = _unit_prices(self.delta, vec) if len(vec) < _SEQUENTIAL_R else None
+            kept = self._kept[key] = [np.zeros((self.delta.shape[0] + 1, H)), 0, units, vec.copy()]
+        P, s, units = kept[0], kept[1], kept[2]
         if s < self.delta.shape[0]:  # rows s + 1.. again, accumulated from row s as the full cumsum does
-            rows = (self.delta[s:] * vec[None, None, :]).sum(-1)
-            P[s + 1 :] = np.cumsum(np.vstack([P[s : s + 1], rows]), axis=0)[1:]
+            P[s + 1 :] = units[s:] if units is not None else (self.delta[s:] * vec[None, None, :]).sum(-1)
+            np.cumsum(P[s:], axis=0, out=P[s:])
             kept[1] = self.delta.shape[0]
         return P
+
+
+#: Below this many resources numpy's sum over the last axis adds left to right (its pairwise
+#: summation starts at 8 terms), so :func:`_unit_prices` equals ``(delta * vec).sum(-1)`` to the bit.
+_SEQUENTIAL_R = 8
+
+
+def _unit_prices(delta: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """delta[..., :] . vec, added left to right over the last axis (as numpy's sum does for R < 8)."""
+    out = delta[..., 0] * vec[0]
+    for r in range(1, len(vec)):
+        out = out + delta[..., r] * vec[r]
+    return out
 
 
 @dataclass(frozen=True)

@@ -230,3 +230,23 @@ def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a
         assert np.array_equal(pr.residual(inst), fresh.residual(inst))
         for v in vecs:
             assert np.array_equal(pr.window_prefix(v), fresh.window_prefix(v))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 40), st.integers(1, 9), st.integers(1, 7)),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.integers(0, 12),
+)
+def test_unit_prices_add_left_to_right_as_numpy_sums_the_last_axis(shape, seed, spread):
+    """The kept unit prices (:func:`_unit_prices`) equal ``(delta * vec).sum(-1)`` to the bit for
+    fewer than 8 resources, on the whole array and on any slice of slots."""
+    from optsched.elastic.prices import _unit_prices
+
+    rng = np.random.default_rng(seed)
+    delta = rng.random(shape) * 10.0 ** rng.integers(-spread, spread + 1, shape)
+    vec = rng.random(shape[2]) * 10.0 ** rng.integers(-spread, spread + 1, shape[2])
+    full = (delta * vec[None, None, :]).sum(-1)
+    assert np.array_equal(_unit_prices(delta, vec), full)
+    k = int(rng.integers(0, shape[0]))
+    assert np.array_equal(_unit_prices(delta[k:, 0, :], vec), full[k:, 0])
