@@ -5,12 +5,15 @@
 sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l) (:func:`window_cost`). The small helpers below
 (window prices, per-server caps, the greedy placement of identical workers) are shared by the exact
 oracle (:mod:`optsched.elastic.pricing_oracle`) and the paper's subroutines
-(:mod:`optsched.elastic.pricing_subroutines`). Tested in ``tests/elastic/test_pricing.py``.
+(:mod:`optsched.elastic.pricing_subroutines`). A_maxweight's prices are ``incremental``: they keep
+the residual, each vector's unit prices and window prefixes between oracle calls and redo only what
+an allocation changed, by the same sums in the same order (the same schedules to the last bit).
+Tested in ``tests/elastic/test_pricing.py``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,23 +28,36 @@ EPS = 1e-9
 
 @dataclass
 class Prices:
-    """Allocated amounts beta[t, h, r] and unit prices delta[t, h, r] for slots t in [0, tau)."""
+    """Allocated amounts beta[t, h, r] and unit prices delta[t, h, r] for slots t in [0, tau).
+
+    ``incremental=True`` (A_maxweight's prices, which change only through :meth:`allocate`) keeps the
+    residual and the window prefixes of :func:`_window_prefix` between oracle calls: an allocation
+    from slot s recomputes the prefixes from row s on, by the same sums in the same order, so they
+    equal a recomputation to the last bit. Such prices must change only through :meth:`allocate`.
+    """
 
     beta: np.ndarray
     delta: np.ndarray
+    incremental: bool = field(default=False, compare=False, repr=False)
+    # residual (key "omega") and window prefixes (key ("prefix", vec bytes): [P, rows of P valid])
+    _kept: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def tau(self) -> int:
         return int(self.beta.shape[0])
 
     @classmethod
-    def zero(cls, instance: ElasticInstance, tau: int) -> Prices:
+    def zero(cls, instance: ElasticInstance, tau: int, *, incremental: bool = False) -> Prices:
         shape = (int(tau), instance.H, instance.R)
-        return cls(np.zeros(shape), np.zeros(shape))
+        return cls(np.zeros(shape), np.zeros(shape), incremental=incremental)
 
     def residual(self, instance: ElasticInstance) -> np.ndarray:
-        """omega = C - beta, shape (tau, H, R)."""
-        return np.asarray(instance.C, dtype=float)[None, :, :] - self.beta
+        """omega = C - beta, shape (tau, H, R) (read only: with ``incremental`` it is kept)."""
+        if not self.incremental:
+            return np.asarray(instance.C, dtype=float)[None, :, :] - self.beta
+        if "omega" not in self._kept:
+            self._kept["omega"] = np.asarray(instance.C, dtype=float)[None, :, :] - self.beta
+        return self._kept["omega"]
 
     def allocate(self, instance: ElasticInstance, j: int, config: Config, start: int, *, lam: float) -> None:
         """beta += f_jh^r(l) on T(l) (Alg. 3 line 13) and delta by (11): lambda^(beta / C) - 1 (line 14)."""
@@ -52,6 +68,48 @@ class Prices:
             with np.errstate(divide="ignore", invalid="ignore"):
                 frac = np.where(C[h] > 0, self.beta[sl, h, :] / np.where(C[h] > 0, C[h], 1.0), 0.0)
             self.delta[sl, h, :] = lam**frac - 1.0
+            if not self.incremental:
+                continue
+            for key, kept in self._kept.items():
+                if key == "omega":
+                    kept[sl, h, :] = C[h][None, :] - self.beta[sl, h, :]
+                elif kept[2] is not None:  # the unit prices of the changed slots, the same sum
+                    kept[2][sl, h] = _unit_prices(self.delta[sl, h, :], kept[3])
+        if self.incremental:
+            for key, kept in self._kept.items():
+                if key != "omega":
+                    kept[1] = min(kept[1], int(start))  # P[t] for t <= start sums slots before start only
+
+    def window_prefix(self, vec: np.ndarray) -> np.ndarray:
+        """P[t, h] = sum over slots < t of delta[., h, :] . vec, a row of zeros first (read only: with
+        ``incremental`` it is kept, and only the rows after the earliest allocation since are redone)."""
+        H = self.delta.shape[1]
+        if not self.incremental:
+            return np.vstack([np.zeros(H), np.cumsum((self.delta * vec[None, None, :]).sum(-1), axis=0)])
+        key = ("prefix", vec.dtype.str, vec.tobytes())
+        kept = self._kept.get(key)
+        if kept is None:  # [P, rows of P valid, unit prices delta . vec (kept for R < 8), vec]
+            units = _unit_prices(self.delta, vec) if len(vec) < _SEQUENTIAL_R else None
+            kept = self._kept[key] = [np.zeros((self.delta.shape[0] + 1, H)), 0, units, vec.copy()]
+        P, s, units = kept[0], kept[1], kept[2]
+        if s < self.delta.shape[0]:  # rows s + 1.. again, accumulated from row s as the full cumsum does
+            P[s + 1 :] = units[s:] if units is not None else (self.delta[s:] * vec[None, None, :]).sum(-1)
+            np.cumsum(P[s:], axis=0, out=P[s:])
+            kept[1] = self.delta.shape[0]
+        return P
+
+
+#: Below this many resources numpy's sum over the last axis adds left to right (its pairwise
+#: summation starts at 8 terms), so :func:`_unit_prices` equals ``(delta * vec).sum(-1)`` to the bit.
+_SEQUENTIAL_R = 8
+
+
+def _unit_prices(delta: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """delta[..., :] . vec, added left to right over the last axis (as numpy's sum does for R < 8)."""
+    out = delta[..., 0] * vec[0]
+    for r in range(1, len(vec)):
+        out = out + delta[..., r] * vec[r]
+    return out
 
 
 @dataclass(frozen=True)
@@ -73,9 +131,8 @@ def window_cost(prices: Prices, config: Config, start: int) -> float:
 
 def _window_prefix(prices: Prices, vec: np.ndarray) -> np.ndarray:
     """P[t, h] = sum over slots < t of delta[., h, :] . vec (a row of zeros first): the price of one
-    copy of ``vec`` on server h over [t, t + d) is P[t + d, h] - P[t, h]."""
-    H = prices.delta.shape[1]
-    return np.vstack([np.zeros(H), np.cumsum((prices.delta * vec[None, None, :]).sum(-1), axis=0)])
+    copy of ``vec`` on server h over [t, t + d) is P[t + d, h] - P[t, h] (:meth:`Prices.window_prefix`)."""
+    return prices.window_prefix(vec)
 
 
 def sliding_min(a: np.ndarray, d: int) -> np.ndarray:

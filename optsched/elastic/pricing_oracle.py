@@ -181,11 +181,12 @@ def _min_cost(
     ps_types = list(range(instance.P)) if instance.is_ps else [None]
     pairs = list(types) if types is not None else [(m, p) for m in range(instance.M) for p in ps_types]
     qs = (1, 0) if q is None else (q,)
-    wmins: dict[int, np.ndarray] = {}
+    wmins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def wmin_of(d: int) -> np.ndarray:
+    def wmin_of(d: int) -> tuple[np.ndarray, np.ndarray]:
         if d not in wmins:
-            wmins[d] = sliding_min(omega, d)  # (tau - d + 1, H, R)
+            w = sliding_min(omega, d)  # (tau - d + 1, H, R)
+            wmins[d] = (w, w + EPS)
         return wmins[d]
 
     slot_cache: dict[tuple[int, int], tuple] = {}
@@ -197,6 +198,8 @@ def _min_cost(
     PZs: dict[Any, np.ndarray | None] = {}
     cmins: dict[tuple[int, int], np.ndarray] = {}
     czmins: dict[tuple[Any, int], np.ndarray | float] = {}
+    cwins: dict[tuple[int, int], np.ndarray] = {}  # (m, d) -> PW[d:] - PW[:-d], the window prices
+    czwins: dict[tuple[Any, int], np.ndarray | None] = {}
     blocks = []
     for m, p in pairs:
         if m not in PWs:
@@ -214,10 +217,12 @@ def _min_cost(
                     continue
                 if (m, d) not in cmins:
                     PW = PWs[m]
-                    cmins[m, d] = (PW[d:] - PW[:-d]).min(axis=1)
+                    cwins[m, d] = PW[d:] - PW[:-d]
+                    cmins[m, d] = cwins[m, d].min(axis=1)
                 if (p, d) not in czmins:
                     PZ = PZs[p]
-                    czmins[p, d] = (PZ[d:] - PZ[:-d]).min(axis=1) if PZ is not None else 0.0
+                    czwins[p, d] = PZ[d:] - PZ[:-d] if PZ is not None else None
+                    czmins[p, d] = czwins[p, d].min(axis=1) if PZ is not None else 0.0
                 lb = float((n_w * cmins[m, d] + czmins[p, d]).min())
                 blocks.append((lb, d, len(blocks), m, p, qq, n_w))
     blocks.sort(key=lambda b: (b[0], b[1], b[2]))
@@ -230,18 +235,17 @@ def _min_cost(
                 continue
         e = np.asarray(instance.e[m], dtype=float)
         z = np.asarray(instance.z[p], dtype=float) if p is not None else None
-        PW, PZ = PWs[m], PZs[p]
-        c = PW[d:] - PW[:-d]  # (T', H) window price of one worker
-        cz = PZ[d:] - PZ[:-d] if PZ is not None else None
-        wmin = wmin_of(d)
+        c = cwins[m, d]  # (T', H) window price of one worker
+        cz = czwins[p, d]
+        wmin, wmin_eps = wmin_of(d)
         if (m, d) not in capws:  # type-m workers that fit per (window, server), at most D
-            pos = e > 0
+            pos = np.flatnonzero(e > 0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 capw = (
-                    np.floor(wmin[:, :, pos] / e[pos] + EPS).min(axis=2)
-                    if pos.any()
-                    else np.full(c.shape, D, dtype=float)
+                    np.full(c.shape, D, dtype=float) if not len(pos) else np.floor(wmin[:, :, pos[0]] / e[pos[0]] + EPS)
                 )
+                for r in pos[1:]:  # the least over the resources, one at a time (no (T', H, R) temporaries)
+                    np.minimum(capw, np.floor(wmin[:, :, r] / e[r] + EPS), out=capw)
             capws[m, d] = np.clip(capw, 0, D)
         capw = capws[m, d]
         if qq == 0 and best is not None:
@@ -255,7 +259,9 @@ def _min_cost(
                 continue
         if qq == 1:
             need = n_w * e + (z if z is not None else 0.0)
-            ok = np.all(need[None, None, :] <= wmin + EPS, axis=2)
+            ok = need[0] <= wmin_eps[:, :, 0]
+            for r in range(1, len(need)):
+                ok &= need[r] <= wmin_eps[:, :, r]
             cost = np.where(ok, n_w * c + (cz if cz is not None else 0.0), np.inf)
             per_t = cost.min(axis=1)
         elif p is None:  # RAR q = 0, spanning at least two servers
@@ -286,7 +292,7 @@ def _min_cost(
             use = g[:, None] * e[None, :] + s_g[:, None] * z[None, :]  # (g, R)
             fit = np.ones((c.shape[0], H, len(g)), dtype=bool)
             for r in range(use.shape[1]):
-                fit &= use[None, None, :, r] <= wmin[:, :, None, r] + EPS
+                fit &= use[None, None, :, r] <= wmin_eps[:, :, None, r]
             tt = np.arange(c.shape[0])[:, None, None]
             capn = capw[:, :, None]
             idx = np.minimum(k[None, None, :] + capn, 2 * D + 1).astype(int)

@@ -179,7 +179,7 @@ def a_maxweight(
     if lam is None:
         F = weight_bound_F(instance) if F is None else F
         lam = price_base(instance, T=instance.horizon if lam_T == "horizon" else tau, F=F)
-    prices = Prices.zero(instance, tau)
+    prices = Prices.zero(instance, tau, incremental=True)  # changed only by allocate below
     run = MaxWeightRun(
         tau=tau, lam=lam, prices=prices, weights={j: instance.jobs[j].weight for j in range(instance.n_jobs)}
     )

@@ -26,6 +26,8 @@ from optsched.elastic.pricing import (
     window_cost,
 )
 
+from .strategies import small_instances
+
 
 def _feasible(inst, priced, tau):
     s = ElasticSchedule({inst.jobs[0].id: priced.config.assignment(priced.start)})
@@ -204,3 +206,47 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
         assert (ref is None) == (got is None)
         if ref is not None:
             assert math.isclose(got, ref.cost, rel_tol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=small_instances(max_jobs=5, max_servers=3), tau=st.integers(4, 24), data=st.data())
+def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a_recomputation(inst, tau, data):
+    """A_maxweight's prices (``incremental=True``) keep the residual and window prefixes between
+    oracle calls; after every allocation, at any start, they equal the same arrays computed afresh."""
+    from optsched.elastic.pricing_oracle import _min_cost
+
+    pr = Prices.zero(inst, tau, incremental=True)
+    vecs = [np.asarray(v, dtype=float) for v in (*inst.e, *(inst.z if inst.is_ps else ()))]
+    for v in vecs:  # kept before any allocation, so the allocations below make them stale
+        pr.window_prefix(v)
+    pr.residual(inst)
+    for j in range(inst.n_jobs):
+        c = _min_cost(inst, j, pr)
+        if c is None:
+            continue
+        start = data.draw(st.integers(0, tau - c.config.d), label="start")
+        pr.allocate(inst, j, c.config, start, lam=1000.0)
+        fresh = Prices(pr.beta.copy(), pr.delta.copy())
+        assert np.array_equal(pr.residual(inst), fresh.residual(inst))
+        for v in vecs:
+            assert np.array_equal(pr.window_prefix(v), fresh.window_prefix(v))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 40), st.integers(1, 9), st.integers(1, 7)),
+    seed=st.integers(0, 2**32 - 1),
+    spread=st.integers(0, 12),
+)
+def test_unit_prices_add_left_to_right_as_numpy_sums_the_last_axis(shape, seed, spread):
+    """The kept unit prices (:func:`_unit_prices`) equal ``(delta * vec).sum(-1)`` to the bit for
+    fewer than 8 resources, on the whole array and on any slice of slots."""
+    from optsched.elastic.prices import _unit_prices
+
+    rng = np.random.default_rng(seed)
+    delta = rng.random(shape) * 10.0 ** rng.integers(-spread, spread + 1, shape)
+    vec = rng.random(shape[2]) * 10.0 ** rng.integers(-spread, spread + 1, shape[2])
+    full = (delta * vec[None, None, :]).sum(-1)
+    assert np.array_equal(_unit_prices(delta, vec), full)
+    k = int(rng.integers(0, shape[0]))
+    assert np.array_equal(_unit_prices(delta[k:, 0, :], vec), full[k:, 0])

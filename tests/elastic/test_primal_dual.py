@@ -224,3 +224,49 @@ def test_thm3_weight_assumption_needs_every_ratio_within_1_and_F():
     assert not certificate(heavy, run, F=2.0)["assumption_weight_ratio"]["holds"]
     light = toy_instance()
     assert not certificate(light, a_maxweight(light, tau=16), F=3.0)["assumption_weight_ratio"]["holds"]
+
+
+def _schedule_digest(res) -> str:
+    """Every assignment to the last bit (starts, completions, shapes, placements), hashed."""
+    import hashlib
+    import json
+
+    rows = []
+    for jid in sorted(res.schedule, key=str):
+        a = res.schedule[jid]
+        rows.append(
+            [
+                str(jid),
+                float(a.start).hex(),
+                float(a.completion).hex(),
+                a.m,
+                a.p,
+                a.q,
+                int(a.d),
+                sorted((int(h), float(y).hex()) for h, y in a.workers.items()),
+                sorted((int(h), float(s).hex()) for h, s in a.ps.items()),
+            ]
+        )
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
+
+
+# A_online's schedules on seeded instances, recorded from the oracle before its prices kept their
+# window prefixes between calls (a speed-up that must not move any job): default options, then
+# placement="compact" with alpha=2.
+_RECORDED_SCHEDULES = {
+    (0, "ps"): ("2d810ebbe9bbe583", "1eb6ecde61b7fe8d"),
+    (0, "rar"): ("288a1ae25e05bfae", "55e0a42229b8f04e"),
+    (1, "ps"): ("2ca7d6c041c75f90", "e709f3b526b374b3"),
+    (1, "rar"): ("741146b2a1a1789e", "6555dfaa19e39dfe"),
+    (2, "ps"): ("d30574dcdca8f629", "131cc2de6e0803c8"),
+    (2, "rar"): ("85e171dd97a51db5", "5d5a61dd2170763a"),
+    (3, "ps"): ("1d3379132d3e8aa8", "5df468e43c6f9e23"),
+    (3, "rar"): ("f52478bd1238bfd7", "094c1a5188725019"),
+}
+
+
+@pytest.mark.parametrize("seed,arch", sorted(_RECORDED_SCHEDULES))
+def test_online_schedules_equal_the_recorded_ones_to_the_last_bit(seed, arch):
+    inst = random_instance(12, architecture=arch, n_servers=4, max_chunks=6, seed=seed)
+    got = (_schedule_digest(a_online(inst)), _schedule_digest(a_online(inst, placement="compact", alpha=2)))
+    assert got == _RECORDED_SCHEDULES[seed, arch]
