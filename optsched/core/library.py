@@ -72,7 +72,7 @@ def instance_path(name: str) -> Path:
         # only a collection's own files: no '..', no sub-path, nothing outside the library
         if coll in _collections() and _plain(stem) and p.is_file():
             return p
-        hits = []
+        hits: list[Path] = []
     elif not _plain(s):
         hits = []
     else:

@@ -370,7 +370,7 @@ def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
 
     for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: an escape, not an error
         with suppress(AttributeError, ValueError):
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]  # a TextIOWrapper's
     try:
         with handle_signals():
             code = main()
