@@ -106,7 +106,7 @@ def drawn_load_save(
     ls = model if model is not None else LoadSaveModel(base=base)
     pick = job_uniforms(seed, list(ids), "lazer-model")
     idx = np.minimum((pick * len(fams)).astype(np.int64), len(fams) - 1)
-    per_fam = np.array([ls.bytes_per_param * float(ls.n_params(f)) / ls.bandwidth for f in fams])
+    per_fam = np.array([ls.save_seconds(f) for f in fams])
     save = per_fam[idx]
     return [fams[i] for i in idx], ls.base + save, save
 
