@@ -56,6 +56,31 @@ class PolicySpec:
 
 
 _POLICIES: dict[str, PolicySpec] = {}
+_PAPERS_LOADED = False
+
+
+def _load_papers() -> None:
+    """Import every paper package once, so that their policies are registered: a user who asks for
+    ``"lazer"`` in a fresh interpreter gets it without calling ``optsched.load_plugins()`` first."""
+    global _PAPERS_LOADED
+    if _PAPERS_LOADED:
+        return
+    _PAPERS_LOADED = True  # set first: a plugin that looks a policy up while loading does not recurse
+    from optsched.core.plugins import load_plugins  # paper packages: imported on first use
+
+    load_plugins()
+
+
+def _spec(name: str) -> PolicySpec:
+    """The registered spec of ``name``, the paper packages loaded when it is not a baseline."""
+    key = policy_key(name)
+    spec = _POLICIES.get(key)
+    if spec is None:
+        _load_papers()
+        spec = _POLICIES.get(key)
+    if spec is None:
+        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)}.")
+    return spec
 
 
 def policy_key(name: str) -> str:
@@ -113,8 +138,8 @@ def register_policy(
 
 
 def policy_registry() -> dict[str, PolicySpec]:
-    """Every registered policy (name -> :class:`PolicySpec`), the baselines first. Paper policies
-    appear once their package is imported (``optsched.load_plugins()`` imports them all).
+    """Every registered policy (name -> :class:`PolicySpec`), the baselines first, then the papers'
+    (their packages are imported on the first call).
 
     Examples
     --------
@@ -122,10 +147,13 @@ def policy_registry() -> dict[str, PolicySpec]:
     >>> list(policy_registry())[:4]
     ['fifo', 'sjf', 'srtf', 'las']
     """
+    _load_papers()
     return dict(_POLICIES)
 
 
 def policy_names() -> list[str]:
+    """The registered policies' names, the papers' included (see :func:`policy_registry`)."""
+    _load_papers()
     return list(_POLICIES)
 
 
@@ -137,13 +165,7 @@ def get_policy(name: str, **options: Any) -> Any:
     >>> get_policy("srtf", placement="first_fit")
     SRTF(placement='first_fit', backfill=True, rollback=False, reserve='best')
     """
-    key = policy_key(name)
-    spec = _POLICIES.get(key)
-    if spec is None:
-        raise UnknownNameError(
-            f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)} (paper policies are "
-            f"registered when their package is imported: optsched.load_plugins())."
-        )
+    spec = _spec(name)
     _check_options(spec, options)
     missing = [p for p in _required_of(spec.factory) if p not in options]
     if missing:
@@ -160,10 +182,7 @@ def policy_options(name: str) -> list[str] | None:
     >>> policy_options("srtf")
     ['placement', 'backfill', 'rollback', 'reserve']
     """
-    spec = _POLICIES.get(policy_key(name))
-    if spec is None:
-        raise UnknownNameError(f"Unknown policy {name!r}; choose one of {sorted(_POLICIES)}.")
-    return _options_of(spec.factory)
+    return _options_of(_spec(name).factory)
 
 
 def _options_of(factory: Callable[..., Any]) -> list[str] | None:

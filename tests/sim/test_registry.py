@@ -69,3 +69,27 @@ def test_every_option_of_every_policy_refuses_bad_values_cleanly():
                     except Exception as e:  # the finding: any other exception
                         raised.append(f"{name}({option}={value!r}): {type(e).__name__}: {e}")
     assert not raised, raised[:10]
+
+
+def test_paper_policy_found_in_a_fresh_interpreter_without_load_plugins():
+    """``get_policy("lazer")`` and the listings work in a new interpreter that imported only the
+    registry: a paper's policy is found without the user calling ``optsched.load_plugins()``."""
+    import subprocess
+    import sys
+
+    code = (
+        "from optsched.sim.registry import get_policy, policy_names, policy_options\n"
+        "print(type(get_policy('lazer')).__name__)\n"
+        "print('asrpt-a-srpt' in policy_names())\n"
+        "print(policy_options('elastic_online') is None or isinstance(policy_options('elastic-online'), list))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split()
+    assert lines[1:] == ["True", "True"]
+    assert lines[0] != ""
+
+
+def test_unknown_policy_still_refused_after_loading_the_papers():
+    with pytest.raises(UnknownNameError, match="lazer"):
+        get_policy("lazr")
