@@ -99,6 +99,113 @@ class _Cluster:
         self.first = np.concatenate([[0], np.cumsum(caps)[:-1]])
 
 
+class _PassClock:
+    """The running jobs of one pass and their rates under contention (6)-(9): time ``t``, each job's
+    remaining iterations at ``tref``, its current iterations per slot, and a heap of projected
+    completions (stale entries skipped by version)."""
+
+    def __init__(self, instance: RarInstance, cl: _Cluster):
+        n = instance.n_jobs
+        self.tab = instance.phi_table
+        self.holder = np.full(len(cl.server), -1)
+        self.t = 0
+        self.n_running = 0
+        self.comp = [-1] * n
+        self.rem = [int(j.iterations) for j in instance.jobs]  # remaining iterations at time tref[j]
+        self.tref = [0] * n
+        self.ph = [0] * n  # current iterations per slot
+        self.fin = [0] * n  # projected completion at the current rates
+        self.ver = [0] * n
+        self.heap: list[tuple[int, int, int]] = []  # (projected completion, job, version)
+        self.nsrv = [0] * n  # servers used by each placed job
+        self.splits: list[list[int]] = [[] for _ in range(n)]  # servers where each placed job is split (6)
+        self.members: list[set[int]] = [set() for _ in range(len(cl.O))]  # running jobs split on each server
+        self.held: list = [None] * n
+
+    def set_rate(self, j: int) -> None:
+        """Bring job j to time t and give it the rate of the current contention (6)-(9)."""
+        t = self.t
+        self.rem[j] -= self.ph[j] * (t - self.tref[j])
+        self.tref[j] = t
+        sp = self.splits[j]
+        p = max(len(self.members[s]) for s in sp) if sp else 0
+        self.ph[j] = self.tab[j][self.nsrv[j]][p]
+        self.fin[j] = t + -(-self.rem[j] // self.ph[j])
+        self.ver[j] += 1
+        heapq.heappush(self.heap, (self.fin[j], j, self.ver[j]))
+
+    def touched(self, servers) -> set[int]:
+        out: set[int] = set()
+        for s in servers:
+            out |= self.members[s]
+        return out
+
+    def advance(self) -> None:
+        """Move to the next exit; finish every job ending then; update the rates it changes."""
+        heap, ver, comp = self.heap, self.ver, self.comp
+        while True:
+            f, j, v = heapq.heappop(heap)
+            if v == ver[j] and comp[j] < 0:
+                break
+        self.t = f
+        done = [j]
+        while heap and heap[0][0] == f:
+            _, k, v = heapq.heappop(heap)
+            if v == ver[k] and comp[k] < 0:
+                done.append(k)
+        freed: set[int] = set()
+        for k in done:
+            comp[k] = f
+            self.rem[k] = 0
+            self.holder[self.held[k]] = -1
+            for s in self.splits[k]:
+                self.members[s].discard(k)
+            freed.update(self.splits[k])
+        self.n_running -= len(done)
+        for k in self.touched(freed):
+            self.set_rate(k)
+
+    def start(self, j: int, chosen: np.ndarray, servers_used: int, G: int, pl: dict[int, int]) -> None:
+        """Job j starts now on GPUs ``chosen`` (``pl``: GPUs per server); the jobs sharing its split
+        servers change rate."""
+        self.holder[chosen] = j
+        self.held[j] = chosen
+        self.nsrv[j] = servers_used
+        self.splits[j] = [s for s, y in pl.items() if y < G] if servers_used > 1 else []
+        for s in self.splits[j]:
+            self.members[s].add(j)
+        self.tref[j] = self.t
+        self.n_running += 1
+        for k in self.touched(self.splits[j]) | {j}:
+            self.set_rate(k)
+
+
+def _choose_gpus(
+    job, rule: str, lbsgf: bool, avail: np.ndarray, U: np.ndarray, cl: _Cluster, rng, eps: float
+) -> np.ndarray | None:
+    """The GPUs job ``job`` takes among the available ones (LBSGF, first fit, random, or least U
+    first), or None when too few are available."""
+    G = job.gpus
+    if lbsgf:
+        score = np.bincount(cl.server, weights=U, minlength=len(cl.O)) / cl.O
+        srv = np.argsort(score, kind="stable")
+        need = job.lam * G
+        csum = np.cumsum(cl.O[srv])
+        m = int(np.searchsorted(csum, need - eps) + 1)
+        sel = np.zeros(len(cl.O), dtype=bool)
+        sel[srv[:m]] = True
+        cand = np.nonzero(avail & sel[cl.server])[0]
+        return cand[np.argsort(U[cand], kind="stable")[:G]] if len(cand) >= G else None
+    cand = np.nonzero(avail)[0]
+    if len(cand) < G:
+        return None
+    if rule == "ff":
+        return cand[:G]
+    if rule == "rand":
+        return np.sort(rng.choice(cand, size=G, replace=False))
+    return cand[np.argsort(U[cand], kind="stable")[:G]]  # FA-FFP (Alg. 2) and LS: least U first, ties by (server, GPU)
+
+
 def run_pass(
     instance: RarInstance,
     theta: float,
@@ -112,126 +219,38 @@ def run_pass(
     """One pass of Alg. 1 Lines 8-18 for fixed (theta_u, kappa) (or of a baseline ``rule``)."""
     n = instance.n_jobs
     cl = cl or _Cluster(instance)
-    N = len(cl.server)
     u = instance.u
     eps = 1e-9
-    U = np.zeros(N)
-    holder = np.full(N, -1)
+    U = np.zeros(len(cl.server))
     order = list(order) if order is not None else sorted(range(n), key=lambda j: (instance.jobs[j].gpus, j))
     starts = [0] * n
     pls: list[dict[int, int]] = [dict() for _ in range(n)]
     ids: list[dict[int, tuple[int, ...]]] = [dict() for _ in range(n)]
-    comp = [-1] * n
-    rem = [int(j.iterations) for j in instance.jobs]  # remaining iterations at time tref[j]
-    tref = [0] * n
-    ph = [0] * n  # current iterations per slot
-    fin = [0] * n  # projected completion at the current rates
-    ver = [0] * n
-    heap: list[tuple[int, int, int]] = []  # (projected completion, job, version)
-    n_running = 0
-    t = 0
-    tab = instance.phi_table
-    nsrv = [0] * n  # servers used by each placed job
-    splits: list[list[int]] = [[] for _ in range(n)]  # servers where each placed job is split (6)
-    members: list[set[int]] = [set() for _ in range(len(cl.O))]  # running jobs split on each server
-    held: list = [None] * n
-
-    def set_rate(j: int) -> None:
-        """Bring job j to time t and give it the rate of the current contention (6)-(9)."""
-        rem[j] -= ph[j] * (t - tref[j])
-        tref[j] = t
-        sp = splits[j]
-        p = max(len(members[s]) for s in sp) if sp else 0
-        ph[j] = tab[j][nsrv[j]][p]
-        fin[j] = t + -(-rem[j] // ph[j])
-        ver[j] += 1
-        heapq.heappush(heap, (fin[j], j, ver[j]))
-
-    def touched(servers) -> set[int]:
-        out: set[int] = set()
-        for s in servers:
-            out |= members[s]
-        return out
-
-    def advance() -> None:
-        """Move to the next exit; finish every job ending then; update the rates it changes."""
-        nonlocal t, n_running
-        while True:
-            f, j, v = heapq.heappop(heap)
-            if v == ver[j] and comp[j] < 0:
-                break
-        t = f
-        done = [j]
-        while heap and heap[0][0] == f:
-            _, k, v = heapq.heappop(heap)
-            if v == ver[k] and comp[k] < 0:
-                done.append(k)
-        freed: set[int] = set()
-        for k in done:
-            comp[k] = t
-            rem[k] = 0
-            holder[held[k]] = -1
-            for s in splits[k]:
-                members[s].discard(k)
-            freed.update(splits[k])
-        n_running -= len(done)
-        for k in touched(freed):
-            set_rate(k)
-
+    clock = _PassClock(instance, cl)
     for j in order:
         job = instance.jobs[j]
-        G = job.gpus
         add = job.rho_hat / u
-        lbsgf = rule == "sjf-bco" and (kappa is None or kappa < G)
+        lbsgf = rule == "sjf-bco" and (kappa is None or kappa < job.gpus)
         while True:
-            avail = (holder < 0) & (U + add <= theta + eps)
-            chosen = None
-            if lbsgf:
-                score = np.bincount(cl.server, weights=U, minlength=len(cl.O)) / cl.O
-                srv = np.argsort(score, kind="stable")
-                need = job.lam * G
-                csum = np.cumsum(cl.O[srv])
-                m = int(np.searchsorted(csum, need - eps) + 1)
-                sel = np.zeros(len(cl.O), dtype=bool)
-                sel[srv[:m]] = True
-                cand = np.nonzero(avail & sel[cl.server])[0]
-                if len(cand) >= G:
-                    chosen = cand[np.argsort(U[cand], kind="stable")[:G]]
-            else:
-                cand = np.nonzero(avail)[0]
-                if len(cand) >= G:
-                    if rule == "ff":
-                        chosen = cand[:G]
-                    elif rule == "rand":
-                        chosen = np.sort(rng.choice(cand, size=G, replace=False))
-                    else:  # FA-FFP (Alg. 2) and LS: least U first, ties by (server, GPU)
-                        chosen = cand[np.argsort(U[cand], kind="stable")[:G]]
+            avail = (clock.holder < 0) & (U + add <= theta + eps)
+            chosen = _choose_gpus(job, rule, lbsgf, avail, U, cl, rng, eps)
             if chosen is not None:
                 break
-            if n_running:
-                advance()
+            if clock.n_running:
+                clock.advance()
                 continue
             return Pass(theta, kappa, False, failed_job=j, U=U)
         U[chosen] += add
-        holder[chosen] = j
-        held[j] = chosen
-        starts[j] = t
+        starts[j] = clock.t
         for g in chosen:
             s = int(cl.server[g])
             pls[j][s] = pls[j].get(s, 0) + 1
         for s in pls[j]:
             ids[j][s] = tuple(int(x) for x in sorted(cl.local[chosen][cl.server[chosen] == s]))
-        nsrv[j] = len(pls[j])
-        splits[j] = [s for s, y in pls[j].items() if y < G] if nsrv[j] > 1 else []
-        for s in splits[j]:
-            members[s].add(j)
-        tref[j] = t
-        n_running += 1
-        for k in touched(splits[j]) | {j}:
-            set_rate(k)
-    while n_running:
-        advance()
-    return Pass(theta, kappa, True, starts, pls, ids, comp, U, max(comp))
+        clock.start(j, chosen, len(pls[j]), job.gpus, pls[j])
+    while clock.n_running:
+        clock.advance()
+    return Pass(theta, kappa, True, starts, pls, ids, clock.comp, U, max(clock.comp))
 
 
 def _bisect(
