@@ -5,6 +5,7 @@ and theta*_u of (14)-(16)."""
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 from optsched.core.registry import requires_kind
@@ -252,24 +253,7 @@ def solve_exact(
         raise InvalidOptionError(f"horizon must be >= 1 slot; got {horizon!r}.")
     info: dict = {"horizon_slots": H, "heuristic_makespan": H_heur if heuristic_start else None}
     if backend == "enumerate":
-        best, starts, pl = enumerate_optimum(instance, horizon=H)
-        pls = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
-        sched = build_schedule(instance, starts, pls)
-        return Result(
-            algorithm="rarddls-exact[enumerate]",
-            instance=instance.name,
-            objective=float(best),
-            objective_name=OBJECTIVE,
-            schedule=sched,
-            status=Status.OPTIMAL,
-            bound=float(best),
-            gap=0.0,
-            runtime=time.perf_counter() - t0,
-            solver="enumeration",
-            info=info,
-        )
-    import math
-
+        return _enumerated(instance, H, info, t0)
     lb = lower_bound(instance)
     info["lower_bound"] = lb
     info["cheap_bound"] = "lower_bound: the longest job's least slots, or the cluster's GPU-slot area"
@@ -291,44 +275,11 @@ def solve_exact(
         )
     else:
         model = build_milp(instance, horizon=grid, max_size=max_size)
-        info["n_vars"] = model.nvariables()
-        info["n_constraints"] = model.nconstraints()
-        cpsat_file = bool(write_model) and str(write_model).lower().endswith((".pb", ".pbtxt"))
-        if write_model and not cpsat_file:  # .lp/.mps: the MILP (also of the cpsat back end)
-            _write(model, write_model)
-        if backend == "cpsat":  # the same rows, all variables integral, solved by CP-SAT
-            cm, cvar = milp_to_cpsat(model)
-            if cpsat_file:
-                _write(cm, write_model)
-            sr = solve_cpsat(cm, options)
-
-            def value(v):
-                return sr.raw.value(cvar[v]) if sr.has_solution else None
-        else:
-            sr = solve_pyomo(model, backend, options)
-
-            def value(v):
-                return v.value
-
+        sr, value = _solve_model(model, backend, options, write_model, info)
         solver = f"{sr.solver} {sr.solver_version}"
-        info.update({"solver_message": sr.message, "solver_runtime": sr.runtime, "milp_objective": sr.objective})
     sched, obj, bound = None, None, None
     if sr is not None and sr.has_solution:
-        starts, pls = [], []
-        for j in range(instance.n_jobs):
-            starts.append(max(range(grid), key=lambda t: value(model.s[j, t]) or 0))
-            q = max(range(len(model.pats[j])), key=lambda q: value(model.use[j, q]) or 0)
-            pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
-        rep = _replay(instance, starts, pls)
-        obj = float(rep.makespan)
-        if sr.objective is not None and obj > sr.objective + 1e-6:
-            raise InternalError(
-                f"The replayed makespan {obj} exceeds the MILP's {sr.objective}: model and evaluator "
-                f"disagree (a bug: please report it)."
-            )
-        sched = build_schedule(instance, starts, pls, completion=rep.completion)
-        if sr.bound is not None:
-            bound = float(math.ceil(sr.bound - 1e-6))  # integer makespan
+        sched, obj, bound = _decoded(instance, model, grid, sr, value)
     elif incumbent:
         obj = float(H_heur)
         sched = build_schedule(instance, st0, pl0)
@@ -356,6 +307,71 @@ def solve_exact(
         solver=solver,
         info=info,
     )
+
+
+def _enumerated(instance: RarInstance, H: int, info: dict, t0: float) -> Result:
+    """:func:`solve_exact`'s ``enumerate`` back end: every placement x start slot within H slots."""
+    best, starts, pl = enumerate_optimum(instance, horizon=H)
+    pls = [{s: y for s, y in enumerate(p) if y > 0} for p in pl]
+    return Result(
+        algorithm="rarddls-exact[enumerate]",
+        instance=instance.name,
+        objective=float(best),
+        objective_name=OBJECTIVE,
+        schedule=build_schedule(instance, starts, pls),
+        status=Status.OPTIMAL,
+        bound=float(best),
+        gap=0.0,
+        runtime=time.perf_counter() - t0,
+        solver="enumeration",
+        info=info,
+    )
+
+
+def _solve_model(model, backend: str, options: SolveOptions, write_model: str | None, info: dict):
+    """Solve the MILP with HiGHS (or a Pyomo solver) or, ``cpsat``, its all-integral copy with
+    CP-SAT, writing the model first when asked. Returns the solver's result and a function giving a
+    model variable's value in the solution (None without one)."""
+    info["n_vars"] = model.nvariables()
+    info["n_constraints"] = model.nconstraints()
+    cpsat_file = bool(write_model) and str(write_model).lower().endswith((".pb", ".pbtxt"))
+    if write_model and not cpsat_file:  # .lp/.mps: the MILP (also of the cpsat back end)
+        _write(model, write_model)
+    if backend == "cpsat":  # the same rows, all variables integral, solved by CP-SAT
+        cm, cvar = milp_to_cpsat(model)
+        if cpsat_file:
+            _write(cm, write_model)
+        sr = solve_cpsat(cm, options)
+
+        def value(v):
+            return sr.raw.value(cvar[v]) if sr.has_solution else None
+    else:
+        sr = solve_pyomo(model, backend, options)
+
+        def value(v):
+            return v.value
+
+    info.update({"solver_message": sr.message, "solver_runtime": sr.runtime, "milp_objective": sr.objective})
+    return sr, value
+
+
+def _decoded(instance: RarInstance, model, grid: int, sr, value) -> tuple:
+    """The schedule of a solution (starts and placements read from the variables, replayed), its
+    makespan and the solver's bound rounded up to a whole slot."""
+    starts, pls = [], []
+    for j in range(instance.n_jobs):
+        starts.append(max(range(grid), key=lambda t: value(model.s[j, t]) or 0))
+        q = max(range(len(model.pats[j])), key=lambda q: value(model.use[j, q]) or 0)
+        pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
+    rep = _replay(instance, starts, pls)
+    obj = float(rep.makespan)
+    if sr.objective is not None and obj > sr.objective + 1e-6:
+        raise InternalError(
+            f"The replayed makespan {obj} exceeds the MILP's {sr.objective}: model and evaluator "
+            f"disagree (a bug: please report it)."
+        )
+    bound = float(math.ceil(sr.bound - 1e-6)) if sr.bound is not None else None  # integer makespan
+    return build_schedule(instance, starts, pls, completion=rep.completion), obj, bound
 
 
 def min_slots(instance: RarInstance, j: int) -> int:
