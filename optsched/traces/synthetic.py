@@ -91,6 +91,99 @@ def acme_outcome_rates(cluster: str = "Philly") -> dict[str, float]:
     return {k: float(v / s) for k, v in vals.items()}
 
 
+def _checked_options(n_jobs, cluster_gpus, load, mean_gap, mean_duration, models, arrivals):
+    """:func:`synthetic_workload`'s scalar options checked before anything is drawn: the load (0.8
+    when neither it nor ``mean_gap`` is given), and the model names with their probabilities (None
+    without ``models``)."""
+    names = mp = None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise InvalidOptionError(f"The 'n_jobs' option must be an integer >= 1; got {n_jobs!r}.")
+    if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
+        raise InvalidOptionError(f"The 'cluster_gpus' option must be an integer >= 1; got {cluster_gpus!r}.")
+    if load is not None and mean_gap is not None:
+        raise InvalidOptionError(
+            "Give 'load' (arrivals calibrated to an offered load) or 'mean_gap' (seconds between arrivals), not both."
+        )
+    if mean_gap is None:
+        load = 0.8 if load is None else load
+        if isinstance(load, bool) or not (isinstance(load, (int, float)) and 0 < load <= 10):
+            raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
+    elif isinstance(mean_gap, bool) or not (isinstance(mean_gap, (int, float)) and 0 < mean_gap < float("inf")):
+        raise InvalidOptionError(f"The 'mean_gap' option must be a positive number of seconds; got {mean_gap!r}.")
+    if mean_duration is not None and (
+        isinstance(mean_duration, bool)
+        or not (isinstance(mean_duration, (int, float)) and 0 < mean_duration < float("inf"))
+    ):
+        raise InvalidOptionError(
+            f"The 'mean_duration' option must be a positive number of seconds; got {mean_duration!r}."
+        )
+    if models is not None:
+        names = list(models)
+        if not names or not all(isinstance(m, str) and m for m in names):
+            raise InvalidOptionError(
+                f"The 'models' option must be a non-empty list of model names (or a mapping "
+                f"name -> probability); got {models!r}."
+            )
+        if isinstance(models, Mapping):
+            mp = np.array([float(v) for v in models.values()])
+            if not np.isfinite(mp).all() or (mp < 0).any() or abs(float(mp.sum()) - 1.0) > 1e-6:
+                raise InvalidOptionError(
+                    f"The probabilities of the 'models' mapping must be >= 0 and sum to 1; got {dict(models)}."
+                )
+        else:
+            mp = np.full(len(names), 1.0 / len(names))
+    if arrivals not in ("poisson", "trace"):
+        raise InvalidOptionError(f"The 'arrivals' option must be 'poisson' or 'trace'; got {arrivals!r}.")
+    return load, names, mp
+
+
+def _gpu_mix(gpus, cluster_gpus: int, max_gpus: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU demands a job may draw and their probabilities, those above the cap left out."""
+    if isinstance(gpus, str):
+        if gpus == "philly":
+            vals, probs = np.array(list(PHILLY_GPU_MIX)), np.array(list(PHILLY_GPU_MIX.values()))
+        elif gpus == "openb":
+            g, _ = _openb_marginals()
+            vals, counts = np.unique(g, return_counts=True)
+            probs = counts / counts.sum()
+        else:
+            raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
+    elif isinstance(gpus, Mapping) and gpus:
+        vals = np.array([int(k) for k in gpus])
+        probs = np.array([float(v) for v in gpus.values()])
+        if (vals < 1).any() or not np.isfinite(probs).all() or (probs < 0).any():
+            raise InvalidOptionError(
+                f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}."
+            )
+        if abs(float(probs.sum()) - 1.0) > 1e-6:
+            raise InvalidOptionError(
+                f"The probabilities of the 'gpus' mapping must sum to 1; they sum to {float(probs.sum()):.6g}. "
+                f"Fix the mix (e.g. divide each by their sum)."
+            )
+    else:
+        raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
+    cap = min(cluster_gpus, max_gpus) if max_gpus is not None else cluster_gpus
+    keep = vals <= cap
+    if not keep.any():
+        raise InvalidOptionError(f"No GPU demand in {sorted(vals.tolist())} fits max_gpus/cluster_gpus = {cap}.")
+    vals, probs = vals[keep], probs[keep] / probs[keep].sum()
+    return vals, probs
+
+
+def _duration_pool(durations) -> np.ndarray:
+    """The run times (seconds) durations are resampled from."""
+    if isinstance(durations, str):
+        if durations != "philly":
+            raise InvalidOptionError(
+                f"The 'durations' option must be 'philly' or an array of seconds; got {durations!r}."
+            )
+        return philly_runtimes()
+    pool = np.asarray(durations, dtype=float)
+    if pool.ndim != 1 or not len(pool) or not (pool > 0).all() or not np.isfinite(pool).all():
+        raise InvalidOptionError("The 'durations' array must be a non-empty list of positive finite seconds.")
+    return pool
+
+
 def synthetic_workload(
     n_jobs: int,
     *,
@@ -159,84 +252,11 @@ def synthetic_workload(
     >>> list(df["gpus"]), bool((df["arrival"].diff().dropna() >= 0).all())
     ([1, 8, 1, 4, 1], True)
     """
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-        raise InvalidOptionError(f"The 'n_jobs' option must be an integer >= 1; got {n_jobs!r}.")
-    if isinstance(cluster_gpus, bool) or not isinstance(cluster_gpus, (int, np.integer)) or cluster_gpus < 1:
-        raise InvalidOptionError(f"The 'cluster_gpus' option must be an integer >= 1; got {cluster_gpus!r}.")
-    if load is not None and mean_gap is not None:
-        raise InvalidOptionError(
-            "Give 'load' (arrivals calibrated to an offered load) or 'mean_gap' (seconds between arrivals), not both."
-        )
-    if mean_gap is None:
-        load = 0.8 if load is None else load
-        if isinstance(load, bool) or not (isinstance(load, (int, float)) and 0 < load <= 10):
-            raise InvalidOptionError(f"The 'load' option must be a number in (0, 10]; got {load!r}.")
-    elif isinstance(mean_gap, bool) or not (isinstance(mean_gap, (int, float)) and 0 < mean_gap < float("inf")):
-        raise InvalidOptionError(f"The 'mean_gap' option must be a positive number of seconds; got {mean_gap!r}.")
-    if mean_duration is not None and (
-        isinstance(mean_duration, bool)
-        or not (isinstance(mean_duration, (int, float)) and 0 < mean_duration < float("inf"))
-    ):
-        raise InvalidOptionError(
-            f"The 'mean_duration' option must be a positive number of seconds; got {mean_duration!r}."
-        )
-    if models is not None:
-        names = list(models)
-        if not names or not all(isinstance(m, str) and m for m in names):
-            raise InvalidOptionError(
-                f"The 'models' option must be a non-empty list of model names (or a mapping "
-                f"name -> probability); got {models!r}."
-            )
-        if isinstance(models, Mapping):
-            mp = np.array([float(v) for v in models.values()])
-            if not np.isfinite(mp).all() or (mp < 0).any() or abs(float(mp.sum()) - 1.0) > 1e-6:
-                raise InvalidOptionError(
-                    f"The probabilities of the 'models' mapping must be >= 0 and sum to 1; got {dict(models)}."
-                )
-        else:
-            mp = np.full(len(names), 1.0 / len(names))
+    load, names, mp = _checked_options(n_jobs, cluster_gpus, load, mean_gap, mean_duration, models, arrivals)
     rng = as_generator(seed)
-    # GPU demands
-    if isinstance(gpus, str):
-        if gpus == "philly":
-            vals, probs = np.array(list(PHILLY_GPU_MIX)), np.array(list(PHILLY_GPU_MIX.values()))
-        elif gpus == "openb":
-            g, _ = _openb_marginals()
-            vals, counts = np.unique(g, return_counts=True)
-            probs = counts / counts.sum()
-        else:
-            raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
-    elif isinstance(gpus, Mapping) and gpus:
-        vals = np.array([int(k) for k in gpus])
-        probs = np.array([float(v) for v in gpus.values()])
-        if (vals < 1).any() or not np.isfinite(probs).all() or (probs < 0).any():
-            raise InvalidOptionError(
-                f"The 'gpus' mapping needs keys >= 1 and non-negative probabilities; got {gpus!r}."
-            )
-        if abs(float(probs.sum()) - 1.0) > 1e-6:
-            raise InvalidOptionError(
-                f"The probabilities of the 'gpus' mapping must sum to 1; they sum to {float(probs.sum()):.6g}. "
-                f"Fix the mix (e.g. divide each by their sum)."
-            )
-    else:
-        raise InvalidOptionError(f"The 'gpus' option must be 'philly', 'openb' or a mapping; got {gpus!r}.")
-    cap = min(cluster_gpus, max_gpus) if max_gpus is not None else cluster_gpus
-    keep = vals <= cap
-    if not keep.any():
-        raise InvalidOptionError(f"No GPU demand in {sorted(vals.tolist())} fits max_gpus/cluster_gpus = {cap}.")
-    vals, probs = vals[keep], probs[keep] / probs[keep].sum()
+    vals, probs = _gpu_mix(gpus, cluster_gpus, max_gpus)
     g = rng.choice(vals, size=n_jobs, p=probs).astype(np.int64)
-    # durations
-    if isinstance(durations, str):
-        if durations != "philly":
-            raise InvalidOptionError(
-                f"The 'durations' option must be 'philly' or an array of seconds; got {durations!r}."
-            )
-        pool = philly_runtimes()
-    else:
-        pool = np.asarray(durations, dtype=float)
-        if pool.ndim != 1 or not len(pool) or not (pool > 0).all() or not np.isfinite(pool).all():
-            raise InvalidOptionError("The 'durations' array must be a non-empty list of positive finite seconds.")
+    pool = _duration_pool(durations)
     d = rng.choice(pool, size=n_jobs)
     if mean_duration is not None:
         d = d * (float(mean_duration) / float(d.mean()))
@@ -247,13 +267,11 @@ def synthetic_workload(
         mean_gap = float(np.mean(g * d)) / (load * cluster_gpus)
     if arrivals == "poisson":
         gaps = rng.exponential(mean_gap, size=n_jobs)
-    elif arrivals == "trace":
+    else:  # "trace" (checked above)
         _, pool_gaps = _openb_marginals()
         gaps = rng.choice(pool_gaps, size=n_jobs)
         m = gaps.mean()
         gaps = gaps * (mean_gap / m) if m > 0 else np.full(n_jobs, mean_gap)
-    else:
-        raise InvalidOptionError(f"The 'arrivals' option must be 'poisson' or 'trace'; got {arrivals!r}.")
     gaps[0] = 0.0
     arr = np.cumsum(gaps)
     status = "completed"
