@@ -330,55 +330,100 @@ def sec7_instance(
     'p3.2xlarge'
     """
 
+    keep = _sec7_checked(n_jobs, n_servers, horizon, architecture, F, capacity_ratio, arrival_window, worker_types)
+    rng = as_generator(seed)
+    ratio = float(rng.uniform(0.2, 0.5)) if capacity_ratio is None else float(capacity_ratio)
+    wts = [SEC7_WORKER_TYPES[m] for m in keep]
+    pts = SEC7_PS_TYPES if architecture == "ps" else ()
+    drawer = _Sec7Jobs(rng, keep, int(np.floor(arrival_window * horizon)), architecture)
+    jobs, ideal = drawer.first_pass(n_jobs, horizon)
+    demand = {r: sum(d[r] for d in ideal) for r in SEC7_RESOURCES}
+    servers = _sec7_servers(n_servers, ratio, demand, wts, pts)
+    redrawn = drawer.second_pass(jobs, servers, wts, pts, horizon)
+    reached = {r: sum(s["capacity"][r] for s in servers) / demand[r] for r in SEC7_RESOURCES}
+    doc: dict[str, Any] = {
+        "kind": "elastic",
+        "name": name or f"elastic-sec7-{architecture}-{n_jobs}j-{n_servers}h-T{horizon}",
+        "architecture": architecture,
+        "slot": SEC7_SLOT,
+        "horizon": int(horizon),
+        "servers": servers,
+        "worker_types": [
+            {"name": nm, "resources": {"gpu": g, "vcpu": c, "bandwidth": b}, "bandwidth": b} for nm, g, c, b in wts
+        ],
+        "jobs": jobs,
+        "metadata": {
+            "generator": "optsched.elastic.generate.sec7_instance",
+            "capacity_ratio": ratio,
+            "capacity_ratio_reached": reached,
+            "ideal_demand": demand,
+            "arrival_window": float(arrival_window),
+            "redrawn_on_servers": redrawn,
+            "seed": seed if _is_int(seed) else None,
+        },
+    }
+    if architecture == "ps":
+        doc["ps_types"] = [
+            {"name": f"ps-{c}c-{b:g}g", "resources": {"gpu": 0, "vcpu": c, "bandwidth": b}, "bandwidth": b}
+            for c, b in pts
+        ]
+    doc["F"] = float(_sec7_F(doc) if F is None else F)
+    return ElasticInstance.from_dict(doc)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and np.isfinite(x)
+
+
+def _sec7_checked(
+    n_jobs, n_servers, horizon, architecture, F, capacity_ratio, arrival_window, worker_types
+) -> list[int]:
+    """:func:`sec7_instance`'s options checked; returns the indices of the worker types kept."""
+
     def bad(field_: str, value: Any, allowed: str) -> InvalidOptionError:
         return InvalidOptionError(f"The '{field_}' option of sec7_instance must be {allowed}; got {value!r}.")
 
-    def is_int(x: Any) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-    def is_num(x: Any) -> bool:
-        return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and np.isfinite(x)
-
-    if not is_int(n_jobs) or n_jobs < 1:
+    if not _is_int(n_jobs) or n_jobs < 1:
         raise bad("n_jobs", n_jobs, "an int >= 1 (Sec. 7 gives no job count; the reproduction uses 10-60)")
-    if not is_int(n_servers) or n_servers < 1:
+    if not _is_int(n_servers) or n_servers < 1:
         raise bad("n_servers", n_servers, "an int >= 1 (H; Sec. 7 default 150)")
-    if not is_int(horizon) or not 100 <= horizon <= 300:
+    if not _is_int(horizon) or not 100 <= horizon <= 300:
         raise bad("horizon", horizon, "an int in [100, 300] (T in 1-h slots, Sec. 7; default 150)")
     if architecture not in ("ps", "rar"):
         raise bad("architecture", architecture, "'ps' (parameter servers) or 'rar' (Ring-AllReduce)")
-    if F is not None and (not is_num(F) or F < 1):
+    if F is not None and (not _is_num(F) or F < 1):
         raise bad("F", F, "None or a number >= 1 (the weight-to-resource bound of (11))")
-    if capacity_ratio is not None and (not is_num(capacity_ratio) or not 0.2 <= capacity_ratio <= 0.5):
+    if capacity_ratio is not None and (not _is_num(capacity_ratio) or not 0.2 <= capacity_ratio <= 0.5):
         raise bad("capacity_ratio", capacity_ratio, "None or a number in [0.2, 0.5] (Sec. 7)")
-    if not is_num(arrival_window) or not 0 <= arrival_window <= 1:
+    if not _is_num(arrival_window) or not 0 <= arrival_window <= 1:
         raise bad("arrival_window", arrival_window, "a number in [0, 1] (arrivals in 0..floor(window T); 0: all at 0)")
     names = [w[0] for w in SEC7_WORKER_TYPES]
     if worker_types is None:
-        keep = list(range(len(names)))
-    else:
-        if isinstance(worker_types, str):
-            worker_types = [worker_types]
-        unknown = [w for w in worker_types if w not in names]
-        if unknown or not worker_types:
-            raise bad("worker_types", worker_types, f"None or a non-empty list of names from {names}")
-        keep = [names.index(w) for w in worker_types]
-    rng = as_generator(seed)
-    ratio = float(rng.uniform(0.2, 0.5)) if capacity_ratio is None else float(capacity_ratio)
-    lo = SEC7_RANGES
-    a_max = int(np.floor(arrival_window * horizon))
-    wts = [SEC7_WORKER_TYPES[m] for m in keep]
-    pts = SEC7_PS_TYPES if architecture == "ps" else ()
-    # The least duration on an empty, unbounded cluster is reached with D_j workers spread over
-    # servers (q = 0) or all on one server (q = 1, no transfer term); both are bounded by the
-    # ideal's placement once the servers exist, so the redraw test uses the exact model below.
-    jobs: list[dict[str, Any]] = []
-    ideal: list[dict[str, float]] = []
+        return list(range(len(names)))
+    if isinstance(worker_types, str):
+        worker_types = [worker_types]
+    unknown = [w for w in worker_types if w not in names]
+    if unknown or not worker_types:
+        raise bad("worker_types", worker_types, f"None or a non-empty list of names from {names}")
+    return [names.index(w) for w in worker_types]
 
-    def draw(k: int) -> dict[str, Any]:
+
+class _Sec7Jobs:
+    """Draws :func:`sec7_instance`'s jobs (Sec. 7 ranges, uniform, independent) from one generator,
+    in the order the two redraw passes ask for them."""
+
+    def __init__(self, rng: np.random.Generator, keep: list[int], a_max: int, architecture: str):
+        self.rng, self.keep, self.a_max, self.architecture = rng, keep, a_max, architecture
+
+    def draw(self, k: int) -> dict[str, Any]:
+        rng, lo, architecture = self.rng, SEC7_RANGES, self.architecture
         job = {
             "id": k,
-            "arrival": int(rng.integers(0, a_max + 1)),
+            "arrival": int(rng.integers(0, self.a_max + 1)),
             "weight": int(rng.integers(lo["weight"][0], lo["weight"][1] + 1)),
             "epochs": int(rng.integers(lo["epochs"][0], lo["epochs"][1] + 1)),
             "chunks": int(rng.integers(lo["chunks"][0], lo["chunks"][1] + 1)),
@@ -393,30 +438,65 @@ def sec7_instance(
             ),
             "grad_mb": round(float(rng.uniform(*lo["grad_mb"])), 3),
         }
-        job["v"] = [job["v"][m] for m in keep]
+        job["v"] = [job["v"][m] for m in self.keep]
         return job
 
-    def ideal_of(job: dict[str, Any]) -> tuple[int, dict[str, float]]:
+    def ideal_of(self, job: dict[str, Any]) -> tuple[int, dict[str, float]]:
         full = dict(job, v=[float("inf")] * len(SEC7_WORKER_TYPES))
-        for i, m in enumerate(keep):
+        for i, m in enumerate(self.keep):
             full["v"][m] = job["v"][i]
-        m_i, p_i, _s, dem = sec7_ideal(full, architecture)
-        return _sec7_duration(full, m_i, p_i, architecture), dem
+        m_i, p_i, _s, dem = sec7_ideal(full, self.architecture)
+        return _sec7_duration(full, m_i, p_i, self.architecture), dem
 
-    for k in range(n_jobs):
-        for _attempt in range(1000):
-            job = draw(k)
-            d_ideal, dem = ideal_of(job)
-            if job["arrival"] + d_ideal <= horizon:
-                break
-        else:
-            raise InfeasibleError(
-                f"sec7_instance: job {k} could not be drawn to finish within T = {horizon} in 1000 "
-                f"attempts; raise 'horizon'."
-            )
-        jobs.append(job)
-        ideal.append(dem)
-    demand = {r: sum(d[r] for d in ideal) for r in SEC7_RESOURCES}
+    def first_pass(self, n_jobs: int, horizon: int) -> tuple[list[dict[str, Any]], list[dict[str, float]]]:
+        """Each job drawn until its least duration on an empty, unbounded cluster fits [a_j, T): D_j
+        workers spread over servers (q = 0) or all on one server (q = 1, no transfer term); both are
+        bounded by the ideal's placement once the servers exist, so the second pass uses the exact
+        model. Returns the jobs and each one's ideal demand."""
+        jobs: list[dict[str, Any]] = []
+        ideal: list[dict[str, float]] = []
+        for k in range(n_jobs):
+            for _attempt in range(1000):
+                job = self.draw(k)
+                d_ideal, dem = self.ideal_of(job)
+                if job["arrival"] + d_ideal <= horizon:
+                    break
+            else:
+                raise InfeasibleError(
+                    f"sec7_instance: job {k} could not be drawn to finish within T = {horizon} in 1000 "
+                    f"attempts; raise 'horizon'."
+                )
+            jobs.append(job)
+            ideal.append(dem)
+        return jobs, ideal
+
+    def second_pass(self, jobs: list[dict[str, Any]], servers: list, wts: list, pts: tuple, horizon: int) -> int:
+        """On the servers just built: a job whose least duration over the placements of
+        _least_duration_cheap (a subset of the model's: q = 1, or q = 0 with no worker on the PS
+        server) does not fit [a_j, T) is redrawn against these servers, in place (the capacity is
+        not rescaled; metadata records the ratio reached and the number of redraws). Returns the
+        number of redraws."""
+        redrawn = 0
+        for k, job in enumerate(jobs):
+            d = _least_duration_cheap(servers, wts, pts, job, self.architecture)
+            tries = 0
+            while d is None or job["arrival"] + d > horizon:
+                tries += 1
+                redrawn += 1
+                if tries > 1000:
+                    raise InfeasibleError(
+                        f"sec7_instance: job {k} could not be drawn to finish within T = {horizon} on these "
+                        f"servers in 1000 attempts; raise 'horizon' or 'capacity_ratio'."
+                    )
+                job = self.draw(k)
+                d = _least_duration_cheap(servers, wts, pts, job, self.architecture)
+            jobs[k] = job
+        return redrawn
+
+
+def _sec7_servers(n_servers: int, ratio: float, demand: dict, wts: list, pts: tuple) -> list[dict[str, Any]]:
+    """The servers: EC2 types round robin, every resource scaled by one factor so that the cluster
+    holds ``ratio`` x the jobs' ideal demand, each at least one smallest worker plus one smallest PS."""
     shapes = [EC2_SERVERS[h % len(EC2_SERVERS)] for h in range(n_servers)]
     totals = {
         "gpu": sum(s[1] for s in shapes),
@@ -435,57 +515,7 @@ def sec7_instance(
             "bandwidth": max(floor_["bandwidth"], round(round(b * scale["bandwidth"] / 0.05) * 0.05, 2)),
         }
         servers.append({"name": nm, "capacity": cap})
-    wt_doc = [{"name": nm, "resources": {"gpu": g, "vcpu": c, "bandwidth": b}, "bandwidth": b} for nm, g, c, b in wts]
-    ps_doc = [
-        {"name": f"ps-{c}c-{b:g}g", "resources": {"gpu": 0, "vcpu": c, "bandwidth": b}, "bandwidth": b} for c, b in pts
-    ]
-
-    def least_duration(job: dict[str, Any]) -> int | None:
-        return _least_duration_cheap(servers, wts, pts, job, architecture)
-
-    # Second pass, on the servers just built: a job whose least duration over the placements of
-    # _least_duration_cheap (a subset of the model's: q = 1, or q = 0 with no worker on the PS
-    # server) does not fit [a_j, T) is redrawn against these servers (the capacity is not
-    # rescaled; metadata records the ratio reached and the number of redraws).
-    redrawn = 0
-    for k, job in enumerate(jobs):
-        d = least_duration(job)
-        tries = 0
-        while d is None or job["arrival"] + d > horizon:
-            tries += 1
-            redrawn += 1
-            if tries > 1000:
-                raise InfeasibleError(
-                    f"sec7_instance: job {k} could not be drawn to finish within T = {horizon} on these "
-                    f"servers in 1000 attempts; raise 'horizon' or 'capacity_ratio'."
-                )
-            job = draw(k)
-            d = least_duration(job)
-        jobs[k] = job
-    reached = {r: sum(s["capacity"][r] for s in servers) / demand[r] for r in SEC7_RESOURCES}
-    doc: dict[str, Any] = {
-        "kind": "elastic",
-        "name": name or f"elastic-sec7-{architecture}-{n_jobs}j-{n_servers}h-T{horizon}",
-        "architecture": architecture,
-        "slot": SEC7_SLOT,
-        "horizon": int(horizon),
-        "servers": servers,
-        "worker_types": wt_doc,
-        "jobs": jobs,
-        "metadata": {
-            "generator": "optsched.elastic.generate.sec7_instance",
-            "capacity_ratio": ratio,
-            "capacity_ratio_reached": reached,
-            "ideal_demand": demand,
-            "arrival_window": float(arrival_window),
-            "redrawn_on_servers": redrawn,
-            "seed": seed if is_int(seed) else None,
-        },
-    }
-    if architecture == "ps":
-        doc["ps_types"] = ps_doc
-    doc["F"] = float(_sec7_F(doc) if F is None else F)
-    return ElasticInstance.from_dict(doc)
+    return servers
 
 
 def _sec7_duration(job: dict[str, Any], m: int, p: int | None, architecture: str) -> int:
