@@ -110,7 +110,6 @@ def violations(
     """Every violated constraint of (2) / (15) (``require_all``, ``arrivals``) or of a round of (7)
     (``require_all=False``: (7a); ``tau``: (7b) completion <= tau; ``arrivals=False``: no (2j))."""
     out: list[Violation] = []
-    ps = instance.architecture == "ps"
     T = instance.horizon if tau is None else tau
     ids = set(instance.job_ids)
     for jid in schedule.job_ids:
@@ -122,118 +121,146 @@ def violations(
                 out.append(Violation("2a", f"{j.label} is not scheduled ((2a): every job starts once).", job=j.id))
     ok_jobs = []
     for i, j, a in _assigned(instance, schedule):
-        lab = j.label
-        bad_int = False
-        for label, what, vals in (("2k", "workers", a.workers.values()), ("2l", "PSs", a.ps.values())):
-            for x in vals:
-                if not _is_nonneg_int(x):
-                    out.append(
-                        Violation(label, f"{lab} has {x!r} {what} on a server; counts are integers >= 0.", job=j.id)
-                    )
-                    bad_int = True
-        if not _is_nonneg_int(a.d) or a.d < 1:
-            out.append(Violation("2m", f"{lab} has duration d = {a.d!r}; it must be an integer >= 1.", job=j.id))
-            bad_int = True
-        if not _is_nonneg_int(a.start):
-            out.append(Violation("2n", f"{lab} starts at {a.start!r}, not a slot (integer >= 0).", job=j.id))
-            bad_int = True
-        if a.q not in (0, 1) or isinstance(a.q, bool):
-            out.append(Violation("2o", f"{lab} has q = {a.q!r}; q is 0 or 1.", job=j.id))
-            bad_int = True
+        found = _integrality_violations(j, a)
+        out.extend(found)
         if not _types_ok(instance, a):
-            out.append(
-                Violation(
-                    "2b"
-                    if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
-                    else ("2c" if ps or a.p is not None else "2b"),
-                    f"{lab} names {' and '.join(_type_problems(instance, a))}.",
-                    job=j.id,
-                )
-            )
+            out.append(_type_violation(instance, j, a))
             continue
-        if bad_int:
+        if found:
             continue
         ok_jobs.append((i, j, a))
-        n = a.n_workers
-        if n <= 0:
-            out.append(Violation("2b", f"{lab} has no worker ((2b): exactly one worker type with workers).", job=j.id))
-            continue
-        if not ps and a.n_ps > 0:
-            out.append(Violation("2c", f"{lab} has PSs but the architecture is Ring-AllReduce.", job=j.id))
-        used = {h for h, y in a.workers.items() if y > 0} | {h for h, s in a.ps.items() if s > 0}
-        one = len(used) == 1
-        if a.q != (1 if one else 0):
-            out.append(
-                Violation(
-                    "2d" if ps else "15a",
-                    f"{lab} has q = {a.q} but its workers{' and PSs' if ps else ''} are on server(s) "
-                    f"{sorted(used)} (q = 1 iff all on one server).",
-                    job=j.id,
-                )
-            )
-        if ps and a.n_ps < 1:
-            out.append(Violation("2e", f"{lab} has no PS ((2e): at least one).", job=j.id))
-        t_it = recomputed_iteration_ms(instance, i, int(a.m), a.p, int(a.q), n)
-        rho = 1000.0 * instance.slot / t_it
-        if a.d * n * rho < j.work * (1 - TOL):
-            out.append(
-                Violation(
-                    "2f",
-                    f"{lab} trains {a.d * n * rho:.6g} mini-batches in d = {a.d} slots with {n} "
-                    f"workers at rho = {rho:.6g}/slot; it needs E D K = {j.work}.",
-                    job=j.id,
-                )
-            )
-        if n > j.chunks:
-            out.append(Violation("2g", f"{lab} has {n} workers but only D = {j.chunks} data chunks.", job=j.id))
-        if ps:
-            b, B = instance.worker_types[int(a.m)].bandwidth, instance.ps_types[int(a.p)].bandwidth
-            for h, s in a.ps.items():
-                if s > 0:
-                    outside = sum(y for h2, y in a.workers.items() if h2 != h)
-                    if outside * b > s * B * (1 + TOL) + TOL:
-                        out.append(
-                            Violation(
-                                "2i",
-                                f"{lab} has {s} PS(s) on server {h} with {s * B:g} Gbit/s for "
-                                f"{outside} worker(s) elsewhere needing {outside * b:g} Gbit/s.",
-                                job=j.id,
-                            )
-                        )
-        if arrivals and a.start < j.arrival:
-            out.append(Violation("2j", f"{lab} starts at slot {a.start:g} before its arrival {j.arrival}.", job=j.id))
-        if a.completion > T:
-            what = "the round's deadline tau" if tau is not None else "the horizon T"
-            out.append(Violation("horizon", f"{lab} completes at {a.completion:g}, after {what} = {T:g}.", job=j.id))
-    # (2h) / (15b): per slot, per server, per resource
+        out.extend(_job_violations(instance, i, j, a, T, tau is not None, arrivals))
     if ok_jobs:
-        end = int(max(max(a.completion for _, _, a in ok_jobs), 1))
-        R = instance.resources
-        use = np.zeros((end, len(instance.servers), len(R)))
-        for _, _, a in ok_jobs:
-            wt = instance.worker_types[int(a.m)].resources
-            for h, y in a.workers.items():
-                use[int(a.start) : int(a.completion), h, :] += [y * wt[r] for r in R]
-            if ps:
-                pt = instance.ps_types[int(a.p)].resources
-                for h, s in a.ps.items():
-                    use[int(a.start) : int(a.completion), h, :] += [s * pt[r] for r in R]
-        cap = np.array([[srv.capacity[r] for r in R] for srv in instance.servers])
-        over = np.argwhere(use > cap[None, :, :] + 1e-9)
-        for t, h, r in over[:10]:
-            who = [
-                j.id
-                for _, j, a in ok_jobs
-                if a.start <= t < a.completion and (a.workers.get(int(h), 0) > 0 or a.ps.get(int(h), 0) > 0)
-            ]
-            out.append(
-                Violation(
-                    "2h" if ps else "15b",
-                    f"Server {h} uses {use[t, h, r]:g} of '{R[r]}' in slot {t} (jobs {who}); it has {cap[h, r]:g}.",
-                    job=tuple(who),
-                    time=float(t),
-                )
+        out.extend(_capacity_violations(instance, ok_jobs))
+    return out
+
+
+def _integrality_violations(j: Any, a: Any) -> list[Violation]:
+    """(2k)-(2o): counts, duration, start and q of job j's assignment ``a`` are integers in range."""
+    out: list[Violation] = []
+    lab = j.label
+    for label, what, vals in (("2k", "workers", a.workers.values()), ("2l", "PSs", a.ps.values())):
+        for x in vals:
+            if not _is_nonneg_int(x):
+                out.append(Violation(label, f"{lab} has {x!r} {what} on a server; counts are integers >= 0.", job=j.id))
+    if not _is_nonneg_int(a.d) or a.d < 1:
+        out.append(Violation("2m", f"{lab} has duration d = {a.d!r}; it must be an integer >= 1.", job=j.id))
+    if not _is_nonneg_int(a.start):
+        out.append(Violation("2n", f"{lab} starts at {a.start!r}, not a slot (integer >= 0).", job=j.id))
+    if a.q not in (0, 1) or isinstance(a.q, bool):
+        out.append(Violation("2o", f"{lab} has q = {a.q!r}; q is 0 or 1.", job=j.id))
+    return out
+
+
+def _type_violation(instance: Any, j: Any, a: Any) -> Violation:
+    """(2b) / (2c): the assignment names a worker or PS type the instance does not have."""
+    ps = instance.architecture == "ps"
+    label = (
+        "2b"
+        if not (_is_nonneg_int(a.m) and int(a.m) < len(instance.worker_types))
+        else ("2c" if ps or a.p is not None else "2b")
+    )
+    return Violation(label, f"{j.label} names {' and '.join(_type_problems(instance, a))}.", job=j.id)
+
+
+def _job_violations(
+    instance: Any, i: int, j: Any, a: Any, T: float, round_deadline: bool, arrivals: bool
+) -> list[Violation]:
+    """(2b)-(2g), (2i), (2j) and the horizon (or a round's deadline) for one well-typed assignment."""
+    out: list[Violation] = []
+    ps = instance.architecture == "ps"
+    lab = j.label
+    n = a.n_workers
+    if n <= 0:
+        return [Violation("2b", f"{lab} has no worker ((2b): exactly one worker type with workers).", job=j.id)]
+    if not ps and a.n_ps > 0:
+        out.append(Violation("2c", f"{lab} has PSs but the architecture is Ring-AllReduce.", job=j.id))
+    used = {h for h, y in a.workers.items() if y > 0} | {h for h, s in a.ps.items() if s > 0}
+    one = len(used) == 1
+    if a.q != (1 if one else 0):
+        out.append(
+            Violation(
+                "2d" if ps else "15a",
+                f"{lab} has q = {a.q} but its workers{' and PSs' if ps else ''} are on server(s) "
+                f"{sorted(used)} (q = 1 iff all on one server).",
+                job=j.id,
             )
+        )
+    if ps and a.n_ps < 1:
+        out.append(Violation("2e", f"{lab} has no PS ((2e): at least one).", job=j.id))
+    t_it = recomputed_iteration_ms(instance, i, int(a.m), a.p, int(a.q), n)
+    rho = 1000.0 * instance.slot / t_it
+    if a.d * n * rho < j.work * (1 - TOL):
+        out.append(
+            Violation(
+                "2f",
+                f"{lab} trains {a.d * n * rho:.6g} mini-batches in d = {a.d} slots with {n} "
+                f"workers at rho = {rho:.6g}/slot; it needs E D K = {j.work}.",
+                job=j.id,
+            )
+        )
+    if n > j.chunks:
+        out.append(Violation("2g", f"{lab} has {n} workers but only D = {j.chunks} data chunks.", job=j.id))
+    if ps:
+        out.extend(_ps_bandwidth_violations(instance, j, a))
+    if arrivals and a.start < j.arrival:
+        out.append(Violation("2j", f"{lab} starts at slot {a.start:g} before its arrival {j.arrival}.", job=j.id))
+    if a.completion > T:
+        what = "the round's deadline tau" if round_deadline else "the horizon T"
+        out.append(Violation("horizon", f"{lab} completes at {a.completion:g}, after {what} = {T:g}.", job=j.id))
+    return out
+
+
+def _ps_bandwidth_violations(instance: Any, j: Any, a: Any) -> list[Violation]:
+    """(2i): the PSs on a server carry the traffic of the job's workers on other servers."""
+    out: list[Violation] = []
+    b, B = instance.worker_types[int(a.m)].bandwidth, instance.ps_types[int(a.p)].bandwidth
+    for h, s in a.ps.items():
+        if s > 0:
+            outside = sum(y for h2, y in a.workers.items() if h2 != h)
+            if outside * b > s * B * (1 + TOL) + TOL:
+                out.append(
+                    Violation(
+                        "2i",
+                        f"{j.label} has {s} PS(s) on server {h} with {s * B:g} Gbit/s for "
+                        f"{outside} worker(s) elsewhere needing {outside * b:g} Gbit/s.",
+                        job=j.id,
+                    )
+                )
+    return out
+
+
+def _capacity_violations(instance: Any, ok_jobs: list) -> list[Violation]:
+    """(2h) / (15b): per slot, per server, per resource (the first 10 found)."""
+    out: list[Violation] = []
+    ps = instance.architecture == "ps"
+    end = int(max(max(a.completion for _, _, a in ok_jobs), 1))
+    R = instance.resources
+    use = np.zeros((end, len(instance.servers), len(R)))
+    for _, _, a in ok_jobs:
+        wt = instance.worker_types[int(a.m)].resources
+        for h, y in a.workers.items():
+            use[int(a.start) : int(a.completion), h, :] += [y * wt[r] for r in R]
+        if ps:
+            pt = instance.ps_types[int(a.p)].resources
+            for h, s in a.ps.items():
+                use[int(a.start) : int(a.completion), h, :] += [s * pt[r] for r in R]
+    cap = np.array([[srv.capacity[r] for r in R] for srv in instance.servers])
+    over = np.argwhere(use > cap[None, :, :] + 1e-9)
+    for t, h, r in over[:10]:
+        who = [
+            j.id
+            for _, j, a in ok_jobs
+            if a.start <= t < a.completion and (a.workers.get(int(h), 0) > 0 or a.ps.get(int(h), 0) > 0)
+        ]
+        out.append(
+            Violation(
+                "2h" if ps else "15b",
+                f"Server {h} uses {use[t, h, r]:g} of '{R[r]}' in slot {t} (jobs {who}); it has {cap[h, r]:g}.",
+                job=tuple(who),
+                time=float(t),
+            )
+        )
     return out
 
 
