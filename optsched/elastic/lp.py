@@ -231,6 +231,41 @@ def _key(c: Column) -> tuple:
     return (c.j, c.start, cfg.m, cfg.p, cfg.q, cfg.d, cfg.workers, cfg.ps)
 
 
+def _greedy_columns(instance: ElasticInstance, T: int) -> list[Column]:
+    """The columns of the greedy schedule by weight within T (none when it finds no schedule)."""
+    g = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
+    out: list[Column] = []
+    for jid, a in (g or {}).items():
+        j = instance.index(jid)
+        for cfg in _configs(instance, j):
+            if (cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers) == (
+                a.d,
+                a.m,
+                a.p,
+                a.q,
+                tuple(sorted(a.workers.items())),
+            ) and cfg.ps == tuple(sorted(a.ps.items())):
+                out.append(Column(cfg, a.start))
+                break
+    return out
+
+
+def _priced(
+    instance: ElasticInstance, prices: Prices, weights: np.ndarray, u: np.ndarray, tol: float
+) -> tuple[list[Column], np.ndarray]:
+    """One pricing round: each job's cheapest column at ``prices`` (exact oracle), those with a
+    positive reduced cost (above ``tol``), and each job's u*_j = max(0, w_j - cost) for the bound."""
+    new, ustar = [], np.zeros(instance.n_jobs)
+    for j in range(instance.n_jobs):
+        best = _min_cost(instance, j, prices, residual=False)
+        if best is None:  # no schedule of j completes by tau
+            continue
+        ustar[j] = max(0.0, weights[j] - best.cost)
+        if weights[j] - u[j] - best.cost > tol:
+            new.append(Column(best.config, best.start))
+    return new, ustar
+
+
 def column_generation(
     instance: ElasticInstance,
     *,
@@ -305,20 +340,8 @@ def column_generation(
         return True
 
     if initial == "greedy":
-        g = greedy_schedule(instance, order="weight", tau=T, arrivals=False, require_all=False)
-        if g is not None:
-            for jid, a in g.items():
-                j = instance.index(jid)
-                for cfg in _configs(instance, j):
-                    if (cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers) == (
-                        a.d,
-                        a.m,
-                        a.p,
-                        a.q,
-                        tuple(sorted(a.workers.items())),
-                    ) and cfg.ps == tuple(sorted(a.ps.items())):
-                        add(Column(cfg, a.start))
-                        break
+        for c in _greedy_columns(instance, T):
+            add(c)
     weights = np.asarray([j.weight for j in instance.jobs], dtype=float)
     tol = LP_TOLERANCE * max(1.0, float(weights.max()))
     C = np.asarray(instance.C, dtype=float)
@@ -345,16 +368,8 @@ def column_generation(
             message = "the master LP was not solved to optimality"
             break
         delta = np.maximum(delta, 0.0)
-        prices = Prices(beta0, delta)
         c0 = time.process_time()
-        new, ustar = [], np.zeros(J)
-        for j in range(J):
-            best = _min_cost(instance, j, prices, residual=False)
-            if best is None:  # no schedule of j completes by tau
-                continue
-            ustar[j] = max(0.0, weights[j] - best.cost)
-            if weights[j] - u[j] - best.cost > tol:
-                new.append(Column(best.config, best.start))
+        new, ustar = _priced(instance, Prices(beta0, delta), weights, u, tol)
         stats.pricing_seconds += time.process_time() - c0
         bound = min(bound, float(ustar.sum() + (delta * C[None, :, :]).sum()))
         stats.values.append(value)
