@@ -70,6 +70,73 @@ __all__ = [
 ]
 
 
+def _servers_of(raw) -> list[Server]:
+    """The instance's servers, each a :class:`Server` or a mapping checked field by field."""
+    servers = []
+    for h, s in enumerate(raw):
+        if isinstance(s, Server):
+            servers.append(s)
+            continue
+        if not isinstance(s, Mapping) or "capacity" not in s:
+            raise InvalidInstanceError(
+                f"Server {h} must be an object with a 'capacity' field (resource name -> amount); got {s!r}."
+            )
+        unknown = set(s) - {"capacity", "name"}
+        if unknown:
+            raise InvalidInstanceError(f"Server {h} has unknown field(s) {sorted(unknown)}; allowed: capacity, name.")
+        name = s.get("name", "")
+        if not isinstance(name, str):
+            raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
+        servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
+    if not servers:
+        raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
+    if len(servers) > MAX_SERVERS:
+        raise InvalidInstanceError(
+            f"The 'servers' field lists {len(servers):,} servers, more than {MAX_SERVERS:,}{hint('servers')}."
+        )
+    return servers
+
+
+def _check_resources(servers, wts, pts) -> None:
+    """Every server and type names the same resources; each type uses some; b_m = e_m^bandwidth."""
+    names = set(servers[0].capacity)
+    for h, s in enumerate(servers):
+        if set(s.capacity) != names:
+            raise InvalidInstanceError(
+                f"Server {h} has resources {sorted(s.capacity)} but server 0 has "
+                f"{sorted(names)}; every server and type must name the same resources "
+                f"(give 0 for a resource it lacks)."
+            )
+    for what, types in (("worker type", wts), ("PS type", pts)):
+        for k, t in enumerate(types):
+            if set(t.resources) != names:
+                raise InvalidInstanceError(
+                    f"The {what} {k} has resources {sorted(t.resources)} but the servers "
+                    f"have {sorted(names)}; use the same resource names (0 for none)."
+                )
+            if not any(v > 0 for v in t.resources.values()):
+                raise InvalidInstanceError(
+                    f"The {what} {k} uses no resources ({dict(t.resources)}); give it a "
+                    f"positive amount of at least one resource."
+                )
+            bw = check_number(
+                t.bandwidth,
+                "bandwidth",
+                f"{what} {k}",
+                lo=0.0,
+                lo_open=True,
+                hi=MAX_AMOUNT,
+                hint=hint("Gbit/s; b_m or B_p"),
+            )
+            object.__setattr__(t, "bandwidth", bw)
+            if BANDWIDTH in t.resources and not math.isclose(t.resources[BANDWIDTH], bw, rel_tol=1e-9):
+                raise InvalidInstanceError(
+                    f"The {what} {k} has 'bandwidth' {bw:g} Gbit/s but its '{BANDWIDTH}' "
+                    f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
+                    f"e_m^bandwidth, make them equal."
+                )
+
+
 @dataclass(frozen=True)
 class ElasticInstance(JsonMixin):
     """Servers, worker and PS types, jobs, slot length and horizon (paper 001, Sec. 3 and 6).
@@ -127,30 +194,7 @@ class ElasticInstance(JsonMixin):
             v = getattr(self, f_)
             if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
                 raise InvalidInstanceError(f"The '{f_}' field must be a list; got {v!r}.")
-        servers = []
-        for h, s in enumerate(self.servers):
-            if isinstance(s, Server):
-                servers.append(s)
-                continue
-            if not isinstance(s, Mapping) or "capacity" not in s:
-                raise InvalidInstanceError(
-                    f"Server {h} must be an object with a 'capacity' field (resource name -> amount); got {s!r}."
-                )
-            unknown = set(s) - {"capacity", "name"}
-            if unknown:
-                raise InvalidInstanceError(
-                    f"Server {h} has unknown field(s) {sorted(unknown)}; allowed: capacity, name."
-                )
-            name = s.get("name", "")
-            if not isinstance(name, str):
-                raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
-            servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
-        if not servers:
-            raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
-        if len(servers) > MAX_SERVERS:
-            raise InvalidInstanceError(
-                f"The 'servers' field lists {len(servers):,} servers, more than {MAX_SERVERS:,}{hint('servers')}."
-            )
+        servers = _servers_of(self.servers)
         object.__setattr__(self, "servers", tuple(servers))
         wts = tuple(_type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
         pts = tuple(_type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
@@ -168,42 +212,7 @@ class ElasticInstance(JsonMixin):
             )
         object.__setattr__(self, "worker_types", wts)
         object.__setattr__(self, "ps_types", pts)
-        names = set(servers[0].capacity)
-        for h, s in enumerate(servers):
-            if set(s.capacity) != names:
-                raise InvalidInstanceError(
-                    f"Server {h} has resources {sorted(s.capacity)} but server 0 has "
-                    f"{sorted(names)}; every server and type must name the same resources "
-                    f"(give 0 for a resource it lacks)."
-                )
-        for what, types in (("worker type", wts), ("PS type", pts)):
-            for k, t in enumerate(types):
-                if set(t.resources) != names:
-                    raise InvalidInstanceError(
-                        f"The {what} {k} has resources {sorted(t.resources)} but the servers "
-                        f"have {sorted(names)}; use the same resource names (0 for none)."
-                    )
-                if not any(v > 0 for v in t.resources.values()):
-                    raise InvalidInstanceError(
-                        f"The {what} {k} uses no resources ({dict(t.resources)}); give it a "
-                        f"positive amount of at least one resource."
-                    )
-                bw = check_number(
-                    t.bandwidth,
-                    "bandwidth",
-                    f"{what} {k}",
-                    lo=0.0,
-                    lo_open=True,
-                    hi=MAX_AMOUNT,
-                    hint=hint("Gbit/s; b_m or B_p"),
-                )
-                object.__setattr__(t, "bandwidth", bw)
-                if BANDWIDTH in t.resources and not math.isclose(t.resources[BANDWIDTH], bw, rel_tol=1e-9):
-                    raise InvalidInstanceError(
-                        f"The {what} {k} has 'bandwidth' {bw:g} Gbit/s but its '{BANDWIDTH}' "
-                        f"resource is {t.resources[BANDWIDTH]:g}; the paper has b_m = "
-                        f"e_m^bandwidth, make them equal."
-                    )
+        _check_resources(servers, wts, pts)
         object.__setattr__(
             self, "slot", check_number(self.slot, "slot", o, lo=MIN_SECONDS, hi=MAX_SECONDS, hint=hint("seconds"))
         )
@@ -224,8 +233,13 @@ class ElasticInstance(JsonMixin):
         if not jobs:
             raise InvalidInstanceError("The 'jobs' field is empty; give at least one job.")
         object.__setattr__(self, "jobs", jobs)
+        self._check_jobs(jobs)
+
+    def _check_jobs(self, jobs: tuple) -> None:
+        """Unique ids, one v per worker type, U_j as the architecture asks, a configuration that fits
+        and lasts at least one slot."""
         seen: set = set()
-        M, P = len(wts), len(pts)
+        M, P = len(self.worker_types), len(self.ps_types)
         for j in jobs:
             if j.id in seen:
                 raise InvalidInstanceError(f"Job id {j.id!r} appears twice; job ids must be unique.")
