@@ -260,14 +260,10 @@ def _livelock(args, e: Exception) -> str:
 
 def run(args) -> int:
     import sys
-    import warnings
-
-    import numpy as np
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.core.output import prepare_out_dir, recorded_files
-    from optsched.sim import Simulator, get_policy
-    from optsched.solvers import interrupt
+    from optsched.core.output import prepare_out_dir
+    from optsched.sim import Simulator
 
     _check_options(args)
     if args.verbose:  # the engine's choice (logger optsched.sim, INFO) on stderr
@@ -278,62 +274,10 @@ def run(args) -> int:
         logger = logging.getLogger("optsched.sim")
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-    extra = {}
-    if args.period is not None:
-        if args.policy not in ("srtf-periodic", "las"):
-            raise InvalidOptionError(
-                f"--period is for srtf-periodic (decision interval) and las (quantum); --policy is {args.policy!r}."
-            )
-        extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
-    if args.policy in POLICY_CHOICES:
-        if args.placement is not None:
-            extra["placement"] = args.placement
-        policy = get_policy(args.policy, backfill=not args.no_backfill, **extra)
-    else:  # a paper's policy: its options are its own; the job data it needs is checked below
-        # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-        from optsched.sim.registry import policy_key, policy_registry
-
-        optsched.load_plugins()
-        spec = policy_registry().get(policy_key(args.policy))
-        if spec is None:
-            raise UnknownNameError(
-                f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
-                f"(`optsched info` describes them)."
-            )
-        if args.no_backfill or args.placement is not None:
-            raise InvalidOptionError(
-                f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
-            )
-        policy = spec.factory()
+    policy = _policy_of(args)
     t0 = time.perf_counter()
-    w = workload_from_args(args, arrivals=args.arrivals, skip_oversized=args.skip_oversized)
-    df, cluster, name, n_skipped = w.jobs(args.seed), w.cluster, w.name, w.n_skipped
-    n_rows = len(df["arrival"])
-    if n_rows > args.max_jobs:
-        raise InvalidOptionError(_too_many(n_rows, args.max_jobs))
-    needs = policy_spec_needs(args.policy)
-    missing = [c for c in needs if c not in df]
-    if missing:
-        raise InvalidOptionError(
-            f"Policy {args.policy!r} needs job data the workload lacks: {missing}. Give a job "
-            f"table with those columns, or another policy."
-        )
-    if n_rows == 0:
-        raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
-    if args.overheads == "model":  # the per-job load/save times of compare's default, drawn the same way
-        # deferred: a paper's enrichment, needed only with --overheads model
-        from optsched.lazer.workload import drawn_load_save, with_load_save
-
-        if hasattr(df, "columns") or "model" in df:
-            import pandas as pd  # deferred: a table naming its models is read with pandas
-
-            df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
-        else:  # numpy columns (the synthetic generator): the same draw, without pandas
-            ids = df["job_id"] if "job_id" in df else range(n_rows)
-            df = dict(df)
-            df["model"], df["load_time"], df["save_time"] = drawn_load_save(ids, base=args.load_base, seed=args.seed)
-        check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
-    _check_against_workload(args, df, cluster)
+    w, df = _workload_of(args)
+    cluster, n_rows = w.cluster, len(df["arrival"])
     out_dir = (
         prepare_out_dir(args.out, force=args.force, command="simulate", inputs=(args.trace, args.jobs_csv))
         if args.out
@@ -357,14 +301,107 @@ def run(args) -> int:
     except SimulationLimitError as e:
         raise SimulationLimitError(_livelock(args, e)) from None
     t_run = time.perf_counter() - t1
-    summary = res.summary()
-    # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
-    from optsched.sim.registry import policy_key
+    summary = _summary_of(args, res, df, w, t_load, t_run)
+    if out_dir is not None:
+        summary["files"] = _write_results(res, out_dir, args.out_format, n_rows)
+    if args.json:
+        print_json(summary)
+        return EXIT_OK
+    print(
+        f"{w.name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
+        f"{cluster.total_gpus} GPUs, {w.note}, {_overheads_note(args)}, "
+        f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
+        + (f"; compiled the simulator core first in {res.compile_seconds:.1f} s (once)" if res.compile_seconds else "")
+    )
+    if w.n_skipped:
+        print(f"skipped {w.n_skipped} job(s) larger than the cluster (--skip-oversized)")
+    print_table([{"metric": k, "value": summary.get(k)} for k in SUMMARY_KEYS])
+    if out_dir is not None:
+        print(f"wrote {', '.join(summary['files'])}")
+    return EXIT_OK
 
-    summary["policy"] = policy_key(args.policy)
+
+def _policy_of(args):
+    """The policy ``--policy`` names, built with the options given for it (checked first)."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
+    from optsched.sim import get_policy
+
+    extra = {}
+    if args.period is not None:
+        if args.policy not in ("srtf-periodic", "las"):
+            raise InvalidOptionError(
+                f"--period is for srtf-periodic (decision interval) and las (quantum); --policy is {args.policy!r}."
+            )
+        extra = {"period" if args.policy == "srtf-periodic" else "quantum": args.period}
+    if args.policy in POLICY_CHOICES:
+        if args.placement is not None:
+            extra["placement"] = args.placement
+        return get_policy(args.policy, backfill=not args.no_backfill, **extra)
+    # a paper's policy: its options are its own; the job data it needs is checked with the workload
+    from optsched.sim.registry import policy_key, policy_registry
+
+    optsched.load_plugins()
+    spec = policy_registry().get(policy_key(args.policy))
+    if spec is None:
+        raise UnknownNameError(
+            f"Unknown policy {args.policy!r}; choose one of {sorted(policy_registry())} "
+            f"(`optsched info` describes them)."
+        )
+    if args.no_backfill or args.placement is not None:
+        raise InvalidOptionError(
+            f"--placement and --no-backfill are options of the baselines; policy {spec.name!r} has its own."
+        )
+    return spec.factory()
+
+
+def _workload_of(args):
+    """The workload the options describe and its job columns, with the per-job load and save times
+    of ``--overheads model``, checked against the policy's needs and the limits."""
+    w = workload_from_args(args, arrivals=args.arrivals, skip_oversized=args.skip_oversized)
+    df, cluster, name = w.jobs(args.seed), w.cluster, w.name
+    n_rows = len(df["arrival"])
+    if n_rows > args.max_jobs:
+        raise InvalidOptionError(_too_many(n_rows, args.max_jobs))
+    missing = [c for c in policy_spec_needs(args.policy) if c not in df]
+    if missing:
+        raise InvalidOptionError(
+            f"Policy {args.policy!r} needs job data the workload lacks: {missing}. Give a job "
+            f"table with those columns, or another policy."
+        )
+    if n_rows == 0:
+        raise InvalidInstanceError(f"No job of {name!r} is left to simulate; give a workload with at least one job.")
+    if args.overheads == "model":  # the per-job load/save times of compare's default, drawn the same way
+        # deferred: a paper's enrichment, needed only with --overheads model
+        from optsched.lazer.workload import drawn_load_save, with_load_save
+
+        if hasattr(df, "columns") or "model" in df:
+            import pandas as pd  # deferred: a table naming its models is read with pandas
+
+            df = with_load_save(df if hasattr(df, "columns") else pd.DataFrame(df), base=args.load_base, seed=args.seed)
+        else:  # numpy columns (the synthetic generator): the same draw, without pandas
+            ids = df["job_id"] if "job_id" in df else range(n_rows)
+            df = dict(df)
+            df["model"], df["load_time"], df["save_time"] = drawn_load_save(ids, base=args.load_base, seed=args.seed)
+        check_overhead("--load-base", args.load_base, df["arrival"], df["duration"], df["gpus"], cluster.total_gpus)
+    _check_against_workload(args, df, cluster)
+    return w, df
+
+
+def _summary_of(args, res, df, w, t_load: float, t_run: float) -> dict:
+    """The run's summary: the simulator's metrics, the workload and the timings, with a warning when
+    no job ever waited."""
+    import warnings
+
+    import numpy as np
+
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.units import fmt_number
+    from optsched.sim.registry import policy_key
 
+    cluster = w.cluster
+    summary = res.summary()
+    # the registry name asked for (lazer-gp and lazer-zero are both a policy object named 'lazer')
+    summary["policy"] = policy_key(args.policy)
     arrivals = np.asarray(df["arrival"], dtype=float)
     summary["utilization_window"] = (
         f"arrivals: {fmt_number(float(arrivals.min()))} to {fmt_number(float(arrivals.max()))} s; "
@@ -372,12 +409,12 @@ def run(args) -> int:
     )
     summary.update(
         {
-            "trace": name,
+            "trace": w.name,
             "offered_load": w.load,
             "load": w.note,
             "servers": cluster.n_servers,
             "gpus": cluster.total_gpus,
-            "n_skipped_oversized": n_skipped,
+            "n_skipped_oversized": w.n_skipped,
             "load_seconds": round(t_load, 3),
             "sim_seconds": round(t_run, 3),
             "compile_seconds": round(res.compile_seconds, 3),
@@ -393,34 +430,23 @@ def run(args) -> int:
         )
         summary["warning"] = msg
         warnings.warn(msg, stacklevel=1)
-    if out_dir is not None:
-        with interrupt.deferred():  # a signal waits until the files are written
-            try:
-                summary["files"] = res.to_files(out_dir, args.out_format)
-            except (MemoryError, WriteError) as e:
-                if isinstance(e, WriteError) and not isinstance(e.cause, MemoryError):
-                    raise  # a full disk: its message names the file and the fix
-                raise WriteError(
-                    f"Out of memory while writing the results of {n_rows:,} jobs to {str(out_dir)!r} (done: "
-                    f"{', '.join(recorded_files(out_dir)) or 'none'}; each file is whole or absent). Simulate fewer "
-                    f"jobs (--jobs N), or write Parquet (--out-format parquet), or free memory."
-                ) from None
-    if args.json:
-        print_json(summary)
-    else:
-        print(
-            f"{name}: {n_rows:,} jobs on {cluster.n_servers} server{'s' * (cluster.n_servers != 1)} / "
-            f"{cluster.total_gpus} GPUs, {w.note}, {_overheads_note(args)}, "
-            f"policy {policy!r}; simulated in {t_run:.2f} s ({res.n_events / max(t_run, 1e-9):,.0f} events/s)"
-            + (
-                f"; compiled the simulator core first in {res.compile_seconds:.1f} s (once)"
-                if res.compile_seconds
-                else ""
-            )
-        )
-        if n_skipped:
-            print(f"skipped {n_skipped} job(s) larger than the cluster (--skip-oversized)")
-        print_table([{"metric": k, "value": summary.get(k)} for k in SUMMARY_KEYS])
-        if out_dir is not None:
-            print(f"wrote {', '.join(summary['files'])}")
-    return EXIT_OK
+    return summary
+
+
+def _write_results(res, out_dir, out_format: str, n_rows: int) -> list[str]:
+    """The result files, written whole (a signal waits until they are); out of memory is named as such."""
+    # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
+    from optsched.core.output import recorded_files
+    from optsched.solvers import interrupt
+
+    with interrupt.deferred():  # a signal waits until the files are written
+        try:
+            return res.to_files(out_dir, out_format)
+        except (MemoryError, WriteError) as e:
+            if isinstance(e, WriteError) and not isinstance(e.cause, MemoryError):
+                raise  # a full disk: its message names the file and the fix
+            raise WriteError(
+                f"Out of memory while writing the results of {n_rows:,} jobs to {str(out_dir)!r} (done: "
+                f"{', '.join(recorded_files(out_dir)) or 'none'}; each file is whole or absent). Simulate fewer "
+                f"jobs (--jobs N), or write Parquet (--out-format parquet), or free memory."
+            ) from None
