@@ -269,7 +269,9 @@ class _Watch:
         self.logger.removeFilter(self._quiet)
 
 
-def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
+def _contrib_solver(solver: str) -> Any:
+    """Pyomo's (contrib) solver object for ``solver``, or a :class:`SolverUnavailableError` saying how
+    to install it."""
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     try:
@@ -289,11 +291,11 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             f"(If highspy is installed, an ortools/highspy version clash may hide it: "
             f"`optsched info` shows the versions.)"
         )
-    if interrupt.requested():
-        return _not_run(solver, "interrupted before the solve")
-    if options.expired():
-        return _not_run(solver, "no time left before the solve")
-    minimize, is_mip = _sense_min(model), _is_mip(model)
+    return opt
+
+
+def _contrib_keywords(solver: str, options: SolveOptions) -> dict[str, Any]:
+    """The keywords of ``opt.solve`` for ``options`` (the time limit is added at the start)."""
     sopts: dict[str, Any] = {}
     if solver == "highs":
         sopts["random_seed"] = options.seed
@@ -309,6 +311,16 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
     }
     if options.threads is not None:
         kw["threads"] = options.threads
+    return kw
+
+
+def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: bool = False) -> SolveResult:
+    opt = _contrib_solver(solver)
+    if interrupt.requested():
+        return _not_run(solver, "interrupted before the solve")
+    if options.expired():
+        return _not_run(solver, "no time left before the solve")
+    kw = _contrib_keywords(solver, options)
     t0 = time.perf_counter()
     done = watch = None
     shift = 0.0
@@ -316,7 +328,8 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
         try:
             # sharing first: its objective shift is then part of the instance set once, not re-set by
             # Pyomo's update() before the run (0.1-0.5 s on the sojourn models)
-            done, shift = _share_into_highs(opt, model, minimize, options) if solver == "highs" else (None, 0.0)
+            if solver == "highs":
+                done, shift = _share_into_highs(opt, model, _sense_min(model), options)
             if solver == "highs" and getattr(opt, "_model", None) is not model:
                 # here, not in opt.solve: timed against the deadline; in a thread: a signal acts at once
                 interrupt.run_stoppable(lambda: opt.set_instance(model), grace=HIGHS_STOP_GRACE, captures_output=True)
@@ -368,12 +381,22 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
                 watch.done()
             if done is not None and not left:
                 done()
-    runtime = time.perf_counter() - t0
+    fired = watch.fired if watch is not None else None
+    return _contrib_result(res, model, solver, options, time.perf_counter() - t0, shift, fired)
+
+
+def _contrib_result(
+    res: Any, model: Any, solver: str, options: SolveOptions, runtime: float, shift: float, fired: str | None
+) -> SolveResult:
+    """The :class:`SolveResult` of Pyomo's result ``res``: status from the termination condition
+    (``fired``: HiGHS stopped by the watch), objective and bound with the objective ``shift`` undone,
+    values (and duals) loaded, a warning when not proven optimal."""
+    minimize, is_mip = _sense_min(model), _is_mip(model)
     sol_name = getattr(res.solution_status, "name", str(res.solution_status))
     has_sol = sol_name in ("optimal", "feasible")
     tc = getattr(res.termination_condition, "name", str(res.termination_condition))
-    if watch is not None and watch.fired is not None:  # HiGHS's kInterrupt: Pyomo calls it "unknown"
-        tc = watch.fired
+    if fired is not None:  # HiGHS's kInterrupt: Pyomo calls it "unknown"
+        tc = fired
     status = _status_from(tc, has_sol)
     obj = res.incumbent_objective if has_sol else None
     bound = res.objective_bound
@@ -401,7 +424,7 @@ def _solve_contrib(model: Any, solver: str, options: SolveOptions, warm_start: b
             f"{solver} stopped ({tc}) after {runtime:.1f} s: status {status.value}, "
             f"objective {obj}, bound {bound}; not proven optimal.",
             SolverLimitWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return SolveResult(
         status=status,
