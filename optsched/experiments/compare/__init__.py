@@ -17,7 +17,8 @@ formulations/rigid.md#jct-bound), and each row its ratio to it; a row below its 
 The package: :mod:`.load` (the offered load, sizing a cluster, calibrating arrivals),
 :mod:`.workload` (one seed's workload and its enrichments), :mod:`.bound`, :mod:`.runner` (one
 policy on one seed), :mod:`.executors` (serial, processes, Dask), :mod:`.table` (rows, sorting,
-notes), :mod:`.comparison` (:class:`Comparison`, what :func:`compare` runs) and :mod:`.figures`.
+notes), :mod:`.notes` (each far row's causes, measured on its jobs), :mod:`.comparison`
+(:class:`Comparison`, what :func:`compare` runs) and :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from optsched.experiments.compare.figures import (
     save_figures,
 )
 from optsched.experiments.compare.runner import METRICS, available_policies
-from optsched.experiments.compare.table import CAUSES, FAR, SORT_COLUMNS, notes
+from optsched.experiments.compare.table import FAR, SORT_COLUMNS, notes
 from optsched.experiments.compare.workload import OVERHEADS
 from optsched.traces.load import (
     calibrate_load,
@@ -64,7 +65,6 @@ __all__ = [
     "OVERHEADS",
     "EXECUTORS",
     "SORT_COLUMNS",
-    "CAUSES",
     "FAR",
 ]
 

@@ -70,7 +70,8 @@ def available_policies() -> dict[str, dict[str, Any]]:
 @dataclass
 class RunResult:
     """One policy on one seed: ``metrics`` (seconds), the per-job ``frame`` (job_id, arrival, gpus,
-    first_start, completion, status, n_preemptions; seconds from the first arrival) and GPUs held
+    first_start, completion, status, n_preemptions, loading_time, training_time, saving_time, servers
+    (the most servers the job ran on at once); seconds from the first arrival) and GPUs held
     over time ``steps`` (times, GPUs), or ``error`` (type and message) if the policy raised;
     ``seconds`` and ``cpu_seconds``: the wall and CPU time of the run (in its process)."""
 
@@ -221,8 +222,23 @@ def _frame(res, w: SeededWorkload, *, scale: float = 1.0, arrival_s=None):
             "completion": c["completion"] * scale,
             "status": c["status"].tolist(),
             "n_preemptions": c["n_preemptions"],
+            "loading_time": c["loading_time"] * scale,
+            "training_time": c["training_time"] * scale,
+            "saving_time": c["saving_time"] * scale,
+            "servers": _servers(res, len(arr)),
         }
     )
+
+
+def _servers(res, n: int) -> np.ndarray:
+    """The most servers each job ran on at once (0: never started): > 1 is a job split over servers."""
+    out = np.zeros(n, np.int64)
+    seg = res.segments()
+    index = {j: i for i, j in enumerate(res.job_columns()["job_id"].tolist())}
+    for jid, pl in zip(seg["job_id"], seg["placement"], strict=True):
+        i = index[jid]
+        out[i] = max(out[i], sum(1 for g in pl.values() if g))
+    return out
 
 
 def metrics(f, steps: tuple[np.ndarray, np.ndarray], G: int) -> dict[str, float]:
