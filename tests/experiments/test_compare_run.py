@@ -202,8 +202,16 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
     t, _ = cmp.compare(df, cl, policies=["fifo", "srtf"], progress=False, sort_by=None)
     for r in t.to_dict("records"):  # a note exactly on the rows at FAR times their bound or more
         assert isinstance(r["note"], str) == (r["ratio_to_bound"] >= cmp.FAR)
-    lines = cmp.notes(t.to_dict("records"), far=1.0)
-    assert len(lines) == 2 and lines[0].startswith("fifo (") and "x the bound): " in lines[0]
+    rows = [
+        {"policy": "fifo", "ratio_to_bound": 86.1, "note": "of the jobs' 9 s beyond their own lengths: ..."},
+        {"policy": "srtf", "ratio_to_bound": 1.5, "note": None},
+        {"policy": "las", "ratio_to_bound": 12.0, "note": "of the jobs' 5 s beyond their own lengths: ..."},
+    ]
+    assert cmp.notes(rows) == [
+        f"fifo (86.1 x the bound): {rows[0]['note']}",
+        f"las (12 x the bound): {rows[2]['note']}",
+    ]
+    assert cmp.notes(rows, far=50.0) == [f"fifo (86.1 x the bound): {rows[0]['note']}"]
     with pytest.raises(InvalidOptionError, match="sort_by"):
         cmp.compare(df, cl, policies=["fifo"], progress=False, sort_by="nope")
 

@@ -70,7 +70,7 @@ def test_a_row_far_from_the_bound_because_of_a_split_job_names_that_job(fifty):
     beyond = (f["completion"] - f["arrival"]) - f["duration"] - load
     split = (f["training_time"] - f["duration"])[f["servers"] > 1].clip(lower=0).sum()
     share = round(100 * split / beyond.sum())
-    assert note.split("own lengths: ")[1].startswith(f"{share} % training slower on a placement split over servers")
+    assert note.split("own lengths: ")[1].startswith(f"{share} % training slower on placements split over servers")
     assert notes(fifty.rows)[0].startswith("asrpt-wcs-duration-online (")
 
 
@@ -164,7 +164,9 @@ def test_a_note_says_which_part_costs_most_and_names_the_policys_own_rule():
         }
     )
     note = row_note("elastic-online", c)
-    assert note.startswith("of the jobs' 1,000 s beyond their own lengths: 90 % waiting while enough GPUs were free")
+    assert note.startswith(
+        "of the jobs' 1,000 s beyond their own lengths: 90 % waiting to start while enough GPUs were free"
+    )
     assert "Theorem 5" in note and "job 4 (2 GPUs: waited 900 s while its GPUs were free) 90 %" in note
     assert "Theorem 5" not in row_note("fifo", c)
     assert row_note("fifo", c, top=1).count("job ") == 1

@@ -37,14 +37,18 @@ from optsched.experiments.compare.workload import SeededWorkload
 __all__ = ["PARTS", "job_costs", "part_shares", "row_note", "own_lengths", "note_of"]
 
 PARTS = {
-    "split": "training slower on a placement split over servers",
-    "slower": "training longer than its duration on one server",
-    "queued_busy": "waiting for GPUs held by other jobs",
-    "queued_free": "waiting while enough GPUs were free",
-    "off_gpus": "off its GPUs after its start",
-    "overheads": "load and save times",
+    "split": "training slower on placements split over servers",
+    "slower": "training beyond their durations on one server",
+    "queued_busy": "waiting to start while other jobs held the GPUs",
+    "queued_free": "waiting to start while enough GPUs were free",
+    "off_gpus": "off their GPUs after starting (preempted, between slots)",
+    "overheads": "load and save times beyond the first load",
 }
 """The parts of a job's time beyond its own length, as :func:`row_note` names them."""
+
+#: Below this share of the row's time beyond own lengths, the jobs that cost most are said to stand out
+#: from no others ("spread over many jobs").
+SPREAD = 0.1
 
 #: What ``queued_free`` is for a policy whose own rule holds jobs back while GPUs are free.
 _HELD_BACK = {
@@ -209,8 +213,8 @@ def row_note(policy: str, costs, *, paper: str | None = None, top: int = 3, seed
     ...     "training_time": [900.0, 10.0], "excess": [800.0, 200.0], "split": [800.0, 0.0], "slower": [0.0, 0.0],
     ...     "queued_busy": [0.0, 200.0], "queued_free": [0.0, 0.0], "off_gpus": [0.0, 0.0], "overheads": [0.0, 0.0]})
     >>> print(row_note("x", c))
-    of the jobs' 1,000 s beyond their own lengths: 80 % training slower on a placement split over servers \
-(1 job), 20 % waiting for GPUs held by other jobs; most: job 7 (8 GPUs split over 2 servers: trained 900 s \
+    of the jobs' 1,000 s beyond their own lengths: 80 % training slower on placements split over servers \
+(1 job), 20 % waiting to start while other jobs held the GPUs; most: job 7 (8 GPUs split over 2 servers: trained 900 s \
 for 100 s) 80 %, job 8 (1 GPU: waited 200 s for GPUs held by other jobs) 20 %
     """
     total = float(math.fsum(costs["excess"].clip(lower=0.0))) if len(costs) else 0.0
@@ -232,7 +236,11 @@ for 100 s) 80 %, job 8 (1 GPU: waited 200 s for GPUs held by other jobs) 20 %
     worst = costs.sort_values("excess", ascending=False, kind="stable").head(top)
     worst = worst[worst["excess"] > 0]
     jobs = ", ".join(f"{_job_line(r)} {_pct(r['excess'] / total)}" for r in worst.to_dict("records"))
-    return f"{seed_note}of the jobs' {_secs(total)} beyond their own lengths: {', '.join(bits)}; most: {jobs}"
+    together = float(worst["excess"].sum()) / total
+    most = (
+        "most" if together >= SPREAD else f"spread over many jobs (the {len(worst)} that cost most: {_pct(together)})"
+    )
+    return f"{seed_note}of the jobs' {_secs(total)} beyond their own lengths: {', '.join(bits)}; {most}: {jobs}"
 
 
 def own_lengths(w: SeededWorkload, bound: str) -> tuple[np.ndarray, np.ndarray]:

@@ -167,8 +167,9 @@ def sort_rows(rows: list[dict[str, Any]], by: str | None) -> list[dict[str, Any]
 
 
 def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
-    """One line per row at ``far`` times its bound or more: its ratio and its ``note``, the causes
-    measured on its own jobs (:func:`optsched.experiments.compare.notes.note_of`).
+    """One line per row with a ``note`` (the rows at :data:`FAR` times their bound or more: the causes
+    measured on their own jobs, :func:`optsched.experiments.compare.notes.note_of`) and at ``far``
+    times its bound or more: its ratio and its note.
 
     Examples
     --------
@@ -184,11 +185,9 @@ def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
     """
     out = []
     for r in rows:
-        v = r.get("ratio_to_bound")
-        if r.get("skipped") is None and r.get("failed") is None and v is not None and v >= far:
-            note = r.get("note")
-            cause = note if isinstance(note, str) and note else "no per-job results kept to measure why"
-            out.append(f"{r['policy']} ({fmt(v)} x the bound): {cause}")
+        v, note = r.get("ratio_to_bound"), r.get("note")
+        if isinstance(note, str) and note and v is not None and v >= far:
+            out.append(f"{r['policy']} ({fmt(v)} x the bound): {note}")
     return out
 
 
