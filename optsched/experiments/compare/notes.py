@@ -175,8 +175,9 @@ def part_shares(costs) -> dict[str, float]:
 
 
 def _pct(x: float) -> str:
+    """A share as a percentage: whole above 10 %, one decimal below (``<0.1 %`` under that)."""
     v = 100 * x
-    return f"{v:.0f} %" if v >= 1 or v == 0 else "<1 %"
+    return f"{v:.0f} %" if v >= 9.95 or v == 0 else f"{v:.1f} %" if v >= 0.05 else "<0.1 %"
 
 
 def _secs(v: float) -> str:
