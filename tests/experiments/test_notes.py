@@ -170,3 +170,29 @@ def test_a_note_says_which_part_costs_most_and_names_the_policys_own_rule():
     assert "Theorem 5" in note and "job 4 (2 GPUs: waited 900 s while its GPUs were free) 90 %" in note
     assert "Theorem 5" not in row_note("fifo", c)
     assert row_note("fifo", c, top=1).count("job ") == 1
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 20), st.integers(1, 6), st.sampled_from([1.0, 3.0, 10.0, 40.0])),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["fifo", "srtf", "las"]),
+)
+@example([(0, 3, 10.0), (0, 1, 1.0)], "fifo")  # a 3-GPU job on 2-GPU servers: split over 2
+@settings(max_examples=25, deadline=None)
+def test_servers_per_job_is_the_same_from_both_engines(jobs, policy):
+    """The ``servers`` column (SimResult.job_servers) from the compiled kernel's packed segments
+    equals the count over the Python engine's placements, and a job wider than a server is split."""
+    from optsched.core import Job
+    from optsched.sim import Simulator, get_policy
+
+    js = [Job(i, work=w, gpus=g, arrival=float(a)) for i, (a, g, w) in enumerate(jobs)]
+    got = {}
+    for engine in ("python", "compiled"):
+        res = Simulator(Cluster.homogeneous(3, 2), js, get_policy(policy), engine=engine).run()
+        assert res.engine == engine
+        got[engine] = res.job_servers()
+    assert got["python"].tolist() == got["compiled"].tolist()
+    assert all(k >= 2 for k, (_, g, _) in zip(got["python"], jobs, strict=True) if g > 2)

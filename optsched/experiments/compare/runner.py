@@ -225,20 +225,9 @@ def _frame(res, w: SeededWorkload, *, scale: float = 1.0, arrival_s=None):
             "loading_time": c["loading_time"] * scale,
             "training_time": c["training_time"] * scale,
             "saving_time": c["saving_time"] * scale,
-            "servers": _servers(res, len(arr)),
+            "servers": res.job_servers(),
         }
     )
-
-
-def _servers(res, n: int) -> np.ndarray:
-    """The most servers each job ran on at once (0: never started): > 1 is a job split over servers."""
-    out = np.zeros(n, np.int64)
-    seg = res.segments()
-    index = {j: i for i, j in enumerate(res.job_columns()["job_id"].tolist())}
-    for jid, pl in zip(seg["job_id"], seg["placement"], strict=True):
-        i = index[jid]
-        out[i] = max(out[i], sum(1 for g in pl.values() if g))
-    return out
 
 
 def metrics(f, steps: tuple[np.ndarray, np.ndarray], G: int) -> dict[str, float]:
