@@ -70,7 +70,7 @@ def test_a_row_far_from_the_bound_because_of_a_split_job_names_that_job(fifty):
     beyond = (f["completion"] - f["arrival"]) - f["duration"] - load
     split = (f["training_time"] - f["duration"])[f["servers"] > 1].clip(lower=0).sum()
     share = round(100 * split / beyond.sum())
-    assert note.split("own lengths: ")[1].startswith(f"{share} % training slower on placements split over servers")
+    assert note.split("own lengths: ")[1].startswith(f"{share} % training beyond their durations split over servers")
     assert notes(fifty.rows)[0].startswith("asrpt-wcs-duration-online (")
 
 

@@ -3,10 +3,12 @@
 Each job's time in the system (its JCT) is at least its own length: its duration plus the load it
 pays once (the ``own_length`` part of the bound, formulations/rigid.md#jct-bound; under the A-SRPT
 time model, its least time there when that is shorter). What a job spends beyond its own length
-splits exactly into five parts, read from the run's per-job results (:func:`job_costs`):
+splits exactly into six parts, read from the run's per-job results (:func:`job_costs`):
 
 - ``split``: training beyond its duration on a placement split over servers (the A-SRPT rows run
-  the paper's communication model, where a split job trains slower);
+  the paper's communication model, where a split job trains slower; the elastic rows' rate also
+  depends on the workers they chose, so there the part says where the slower training ran, not
+  why);
 - ``slower``: training beyond its duration on one server (work lost at a preemption and done
   again, a slower rate);
 - ``queued_busy``: waiting for its first start while fewer GPUs than it needs were free (behind
@@ -18,7 +20,10 @@ splits exactly into five parts, read from the run's per-job results (:func:`job_
 - ``overheads``: load and save times beyond the first load.
 
 :func:`row_note` turns the shares of these parts over the row's jobs, and the jobs that cost most,
-into the note printed under the table (``note`` column of the table, its CSV and JSON).
+into the note printed under the table (``note`` column of the table, its CSV and JSON), for the rows
+at :data:`~optsched.experiments.compare.table.FAR` times their bound or more, on the jobs of the
+first seed (the one whose per-job results the comparison keeps). The parts are read from one run;
+they say where the time went, not what another policy would have done with it.
 
 Tested in ``tests/experiments/test_notes.py``."""
 
@@ -37,7 +42,7 @@ from optsched.experiments.compare.workload import SeededWorkload
 __all__ = ["PARTS", "job_costs", "part_shares", "row_note", "own_lengths", "note_of"]
 
 PARTS = {
-    "split": "training slower on placements split over servers",
+    "split": "training beyond their durations split over servers",
     "slower": "training beyond their durations on one server",
     "queued_busy": "waiting to start while other jobs held the GPUs",
     "queued_free": "waiting to start while enough GPUs were free",
@@ -214,7 +219,7 @@ def row_note(policy: str, costs, *, paper: str | None = None, top: int = 3, seed
     ...     "training_time": [900.0, 10.0], "excess": [800.0, 200.0], "split": [800.0, 0.0], "slower": [0.0, 0.0],
     ...     "queued_busy": [0.0, 200.0], "queued_free": [0.0, 0.0], "off_gpus": [0.0, 0.0], "overheads": [0.0, 0.0]})
     >>> print(row_note("x", c))
-    of the jobs' 1,000 s beyond their own lengths: 80 % training slower on placements split over servers \
+    of the jobs' 1,000 s beyond their own lengths: 80 % training beyond their durations split over servers \
 (1 job), 20 % waiting to start while other jobs held the GPUs; most: job 7 (8 GPUs split over 2 servers: trained 900 s \
 for 100 s) 80 %, job 8 (1 GPU: waited 200 s for GPUs held by other jobs) 20 %
     """
@@ -232,7 +237,7 @@ for 100 s) 80 %, job 8 (1 GPU: waited 200 s for GPUs held by other jobs) 20 %
         if k == "split":
             n = int(((costs["servers"] > 1) & (costs["split"] > 0)).sum())
             what += f" ({n} job{'s' if n != 1 else ''}"
-            what += ", the A-SRPT time model)" if paper == "asrpt" else ")"
+            what += "; under the A-SRPT time model a split job trains slower)" if paper == "asrpt" else ")"
         bits.append(f"{_pct(v)} {what}")
     worst = costs.sort_values("excess", ascending=False, kind="stable").head(top)
     worst = worst[worst["excess"] > 0]
