@@ -16,7 +16,8 @@ splits exactly into six parts, read from the run's per-job results (:func:`job_c
 - ``queued_free``: waiting for its first start while at least its GPUs were free in the cluster
   (the policy held it back: its order, Theorem 5's start offsets of A_online, no placement it
   accepts on the free GPUs);
-- ``off_gpus``: time off its GPUs after its first start (preempted, between slots or rounds);
+- ``off_gpus``: time after its first start neither loading, training nor saving (preempted, or
+  holding its GPUs to the end of a slot);
 - ``overheads``: load and save times beyond the first load.
 
 :func:`row_note` turns the shares of these parts over the row's jobs, and the jobs that cost most,
@@ -46,7 +47,7 @@ PARTS = {
     "slower": "training beyond their durations on one server",
     "queued_busy": "waiting to start while other jobs held the GPUs",
     "queued_free": "waiting to start while enough GPUs were free",
-    "off_gpus": "off their GPUs after starting (preempted, between slots)",
+    "off_gpus": "idle after starting (preempted, or holding GPUs to the end of a slot)",
     "overheads": "load and save times beyond the first load",
 }
 """The parts of a job's time beyond its own length, as :func:`row_note` names them."""
@@ -143,7 +144,10 @@ def job_costs(frame, own: np.ndarray, own_load: np.ndarray, steps=None, gpus: fl
         )
     else:
         free = np.zeros(len(a))
-    extra_train = train - (own - load0)
+    # an engine that plans whole slots counts the first load in the job's work (training time):
+    # what of the first load was not paid as load time is taken from the training instead
+    paid = np.minimum(load0, load + save)
+    extra_train = train - (own - load0) - (load0 - paid)
     out = pd.DataFrame(
         {
             "job_id": f["job_id"].to_numpy(),
@@ -158,7 +162,7 @@ def job_costs(frame, own: np.ndarray, own_load: np.ndarray, steps=None, gpus: fl
             "queued_busy": queued - free,
             "queued_free": free,
             "off_gpus": (c - s) - load - train - save,
-            "overheads": load + save - load0,
+            "overheads": load + save - paid,
         }
     )
     return out.reset_index(drop=True)
@@ -203,7 +207,7 @@ def _job_line(r: dict[str, Any]) -> str:
     if main == "queued_free":
         return f"{head}: waited {_secs(r[main])} while its GPUs were free)"
     if main == "off_gpus":
-        return f"{head}: {_secs(r[main])} off its GPUs after its start)"
+        return f"{head}: idle {_secs(r[main])} after its start)"
     return f"{head}: {_secs(r[main])} of load and save times)"
 
 
