@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -76,6 +77,13 @@ def test_a_row_far_from_the_bound_because_of_a_split_job_names_that_job(fifty):
     share = round(100 * split / beyond.sum())
     assert note.split("own lengths: ")[1].startswith(f"{share} % training beyond their durations split over servers")
     assert notes(fifty.rows)[0].startswith("asrpt-wcs-duration-online (")
+
+
+def test_the_example_note_on_the_compare_page_is_this_runs(fifty):
+    page = (Path(__file__).parents[2] / "docs" / "compare.md").read_text(encoding="utf-8")
+    block = page.split("```text\nfar from the bound (why")[1].split("```")[0]
+    shown = " ".join(line.strip() for line in block.splitlines()[1:] if line.strip())
+    assert shown == notes(fifty.rows)[0]
 
 
 def test_the_cli_prints_and_writes_the_measured_note(tmp_path, capsys):

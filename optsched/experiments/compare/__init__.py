@@ -147,7 +147,9 @@ def compare(
         ``table``: DataFrame, one row per policy with its metrics, ``ratio_to_bound``, ``bound``
         (which bound the ratio is to: ``workload``, or ``asrpt-model`` for A-SRPT rows whose time
         model lets a job train faster than its duration), ``seconds`` (wall time of its runs),
-        ``beats_bound`` (a row below its bound), ``skipped`` (why a policy could not run) and
+        ``beats_bound`` (a row below its bound), ``note`` (for a row :data:`FAR` times its bound or
+        more: where its jobs' time beyond their own lengths went, measured on the first seed's jobs;
+        :mod:`.notes`), ``skipped`` (why a policy could not run) and
         ``failed`` (why a run raised; ``reproduce``: how to run it alone). ``table.attrs`` holds
         ``bound`` (per seed and mean, each part named), ``utilization`` {policy: (times, GPUs held)
         of seed 0}, ``gpus``, ``assumptions``, ``offered_load``, ``time_origin``.
