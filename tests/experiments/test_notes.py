@@ -257,3 +257,15 @@ def test_every_row_s_parts_are_read_from_its_run_and_none_is_negative(df):
         fin = f[f["status"].isin(["done", "failed"])]
         wait = (fin["first_start"] - fin["arrival"]).to_numpy()
         assert np.allclose(c["queued_busy"] + c["queued_free"], wait, atol=scale)
+
+
+def test_with_several_seeds_the_note_says_whose_jobs_it_measured():
+    from optsched.traces import synthetic_workload
+
+    df = synthetic_workload(60, cluster_gpus=2, max_duration=3600, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WorkloadWarning)
+        t = Comparison(df, Cluster.homogeneous(1, 2), policies=["las"], seeds=2, seed=3, workers=1, progress=False)
+        row = t.run().table().iloc[0]
+    assert row["ratio_to_bound"] >= FAR  # LAS shares one server's GPUs among 60 jobs
+    assert row["note"].startswith("seed 3's jobs: of the jobs' ") and "idle after starting (preempted" in row["note"]
