@@ -361,7 +361,7 @@ def _print_text(table, cluster, name, note, args) -> None:
         print(line)
     far = notes(ran.to_dict("records"))
     if far:
-        print("far from the bound (the causes measured on OpenB, docs/compare.md):")
+        print("far from the bound (why, measured on the row's own jobs; docs/compare.md#reading-the-table):")
         for line in far:
             print(f"  {line}")
     for r in table.to_dict("records"):

@@ -199,14 +199,19 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
     assert list(t["p95_jct"]) == sorted(t["p95_jct"])
     t, _ = cmp.compare(df, cl, policies=["fifo", "srtf", "sjf"], progress=False, sort_by=None)
     assert list(t["policy"]) == ["fifo", "srtf", "sjf"]
+    t, _ = cmp.compare(df, cl, policies=["fifo", "srtf"], progress=False, sort_by=None)
+    for r in t.to_dict("records"):  # a note exactly on the rows at FAR times their bound or more
+        assert isinstance(r["note"], str) == (r["ratio_to_bound"] >= cmp.FAR)
     rows = [
-        {"policy": "fifo", "paper": "baseline", "ratio_to_bound": 86.1, "skipped": None, "failed": None},
-        {"policy": "srtf", "paper": "baseline", "ratio_to_bound": 1.5, "skipped": None, "failed": None},
-        {"policy": "sojourn-online-sr", "paper": "sojourn", "ratio_to_bound": 12.0, "skipped": None, "failed": None},
+        {"policy": "fifo", "ratio_to_bound": 86.1, "note": "of the jobs' 9 s beyond their own lengths: ..."},
+        {"policy": "srtf", "ratio_to_bound": 1.5, "note": None},
+        {"policy": "las", "ratio_to_bound": 12.0, "note": "of the jobs' 5 s beyond their own lengths: ..."},
     ]
-    lines = cmp.notes(rows)
-    assert len(lines) == 2 and lines[0].startswith("fifo (86.1 x the bound): strict arrival order")
-    assert "stage checkpoints" in lines[1]
+    assert cmp.notes(rows) == [
+        f"fifo (86.1 x the bound): {rows[0]['note']}",
+        f"las (12 x the bound): {rows[2]['note']}",
+    ]
+    assert cmp.notes(rows, far=50.0) == [f"fifo (86.1 x the bound): {rows[0]['note']}"]
     with pytest.raises(InvalidOptionError, match="sort_by"):
         cmp.compare(df, cl, policies=["fifo"], progress=False, sort_by="nope")
 

@@ -17,7 +17,8 @@ formulations/rigid.md#jct-bound), and each row its ratio to it; a row below its 
 The package: :mod:`.load` (the offered load, sizing a cluster, calibrating arrivals),
 :mod:`.workload` (one seed's workload and its enrichments), :mod:`.bound`, :mod:`.runner` (one
 policy on one seed), :mod:`.executors` (serial, processes, Dask), :mod:`.table` (rows, sorting,
-notes), :mod:`.comparison` (:class:`Comparison`, what :func:`compare` runs) and :mod:`.figures`.
+notes), :mod:`.notes` (each far row's causes, measured on its jobs), :mod:`.comparison`
+(:class:`Comparison`, what :func:`compare` runs) and :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from optsched.experiments.compare.figures import (
     save_figures,
 )
 from optsched.experiments.compare.runner import METRICS, available_policies
-from optsched.experiments.compare.table import CAUSES, FAR, SORT_COLUMNS, notes
+from optsched.experiments.compare.table import FAR, SORT_COLUMNS, notes
 from optsched.experiments.compare.workload import OVERHEADS
 from optsched.traces.load import (
     calibrate_load,
@@ -64,7 +65,6 @@ __all__ = [
     "OVERHEADS",
     "EXECUTORS",
     "SORT_COLUMNS",
-    "CAUSES",
     "FAR",
 ]
 
@@ -147,7 +147,9 @@ def compare(
         ``table``: DataFrame, one row per policy with its metrics, ``ratio_to_bound``, ``bound``
         (which bound the ratio is to: ``workload``, or ``asrpt-model`` for A-SRPT rows whose time
         model lets a job train faster than its duration), ``seconds`` (wall time of its runs),
-        ``beats_bound`` (a row below its bound), ``skipped`` (why a policy could not run) and
+        ``beats_bound`` (a row below its bound), ``note`` (for a row :data:`FAR` times its bound or
+        more: where its jobs' time beyond their own lengths went, measured on the first seed's jobs;
+        :mod:`.notes`), ``skipped`` (why a policy could not run) and
         ``failed`` (why a run raised; ``reproduce``: how to run it alone). ``table.attrs`` holds
         ``bound`` (per seed and mean, each part named), ``utilization`` {policy: (times, GPUs held)
         of seed 0}, ``gpus``, ``assumptions``, ``offered_load``, ``time_origin``.

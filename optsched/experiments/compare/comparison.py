@@ -24,8 +24,9 @@ from optsched.experiments.compare.executors import (
     default_workers,
     execute,
 )
+from optsched.experiments.compare.notes import note_of, own_lengths
 from optsched.experiments.compare.runner import RunResult, available_policies
-from optsched.experiments.compare.table import SORT_COLUMNS, attrs, failed_row, row_of, skipped_row, sort_rows
+from optsched.experiments.compare.table import FAR, SORT_COLUMNS, attrs, failed_row, row_of, skipped_row, sort_rows
 from optsched.experiments.compare.workload import OVERHEADS, SeededWorkload, check_enrich
 from optsched.sim.registry import policy_key
 
@@ -184,6 +185,7 @@ class Comparison:
         self.rows: list[dict[str, Any]] = []
         self.per_job: dict[str, Any] = {}
         self._util: dict[str, Any] = {}
+        self._own: dict[str, Any] = {}  # bound name -> each job's own length, for the notes
         self._stop = False
         self.seconds = 0.0
 
@@ -284,7 +286,12 @@ class Comparison:
         if any(r.failed for r in runs):
             self._add(failed_row(name, spec, runs, self.reproduce(name)))
             return
-        self._add(row_of(name, spec, runs, self.ws, self.bounds))
+        row = row_of(name, spec, runs, self.ws, self.bounds)
+        b = row["bound"]
+        if row["ratio_to_bound"] >= FAR and runs[0].frame is not None and b not in self._own:
+            self._own[b] = own_lengths(self.ws[0], b)
+        row["note"] = note_of(row, runs[0], self.ws[0], self._own.get(b))
+        self._add(row)
         if runs[0].frame is not None:
             self.per_job[name] = runs[0].frame
             self._util[name] = runs[0].steps

@@ -70,7 +70,8 @@ def available_policies() -> dict[str, dict[str, Any]]:
 @dataclass
 class RunResult:
     """One policy on one seed: ``metrics`` (seconds), the per-job ``frame`` (job_id, arrival, gpus,
-    first_start, completion, status, n_preemptions; seconds from the first arrival) and GPUs held
+    first_start, completion, status, n_preemptions, loading_time, training_time, saving_time, servers
+    (the most servers the job ran on at once); seconds from the first arrival) and GPUs held
     over time ``steps`` (times, GPUs), or ``error`` (type and message) if the policy raised;
     ``seconds`` and ``cpu_seconds``: the wall and CPU time of the run (in its process)."""
 
@@ -221,6 +222,10 @@ def _frame(res, w: SeededWorkload, *, scale: float = 1.0, arrival_s=None):
             "completion": c["completion"] * scale,
             "status": c["status"].tolist(),
             "n_preemptions": c["n_preemptions"],
+            "loading_time": c["loading_time"] * scale,
+            "training_time": c["training_time"] * scale,
+            "saving_time": c["saving_time"] * scale,
+            "servers": res.job_servers(),
         }
     )
 

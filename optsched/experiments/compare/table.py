@@ -29,50 +29,15 @@ __all__ = [
     "attrs",
     "fmt",
     "FAR",
-    "CAUSES",
     "SORT_COLUMNS",
 ]
 
 FAR = 10.0
-"""The ratio to its bound from which a row gets a note under the table (:func:`notes`): a policy this
-many times its bound or more."""
+"""The ratio to its bound from which a row gets a note (``note``, printed under the table by
+:func:`notes`): a policy this many times its bound or more."""
 SORT_COLUMNS = (*METRICS, "seconds", "cpu_seconds", "policy", "paper")
 """The columns the table may be sorted by (``sort_by=``, ``--sort``), smallest first; ``None`` keeps
 the order the policies were asked for."""
-
-CAUSES = {
-    "fifo": "strict arrival order, no preemption: every short job waits behind the long jobs ahead of it",
-    "sjf": "no preemption: a long job that has started keeps its GPUs to the end while shorter ones wait",
-    "asrpt-a-srpt": "Alg. 1 read literally: its queue head blocks until it fits (Line 25, no backfilling), behind the "
-    "virtual machine's SRPT order, which releases long jobs late; split jobs run slower under the paper's "
-    "communication model. asrpt-a-srpt-backfill is the reading that reproduces Fig. 6",
-    "asrpt-a-srpt-backfill": "jobs split over servers run slower under the paper's communication model (a delayed "
-    "communication-heavy job starts split when its window ends, Line 20); see asrpt-a-srpt-backfill-no-split",
-    "asrpt-a-srpt-backfill-no-split": "a communication-heavy job waits for a placement as good as one server, which "
-    "can keep wide jobs waiting long",
-    "asrpt-spjf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
-    "asrpt-spwf-online": "no preemption, and jobs split over servers run slower under the paper's communication model",
-    "asrpt-wcs-subtime-online": "arrival order without preemption (like FIFO), and split jobs run slower under the "
-    "paper's communication model",
-    "asrpt-wcs-duration-online": "no preemption (like SJF): a long job that has started blocks its GPUs",
-    "asrpt-wcs-workload-online": "no preemption (like SJF): a long job that has started blocks its GPUs",
-    "elastic-online": "A_online starts each round at alpha_i tau_i (Theorem 5's offsets, alpha_i in the hundreds): "
-    "the price of its worst-case guarantee",
-    "elastic-fifo": "strict arrival order at slot granularity: the head of the queue blocks the others for whole slots",
-    "elastic-drf": "no preemption at slot granularity: the jobs that started hold their share for whole slots",
-    "elastic-antman": "guarantee jobs start in strict arrival order at slot granularity (head-of-line blocking)",
-    "elastic-tiresias": "every job holds whole slots (the slot is set from the replay window): a short job takes a "
-    "slot at least",
-    "elastic-2d-las": "every job holds whole slots (the slot is set from the replay window), and least-attained "
-    "order shares the GPUs among the long jobs",
-}
-"""Policy -> why its row ends far from the bound, one line each, as :func:`notes` prints it: the causes
-measured on OpenB (docs/compare.md, "What each paper's policy gives on a workload it was not designed
-for")."""
-_PAPER_CAUSES = {
-    "sojourn": "it preempts only at its stage checkpoints, and the success rates read from the status column "
-    "hardly tell the jobs apart",
-}
 
 
 def fmt(v) -> str:
@@ -202,25 +167,27 @@ def sort_rows(rows: list[dict[str, Any]], by: str | None) -> list[dict[str, Any]
 
 
 def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
-    """One line per row at ``far`` times its bound or more: its ratio and the measured cause.
+    """One line per row with a ``note`` (the rows at :data:`FAR` times their bound or more: the causes
+    measured on their own jobs, :func:`optsched.experiments.compare.notes.note_of`) and at ``far``
+    times its bound or more: its ratio and its note.
 
     Examples
     --------
     >>> rows = [
-    ...     {"policy": "fifo", "paper": "baseline", "ratio_to_bound": 12.5, "skipped": None, "failed": None},
-    ...     {"policy": "srtf", "paper": "baseline", "ratio_to_bound": 1.2, "skipped": None, "failed": None},
+    ...     {"policy": "fifo", "ratio_to_bound": 12.5, "note": "of the jobs' 900 s beyond ...", "skipped": None,
+    ...      "failed": None},
+    ...     {"policy": "srtf", "ratio_to_bound": 1.2, "note": None, "skipped": None, "failed": None},
     ... ]
-    >>> notes(rows)  # doctest: +ELLIPSIS
-    ['fifo (12.5 x the bound): strict arrival order, no preemption: ...']
+    >>> notes(rows)
+    ["fifo (12.5 x the bound): of the jobs' 900 s beyond ..."]
     >>> notes(rows, far=20.0)
     []
     """
     out = []
     for r in rows:
-        v = r.get("ratio_to_bound")
-        if r.get("skipped") is None and r.get("failed") is None and v is not None and v >= far:
-            cause = CAUSES.get(r["policy"]) or _PAPER_CAUSES.get(r["paper"]) or "see docs/compare.md"
-            out.append(f"{r['policy']} ({fmt(v)} x the bound): {cause}")
+        v, note = r.get("ratio_to_bound"), r.get("note")
+        if isinstance(note, str) and note and v is not None and v >= far:
+            out.append(f"{r['policy']} ({fmt(v)} x the bound): {note}")
     return out
 
 

@@ -98,6 +98,12 @@ class Segments(Sequence):
     def __iter__(self):
         return (self[k] for k in range(len(self)))
 
+    def job_servers(self) -> tuple[np.ndarray, np.ndarray]:
+        """(job index, servers with GPUs held) of each segment, without making its tuple."""
+        held = np.r_[0, np.cumsum(self._pool[:, 1] > 0)] if len(self._pool) else np.zeros(1, np.int64)
+        o, ln = self._i[:, 1].astype(np.int64), self._i[:, 2].astype(np.int64)
+        return self._i[:, 0].astype(np.int64), (held[o + ln] - held[o]).astype(np.int64)
+
 
 class Holds:
     """The order of starts and releases of a compiled run (job index at each start, ~index at each

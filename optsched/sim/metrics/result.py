@@ -316,6 +316,28 @@ class SimResult:
                     free[m] |= took
         return out
 
+    def job_servers(self) -> np.ndarray:
+        """The most servers each job held GPUs on at once (0: it never started), in input order;
+        above 1, the job ran split over servers.
+
+        >>> from optsched.core import Cluster, Job
+        >>> from optsched.sim import get_policy, simulate
+        >>> res = simulate(Cluster.homogeneous(2, 2), [Job(0, work=4, gpus=3), Job(1, work=1)], get_policy("fifo"))
+        >>> res.job_servers().tolist()
+        [2, 1]
+        """
+        out = np.zeros(len(self._jobs), np.int64)
+        fast = getattr(self._seg, "job_servers", None)  # the compiled run's segments count them at once
+        if fast is not None:
+            idx, k = fast()
+            np.maximum.at(out, idx, k)
+            held = []
+        else:
+            held = [(x[0], x[3]) for x in self._seg]
+        for i, pl in held + [(i, pl) for i, pls in self._open.items() for pl in pls]:
+            out[i] = max(int(out[i]), sum(1 for g in pl.values() if g))
+        return out
+
     def segments(self):
         """One row per GPU-holding segment: ``job_id, start, end, placement, gpu_ids, usage``."""
         import pandas as pd
