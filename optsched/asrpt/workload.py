@@ -401,8 +401,10 @@ def from_table(
 def profile_gradients(jobs) -> dict[str, str]:
     """Family -> "N jobs (M on several GPUs), H MB of gradients": how many of ``jobs`` got each profile
     (``attrs["family"]``, set by :func:`from_table`) and the gradients its AllReduce carries (the sum of
-    h over the stages of its 8-GPU profile; one-GPU jobs exchange none): which profiles a table got,
-    for the assumptions that ``compare`` prints.
+    h over the stages of its 8-GPU profile; one-GPU jobs exchange none), and for a pipeline the
+    activations its stages pass on per iteration (the sum of d_out over every stage but the last,
+    which is what a pipeline split across servers sends over the network): which profiles a table
+    got, for the assumptions that ``compare`` prints.
 
     >>> import pandas as pd
     >>> t = pd.DataFrame({"arrival": [0.0, 1.0], "gpus": [2, 1], "duration": [60.0, 60.0]})
@@ -411,6 +413,8 @@ def profile_gradients(jobs) -> dict[str, str]:
     ...     print(fam, what)
     BERT 1 jobs (0 on several GPUs), 1360 MB of gradients
     ViT 1 jobs (1 on several GPUs), 346 MB of gradients
+    >>> print(profile_gradients(from_table(t.assign(model="gpt2"), Cluster.homogeneous(1, 2)).jobs)["GPT"])
+    2 jobs (1 on several GPUs), 0 MB of gradients, 88.2 MB of activations between pipeline stages
     """
     count: dict[str, list[int]] = {}
     for j in jobs:
@@ -419,8 +423,12 @@ def profile_gradients(jobs) -> dict[str, str]:
         c[1] += j.gpus > 1
     out = {}
     for f in sorted(count):
-        h = sum(st.h for st in profile(f, 8)) / MB if f in FAMILIES else math.nan
-        out[f] = f"{count[f][0]} jobs ({count[f][1]} on several GPUs), {h:.4g} MB of gradients"
+        stages = profile(f, 8) if f in FAMILIES else []
+        h = sum(st.h for st in stages) / MB if stages else math.nan
+        acts = sum(st.d_out for st in stages[:-1]) / MB
+        out[f] = f"{count[f][0]} jobs ({count[f][1]} on several GPUs), {h:.4g} MB of gradients" + (
+            f", {acts:.4g} MB of activations between pipeline stages" if acts > 0 else ""
+        )
     return out
 
 
