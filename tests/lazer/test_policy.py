@@ -145,3 +145,35 @@ def test_counterfactual_f_window_is_open_below_and_closed_above():
     assert counterfactual_f([0, 12.5], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # after 12: out
     assert counterfactual_f([0, 5], [50, 20], t0=0, p_star=2, l_new=10, t_new=20) == 0  # not shorter than t_new
     assert counterfactual_f([0, 5, 7], [50, 20, 3], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(5)
+
+
+@pytest.mark.parametrize(
+    "deferral, x", [(None, 0.0), ("zero", 0.0), (30, 30.0), (FixedDeferral(7.5), 7.5), ("oracle", None)]
+)
+def test_compiled_deferral_is_the_fixed_x_or_none(deferral, x):
+    assert Lazer(deferral=deferral).compiled_deferral() == x
+
+
+def test_a_subclass_of_fixed_deferral_is_not_taken_for_a_fixed_x():
+    class Late(FixedDeferral):
+        def choose(self, sim, policy, decision):
+            return self.x + 1
+
+    assert Lazer(deferral=Late(5)).compiled_deferral() is None
+
+
+def test_the_kernel_refuses_a_chooser_it_does_not_have_and_names_it():
+    pytest.importorskip("numba")
+    jobs = [Job("A", work=100), Job("B", work=10, arrival=20)]
+    with pytest.raises(InvalidOptionError, match="OracleDeferral"):
+        Simulator(Cluster.homogeneous(1, 1), jobs, Lazer(deferral="oracle"), engine="compiled")
+
+
+@pytest.mark.parametrize("x", [0.0, 10.0])
+def test_the_kernel_runs_the_hand_made_deferral_case_as_the_python_engine(x):
+    """The case of test_deferral_moves_the_preemption_to_t0_plus_x on the compiled kernel: B starts
+    at t0 + X + A's save (the kernel keeps no decisions)."""
+    pytest.importorskip("numba")
+    _, df = _run([Job("A", work=100), Job("B", work=10, arrival=20)], Lazer(deferral=x), engine="compiled")
+    assert df.loc["B", "first_start"] == pytest.approx(22.0 + x)
+    assert df.loc["A", "n_preemptions"] == 1

@@ -56,8 +56,8 @@ def unsupported(
     pol = sim.policy
     if compiled_kind(pol) not in KINDS:
         why.append(
-            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF, periodic SRTF, LAS and Lazer; a policy class "
-            f"declares its counterpart with `compiled_kind`)"
+            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF, periodic SRTF, LAS and Lazer; a policy "
+            f"class declares its counterpart with `compiled_kind`)"
         )
     else:
         if compiled_kind(pol) == "lazer" and pol.compiled_deferral() is None:

@@ -20,8 +20,10 @@ every placement rule but ``random``. The queues are kept without Python containe
   time, after the round), through the list ``jc[:, Z_NNEXT]``.
 
 Each function names the method of ``Lazer`` it replays; the floating-point operations are the
-policy's (remaining durations as ``SimJob.remaining``). Tested against the Python engine and the
-reference simulator in ``tests/sim/test_kernel_differential.py`` (family ``lazer``).
+policy's (remaining durations as ``SimJob.remaining``).
+
+Tested in ``tests/sim/test_kernel_differential.py`` (family ``lazer``: against the Python engine,
+bit for bit, and the reference simulator) and ``tests/lazer/test_policy.py``.
 """
 
 from __future__ import annotations
@@ -240,7 +242,7 @@ def _orchestrate(jf, jc, ji, gv, fv, srv, rr, pool, j, now):
     for r in range(gv[G_RUNN]):
         x = rr[r, RUNL]
         p = ji[x, PHASE]
-        if (p == LOADING or p == TRAINING) and jc[x, Z_OWN] < 0:
+        if (p == LOADING or p == TRAINING) and jc[x, Z_OWN] < 0:  # noqa: SIM109 (numba)
             rem = jf[x, WORK] - done_work(jf, ji, fv, x, now)
             if rem > t_new and jf[x, HSTART] != now:
                 jf[x, RBAD] = rem
@@ -421,7 +423,9 @@ def z_round(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi,
         gv[G_Z_COMPL] = 0
         gv[G_Z_REL] = 0
         ex = np.concatenate((new, ended))
-        if not _complete(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, ex, secured):
+        if not _complete(
+            jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, ex, secured
+        ):
             return False
         new = _waiting(ji, new)
         ended = _waiting(ji, ended)
@@ -438,9 +442,9 @@ def z_round(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi,
             keys[a] = jf[new[a], WORK] - jf[new[a], DONE_W]  # remaining(); all arrived now, in index order
         order = np.argsort(keys, kind="mergesort")
         for a in range(len(new)):
+            j = new[order[a]]
             if not _place_or_preempt(
-                jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi,
-                new[order[a]], True,
+                jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, True
             ):
                 return False
     if gv[G_QN] > 0 and gv[G_Z_NDWQ] == 0 and gv[G_Z_NPEND] == 0 and gv[G_TOTFREE] == gv[G_G]:

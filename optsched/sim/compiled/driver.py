@@ -2,9 +2,9 @@
 
 ``Simulator(..., engine="auto" | "python" | "compiled")``. The compiled kernel
 (:mod:`optsched.sim.compiled.kernel`, numba) replays GPU-only, constant-rate workloads under the
-baselines FIFO, SJF, SRTF, periodic SRTF and LAS, with per-job load and save times, exactly as the
-Python engine does (rules R1-R12 of ``formulations/lazer.md``; ``tests/sim/test_kernel*.py``
-compare the two job by job); what it does not cover, and why, is
+baselines FIFO, SJF, SRTF, periodic SRTF and LAS, and Lazer with a fixed deferral X, with per-job
+load and save times, exactly as the Python engine does (rules R1-R12 of ``formulations/lazer.md``;
+``tests/sim/test_kernel*.py`` compare the two job by job); what it does not cover, and why, is
 :func:`~optsched.sim.compiled.coverage.unsupported`.
 
 ``"auto"`` takes the kernel when it covers the simulation and the workload has at least

@@ -1,6 +1,6 @@
-"""The compiled simulator core (numba): the event loop of FIFO, SJF, SRTF, periodic SRTF and LAS on
-GPU-only, constant-rate jobs, with per-job load and save times (rules R1-R12 of
-``formulations/lazer.md``).
+"""The compiled simulator core (numba): the event loop of FIFO, SJF, SRTF, periodic SRTF, LAS and
+Lazer with a fixed deferral X (its hooks and round in :mod:`.deferral`) on GPU-only, constant-rate
+jobs, with per-job load and save times (rules R1-R12 and reading 4 of ``formulations/lazer.md``).
 
 Nothing imports this module unless the compiled engine runs (:mod:`optsched.sim.compiled.driver`
 decides, builds the arrays and the result). It replays exactly what :class:`~optsched.sim.Simulator`
