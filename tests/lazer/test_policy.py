@@ -218,3 +218,21 @@ def test_the_kernel_replays_lazer_bit_for_bit_on_a_busy_cluster_with_tiny_buffer
                 if np.asarray(a[c]).dtype.kind == "f":
                     assert np.array_equal(a[c], b[c], equal_nan=True), c
     assert deferred > 0  # the deferral timers were exercised
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_deferral_ending_at_a_completion_competes_in_the_handler(engine):
+    """Reading 4 on both engines. 2 GPUs, 1 s loads, 2 s saves. At 0, C (work 30), A (100) and W (150)
+    arrive: C and A start, W waits in WQ (no running job is longer). B (work 10) arrives at 21, when
+    C has 10 left (not longer than B), so J_r = {A} and B is deferred to 21 + 10 = 31, when C
+    completes (0 + 1 + 30). The handler at 31 runs over WQ and B: B (shorter than W) takes C's GPU,
+    A is never preempted, and W starts when B completes (31 + 1 + 10). Were B left out of the
+    handler, W would take the GPU and B would preempt A."""
+    if engine == "compiled":
+        pytest.importorskip("numba")
+    jobs = [Job("C", work=30), Job("A", work=100), Job("W", work=150), Job("B", work=10, arrival=21)]
+    _, df = _run(jobs, Lazer(deferral=10.0), gpus=2, engine=engine)
+    assert df.loc["C", "completion"] == pytest.approx(31.0)
+    assert df.loc["B", "first_start"] == pytest.approx(31.0)
+    assert df.loc["W", "first_start"] == pytest.approx(42.0)
+    assert df["n_preemptions"].sum() == 0
