@@ -28,6 +28,9 @@ numba kernel, :mod:`optsched.sim.compiled.kernel`; ``record_segments=False`` fro
 * ``lazer-earth-100k``: the Lazer study's Earth workload (100,000 jobs, offered load 2, per-model
   load and save times), each of its policies as the study runs it (Python engine, decision timings)
   and the baselines on the kernel (the same load and save seconds as job columns);
+* ``lazer-100k``: the same Earth workload with Lazer's own deferral (a fixed X = 30 s, the study's
+  "Lazer X=30") and the load and save seconds as job columns, on the Python engine and on the
+  kernel (``record_log=False``): both times, and whether the job tables agree to the last bit;
 * ``auto-threshold``: the Python engine and a fresh process's kernel run (numba's import and the
   cached kernel's load included) from 1,000 to 20,000 jobs: where ``engine="auto"`` should switch;
 * ``kernel-compile``: the first call of the compiled kernel with an empty numba cache (compiled
@@ -137,12 +140,13 @@ _ONE_M = dict(n=1_000_000, servers=750, gpus=8, load=1.0, policy="srtf", max_dur
 CASES["synthetic-1m-ls"] = dict(_ONE_M, engine="compiled", record_segments=False)
 CASES["synthetic-1m-ls-default"] = dict(_ONE_M, engine="auto", record_log=True)
 CASES["lazer-earth-100k"] = dict(n=100_000, special="lazer")
+CASES["lazer-100k"] = dict(n=100_000, special="lazer-deferral")
 CASES["auto-threshold"] = dict(n=20_000, special="threshold")
 CASES["kernel-compile"] = dict(n=0, special="compile")
 CASES["sweep-100k"] = dict(n=100_000, servers=750, gpus=8, special="sweep", engine="compiled")
 #: cases skipped by --quick: a million jobs or more, the Python engine beyond 100,000 jobs, the sweep
 BIG = {k for k, c in CASES.items() if c["n"] >= 1_000_000 or (c.get("engine") is None and c["n"] > 100_000)}
-BIG |= {"sweep-100k", "lazer-earth-100k", "overload-100k-ls-python", "overload-100k-ls-periodic-python"}
+BIG |= {"sweep-100k", "lazer-earth-100k", "lazer-100k", "overload-100k-ls-python", "overload-100k-ls-periodic-python"}
 #: the issues' targets: (case, field, target, unit)
 TARGETS = [
     ("philly-1k", "sim_seconds", 0.1, "s"),
@@ -198,6 +202,8 @@ def run_case(name: str) -> dict:
         return sweep_case(name)
     if c.get("special") == "lazer":
         return lazer_case(name)
+    if c.get("special") == "lazer-deferral":
+        return lazer_deferral_case(name)
     if c.get("special") == "threshold":
         return threshold_case(name)
     from optsched.core import Cluster
@@ -333,6 +339,46 @@ def lazer_case(name: str, n: int = 100_000) -> dict:
                 got["kernel_same_p50"] = bool(abs(res2.summary()["p50_jct"] / 60 - row["p50_jct"]) < 1e-9)
             out["policies"][p] = got
     out["sim_seconds"] = max(v["study_wall_seconds"] for v in out["policies"].values())
+    return out
+
+
+def lazer_deferral_case(name: str, n: int = 100_000, x: float = 30.0) -> dict:
+    """Lazer with a fixed deferral X on the Earth workload (100,000 jobs, offered load 2, seed 0, the
+    load and save seconds of :class:`~optsched.lazer.LoadSaveModel` as job columns): the Python
+    engine's run and the kernel's (each building the Simulator from the table; the kernel's first
+    call in this process, numba's import and the cached kernel's load, reported apart)."""
+    import numpy as np
+
+    from optsched.core import Cluster
+    from optsched.experiments.lazer import servers_for_load, workload
+    from optsched.lazer import Lazer, LoadSaveModel
+    from optsched.sim import Simulator
+    from optsched.sim.compiled.build import prepare
+
+    df = workload("Earth", n, 0)
+    servers = servers_for_load(df, 2.0)
+    ls = LoadSaveModel(base=60.0)
+    cols = df.assign(load_time=df["model"].map(ls.load_seconds), save_time=df["model"].map(ls.save_seconds))
+    out = {"case": name, "n": n, "trace": "Earth", "rho": 2.0, "seed": 0, "deferral_x": x, "gpus": servers * 8}
+    out["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    t0 = time.perf_counter()
+    prepare()
+    out["kernel_load_seconds"] = round(time.perf_counter() - t0, 2)
+    runs = {}
+    for engine in ("python", "compiled"):
+        t0, c0 = time.perf_counter(), time.process_time()
+        sim = Simulator(Cluster.homogeneous(servers, 8), cols, Lazer(deferral=x), engine=engine, record_log=False)
+        runs[engine] = sim.run()
+        out[f"{engine}_seconds"] = round(time.perf_counter() - t0, 2)
+        out[f"{engine}_cpu_seconds"] = round(time.process_time() - c0, 2)
+    a, b = runs["python"].job_columns(), runs["compiled"].job_columns()
+    out["same_to_the_bit"] = all(
+        np.array_equal(np.asarray(a[c]), np.asarray(b[c]), equal_nan=np.asarray(a[c]).dtype.kind == "f") for c in a
+    )
+    out["n_events"] = runs["compiled"].n_events
+    out["speedup"] = round(out["python_seconds"] / out["compiled_seconds"], 1)
+    out["load_average"] = round(os.getloadavg()[0], 1)
+    out["sim_seconds"] = out["compiled_seconds"]
     return out
 
 

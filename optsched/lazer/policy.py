@@ -95,6 +95,8 @@ class Lazer(Policy):
 
     name = "lazer"
     preemptive = True
+    #: the compiled kernel replays this class with a fixed X (:meth:`compiled_deferral`)
+    compiled_kind = "lazer"
 
     def __init__(self, *, deferral: Any = None, secured: str = "all", placement: str = "consolidate"):
         super().__init__(placement=placement)
@@ -106,6 +108,21 @@ class Lazer(Policy):
             )
         self.deferral = make_chooser(deferral)
         self.secured = secured
+
+    def compiled_deferral(self) -> float | None:
+        """The fixed X (seconds; 0 for X = 0) the compiled kernel runs this policy with, or None
+        when X comes from a chooser the kernel does not have (the oracle, the BO predictor: Python
+        code). On the kernel, :attr:`decisions` is not kept.
+
+        >>> Lazer(deferral=30).compiled_deferral(), Lazer(deferral="oracle").compiled_deferral()
+        (30.0, None)
+        """
+        d = self.deferral
+        if type(d) is ZeroDeferral:
+            return 0.0
+        if type(d) is FixedDeferral:
+            return d.x
+        return None
 
     # -- bookkeeping ------------------------------------------------------------------------------
     def on_start(self, sim) -> None:

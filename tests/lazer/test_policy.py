@@ -145,3 +145,94 @@ def test_counterfactual_f_window_is_open_below_and_closed_above():
     assert counterfactual_f([0, 12.5], [50, 1], t0=0, p_star=2, l_new=10, t_new=20) == 0  # after 12: out
     assert counterfactual_f([0, 5], [50, 20], t0=0, p_star=2, l_new=10, t_new=20) == 0  # not shorter than t_new
     assert counterfactual_f([0, 5, 7], [50, 20, 3], t0=0, p_star=2, l_new=10, t_new=20) == pytest.approx(5)
+
+
+@pytest.mark.parametrize(
+    "deferral, x", [(None, 0.0), ("zero", 0.0), (30, 30.0), (FixedDeferral(7.5), 7.5), ("oracle", None)]
+)
+def test_compiled_deferral_is_the_fixed_x_or_none(deferral, x):
+    assert Lazer(deferral=deferral).compiled_deferral() == x
+
+
+def test_a_subclass_of_fixed_deferral_is_not_taken_for_a_fixed_x():
+    class Late(FixedDeferral):
+        def choose(self, sim, policy, decision):
+            return self.x + 1
+
+    assert Lazer(deferral=Late(5)).compiled_deferral() is None
+
+
+def test_the_kernel_refuses_a_chooser_it_does_not_have_and_names_it():
+    pytest.importorskip("numba")
+    jobs = [Job("A", work=100), Job("B", work=10, arrival=20)]
+    with pytest.raises(InvalidOptionError, match="OracleDeferral"):
+        Simulator(Cluster.homogeneous(1, 1), jobs, Lazer(deferral="oracle"), engine="compiled")
+
+
+@pytest.mark.parametrize("x", [0.0, 10.0])
+def test_the_kernel_runs_the_hand_made_deferral_case_as_the_python_engine(x):
+    """The case of test_deferral_moves_the_preemption_to_t0_plus_x on the compiled kernel: B starts
+    at t0 + X + A's save (the kernel keeps no decisions)."""
+    pytest.importorskip("numba")
+    _, df = _run([Job("A", work=100), Job("B", work=10, arrival=20)], Lazer(deferral=x), engine="compiled")
+    assert df.loc["B", "first_start"] == pytest.approx(22.0 + x)
+    assert df.loc["A", "n_preemptions"] == 1
+
+
+@pytest.mark.parametrize("placement", ["consolidate", "first_fit", "least_loaded", "whole_node"])
+def test_the_kernel_replays_lazer_bit_for_bit_on_a_busy_cluster_with_tiny_buffers(placement, monkeypatch):
+    """300 synthetic jobs (1-8 GPUs on 4-GPU servers: jobs that span servers) at load 1.2 with 30 s
+    loads and 10 s saves, X = 0 and 30 s, both ``secured`` modes, on each placement rule the kernel
+    has; the kernel runs in chunks of 3 event times from buffers of one row with stale heap rows
+    dropped at once (the deferral timers survive that): the same job table to the last bit, the
+    same events and log as the Python engine."""
+    pytest.importorskip("numba")
+    import numpy as np
+
+    from optsched.sim.compiled import driver as D
+    from optsched.traces import synthetic_workload
+
+    from ..sim.test_kernel import assert_same
+
+    cluster = Cluster.homogeneous(3, 4)
+    df = synthetic_workload(300, cluster_gpus=cluster.total_gpus, load=1.2, max_duration=7200.0, seed=3)
+    kw = dict(load_time=30.0, save_time=10.0, record_log=True)
+    deferred = 0
+    for x in (0.0, 30.0):
+        for secured in ("all", "released"):
+
+            def pol(x=x, secured=secured):
+                return Lazer(deferral=x, secured=secured, placement=placement)
+
+            p = pol()
+            want = Simulator(cluster, df, p, engine="python", **kw).run()
+            deferred += sum(d.x > 0 for d in p.decisions)
+            with monkeypatch.context() as m:
+                m.setattr(D.CompiledRun, "BUDGET", 3)
+                m.setattr(D.CompiledRun, "EVENT_SLACK", 0)
+                m.setattr(D.CompiledRun, "RUN_SLACK", 0)
+                got = Simulator(cluster, df, pol(), engine="compiled", **kw)._compiled.run(None, initial=1)
+            assert_same(got, want)
+            a, b = got.job_columns(), want.job_columns()
+            for c in a:
+                if np.asarray(a[c]).dtype.kind == "f":
+                    assert np.array_equal(a[c], b[c], equal_nan=True), c
+    assert deferred > 0  # the deferral timers were exercised
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_deferral_ending_at_a_completion_competes_in_the_handler(engine):
+    """Reading 4 on both engines. 2 GPUs, 1 s loads, 2 s saves. At 0, C (work 30), A (100) and W (150)
+    arrive: C and A start, W waits in WQ (no running job is longer). B (work 10) arrives at 21, when
+    C has 10 left (not longer than B), so J_r = {A} and B is deferred to 21 + 10 = 31, when C
+    completes (0 + 1 + 30). The handler at 31 runs over WQ and B: B (shorter than W) takes C's GPU,
+    A is never preempted, and W starts when B completes (31 + 1 + 10). Were B left out of the
+    handler, W would take the GPU and B would preempt A."""
+    if engine == "compiled":
+        pytest.importorskip("numba")
+    jobs = [Job("C", work=30), Job("A", work=100), Job("W", work=150), Job("B", work=10, arrival=21)]
+    _, df = _run(jobs, Lazer(deferral=10.0), gpus=2, engine=engine)
+    assert df.loc["C", "completion"] == pytest.approx(31.0)
+    assert df.loc["B", "first_start"] == pytest.approx(31.0)
+    assert df.loc["W", "first_start"] == pytest.approx(42.0)
+    assert df["n_preemptions"].sum() == 0

@@ -13,21 +13,26 @@ load and save seconds (``Job(load_time=, save_time=)``, which the kernel covers)
   futile preemptions and futile time.
 
 Families: FIFO/SJF (backfill on and off), SRTF (``reserve`` best and preemptor, ``preempt_loading``
-abort and finish), periodic SRTF (period 1-6, both modes) and LAS (quantum 1-5, both modes; the
-reference has no LAS, so the Python engine alone is its reference). Default run: 60 workloads per
-family (derandomized); ``-m slow``: 2,500 per family.
+abort and finish), periodic SRTF (period 1-6, both modes), LAS (quantum 1-5, both modes; the
+reference has no LAS, so the Python engine alone is its reference) and Lazer (a fixed deferral X of
+0-12 s, ``secured`` all and released, both ``preempt_loading`` modes: deferral timers, victims held
+in DRQ, pending preemptors and the completion handler of reading 4; the reference has
+``secured="all"`` only, and the kernel matches the Python engine bit for bit in the job table).
+Default run: 60 workloads per family (derandomized); ``-m slow``: 2,500 per family.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
 from optsched.core.cluster import Server
+from optsched.lazer import Lazer
 from optsched.sim import LAS, SRTF, PeriodicSRTF, Simulator, get_policy
 
 from .test_differential import FIELDS, _bound, _describe, reference_results, workloads
@@ -55,6 +60,14 @@ FAMILIES = {
             "period": st.integers(1, 6),
         }
     ),
+    "lazer": lambda: st.fixed_dictionaries(
+        {
+            "family": st.just("lazer"),
+            "deferral": st.integers(0, 12),
+            "secured": st.sampled_from(["all", "released"]),
+            "preempt_loading": st.sampled_from(["abort", "finish"]),
+        }
+    ),
     "las": lambda: st.fixed_dictionaries(
         {
             "family": st.just("las"),
@@ -73,6 +86,8 @@ def _policy(family: str, opts: dict):
         return SRTF(reserve=opts["reserve"])
     if family == "srtf-periodic":
         return PeriodicSRTF(period=float(opts["period"]), reserve=opts["reserve"])
+    if family == "lazer":
+        return Lazer(deferral=float(opts["deferral"]), secured=opts["secured"])
     return LAS(quantum=float(opts["quantum"]), reserve=opts["reserve"])
 
 
@@ -99,9 +114,13 @@ def check(servers, jobs, opts):
     got = _run(servers, jobs, family, opts, "compiled")
     want = _run(servers, jobs, family, opts, "python")
     assert_same(got, want)
+    if family == "lazer":
+        assert_bitwise(got, want)
+        if opts["secured"] != "all":
+            return
     if family == "las":
         return
-    ref_opts = {k: v for k, v in opts.items() if k in ("reserve", "preempt_loading", "period", "backfill")}
+    ref_opts = {k: v for k, v in opts.items() if k in ("reserve", "preempt_loading", "period", "backfill", "deferral")}
     ref = reference_results(servers, jobs, family, **ref_opts)
     df = got.jobs_frame().set_index("job_id")
     diff = [
@@ -111,6 +130,15 @@ def check(servers, jobs, opts):
         if not math.isclose(float(df.loc[name, col]), r[f], rel_tol=0, abs_tol=1e-9)
     ]
     assert not diff, _describe(servers, jobs, family, opts) + "\n" + "\n".join(diff)
+
+
+def assert_bitwise(a, b) -> None:
+    """Every float column of the two job tables equal to the last bit (NaN where the other has NaN)."""
+    ca, cb = a.job_columns(), b.job_columns()
+    for c in ca:
+        x, y = np.asarray(ca[c]), np.asarray(cb[c])
+        if x.dtype.kind == "f":
+            assert np.array_equal(x, y, equal_nan=True), c
 
 
 def _make_test(name, n, slow):

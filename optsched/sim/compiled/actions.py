@@ -55,6 +55,7 @@ from optsched.sim.compiled.layout import (
     L_TRAIN,
     LAS,
     LAST_LOAD,
+    LAZER,
     LOAD_HEAP,
     LOAD_S,
     LOADING,
@@ -156,7 +157,7 @@ def push_running(jf, ji, gv, fv, rh, j, now):
     """_Preemptive._push_running: a loading job into the loading heap by value, a training one into
     the training heap by badness (SRTF: predicted end; LAS: attained service minus elapsed time)."""
     kind = gv[G_KIND]
-    if kind <= SJF:
+    if kind <= SJF or kind == LAZER:  # (Lazer's orchestrator reads the running jobs' list)
         return
     if ji[j, PHASE] == LOADING:
         key = run_value(jf, ji, gv, fv, j, now)

@@ -2,13 +2,15 @@
 
 The kernel (:mod:`optsched.sim.compiled.kernel`) replays GPU-only jobs at a constant rate under
 the baselines FIFO, SJF, SRTF, periodic SRTF and LAS (every placement rule but ``random``, backfill
-on or off, rollback, both ``reserve`` modes), with per-job load and save times (numbers: the
+on or off, rollback, both ``reserve`` modes) and Lazer with a fixed deferral X (X = 0 included, both
+``secured`` modes; its ``decisions`` list is not kept), with per-job load and save times (numbers: the
 simulator's options or the jobs' own ``load_time`` / ``save_time``) and both ``preempt_loading``
 modes, and keeps the event log and the segments. :func:`unsupported` names what of a simulation
 it does not cover; each item falls back to the Python engine with ``engine="auto"``:
 
 - other policies and subclasses of these: their hooks are Python code (a policy class declares
   its compiled counterpart with ``compiled_kind``); SJF with ``size_attr`` (a predicted size);
+  Lazer with a deferral chooser other than a fixed X (the BO predictor, the oracle: Python code);
 - load or save times given as functions of the job and its placement: Python calls;
 - rate models other than :class:`~optsched.sim.rates.ConstantRate`: Python objects asked per start
   or per event;
@@ -54,10 +56,12 @@ def unsupported(
     pol = sim.policy
     if compiled_kind(pol) not in KINDS:
         why.append(
-            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF, periodic SRTF and LAS; a policy class "
-            f"declares its counterpart with `compiled_kind`)"
+            f"policy {type(pol).__name__} (the kernel has FIFO, SJF, SRTF, periodic SRTF, LAS and Lazer; a policy "
+            f"class declares its counterpart with `compiled_kind`)"
         )
     else:
+        if compiled_kind(pol) == "lazer" and pol.compiled_deferral() is None:
+            why.append(f"Lazer with the deferral chooser {pol.deferral!r} (the kernel has a fixed X only)")
         if getattr(pol, "size_attr", None) is not None:
             why.append("SJF with size_attr (a predicted size)")
         if pol.placement not in RULES:

@@ -2,9 +2,9 @@
 
 ``Simulator(..., engine="auto" | "python" | "compiled")``. The compiled kernel
 (:mod:`optsched.sim.compiled.kernel`, numba) replays GPU-only, constant-rate workloads under the
-baselines FIFO, SJF, SRTF, periodic SRTF and LAS, with per-job load and save times, exactly as the
-Python engine does (rules R1-R12 of ``formulations/lazer.md``; ``tests/sim/test_kernel*.py``
-compare the two job by job); what it does not cover, and why, is
+baselines FIFO, SJF, SRTF, periodic SRTF and LAS, and Lazer with a fixed deferral X, with per-job
+load and save times, exactly as the Python engine does (rules R1-R12 of ``formulations/lazer.md``;
+``tests/sim/test_kernel*.py`` compare the two job by job); what it does not cover, and why, is
 :func:`~optsched.sim.compiled.coverage.unsupported`.
 
 ``"auto"`` takes the kernel when it covers the simulation and the workload has at least
@@ -222,7 +222,7 @@ class CompiledRun:
         gv = np.zeros(L.N_GV, dtype=np.int64)
         gv[L.G_KIND] = kind
         gv[L.G_RULE] = L.RULE_CODES[pol.placement]
-        gv[L.G_STRICT] = not pol.backfill
+        gv[L.G_STRICT] = not getattr(pol, "backfill", True)
         gv[L.G_ROLLBACK] = bool(getattr(pol, "rollback", False))
         gv[L.G_GPUW] = bool(getattr(pol, "gpu_weighted", False))
         gv[L.G_RESERVE] = getattr(pol, "reserve", "best") == "preemptor"
@@ -250,6 +250,11 @@ class CompiledRun:
         jc = np.zeros((n, L.N_JC))
         jc[:, L.FIRST] = jc[:, L.COMP] = np.nan
         jc[:, L.SAVE_S] = d["save_time"]
+        if kind == L.LAZER:  # Lazer's fixed X, its secured mode, its queues' links and lists empty
+            fv[L.F_Z_X] = pol.compiled_deferral()
+            gv[L.G_Z_ALL] = pol.secured == "all"
+            gv[[L.G_Z_NEWH, L.G_Z_NEWT, L.G_Z_ENDH, L.G_Z_ENDT, L.G_Z_NOTH, L.G_Z_NOTT]] = -1
+            jc[:, [L.Z_OWN, L.Z_NEXT, L.Z_NNEXT, L.Z_VOF]] = -1.0
         ji = _aligned((n, L.N_JI), np.int32)
         ji[:, L.GPUS] = gpus
         ji[:, L.SINGLE] = single

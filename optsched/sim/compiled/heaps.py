@@ -36,6 +36,7 @@ from optsched.sim.compiled.layout import (
     F_STOP,
     G_EHN,
     G_EV_SLACK,
+    G_KIND,
     G_NEV,
     G_NSTALE,
     G_QN,
@@ -49,6 +50,7 @@ from optsched.sim.compiled.layout import (
     HB,
     HJ,
     HV,
+    LAZER,
     LOAD_HEAP,
     LOADING,
     P_LOADED,
@@ -301,8 +303,8 @@ def ev_live(ji, gv, ev, r):
     a cancelled timer): the engine's handlers' test."""
     kind = ev_kind(ev, r)
     obj = np.int64(ev[r, EOBJ])
-    if kind == P_TIMER:
-        return obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0
+    if kind == P_TIMER:  # Lazer's deferral timers are never cancelled
+        return gv[G_KIND] == LAZER or (obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0)
     if np.int64(ev[r, EVER]) != ji[obj, VER]:
         return False
     if kind == P_SAVED:

@@ -1,6 +1,6 @@
-"""The compiled simulator core (numba): the event loop of FIFO, SJF, SRTF, periodic SRTF and LAS on
-GPU-only, constant-rate jobs, with per-job load and save times (rules R1-R12 of
-``formulations/lazer.md``).
+"""The compiled simulator core (numba): the event loop of FIFO, SJF, SRTF, periodic SRTF, LAS and
+Lazer with a fixed deferral X (its hooks and round in :mod:`.deferral`) on GPU-only, constant-rate
+jobs, with per-job load and save times (rules R1-R12 and reading 4 of ``formulations/lazer.md``).
 
 Nothing imports this module unless the compiled engine runs (:mod:`optsched.sim.compiled.driver`
 decides, builds the arrays and the result). It replays exactly what :class:`~optsched.sim.Simulator`
@@ -51,6 +51,7 @@ from optsched.sim.compiled.actions import (
     wait_value,
 )
 from optsched.sim.compiled.claims import saved
+from optsched.sim.compiled.deferral import z_arrive, z_completed, z_notices, z_round, z_saved, z_timer
 from optsched.sim.compiled.heaps import ev_kind, ev_pop, ev_push, q_push, qless, rh_top
 from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
@@ -100,6 +101,7 @@ from optsched.sim.compiled.layout import (
     G_TIMER_ON,
     L_TIMER,
     LAS,
+    LAZER,
     LOADING,
     MAX_BATCHES_AT_ONE_TIME,
     ORDER,
@@ -199,11 +201,14 @@ def _las_resume(gv, fv, ev, ji, now):
 
 
 @helper
-def _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
+def _arrive(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     """Simulator._arrive and the policy's on_arrival."""
     ji[j, PHASE] = WAITING
     arrive_log(lgt, lgi, gv, j, fv[F_NOW])
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
+    if gv[G_KIND] == LAZER:  # the batch's new jobs, not yet in WQ
+        z_arrive(jc, gv, j)
+        return
     q_push(jf, ji, cl, qh, gv, j)
     if gv[G_KIND] == LAS:
         gv[G_LAS_ACTIVE] += 1
@@ -343,7 +348,9 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         gv[G_NSTALE] += 1
                         continue
                     complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t)
-                    if kind == LAS:  # on_completion: its row in the running-job heap is now stale
+                    if kind == LAZER:
+                        z_completed(jc, ji, gv, obj)
+                    elif kind == LAS:  # on_completion: its row in the running-job heap is now stale
                         gv[G_LAS_ACTIVE] -= 1
                         if gv[G_LAS_ACTIVE] == 0:
                             gv[G_TIMER_ON] = 0
@@ -357,6 +364,13 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                     release_after_save(
                         jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t
                     )
+                    if kind == LAZER:  # on_preempted: may start the preemptor it freed GPUs for
+                        if not z_saved(
+                            jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, obj, t
+                        ):
+                            return ST_INTERNAL
+                        real = True
+                        continue
                     if preemptive:  # on_preempted
                         saved(ji, gv, srv, rr, ce, obj)
                     jf[obj, QKEY] = wait_value(jf, ji, gv, obj)
@@ -368,6 +382,9 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         gv[G_NSTALE] += 1
                         continue
                     load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, obj, t)
+                elif kind == LAZER:  # a deferral's timer (the deferred job in the version column)
+                    log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
+                    z_timer(jc, gv, ver)
                 else:  # a policy's periodic timer
                     if obj != gv[G_TIMER_ID] or not gv[G_TIMER_ON]:
                         gv[G_NSTALE] += 1
@@ -396,6 +413,8 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 # a job waits, which only the first of them can do.
                 gv[G_NEV] += gv[G_NOTICES]
                 gv[G_NOTICES] = 0
+                if kind == LAZER:
+                    z_notices(jf, jc, ji, gv, cl, qh)
                 if _las_wants_resume(gv):
                     _las_resume(gv, fv, ev, ji, t)
                 real = True
@@ -406,12 +425,16 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 gv[G_AI] = ai
                 next_arr = jf[ji[ai, ORDER], ARR] if ai < n else inf
                 gv[G_NEV] += 1
-                _arrive(jf, ji, gv, fv, cl, qh, ev, lgt, lgi, j)
+                _arrive(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j)
             else:
                 break
         if real:  # the policy's schedule(sim) (R3)
             ok = True
-            if kind == PSRTF:
+            if kind == LAZER:
+                ok = z_round(
+                    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
+                )
+            elif kind == PSRTF:
                 tick = gv[G_PTICK] != 0
                 gv[G_PTICK] = 0
                 if tick or t == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time

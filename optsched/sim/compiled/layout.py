@@ -34,9 +34,10 @@ from collections import namedtuple
 # phases, in the order of optsched.sim.state.PHASES
 PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = 0, 1, 2, 3, 4, 5
 PHASE_NAMES = ("pending", "waiting", "loading", "training", "saving", "done", "failed")
-# policies (gv[G_KIND]); PSRTF is periodic SRTF
-FIFO, SJF, SRTF, LAS, PSRTF = 0, 1, 2, 3, 4
-KIND_CODES = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PSRTF}
+# policies (gv[G_KIND]); PSRTF is periodic SRTF, LAZER Lazer's orchestrator, fixed deferral and
+# completion handler (reading 4 of formulations/lazer.md; :mod:`.deferral`)
+FIFO, SJF, SRTF, LAS, PSRTF, LAZER = 0, 1, 2, 3, 4, 5
+KIND_CODES = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PSRTF, "lazer": LAZER}
 # placement rules
 CONSOLIDATE, FIRST_FIT, LEAST_LOADED, WHOLE_NODE = 0, 1, 2, 3
 RULE_CODES = {
@@ -61,9 +62,15 @@ ST_END, ST_BUDGET, ST_ROOM, ST_LIMIT, ST_LIVELOCK, ST_INTERNAL = 0, 1, 2, 3, 4, 
 # its load ends at TSTART + LOAD_S); RBAD: its key in the running-job heap; LOAD_S: its load seconds.
 ARR, WORK, QKEY, DONE_W, HSTART, TSTART, RBAD, LOAD_S = range(8)
 N_JF = 8
-# jc columns (float64): what the result reads, and the rest of a preemption's accounting
+# jc columns (float64): what the result reads, and the rest of a preemption's accounting; then
+# Lazer's per-job state (integers, exact in a float64; -1: none): Z_OWN, the deferred job whose
+# J_r holds it (DRQ); Z_NEXT, the next job of the batch's list of new jobs or of ended deferrals;
+# Z_NNEXT, the next of the list of victims freed at once (queued at their notice); Z_VOF, the
+# pending preemptor a saving victim frees GPUs for; Z_STATE, 1 deferred (DWQ), 2 a pending
+# preemptor; Z_HELD / Z_NSAV, a pending preemptor's GPUs held by its saving victims, and their count
 FIRST, COMP, TRAIN, LOST, SAVE_S, LOADT, SAVET, FUT, LAST_LOAD = range(9)
-N_JC = 9
+Z_OWN, Z_NEXT, Z_NNEXT, Z_VOF, Z_STATE, Z_HELD, Z_NSAV = range(9, 16)
+N_JC = 16
 # ji columns (int32; a row is 64 bytes, the hot fields first). CLF / CLP: heads of the job's claim
 # lists (free GPUs, GPUs being saved), -1 without a claim; LEFT: head of the list of its GPUs being
 # saved that nobody claims (while it saves); CLPOS / SAVPOS: its position in the claims list / the
@@ -140,12 +147,24 @@ N_JI = 16
     G_PTICK,  # periodic SRTF: a tick fired in this batch
     G_KEEP_POOL,  # placements are kept (segments or log recorded): the pool is never compacted
     G_SKIPPED,  # LAS quantum ticks that changed no order, merged (counted as events, not run)
-) = range(51)
+    G_Z_ALL,  # Lazer: secured="all" (1) or "released" (0)
+    G_Z_RES,  # Lazer: free GPUs kept for pending preemptors (the policy's _reserved)
+    G_Z_NPEND,  # Lazer: pending preemptors
+    G_Z_NDWQ,  # Lazer: deferred jobs (DWQ)
+    G_Z_COMPL,  # Lazer: completions in this batch
+    G_Z_REL,  # Lazer: GPUs they released
+    G_Z_NEWH,  # Lazer: the batch's new jobs (head, tail of a list through jc Z_NEXT)
+    G_Z_NEWT,
+    G_Z_ENDH,  # Lazer: the deferrals ended in this batch (head, tail; through jc Z_NEXT)
+    G_Z_ENDT,
+    G_Z_NOTH,  # Lazer: victims freed at once, queued at their notice (head, tail; jc Z_NNEXT)
+    G_Z_NOTT,
+) = range(63)
 G_FCNT = 64
 N_GV = 128  # servers have at most 62 GPUs (free-count bit masks in int64)
 # fv (float64)
-F_NOW, F_LAS_NEXT, F_RATE, F_QUANTUM, F_MAX_TIME, F_MAX_EVENTS, F_STOP, F_STALE, F_TICK_TIME = range(9)
-N_FV = 9
+F_NOW, F_LAS_NEXT, F_RATE, F_QUANTUM, F_MAX_TIME, F_MAX_EVENTS, F_STOP, F_STALE, F_TICK_TIME, F_Z_X = range(10)
+N_FV = 10  # F_Z_X: Lazer's fixed deferral X (seconds)
 # srv columns (int64): capacity, free, whole-node order, placement scratch, victims' GPUs, claimed
 # free GPUs (RFREE), GPUs being saved nobody claims (USAV), vector scratch (VEC, VEC2), a placement
 # being built (PLM, PLG)
@@ -218,7 +237,7 @@ def room_needed(G: int) -> dict[str, int]:
 
 
 #: the modules whose numba functions are compiled into the kernel's entry point (kernel.py)
-KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds")
+KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds", "deferral")
 
 
 def sources_digest() -> str:
