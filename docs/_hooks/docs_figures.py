@@ -44,7 +44,7 @@ from pathlib import Path
 
 #: ``[[fig:key]]``, ``[[fig:key|format]]``, ``[[when:key]]``: ``[[`` then a word and a colon
 #: cannot be Markdown (a link is ``[text](url)``), TeX (``[[`` is no TeX command) or Jinja.
-FIGURE = re.compile(r"\[\[(fig|when):([^\]|\s]+)(?:\|([^\]\s]+))?\]\]")
+FIGURE = re.compile(r"\[\[(fig|when):([^\]|\n]+)(?:\|([^\]\s]+))?\]\]")
 #: The comment that marks a line's figures as not measured (a limit, an input, a range).
 NOT_MEASURED = "<!-- not measured -->"
 #: The command that writes each results file, for the message of a missing key.
