@@ -333,3 +333,68 @@ def test_a_known_section_that_types_no_figure_must_leave_the_list(tmp_path):
         "a.md: the section 'Clean' types no figure now: remove it from TYPED_KNOWN",
         "b.md: the page types no figure now: remove it from TYPED_KNOWN",
     ]
+
+
+# -- figure labels at the page's width ------------------------------------------------------------
+
+#: The width a picture is shown at on a 1,280-px page (the article's width, CSS px; the browser
+#: test checks the site gives at least this), the resolution pictures are written at
+#: (optsched.plot.files) and the smallest label a reader should meet, in points as shown.
+CONTENT_PX = 680
+DPI = 120
+MIN_LABEL_PT = 9
+
+
+def _shown_label_sizes(fig) -> list[tuple[float, str]]:
+    """(points as shown on the page, text) of every visible text of ``fig``: a picture wider than
+    CONTENT_PX is shrunk to it (CSS: 1 pt = 4/3 px)."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    width_px = fig.get_figwidth() * DPI
+    scale = min(1.0, CONTENT_PX / width_px)
+    return [
+        (t.get_fontsize() * DPI / 72 * scale * 0.75, t.get_text())
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
+
+
+def test_comparison_pictures_show_labels_of_at_least_9_points_at_the_pages_width():
+    """The gallery's comparison pictures (every policy of ``compare --policies all`` in the
+    summary) shown at CONTENT_PX: no label, tick or legend below MIN_LABEL_PT."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from optsched.experiments.compare import figures
+    from optsched.experiments.compare.runner import available_policies
+
+    names = list(available_policies())[:25]
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(
+        {"policy": names, "mean_jct": rng.uniform(1e3, 1e6, len(names)), "p95_jct": rng.uniform(1e3, 1e7, len(names))}
+    )
+    table.attrs.update(
+        bound={"mean_jct": 900.0},
+        gpus=8,
+        utilization={n: (np.array([0.0, 10.0, 3600.0]), np.array([4.0, 8.0, 0.0])) for n in names[:7]},
+    )
+    per_job = {
+        n: pd.DataFrame({"jct": rng.exponential(100.0, 50), "queue_delay": rng.exponential(10.0, 50)})
+        for n in names[:7]
+    }
+    small = {}
+    for name, draw in (
+        ("summary", lambda: figures.plot_summary(table)),
+        ("jct_cdf", lambda: figures.plot_jct_cdf(per_job)),
+        ("queue_delay_cdf", lambda: figures.plot_queue_delay_cdf(per_job)),
+        ("utilization", lambda: figures.plot_utilization(table, policies=names[:7])),
+    ):
+        ax = draw()
+        small[name] = [(round(pt, 1), text[:30]) for pt, text in _shown_label_sizes(ax.figure) if pt < MIN_LABEL_PT]
+        plt.close(ax.figure)
+    assert small == {k: [] for k in small}
