@@ -29,8 +29,8 @@ the key and the command that measures it (:data:`COMMANDS`).
 a time unit (``136 s``, ``40 minutes``, ``1.8 h``) or a ratio (``13.6x for``, ``3.6x the``) on a
 checked page is reported, so one run cannot be stated with two values (the issue this replaces:
 "6 min" in one section and "40 min" in another for one comparison). A figure that is not a
-measurement (a time limit, an input, a unit's range) carries ``<!-- not measured -->`` on its
-line. Pages and sections written before this check are listed in ``optsched_docs.TYPED_KNOWN``
+measurement (a time limit, an input, a unit's range, the exact result of a worked example whose
+code the tests run) carries ``<!-- not measured -->`` on its line. Pages and sections written before this check are listed in ``optsched_docs.TYPED_KNOWN``
 with the reason, and leave the list once converted.
 """
 

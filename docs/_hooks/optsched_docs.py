@@ -72,12 +72,10 @@ TYPED_KNOWN: dict[str, tuple[str, ...]] = {
     ),
     "docs/exact.md": ("*",),
     "docs/instances.md": ("*",),
-    "docs/introduction.md": ("*",),
     "docs/simulator.md": (
         "Results and checks",
         "The Python engine: where the time goes",
     ),
-    "docs/sweeps.md": ("*",),
 }
 
 _state: dict = {}
