@@ -264,10 +264,10 @@ def _results(tmp_path: Path) -> Path:
 def test_a_figure_is_read_from_its_results_file_with_the_date_and_load_of_its_run(tmp_path):
     figures = _hook("docs_figures")
     text = (
-        "all: [[fig:bench/cases/all-10k/total_seconds]] s = [[fig:bench/cases/all-10k/total_seconds|min]] min"
-        " ([[when:bench/cases/all-10k]]); srtf [[fig:bench/cases/all-10k/rows/srtf/seconds|ms]] ms;"
-        " late [[fig:bench/cases/late/seconds|,.0f]] s ([[when:bench/cases/late]]);"
-        " share [[fig:bench/runs/instance=n30-4x4/seconds]] s, first [[fig:bench/runs/0/seconds|.1f]] s"
+        "all: [[fig:bench/cases/all-10k/total_seconds]] s = [[fig:bench/cases/all-10k/total_seconds as min]] min"
+        " ([[when:bench/cases/all-10k]]); srtf [[fig:bench/cases/all-10k/rows/srtf/seconds as ms]] ms;"
+        " late [[fig:bench/cases/late/seconds as ,.0f]] s ([[when:bench/cases/late]]);"
+        " share [[fig:bench/runs/instance=n30-4x4/seconds]] s, first [[fig:bench/runs/0/seconds as .1f]] s"
         " ([[when:bench/runs/0]])"
     )
     out, problems, stated = figures.substitute(text, _results(tmp_path), "page.md")
@@ -289,7 +289,7 @@ def test_a_figure_is_read_from_its_results_file_with_the_date_and_load_of_its_ru
         ("[[fig:bench/cases/all-100k/total_seconds]]", "has no 'all-100k'"),
         ("[[fig:bench/cases/all-10k/wall]]", "has no 'wall'"),
         ("[[when:undated]]", "no date"),
-        ("[[fig:bench/date|.1f]]", "is not a number"),
+        ("[[fig:bench/date as .1f]]", "is not a number"),
     ],
 )
 def test_a_figure_that_names_no_measured_value_fails_naming_page_key_and_command(tmp_path, figure, why):

@@ -4,17 +4,18 @@ A page never types a time or a ratio it measured; it names the result instead, a
 writes the value in (:func:`substitute`, called by ``optsched_docs.py`` on every page)::
 
     [[fig:compare/cases/all-10k/total_seconds]]          ->  136
-    [[fig:compare/cases/all-10k/total_seconds|min]]      ->  2.27     (seconds shown in minutes)
-    [[fig:sim/cases/kernel-compile/compile_seconds|.1f]] ->  34.4     (a format spec)
+    [[fig:compare/cases/all-10k/total_seconds as min]]   ->  2.27     (seconds shown in minutes)
+    [[fig:sim/cases/kernel-compile/compile_seconds as .1f]] ->  34.4  (a format spec)
     [[when:compare/cases/all-10k]]                       ->  measured 2026-11-28, load average 2.0
 
 **The key.** ``<file>/<path...>``: ``<file>`` is a results file ``benchmarks/results/<file>.json``
 (without ``.json``), then one step per level of its JSON: a dict's key, or, in a list, the entry
 whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose ``field`` is
-``value`` (``instance=n30-4x4``), or an index (``0``). The same convention as ``python -m
+``value`` (``instance=n30-4x4``; several joined by ``&``: ``case=compare&signal=SIGINT``), or an
+index (``0``). The same convention as ``python -m
 benchmarks``'s targets.
 
-**The format** after ``|``: ``min`` or ``h`` (seconds shown in minutes or hours),
+**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours),
 ``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
 Python format spec (``.2f``, ``,.0f``). Without one: three significant figures, thousands
 separated (``136``, ``1,611``, ``0.93``).
@@ -27,11 +28,11 @@ the key and the command that measures it (:data:`COMMANDS`).
 
 **No typed figures** (:func:`typed_figures`): outside code and ``[[...]]``, a number followed by
 a time unit (``136 s``, ``40 minutes``, ``1.8 h``) or a ratio (``13.6x for``, ``3.6x the``) on a
-checked page is reported, so one run cannot be stated with two values (the issue this replaces:
-"6 min" in one section and "40 min" in another for one comparison). A figure that is not a
-measurement (a time limit, an input, a unit's range, the exact result of a worked example whose
-code the tests run) carries ``<!-- not measured -->`` on its line. Pages and sections written before this check are listed in ``optsched_docs.TYPED_KNOWN``
-with the reason, and leave the list once converted.
+checked page is reported, so one run cannot be stated with two values ("6 min" in one section
+and "40 min" in another for one comparison). A figure that is not a measurement (a time limit,
+an input, a unit's range, the exact result of a worked example whose code the tests run) carries
+``<!-- not measured -->`` on its line. Pages and sections written before this check are listed
+in ``optsched_docs.TYPED_KNOWN`` and leave the list once converted.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-#: ``[[fig:key]]``, ``[[fig:key|format]]``, ``[[when:key]]``: ``[[`` then a word and a colon
-#: cannot be Markdown (a link is ``[text](url)``), TeX (``[[`` is no TeX command) or Jinja.
-FIGURE = re.compile(r"\[\[(fig|when):([^\]|\n]+)(?:\|([^\]\s]+))?\]\]")
+#: ``[[fig:key]]``, ``[[fig:key as format]]``, ``[[when:key]]`` (no ``|``: it would split a
+#: table's cell). ``[[`` then a word and a colon cannot be Markdown (a link is ``[text](url)``),
+#: TeX (``[[`` is no TeX command) or Jinja.
+FIGURE = re.compile(r"\[\[(fig|when):([^\]\n]+?)(?: as ([^\]\s]+))?\]\]")
 #: The comment that marks a line's figures as not measured (a limit, an input, a range).
 NOT_MEASURED = "<!-- not measured -->"
 #: The command that writes each results file, for the message of a missing key.
@@ -93,9 +95,9 @@ def _step(node: object, step: str) -> object:
     if isinstance(node, Mapping):
         return node.get(step)
     if isinstance(node, list):
-        if "=" in step:
-            field, value = step.split("=", 1)
-            return next((r for r in node if isinstance(r, Mapping) and str(r.get(field)) == value), None)
+        if "=" in step:  # field=value, or several joined by & (case=solve-cpsat&signal=SIGINT)
+            want = [tuple(part.split("=", 1)) for part in step.split("&")]
+            return next((r for r in node if isinstance(r, Mapping) and all(str(r.get(f)) == v for f, v in want)), None)
         hit = next((r for r in node if isinstance(r, Mapping) and r.get("case") == step), None)
         if hit is None and step.isdigit() and int(step) < len(node):
             return node[int(step)]
