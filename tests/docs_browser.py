@@ -65,10 +65,12 @@ PAGE_STATS = r"""
       .map(i => (i.getAttribute("src") || "").slice(0, 80)),
     code_scrolling: [...main.querySelectorAll("pre, pre > code")].filter(p => p.scrollWidth > p.clientWidth + 1).length,
     page_scrolls_sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
-    // a block that reaches past the article's right edge where no box of its own scrolls it
+    // a block that reaches past the content's right edge where no box of its own scrolls it
     // (cut off for the reader), and text cut off by a box that hides what overflows
     out_of_box: (() => {
-      const edge = main.getBoundingClientRect().right + 1;
+      // the article's box (on a phone the theme lets code blocks reach into the article's margin)
+      const box = document.querySelector(".md-content") || main;
+      const edge = Math.min(box.getBoundingClientRect().right, window.innerWidth) + 1;
       const scrolls = e => { for (let a = e.parentElement; a && a !== main; a = a.parentElement) {
         const o = getComputedStyle(a).overflowX; if (o === "auto" || o === "scroll") return true; } return false; };
       return [...main.querySelectorAll("pre, table, img, svg, .jp-OutputArea-output, .arithmatex, p, li")]

@@ -202,12 +202,15 @@ def test_the_leak_check_finds_each_kind_on_user_pages_only(tmp_path):
         "Checked by `tests/sim/test_kernel.py`.\n"
         "See `optsched.solvers.members._private_locks` and `_REPRO.pop(name)`.\n"
         "Lazer (paper 004), numbered 000/004.\n"
+        "| Lazer (004) | a table's row |\n"
         "Fine: `__init__.py`, `__name__`, `optsched.sim.rules`, `RULES[n]`, the latest tests, paper 2022.\n"
     )
     for name in ("user.md", "conventions.md"):
         (tmp_path / name).write_text(text, encoding="utf-8")
     found = _checks().leaks([tmp_path / "user.md", tmp_path / "conventions.md"], tmp_path)
-    assert [f.split(": ", 1)[0] for f in found] == ["user.md:1", "user.md:2", "user.md:2", "user.md:3", "user.md:3"]
+    assert [f.split(": ", 1)[0] for f in found] == [
+        "user.md:1", "user.md:2", "user.md:2", "user.md:3", "user.md:3", "user.md:4"
+    ]  # fmt: skip
     assert "'tests/sim/test_kernel.py'" in found[0] and "'_REPRO'" in found[2] and "'000/004'" in found[4]
 
 
