@@ -19,6 +19,11 @@ fails :func:`test_every_shell_exception_still_matches_a_line`, so the lists stay
 
 **Leaks.** :func:`docs_checks.leaks` (run by the site build too) finds test paths, private names
 and the papers' internal numbers on user pages.
+
+**Measured figures.** Every ``[[fig:...]]`` and ``[[when:...]]`` of a page names a value in
+``benchmarks/results/`` (``docs_figures``), no page types a time or a ratio outside the sections
+still listed in ``optsched_docs.TYPED_KNOWN``, and compare's pictures show no label below 9 pt at
+the page's width.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@
   (:mod:`docs_examples`); the CLI page from every ``--help`` (:mod:`docs_pages`);
 - the simulator's diagrams, written as SVG (:mod:`docs_diagrams`);
 - MathJax 3 from the installed ``django-static-mathjax`` wheel, served from the site itself;
+- every measured figure a page names (``[[fig:compare/cases/all-10k/total_seconds]]``,
+  ``[[when:...]]``) read from ``benchmarks/results/`` with its date and load (:mod:`docs_figures`);
+  a time or ratio typed on a page outside :data:`TYPED_KNOWN` fails the build;
 - checks mkdocs does not make (:mod:`docs_checks`): control characters in the sources, test
   paths, private names and internal paper numbers on user pages, links and anchors of the built
   site, public names without documentation, notebooks without outputs.
