@@ -65,6 +65,29 @@ PAGE_STATS = r"""
       .map(i => (i.getAttribute("src") || "").slice(0, 80)),
     code_scrolling: [...main.querySelectorAll("pre, pre > code")].filter(p => p.scrollWidth > p.clientWidth + 1).length,
     page_scrolls_sideways: document.documentElement.scrollWidth > window.innerWidth + 1,
+    // a block that reaches past the content's right edge where no box of its own scrolls it
+    // (cut off for the reader), and text cut off by a box that hides what overflows
+    out_of_box: (() => {
+      // the article's box (on a phone the theme lets code blocks reach into the article's margin)
+      const box = document.querySelector(".md-content") || main;
+      const edge = Math.min(box.getBoundingClientRect().right, window.innerWidth) + 1;
+      const scrolls = e => { for (let a = e.parentElement; a && a !== main; a = a.parentElement) {
+        const o = getComputedStyle(a).overflowX; if (o === "auto" || o === "scroll") return true; } return false; };
+      return [...main.querySelectorAll("pre, table, img, svg, .jp-OutputArea-output, .arithmatex, p, li")]
+        .filter(e => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > edge && !scrolls(e))
+        .map(e => `${e.tagName.toLowerCase()}: ${(e.innerText || e.getAttribute("src") || "").trim().slice(0, 60)}`)
+        .slice(0, 10);
+    })(),
+    clipped_text: [...main.querySelectorAll("*")].filter(e => {
+        const o = getComputedStyle(e).overflowX;
+        return (o === "hidden" || o === "clip") && e.scrollWidth > e.clientWidth + 1 && e.innerText.trim()
+          && !e.closest("mjx-container") && !e.closest(".md-clipboard");
+      }).map(e => `${e.tagName.toLowerCase()}.${e.className}: ${e.innerText.trim().slice(0, 60)}`).slice(0, 10),
+    // each picture's shown width against its drawn width (a label of f pt drawn at d dpi shows
+    // at f * scale * d / 72 CSS px)
+    image_scales: imgs.filter(i => i.complete && i.naturalWidth > 0)
+      .map(i => [(i.getAttribute("src") || "").slice(-80), i.getBoundingClientRect().width / i.naturalWidth]),
+    content_width: main.getBoundingClientRect().width,
     notebook_cells: main.querySelectorAll(".jp-Cell").length,
     notebook_outputs: main.querySelectorAll(".jp-OutputArea-output").length,
     styled: !!header && getComputedStyle(header).position === "sticky",
@@ -80,6 +103,9 @@ class BrowserError(RuntimeError):
 
 class Browser:
     """One headless Chromium with one page (tab), driven over a pipe."""
+
+    #: The widths the site is checked at: a laptop's browser window and a phone (CSS px).
+    WIDTHS = (1280, 390)
 
     def __init__(self, exe: str, profile: Path, *, width: int = 1280, height: int = 1600, timeout: float = 60):
         self.timeout = timeout
@@ -113,7 +139,7 @@ class Browser:
         self.send("Page.enable", session=self.session)
         self.send(
             "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
             session=self.session,
         )
 

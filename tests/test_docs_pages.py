@@ -19,6 +19,11 @@ fails :func:`test_every_shell_exception_still_matches_a_line`, so the lists stay
 
 **Leaks.** :func:`docs_checks.leaks` (run by the site build too) finds test paths, private names
 and the papers' internal numbers on user pages.
+
+**Measured figures.** Every ``[[fig:...]]`` and ``[[when:...]]`` of a page names a value in
+``benchmarks/results/`` (``docs_figures``), no page types a time or a ratio outside the sections
+still listed in ``optsched_docs.TYPED_KNOWN``, and compare's pictures show no label below 9 pt at
+the page's width.
 """
 
 from __future__ import annotations
@@ -202,10 +207,202 @@ def test_the_leak_check_finds_each_kind_on_user_pages_only(tmp_path):
         "Checked by `tests/sim/test_kernel.py`.\n"
         "See `optsched.solvers.members._private_locks` and `_REPRO.pop(name)`.\n"
         "Lazer (paper 004), numbered 000/004.\n"
+        "| Lazer (004) | a table's row |\n"
         "Fine: `__init__.py`, `__name__`, `optsched.sim.rules`, `RULES[n]`, the latest tests, paper 2022.\n"
     )
     for name in ("user.md", "conventions.md"):
         (tmp_path / name).write_text(text, encoding="utf-8")
     found = _checks().leaks([tmp_path / "user.md", tmp_path / "conventions.md"], tmp_path)
-    assert [f.split(": ", 1)[0] for f in found] == ["user.md:1", "user.md:2", "user.md:2", "user.md:3", "user.md:3"]
+    assert [f.split(": ", 1)[0] for f in found] == [
+        "user.md:1", "user.md:2", "user.md:2", "user.md:3", "user.md:3", "user.md:4"
+    ]  # fmt: skip
     assert "'tests/sim/test_kernel.py'" in found[0] and "'_REPRO'" in found[2] and "'000/004'" in found[4]
+
+
+# -- measured figures -----------------------------------------------------------------------------
+
+
+def _hook(name: str):
+    if str(HOOKS) not in sys.path:
+        sys.path.insert(0, str(HOOKS))
+    spec = importlib.util.spec_from_file_location(name, HOOKS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+RESULTS = ROOT / "benchmarks" / "results"
+DOCS_PAGES = [p for p in PAGES if p.is_relative_to(ROOT / "docs")]
+
+
+@pytest.mark.parametrize("page", DOCS_PAGES, ids=_rel)
+def test_every_figure_a_page_names_is_measured_with_its_date(page):
+    figures = _hook("docs_figures")
+    text, problems, _ = figures.substitute(page.read_text(encoding="utf-8"), RESULTS, _rel(page))
+    assert problems == []
+    assert "[[fig:" not in text and "[[when:" not in text
+
+
+def test_no_page_types_a_measured_figure_outside_the_sections_still_listed():
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    known = _hook("optsched_docs").TYPED_KNOWN
+    assert _hook("docs_figures").typed_problems(DOCS_PAGES, ROOT, known) == []
+
+
+def _results(tmp_path: Path) -> Path:
+    doc = {
+        "date": "2026-11-28 06:01:22 UTC",
+        "cases": [
+            {
+                "case": "all-10k",
+                "load_average": [1.97, 2.3, 3.1],
+                "total_seconds": 136.29,
+                "rows": {"srtf": {"seconds": 0.07}},
+            },
+            {"case": "late", "measured": "2026-12-07 13:44 UTC", "load_average": 2.4, "seconds": 1610.56},
+        ],
+        "runs": [{"instance": "n30-4x4", "share": True, "seconds": 2.531}],
+        "load_1min": {"min": 4.77, "max": 6.04},
+    }
+    (tmp_path / "bench.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "undated.json").write_text(json.dumps({"seconds": 3.0}), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_figure_is_read_from_its_results_file_with_the_date_and_load_of_its_run(tmp_path):
+    figures = _hook("docs_figures")
+    text = (
+        "all: [[fig:bench/cases/all-10k/total_seconds]] s = [[fig:bench/cases/all-10k/total_seconds as min]] min"
+        " ([[when:bench/cases/all-10k]]); srtf [[fig:bench/cases/all-10k/rows/srtf/seconds as ms]] ms;"
+        " late [[fig:bench/cases/late/seconds as ,.0f]] s ([[when:bench/cases/late]]);"
+        " share [[fig:bench/runs/instance=n30-4x4/seconds]] s, first [[fig:bench/runs/0/seconds as .1f]] s"
+        " ([[when:bench/runs/0]])"
+    )
+    out, problems, stated = figures.substitute(text, _results(tmp_path), "page.md")
+    assert problems == []
+    # 136.29 s to three significant figures; / 60 = 2.2715 minutes; 0.07 s = 70 ms; the entry's own
+    # date and load where it has them (late), else the file's date and the nearest load above it
+    assert out == (
+        "all: 136 s = 2.27 min (measured 2026-11-28 06:01 UTC, load average 2.0); srtf 70 ms;"
+        " late 1,611 s (measured 2026-12-07 13:44 UTC, load average 2.4);"
+        " share 2.53 s, first 2.5 s (measured 2026-11-28 06:01 UTC, load average 4.8-6.0)"
+    )
+    assert stated["[[fig:bench/cases/all-10k/total_seconds]]"] == "136"
+
+
+@pytest.mark.parametrize(
+    ("figure", "why"),
+    [
+        ("[[fig:nothing/cases/x]]", "no results file benchmarks/results/nothing.json"),
+        ("[[fig:bench/cases/all-100k/total_seconds]]", "has no 'all-100k'"),
+        ("[[fig:bench/cases/all-10k/wall]]", "has no 'wall'"),
+        ("[[when:undated]]", "no date"),
+        ("[[fig:bench/date as .1f]]", "is not a number"),
+    ],
+)
+def test_a_figure_that_names_no_measured_value_fails_naming_page_key_and_command(tmp_path, figure, why):
+    figures = _hook("docs_figures")
+    out, problems, _ = figures.substitute(f"line one\nthe run took {figure} s\n", _results(tmp_path), "docs/x.md")
+    assert len(problems) == 1 and figure in out
+    file = figure.split(":", 1)[1].split("/", 1)[0].rstrip("]")
+    assert problems[0].startswith(f"docs/x.md:2: the figure {figure}: ") and why in problems[0]
+    assert f"python -m benchmarks.bench_{file}" in problems[0]
+
+
+def test_typed_figures_are_found_outside_code_marked_lines_and_known_sections():
+    figures = _hook("docs_figures")
+    text = (
+        "# Page\n"
+        "The full comparison takes about 6 minutes.\n"  # the issue's example: one run, two figures
+        "## Worked example\n"
+        "the run took 40 minutes; SRTF 1.5x the bound, 13.6x for 10x the jobs\n"
+        "`--time-limit 20 s` in code, [[fig:compare/cases/all-10k/total_seconds]] s from a file\n"
+        "```\nsimulated in 0.17 s\n```\n"
+        "    indented code: 3 s\n"
+        "a time limit of 60 s <!-- not measured -->, 1e-6 s, 4e9 s, 10^6 s, 2.6·10^6 s, a 1-s slot\n"
+        "## Cost\n"
+        "rows take 1,611 s (26.8 min), 0.5-1 s, 10 to 15 µs, 1.8 h\n"
+    )
+    found = [p.split(": the figure ")[1].split(" is typed")[0] for p in figures.typed_figures(text, "p.md")]
+    assert found == ["'6 minutes'", "'40 minutes'", "'1.5x'", "'13.6x'", "'10x'", "'1,611 s'", "'26.8 min'",
+                     "'0.5-1 s'", "'10 to 15 µs'", "'1.8 h'"]  # fmt: skip
+    left = figures.typed_figures(text, "p.md", ("Worked example",))
+    assert [p.split(":")[1] for p in left] == ["2", "12", "12", "12", "12", "12"]
+    assert figures.typed_figures(text, "p.md", ("*",)) == []
+
+
+def test_a_known_section_that_types_no_figure_must_leave_the_list(tmp_path):
+    figures = _hook("docs_figures")
+    (tmp_path / "a.md").write_text("# A\n## Typed\ntook 40 minutes\n## Clean\nno figure\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\nnothing measured\n", encoding="utf-8")
+    known = {"a.md": ("Typed", "Clean"), "b.md": ("*",)}
+    problems = figures.typed_problems([tmp_path / "a.md", tmp_path / "b.md"], tmp_path, known)
+    assert problems == [
+        "a.md: the section 'Clean' types no figure now: remove it from TYPED_KNOWN",
+        "b.md: the page types no figure now: remove it from TYPED_KNOWN",
+    ]
+
+
+# -- figure labels at the page's width ------------------------------------------------------------
+
+#: The width a picture is shown at on a 1,280-px page (the article's width, CSS px; the browser
+#: test checks the site gives at least this), the resolution pictures are written at
+#: (optsched.plot.files) and the smallest label a reader should meet, in points as shown.
+CONTENT_PX = 680
+DPI = 120
+MIN_LABEL_PT = 9
+
+
+def _shown_label_sizes(fig) -> list[tuple[float, str]]:
+    """(points as shown on the page, text) of every visible text of ``fig``: a picture wider than
+    CONTENT_PX is shrunk to it (CSS: 1 pt = 4/3 px)."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    width_px = fig.get_figwidth() * DPI
+    scale = min(1.0, CONTENT_PX / width_px)
+    return [
+        (t.get_fontsize() * DPI / 72 * scale * 0.75, t.get_text())
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
+
+
+def test_comparison_pictures_show_labels_of_at_least_9_points_at_the_pages_width():
+    """The gallery's comparison pictures (every policy of ``compare --policies all`` in the
+    summary) shown at CONTENT_PX: no label, tick or legend below MIN_LABEL_PT."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from optsched.experiments.compare import figures
+    from optsched.experiments.compare.runner import available_policies
+
+    names = list(available_policies())[:25]
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(
+        {"policy": names, "mean_jct": rng.uniform(1e3, 1e6, len(names)), "p95_jct": rng.uniform(1e3, 1e7, len(names))}
+    )
+    table.attrs.update(
+        bound={"mean_jct": 900.0},
+        gpus=8,
+        utilization={n: (np.array([0.0, 10.0, 3600.0]), np.array([4.0, 8.0, 0.0])) for n in names[:7]},
+    )
+    per_job = {
+        n: pd.DataFrame({"jct": rng.exponential(100.0, 50), "queue_delay": rng.exponential(10.0, 50)})
+        for n in names[:7]
+    }
+    small = {}
+    for name, draw in (
+        ("summary", lambda: figures.plot_summary(table)),
+        ("jct_cdf", lambda: figures.plot_jct_cdf(per_job)),
+        ("queue_delay_cdf", lambda: figures.plot_queue_delay_cdf(per_job)),
+        ("utilization", lambda: figures.plot_utilization(table, policies=names[:7])),
+    ):
+        ax = draw()
+        small[name] = [(round(pt, 1), text[:30]) for pt, text in _shown_label_sizes(ax.figure) if pt < MIN_LABEL_PT]
+        plt.close(ax.figure)
+    assert small == {k: [] for k in small}

@@ -142,22 +142,20 @@ def chromium() -> str:
     return exe
 
 
-@pytest.fixture(scope="module")
-def pages(site, server, chromium, tmp_path_factory) -> dict[str, dict]:
-    """Every page of the navigation opened in one browser: what each shows (docs_browser.PAGE_STATS),
-    with a screenshot of each in OPTSCHED_SHOTS_DIR when it is set."""
+def _open_every_page(site, server, chromium, profile: Path, width: int) -> dict[str, dict]:
     shots = Path(os.environ["OPTSCHED_SHOTS_DIR"]) if os.environ.get("OPTSCHED_SHOTS_DIR") else None
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
-    browser = Browser(chromium, tmp_path_factory.mktemp("chromium"))
+    browser = Browser(chromium, profile, width=width)
     out = {}
+    suffix = "" if width == Browser.WIDTHS[0] else f"@{width}"
     try:
         for page in _nav_pages(site):
             nav = browser.open(server + page)
             stats = browser.evaluate(PAGE_STATS) if not nav.get("errorText") else {"error": nav["errorText"]}
             out[page] = stats
             if shots:
-                browser.screenshot(shots / f"{(page.strip('/') or 'index').replace('/', '__')}.png")
+                browser.screenshot(shots / f"{(page.strip('/') or 'index').replace('/', '__')}{suffix}.png")
     finally:
         browser.close()
     if shots:
@@ -167,8 +165,21 @@ def pages(site, server, chromium, tmp_path_factory) -> dict[str, dict]:
             "images": sum(s.get("images", 0) for s in out.values()),
             "per_page": {p: {k: s.get(k) for k in ("equations", "images", "notebook_outputs")} for p, s in out.items()},
         }
-        (shots / "counts.json").write_text(json.dumps(counts, indent=1))
+        (shots / f"counts{suffix}.json").write_text(json.dumps(counts, indent=1))
     return out
+
+
+@pytest.fixture(scope="module")
+def pages(site, server, chromium, tmp_path_factory) -> dict[str, dict]:
+    """Every page of the navigation opened in one browser 1,280 px wide: what each shows
+    (docs_browser.PAGE_STATS), with a screenshot of each in OPTSCHED_SHOTS_DIR when it is set."""
+    return _open_every_page(site, server, chromium, tmp_path_factory.mktemp("chromium"), Browser.WIDTHS[0])
+
+
+@pytest.fixture(scope="module")
+def phone_pages(site, server, chromium, tmp_path_factory) -> dict[str, dict]:
+    """The same at a phone's width, 390 px (screenshots named ``page@390.png``)."""
+    return _open_every_page(site, server, chromium, tmp_path_factory.mktemp("chromium-phone"), Browser.WIDTHS[1])
 
 
 def test_site_has_every_section(site):
@@ -262,6 +273,36 @@ def test_the_simulator_diagrams_show(pages):
 
 def test_the_command_line_page_fits_its_width(pages):
     assert pages["cli/"]["code_scrolling"] == 0, "a --help block scrolls sideways"
+
+
+def _cut_off(pages: dict[str, dict]) -> dict[str, dict]:
+    return {
+        page: {k: s[k] for k in ("out_of_box", "clipped_text", "page_scrolls_sideways") if s.get(k)}
+        for page, s in pages.items()
+        if s.get("out_of_box") or s.get("clipped_text") or s.get("page_scrolls_sideways")
+    }
+
+
+def test_no_block_is_cut_off_at_a_laptops_width(pages):
+    """At 1,280 px every code block, table, picture and formula wraps or scrolls inside its box."""
+    assert _cut_off(pages) == {}
+
+
+def test_no_block_is_cut_off_at_a_phones_width(phone_pages):
+    assert _cut_off(phone_pages) == {}
+
+
+def test_pictures_are_shown_as_wide_as_the_label_check_assumes(pages):
+    """tests/test_docs_pages.py checks the comparison pictures' labels as shown CONTENT_PX wide: the
+    gallery's article is at least that wide at 1,280 px, and a picture wider than it is shrunk to
+    it, never further."""
+    from tests.test_docs_pages import CONTENT_PX, DPI
+
+    gallery = pages["gallery/"]
+    assert gallery["content_width"] >= CONTENT_PX
+    for src, scale in gallery["image_scales"]:
+        if src.endswith(".png") and "compare/" in src:
+            assert scale * 7 * DPI >= CONTENT_PX - 1, (src, scale)  # a 7-inch picture fills the width
 
 
 def test_the_404_page_works_under_the_sites_path(server, chromium, tmp_path):

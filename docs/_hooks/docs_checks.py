@@ -33,11 +33,11 @@ CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 ISSUE = re.compile(r"\bissues?\s+#?\d+", re.I)
 
 #: What a user page does not show: a test file, a private name (``optsched.x._y``, ``_REPRO``),
-#: the papers' internal numbers ("paper 004", "000/004"). A reader cannot use any of them.
+#: the papers' internal numbers ("paper 004", "000/004", "Lazer (004)"). A reader cannot use any of them.
 LEAKS = {
     "a test path": re.compile(r"\btests/[\w./-]*|\btest_\w+\.py\b"),
     "a private name": re.compile(r"\boptsched(?:\.\w+)*\._[a-z]\w*|(?<![\w.])_[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b"),
-    "the papers' internal numbering": re.compile(r"\bpapers? 00\d\b|\b00\d/00\d\b"),
+    "the papers' internal numbering": re.compile(r"\bpapers? 00\d\b|\b00\d/00\d\b|\(00\d\)"),
 }
 #: Pages for contributors, where tests and internals are the subject (checked for nothing of LEAKS).
 CONTRIBUTOR_PAGES = ("adding-a-paper.md", "conventions.md", "help.md")

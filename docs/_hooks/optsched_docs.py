@@ -10,6 +10,9 @@
   (:mod:`docs_examples`); the CLI page from every ``--help`` (:mod:`docs_pages`);
 - the simulator's diagrams, written as SVG (:mod:`docs_diagrams`);
 - MathJax 3 from the installed ``django-static-mathjax`` wheel, served from the site itself;
+- every measured figure a page names (``[[fig:compare/cases/all-10k/total_seconds]]``,
+  ``[[when:...]]``) read from ``benchmarks/results/`` with its date and load (:mod:`docs_figures`);
+  a time or ratio typed on a page outside :data:`TYPED_KNOWN` fails the build;
 - checks mkdocs does not make (:mod:`docs_checks`): control characters in the sources, test
   paths, private names and internal paper numbers on user pages, links and anchors of the built
   site, public names without documentation, notebooks without outputs.
@@ -34,6 +37,7 @@ from urllib.parse import urlsplit
 import docs_checks
 import docs_diagrams
 import docs_examples
+import docs_figures
 import docs_gallery
 import docs_notebooks
 import docs_pages
@@ -58,6 +62,24 @@ MARKERS = {
 #: a problem that matches a pattern is reported as known instead of failing the build, and a
 #: pattern that matches no problem fails the build until it is removed. Remove them on merge.
 KNOWN_FAILURES: dict[str, str] = {}
+#: Where the site's source still types measured figures (docs_figures.typed_figures): a page under
+#: docs/ and the titles of its sections not yet converted to ``[[fig:...]]`` ("*": the whole page).
+#: A converted section leaves this list; a section listed here that types no figure fails the
+#: build, so the list only shrinks.
+TYPED_KNOWN: dict[str, tuple[str, ...]] = {
+    "docs/compare.md": (
+        "The lower bound, and each row's ratio to it",
+        "Running at scale: workers and Dask",
+        "Worked example: the whole OpenB trace, every policy, three seeds",
+        "What each paper's policy gives on a workload it was not designed for",
+    ),
+    "docs/exact.md": ("*",),
+    "docs/instances.md": ("*",),
+    "docs/simulator.md": (
+        "Results and checks",
+        "The Python engine: where the time goes",
+    ),
+}
 
 _state: dict = {}
 
@@ -175,7 +197,13 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace("](docs/", "](")
     elif src.startswith(("formulations/", "notebooks/")):
         markdown = markdown.replace("](../docs/", "](../")
+    markdown, problems, _ = docs_figures.substitute(markdown, ROOT / "benchmarks" / "results", _source_name(src))
+    _state.setdefault("figure_problems", []).extend(problems)
     return docs_pages.github_markdown(markdown)
+
+
+def _source_name(src: str) -> str:
+    return _source_path(src).relative_to(ROOT).as_posix() if _source_path(src).is_relative_to(ROOT) else src
 
 
 def _fill_marker(src: str, markdown: str) -> str:
@@ -329,6 +357,8 @@ def on_post_build(config) -> None:
     sources += [ROOT / "notebooks" / "README.md", ROOT / "CHANGELOG.md"]
     problems += docs_checks.control_characters(sources, ROOT)
     problems += docs_checks.leaks([p for p in sources if p.is_relative_to(ROOT / "docs")], ROOT)
+    problems += _state.get("figure_problems", [])
+    problems += docs_figures.typed_problems([p for p in sources if p.is_relative_to(ROOT / "docs")], ROOT, TYPED_KNOWN)
     problems += docs_checks.broken_links(site, _state["base_path"], _state.get("sources", {}))
     expected = {
         page: [(ident, where, _key(obj)) for ident, where, obj in entries]

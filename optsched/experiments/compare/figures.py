@@ -12,6 +12,10 @@ import numpy as np
 
 from optsched.plot.files import save_figure
 
+#: The size of the pictures' labels, ticks and legends (points). Drawn 7 inches wide, a picture is
+#: shown about 690 px wide on a 1,280-px page, so a 10-pt label shows at about 10 pt.
+LABEL_SIZE = 10
+
 __all__ = [
     "plot_jct_cdf",
     "plot_queue_delay_cdf",
@@ -86,7 +90,7 @@ def plot_jct_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True, column: 
     ax.set_xlabel(label + (" (0 drawn at 1e-3)" if log and column != "jct" else ""))
     ax.set_ylabel("fraction of jobs")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=LABEL_SIZE, ncol=2)
     ax.figure.tight_layout()
     return ax
 
@@ -138,7 +142,9 @@ def plot_summary(table, ax=None):
     ran = _ran(table)
     ran = ran.sort_values("mean_jct")
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(7, 0.45 * len(ran) + 2), 4.5))
+        # 7 inches wide whatever the number of rows (a wider picture is shown shrunk, its labels
+        # too small to read); up to 30 tick labels of LABEL_SIZE points fit side by side
+        _, ax = plt.subplots(figsize=(7, 5.5))
     x = np.arange(len(ran))
     for k, (m, off, c) in enumerate((("mean_jct", -0.2, "tab:blue"), ("p95_jct", 0.2, "tab:orange"))):
         y = ran[m].to_numpy(float)
@@ -151,11 +157,11 @@ def plot_summary(table, ax=None):
     if b is not None:
         ax.axhline(b, color="k", ls="--", lw=1, label=f"lower bound on the mean ({b:,.0f} s)")
     ax.set_xticks(x)
-    ax.set_xticklabels(ran["policy"], rotation=60, ha="right", fontsize=7)
+    ax.set_xticklabels(ran["policy"], rotation=90, fontsize=LABEL_SIZE if len(ran) <= 30 else LABEL_SIZE - 2)
     ax.set_yscale("log")
     ax.set_ylabel("seconds")
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LABEL_SIZE)
     ax.figure.tight_layout()
     return ax
 
@@ -202,7 +208,7 @@ def plot_utilization(table, ax=None, *, policies: Sequence[str] | None = None, b
     ax.set_ylabel("fraction of GPUs held")
     ax.set_ylim(0, 1.05)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=LABEL_SIZE, ncol=2)
     ax.figure.tight_layout()
     return ax
 

@@ -1,0 +1,250 @@
+"""Measured figures on the pages, read from ``benchmarks/results/`` when the site is built.
+
+A page never types a time or a ratio it measured; it names the result instead, and the build
+writes the value in (:func:`substitute`, called by ``optsched_docs.py`` on every page)::
+
+    [[fig:compare/cases/all-10k/total_seconds]]          ->  136
+    [[fig:compare/cases/all-10k/total_seconds as min]]   ->  2.27     (seconds shown in minutes)
+    [[fig:sim/cases/kernel-compile/compile_seconds as .1f]] ->  34.4  (a format spec)
+    [[when:compare/cases/all-10k]]                       ->  measured 2026-11-28, load average 2.0
+
+**The key.** ``<file>/<path...>``: ``<file>`` is a results file ``benchmarks/results/<file>.json``
+(without ``.json``), then one step per level of its JSON: a dict's key, or, in a list, the entry
+whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose ``field`` is
+``value`` (``instance=n30-4x4``; several joined by ``&``: ``case=compare&signal=SIGINT``), or an
+index (``0``). The same convention as ``python -m
+benchmarks``'s targets.
+
+**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours),
+``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
+Python format spec (``.2f``, ``,.0f``). Without one: three significant figures, thousands
+separated (``136``, ``1,611``, ``0.93``).
+
+**When and where.** ``[[when:<key>]]`` writes the date and the machine's load average of the run:
+the nearest ``measured`` or ``date`` and ``load_average`` (or ``load_1min``,
+``load_average_1min``) on the way from the key's entry up to the file's top. A results file, or
+an entry that has no date fails the build, as an unknown key does: the message names the page,
+the key and the command that measures it (:data:`COMMANDS`).
+
+**No typed figures** (:func:`typed_figures`): outside code and ``[[...]]``, a number followed by
+a time unit (``136 s``, ``40 minutes``, ``1.8 h``) or a ratio (``13.6x for``, ``3.6x the``) on a
+checked page is reported, so one run cannot be stated with two values ("6 min" in one section
+and "40 min" in another for one comparison). A figure that is not a measurement (a time limit,
+an input, a unit's range, the exact result of a worked example whose code the tests run) carries
+``<!-- not measured -->`` on its line. Pages and sections written before this check are listed
+in ``optsched_docs.TYPED_KNOWN`` and leave the list once converted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+#: ``[[fig:key]]``, ``[[fig:key as format]]``, ``[[when:key]]`` (no ``|``: it would split a
+#: table's cell). ``[[`` then a word and a colon cannot be Markdown (a link is ``[text](url)``),
+#: TeX (``[[`` is no TeX command) or Jinja.
+FIGURE = re.compile(r"\[\[(fig|when):([^\]\n]+?)(?: as ([^\]\s]+))?\]\]")
+#: The comment that marks a line's figures as not measured (a limit, an input, a range).
+NOT_MEASURED = "<!-- not measured -->"
+#: The command that writes each results file, for the message of a missing key.
+COMMANDS: dict[str, str] = {
+    "compare": "python -m benchmarks.bench_compare --case CASE",
+    "sim": "python -m benchmarks.bench_sim --case CASE",
+    "startup": "python -m benchmarks.bench_startup",
+    "solve_limit": "python -m benchmarks.bench_solve_limit",
+    "signal": "python -m benchmarks.bench_signal",
+    "exact_peer": "python -m benchmarks.bench_exact_peer",
+    "exact_bounds": "python -m benchmarks.bench_exact_bounds",
+    "exact_frontier": "python -m benchmarks.bench_exact_frontier",
+    "compare_openb": "optsched compare --trace openb --policies all --seeds 3 (timed by hand; see its note)",
+}
+_DATE_KEYS = ("measured", "date")
+_LOAD_KEYS = ("load_average", "load_1min", "load_average_1min")
+
+#: A measured-looking figure: a number (or a range) and a time unit, or a ratio ``3.6x the``.
+TYPED = re.compile(
+    r"(?<![\w.·^-])\d[\d,]*(?:\.\d+)?(?:\s?(?:-|to)\s?\d[\d,]*(?:\.\d+)?)?"
+    r"(?:\s?(?:s|ms|µs|us|min|minutes?|seconds?|hours?|h)\b(?!-)"
+    r"|x(?=\s+(?:the|faster|slower|for|as)\b))"
+)
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+class FigureError(LookupError):
+    """A key that names no measured value (no file, no entry, no number, no date)."""
+
+
+def command_for(file: str) -> str:
+    return COMMANDS.get(file, f"python -m benchmarks.bench_{file}")
+
+
+def _load(results: Path, file: str, cache: dict) -> object:
+    if file not in cache:
+        path = results / f"{file}.json"
+        if not path.is_file():
+            raise FigureError(f"no results file benchmarks/results/{file}.json: run `{command_for(file)}`")
+        cache[file] = json.loads(path.read_text(encoding="utf-8"))
+    return cache[file]
+
+
+def _step(node: object, step: str) -> object:
+    if isinstance(node, Mapping):
+        return node.get(step)
+    if isinstance(node, list):
+        if "=" in step:  # field=value, or several joined by & (case=solve-cpsat&signal=SIGINT)
+            want = [tuple(part.split("=", 1)) for part in step.split("&")]
+            return next((r for r in node if isinstance(r, Mapping) and all(str(r.get(f)) == v for f, v in want)), None)
+        hit = next((r for r in node if isinstance(r, Mapping) and r.get("case") == step), None)
+        if hit is None and step.isdigit() and int(step) < len(node):
+            return node[int(step)]
+        return hit
+    return None
+
+
+def lookup(results: Path, key: str, cache: dict | None = None) -> tuple[object, list[object]]:
+    """The value at ``key`` and the nodes on the way to it (the file's top first)."""
+    cache = {} if cache is None else cache
+    file, _, rest = key.partition("/")
+    node = _load(results, file, cache)
+    chain = [node]
+    for step in filter(None, rest.split("/")):
+        node = _step(node, step)
+        if node is None:
+            raise FigureError(
+                f"benchmarks/results/{file}.json has no {step!r} on the way to {key!r}: "
+                f"run `{command_for(file)}`, or name an entry it holds"
+            )
+        chain.append(node)
+    return node, chain
+
+
+def _significant(x: float, digits: int = 3) -> str:
+    if x == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    out = f"{round(x, decimals):,.{decimals}f}"
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+def format_value(value: object, spec: str | None) -> str:
+    """A measured value as a page shows it (see the module's docstring for ``spec``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if spec:
+            raise FigureError(f"the value {value!r} is not a number, so it takes no format {spec!r}")
+        return str(value)
+    if spec in ("min", "h"):
+        return _significant(value / (60 if spec == "min" else 3600))
+    if spec == "ms":
+        return _significant(value * 1000)
+    if spec == "x":
+        return f"{value:,.2f}" if abs(value) < 10 else f"{value:,.0f}"
+    if spec:
+        try:
+            return format(value, spec)
+        except ValueError as e:
+            raise FigureError(f"the format {spec!r}: {e}") from None
+    return _significant(float(value)) if isinstance(value, float) else f"{value:,}"
+
+
+def _load_text(load: object) -> str | None:
+    if isinstance(load, (int, float)):
+        return f"{load:.1f}"
+    if isinstance(load, list) and load and isinstance(load[0], (int, float)):
+        return f"{load[0]:.1f}"  # os.getloadavg(): the 1-minute figure
+    if isinstance(load, Mapping) and {"min", "max"} <= set(load):
+        lo, hi = f"{load['min']:.1f}", f"{load['max']:.1f}"
+        return lo if lo == hi else f"{lo}-{hi}"
+    return None
+
+
+def when(chain: list[object]) -> str:
+    """``measured <date>, load average <x>`` of the deepest entry of ``chain`` that says."""
+    date = load = None
+    for node in reversed(chain):
+        if not isinstance(node, Mapping):
+            continue
+        date = date or next((str(node[k]) for k in _DATE_KEYS if node.get(k)), None)
+        load = load or next((_load_text(node[k]) for k in _LOAD_KEYS if node.get(k) is not None), None)
+    if date is None:
+        raise FigureError("no date (`measured` or `date`) in the entry or above it")
+    date = re.sub(r"(\d\d:\d\d):\d\d UTC$", r"\1 UTC", date)  # minutes are enough
+    return f"measured {date}" + (f", load average {load}" if load else "")
+
+
+def substitute(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str], dict]:
+    """``text`` with every ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
+    each, naming the page, the key and the command that measures it); and the figures stated,
+    ``{key: value as shown}``."""
+    cache = {} if cache is None else cache
+    problems: list[str] = []
+    stated: dict[str, str] = {}
+
+    def repl(m: re.Match) -> str:
+        kind, key, spec = m.groups()
+        line = text.count("\n", 0, m.start()) + 1
+        try:
+            value, chain = lookup(results, key, cache)
+            out = when(chain) if kind == "when" else format_value(value, spec)
+        except FigureError as e:
+            file = key.partition("/")[0]
+            problems.append(f"{page}:{line}: the figure {m.group(0)}: {e} (measured by `{command_for(file)}`)")
+            return m.group(0)
+        stated[m.group(0)] = out
+        return out
+
+    return FIGURE.sub(repl, text), problems, stated
+
+
+def typed_figures(text: str, page: str, known_sections: tuple[str, ...] = ()) -> list[str]:
+    """Each number with a time unit, or ratio, typed outside code and ``[[...]]`` on ``page``, as
+    ``page:line: ...``; lines marked :data:`NOT_MEASURED` and the sections titled in
+    ``known_sections`` (``"*"``: the whole page) are left out."""
+    if "*" in known_sections:
+        return []
+    problems = []
+    fenced = False
+    section = ""
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith("    "):
+            continue
+        if line.startswith("#"):
+            section = re.sub(r"\s*\{[^}]*\}\s*$", "", line.lstrip("#").strip())
+            continue
+        if section in known_sections or NOT_MEASURED in line:
+            continue
+        plain = FIGURE.sub(" ", _CODE_SPAN.sub(" ", line))
+        for m in TYPED.finditer(plain):
+            problems.append(
+                f"{page}:{lineno}: the figure {m.group()!r} is typed: name its result "
+                f"([[fig:<file>/<path>]], read from benchmarks/results/), or mark the line "
+                f"{NOT_MEASURED} when it is not a measurement"
+            )
+    return problems
+
+
+def typed_problems(pages: list[Path], root: Path, known: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """:func:`typed_figures` over ``pages`` (``known``: page -> its sections left out, as in
+    ``optsched_docs.TYPED_KNOWN``), and each entry of ``known`` that leaves out nothing now."""
+    problems = []
+    for path in sorted(pages):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        sections = known.get(rel, ())
+        problems += typed_figures(text, rel, sections)
+        for section in sections:
+            if section == "*":
+                stale = not typed_figures(text, rel)
+            else:
+                others = tuple(s for s in sections if s != section)
+                stale = len(typed_figures(text, rel, others)) == len(typed_figures(text, rel, sections))
+            if stale:
+                where = "the page" if section == "*" else f"the section {section!r}"
+                problems.append(f"{rel}: {where} types no figure now: remove it from TYPED_KNOWN")
+    return problems
