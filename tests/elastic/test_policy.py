@@ -292,9 +292,9 @@ def test_priority_policies_take_the_decisions_of_the_dense_rule(inst, name, load
     """Tiresias and 2D-LAS check and take a running job's resources on the entries it uses only, and
     skip shapes that did not fit: the same starts, at the same slots on the same servers, as the
     plain H x R rule (resume loads make 2D-LAS pin jobs, which exercises the unconditional take)."""
-    from optsched.elastic.policy import POLICY_CLASSES
+    from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticTiresias
 
-    cls = POLICY_CLASSES[name]
+    cls = {"tiresias": ElasticTiresias, "2d-las": Elastic2DLAS}[name]
     dense = type(f"Dense{cls.__name__}", (cls,), {"schedule": _dense_priority_schedule})
     a, pa = _two_d_las(inst, load_slots, cls)
     b, pb = _two_d_las(inst, load_slots, dense)
