@@ -177,19 +177,25 @@ class ElasticPolicy(Policy):
 
     def size(self, job) -> float:
         """sum_r (ideal per-slot use of r) / (cluster total of r)."""
-        if job.id not in self._size:
-            c = ideal_config(self.instance, job.attrs["elastic_index"])
-            use = np.zeros(self.instance.R)
-            for _, vec in c.use:
-                use += np.asarray(vec)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                self._size[job.id] = float(
-                    np.where(self._total > 0, use / np.where(self._total > 0, self._total, 1), 0).sum()
-                )
-        return self._size[job.id]
+        got = self._size.get(job.id)
+        if got is not None:
+            return got
+        c = ideal_config(self.instance, job.attrs["elastic_index"])
+        use = np.zeros(self.instance.R)
+        for _, vec in c.use:
+            use += np.asarray(vec)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = self._size[job.id] = float(
+                np.where(self._total > 0, use / np.where(self._total > 0, self._total, 1), 0).sum()
+            )
+        return got
 
-    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
-        use = placement_use(self.instance, shape, workers, ps)
+    def start(
+        self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use: np.ndarray | None = None
+    ) -> None:
+        """Start ``job`` with ``shape`` on ``workers`` / ``ps`` per server (``use``: their
+        :func:`~optsched.elastic.shapes.placement_use`, if the caller has it already)."""
+        use = placement_use(self.instance, shape, workers, ps) if use is None else use
         self._use[job.id] = use
         pl: dict[int, dict[str, Any]] = {}
         hosts = sorted(set(workers) | set(ps))

@@ -229,52 +229,106 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             use = self._use[job.id] = placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
         return use
 
+    def keys(self, jobs: list) -> list[float]:
+        """:meth:`key` of each job (a subclass may compute them in one pass)."""
+        key = self.key
+        return [key(j) for j in jobs]
+
+    def _held_sparse(self, job) -> list[tuple[int, float]]:
+        """The nonzero entries of :meth:`_held_use` as (flat index into H x R, amount), set at each start."""
+        sp = self._sparse.get(job.id)
+        if sp is None:  # pragma: no cover - every running job was started by this policy
+            sp = self._sparse[job.id] = _sparse(self._held_use(job))
+        return sp
+
+    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use=None) -> None:
+        super().start(sim, job, shape, workers, ps, use=use)
+        self._sparse[job.id] = _sparse(self._use[job.id])
+
     def schedule(self, sim):
         self.check_progress(sim)
         act = self.active()
         if not act:
             return
-        order = sorted(act, key=lambda j: (self.key(j), j.arrival, j.index))
-        cap = np.asarray(self.instance.C, dtype=float).copy()  # resources not yet promised this slot
+        # by (key, arrival, index); the index is unique, so sorting the decorated tuples is that order
+        dec = sorted(
+            zip(self.keys(act), [j.arrival for j in act], [j.index for j in act], range(len(act)), strict=True)
+        )
+        order = [act[t[3]] for t in dec]
+        # ``cap``: resources not yet promised this slot, flat (H x R) as Python floats, so that a
+        # running job's check and subtraction touch only the entries it uses (the others compare
+        # 0 <= cap + TOL, which fails only at the entries in ``low``; and x - 0.0 == x): the same
+        # decisions as the H x R comparisons, to the last bit
+        cap = np.asarray(self.instance.C, dtype=float).ravel().tolist()
+        low: set[int] = set()  # entries with cap + TOL < 0 (none unless a pinned job overdraws)
+        cap_arr = None  # cap as an H x R array, rebuilt when a waiting job needs it after a change
         now_free = self.free(sim)  # free right now (running jobs hold the rest)
+        shape2 = now_free.shape
         keep, start = [], []
         kept: set = set()
+        busy = (LOADING, TRAINING)
         for job in order:  # pinned jobs keep their resources before any priority is looked at
-            if job.phase in (LOADING, TRAINING) and self.pinned(sim, job):
-                cap -= self._held_use(job)
+            if job.phase in busy and self.pinned(sim, job):
+                for i, v in self._held_sparse(job):
+                    cap[i] -= v
+                    if cap[i] + TOL < 0:
+                        low.add(i)
                 keep.append(job)
                 kept.add(id(job))
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         for job in order:
-            if job.phase in (LOADING, TRAINING):
+            ph = job.phase
+            if ph in busy:
                 if id(job) in kept:
                     continue
-                use = self._held_use(job)
-                if np.all(use <= cap + TOL):
-                    cap -= use
+                sp = self._held_sparse(job)
+                if all(v <= cap[i] + TOL for i, v in sp) and (not low or low <= {i for i, _ in sp}):
+                    for i, v in sp:
+                        cap[i] -= v
+                        if cap[i] + TOL < 0:
+                            low.add(i)
+                    cap_arr = None
                     keep.append(job)
                     kept.add(id(job))
                 continue
-            if job.phase != WAITING:
+            if ph != WAITING:
                 continue
             sh = self.shape(job)
-            if (sh.m, sh.p, sh.q, sh.n) in no_room:
+            sk = (sh.m, sh.p, sh.q, sh.n)
+            if sk in no_room:
                 continue
-            got = find_placement(self.instance, sh, np.minimum(cap, now_free))
+            if cap_arr is None:
+                cap_arr = np.array(cap).reshape(shape2)
+            got = find_placement(self.instance, sh, np.minimum(cap_arr, now_free))
             if got is None:
-                got = find_placement(self.instance, sh, cap)
+                got = find_placement(self.instance, sh, cap_arr)
             if got is None:
-                no_room.add((sh.m, sh.p, sh.q, sh.n))
+                no_room.add(sk)
                 continue
             use = placement_use(self.instance, sh, *got)
-            cap -= use
+            for i, v in _sparse(use):
+                cap[i] -= v
+                if cap[i] + TOL < 0:
+                    low.add(i)
+            cap_arr = None
             now_free -= use
-            start.append((job, sh, got))
+            start.append((job, sh, got, use))
         for job in act:
-            if job.phase in (LOADING, TRAINING) and id(job) not in kept:
+            if job.phase in busy and id(job) not in kept:
                 sim.preempt(job)
-        for job, sh, got in start:
-            self.start(sim, job, sh, *got)
+        for job, sh, got, use in start:
+            self.start(sim, job, sh, *got, use=use)
+
+    def on_start(self, sim):
+        super().on_start(sim)
+        self._sparse: dict[Any, list[tuple[int, float]]] = {}
+
+
+def _sparse(use: np.ndarray) -> list[tuple[int, float]]:
+    """(flat index, amount) of the nonzero entries of an H x R use, in flat order."""
+    flat = use.ravel()
+    nz = np.flatnonzero(flat)
+    return list(zip(nz.tolist(), flat[nz].tolist(), strict=True))
 
 
 class ElasticTiresias(_PriorityPreemptive):
@@ -306,13 +360,14 @@ class Elastic2DLAS(_PriorityPreemptive):
         self._since: dict[Any, tuple[float, float]] = {}  # job id -> (its last start, attained then)
         self._static_deadline = self._deadline
 
-    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int]) -> None:
-        super().start(sim, job, shape, workers, ps)
+    def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use=None) -> None:
+        super().start(sim, job, shape, workers, ps, use=use)
         self._since[job.id] = (float(sim.now), float(job.attained))
 
     def pinned(self, sim, job) -> bool:
         """Whether ``job`` (running) has trained for less time than it loaded since its last start."""
-        t0, a0 = self._since.get(job.id, (float(sim.now), float(job.attained)))
+        since = self._since.get(job.id)
+        t0, a0 = (float(sim.now), float(job.attained)) if since is None else since
         trained = (job.attained - a0) / job.rate if job.phase == TRAINING and job.rate > 0 else 0.0
         return 2.0 * trained < (sim.now - t0) - TOL
 
@@ -328,3 +383,7 @@ class Elastic2DLAS(_PriorityPreemptive):
 
     def key(self, job) -> float:
         return job.attained * self.size(job)
+
+    def keys(self, jobs: list) -> list[float]:
+        size = self.size
+        return [j.done_work() * size(j) for j in jobs]  # attained, without the property's call

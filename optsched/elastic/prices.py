@@ -73,12 +73,26 @@ class Prices:
             for key, kept in self._kept.items():
                 if key == "omega":
                     kept[sl, h, :] = C[h][None, :] - self.beta[sl, h, :]
-                elif kept[2] is not None:  # the unit prices of the changed slots, the same sum
+                elif key != "frontier" and kept[2] is not None:  # the unit prices of the changed slots, the same sum
                     kept[2][sl, h] = _unit_prices(self.delta[sl, h, :], kept[3])
         if self.incremental:
             for key, kept in self._kept.items():
-                if key != "omega":
+                if key == "frontier":
+                    self._kept[key] = max(kept, int(start) + int(config.d))
+                elif key != "omega":
                     kept[1] = min(kept[1], int(start))  # P[t] for t <= start sums slots before start only
+
+    def frontier(self) -> int:
+        """One past the last slot whose beta or delta is nonzero (0 if none): the slots from here on
+        are untouched, so every window that starts at or after it has the same prices and room
+        (with ``incremental`` it is kept: at most one past the last allocated slot)."""
+        if self.incremental and "frontier" in self._kept:
+            return self._kept["frontier"]
+        touched = np.flatnonzero((self.beta != 0).any(axis=(1, 2)) | (self.delta != 0).any(axis=(1, 2)))
+        out = int(touched[-1]) + 1 if len(touched) else 0
+        if self.incremental:
+            self._kept["frontier"] = out
+        return out
 
     def window_prefix(self, vec: np.ndarray) -> np.ndarray:
         """P[t, h] = sum over slots < t of delta[., h, :] . vec, a row of zeros first (read only: with

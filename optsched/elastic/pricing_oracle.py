@@ -168,8 +168,14 @@ def _min_cost(
     best so far; the greedy cost of k workers on the servers other than n is F(k) if the servers
     cheaper than n hold at least k, else F(k + cap_n) - cap_n c_n (n's block is then wholly taken).
     The winning start is rebuilt by :func:`min_cost_reference`'s per-start routine. Same optimum as
-    the reference (tested against it and against brute force)."""
+    the reference (tested against it and against brute force).
+
+    Only the starts up to the prices' frontier (:meth:`Prices.frontier`) are looked at: every window
+    that starts at or after it has the prices and room of the one that starts there (zero prices,
+    the whole cluster), so the later ones repeat its costs and never win the earliest-start tie
+    (cuts each call from the round's tau starts to the slots allocated so far)."""
     tau = prices.tau
+    last = prices.frontier() + 1  # starts t < last differ; every later one repeats t = last - 1
     omega = (
         prices.residual(instance)
         if residual
@@ -185,7 +191,7 @@ def _min_cost(
 
     def wmin_of(d: int) -> tuple[np.ndarray, np.ndarray]:
         if d not in wmins:
-            w = sliding_min(omega, d)  # (tau - d + 1, H, R)
+            w = sliding_min(omega[: min(tau - d + 1, last) + d - 1], d)  # (min(tau - d + 1, last), H, R)
             wmins[d] = (w, w + EPS)
         return wmins[d]
 
@@ -215,13 +221,14 @@ def _min_cost(
             for n_w, d in _useful_counts(instance, j, m, p, qq):
                 if d > tau:
                     continue
+                n_t = min(tau - d + 1, last)  # the starts looked at
                 if (m, d) not in cmins:
                     PW = PWs[m]
-                    cwins[m, d] = PW[d:] - PW[:-d]
+                    cwins[m, d] = PW[d : d + n_t] - PW[:n_t]
                     cmins[m, d] = cwins[m, d].min(axis=1)
                 if (p, d) not in czmins:
                     PZ = PZs[p]
-                    czwins[p, d] = PZ[d:] - PZ[:-d] if PZ is not None else None
+                    czwins[p, d] = PZ[d : d + n_t] - PZ[:n_t] if PZ is not None else None
                     czmins[p, d] = czwins[p, d].min(axis=1) if PZ is not None else 0.0
                 lb = float((n_w * cmins[m, d] + czmins[p, d]).min())
                 blocks.append((lb, d, len(blocks), m, p, qq, n_w))

@@ -243,6 +243,65 @@ def test_priority_policies_keep_their_schedules_with_the_cached_uses():
         assert a.jobs_frame()["completion"].tolist() == b.jobs_frame()["completion"].tolist()
 
 
+def _dense_priority_schedule(self, sim):
+    """The rule of the preemptive baselines' ``schedule`` in whole H x R arrays, without its shortcuts
+    (no shapes remembered as not fitting, every running job's use compared and subtracted entire):
+    the plain form the policies are held to."""
+    from optsched.elastic.shapes import TOL, find_placement, placement_use
+    from optsched.sim import LOADING, TRAINING, WAITING
+
+    self.check_progress(sim)
+    act = self.active()
+    order = sorted(act, key=lambda j: (self.key(j), j.arrival, j.index))
+    cap = np.asarray(self.instance.C, dtype=float).copy()
+    now_free = self.free(sim)
+    kept, start = set(), []
+    for job in order:
+        if job.phase in (LOADING, TRAINING) and self.pinned(sim, job):
+            cap -= self._use[job.id]
+            kept.add(job.id)
+    for job in order:
+        if job.phase in (LOADING, TRAINING):
+            if job.id not in kept and np.all(self._use[job.id] <= cap + TOL):
+                cap -= self._use[job.id]
+                kept.add(job.id)
+        elif job.phase == WAITING:
+            sh = self.shape(job)
+            got = find_placement(self.instance, sh, np.minimum(cap, now_free))
+            if got is None:
+                got = find_placement(self.instance, sh, cap)
+            if got is not None:
+                use = placement_use(self.instance, sh, *got)
+                cap -= use
+                now_free -= use
+                start.append((job, sh, got))
+    for job in act:
+        if job.phase in (LOADING, TRAINING) and job.id not in kept:
+            sim.preempt(job)
+    for job, sh, got in start:
+        self.start(sim, job, sh, *got)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=drawn_instances(max_jobs=8, max_servers=3, max_arrival=4, n_worker_types=2, n_ps_types=2),
+    name=st.sampled_from(["tiresias", "2d-las"]),
+    load_slots=st.sampled_from([0.0, 0.3, 0.6, 1.5]),
+)
+def test_priority_policies_take_the_decisions_of_the_dense_rule(inst, name, load_slots):
+    """Tiresias and 2D-LAS check and take a running job's resources on the entries it uses only, and
+    skip shapes that did not fit: the same starts, at the same slots on the same servers, as the
+    plain H x R rule (resume loads make 2D-LAS pin jobs, which exercises the unconditional take)."""
+    from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticTiresias
+
+    cls = {"tiresias": ElasticTiresias, "2d-las": Elastic2DLAS}[name]
+    dense = type(f"Dense{cls.__name__}", (cls,), {"schedule": _dense_priority_schedule})
+    a, pa = _two_d_las(inst, load_slots, cls)
+    b, pb = _two_d_las(inst, load_slots, dense)
+    assert pa.starts == pb.starts
+    assert a.jobs_frame().equals(b.jobs_frame())
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(1, 70),
