@@ -124,6 +124,8 @@ class Segment:
         return float(self.usage[server].get(resource, 0.0))
 
     def to_dict(self) -> dict[str, Any]:
+        if self.usage is None and self.gpu_ids is None:  # the common segment, in one expression
+            return {"start": self.start, "end": self.end, "placement": {str(k): g for k, g in self.placement.items()}}
         pl: dict[str, Any] = {}
         for k, g in self.placement.items():
             if self.usage is not None and k in self.usage:
