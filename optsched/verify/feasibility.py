@@ -42,8 +42,10 @@ def _single_runs(instance: Any, schedule: Any) -> list[Any] | None:
     below test column by column with NumPy before they look at jobs one by one (a large instance
     has millions of jobs). They then look one by one only when a column finds a violation, so
     the violations and their messages are those of the one-by-one checks."""
-    runs = dict(schedule.items()) if hasattr(schedule, "items") else None
-    if runs is None or len(runs) != instance.n_jobs:
+    if not hasattr(schedule, "segment_lists"):  # another kind's schedule: the checks one by one
+        return None
+    runs = schedule.segment_lists()
+    if len(runs) != instance.n_jobs:
         return None
     out = []
     for j in instance.jobs:
@@ -52,6 +54,12 @@ def _single_runs(instance: Any, schedule: Any) -> list[Any] | None:
             return None
         out.append(segs[0])
     return out
+
+
+def _segment_lists(schedule: Any) -> Any:
+    """{job id: segments} of ``schedule``, without copies where it offers a view."""
+    view = getattr(schedule, "segment_lists", None)
+    return view() if view is not None else dict(schedule.items())
 
 
 def _column(items: Any, name: str) -> np.ndarray:
@@ -129,7 +137,7 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V4) no_self_overlap: segments of one job do not overlap in time."""
-    for jid, segs in schedule.items():
+    for jid, segs in _segment_lists(schedule).items():
         if len(segs) < 2:  # nothing to compare (most jobs: no list of pairs for them)
             continue
         for a, b in itertools.pairwise(segs):
@@ -196,7 +204,7 @@ def _gpu_profile(schedule: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`usage_profile` of the GPUs, with NumPy: the same times and uses (the uses are sums of
     whole GPU counts, exact in any order)."""
     starts, ends, servers, amounts = [], [], [], []
-    for _, segs in schedule.items():
+    for segs in _segment_lists(schedule).values():
         for seg in segs:
             if seg.end <= seg.start:
                 continue
