@@ -329,14 +329,21 @@ def instance_fingerprint(instance: Any) -> dict[str, Any]:
     return {"name": getattr(instance, "name", None), "kind": getattr(instance, "kind", None), "sha256": digest}
 
 
-def save_schedule(schedule: Any, path: str | Path, instance: Any = None) -> Path:
+def save_schedule(schedule: Any, path: str | Path, instance: Any = None, *, text: str | None = None) -> Path:
     """Write ``schedule`` as JSON (atomically); with ``instance``, the file also records the
     instance's name and content hash under ``"instance"`` (:func:`instance_fingerprint`), so
-    ``optsched verify`` can tell when a schedule is checked against another instance."""
-    d = schedule.to_dict()
-    if instance is not None:
-        d = {"instance": instance_fingerprint(instance), **d}
-    atomic_write_text(path, json_one_item_per_line(d, "jobs"))
+    ``optsched verify`` can tell when a schedule is checked against another instance. ``text``:
+    ``json_one_item_per_line(schedule.to_dict(), "jobs")`` when the caller has it already (the
+    schedule is then not encoded again)."""
+    if text is not None and instance is not None and text.startswith('{\n  "jobs": ['):  # the head spliced in
+        head = f"  {json.dumps('instance')}: {json.dumps(instance_fingerprint(instance), default=str)},\n"
+        text = "{\n" + head + text[2:]
+    elif text is None or instance is not None:
+        d = schedule.to_dict()
+        if instance is not None:
+            d = {"instance": instance_fingerprint(instance), **d}
+        text = json_one_item_per_line(d, "jobs")
+    atomic_write_text(path, text)
     return Path(path)
 
 
