@@ -47,13 +47,11 @@ def _single_runs(instance: Any, schedule: Any) -> list[Any] | None:
     runs = schedule.segment_lists()
     if len(runs) != instance.n_jobs:
         return None
-    out = []
-    for j in instance.jobs:
-        segs = runs.get(j.id)
-        if segs is None or len(segs) != 1:
-            return None
-        out.append(segs[0])
-    return out
+    get = runs.get
+    lists = [get(j.id, ()) for j in instance.jobs]
+    if any(len(segs) != 1 for segs in lists):
+        return None
+    return [segs[0] for segs in lists]
 
 
 def _segment_lists(schedule: Any) -> Any:
@@ -203,23 +201,20 @@ def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple
 def _gpu_profile(schedule: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`usage_profile` of the GPUs, with NumPy: the same times and uses (the uses are sums of
     whole GPU counts, exact in any order)."""
-    starts, ends, servers, amounts = [], [], [], []
-    for segs in _segment_lists(schedule).values():
-        for seg in segs:
-            if seg.end <= seg.start:
-                continue
-            for m, g in seg.placement.items():
-                if m < n:
-                    starts.append(seg.start)
-                    ends.append(seg.end)
-                    servers.append(m)
-                    amounts.append(float(g))
-    if not starts:
+    rows = [
+        (seg.start, seg.end, m, g)
+        for segs in _segment_lists(schedule).values()
+        for seg in segs
+        if seg.end > seg.start
+        for m, g in seg.placement.items()
+        if m < n
+    ]
+    if not rows:
         return np.zeros(0), np.zeros((0, n))
-    t0, t1 = np.array(starts, dtype=float), np.array(ends, dtype=float)
+    table = np.array(rows, dtype=float)  # server indices and GPU counts are exact as floats
+    t0, t1, a = table[:, 0], table[:, 1], table[:, 3]
+    m = table[:, 2].astype(np.int64)
     times = np.unique(np.concatenate([t0, t1]))
-    m = np.array(servers, dtype=np.int64)
-    a = np.array(amounts, dtype=float)
     delta = np.zeros((len(times), n))
     np.add.at(delta, (np.searchsorted(times, t0), m), a)
     np.add.at(delta, (np.searchsorted(times, t1), m), -a)
