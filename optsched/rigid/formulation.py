@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from optsched.core.instance import Instance
 from optsched.core.limits import check_slots
 from optsched.core.registry import check_kind
@@ -101,6 +103,17 @@ class IntervalVariables:
     objective: Any = None
 
 
+def _whole_slots(jobs, name: str, s: float) -> list[int]:
+    """``[to_slots(getattr(j, name), s) for j in jobs]``, with NumPy (the same rounding: half to
+    even, the same tolerance); a value that is not a whole number of slots goes through
+    :func:`~optsched.core.units.to_slots` one job at a time, which raises naming the first."""
+    q = np.fromiter((getattr(j, name) for j in jobs), float, len(jobs)) / float(s)
+    k = np.round(q)
+    if (np.abs(q - k) <= 1e-9 * np.maximum(1.0, np.abs(q))).all():
+        return k.astype(np.int64).tolist()
+    return [to_slots(getattr(j, name), s, what=f"'{name}' of {j.label}") for j in jobs]
+
+
 def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
     """The instance's data in whole slots of ``instance.slot`` seconds (work, releases, demands,
     weights, server sizes and the horizon ``T`` of the time-indexed model), as the exact models read
@@ -120,8 +133,7 @@ def slot_data(instance: Instance, horizon_slots: int | None = None) -> SlotData:
     # the slot count first, in floats (a huge one must not become a huge Python int or array)
     span = max((j.arrival for j in instance.jobs), default=0.0) / s + sum(j.work for j in instance.jobs) / s
     check_slots("rigid", span, "latest arrival + the sum of the jobs' work, in slots of 'slot' seconds")
-    p = [to_slots(j.work, s, what=f"'work' of {j.label}") for j in instance.jobs]
-    r = [to_slots(j.arrival, s, what=f"'arrival' of {j.label}") for j in instance.jobs]
+    p, r = _whole_slots(instance.jobs, "work", s), _whole_slots(instance.jobs, "arrival", s)
     if any(x == 0 for x in p):
         raise InvalidInstanceError("Every job needs at least one slot of work; lower the instance 'slot'.")
     T = max(r, default=0) + sum(p)  # a serial schedule finishes by then: a valid horizon

@@ -22,7 +22,7 @@ import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.placement import place
-from optsched.core.schedule import Schedule
+from optsched.core.schedule import Schedule, Segment
 from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 
 __all__ = ["serial_sgs", "decode_placements", "consolidate"]
@@ -70,7 +70,10 @@ def decode_placements(instance: Instance, starts: Mapping, rule: str = "consolid
         for m, g in pl.items():
             free[m] -= g
         heapq.heappush(running, (t + job.work, seq, pl))
-        sched.add(jid, t, t + job.work, pl)
+        if fast:  # consolidate's placement: ints >= 1 by server, end >= start
+            sched.add_segment(jid, Segment.checked(t, t + job.work, pl))
+        else:
+            sched.add(jid, t, t + job.work, pl)
     return sched
 
 
@@ -258,7 +261,7 @@ def serial_sgs(
     """
     jobs = {j.id: j for j in instance.jobs}
     G = instance.cluster.gpus
-    if sorted(map(str, order)) != sorted(str(j) for j in jobs):
+    if len(order) != len(jobs) or set(order) != jobs.keys():
         raise InfeasibleError("The order must list every job of the instance exactly once.")
 
     if on_deadline not in ("raise", "append"):
@@ -278,19 +281,20 @@ def serial_sgs(
     if all_span and server_of is None:
         pooled = _Profile(np.array([int(G.sum())]))
         starts = {}
+        tail: list[tuple] = []  # (job id, start) of the jobs appended at the deadline, in order
         for k, jid in enumerate(order):
             if past(k):
                 end = max((starts[j] + jobs[j].work for j in starts), default=0.0)
                 for rest in order[k:]:  # one after another, after every placed job
-                    starts[rest] = max(jobs[rest].arrival, end)
-                    end = starts[rest] + jobs[rest].work
+                    tail.append((rest, max(jobs[rest].arrival, end)))
+                    end = tail[-1][1] + jobs[rest].work
                 break
             job = jobs[jid]
             t = pooled.earliest(job.arrival, job.work, job.gpus, [0])
             if t is not None:
                 starts[jid] = t
                 pooled.add(t, t + job.work, {0: job.gpus})
-        return decode_placements(instance, starts, rule)
+        return _decode_with_tail(instance, jobs, starts, tail, rule)
     M = len(G)
     prof = _Profile(np.append(G, G.sum()))  # columns 0..M-1: the servers; M: the whole cluster
     ends: list[float] = []  # the distinct end times so far (the original candidates, for rng below)
@@ -345,6 +349,39 @@ def serial_sgs(
         if i == len(ends) or ends[i] != e:
             insort(ends, e)
         sched.add(jid, t, t + p, pl)
+    return sched
+
+
+def _decode_with_tail(instance: Instance, jobs: Mapping, starts: Mapping, tail: list[tuple], rule: str) -> Schedule:
+    """``decode_placements(instance, {**starts, **dict(tail)}, rule)``, the ``tail`` (jobs one after
+    another after every job of ``starts``) without the sweep: each of its jobs finds the whole
+    cluster free, so consolidating gives it the placement it gets on an empty cluster (one
+    :func:`consolidate` per GPU count). Only when that is so to the last bit: the rule is
+    ``consolidate``, every tail job starts after the previous one ends (no work lost in the
+    rounding of a large start) and after every job of ``starts`` started; else the sweep."""
+    if not tail:
+        return decode_placements(instance, starts, rule)
+    every = {**starts, **dict(tail)}
+    if rule != "consolidate" or (starts and max(starts.values()) >= tail[0][1]):
+        return decode_placements(instance, every, rule)
+    prev_end = -np.inf
+    for jid, t in tail:
+        end = t + jobs[jid].work
+        if not (t >= prev_end and end > t):
+            return decode_placements(instance, every, rule)
+        prev_end = end
+    sched = decode_placements(instance, starts, rule)
+    empty = [int(x) for x in instance.cluster.gpus]
+    alone: dict[tuple[int, bool], dict[int, int] | None] = {}
+    for jid, t in tail:
+        job = jobs[jid]
+        key = (job.gpus, job.single_server)
+        if key not in alone:
+            alone[key] = consolidate(list(empty), *key)
+        pl = alone[key]
+        if pl is None:  # a job larger than the cluster: the sweep says which
+            return decode_placements(instance, every, rule)
+        sched.add_segment(jid, Segment.checked(float(t), float(t) + job.work, dict(pl)))
     return sched
 
 

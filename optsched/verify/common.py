@@ -74,8 +74,10 @@ def gpu_exclusive_check(*, require_ids: bool = False) -> Callable[[Any, Any], It
             for sg in segs:
                 if sg.end <= sg.start:
                     continue
-                used = {m for m, g in sg.placement.items() if g > 0}
                 ids = sg.gpu_ids or {}
+                if not ids and not require_ids:  # nothing named, nothing asked (most segments)
+                    continue
+                used = {m for m, g in sg.placement.items() if g > 0}
                 if require_ids and set(ids) != used:
                     yield Violation(
                         "gpu_exclusive",

@@ -36,8 +36,39 @@ __all__ = [
 TOL = 1e-6
 
 
+def _single_runs(instance: Any, schedule: Any) -> list[Any] | None:
+    """The one segment of each job of ``instance``, in its order, when every job has exactly one
+    and the schedule no other job (a non-preemptive schedule; None otherwise): what the checks
+    below test column by column with NumPy before they look at jobs one by one (a large instance
+    has millions of jobs). They then look one by one only when a column finds a violation, so
+    the violations and their messages are those of the one-by-one checks."""
+    if not hasattr(schedule, "segment_lists"):  # another kind's schedule: the checks one by one
+        return None
+    runs = schedule.segment_lists()
+    if len(runs) != instance.n_jobs:
+        return None
+    get = runs.get
+    lists = [get(j.id, ()) for j in instance.jobs]
+    if any(len(segs) != 1 for segs in lists):
+        return None
+    return [segs[0] for segs in lists]
+
+
+def _segment_lists(schedule: Any) -> Any:
+    """{job id: segments} of ``schedule``, without copies where it offers a view."""
+    view = getattr(schedule, "segment_lists", None)
+    return view() if view is not None else dict(schedule.items())
+
+
+def _column(items: Any, name: str) -> np.ndarray:
+    """``name`` of every item, as floats."""
+    return np.fromiter((getattr(x, name) for x in items), float, len(items))
+
+
 def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V1) one_schedule_per_job: every job of the instance has segments; no unknown job."""
+    if _single_runs(instance, schedule) is not None:
+        return
     ids = set(instance.job_ids)
     for j in instance.jobs:
         if j.id not in schedule or not schedule.segments(j.id):
@@ -51,6 +82,9 @@ def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def check_release(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V2) release: no job starts before its arrival."""
+    segs = _single_runs(instance, schedule)
+    if segs is not None and not (_column(segs, "start") < _column(instance.jobs, "arrival") - TOL).any():
+        return
     for j in instance.jobs:
         if j.id in schedule and schedule.segments(j.id):
             s = schedule.start(j.id)
@@ -64,6 +98,14 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V3) demand: each segment holds exactly the job's GPUs, on existing servers, on one
     server when the job is single-server."""
     n_srv = instance.cluster.n_servers
+    segs = _single_runs(instance, schedule)
+    if segs is not None and all(
+        max(sg.placement, default=0) < n_srv
+        and sum(sg.placement.values()) == j.gpus
+        and (not j.single_server or len(sg.placement) - list(sg.placement.values()).count(0) <= 1)
+        for j, sg in zip(instance.jobs, segs, strict=True)
+    ):
+        return
     for j in instance.jobs:
         for seg in schedule.segments(j.id) if j.id in schedule else []:
             bad = [m for m in seg.placement if m >= n_srv]
@@ -93,7 +135,9 @@ def check_demand(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def check_no_self_overlap(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V4) no_self_overlap: segments of one job do not overlap in time."""
-    for jid, segs in schedule.items():
+    for jid, segs in _segment_lists(schedule).items():
+        if len(segs) < 2:  # nothing to compare (most jobs: no list of pairs for them)
+            continue
         for a, b in itertools.pairwise(segs):
             if b.start < a.end - TOL:
                 yield Violation(
@@ -119,6 +163,8 @@ def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple
     ([0.0, 1.0, 2.0], [3.0, 2.0, 0.0])
     """
     n = instance.cluster.n_servers
+    if resource == "gpus":
+        return _gpu_profile(schedule, n)
     ev: list[tuple[float, int, float]] = []
     jobs = {j.id: j for j in instance.jobs}
     for jid, segs in schedule.items():
@@ -149,6 +195,29 @@ def usage_profile(instance: Any, schedule: Any, resource: str = "gpus") -> tuple
     delta = np.zeros((len(times), n))
     for t, m, a in ev:
         delta[idx[t], m] += a
+    return times, np.cumsum(delta, axis=0)
+
+
+def _gpu_profile(schedule: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`usage_profile` of the GPUs, with NumPy: the same times and uses (the uses are sums of
+    whole GPU counts, exact in any order)."""
+    rows = [
+        (seg.start, seg.end, m, g)
+        for segs in _segment_lists(schedule).values()
+        for seg in segs
+        if seg.end > seg.start
+        for m, g in seg.placement.items()
+        if m < n
+    ]
+    if not rows:
+        return np.zeros(0), np.zeros((0, n))
+    table = np.array(rows, dtype=float)  # server indices and GPU counts are exact as floats
+    t0, t1, a = table[:, 0], table[:, 1], table[:, 3]
+    m = table[:, 2].astype(np.int64)
+    times = np.unique(np.concatenate([t0, t1]))
+    delta = np.zeros((len(times), n))
+    np.add.at(delta, (np.searchsorted(times, t0), m), a)
+    np.add.at(delta, (np.searchsorted(times, t1), m), -a)
     return times, np.cumsum(delta, axis=0)
 
 
@@ -200,6 +269,12 @@ def check_resources(instance: Any, schedule: Any) -> Iterable[Violation]:
 
 def check_work(instance: Any, schedule: Any) -> Iterable[Violation]:
     """(V7) work: at rate 1 the segments of a job add up to its work."""
+    segs = _single_runs(instance, schedule)
+    if segs is not None:
+        done = _column(segs, "end") - _column(segs, "start")  # the sum of one duration, as below
+        work = _column(instance.jobs, "work")
+        if not (np.abs(done - work) > TOL * np.maximum(1.0, work)).any():
+            return
     for j in instance.jobs:
         if j.id not in schedule:
             continue

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import optsched
@@ -104,3 +104,31 @@ def test_missing_job_is_an_optsched_error_and_still_a_key_error():
     with pytest.raises(optsched.exceptions.UnknownNameError, match="No job with id 7") as e:
         inst.job(7)
     assert isinstance(e.value, KeyError) and isinstance(e.value, OptschedError)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    gpus=st.lists(st.integers(1, 9), min_size=1, max_size=6),
+    ids=st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    single=st.lists(st.booleans(), min_size=6, max_size=6),
+    arrivals=st.lists(st.integers(0, 5), min_size=6, max_size=6),
+    horizon=st.one_of(st.none(), st.integers(0, 5)),
+)
+def test_the_column_check_clears_only_jobs_that_the_one_by_one_check_accepts(gpus, ids, single, arrivals, horizon):
+    """Instances check their jobs one by one only when the columns find one that may fail: the
+    columns must never clear a job list that the one-by-one check refuses (a repeated id, too
+    many GPUs for the cluster or one server, an arrival after the horizon)."""
+    cluster = Cluster.homogeneous(2, 4)
+    jobs = tuple(Job(ids[k], work=1, gpus=g, arrival=arrivals[k], single_server=single[k]) for k, g in enumerate(gpus))
+    inst = Instance(cluster, [Job(0, work=1)], horizon=horizon)
+    try:
+        inst._check_jobs(jobs)
+        refused = False
+    except InvalidInstanceError:
+        refused = True
+    if refused:
+        assert not inst._jobs_plainly_fit(jobs)
+        with pytest.raises(InvalidInstanceError):
+            Instance(cluster, jobs, horizon=horizon)
+    else:
+        assert Instance(cluster, jobs, horizon=horizon).jobs == jobs

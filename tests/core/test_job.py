@@ -92,3 +92,71 @@ def test_numpy_integer_ids_are_ints(make):
 def test_a_bool_id_is_refused():
     with pytest.raises(InvalidInstanceError, match="'id'"):
         Job(True, work=1)
+
+
+# -- jobs_from_dicts: the column-by-column reading gives the jobs (or the error) of one at a time
+
+
+def _one_at_a_time(rows):
+    try:
+        return tuple(Job.from_dict(d, i) for i, d in enumerate(rows))
+    except (InvalidInstanceError, OverflowError) as e:  # OverflowError: an int beyond float, in both
+        return f"{type(e).__name__}: {e}"
+
+
+def _columns(rows):
+    from optsched.core.job import jobs_from_dicts
+
+    try:
+        return jobs_from_dicts(rows)
+    except (InvalidInstanceError, OverflowError) as e:
+        return f"{type(e).__name__}: {e}"
+
+
+_values = st.one_of(
+    st.integers(-3, 10),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=2),
+    st.just(10**400),
+    st.just(2e9),
+    st.just(5e9),
+)
+_rows = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {
+                "id": st.one_of(st.integers(0, 5), st.text(max_size=2), _values),
+                "work": st.one_of(st.integers(1, 9), st.floats(1e-6, 1e9), _values),
+            },
+            optional={
+                "gpus": st.one_of(st.integers(1, 8), _values),
+                "arrival": st.one_of(st.floats(0, 100), _values),
+                "weight": st.one_of(st.floats(0.5, 3), _values),
+                "single_server": st.one_of(st.booleans(), _values),
+                "load_time": st.floats(0, 5),
+                "resources": st.just({"cpu": 2}),
+                "extra": st.just(1),
+            },
+        ),
+        st.dictionaries(st.sampled_from(["id", "work", "gpus"]), st.integers(0, 3), max_size=3),
+        st.just([1, 2]),
+    ),
+    max_size=8,
+)
+
+
+@given(_rows)
+@example([{"id": 0, "work": 1}, {"id": 1, "work": 0}])  # the second job's work: 'work' of job 1
+@example([{"id": 0, "work": 1, "gpus": True}])  # a bool is not a GPU count
+@example([{"id": 0, "work": 10**400}])  # beyond float: one at a time, as before
+@example([{"id": 0, "work": 1, "arrival": 4e9}, {"id": 1, "work": 1, "arrival": 4.000001e9}])
+def test_jobs_from_dicts_reads_what_one_at_a_time_reads_and_raises_the_same_error(rows):
+    fast, slow = _columns(rows), _one_at_a_time(rows)
+    assert fast == slow
+    if not isinstance(slow, str):
+        for a, b in zip(fast, slow, strict=True):
+            assert [type(getattr(a, f)) for f in ("id", "work", "gpus", "arrival", "weight")] == [
+                type(getattr(b, f)) for f in ("id", "work", "gpus", "arrival", "weight")
+            ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.core import get_algorithm
 from optsched.core.result import Status
@@ -66,3 +67,46 @@ def test_the_registered_algorithm_of_each_rule_runs_list_schedule(rule):
     for run in (spec.func, rule_algorithm(rule)):
         got = run(inst, seed=4)
         assert got.objective == pytest.approx(expected.objective) and got.info["order"] == expected.info["order"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=rigid_instances(max_jobs=12, max_work=3, max_arrival=2))
+def test_numpy_orders_are_the_python_orders(inst):
+    """The NumPy sort of large instances gives the order of the Python sort (ties: arrival, then
+    str(id)), here on small instances with many ties and ids of both kinds."""
+    from optsched.core.job import Job
+    from optsched.rigid.heuristics import _order_numpy, _python_order
+
+    # mixed ids: "10" sorts before "9" as a string, and int 3 and "3" both exist
+    jobs = [
+        Job(x, work=j.work, gpus=j.gpus, arrival=j.arrival, weight=j.weight, single_server=j.single_server)
+        for x, j in zip([9, "10", 3, "3", "a", "", "b\u00e9", 11, "0", 100, "z", 7], inst.jobs, strict=False)
+    ]
+    inst = inst.replace(jobs=tuple(jobs))
+    for rule in ("wspt", "fifo", "spt"):
+        assert _order_numpy(inst, rule) == _python_order(inst, rule, None), rule
+
+
+@settings(max_examples=25, deadline=None)
+@given(inst=rigid_instances(max_jobs=10, single=False), cut=st.integers(0, 10))
+def test_jobs_appended_at_the_deadline_get_the_sweeps_placements(inst, cut):
+    """A warm start cut after ``cut`` jobs appends the rest one after another; their placements,
+    given without the decoding sweep, are the sweep's (the same schedule, job order included)."""
+    import types
+
+    import optsched.rigid.sgs as sgs
+
+    calls = {"n": 0}
+
+    def clock():  # before the deadline for the first ``cut`` looks at the clock, then after it
+        calls["n"] += 1
+        return 0.0 if calls["n"] <= cut else 10.0
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sgs, "DEADLINE_EVERY", 1)
+        mp.setattr(sgs, "time", types.SimpleNamespace(monotonic=clock))
+        res = list_schedule(inst, rule="wspt", deadline=5.0, on_deadline="append")
+    assert res.info.get("appended", 0) == max(0, inst.n_jobs - cut)
+    starts = {jid: res.schedule.start(jid) for jid in res.schedule.job_ids}
+    assert res.schedule.to_dict() == sgs.decode_placements(inst, starts).to_dict()
+    assert verify_result(inst, res).ok

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.core import Cluster, Instance, Job, Schedule
 from optsched.exceptions import VerificationError
@@ -104,3 +105,57 @@ def test_the_verifier_labels_its_rules_v1_to_v7_and_never_with_the_simulators_r(
     assert [cited[str(i)] for i in range(1, 8)] == [x for x in labels if x != "gpu_exclusive"]
     for f in Path(feasibility.__file__).parent.glob("*.py"):  # R1-R12 are the simulator's rules
         assert not re.search(r"\(R\d+\)", f.read_text()), f
+
+
+# -- the column-by-column checks of large schedules report what the one-by-one checks report
+
+
+@st.composite
+def _instance_and_schedule(draw):
+    """A rigid instance and a non-preemptive schedule that may break every rule: a job left out, a
+    start before the arrival, a wrong GPU count or server, a single-server job split, a wrong
+    length, too many GPUs at once."""
+    inst = draw(rigid_instances(max_jobs=6))
+    n_srv = inst.cluster.n_servers
+    sched = Schedule()
+    for j in inst.jobs:
+        if draw(st.integers(0, 9)) == 0:
+            continue  # not scheduled
+        start = float(draw(st.integers(0, 6)))
+        length = j.work if draw(st.integers(0, 5)) else float(draw(st.integers(1, 5)))
+        servers = draw(st.lists(st.integers(0, n_srv), min_size=1, max_size=2, unique=True))
+        split = [max(1, j.gpus // len(servers))] * len(servers)
+        if draw(st.booleans()):
+            split[0] += j.gpus - sum(split)  # the job's count, unless the split overshoots
+        sched.add(j.id, start, start + length, dict(zip(servers, [max(1, g) for g in split], strict=True)))
+    return inst, sched
+
+
+def _one_by_one(inst, sched):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(feasibility, "_single_runs", lambda instance, schedule: None)
+        return verify(inst, sched, objective=None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_instance_and_schedule())
+def test_column_checks_report_the_violations_of_the_one_by_one_checks(case):
+    inst, sched = case
+    fast = verify(inst, sched)
+    slow = _one_by_one(inst, sched)
+    assert [(v.label, v.message) for v in fast.violations] == [(v.label, v.message) for v in slow.violations]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_instance_and_schedule())
+def test_the_gpu_profile_is_the_sum_over_segments_at_every_time(case):
+    """``usage_profile``'s GPUs at each breakpoint = the GPUs of the segments running then, per
+    server (summed here segment by segment; a server the cluster does not have is left out)."""
+    inst, sched = case
+    times, use = feasibility.usage_profile(inst, sched)
+    n = inst.cluster.n_servers
+    segs = [s for _, ss in sched.items() for s in ss if any(m < n for m in s.placement)]
+    assert sorted({t for s in segs for t in (s.start, s.end)}) == times.tolist()
+    for i, t in enumerate(times.tolist()):
+        for m in range(inst.cluster.n_servers):
+            assert use[i, m] == sum(s.placement.get(m, 0) for s in segs if s.start <= t < s.end)
