@@ -88,7 +88,7 @@ def test_options_given_as_an_object_are_used_as_they_are_and_keywords_replace_fi
         Simulator(cluster, _jobs(3), FIFO(), opts)
     with pytest.raises(InvalidOptionError, match="'options' argument"):
         Simulator(cluster, _jobs(3), pol, {"load_time": 2.0})
-    with pytest.raises(TypeError, match="unexpected keyword argument 'loadtime'.*load_time"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'loadtime'.*load_time"):
         Simulator(cluster, _jobs(3), pol, loadtime=2.0)
 
 
