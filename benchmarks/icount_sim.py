@@ -48,7 +48,8 @@ def _child(tree: str, case: str, mode: str) -> None:
     c = CASES[case]
     cl = Cluster.homogeneous(c["servers"], c["gpus"])
     df = synthetic_workload(c["n"], cluster_gpus=cl.total_gpus, load=c["load"], max_duration=c["max_duration"], seed=0)
-    kw = {"engine": "python"} if "engine" in inspect.signature(Simulator).parameters else {}
+    params = inspect.signature(Simulator).parameters  # revisions without engine= have only the Python engine
+    kw = {"engine": "python"} if "engine" in params or "option_keywords" in params else {}
     sim = Simulator(cl, df, get_policy(c["policy"]), record_log=False, **kw)
     if mode == "run":
         sim.run()

@@ -1,8 +1,9 @@
 """The Python engine's per-run state and what a policy reads and calls on it (the members of
 :class:`~optsched.sim.view.SimView`): the views (free GPUs, jobs by phase, load and save times),
 the actions (start, preempt, migrate, timers) and the paths every action shares (launch, stop,
-release). The event loop that drives them is :mod:`optsched.sim.engine`, whose
-:class:`~optsched.sim.Simulator` builds on :class:`EngineActions`.
+release). :class:`EngineActions` is built from the checked options and the jobs, and owns all of
+that state; the event loop that drives it, :class:`optsched.sim.engine.PythonEngine`, holds one as
+a member and hands it to the policy's hooks as ``sim``.
 
 Event entries pushed here are ``(time, kind, sequence, job or timer, version)`` with the kinds of
 R3 (:mod:`optsched.sim.rules`); the loop pops them.
@@ -20,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from optsched.exceptions import SimulationError
+from optsched.core.cluster import Cluster
+from optsched.exceptions import InvalidInstanceError, InvalidOptionError, SimulationError
+from optsched.sim.model.inputs import make_jobs
+from optsched.sim.model.resources import FreeGPUs, FreeResources
 from optsched.sim.model.state import (
     DONE,
     FAILED,
@@ -32,6 +36,7 @@ from optsched.sim.model.state import (
     SimJob,
     Timer,
 )
+from optsched.sim.options import SimOptions
 from optsched.sim.policy import CancelTimer, Migrate, Preempt, SetTimer, Start
 from optsched.sim.rates import ConstantRate, check_rate
 from optsched.sim.rules import P_LOADED, P_SAVED, P_STAGE, P_TIMER
@@ -53,10 +58,90 @@ _INF = math.inf
 
 
 class EngineActions:
-    """The per-run state of the Python engine, its views and its actions (see
-    :class:`~optsched.sim.Simulator` for the whole engine; the attributes it reads, ``policy``,
-    ``cluster``, ``free``, ``res``, ``rng``, ``slot``, ``preempt_loading``, ..., are set when the
-    Simulator is built)."""
+    """The per-run state of the Python engine, its views and its actions: what a policy's hooks and
+    the rate model receive as ``sim`` (:class:`~optsched.sim.view.SimView`).
+
+    Built from the jobs (checked and converted here, R1: every job starts pending) and the checked
+    :class:`~optsched.sim.options.SimOptions`; the state exists from construction, so the views
+    work before the run. The event loop (:class:`optsched.sim.engine.PythonEngine`) sets ``now``
+    and pops the event entries pushed here.
+    """
+
+    def __init__(self, jobs: Any, options: SimOptions) -> None:
+        cluster, policy = options.cluster, options.policy
+        self.options = options
+        self.cluster = cluster
+        self.capacity = cluster.total_gpus
+        self.policy = policy
+        self.rate_model = options.rate_model
+        self.rng = options.rng
+        self.slot = options.slot
+        self.preempt_loading = options.preempt_loading
+        self.now = 0.0
+        self._load = options.load
+        self._save = options.save
+        self.jobs: list[SimJob] = make_jobs(jobs, cluster, options.stages, attrs_columns=options.attrs_columns)
+        for j in self.jobs:
+            j._sim = self
+        self._by_id: dict[Any, SimJob] = {j.id: j for j in self.jobs}
+        if len(self._by_id) != len(self.jobs):
+            raise InvalidInstanceError("Job ids must be unique; found a repeated 'id'. Renumber the jobs.")
+        self._terminate = self._terminations(options.terminate_after)
+        self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(policy, "placement", None) == "whole_node")
+        self.res = self._resources(cluster)
+        # the event entries and what the loop and the result read
+        self._heap: list[tuple] = []  # (time, priority, seq, job or timer, version)
+        self._seq = 0
+        self._timer_id = 0
+        self._training: dict[int, SimJob] = {}
+        self._holding: dict[int, SimJob] = {}
+        self._seg: list[tuple] = []  # (job index, start, end, placement, GPU masks, resource usage)
+        self._holds = array("q")  # job index at each start (migration included), ~index at each release
+        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
+        self._track_ids = bool(getattr(policy, "gpu_ids", False))
+        self._plain = self.res is None and not self._track_ids  # the fast path of start()
+        self._rule = policy.placement
+        self._log: list[tuple] | None = [] if options.record_log else None
+        self._corunner = bool(self.rate_model.corunner_dependent)
+        # ConstantRate (exactly, not a subclass): its rate, checked once; else 0 (ask the model)
+        self._const_rate = self.rate_model._rate if type(self.rate_model) is ConstantRate else 0.0
+        self._changed: list[SimJob] = []  # jobs whose co-runners' rates may have changed
+
+    def _terminations(self, terminate_after: Mapping[Any, int] | None) -> dict[int, int]:
+        """The ``terminate_after`` option checked, by job index (a job ending after its last stage
+        anyway is left out)."""
+        out: dict[int, int] = {}
+        for jid, k in (terminate_after or {}).items():
+            if jid not in self._by_id:
+                raise InvalidInstanceError(f"terminate_after names job {jid!r}, which is not in the jobs.")
+            j = self._by_id[jid]
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(j.stages):
+                raise InvalidInstanceError(
+                    f"The terminate_after value of {j.label} must be an integer in [1, {len(j.stages)}] "
+                    f"(its number of stages); got {k!r}."
+                )
+            if k < len(j.stages):
+                out[j.index] = int(k)
+        return out
+
+    def _resources(self, cluster: Cluster) -> FreeResources | None:
+        """Free amounts of the servers' other resources, or None when no server declares any."""
+        names = sorted({r for srv in cluster.servers for r in srv.resources})
+        for j in self.jobs:
+            unknown = sorted(set(j.resources) - set(names))
+            if unknown:
+                raise InvalidInstanceError(
+                    f"The 'resources' of {j.label} name {unknown}, which no server declares (servers declare "
+                    f"{names or 'none'}). Declare them in the servers' 'resources' or drop them from the job."
+                )
+        if not names:
+            return None
+        if any(j.resources for j in self.jobs) and getattr(self.policy, "placement", None) == "random":
+            raise InvalidOptionError(
+                "The 'random' placement rule does not take jobs with resource demands into "
+                "account; use consolidate, first_fit, least_loaded or whole_node."
+            )
+        return FreeResources(names, [[srv.resources.get(r, 0.0) for r in names] for srv in cluster.servers])
 
     # -- read-only views for policies -------------------------------------------------------
     def job(self, job_or_id: Any) -> SimJob:
@@ -495,29 +580,3 @@ class EngineActions:
         else:
             why = f"it is already {j._phase} on {j.placement}"
         return f"Cannot {what} {j.label} at t={self.now:g}: {why}. Only waiting jobs can be started."
-
-    # -- the state of one run ---------------------------------------------------------------
-    def _new_run_state(self) -> None:
-        """The state of one run (created with the Simulator, so that the read-only views work before
-        :meth:`run`)."""
-        self._heap: list[tuple] = []  # (time, priority, seq, job or timer, version)
-        self._seq = 0
-        self._timer_id = 0
-        self._training: dict[int, SimJob] = {}
-        self._holding: dict[int, SimJob] = {}
-        self._seg: list[tuple] = []  # (job index, start, end, placement, GPU masks, resource usage)
-        self._holds = array("q")  # job index at each start (migration included), ~index at each release
-        self._reserved: list[tuple[float, int]] = []  # migrations: (time, +GPUs) reserved, (time, -GPUs) used
-        self._track_ids = bool(getattr(self.policy, "gpu_ids", False))
-        self._plain = self.res is None and not self._track_ids  # the fast path of start()
-        self._rule = self.policy.placement
-        self._log: list[tuple] | None = [] if self.record_log else None
-        self._corunner = bool(self.rate_model.corunner_dependent)
-        # ConstantRate (exactly, not a subclass): its rate, checked once; else 0 (ask the model)
-        self._const_rate = self.rate_model._rate if type(self.rate_model) is ConstantRate else 0.0
-        self._changed: list[SimJob] = []
-        self._decision_s = array("d") if self.time_decisions else None
-        self._n_finished = 0
-        self.n_events = 0  # events processed (set by run)
-        self._bar = None
-        self._bar_step = max(1, len(self.jobs) // 200)

@@ -11,48 +11,47 @@ ends (completions, checkpoints, early terminations), ends of saves, ends of load
 input order), timers; ties within a kind by insertion order. After all events of one time the
 policy's ``schedule`` hook runs once (see :mod:`optsched.sim.policy`).
 
-``Simulator(...)`` picks the engine before anything is built: the options are checked once
-(:mod:`optsched.sim.options`), the compiled kernel's driver says whether it covers the run
-(:func:`optsched.sim.compiled.driver.compiled_run`), and the Simulator returned is either this
-engine or a front for the kernel's run (:class:`_CompiledSimulator`).
+:class:`Simulator` is the face: it checks the options once (:class:`~optsched.sim.options.SimOptions`)
+and picks the engine by its name (``engine=``): :class:`PythonEngine` here, or the compiled
+kernel's run (:class:`~optsched.sim.compiled.driver.CompiledRun`, where
+:func:`~optsched.sim.compiled.driver.compiled_run` says it covers the simulation). The Python
+engine holds its per-run state, views and actions as a member (``self.sim``, an
+:class:`~optsched.sim.actions.EngineActions`, which the policy's hooks receive) and drives it.
 """
 
 from __future__ import annotations
 
 import gc
 import heapq
-import inspect
 import time
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from optsched.core.cluster import Cluster
 from optsched.core.job import Job
-from optsched.core.seeds import SeedLike
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.actions import EngineActions
-from optsched.sim.compiled.driver import compiled_run
+from optsched.sim.compiled.driver import CompiledRun, compiled_run
 from optsched.sim.limits import MAX_BATCHES_AT_ONE_TIME as _MAX_BATCHES_AT_ONE_TIME
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
 from optsched.sim.metrics import RunRecord, SimResult
-from optsched.sim.model.inputs import make_jobs
-from optsched.sim.model.resources import FreeGPUs, FreeResources
 from optsched.sim.model.state import DONE, FAILED, LOADING, SAVING, TRAINING, WAITING, SimJob, Timer
-from optsched.sim.options import Overhead, SimOptions
+from optsched.sim.options import SimOptions
 from optsched.sim.policy import Policy
 from optsched.sim.rates import RateModel, check_rate
 from optsched.sim.registry import get_policy
 from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
+from optsched.sim.view import SimView
 
-__all__ = ["Simulator", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
+__all__ = ["Simulator", "PythonEngine", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
 
 _INF = float("inf")
 _STALE = object()  # what an event handler returns for a stale heap entry
 
 
-class Simulator(EngineActions):
+class Simulator:
     """Replay jobs on a cluster under an online policy.
 
     Parameters
@@ -63,6 +62,10 @@ class Simulator(EngineActions):
         ``gpus`` and ``work`` (or ``duration``), optionally ``job_id``/``id``, ``weight``,
         ``single_server`` (as returned by the loaders of :mod:`optsched.traces`).
     policy : Policy
+    options : SimOptions, optional
+        The options below checked already (:class:`~optsched.sim.options.SimOptions`, built for
+        this cluster and policy); keywords given as well replace its fields. Default: the
+        keywords below.
     rate_model : RateModel, optional
         Default: the policy's ``rate_model`` attribute if it has one (a policy that brings its own
         model of training speed), else :class:`~optsched.sim.rates.ConstantRate` (rate 1: work is in
@@ -103,7 +106,7 @@ class Simulator(EngineActions):
         (``on_arrival``, ...) still come at the events' own times. Default ``None``: continuous.
     engine : {"auto", "python", "compiled"}
         Which engine runs, chosen when the Simulator is built (``result.engine`` says which ran).
-        ``"python"``: this engine, which runs every policy, rate model and option.
+        ``"python"``: :class:`PythonEngine`, which runs every policy, rate model and option.
         ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
         FIFO, SJF, SRTF, periodic SRTF and LAS (exactly those classes; placement consolidate,
         first_fit, least_loaded or whole_node) on GPU-only jobs at a
@@ -111,10 +114,10 @@ class Simulator(EngineActions):
         options or the jobs' own), the event log and the segments
         (:func:`optsched.sim.compiled.driver.unsupported` lists what it does not cover: load/save
         functions, stages, early termination, slots, decision timings, ...), with the same results
-        as this engine (tested job by job); anything else is an ``InvalidOptionError`` naming what
+        as the Python engine (tested job by job); anything else is an ``InvalidOptionError`` naming what
         it lacks. ``"auto"`` (default): the kernel where it covers the simulation and the workload
         is large enough to repay loading it (:data:`~optsched.sim.compiled.driver.AUTO_MIN_JOBS`
-        jobs), else this engine; why not the kernel is said once per process and reason, as an
+        jobs), else the Python engine; why not the kernel is said once per process and reason, as an
         :class:`~optsched.exceptions.EngineFallbackWarning` from that many jobs on, else in the
         log (logger ``optsched.sim``, level INFO). A compiled run keeps no SimJob: ``sim.jobs``
         lists the input jobs, the result has the rest, and the engine's views and actions
@@ -124,14 +127,24 @@ class Simulator(EngineActions):
         ``res.segments()``; default true); false keeps memory flat on big runs. This engine always
         keeps them.
 
+    Raises
+    ------
+    InvalidOptionError, InvalidInstanceError
+        An option out of its domain (:class:`~optsched.sim.options.SimOptions`), or jobs the
+        engine refuses; checked here, before the run.
+    TypeError
+        A keyword that is not an option.
+
     Notes
     -----
-    ``Simulator(...)`` checks the options (:class:`~optsched.sim.options.SimOptions`), asks which
-    engine covers the run, and returns the Python engine (this class) or, for a compiled run, a
-    Simulator whose ``run`` is the kernel's. The Python engine's parts: the per-run state, views
-    and actions (:class:`~optsched.sim.actions.EngineActions`), the event loop and one handler
-    per event kind (here), the rules R1-R12 and where each is carried
-    (:mod:`optsched.sim.rules`), the run limits (:mod:`optsched.sim.limits`).
+    The Simulator checks the options once and builds the engine ``engine=`` names:
+    :class:`PythonEngine` (its state, views and actions: an
+    :class:`~optsched.sim.actions.EngineActions` member) or the kernel's
+    :class:`~optsched.sim.compiled.driver.CompiledRun`. Either way it answers ``options``,
+    ``cluster``, ``policy``, ``capacity``, ``rate_model``, ``rng``, ``slot``, ``jobs``, ``now`` and
+    ``n_events``; on the Python engine also the views and actions a policy's hooks see
+    (:class:`~optsched.sim.view.SimView`: ``sim.job()``, ...) and ``sim.record()``. The rules
+    R1-R12 and their carriers: :mod:`optsched.sim.rules`; the run limits: :mod:`optsched.sim.limits`.
 
     Examples
     --------
@@ -145,124 +158,136 @@ class Simulator(EngineActions):
     'python'
     """
 
-    #: the kernel's run when the compiled kernel runs this simulation (a :class:`_CompiledSimulator`)
-    _compiled = None
-
-    def __new__(cls, cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy, **options: Any) -> Simulator:
-        opts = SimOptions(cluster, policy, **options)  # every option checked, before any engine is built
-        front = object.__new__(_CompiledSimulator)
-        front._adopt(opts)
-        run = compiled_run(
-            front,
-            jobs,
-            engine=opts.engine,
-            record_segments=opts.record_segments,
-            load_time=opts.load_time,
-            save_time=opts.save_time,
-            stages=opts.stages,
-            terminate_after=opts.terminate_after,
-            attrs_columns=opts.attrs_columns,
-        )
-        if run is not None:  # the compiled kernel runs it (optsched.sim.compiled.driver): no SimJobs
-            front._compiled = run
-            front.jobs = run.jobs
-            return front
-        sim = object.__new__(cls)
-        sim._adopt(opts)
-        sim._build(jobs)
-        return sim
-
     def __init__(
         self,
         cluster: Cluster,
         jobs: Sequence[Job] | Any,
         policy: Policy,
-        *,
-        rate_model: RateModel | None = None,
-        load_time: Overhead = 0.0,
-        save_time: Overhead = 0.0,
-        stages: Mapping[Any, Sequence[float]] | None = None,
-        terminate_after: Mapping[Any, int] | None = None,
-        seed: SeedLike = 0,
-        record_log: bool = True,
-        progress: bool = False,
-        allow_unfinished: bool = False,
-        slot: float | None = None,
-        preempt_loading: str = "abort",
-        time_decisions: bool = False,
-        attrs_columns: Sequence[str] = (),
-        engine: str = "auto",
-        record_segments: bool = True,
+        options: SimOptions | None = None,
+        **option_keywords: Any,
     ) -> None:
-        """Nothing left to do: :meth:`__new__` checked these options (:class:`SimOptions`, whose
-        fields and defaults these are; a test keeps them equal) and built the engine that runs."""
+        self.options = SimOptions.of(cluster, policy, options, option_keywords)
+        self._engine: PythonEngine | CompiledRun = _engine(jobs, self.options)
 
-    def _adopt(self, opts: SimOptions) -> None:
-        """The options both engines read (the compiled driver reads ``policy``, ``cluster``,
-        ``rate_model``, ``progress``, ``allow_unfinished``, ``capacity``, and sets ``now`` and
-        ``n_events``)."""
-        self.options = opts
-        self.cluster = opts.cluster
-        self.policy = opts.policy
-        self.rate_model = opts.rate_model
-        self.slot = opts.slot
-        self.preempt_loading = opts.preempt_loading
-        self.time_decisions = opts.time_decisions
-        self.rng = opts.rng
-        self.record_log = opts.record_log
-        self.progress = opts.progress
-        self.allow_unfinished = opts.allow_unfinished
-        self.capacity = opts.cluster.total_gpus
-        self.now = 0.0
-        self.n_events = 0  # events processed (set by run)
+    def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto") -> SimResult:
+        """Run to the end (or to time ``until``) on the chosen engine and return a
+        :class:`~optsched.sim.metrics.SimResult` (the arguments: :meth:`PythonEngine.run`)."""
+        return self._engine.run(until, max_time=max_time, max_events=max_events)
 
-    def _build(self, jobs: Any) -> None:
-        """This engine's jobs and state (the input checked; R1: every job starts pending)."""
-        opts = self.options
-        cluster = self.cluster
-        self._load = opts.load
-        self._save = opts.save
-        self.jobs: list[SimJob] = make_jobs(jobs, cluster, opts.stages, attrs_columns=opts.attrs_columns)
-        for j in self.jobs:
-            j._sim = self
-        self._by_id: dict[Any, SimJob] = {j.id: j for j in self.jobs}
-        if len(self._by_id) != len(self.jobs):
-            raise InvalidInstanceError("Job ids must be unique; found a repeated 'id'. Renumber the jobs.")
-        self._terminate: dict[int, int] = {}
-        for jid, k in (opts.terminate_after or {}).items():
-            if jid not in self._by_id:
-                raise InvalidInstanceError(f"terminate_after names job {jid!r}, which is not in the jobs.")
-            j = self._by_id[jid]
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(j.stages):
-                raise InvalidInstanceError(
-                    f"The terminate_after value of {j.label} must be an integer in [1, {len(j.stages)}] "
-                    f"(its number of stages); got {k!r}."
-                )
-            if k < len(j.stages):
-                self._terminate[j.index] = int(k)
-        self.free = FreeGPUs(list(cluster.gpus), whole_node=getattr(self.policy, "placement", None) == "whole_node")
-        self.res = self._resources(cluster)
-        self._ran = False
-        self._new_run_state()
+    # -- what either engine answers ------------------------------------------------------------
+    @property
+    def cluster(self) -> Cluster:
+        return self.options.cluster
 
-    def _resources(self, cluster: Cluster) -> FreeResources | None:
-        """Free amounts of the servers' other resources, or None when no server declares any."""
-        names = sorted({r for srv in cluster.servers for r in srv.resources})
-        for j in self.jobs:
-            unknown = sorted(set(j.resources) - set(names))
-            if unknown:
-                raise InvalidInstanceError(
-                    f"The 'resources' of {j.label} name {unknown}, which no server declares (servers declare "
-                    f"{names or 'none'}). Declare them in the servers' 'resources' or drop them from the job."
-                )
-        if not names:
-            return None
-        if any(j.resources for j in self.jobs) and getattr(self.policy, "placement", None) == "random":
-            raise InvalidOptionError(
-                "The 'random' placement rule does not take jobs with resource demands into "
-                "account; use consolidate, first_fit, least_loaded or whole_node."
+    @property
+    def policy(self) -> Policy:
+        return self.options.policy
+
+    @property
+    def capacity(self) -> int:
+        """GPUs in all."""
+        return self.options.cluster.total_gpus
+
+    @property
+    def rate_model(self) -> RateModel:
+        """The rate model that runs (the option, else the policy's own, else ``ConstantRate()``)."""
+        return self.options.rate_model
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self.options.rng
+
+    @property
+    def slot(self) -> float | None:
+        return self.options.slot
+
+    @property
+    def jobs(self) -> Sequence[Any]:
+        """The simulated jobs: SimJobs on the Python engine, the input jobs' rows on the kernel."""
+        return self._engine.jobs
+
+    @property
+    def now(self) -> float:
+        """The simulated time (the end time after the run)."""
+        return self._engine.now
+
+    @property
+    def n_events(self) -> int:
+        """Events processed (set by the run)."""
+        return self._engine.n_events
+
+    @property
+    def _compiled(self) -> CompiledRun | None:
+        """The kernel's run when the compiled kernel runs this simulation, else None."""
+        return self._engine if isinstance(self._engine, CompiledRun) else None
+
+    def __getattr__(self, name: str) -> Any:
+        """The Python engine's views, actions and record (what is not found above)."""
+        engine = self.__dict__.get("_engine")
+        if isinstance(engine, PythonEngine):
+            for owner in (engine, engine.sim):
+                try:
+                    return getattr(owner, name)
+                except AttributeError:
+                    pass
+        elif engine is not None:
+            missing = AttributeError(
+                f"{name!r}: this Simulator runs on the compiled kernel, which keeps no per-job engine state "
+                f"(sim.job(), the views, the actions); read the result, or build it with engine='python'."
             )
-        return FreeResources(names, [[srv.resources.get(r, 0.0) for r in names] for srv in cluster.servers])
+            if callable(getattr(SimView, name, None)):  # a view or an action: the call says why
+                return _raiser(missing)
+            raise missing
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _raiser(error: Exception) -> Any:
+    """A function that raises ``error`` whatever it is called with."""
+
+    def raise_(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    return raise_
+
+
+def _engine(jobs: Any, options: SimOptions) -> PythonEngine | CompiledRun:
+    """The engine ``options.engine`` names: ``"python"``, ``"compiled"`` (the kernel, or an
+    :class:`InvalidOptionError` naming what it lacks), or ``"auto"`` (the kernel where it covers
+    the run and the workload repays loading it, else Python; why not is said once,
+    :func:`~optsched.sim.compiled.driver.compiled_run`)."""
+    if options.engine != "python":
+        run = compiled_run(jobs, options)
+        if run is not None:
+            return run
+    return PythonEngine(jobs, options)
+
+
+class PythonEngine:
+    """The Python engine: the event loop and one handler per event kind.
+
+    It holds the run's state, views and actions as a member, ``sim``
+    (:class:`~optsched.sim.actions.EngineActions`, built from the jobs and the checked
+    options): the policy's hooks and the rate model receive that member, and the handlers here
+    move its jobs from phase to phase (R1-R3 of :mod:`optsched.sim.rules`). Built by
+    :class:`Simulator` (``engine="python"``, or ``"auto"`` where the kernel does not run).
+    """
+
+    def __init__(self, jobs: Any, options: SimOptions) -> None:
+        self.options = options
+        self.sim = EngineActions(jobs, options)
+        self.jobs = self.sim.jobs
+        self.n_events = 0  # events processed (set by run)
+        self._ran = False
+        self._timer_fired = False  # whether a timer fired in the current batch (slotted mode)
+        self._n_finished = 0
+        self._decision_s = array("d") if options.time_decisions else None
+        self._bar: Any = None
+        self._bar_step = max(1, len(self.jobs) // 200)
+
+    @property
+    def now(self) -> float:
+        """The simulated time (the state's clock)."""
+        return self.sim.now
 
     # -- the run ----------------------------------------------------------------------------
     def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto"):
@@ -310,7 +335,8 @@ class Simulator(EngineActions):
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
         """The run's limits from the options (:func:`optsched.sim.limits.run_limits`)."""
-        return run_limits(max_time, max_events, n_jobs=len(self.jobs), workload=self._workload, rate=self._const_rate)
+        rate = self.sim._const_rate
+        return run_limits(max_time, max_events, n_jobs=len(self.jobs), workload=self._workload, rate=rate)
 
     def _workload(self) -> tuple[float, float]:
         """(The last arrival, the total work), for the automatic time limit."""
@@ -321,7 +347,7 @@ class Simulator(EngineActions):
         unfinished = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
         running = [(j.label, j._phase, j.n_preemptions) for j in unfinished if j.placement is not None]
         return limit_error(
-            self.policy.name,
+            self.sim.policy.name,
             t,
             n_events,
             self._max_time,
@@ -332,28 +358,29 @@ class Simulator(EngineActions):
         )
 
     def _run(self, until: float | None):
-        clock = time.perf_counter if self.time_decisions else None
-        policy = self.policy
-        heap = self._heap
+        sim = self.sim
+        clock = time.perf_counter if self.options.time_decisions else None
+        policy = sim.policy
+        heap = sim._heap
         pop = heapq.heappop
         arrivals = sorted(self.jobs, key=lambda j: (j.arrival, j.index))
         n = len(arrivals)
         ai = 0
-        if self.progress:
+        if self.options.progress:
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=n, desc=f"simulate {policy.name}", unit="job", mininterval=0.5)
-        self.apply(policy.on_start(self))
+        sim.apply(policy.on_start(sim))
         handlers = (self._stage_end, self._save_end, self._load_end, None, self._timer_fires)
         arrive = self._arrive
         schedule = policy.schedule
-        apply = self.apply
+        apply = sim.apply
         stop = _INF if until is None else float(until)
         next_arr = arrivals[0].arrival if n else _INF
         n_events = 0
         same_t = 0
         n_stale = 0  # heap entries made stale by a preemption, rate change or cancelled timer
-        slot = self.slot
+        slot = sim.slot
         tick = _INF  # slotted mode: the next boundary at which the policy must decide
         max_time, max_events = self._max_time, self._max_events
         while True:
@@ -366,13 +393,13 @@ class Simulator(EngineActions):
                 break
             if t > max_time or n_events > max_events:
                 raise self._over_limit(t, n_events)
-            if t == self.now and n_events:
+            if t == sim.now and n_events:
                 same_t += 1
                 if same_t > _MAX_BATCHES_AT_ONE_TIME:
                     raise livelock_error(policy.name, same_t, t)
             else:
                 same_t = 0
-            self.now = t
+            sim.now = t
             self._timer_fired = False
             if clock is not None:
                 t_batch = clock()
@@ -402,23 +429,23 @@ class Simulator(EngineActions):
             if not real and t != tick:  # only stale entries at this time: nothing happened, no round
                 pass
             elif slot is None:
-                r = schedule(self)
+                r = schedule(sim)
                 if r is not None:
                     apply(r)
             elif t == tick or abs(t / slot - round(t / slot)) < 1e-9:
                 tick = _INF
-                r = schedule(self)
+                r = schedule(sim)
                 if r is not None:
                     apply(r)
             else:  # inside a slot: the policy decides at its end (or now if it asked, by a timer)
-                tick = min(tick, self._slot_ceil(t))
+                tick = min(tick, sim._slot_ceil(t))
                 if self._timer_fired:
-                    r = schedule(self)
+                    r = schedule(sim)
                     if r is not None:
                         apply(r)
             if clock is not None:
                 self._decision_s.append(clock() - t_batch)
-            if self._changed:
+            if sim._changed:
                 self._update_rates()
             if self._n_finished == n:  # every job is done: pending timers are moot
                 break
@@ -427,8 +454,8 @@ class Simulator(EngineActions):
         if bar is not None:
             bar.update(self._n_finished - bar.n)
             bar.close()
-        policy.on_end(self)
-        if until is None and not self.allow_unfinished:
+        policy.on_end(sim)
+        if until is None and not self.options.allow_unfinished:
             stuck = [j for j in self.jobs if j._phase not in (DONE, FAILED)]
             if stuck:
                 j = stuck[0]
@@ -438,23 +465,24 @@ class Simulator(EngineActions):
     def record(self):
         """The run's records as a :class:`~optsched.sim.metrics.RunRecord` (what
         :class:`~optsched.sim.metrics.SimResult` is built from)."""
-        holding = self._holding.values()
+        sim = self.sim
+        holding = sim._holding.values()
         return RunRecord(
-            policy=self.policy.name,
-            cluster=self.cluster,
-            capacity=self.capacity,
-            end_time=self.now,
+            policy=sim.policy.name,
+            cluster=sim.cluster,
+            capacity=sim.capacity,
+            end_time=sim.now,
             n_events=self.n_events,
-            slot=self.slot,
+            slot=sim.slot,
             jobs=self.jobs,
-            segments=self._seg,
-            holds=self._holds,
+            segments=sim._seg,
+            holds=sim._holds,
             open_holds={
                 j.index: [j.placement] + ([j._next_placement[0]] if j._next_placement else []) for j in holding
             },
             held_at_end=[(j._hold_start, j.gpus) for j in holding],
-            reserved=self._reserved,
-            log=self._log,
+            reserved=sim._reserved,
+            log=sim._log,
             decision_seconds=self._decision_s,
             engine="python",
         )
@@ -464,29 +492,30 @@ class Simulator(EngineActions):
         """A stage of ``j`` ends: a checkpoint, its completion, or its early termination."""
         if ver != j._version:
             return _STALE
+        sim = self.sim
         j._done = j.stages[j.stage]
         j._t = t
         j.stage += 1
-        if j.stage == len(j.stages) or self._terminate.get(j.index) == j.stage:
-            j.finish = t if self.slot is None else min(j._exact_end, t)
+        if j.stage == len(j.stages) or sim._terminate.get(j.index) == j.stage:
+            j.finish = t if sim.slot is None else min(j._exact_end, t)
             j.training_time += j.finish - j._phase_start
             j._phase = DONE if j.stage == len(j.stages) else FAILED
             j.completion = t
-            del self._training[j.index]
-            if self._corunner:
-                self._changed.append(j)
-            self._release(j, t)
+            del sim._training[j.index]
+            if sim._corunner:
+                sim._changed.append(j)
+            sim._release(j, t)
             j._version += 1
             self._n_finished += 1
-            if self._log is not None:
-                self._log.append((t, "complete" if j._phase == DONE else "fail", j.id, j.stage))
+            if sim._log is not None:
+                sim._log.append((t, "complete" if j._phase == DONE else "fail", j.id, j.stage))
             if self._bar is not None and self._n_finished % self._bar_step == 0:
                 self._bar.update(self._bar_step)
-            return self.policy.on_completion(self, j)
-        if self._log is not None:
-            self._log.append((t, "checkpoint", j.id, j.stage))
-        self._push_stage_end(j)
-        return self.policy.on_checkpoint(self, j)
+            return sim.policy.on_completion(sim, j)
+        if sim._log is not None:
+            sim._log.append((t, "checkpoint", j.id, j.stage))
+        sim._push_stage_end(j)
+        return sim.policy.on_checkpoint(sim, j)
 
     def _save_end(self, j: SimJob, ver: int, t: float) -> Any:
         """The pause-and-save of a preempted ``j`` ends (R2; ``ver == -1``: a zero-time save whose
@@ -494,8 +523,8 @@ class Simulator(EngineActions):
         if ver != -1:
             if ver != j._version or j._phase != SAVING:
                 return _STALE
-            self._release_after_save(j)
-        return self.policy.on_preempted(self, j)
+            self.sim._release_after_save(j)
+        return self.sim.policy.on_preempted(self.sim, j)
 
     def _load_end(self, j: SimJob, ver: int, t: float) -> Any:
         """``j`` has loaded: it starts training (R1)."""
@@ -503,71 +532,47 @@ class Simulator(EngineActions):
             return _STALE
         j._last_load = t - j._phase_start
         j.loading_time += j._last_load
-        self._begin_training(j)
-        return self.policy.on_loaded(self, j)
+        self.sim._begin_training(j)
+        return self.sim.policy.on_loaded(self.sim, j)
 
     def _arrive(self, j: SimJob, t: float) -> Any:
+        sim = self.sim
         j._phase = WAITING
-        if self._log is not None:
-            self._log.append((t, "arrival", j.id, None))
-        return self.policy.on_arrival(self, j)
+        if sim._log is not None:
+            sim._log.append((t, "arrival", j.id, None))
+        return sim.policy.on_arrival(sim, j)
 
     def _timer_fires(self, tm: Timer, ver: int, t: float) -> Any:
         if not tm.active:
             return _STALE
+        sim = self.sim
         if tm.period is not None:
             tm.time = t + tm.period
-            self._seq += 1
-            heapq.heappush(self._heap, (tm.time, P_TIMER, self._seq, tm, 0))
+            sim._seq += 1
+            heapq.heappush(sim._heap, (tm.time, P_TIMER, sim._seq, tm, 0))
         else:
             tm.active = False
-        if self._log is not None:
-            self._log.append((t, "timer", None, tm.id))
+        if sim._log is not None:
+            sim._log.append((t, "timer", None, tm.id))
         self._timer_fired = True
-        return self.policy.on_timer(self, tm)
+        return sim.policy.on_timer(sim, tm)
 
     def _update_rates(self) -> None:
-        changed, self._changed = self._changed, []
-        now = self.now
-        for j in list(self.rate_model.affected(self, changed)):
+        sim = self.sim
+        changed, sim._changed = sim._changed, []
+        now = sim.now
+        rate_model = sim.rate_model
+        for j in list(rate_model.affected(sim, changed)):
             if j._phase != TRAINING:
                 continue
-            r = check_rate(self.rate_model.rate(j, j.placement, self), j.label)
+            r = check_rate(rate_model.rate(j, j.placement, sim), j.label)
             if r != j.rate:
                 j._done += j.rate * (now - j._t)
                 j._t = now
                 j.rate = r
-                if self._log is not None:
-                    self._log.append((now, "rate", j.id, r))
-                self._push_stage_end(j)
-
-
-class _CompiledSimulator(Simulator):
-    """A :class:`Simulator` whose run is the compiled kernel's (``engine="compiled"``, or ``"auto"``
-    where it covers the simulation): it keeps no per-job engine state, so the engine's views and
-    actions raise a clear error. A class of its own because a ``__getattr__`` on
-    :class:`Simulator` itself would slow every attribute access of the Python engine (CPython 3.11
-    does not specialise attribute loads on classes that define it: 14 % on 100k jobs)."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(
-            f"{name!r}: this Simulator runs on the compiled kernel, which keeps no per-job engine state "
-            f"(sim.job(), the views, the actions); read the result, or build it with engine='python'."
-        )
-
-    def run(self, until: float | None = None, *, max_time: Any = "auto", max_events: Any = "auto") -> SimResult:
-        """Run on the compiled kernel (the same arguments and result as :meth:`Simulator.run`)."""
-        return self._compiled.run(until, max_time, max_events)
-
-
-def _signature() -> inspect.Signature:
-    """``Simulator(cluster, jobs, policy, *, ...)`` as ``__init__`` declares it, for ``help()`` and
-    ``inspect.signature`` (which would otherwise show ``__new__``'s ``**options``)."""
-    sig = inspect.signature(Simulator.__init__)
-    return sig.replace(parameters=list(sig.parameters.values())[1:], return_annotation=inspect.Signature.empty)
-
-
-Simulator.__signature__ = _signature()  # type: ignore[attr-defined]
+                if sim._log is not None:
+                    sim._log.append((now, "rate", j.id, r))
+                sim._push_stage_end(j)
 
 
 def simulate(cluster: Cluster, jobs: Sequence[Job] | Any, policy: Policy | str, **options: Any):

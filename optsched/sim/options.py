@@ -1,6 +1,7 @@
 """The options of a :class:`~optsched.sim.Simulator`, checked once, before any engine is built.
 
-:class:`SimOptions` is what ``Simulator(cluster, jobs, policy, **options)`` passes on: a frozen
+:class:`SimOptions` is what ``Simulator(cluster, jobs, policy, **options)`` builds (or takes as
+``options=``, :meth:`SimOptions.of`) and passes on to the engine it picks: a frozen
 dataclass whose construction checks every option (a clear :class:`InvalidOptionError` naming the
 option, the value and the fix) and resolves the defaults (the rate model a policy brings, the
 load and save times as functions). The engine choice reads it, and so does the engine that runs.
@@ -12,6 +13,7 @@ Tested in ``tests/sim/test_engine_choice.py`` and ``tests/sim/test_limits_and_ov
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -26,7 +28,7 @@ from optsched.sim.model.state import SimJob
 from optsched.sim.policy import Policy
 from optsched.sim.rates import ConstantRate, RateModel
 
-__all__ = ["SimOptions", "ENGINES", "PREEMPT_LOADING", "Overhead"]
+__all__ = ["SimOptions", "OPTION_NAMES", "ENGINES", "PREEMPT_LOADING", "Overhead"]
 
 #: The engines a Simulator may run on (``engine=``): "auto" picks one (the compiled kernel where it
 #: covers the simulation, see :mod:`optsched.sim.compiled.driver`), the others force one.
@@ -156,3 +158,42 @@ class SimOptions:
         set_(self, "slot", None if slot is None else float(slot))
         for name in ("record_log", "progress", "allow_unfinished", "time_decisions"):
             set_(self, name, bool(getattr(self, name)))
+
+    @classmethod
+    def of(
+        cls, cluster: Cluster, policy: Policy, options: SimOptions | None, keywords: Mapping[str, Any]
+    ) -> SimOptions:
+        """The options of ``Simulator(cluster, jobs, policy, options, **keywords)``, checked once:
+        ``options`` with ``keywords`` replacing its fields, or the keywords alone.
+
+        Raises
+        ------
+        TypeError
+            A keyword that is not an option (the message lists them).
+        InvalidOptionError
+            ``options`` is not a SimOptions, or was built for another cluster or policy; or an
+            option out of its domain.
+        """
+        unknown = sorted(set(keywords) - OPTION_NAMES)
+        if unknown:
+            raise TypeError(
+                f"Simulator() got an unexpected keyword argument {unknown[0]!r}; its options are "
+                f"{', '.join(sorted(OPTION_NAMES))} (optsched.sim.options.SimOptions)."
+            )
+        if options is None:
+            return cls(cluster, policy, **keywords)
+        if not isinstance(options, SimOptions):
+            raise InvalidOptionError(
+                f"The 'options' argument must be an optsched.sim.options.SimOptions (or None, with the "
+                f"options as keywords); got {type(options).__name__}."
+            )
+        if options.cluster is not cluster or options.policy is not policy:
+            raise InvalidOptionError(
+                "The 'options' were built for another cluster or policy; build them with the Simulator's "
+                "own: SimOptions(cluster, policy, ...)."
+            )
+        return dataclasses.replace(options, **keywords) if keywords else options
+
+
+#: the keyword options of ``Simulator(...)``: the fields of SimOptions but the cluster and the policy
+OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SimOptions) if f.init) - {"cluster", "policy"}

@@ -96,7 +96,7 @@ def soon_available(free: int, claimed: int, saving: int) -> int:
 
 
 # -- the rules and their carriers ------------------------------------------------------------------------
-_ENGINE = "optsched.sim.engine:Simulator"
+_ENGINE = "optsched.sim.engine:PythonEngine"
 _ACTIONS = "optsched.sim.actions:EngineActions"
 _QUEUE = "optsched.sim.policies.baselines:_QueuePolicy"
 _ROUND = "optsched.sim.policies.preemptive:_Preemptive"

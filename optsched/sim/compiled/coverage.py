@@ -49,7 +49,7 @@ def unsupported(
 ) -> list[str]:
     """What of this simulation the compiled kernel does not cover (empty: it covers it all).
 
-    ``sim`` is the Simulator being built (its options are set and checked, its jobs not yet),
+    ``sim`` is the Simulator's checked options (:class:`~optsched.sim.options.SimOptions`),
     ``jobs`` its input, the rest its options.
     """
     why = []

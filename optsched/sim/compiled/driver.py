@@ -34,6 +34,7 @@ from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded,
 from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
 from optsched.sim.metrics import RunRecord, SimResult
+from optsched.sim.options import SimOptions
 from optsched.sim.policy import compiled_kind
 
 __all__ = [
@@ -69,21 +70,10 @@ def _say_once(msg: str, n_jobs: int = 0) -> None:
     warnings.warn(msg, EngineFallbackWarning, stacklevel=level)
 
 
-def compiled_run(
-    sim: Any,
-    jobs: Any,
-    *,
-    engine: str,
-    record_segments: bool,
-    load_time: Any = 0.0,
-    save_time: Any = 0.0,
-    stages: Any = None,
-    terminate_after: Any = None,
-    attrs_columns: Any = (),
-) -> CompiledRun | None:
-    """The compiled run of ``sim`` if ``engine`` asks for it and the kernel covers it, else None
-    (the Python engine runs; with ``"auto"`` the reason is said once: a warning from
-    :data:`AUTO_MIN_JOBS` jobs on, else the log).
+def compiled_run(jobs: Any, options: SimOptions) -> CompiledRun | None:
+    """The compiled run of ``jobs`` under the checked ``options`` if ``options.engine`` asks for it
+    and the kernel covers it, else None (the Python engine runs; with ``"auto"`` the reason is said
+    once: a warning from :data:`AUTO_MIN_JOBS` jobs on, else the log).
 
     Raises
     ------
@@ -92,10 +82,11 @@ def compiled_run(
         or without numba. (``engine`` and ``record_segments`` are checked with the other options,
         :class:`optsched.sim.options.SimOptions`.)
     """
+    engine, load_time, save_time, stages = options.engine, options.load_time, options.save_time, options.stages
     if engine == "python":
         return None
     why = unsupported(
-        sim, jobs, load_time=load_time, save_time=save_time, stages=stages, terminate_after=terminate_after
+        options, jobs, load_time=load_time, save_time=save_time, stages=stages, terminate_after=options.terminate_after
     )
     if engine == "compiled" and why:
         raise InvalidOptionError(
@@ -109,9 +100,9 @@ def compiled_run(
         )
         return None
     if is_table(jobs):
-        data = table_columns(jobs, sim.cluster, attrs_columns=attrs_columns)
+        data = table_columns(jobs, options.cluster, attrs_columns=options.attrs_columns)
     else:  # a list of core Jobs: the SimJobs validate them (small inputs)
-        sj = make_jobs(jobs, sim.cluster, stages, attrs_columns=attrs_columns)
+        sj = make_jobs(jobs, options.cluster, stages, attrs_columns=options.attrs_columns)
         data = {
             "ids": [j.id for j in sj],
             "arrival": np.array([j.arrival for j in sj], dtype=float),
@@ -135,10 +126,10 @@ def compiled_run(
             raise InvalidOptionError(f"engine='compiled' cannot run: {bad}. Use engine='auto' or 'python'.")
         _say_once(f"engine='auto': {bad}; {python_engine_estimate(n)}", n)
         return None
-    _say_once(f"engine={engine!r}: the compiled kernel runs {type(sim.policy).__name__} simulations")
+    _say_once(f"engine={engine!r}: the compiled kernel runs {type(options.policy).__name__} simulations")
     for name, option in (("load_time", load_time), ("save_time", save_time)):
         data[name] = _per_job(data.get(name), float(option), n)
-    return CompiledRun(sim, data, record_segments, compile_seconds)
+    return CompiledRun(options, data, compile_seconds)
 
 
 def _per_job(own: Any, option: float, n: int) -> np.ndarray:
@@ -168,7 +159,8 @@ def _grown(a: np.ndarray, need: int) -> np.ndarray:
 class CompiledRun:
     """One simulation on the compiled kernel: the arrays, the chunked run, the result.
 
-    Built by :func:`compiled_run` (the kernel module is imported then).
+    Built by :func:`compiled_run` from the checked options and the jobs' columns (the kernel
+    module is imported then).
     """
 
     #: event times per kernel call (between calls: buffers grow, the progress bar moves, Ctrl-C works)
@@ -179,15 +171,19 @@ class CompiledRun:
     EVENT_SLACK = 1024
     RUN_SLACK = 256
 
-    def __init__(self, sim: Any, data: dict, record_segments: bool, compile_seconds: float = 0.0):
-        self.sim = sim
+    def __init__(self, options: SimOptions, data: dict, compile_seconds: float = 0.0):
+        #: the checked options (policy, cluster, rate model, flags); the array builders below read
+        #: them as ``sim``
+        self.sim = self.options = options
         self.data = data
-        self.record_segments = record_segments
+        self.record_segments = options.record_segments
         #: seconds spent compiling the kernel for this run (once per machine; not part of the run)
         self.compile_seconds = compile_seconds
         self.jobs = JobRows(data)
         self.ran = False
         self.merged_ticks = 0
+        self.now = 0.0  # the simulated time, and the events processed (set by run)
+        self.n_events = 0
 
     # -- state ---------------------------------------------------------------------------------
     def _state(self, until: float | None, max_time: float, max_events: float, initial: int | None) -> L.State:
@@ -383,8 +379,8 @@ class CompiledRun:
         now = float(s.fv[L.F_NOW])
         n_events = int(s.gv[L.G_NEV])
         self.merged_ticks = int(s.gv[L.G_SKIPPED])  # LAS quantum ticks that could change nothing
-        sim.now = now
-        sim.n_events = n_events - int(s.gv[L.G_NSTALE])
+        self.now = now
+        self.n_events = n_events - int(s.gv[L.G_NSTALE])
         name = sim.policy.name
         if st == L.ST_LIMIT:
             ai = int(s.gv[L.G_AI])
@@ -475,7 +471,7 @@ class CompiledRun:
         rec = RunRecord(
             policy=sim.policy.name,
             cluster=sim.cluster,
-            capacity=sim.capacity,
+            capacity=sim.cluster.total_gpus,
             end_time=float(s.fv[L.F_NOW]),
             n_events=int(gv[L.G_NEV] - gv[L.G_NSTALE]),
             slot=None,
