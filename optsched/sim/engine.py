@@ -108,8 +108,8 @@ class Simulator:
         Which engine runs, chosen when the Simulator is built (``result.engine`` says which ran).
         ``"python"``: :class:`PythonEngine`, which runs every policy, rate model and option.
         ``"compiled"``: the compiled kernel (numba, :mod:`optsched.sim.compiled.driver`), which covers
-        FIFO, SJF, SRTF, periodic SRTF and LAS (exactly those classes; placement consolidate,
-        first_fit, least_loaded or whole_node) on GPU-only jobs at a
+        FIFO, SJF, SRTF, periodic SRTF, LAS (exactly those classes; placement consolidate,
+        first_fit, least_loaded or whole_node) and Lazer with a fixed deferral X on GPU-only jobs at a
         :class:`~optsched.sim.rates.ConstantRate`, with load and save times given as numbers (the
         options or the jobs' own), the event log and the segments
         (:func:`optsched.sim.compiled.driver.unsupported` lists what it does not cover: load/save
