@@ -290,6 +290,50 @@ def test_a_figure_is_read_from_its_results_file_with_the_date_and_load_of_its_ru
     assert stated["[[fig:bench/cases/all-10k/total_seconds]]"] == "136"
 
 
+def test_a_table_is_written_from_its_results_file_one_row_per_entry_or_group(tmp_path):
+    figures = _hook("docs_figures")
+    doc = {
+        "date": "2026-11-28 01:35 UTC",
+        "rows": [
+            {"n": 500, "backend": "highs", "wall": 4.07, "objective": 14926.0, "out": "building"},
+            {"n": 500, "backend": "cpsat", "wall": 11.12, "objective": 14926.0, "out": None},
+            {"n": 1000, "backend": "highs", "wall": 3.96, "objective": 52143.0, "out": "building"},
+            {"n": 1000, "backend": "cpsat", "wall": 11.0, "objective": 52143.0, "out": None},
+        ],
+    }
+    results = tmp_path / "r"
+    results.mkdir()
+    (results / "limit.json").write_text(json.dumps(doc), encoding="utf-8")
+    text = (
+        "| n | highs | cpsat |\n|---|---|---|\n"
+        "[[rows:limit/rows by n]]\n"
+        "| n{n} | {backend=highs/wall} s, {backend=highs/objective as ,.0f}; {backend=highs/out} "
+        "| {backend=cpsat/wall as .1f} s; {backend=cpsat/out} |\n"
+        "each:\n[[rows:limit/rows]]\n- {backend} {wall as ms} ms\n"
+        "fastest cpsat [[fig:limit/rows/[backend=cpsat]/min(wall)]] s, slowest highs "
+        "[[fig:limit/rows/[backend=highs]/max(wall)]] s\n"
+    )
+    out, problems, _ = figures.substitute(text, results, "page.md")
+    assert problems == []
+    # one row per n, each backend's cell from its own entry; null shows as an en dash
+    assert out.split("\n") == [
+        "| n | highs | cpsat |",
+        "|---|---|---|",
+        "| n500 | 4.07 s, 14,926; building | 11.1 s; \u2013 |",
+        "| n1,000 | 3.96 s, 52,143; building | 11.0 s; \u2013 |",
+        "each:",
+        "- highs 4,070 ms",
+        "- cpsat 11,120 ms",
+        "- highs 3,960 ms",
+        "- cpsat 11,000 ms",
+        "fastest cpsat 11 s, slowest highs 4.07 s",
+        "",
+    ]
+    bad, problems, _ = figures.substitute("x\n[[rows:limit/rows]]\n| {wal} |\n", results, "docs/p.md")
+    assert len(problems) == 1 and problems[0].startswith("docs/p.md:2: the rows [[rows:limit/rows]]")
+    assert "'wal'" in problems[0] and "[[rows:limit/rows]]" in bad
+
+
 @pytest.mark.parametrize(
     ("figure", "why"),
     [

@@ -13,7 +13,16 @@ writes the value in (:func:`substitute`, called by ``optsched_docs.py`` on every
 whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose ``field`` is
 ``value`` (``instance=n30-4x4``; several joined by ``&``: ``case=compare&signal=SIGINT``), or an
 index (``0``). The same convention as ``python -m
-benchmarks``'s targets.
+benchmarks``'s targets. Two more steps on a list: ``[field=value]`` (``&`` as above) keeps every
+entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
+that field over the list's entries (``runs/[n=32]/min(seconds)``).
+
+**Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
+entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
+value of the entry, as a key's steps do. ``[[rows:<key> by f1,f2]]`` writes it once per distinct
+``f1, f2`` of the entries (in their order): ``{f1}`` is the value, any other path steps into the
+list of that group's entries (``{backend=highs/wall}``). A value that is ``null`` in the file is
+shown as an en dash. So a table of a run is one template, not a figure typed per cell.
 
 **The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours),
 ``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
@@ -91,13 +100,25 @@ def _load(results: Path, file: str, cache: dict) -> object:
     return cache[file]
 
 
+def _matches(row: object, step: str) -> bool:
+    want = [tuple(part.split("=", 1)) for part in step.split("&")]
+    return isinstance(row, Mapping) and all(str(row.get(f)) == v for f, v in want)
+
+
+_AGGREGATE = re.compile(r"(min|max)\((\w+)\)")
+
+
 def _step(node: object, step: str) -> object:
     if isinstance(node, Mapping):
         return node.get(step)
     if isinstance(node, list):
+        if step.startswith("[") and step.endswith("]"):  # every entry that matches
+            return [r for r in node if _matches(r, step[1:-1])] or None
+        if m := _AGGREGATE.fullmatch(step):
+            values = [r[m[2]] for r in node if isinstance(r, Mapping) and isinstance(r.get(m[2]), (int, float))]
+            return (min if m[1] == "min" else max)(values) if values else None
         if "=" in step:  # field=value, or several joined by & (case=solve-cpsat&signal=SIGINT)
-            want = [tuple(part.split("=", 1)) for part in step.split("&")]
-            return next((r for r in node if isinstance(r, Mapping) and all(str(r.get(f)) == v for f, v in want)), None)
+            return next((r for r in node if _matches(r, step)), None)
         hit = next((r for r in node if isinstance(r, Mapping) and r.get("case") == step), None)
         if hit is None and step.isdigit() and int(step) < len(node):
             return node[int(step)]
@@ -175,12 +196,69 @@ def when(chain: list[object]) -> str:
     return f"measured {date}" + (f", load average {load}" if load else "")
 
 
+ROWS = re.compile(r"^\[\[rows:([^\]\s]+)(?: by ([\w,-]+))?\]\][ \t]*\n(.*)$", re.MULTILINE)
+_PLACE = re.compile(r"\{([^{}\s]+)(?: as ([^{}\s]+))?\}")
+_NULL = "\u2013"
+
+
+def _entries(node: object, by: str | None) -> list[tuple[object, dict]]:
+    """(what a template's paths step into, the group's own fields) per row of a table."""
+    items = list(node.values()) if isinstance(node, Mapping) else list(node) if isinstance(node, list) else []
+    if not by:
+        return [(item, {}) for item in items]
+    fields = by.split(",")
+    groups: dict[tuple, list] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            groups.setdefault(tuple(item.get(f) for f in fields), []).append(item)
+    return [(members, dict(zip(fields, values, strict=True))) for values, members in groups.items()]
+
+
+def _fill(template: str, node: object, own: dict) -> str:
+    def one(m: re.Match) -> str:
+        path, spec = m.groups()
+        if path in own:
+            value = own[path]
+        else:
+            value, parent = node, None
+            for step in path.split("/"):
+                parent, value = value, _step(value, step)
+                if value is None:
+                    break
+            if value is None:
+                if isinstance(parent, Mapping) and step in parent:
+                    return _NULL  # null in the file: nothing measured there
+                raise FigureError(f"an entry has no {path!r}")
+        return _NULL if value is None else format_value(value, spec)
+
+    return _PLACE.sub(one, template)
+
+
+def rows(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str]]:
+    """``text`` with every ``[[rows:...]]`` line and its template replaced by the table's rows."""
+    cache = {} if cache is None else cache
+    problems: list[str] = []
+
+    def repl(m: re.Match) -> str:
+        key, by, template = m.groups()
+        line = text.count("\n", 0, m.start()) + 1
+        try:
+            node, _ = lookup(results, key, cache)
+            return "\n".join(_fill(template, item, own) for item, own in _entries(node, by))
+        except FigureError as e:
+            file = key.partition("/")[0]
+            problems.append(f"{page}:{line}: the rows [[rows:{key}]]: {e} (measured by `{command_for(file)}`)")
+            return m.group(0)
+
+    return ROWS.sub(repl, text), problems
+
+
 def substitute(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str], dict]:
-    """``text`` with every ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
+    """``text`` with every ``[[rows:...]]``, ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
     each, naming the page, the key and the command that measures it); and the figures stated,
     ``{key: value as shown}``."""
     cache = {} if cache is None else cache
-    problems: list[str] = []
+    text, problems = rows(text, results, page, cache)
     stated: dict[str, str] = {}
 
     def repl(m: re.Match) -> str:
