@@ -310,8 +310,8 @@ def test_a_table_is_written_from_its_results_file_one_row_per_entry_or_group(tmp
         "| n{n} | {backend=highs/wall} s, {backend=highs/objective as ,.0f}; {backend=highs/out} "
         "| {backend=cpsat/wall as .1f} s; {backend=cpsat/out} |\n"
         "each:\n[[rows:limit/rows]]\n- {backend} {wall as ms} ms\n"
-        "fastest cpsat [[fig:limit/rows/[backend=cpsat]/min(wall)]] s, slowest highs "
-        "[[fig:limit/rows/[backend=highs]/max(wall)]] s\n"
+        "fastest cpsat [[fig:limit/rows/all(backend=cpsat)/min(wall)]] s, slowest highs "
+        "[[fig:limit/rows/all(backend=highs)/max(wall)]] s\n"
     )
     out, problems, _ = figures.substitute(text, results, "page.md")
     assert problems == []

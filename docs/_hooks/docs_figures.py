@@ -13,9 +13,9 @@ writes the value in (:func:`substitute`, called by ``optsched_docs.py`` on every
 whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose ``field`` is
 ``value`` (``instance=n30-4x4``; several joined by ``&``: ``case=compare&signal=SIGINT``), or an
 index (``0``). The same convention as ``python -m
-benchmarks``'s targets. Two more steps on a list: ``[field=value]`` (``&`` as above) keeps every
-entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
-that field over the list's entries (``runs/[n=32]/min(seconds)``).
+benchmarks``'s targets. Three more steps on a list: ``all(field=value)`` (``&`` as above) keeps
+every entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
+that field over the list's entries (``runs/all(n=32)/min(seconds)``).
 
 **Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
 entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
@@ -112,8 +112,8 @@ def _step(node: object, step: str) -> object:
     if isinstance(node, Mapping):
         return node.get(step)
     if isinstance(node, list):
-        if step.startswith("[") and step.endswith("]"):  # every entry that matches
-            return [r for r in node if _matches(r, step[1:-1])] or None
+        if step.startswith("all(") and step.endswith(")"):  # every entry that matches
+            return [r for r in node if _matches(r, step[4:-1])] or None
         if m := _AGGREGATE.fullmatch(step):
             values = [r[m[2]] for r in node if isinstance(r, Mapping) and isinstance(r.get(m[2]), (int, float))]
             return (min if m[1] == "min" else max)(values) if values else None
