@@ -15,7 +15,8 @@ whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose 
 index (``0``). The same convention as ``python -m
 benchmarks``'s targets. Three more steps on a list: ``all(field=value)`` (``&`` as above) keeps
 every entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
-that field over the list's entries (``runs/all(n=32)/min(seconds)``).
+that field over the list's entries (``runs/all(n=32)/min(seconds)``; ``phases.starting`` for a field
+of a field).
 
 **Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
 entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
@@ -24,7 +25,8 @@ value of the entry, as a key's steps do. ``[[rows:<key> by f1,f2]]`` writes it o
 list of that group's entries (``{backend=highs/wall}``). A value that is ``null`` in the file is
 shown as an en dash. So a table of a run is one template, not a figure typed per cell.
 
-**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours),
+**The format** after `` as ``: ``result`` (a solve's entry: ``**opt** 94`` when its ``status`` is
+``optimal``, else ``objective / bound``, or ``objective, no bound``), ``min`` or ``h`` (seconds shown in minutes or hours),
 ``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
 Python format spec (``.2f``, ``,.0f``). Without one: three significant figures, thousands
 separated (``136``, ``1,611``, ``0.93``).
@@ -68,6 +70,7 @@ COMMANDS: dict[str, str] = {
     "exact_peer": "python -m benchmarks.bench_exact_peer",
     "exact_bounds": "python -m benchmarks.bench_exact_bounds",
     "exact_frontier": "python -m benchmarks.bench_exact_frontier",
+    "recorded": "no command: measured once by hand (each entry names its commit); re-measure with a benchmark",
     "compare_openb": "optsched compare --trace openb --policies all --seeds 3 (timed by hand; see its note)",
 }
 _DATE_KEYS = ("measured", "date")
@@ -105,7 +108,13 @@ def _matches(row: object, step: str) -> bool:
     return isinstance(row, Mapping) and all(str(row.get(f)) == v for f, v in want)
 
 
-_AGGREGATE = re.compile(r"(min|max)\((\w+)\)")
+_AGGREGATE = re.compile(r"(min|max)\(([\w.-]+)\)")
+
+
+def _dotted(row: object, path: str) -> object:
+    for part in path.split("."):
+        row = row.get(part) if isinstance(row, Mapping) else None
+    return row
 
 
 def _step(node: object, step: str) -> object:
@@ -115,7 +124,7 @@ def _step(node: object, step: str) -> object:
         if step.startswith("all(") and step.endswith(")"):  # every entry that matches
             return [r for r in node if _matches(r, step[4:-1])] or None
         if m := _AGGREGATE.fullmatch(step):
-            values = [r[m[2]] for r in node if isinstance(r, Mapping) and isinstance(r.get(m[2]), (int, float))]
+            values = [v for r in node if isinstance(v := _dotted(r, m[2]), (int, float)) and not isinstance(v, bool)]
             return (min if m[1] == "min" else max)(values) if values else None
         if "=" in step:  # field=value, or several joined by & (case=solve-cpsat&signal=SIGINT)
             return next((r for r in node if _matches(r, step)), None)
@@ -151,8 +160,17 @@ def _significant(x: float, digits: int = 3) -> str:
     return out.rstrip("0").rstrip(".") if "." in out else out
 
 
+def _number(x: object) -> str:
+    return f"{x:,.0f}" if isinstance(x, (int, float)) and float(x).is_integer() else format_value(x, None)
+
+
 def format_value(value: object, spec: str | None) -> str:
     """A measured value as a page shows it (see the module's docstring for ``spec``)."""
+    if spec == "result" and isinstance(value, Mapping):
+        if value.get("status") == "optimal":
+            return f"**opt** {_number(value.get('objective'))}"
+        bound = value.get("bound")
+        return _number(value.get("objective")) + (", no bound" if bound is None else f" / {_number(bound)}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if spec:
             raise FigureError(f"the value {value!r} is not a number, so it takes no format {spec!r}")
