@@ -15,19 +15,21 @@ whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose 
 index (``0``). The same convention as ``python -m
 benchmarks``'s targets. Three more steps on a list: ``all(field=value)`` (``&`` as above) keeps
 every entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
-that field over the list's entries (``runs/all(n=32)/min(seconds)``; ``phases.starting`` for a field
-of a field).
+that field over the list's entries, or a dict's values (``runs/all(n=32)/min(seconds)``;
+``phases.starting`` for a field of a field).
 
 **Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
 entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
 value of the entry, as a key's steps do. ``[[rows:<key> by f1,f2]]`` writes it once per distinct
 ``f1, f2`` of the entries (in their order): ``{f1}`` is the value, any other path steps into the
 list of that group's entries (``{backend=highs/wall}``). A value that is ``null`` in the file is
-shown as an en dash. So a table of a run is one template, not a figure typed per cell.
+shown as an en dash; ``{path else text}`` shows ``text`` where an entry has no such value (a
+member that reported nothing). So a table of a run is one template, not a figure typed per cell.
 
-**The format** after `` as ``: ``result`` (a solve's entry: ``**opt** 94`` when its ``status`` is
-``optimal``, else ``objective / bound``, or ``objective, no bound``), ``min`` or ``h`` (seconds shown in minutes or hours),
-``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
+**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours), ``ms``
+(seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), ``on`` (true
+or false shown as on or off), ``result`` (a solve's entry: ``**opt** 94`` when its ``status`` is
+``optimal``, else ``objective / bound``, or ``objective, no bound``), or a
 Python format spec (``.2f``, ``,.0f``). Without one: three significant figures, thousands
 separated (``136``, ``1,611``, ``0.93``).
 
@@ -119,6 +121,8 @@ def _dotted(row: object, path: str) -> object:
 
 def _step(node: object, step: str) -> object:
     if isinstance(node, Mapping):
+        if step not in node and _AGGREGATE.fullmatch(step):  # over the entries of a dict
+            return _step(list(node.values()), step)
         return node.get(step)
     if isinstance(node, list):
         if step.startswith("all(") and step.endswith(")"):  # every entry that matches
@@ -171,6 +175,8 @@ def format_value(value: object, spec: str | None) -> str:
             return f"**opt** {_number(value.get('objective'))}"
         bound = value.get("bound")
         return _number(value.get("objective")) + (", no bound" if bound is None else f" / {_number(bound)}")
+    if spec == "on" and isinstance(value, bool):
+        return "on" if value else "off"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if spec:
             raise FigureError(f"the value {value!r} is not a number, so it takes no format {spec!r}")
@@ -215,7 +221,7 @@ def when(chain: list[object]) -> str:
 
 
 ROWS = re.compile(r"^\[\[rows:([^\]\s]+)(?: by ([\w,-]+))?\]\][ \t]*\n(.*)$", re.MULTILINE)
-_PLACE = re.compile(r"\{([^{}\s]+)(?: as ([^{}\s]+))?\}")
+_PLACE = re.compile(r"\{([^{}\s]+)(?: as ([^{}\s]+))?(?: else ([^{}]*))?\}")
 _NULL = "\u2013"
 
 
@@ -234,7 +240,7 @@ def _entries(node: object, by: str | None) -> list[tuple[object, dict]]:
 
 def _fill(template: str, node: object, own: dict) -> str:
     def one(m: re.Match) -> str:
-        path, spec = m.groups()
+        path, spec, otherwise = m.groups()
         if path in own:
             value = own[path]
         else:
@@ -244,6 +250,8 @@ def _fill(template: str, node: object, own: dict) -> str:
                 if value is None:
                     break
             if value is None:
+                if otherwise is not None:
+                    return otherwise
                 if isinstance(parent, Mapping) and step in parent:
                     return _NULL  # null in the file: nothing measured there
                 raise FigureError(f"an entry has no {path!r}")
