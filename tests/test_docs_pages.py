@@ -334,6 +334,38 @@ def test_a_table_is_written_from_its_results_file_one_row_per_entry_or_group(tmp
     assert "'wal'" in problems[0] and "[[rows:limit/rows]]" in bad
 
 
+def test_a_solve_cell_a_missing_count_and_a_bound_read_from_the_file(tmp_path):
+    figures = _hook("docs_figures")
+    doc = {
+        "date": "2026-11-23 22:36 UTC",
+        "results": [
+            {
+                "instance": "n8",
+                "highs": {"status": "optimal", "objective": 94.0, "bound": 94.0, "load": 4.77},
+                "cpsat": {"status": "feasible", "objective": 413.0, "bound": 402.0, "load": 5.31},
+                "pjs": {"status": "feasible", "objective": 420.5, "bound": None, "load": 6.04},
+            }
+        ],
+        "runs": [{"share": True, "shared": {"cpsat": {"sent": 15}}}, {"share": False, "shared": {}}],
+    }
+    (tmp_path / "peer.json").write_text(json.dumps(doc), encoding="utf-8")
+    text = (
+        "[[rows:peer/results]]\n| {highs as result} | {cpsat as result} | {pjs as result} "
+        "| {min(load) as .1f}-{max(load) as .1f} |\n"
+        "[[rows:peer/runs]]\n- {share as on}: {shared/cpsat/sent else none}\n"
+    )
+    out, problems, _ = figures.substitute(text, tmp_path, "page.md")
+    assert problems == []
+    # proven: "**opt**" and the objective; else objective / bound; no bound said so; the load
+    # range over the row's solves; a count a run does not hold shows the page's own word
+    assert out.split("\n") == [
+        "| **opt** 94 | 413 / 402 | 420.50, no bound | 4.8-6.0 |",
+        "- on: 15",
+        "- off: none",
+        "",
+    ]
+
+
 @pytest.mark.parametrize(
     ("figure", "why"),
     [

@@ -165,7 +165,9 @@ def _significant(x: float, digits: int = 3) -> str:
 
 
 def _number(x: object) -> str:
-    return f"{x:,.0f}" if isinstance(x, (int, float)) and float(x).is_integer() else format_value(x, None)
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
+    return format_value(x, None)
 
 
 def format_value(value: object, spec: str | None) -> str:
