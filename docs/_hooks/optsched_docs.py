@@ -75,7 +75,6 @@ TYPED_KNOWN: dict[str, tuple[str, ...]] = {
     ),
     # measured by the solve-path work, which reads them from solve_limit_50mb.json
     "docs/exact.md": ("Large files",),
-    "docs/instances.md": ("*",),
     "docs/simulator.md": (
         "Results and checks",
         "The Python engine: where the time goes",
