@@ -67,12 +67,6 @@ KNOWN_FAILURES: dict[str, str] = {}
 #: A converted section leaves this list; a section listed here that types no figure fails the
 #: build, so the list only shrinks.
 TYPED_KNOWN: dict[str, tuple[str, ...]] = {
-    "docs/compare.md": (
-        "The lower bound, and each row's ratio to it",
-        "Running at scale: workers and Dask",
-        "Worked example: the whole OpenB trace, every policy, three seeds",
-        "What each paper's policy gives on a workload it was not designed for",
-    ),
     # measured by the solve-path work, which reads them from solve_limit_50mb.json
     "docs/exact.md": ("Large files",),
     "docs/simulator.md": (
