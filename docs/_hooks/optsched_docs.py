@@ -69,10 +69,6 @@ KNOWN_FAILURES: dict[str, str] = {}
 TYPED_KNOWN: dict[str, tuple[str, ...]] = {
     # measured by the solve-path work, which reads them from solve_limit_50mb.json
     "docs/exact.md": ("Large files",),
-    "docs/simulator.md": (
-        "Results and checks",
-        "The Python engine: where the time goes",
-    ),
 }
 
 _state: dict = {}
