@@ -243,10 +243,11 @@ def test_every_figure_a_page_names_is_measured_with_its_date(page):
     assert "[[fig:" not in text and "[[when:" not in text
 
 
-def test_no_page_types_a_measured_figure_outside_the_sections_still_listed():
+def test_no_page_readme_or_notebook_types_a_measured_figure_outside_the_sections_still_listed():
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
     known = _hook("optsched_docs").TYPED_KNOWN
-    assert _hook("docs_figures").typed_problems(DOCS_PAGES, ROOT, known) == []
+    pages = [*DOCS_PAGES, ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert _hook("docs_figures").typed_problems(pages, ROOT, known) == []
 
 
 def _results(tmp_path: Path) -> Path:
@@ -405,6 +406,23 @@ def test_typed_figures_are_found_outside_code_marked_lines_and_known_sections():
     left = figures.typed_figures(text, "p.md", ("Worked example",))
     assert [p.split(":")[1] for p in left] == ["2", "12", "12", "12", "12", "12"]
     assert figures.typed_figures(text, "p.md", ("*",)) == []
+
+
+def test_a_notebooks_markdown_cells_are_checked_and_labels_and_pairs_are_no_times(tmp_path):
+    figures = _hook("docs_figures")
+    cells = [
+        {"cell_type": "markdown", "source": ["# N\n", "runs in about 40 s\n", "slots of 100 s <!-- not measured -->"]},
+        {"cell_type": "code", "source": ["sleep(5)  # 5 s\n"]},
+        {"cell_type": "markdown", "source": "both need 4 GPUs ((2h)); the pair (0, h); 1.8 h; 1,611 s"},
+    ]
+    (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    problems = figures.typed_problems([tmp_path / "n.ipynb"], tmp_path, {})
+    # the markdown cells only, named by cell and line; an equation's label and a pair are not times
+    assert [p.split(" is typed")[0] for p in problems] == [
+        "n.ipynb#cell0:2: the figure '40 s'",
+        "n.ipynb#cell2:1: the figure '1.8 h'",
+        "n.ipynb#cell2:1: the figure '1,611 s'",
+    ]
 
 
 def test_a_known_section_that_types_no_figure_must_leave_the_list(tmp_path):

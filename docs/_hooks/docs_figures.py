@@ -79,9 +79,10 @@ _DATE_KEYS = ("measured", "date")
 _LOAD_KEYS = ("load_average", "load_1min", "load_average_1min")
 
 #: A measured-looking figure: a number (or a range) and a time unit, or a ratio ``3.6x the``.
+#: (``2h``, an equation's label, and ``(0, h)``, a pair, are not times: an hour takes a space.)
 TYPED = re.compile(
-    r"(?<![\w.·^-])\d[\d,]*(?:\.\d+)?(?:\s?(?:-|to)\s?\d[\d,]*(?:\.\d+)?)?"
-    r"(?:\s?(?:s|ms|µs|us|min|minutes?|seconds?|hours?|h)\b(?!-)"
+    r"(?<![\w.·^-])\d(?:\d|,\d)*(?:\.\d+)?(?:\s?(?:-|to)\s?\d(?:\d|,\d)*(?:\.\d+)?)?"
+    r"(?:\s?(?:s|ms|µs|us|min|minutes?|seconds?|hours?)\b(?!-)|\s(?:h)\b(?!-)"
     r"|x(?=\s+(?:the|faster|slower|for|as)\b))"
 )
 _CODE_SPAN = re.compile(r"`[^`]*`")
@@ -335,12 +336,32 @@ def typed_figures(text: str, page: str, known_sections: tuple[str, ...] = ()) ->
     return problems
 
 
+def markdown_of(path: Path, rel: str) -> list[tuple[str, str]]:
+    """(name, Markdown) of a page: the file itself, or each markdown cell of a notebook
+    (``notebooks/x.ipynb#cell3``), which no substitution reaches: a notebook states no measured
+    figure, or marks it."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".ipynb":
+        return [(rel, text)]
+    cells = json.loads(text).get("cells", [])
+    return [
+        (f"{rel}#cell{i}", "".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", ""))
+        for i, c in enumerate(cells)
+        if c.get("cell_type") == "markdown"
+    ]
+
+
 def typed_problems(pages: list[Path], root: Path, known: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """:func:`typed_figures` over ``pages`` (``known``: page -> its sections left out, as in
-    ``optsched_docs.TYPED_KNOWN``), and each entry of ``known`` that leaves out nothing now."""
+    """:func:`typed_figures` over ``pages`` (Markdown files and notebooks' markdown cells;
+    ``known``: page -> its sections left out, as in ``optsched_docs.TYPED_KNOWN``), and each entry
+    of ``known`` that leaves out nothing now."""
     problems = []
     for path in sorted(pages):
         rel = path.relative_to(root).as_posix()
+        if path.suffix == ".ipynb":
+            for name, cell in markdown_of(path, rel):
+                problems += typed_figures(cell, name)
+            continue
         text = path.read_text(encoding="utf-8")
         sections = known.get(rel, ())
         problems += typed_figures(text, rel, sections)
