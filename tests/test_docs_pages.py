@@ -367,6 +367,17 @@ def test_a_solve_cell_a_missing_count_and_a_bound_read_from_the_file(tmp_path):
     ]
 
 
+def test_a_figure_key_in_code_is_shown_as_written(tmp_path):
+    figures = _hook("docs_figures")
+    text = (
+        "the syntax: `[[fig:<file>/<path>]]` and ``[[when:<key>]]``, measured [[fig:bench/runs/0/seconds]] s\n"
+        "```\n[[fig:nothing/x]]\n[[rows:nothing/y]]\n{a}\n```\n"
+    )
+    out, problems, _ = figures.substitute(text, _results(tmp_path), "CHANGELOG.md")
+    assert problems == []
+    assert out == text.replace("[[fig:bench/runs/0/seconds]]", "2.53")
+
+
 @pytest.mark.parametrize(
     ("figure", "why"),
     [

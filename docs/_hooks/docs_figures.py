@@ -86,6 +86,7 @@ TYPED = re.compile(
     r"|x(?=\s+(?:the|faster|slower|for|as)\b))"
 )
 _CODE_SPAN = re.compile(r"`[^`]*`")
+_INLINE_CODE = re.compile(r"(`+)[^`].*?\1")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -268,8 +269,12 @@ def rows(text: str, results: Path, page: str, cache: dict | None = None) -> tupl
     cache = {} if cache is None else cache
     problems: list[str] = []
 
+    code = _code_ranges(text)
+
     def repl(m: re.Match) -> str:
         key, by, template = m.groups()
+        if _in_code(code, m.start()):
+            return m.group(0)
         line = text.count("\n", 0, m.start()) + 1
         try:
             node, _ = lookup(results, key, cache)
@@ -282,6 +287,29 @@ def rows(text: str, results: Path, page: str, cache: dict | None = None) -> tupl
     return ROWS.sub(repl, text), problems
 
 
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` is code (fenced blocks, inline spans): a ``[[fig:...]]`` there is shown as
+    written (a page that explains the syntax)."""
+    ranges, start, pos = [], None, 0
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            if start is None:
+                start = pos
+            else:
+                ranges.append((start, pos + len(line)))
+                start = None
+        elif start is None:
+            ranges += [(pos + m.start(), pos + m.end()) for m in _INLINE_CODE.finditer(line)]
+        pos += len(line) + 1
+    if start is not None:
+        ranges.append((start, len(text)))
+    return ranges
+
+
+def _in_code(ranges: list[tuple[int, int]], at: int) -> bool:
+    return any(a <= at < b for a, b in ranges)
+
+
 def substitute(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str], dict]:
     """``text`` with every ``[[rows:...]]``, ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
     each, naming the page, the key and the command that measures it); and the figures stated,
@@ -290,8 +318,12 @@ def substitute(text: str, results: Path, page: str, cache: dict | None = None) -
     text, problems = rows(text, results, page, cache)
     stated: dict[str, str] = {}
 
+    code = _code_ranges(text)
+
     def repl(m: re.Match) -> str:
         kind, key, spec = m.groups()
+        if _in_code(code, m.start()):
+            return m.group(0)
         line = text.count("\n", 0, m.start()) + 1
         try:
             value, chain = lookup(results, key, cache)
