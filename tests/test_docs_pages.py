@@ -243,10 +243,11 @@ def test_every_figure_a_page_names_is_measured_with_its_date(page):
     assert "[[fig:" not in text and "[[when:" not in text
 
 
-def test_no_page_types_a_measured_figure_outside_the_sections_still_listed():
+def test_no_page_readme_or_notebook_types_a_measured_figure_outside_the_sections_still_listed():
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
     known = _hook("optsched_docs").TYPED_KNOWN
-    assert _hook("docs_figures").typed_problems(DOCS_PAGES, ROOT, known) == []
+    pages = [*DOCS_PAGES, ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    assert _hook("docs_figures").typed_problems(pages, ROOT, known) == []
 
 
 def _results(tmp_path: Path) -> Path:
@@ -290,6 +291,93 @@ def test_a_figure_is_read_from_its_results_file_with_the_date_and_load_of_its_ru
     assert stated["[[fig:bench/cases/all-10k/total_seconds]]"] == "136"
 
 
+def test_a_table_is_written_from_its_results_file_one_row_per_entry_or_group(tmp_path):
+    figures = _hook("docs_figures")
+    doc = {
+        "date": "2026-11-28 01:35 UTC",
+        "rows": [
+            {"n": 500, "backend": "highs", "wall": 4.07, "objective": 14926.0, "out": "building"},
+            {"n": 500, "backend": "cpsat", "wall": 11.12, "objective": 14926.0, "out": None},
+            {"n": 1000, "backend": "highs", "wall": 3.96, "objective": 52143.0, "out": "building"},
+            {"n": 1000, "backend": "cpsat", "wall": 11.0, "objective": 52143.0, "out": None},
+        ],
+    }
+    results = tmp_path / "r"
+    results.mkdir()
+    (results / "limit.json").write_text(json.dumps(doc), encoding="utf-8")
+    text = (
+        "| n | highs | cpsat |\n|---|---|---|\n"
+        "[[rows:limit/rows by n]]\n"
+        "| n{n} | {backend=highs/wall} s, {backend=highs/objective as ,.0f}; {backend=highs/out} "
+        "| {backend=cpsat/wall as .1f} s; {backend=cpsat/out} |\n"
+        "each:\n[[rows:limit/rows]]\n- {backend} {wall as ms} ms\n"
+        "fastest cpsat [[fig:limit/rows/all(backend=cpsat)/min(wall)]] s, slowest highs "
+        "[[fig:limit/rows/all(backend=highs)/max(wall)]] s\n"
+    )
+    out, problems, _ = figures.substitute(text, results, "page.md")
+    assert problems == []
+    # one row per n, each backend's cell from its own entry; null shows as an en dash
+    assert out.split("\n") == [
+        "| n | highs | cpsat |",
+        "|---|---|---|",
+        "| n500 | 4.07 s, 14,926; building | 11.1 s; \u2013 |",
+        "| n1,000 | 3.96 s, 52,143; building | 11.0 s; \u2013 |",
+        "each:",
+        "- highs 4,070 ms",
+        "- cpsat 11,120 ms",
+        "- highs 3,960 ms",
+        "- cpsat 11,000 ms",
+        "fastest cpsat 11 s, slowest highs 4.07 s",
+        "",
+    ]
+    bad, problems, _ = figures.substitute("x\n[[rows:limit/rows]]\n| {wal} |\n", results, "docs/p.md")
+    assert len(problems) == 1 and problems[0].startswith("docs/p.md:2: the rows [[rows:limit/rows]]")
+    assert "'wal'" in problems[0] and "[[rows:limit/rows]]" in bad
+
+
+def test_a_solve_cell_a_missing_count_and_a_bound_read_from_the_file(tmp_path):
+    figures = _hook("docs_figures")
+    doc = {
+        "date": "2026-11-23 22:36 UTC",
+        "results": [
+            {
+                "instance": "n8",
+                "highs": {"status": "optimal", "objective": 94.0, "bound": 94.0, "load": 4.77},
+                "cpsat": {"status": "feasible", "objective": 413.0, "bound": 402.0, "load": 5.31},
+                "pjs": {"status": "feasible", "objective": 420.5, "bound": None, "load": 6.04},
+            }
+        ],
+        "runs": [{"share": True, "shared": {"cpsat": {"sent": 15}}}, {"share": False, "shared": {}}],
+    }
+    (tmp_path / "peer.json").write_text(json.dumps(doc), encoding="utf-8")
+    text = (
+        "[[rows:peer/results]]\n| {highs as result} | {cpsat as result} | {pjs as result} "
+        "| {min(load) as .1f}-{max(load) as .1f} |\n"
+        "[[rows:peer/runs]]\n- {share as on}: {shared/cpsat/sent else none}\n"
+    )
+    out, problems, _ = figures.substitute(text, tmp_path, "page.md")
+    assert problems == []
+    # proven: "**opt**" and the objective; else objective / bound; no bound said so; the load
+    # range over the row's solves; a count a run does not hold shows the page's own word
+    assert out.split("\n") == [
+        "| **opt** 94 | 413 / 402 | 420.50, no bound | 4.8-6.0 |",
+        "- on: 15",
+        "- off: none",
+        "",
+    ]
+
+
+def test_a_figure_key_in_code_is_shown_as_written(tmp_path):
+    figures = _hook("docs_figures")
+    text = (
+        "the syntax: `[[fig:<file>/<path>]]` and ``[[when:<key>]]``, measured [[fig:bench/runs/0/seconds]] s\n"
+        "```\n[[fig:nothing/x]]\n[[rows:nothing/y]]\n{a}\n```\n"
+    )
+    out, problems, _ = figures.substitute(text, _results(tmp_path), "CHANGELOG.md")
+    assert problems == []
+    assert out == text.replace("[[fig:bench/runs/0/seconds]]", "2.53")
+
+
 @pytest.mark.parametrize(
     ("figure", "why"),
     [
@@ -329,6 +417,23 @@ def test_typed_figures_are_found_outside_code_marked_lines_and_known_sections():
     left = figures.typed_figures(text, "p.md", ("Worked example",))
     assert [p.split(":")[1] for p in left] == ["2", "12", "12", "12", "12", "12"]
     assert figures.typed_figures(text, "p.md", ("*",)) == []
+
+
+def test_a_notebooks_markdown_cells_are_checked_and_labels_and_pairs_are_no_times(tmp_path):
+    figures = _hook("docs_figures")
+    cells = [
+        {"cell_type": "markdown", "source": ["# N\n", "runs in about 40 s\n", "slots of 100 s <!-- not measured -->"]},
+        {"cell_type": "code", "source": ["sleep(5)  # 5 s\n"]},
+        {"cell_type": "markdown", "source": "both need 4 GPUs ((2h)); the pair (0, h); 1.8 h; 1,611 s"},
+    ]
+    (tmp_path / "n.ipynb").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    problems = figures.typed_problems([tmp_path / "n.ipynb"], tmp_path, {})
+    # the markdown cells only, named by cell and line; an equation's label and a pair are not times
+    assert [p.split(" is typed")[0] for p in problems] == [
+        "n.ipynb#cell0:2: the figure '40 s'",
+        "n.ipynb#cell2:1: the figure '1.8 h'",
+        "n.ipynb#cell2:1: the figure '1,611 s'",
+    ]
 
 
 def test_a_known_section_that_types_no_figure_must_leave_the_list(tmp_path):

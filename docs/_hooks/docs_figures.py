@@ -13,10 +13,23 @@ writes the value in (:func:`substitute`, called by ``optsched_docs.py`` on every
 whose ``case`` is the step (``all-10k``), or ``field=value`` for an entry whose ``field`` is
 ``value`` (``instance=n30-4x4``; several joined by ``&``: ``case=compare&signal=SIGINT``), or an
 index (``0``). The same convention as ``python -m
-benchmarks``'s targets.
+benchmarks``'s targets. Three more steps on a list: ``all(field=value)`` (``&`` as above) keeps
+every entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
+that field over the list's entries, or a dict's values (``runs/all(n=32)/min(seconds)``;
+``phases.starting`` for a field of a field).
 
-**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours),
-``ms`` (seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), or a
+**Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
+entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
+value of the entry, as a key's steps do. ``[[rows:<key> by f1,f2]]`` writes it once per distinct
+``f1, f2`` of the entries (in their order): ``{f1}`` is the value, any other path steps into the
+list of that group's entries (``{backend=highs/wall}``). A value that is ``null`` in the file is
+shown as an en dash; ``{path else text}`` shows ``text`` where an entry has no such value (a
+member that reported nothing). So a table of a run is one template, not a figure typed per cell.
+
+**The format** after `` as ``: ``min`` or ``h`` (seconds shown in minutes or hours), ``ms``
+(seconds shown in milliseconds), ``x`` (a ratio, two decimals below 10, else none), ``on`` (true
+or false shown as on or off), ``result`` (a solve's entry: ``**opt** 94`` when its ``status`` is
+``optimal``, else ``objective / bound``, or ``objective, no bound``), or a
 Python format spec (``.2f``, ``,.0f``). Without one: three significant figures, thousands
 separated (``136``, ``1,611``, ``0.93``).
 
@@ -59,18 +72,21 @@ COMMANDS: dict[str, str] = {
     "exact_peer": "python -m benchmarks.bench_exact_peer",
     "exact_bounds": "python -m benchmarks.bench_exact_bounds",
     "exact_frontier": "python -m benchmarks.bench_exact_frontier",
+    "recorded": "no command: measured once by hand (each entry names its commit); re-measure with a benchmark",
     "compare_openb": "optsched compare --trace openb --policies all --seeds 3 (timed by hand; see its note)",
 }
 _DATE_KEYS = ("measured", "date")
 _LOAD_KEYS = ("load_average", "load_1min", "load_average_1min")
 
 #: A measured-looking figure: a number (or a range) and a time unit, or a ratio ``3.6x the``.
+#: (``2h``, an equation's label, and ``(0, h)``, a pair, are not times: an hour takes a space.)
 TYPED = re.compile(
-    r"(?<![\w.·^-])\d[\d,]*(?:\.\d+)?(?:\s?(?:-|to)\s?\d[\d,]*(?:\.\d+)?)?"
-    r"(?:\s?(?:s|ms|µs|us|min|minutes?|seconds?|hours?|h)\b(?!-)"
+    r"(?<![\w.·^-])\d(?:\d|,\d)*(?:\.\d+)?(?:\s?(?:-|to)\s?\d(?:\d|,\d)*(?:\.\d+)?)?"
+    r"(?:\s?(?:s|ms|µs|us|min|minutes?|seconds?|hours?)\b(?!-)|\s(?:h)\b(?!-)"
     r"|x(?=\s+(?:the|faster|slower|for|as)\b))"
 )
 _CODE_SPAN = re.compile(r"`[^`]*`")
+_INLINE_CODE = re.compile(r"(`+)[^`].*?\1")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -91,13 +107,33 @@ def _load(results: Path, file: str, cache: dict) -> object:
     return cache[file]
 
 
+def _matches(row: object, step: str) -> bool:
+    want = [tuple(part.split("=", 1)) for part in step.split("&")]
+    return isinstance(row, Mapping) and all(str(row.get(f)) == v for f, v in want)
+
+
+_AGGREGATE = re.compile(r"(min|max)\(([\w.-]+)\)")
+
+
+def _dotted(row: object, path: str) -> object:
+    for part in path.split("."):
+        row = row.get(part) if isinstance(row, Mapping) else None
+    return row
+
+
 def _step(node: object, step: str) -> object:
     if isinstance(node, Mapping):
+        if step not in node and _AGGREGATE.fullmatch(step):  # over the entries of a dict
+            return _step(list(node.values()), step)
         return node.get(step)
     if isinstance(node, list):
+        if step.startswith("all(") and step.endswith(")"):  # every entry that matches
+            return [r for r in node if _matches(r, step[4:-1])] or None
+        if m := _AGGREGATE.fullmatch(step):
+            values = [v for r in node if isinstance(v := _dotted(r, m[2]), (int, float)) and not isinstance(v, bool)]
+            return (min if m[1] == "min" else max)(values) if values else None
         if "=" in step:  # field=value, or several joined by & (case=solve-cpsat&signal=SIGINT)
-            want = [tuple(part.split("=", 1)) for part in step.split("&")]
-            return next((r for r in node if isinstance(r, Mapping) and all(str(r.get(f)) == v for f, v in want)), None)
+            return next((r for r in node if _matches(r, step)), None)
         hit = next((r for r in node if isinstance(r, Mapping) and r.get("case") == step), None)
         if hit is None and step.isdigit() and int(step) < len(node):
             return node[int(step)]
@@ -130,8 +166,21 @@ def _significant(x: float, digits: int = 3) -> str:
     return out.rstrip("0").rstrip(".") if "." in out else out
 
 
+def _number(x: object) -> str:
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.2f}"
+    return format_value(x, None)
+
+
 def format_value(value: object, spec: str | None) -> str:
     """A measured value as a page shows it (see the module's docstring for ``spec``)."""
+    if spec == "result" and isinstance(value, Mapping):
+        if value.get("status") == "optimal":
+            return f"**opt** {_number(value.get('objective'))}"
+        bound = value.get("bound")
+        return _number(value.get("objective")) + (", no bound" if bound is None else f" / {_number(bound)}")
+    if spec == "on" and isinstance(value, bool):
+        return "on" if value else "off"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         if spec:
             raise FigureError(f"the value {value!r} is not a number, so it takes no format {spec!r}")
@@ -175,16 +224,106 @@ def when(chain: list[object]) -> str:
     return f"measured {date}" + (f", load average {load}" if load else "")
 
 
+ROWS = re.compile(r"^\[\[rows:([^\]\s]+)(?: by ([\w,-]+))?\]\][ \t]*\n(.*)$", re.MULTILINE)
+_PLACE = re.compile(r"\{([^{}\s]+)(?: as ([^{}\s]+))?(?: else ([^{}]*))?\}")
+_NULL = "\u2013"
+
+
+def _entries(node: object, by: str | None) -> list[tuple[object, dict]]:
+    """(what a template's paths step into, the group's own fields) per row of a table."""
+    items = list(node.values()) if isinstance(node, Mapping) else list(node) if isinstance(node, list) else []
+    if not by:
+        return [(item, {}) for item in items]
+    fields = by.split(",")
+    groups: dict[tuple, list] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            groups.setdefault(tuple(item.get(f) for f in fields), []).append(item)
+    return [(members, dict(zip(fields, values, strict=True))) for values, members in groups.items()]
+
+
+def _fill(template: str, node: object, own: dict) -> str:
+    def one(m: re.Match) -> str:
+        path, spec, otherwise = m.groups()
+        if path in own:
+            value = own[path]
+        else:
+            value, parent = node, None
+            for step in path.split("/"):
+                parent, value = value, _step(value, step)
+                if value is None:
+                    break
+            if value is None:
+                if otherwise is not None:
+                    return otherwise
+                if isinstance(parent, Mapping) and step in parent:
+                    return _NULL  # null in the file: nothing measured there
+                raise FigureError(f"an entry has no {path!r}")
+        return _NULL if value is None else format_value(value, spec)
+
+    return _PLACE.sub(one, template)
+
+
+def rows(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str]]:
+    """``text`` with every ``[[rows:...]]`` line and its template replaced by the table's rows."""
+    cache = {} if cache is None else cache
+    problems: list[str] = []
+
+    code = _code_ranges(text)
+
+    def repl(m: re.Match) -> str:
+        key, by, template = m.groups()
+        if _in_code(code, m.start()):
+            return m.group(0)
+        line = text.count("\n", 0, m.start()) + 1
+        try:
+            node, _ = lookup(results, key, cache)
+            return "\n".join(_fill(template, item, own) for item, own in _entries(node, by))
+        except FigureError as e:
+            file = key.partition("/")[0]
+            problems.append(f"{page}:{line}: the rows [[rows:{key}]]: {e} (measured by `{command_for(file)}`)")
+            return m.group(0)
+
+    return ROWS.sub(repl, text), problems
+
+
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` is code (fenced blocks, inline spans): a ``[[fig:...]]`` there is shown as
+    written (a page that explains the syntax)."""
+    ranges, start, pos = [], None, 0
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            if start is None:
+                start = pos
+            else:
+                ranges.append((start, pos + len(line)))
+                start = None
+        elif start is None:
+            ranges += [(pos + m.start(), pos + m.end()) for m in _INLINE_CODE.finditer(line)]
+        pos += len(line) + 1
+    if start is not None:
+        ranges.append((start, len(text)))
+    return ranges
+
+
+def _in_code(ranges: list[tuple[int, int]], at: int) -> bool:
+    return any(a <= at < b for a, b in ranges)
+
+
 def substitute(text: str, results: Path, page: str, cache: dict | None = None) -> tuple[str, list[str], dict]:
-    """``text`` with every ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
+    """``text`` with every ``[[rows:...]]``, ``[[fig:...]]`` and ``[[when:...]]`` written in; the problems (one line
     each, naming the page, the key and the command that measures it); and the figures stated,
     ``{key: value as shown}``."""
     cache = {} if cache is None else cache
-    problems: list[str] = []
+    text, problems = rows(text, results, page, cache)
     stated: dict[str, str] = {}
+
+    code = _code_ranges(text)
 
     def repl(m: re.Match) -> str:
         kind, key, spec = m.groups()
+        if _in_code(code, m.start()):
+            return m.group(0)
         line = text.count("\n", 0, m.start()) + 1
         try:
             value, chain = lookup(results, key, cache)
@@ -229,12 +368,32 @@ def typed_figures(text: str, page: str, known_sections: tuple[str, ...] = ()) ->
     return problems
 
 
+def markdown_of(path: Path, rel: str) -> list[tuple[str, str]]:
+    """(name, Markdown) of a page: the file itself, or each markdown cell of a notebook
+    (``notebooks/x.ipynb#cell3``), which no substitution reaches: a notebook states no measured
+    figure, or marks it."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".ipynb":
+        return [(rel, text)]
+    cells = json.loads(text).get("cells", [])
+    return [
+        (f"{rel}#cell{i}", "".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", ""))
+        for i, c in enumerate(cells)
+        if c.get("cell_type") == "markdown"
+    ]
+
+
 def typed_problems(pages: list[Path], root: Path, known: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """:func:`typed_figures` over ``pages`` (``known``: page -> its sections left out, as in
-    ``optsched_docs.TYPED_KNOWN``), and each entry of ``known`` that leaves out nothing now."""
+    """:func:`typed_figures` over ``pages`` (Markdown files and notebooks' markdown cells;
+    ``known``: page -> its sections left out, as in ``optsched_docs.TYPED_KNOWN``), and each entry
+    of ``known`` that leaves out nothing now."""
     problems = []
     for path in sorted(pages):
         rel = path.relative_to(root).as_posix()
+        if path.suffix == ".ipynb":
+            for name, cell in markdown_of(path, rel):
+                problems += typed_figures(cell, name)
+            continue
         text = path.read_text(encoding="utf-8")
         sections = known.get(rel, ())
         problems += typed_figures(text, rel, sections)
