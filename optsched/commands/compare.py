@@ -295,7 +295,7 @@ def run(args) -> int:
 
 def _print_text(table, cluster, name, note, args) -> None:
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
-    from optsched.experiments.compare import METRICS, notes
+    from optsched.experiments.compare import METRICS, far_notes
     from optsched.experiments.compare.table import fmt as _cell
     from optsched.experiments.compare.table import time_model_notes
 
@@ -359,7 +359,7 @@ def _print_text(table, cluster, name, note, args) -> None:
         )
     for line in time_model_notes(ran.to_dict("records"), table.attrs.get("assumptions") or {}):
         print(line)
-    far = notes(ran.to_dict("records"))
+    far = far_notes(ran.to_dict("records"))
     if far:
         print("far from the bound (why, measured on the row's own jobs; docs/compare.md#reading-the-table):")
         for line in far:

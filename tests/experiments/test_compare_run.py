@@ -207,11 +207,11 @@ def test_rows_are_sorted_and_far_rows_get_a_note(tmp_path, capsys):
         {"policy": "srtf", "ratio_to_bound": 1.5, "note": None},
         {"policy": "las", "ratio_to_bound": 12.0, "note": "of the jobs' 5 s beyond their own lengths: ..."},
     ]
-    assert cmp.notes(rows) == [
+    assert cmp.far_notes(rows) == [
         f"fifo (86.1 x the bound): {rows[0]['note']}",
         f"las (12 x the bound): {rows[2]['note']}",
     ]
-    assert cmp.notes(rows, far=50.0) == [f"fifo (86.1 x the bound): {rows[0]['note']}"]
+    assert cmp.far_notes(rows, far=50.0) == [f"fifo (86.1 x the bound): {rows[0]['note']}"]
     with pytest.raises(InvalidOptionError, match="sort_by"):
         cmp.compare(df, cl, policies=["fifo"], progress=False, sort_by="nope")
 

@@ -21,7 +21,7 @@ from optsched.core import Cluster
 from optsched.exceptions import WorkloadWarning
 from optsched.experiments.compare.comparison import Comparison
 from optsched.experiments.compare.notes import PARTS, _free_time, job_costs, row_note
-from optsched.experiments.compare.table import FAR, notes
+from optsched.experiments.compare.table import FAR, far_notes
 
 NIC = 1.25e8  # bytes/s per server: 1 Gbit/s, where a split job's all-reduce crawls
 
@@ -76,14 +76,14 @@ def test_a_row_far_from_the_bound_because_of_a_split_job_names_that_job(fifty):
     split = (f["training_time"] - f["duration"])[f["servers"] > 1].clip(lower=0).sum()
     share = round(100 * split / beyond.sum())
     assert note.split("own lengths: ")[1].startswith(f"{share} % training beyond their durations split over servers")
-    assert notes(fifty.rows)[0].startswith("asrpt-wcs-duration-online (")
+    assert far_notes(fifty.rows)[0].startswith("asrpt-wcs-duration-online (")
 
 
 def test_the_example_note_on_the_compare_page_is_this_runs(fifty):
     page = (Path(__file__).parents[2] / "docs" / "compare.md").read_text(encoding="utf-8")
     block = page.split("```text\nfar from the bound (why")[1].split("```")[0]
     shown = " ".join(line.strip() for line in block.splitlines()[1:] if line.strip())
-    assert shown == notes(fifty.rows)[0]
+    assert shown == far_notes(fifty.rows)[0]
 
 
 def test_the_cli_prints_and_writes_the_measured_note(tmp_path, capsys):

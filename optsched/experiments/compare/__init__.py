@@ -37,7 +37,7 @@ from optsched.experiments.compare.figures import (
     save_figures,
 )
 from optsched.experiments.compare.runner import METRICS, available_policies
-from optsched.experiments.compare.table import FAR, SORT_COLUMNS, notes
+from optsched.experiments.compare.table import FAR, SORT_COLUMNS, far_notes
 from optsched.experiments.compare.workload import OVERHEADS
 from optsched.traces.load import (
     calibrate_load,
@@ -60,7 +60,7 @@ __all__ = [
     "replay_window",
     "size_cluster",
     "calibrate_load",
-    "notes",
+    "far_notes",
     "METRICS",
     "OVERHEADS",
     "EXECUTORS",

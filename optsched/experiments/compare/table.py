@@ -24,7 +24,7 @@ __all__ = [
     "failed_row",
     "skipped_row",
     "sort_rows",
-    "notes",
+    "far_notes",
     "time_model_notes",
     "attrs",
     "fmt",
@@ -166,7 +166,7 @@ def sort_rows(rows: list[dict[str, Any]], by: str | None) -> list[dict[str, Any]
     return sorted(ran, key=key) + failed + skipped
 
 
-def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
+def far_notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
     """One line per row with a ``note`` (the rows at :data:`FAR` times their bound or more: the causes
     measured on their own jobs, :func:`optsched.experiments.compare.notes.note_of`) and at ``far``
     times its bound or more: its ratio and its note.
@@ -178,9 +178,9 @@ def notes(rows: list[dict[str, Any]], far: float = FAR) -> list[str]:
     ...      "failed": None},
     ...     {"policy": "srtf", "ratio_to_bound": 1.2, "note": None, "skipped": None, "failed": None},
     ... ]
-    >>> notes(rows)
+    >>> far_notes(rows)
     ["fifo (12.5 x the bound): of the jobs' 900 s beyond ..."]
-    >>> notes(rows, far=20.0)
+    >>> far_notes(rows, far=20.0)
     []
     """
     out = []
