@@ -33,15 +33,9 @@ from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
 from optsched.solvers import SolveOptions, progress
-from optsched.solvers.exact import (
-    LP_MAX_SECONDS,
-    ExactModel,
-    lp_relaxation_value,
-    lp_time_budget,
-    resolve_options,
-    run_exact,
-    solve_cpsat_with_lp_bound,
-)
+from optsched.solvers.exact import resolve_options, run_exact
+from optsched.solvers.model import ExactModel
+from optsched.solvers.staged import LP_MAX_SECONDS, lp_relaxation_value, lp_time_budget, solve_cpsat_with_lp_bound
 from optsched.verify import verify
 
 __all__ = [

@@ -36,8 +36,8 @@ from optsched.asrpt.model import FIRST_SLOT, AsrptJob
 from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, _asrpt_job, _deprecated_instance
 from optsched.asrpt.timing import alpha_max, check_reading
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.model.state import DONE, FAILED
 from optsched.sim.policy import Policy
-from optsched.sim.state import DONE, FAILED
 
 __all__ = ["ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "COMM_HEAVY", "select_servers"]
 

@@ -132,7 +132,7 @@ def _asrpt_job(job) -> AsrptJob:
     if not isinstance(j, AsrptJob):
         raise InvalidInstanceError(
             f"Job {job.id!r} has no AsrptJob in its attrs['asrpt_job'] (got {j!r}); the A-SRPT policies read each "
-            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance)."
+            f"job's stage profile from there: build the jobs with optsched.asrpt.rate.sim_jobs(instance)."
         )
     return j
 

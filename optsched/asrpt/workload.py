@@ -45,7 +45,7 @@ from optsched.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
-from optsched.sim.inputs import job_table_columns
+from optsched.sim.model.inputs import job_table_columns
 from optsched.solvers import SolveOptions
 
 __all__ = [

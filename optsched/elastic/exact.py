@@ -20,6 +20,7 @@ from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.cheap_bounds import max_weight_bound, min_sum_bound
 from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.constants import KIND, OBJECTIVE
 from optsched.elastic.formulation import (
     ColumnVariables,
     build_direct_cpsat,
@@ -29,11 +30,13 @@ from optsched.elastic.formulation import (
     decode_direct_cpsat,
 )
 from optsched.elastic.gamma import _configs
-from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.primal_dual import a_maxweight
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 from optsched.solvers import SolveOptions, SolveResult, progress
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.exact import run_exact
+from optsched.solvers.model import ExactModel
 
 __all__ = ["solve_exact", "solve_maxweight", "greedy", "greedy_schedule", "BACKENDS"]
 

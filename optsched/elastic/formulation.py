@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from optsched.elastic.gamma import Column, _columns, _configs, estimate_columns
-from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError, TimeLimitReached
 from optsched.solvers import check_model_size, new_cp_model
 

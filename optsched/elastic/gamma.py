@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from optsched.elastic.model import Assignment, ElasticInstance
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.schedule import Assignment
 
 __all__ = [
     "Config",

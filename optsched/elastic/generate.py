@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from optsched.core.seeds import as_generator
-from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
+from optsched.elastic.constants import guarded_ceil, transfer_ms
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.pricing_oracle import _least_use
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 

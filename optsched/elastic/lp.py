@@ -58,8 +58,6 @@ from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 from optsched.solvers.exact import resolve_options
 
 __all__ = [
-    "build_lp8",
-    "build_dual9",
     "solve_lp8",
     "solve_dual9",
     "column_generation",

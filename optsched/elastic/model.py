@@ -42,31 +42,18 @@ from optsched.elastic.cluster import PsType, Server, WorkerType, _resources, _ty
 from optsched.elastic.constants import (
     ARCHITECTURES,
     BANDWIDTH,
-    CEIL_GUARD,
     KIND,
-    OBJECTIVE,
     guarded_ceil,
     transfer_ms,
 )
 from optsched.elastic.job import ElasticJob
-from optsched.elastic.schedule import Assignment, ElasticSchedule
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnplaceableJobError
 
 __all__ = [
     "toy_instance",
-    "KIND",
-    "OBJECTIVE",
-    "ARCHITECTURES",
-    "Server",
-    "WorkerType",
-    "PsType",
-    "ElasticJob",
     "ElasticInstance",
-    "Assignment",
-    "ElasticSchedule",
-    "transfer_ms",
     "toy_instance_dict",
-    "CEIL_GUARD",
 ]
 
 

@@ -41,8 +41,7 @@ from typing import Any
 
 from optsched.elastic.gamma import Config, _make
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.prices import Priced, Prices, sliding_min, window_cost
-from optsched.elastic.pricing_audit import brute_force, compare_with_brute_force, pricing_case, random_prices
+from optsched.elastic.prices import Priced, Prices
 from optsched.elastic.pricing_oracle import _least_use, _min_cost, _min_cost_reference
 from optsched.elastic.pricing_subroutines import (
     _a_mincost1,
@@ -53,20 +52,12 @@ from optsched.elastic.pricing_subroutines import (
 )
 
 __all__ = [
-    "Prices",
-    "Priced",
-    "sliding_min",
     "min_cost",
-    "brute_force",
     "a_mincost1",
     "a_mincost2",
     "a_ramincost1",
     "a_ramincost2",
     "paper_min_cost",
-    "window_cost",
-    "compare_with_brute_force",
-    "random_prices",
-    "pricing_case",
     "min_cost_reference",
     "least_use",
 ]

@@ -25,10 +25,11 @@ import numpy as np
 from optsched.elastic.checks import violations
 from optsched.elastic.gamma import _all_configs
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticInstance, ElasticSchedule
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import Priced, Prices, _fits, window_cost
 from optsched.elastic.pricing_oracle import _min_cost
 from optsched.elastic.pricing_subroutines import _a_mincost1, _a_mincost2, _a_ramincost1, _a_ramincost2
+from optsched.elastic.schedule import ElasticSchedule
 
 __all__ = ["brute_force", "compare_with_brute_force", "random_prices", "pricing_case"]
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from optsched.elastic.constants import guarded_ceil
 from optsched.elastic.gamma import _make
-from optsched.elastic.model import ElasticInstance, guarded_ceil
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import EPS, Priced, Prices, _caps, _fits, _greedy_place, window_cost
 
 __all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing

@@ -42,10 +42,12 @@ import numpy as np
 from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
-from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.constants import KIND, OBJECTIVE
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import Prices
 from optsched.elastic.pricing_oracle import _least_use, _min_cost
 from optsched.elastic.pricing_subroutines import _paper_min_cost
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
 
 __all__ = [

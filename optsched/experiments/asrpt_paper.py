@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from optsched import __version__
-from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.online import ASRPT, BASELINES
+from optsched.asrpt.policy import simulate_asrpt
 from optsched.core.output import out_folder_arg
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.asrpt_repro import placement_waste
@@ -43,7 +44,6 @@ from optsched.experiments.asrpt_traces import (
     GPUS,
     N_SERVERS,
     TRACE_JOBS,
-    TRACE_SECONDS,
     _instance,
     _test_start,
     _trace_table,
@@ -52,12 +52,9 @@ from optsched.experiments.asrpt_traces import (
 from optsched.experiments.sweep import load_sweep, sweep
 
 __all__ = [
-    "TRACE_JOBS",
-    "TRACE_SECONDS",
     "SIZES",
     "PAPER_FIGURES",
     "points",
-    "prepare",
     "cell",
     "run_sweep",
     "diagnose",
@@ -172,7 +169,7 @@ def cell(
     GPU load of the arrivals, and the wall time of each replay.
 
     ``baselines=False`` skips the baselines; ``variants="backfill"`` adds ``A-SRPT-Backfill``
-    (random forest, :class:`~optsched.asrpt.policy.ASRPT` ``backfill=True``: not the paper's algorithm,
+    (random forest, :class:`~optsched.asrpt.online.ASRPT` ``backfill=True``: not the paper's algorithm,
     the diagnostic of formulations/asrpt.md finding 6)."""
     load = _load_value(load)
     preds = [p.strip() for p in str(predictors).split(",") if p.strip()]

@@ -23,7 +23,8 @@ import numpy as np
 
 from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
-from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.online import ASRPT, BASELINES
+from optsched.asrpt.policy import simulate_asrpt
 from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
 from optsched.asrpt.profiles import MB, _pipeline
 from optsched.core.cluster import Cluster

@@ -48,7 +48,7 @@ from optsched.lazer.predictor import GPDeferral
 from optsched.sim import Simulator
 from optsched.traces import synthetic_workload
 
-__all__ = ["TRACES", "PAPER_TABLE2", "POLICY_NAMES", "helios_workload", "simulate_policy", "table2", "run"]
+__all__ = ["PAPER_TABLE2", "POLICY_NAMES", "simulate_policy", "table2", "run"]
 
 POLICY_NAMES = ["SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)", "Lazer"]
 

@@ -11,20 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
-from optsched.elastic.model import ElasticSchedule
-from optsched.elastic.pricing import (
-    Prices,
-    a_mincost1,
-    a_mincost2,
-    a_ramincost1,
-    a_ramincost2,
-    brute_force,
-    compare_with_brute_force,
-    min_cost,
-    min_cost_reference,
-    pricing_case,
-    window_cost,
-)
+from optsched.elastic.prices import Prices, window_cost
+from optsched.elastic.pricing import a_mincost1, a_mincost2, a_ramincost1, a_ramincost2, min_cost, min_cost_reference
+from optsched.elastic.pricing_audit import brute_force, compare_with_brute_force, pricing_case
+from optsched.elastic.schedule import ElasticSchedule
 
 from .strategies import small_instances
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
 from optsched.sim import LAS, SRTF, simulate
-from optsched.sim.state import LOADING, TRAINING, WAITING
+from optsched.sim.model.state import LOADING, TRAINING, WAITING
 
 from .test_invariants import workloads
 
