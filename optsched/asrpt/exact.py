@@ -26,7 +26,6 @@ from optsched.asrpt.formulation import (
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.asrpt.workload import least_processing
 from optsched.core.bounds import flow_time_bound
-from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
@@ -421,7 +420,3 @@ def solve_exact(
     # no model built (the warm start met the cheap bound): the objective is the schedule's own, unrounded
     result.info.setdefault("objective_rounding", 0.0)
     return result
-
-
-#: Former name, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(__name__, {"solve_problem8": ("optsched.asrpt.solve_exact", solve_exact)})

@@ -18,7 +18,6 @@ import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import _allreduce, _params, alpha, beta_upper, check_reading
-from optsched.core.compat import deprecated_names
 from optsched.core.result import Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import (
@@ -383,7 +382,3 @@ def availability_patterns(
         if np.all(parts <= g):
             out.append([int(p) for p in parts])
     return out
-
-
-#: Former name, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(__name__, {"build_placement_model": (f"{__name__}.build_placement", build_placement)})
