@@ -61,7 +61,7 @@ class Pattern:
     time: float
 
 
-def _job_key(job: AsrptJob):
+def job_shape_key(job: AsrptJob):
     return (tuple((s.k, s.p_f, s.p_b, s.d_in, s.d_out, s.h) for s in job.stages), job.allreduce)
 
 
@@ -96,7 +96,7 @@ def best_split(job: AsrptJob, counts, instance: AsrptInstance) -> tuple[np.ndarr
     counts = [int(c) for c in counts]
     nz = sorted([(c, m) for m, c in enumerate(counts) if c > 0], key=lambda cm: (-cm[0], cm[1]))
     parts = tuple(c for c, _ in nz)
-    xs, a = _best_split_cached(_job_key(job), parts, instance.g, instance.b_inter, instance.b_intra)
+    xs, a = _best_split_cached(job_shape_key(job), parts, instance.g, instance.b_inter, instance.b_intra)
     x = np.zeros((job.n_stages, len(counts)), dtype=np.int64)
     for col, (_, m) in enumerate(nz):
         x[:, m] = xs[:, col]

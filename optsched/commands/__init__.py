@@ -5,4 +5,8 @@ A module exposes ``add_parser(subparsers)``, which adds its parser and sets
 To add a command, add a module here and its name to :data:`COMMANDS`.
 """
 
+from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
+
+__all__ = ["COMMANDS", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "plain_text"]
+
 COMMANDS = ("info", "instances", "solve", "verify", "demo", "simulate", "compare", "reproduce", "data")

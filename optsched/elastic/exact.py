@@ -29,7 +29,7 @@ from optsched.elastic.formulation import (
     column_set,
     decode_direct_cpsat,
 )
-from optsched.elastic.gamma import _configs
+from optsched.elastic.gamma import configs_by_index
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.primal_dual import a_maxweight
 from optsched.elastic.schedule import ElasticSchedule
@@ -85,7 +85,7 @@ def greedy_schedule(
     for j in idx:
         a = instance.jobs[j].arrival if arrivals else 0
         best = None
-        for cfg in _configs(instance, j):
+        for cfg in configs_by_index(instance, j):
             for t in range(a, T - cfg.d + 1):
                 if best is not None and t + cfg.d >= best[0]:
                     break

@@ -38,7 +38,7 @@ from optsched.core.io import JsonMixin, load_instance, require_fields
 from optsched.core.library import instance_path
 from optsched.core.limits import MAX_AMOUNT, MAX_SECONDS, MAX_SERVERS, MAX_SLOTS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.elastic.cluster import PsType, Server, WorkerType, _resources, _type_from
+from optsched.elastic.cluster import PsType, Server, WorkerType, resource_mapping, type_from
 from optsched.elastic.constants import (
     ARCHITECTURES,
     BANDWIDTH,
@@ -131,7 +131,7 @@ class ElasticInstance(JsonMixin):
             name = s.get("name", "")
             if not isinstance(name, str):
                 raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
-            servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
+            servers.append(Server(resource_mapping(s["capacity"], "capacity", f"server {h}"), name))
         if not servers:
             raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
         if len(servers) > MAX_SERVERS:
@@ -139,8 +139,8 @@ class ElasticInstance(JsonMixin):
                 f"The 'servers' field lists {len(servers):,} servers, more than {MAX_SERVERS:,}{hint('servers')}."
             )
         object.__setattr__(self, "servers", tuple(servers))
-        wts = tuple(_type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
-        pts = tuple(_type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
+        wts = tuple(type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
+        pts = tuple(type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
         if not wts:
             raise InvalidInstanceError("The 'worker_types' field is empty; give at least one worker type.")
         if self.architecture == "ps" and not pts:

@@ -35,8 +35,8 @@ from optsched.core import Cluster
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.lazer_workloads import (
     TRACES,
-    _check_table,
-    _draw_models,
+    check_table,
+    draw_models,
     helios_workload,
     servers_for_load,
     workload,
@@ -112,7 +112,7 @@ def simulate_policy(
     simulation starts. ``record_log``: keep the event log (for ``optsched.lazer.check_lifecycle``).
     """
     if table is not None:
-        _check_table(table)
+        check_table(table)
         df = table
     else:
         df = workload(trace, n_jobs, seed)
@@ -396,10 +396,10 @@ def run(
         )
 
         def tables(seed):
-            return _draw_models(base_table, seed)
+            return draw_models(base_table, seed)
 
     elif table is not None:
-        _check_table(table)
+        check_table(table)
         base_table = table
 
         def tables(seed):

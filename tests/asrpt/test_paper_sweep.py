@@ -54,10 +54,10 @@ def test_bad_figure_and_cell_options():
 
 def test_prepare_equals_build_instance(tmp_path):
     """The cached, memoised build gives the jobs build_instance gives (same draws, same forest)."""
-    table = at._trace_table(0, 0.7, 0.9, N_TOTAL)
+    table = at.trace_table(0, 0.7, 0.9, N_TOTAL)
     inst, eps = build_instance(table, n_servers=ap.N_SERVERS, gpus=ap.GPUS, predictor="rf")
     prep = at.prepare(0, n_total=N_TOTAL, max_samples=None, cache_dir=tmp_path)
-    mine = at._instance(prep, table["arrival"].to_numpy(float)[prep["cut"] :], inst.n_jobs, "rf", 10.0)
+    mine = at.cell_instance(prep, table["arrival"].to_numpy(float)[prep["cut"] :], inst.n_jobs, "rf", 10.0)
     want = [(j.iterations, j.predicted_iterations, j.arrival, tuple(j.stages), j.group) for j in inst.jobs]
     got = [(j.iterations, j.predicted_iterations, j.arrival, tuple(j.stages), j.group) for j in mine.jobs]
     assert got == want

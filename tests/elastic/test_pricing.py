@@ -203,7 +203,7 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
 def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a_recomputation(inst, tau, data):
     """A_maxweight's prices (``incremental=True``) keep the residual and window prefixes between
     oracle calls; after every allocation, at any start, they equal the same arrays computed afresh."""
-    from optsched.elastic.pricing_oracle import _min_cost
+    from optsched.elastic.pricing_oracle import min_cost_by_index
 
     pr = Prices.zero(inst, tau, incremental=True)
     vecs = [np.asarray(v, dtype=float) for v in (*inst.e, *(inst.z if inst.is_ps else ()))]
@@ -211,7 +211,7 @@ def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a
         pr.window_prefix(v)
     pr.residual(inst)
     for j in range(inst.n_jobs):
-        c = _min_cost(inst, j, pr)
+        c = min_cost_by_index(inst, j, pr)
         if c is None:
             continue
         start = data.draw(st.integers(0, tau - c.config.d), label="start")

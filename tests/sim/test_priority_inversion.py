@@ -1,6 +1,6 @@
 """Preemptive policies never keep a job waiting behind one it outranks (issue: priority inversion).
 
-The round in ``_Preemptive.schedule`` considers waiting jobs in priority order: each starts if it
+The round in ``Preemptive.schedule`` considers waiting jobs in priority order: each starts if it
 fits, else strictly worse running jobs are preempted for it if that makes room; only then is the
 next job considered (backfilling). These tests pin the repro of the defect and check the invariant
 on random workloads: after every decision round in which preemption is allowed, no waiting job would
