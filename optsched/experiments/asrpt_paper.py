@@ -45,8 +45,8 @@ from optsched.experiments.asrpt_traces import (
     N_SERVERS,
     TRACE_JOBS,
     cell_instance,
+    first_test_row,
     prepare,
-    test_start,
     trace_table,
 )
 from optsched.experiments.sweep import load_sweep, sweep
@@ -181,7 +181,7 @@ def cell(
     vars_ = [v.strip() for v in str(variants).split(",") if v.strip()]
     if any(v != "backfill" for v in vars_):
         raise InvalidOptionError(f"variants must be '' or 'backfill'; got {variants!r}.")
-    cut = test_start(n_jobs, n_total)
+    cut = first_test_row(n_jobs, n_total)
     t0 = time.perf_counter()
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
@@ -238,7 +238,7 @@ def diagnose(
     import pandas as pd
 
     load = _load_value(load)
-    cut = test_start(n_jobs, n_total)
+    cut = first_test_row(n_jobs, n_total)
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
     )

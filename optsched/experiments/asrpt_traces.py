@@ -41,7 +41,7 @@ def trace_table(seed: int, single_gpu: float, load, n_total: int):
     return pai_like_table(n_total, **kw)
 
 
-def test_start(n_jobs: int, n_total: int) -> int:
+def first_test_row(n_jobs: int, n_total: int) -> int:
     """First row of the trace's test part (its last 20 %), after checking that ``n_jobs`` fits in it."""
     cut = int(round(0.8 * n_total))
     if not 0 < n_jobs <= n_total - cut:
