@@ -76,7 +76,8 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
                         "eps_bar": b.eps_bar,
                     }
                 )
-                from optsched.asrpt.policy import BASELINES, empirical_ratio, simulate_asrpt
+                from optsched.asrpt.online import BASELINES
+                from optsched.asrpt.policy import empirical_ratio, simulate_asrpt
 
                 for tau in (0.0, 1.0):
                     e = empirical_ratio(inst, r.objective, tau=tau)
@@ -163,7 +164,8 @@ def audit(quick: bool) -> dict:
 def replay_times(sizes, *, predictor: str = "rf") -> list[dict]:
     """Wall time of one replay of A-SRPT and of each baseline on the paper's cluster (250 x 8 GPUs, 10 Gbps,
     300 GB/s), PAI-like jobs at the generator's default load (0.9), seed 0."""
-    from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+    from optsched.asrpt.online import ASRPT, BASELINES
+    from optsched.asrpt.policy import simulate_asrpt
     from optsched.experiments.asrpt_repro import build_instance, pai_like_table
 
     rows = []

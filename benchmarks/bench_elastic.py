@@ -256,7 +256,8 @@ def bench_pricing_speed():
     import numpy as np
 
     from optsched.elastic.generate import random_instance
-    from optsched.elastic.pricing import min_cost, random_prices
+    from optsched.elastic.pricing import min_cost
+    from optsched.elastic.pricing_audit import random_prices
 
     inst = random_instance(1, n_servers=150, n_worker_types=8, n_ps_types=10, max_chunks=50, seed=1, capacity_scale=4)
     inst = inst.replace(
@@ -417,10 +418,10 @@ def bench_sec7_defaults(jobs=(10, 20, 40, 100), H=150, T=150, seed=0, target_J=1
 
 def bench_pricing(n, seed0=0):
     try:
-        from optsched.elastic import pricing
+        from optsched.elastic import pricing_audit
     except ImportError:
         return None
-    return pricing.compare_with_brute_force(n, seed=seed0)
+    return pricing_audit.compare_with_brute_force(n, seed=seed0)
 
 
 def main(argv=None) -> int:

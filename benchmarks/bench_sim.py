@@ -313,7 +313,8 @@ def lazer_case(name: str, n: int = 100_000) -> dict:
     import warnings
 
     from optsched.core import Cluster
-    from optsched.experiments.lazer import POLICY_NAMES, _policy, servers_for_load, simulate_policy, workload
+    from optsched.experiments.lazer import POLICY_NAMES, _policy, simulate_policy
+    from optsched.experiments.lazer_workloads import servers_for_load, workload
     from optsched.lazer import LoadSaveModel
     from optsched.sim import Simulator
 

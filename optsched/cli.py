@@ -19,8 +19,7 @@ import os
 import sys
 
 from optsched import __version__
-from optsched.commands import COMMANDS
-from optsched.commands._common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
+from optsched.commands import COMMANDS, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
 from optsched.exceptions import (
     DataNotFoundError,
     InfeasibleError,

@@ -146,7 +146,8 @@ def test_schedules_name_jobs_by_id(kind):
 
 def test_elastic_pricing_and_gamma_take_job_ids():
     from optsched.elastic.gamma import columns, configs, useful_counts
-    from optsched.elastic.pricing import Prices, a_mincost2, least_use, min_cost
+    from optsched.elastic.prices import Prices
+    from optsched.elastic.pricing import a_mincost2, least_use, min_cost
 
     inst = _relabelled("elastic")  # ids job-2 (position 0), job-1 (position 1)
     pr = Prices.zero(inst, 20)
@@ -173,7 +174,8 @@ def test_elastic_pricing_and_gamma_take_job_ids():
 # -- resources ----------------------------------------------------------------------------------------
 def test_elastic_resources_keep_the_input_order_and_arrays_are_priced_as_given():
     """Issue 26: the R axis was sorted by name, so arrays built in the input order mispriced silently."""
-    from optsched.elastic.pricing import Prices, min_cost
+    from optsched.elastic.prices import Prices
+    from optsched.elastic.pricing import min_cost
 
     d = _toy("elastic").to_dict()  # capacity {"gpu": 3, "cpu": 8}
     a = instance_from_dict(d)
@@ -195,7 +197,8 @@ def test_elastic_resources_keep_the_input_order_and_arrays_are_priced_as_given()
 
 # -- infeasibility ------------------------------------------------------------------------------------
 def test_elastic_infeasibility_is_reported_by_the_run_alone_or_jointly():
-    from optsched.elastic.pricing import Prices, min_cost
+    from optsched.elastic.prices import Prices
+    from optsched.elastic.pricing import min_cost
 
     d = _toy("elastic").to_dict()
     d["horizon"] = 9  # each job needs 10 slots at least
@@ -260,7 +263,7 @@ def test_other_public_evaluators_refuse_bad_input():
 
 # -- guards in the formulations ------------------------------------------------------------------------
 def test_numerical_guards_are_written_in_the_formulations():
-    from optsched.elastic.model import CEIL_GUARD
+    from optsched.elastic.constants import CEIL_GUARD
     from optsched.rarddls.model import EPS
 
     el = (ROOT / "formulations" / "elastic.md").read_text(encoding="utf-8")

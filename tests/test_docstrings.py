@@ -185,7 +185,7 @@ def test_the_traces_and_experiments_pages_are_covered():
     objects, constants = public_objects(), public_constants()
     for name in ("optsched.traces.load_trace", "optsched.traces.read_jobs", "optsched.experiments.sweep.sweep"):
         assert name in objects
-    assert "optsched.experiments.demo.exact_vs_algorithm_rows" in objects  # defined in verify, public here
+    assert "optsched.experiments.demo.collect_rows" in objects
     assert "optsched.traces.TABLE_COLUMNS" in constants and "optsched.experiments.sweep.EXECUTORS" in constants
 
 

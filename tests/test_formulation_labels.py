@@ -137,14 +137,14 @@ def _elastic_maxweight():
 
 def _elastic_lp8():
     from optsched.elastic import toy_instance
-    from optsched.elastic.lp import build_lp8
+    from optsched.elastic.formulation import build_lp8
 
     return build_lp8(toy_instance(), tau=12)
 
 
 def _elastic_dual9():
     from optsched.elastic import toy_instance
-    from optsched.elastic.lp import build_dual9
+    from optsched.elastic.formulation import build_dual9
 
     return build_dual9(toy_instance(), tau=12)
 

@@ -1,5 +1,6 @@
 """Imports go one way: core <- {solvers, sim, traces, verify, plot} <- papers <- experiments <- CLI;
-no module of optsched is over 600 lines.
+no module of optsched is over 600 lines; no private ``_name`` is imported across packages and no module
+but an ``__init__.py`` only re-exports.
 
 A paper package (every subpackage that is not a shared layer) never imports another paper, the
 experiments, the CLI, or the top-level ``optsched`` package (whose names load every plugin).
@@ -249,3 +250,107 @@ def test_no_module_of_optsched_over_600_lines():
     }
     over = {name: n for name, n in sorted(sizes.items()) if n > MAX_LINES}
     assert over == {}, f"modules over {MAX_LINES} lines (split them along what they mix): {over}"
+
+
+# -- one name, one home ----------------------------------------------------------------------------
+def _package_of(mod: str, path: Path) -> str:
+    return mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+
+
+def _private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def _from_imports(root: Path = PKG) -> Iterator[tuple[str, int, str, list[str]]]:
+    """(importing module, line, imported module resolved to absolute, names) for every ``from ... import``
+    of the package at ``root``, at any depth (function-level imports too)."""
+    mods = _module_names(root)
+    for mod, path in mods.items():
+        package = _package_of(mod, path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                base = ".".join(anchor[: len(anchor) - (node.level - 1)] + ([base] if base else []))
+            if base == root.name or base.startswith(root.name + "."):
+                yield mod, node.lineno, base, [a.name for a in node.names]
+
+
+def _private_imports(root: Path = PKG) -> list[str]:
+    """A ``_name`` imported from another package, or a ``_module`` imported from outside the package
+    it sits in (its package's ``__init__`` presents it)."""
+    mods = _module_names(root)
+    bad = []
+    for mod, line, base, names in _from_imports(root):
+        here = _package_of(mod, mods[mod])
+        for name in names:
+            target = f"{base}.{name}" if f"{base}.{name}" in mods else base
+            owner_package = _package_of(target, mods[target]) if target in mods else base
+            parts = target.split(".")
+            hidden = [".".join(parts[:i]) for i in range(1, len(parts)) if _private(parts[i])]
+            if _private(name) and target == base and owner_package != here:
+                bad.append(f"{mod}:{line} imports {name} from {base} (another package): make it public there")
+            elif hidden and not any(here == h or here.startswith(h + ".") for h in hidden):
+                bad.append(f"{mod}:{line} imports {target}, private to {hidden[-1]}")
+    return bad
+
+
+def _only_reexports(root: Path = PKG) -> list[str]:
+    """Modules other than an ``__init__.py`` that list in ``__all__`` a name they import, or whose body
+    is nothing but imports and ``__all__`` (a forwarding address: import from the owner instead)."""
+    bad = []
+    for mod, path in _module_names(root).items():
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        imported, listed, own = set(), [], []
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
+                listed = [e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)]
+            elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # not the docstring
+                own.append(node)
+        forwarded = sorted(n for n in listed if n in imported)
+        if forwarded:
+            bad.append(f"{mod} lists names it imports in __all__: {forwarded}")
+        elif imported and not own:
+            bad.append(f"{mod} only imports")
+    return bad
+
+
+def test_no_private_name_imported_across_packages():
+    assert _private_imports() == []
+
+
+def test_no_module_but_an_init_only_reexports():
+    assert _only_reexports() == []
+
+
+def test_the_name_checkers_see_violations(tmp_path):
+    pkg = tmp_path / "fakepkg"
+    for sub in ("a", "b", "b/_hidden"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "own.py").write_text("def _helper():\n    pass\n\n\ndef f():\n    pass\n")
+    (pkg / "a" / "mate.py").write_text("from fakepkg.a.own import _helper\n\nk = _helper\n")  # same package: fine
+    (pkg / "b" / "_hidden" / "core.py").write_text("def g():\n    pass\n")
+    (pkg / "b" / "__init__.py").write_text("from fakepkg.b._hidden.core import g\n")  # its own package: fine
+    (pkg / "b" / "user.py").write_text(
+        "def h():\n    from fakepkg.a.own import _helper, f\n    from fakepkg.b._hidden.core import g\n"
+    )
+    (pkg / "b" / "face.py").write_text('"""A face."""\nfrom fakepkg.a.own import f\n\n__all__ = ["f"]\n')
+    (pkg / "b" / "shim.py").write_text('"""A shim."""\nfrom fakepkg.a.own import f  # noqa: F401\n')
+    (pkg / "b" / "ok.py").write_text("from fakepkg.a.own import f\n\n__all__ = ['k']\n\n\ndef k():\n    f()\n")
+    (pkg / "c.py").write_text("from fakepkg.b._hidden import core\n\nk = core\n")
+    assert _private_imports(pkg) == [
+        "fakepkg.b.user:2 imports _helper from fakepkg.a.own (another package): make it public there",
+        "fakepkg.c:1 imports fakepkg.b._hidden.core, private to fakepkg.b",
+    ]
+    assert _only_reexports(pkg) == [
+        "fakepkg.b.face lists names it imports in __all__: ['f']",
+        "fakepkg.b.shim only imports",
+    ]

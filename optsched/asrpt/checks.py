@@ -11,9 +11,8 @@ from typing import Any
 
 from optsched.asrpt.formulation import best_split
 from optsched.verify import Violation
-from optsched.verify.common import check_non_preemptive  # shared with rarddls and lazer
 
-__all__ = ["check_non_preemptive", "check_iteration_time"]
+__all__ = ["check_iteration_time"]
 
 TOL = 1e-6
 

@@ -26,22 +26,15 @@ from optsched.asrpt.formulation import (
 from optsched.asrpt.model import KIND, AsrptInstance
 from optsched.asrpt.workload import least_processing
 from optsched.core.bounds import flow_time_bound
-from optsched.core.compat import deprecated_names
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError, ModelTooLargeError
 from optsched.solvers import SolveOptions, progress
-from optsched.solvers.exact import (
-    LP_MAX_SECONDS,
-    ExactModel,
-    lp_relaxation_value,
-    lp_time_budget,
-    resolve_options,
-    run_exact,
-    solve_cpsat_with_lp_bound,
-)
+from optsched.solvers.exact import resolve_options, run_exact
+from optsched.solvers.model import ExactModel
+from optsched.solvers.staged import LP_MAX_SECONDS, lp_relaxation_value, lp_time_budget, solve_cpsat_with_lp_bound
 from optsched.verify import verify
 
 __all__ = [
@@ -427,7 +420,3 @@ def solve_exact(
     # no model built (the warm start met the cheap bound): the objective is the schedule's own, unrounded
     result.info.setdefault("objective_rounding", 0.0)
     return result
-
-
-#: Former name, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(__name__, {"solve_problem8": ("optsched.asrpt.solve_exact", solve_exact)})

@@ -12,8 +12,6 @@ Two builders (build only; :mod:`optsched.asrpt.exact` solves):
   per server, a redundant cumulative on the whole cluster;
 * :func:`build_problem8`: time-indexed MILP x[i, p, t] (cross-check on small instances);
 * :func:`build_problem8_ti_cpsat`: the time-indexed model for CP-SAT.
-
-The former names ``build_problem8_pyomo`` and ``build_problem8_cpsat_ti`` still work, deprecated.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.placement import enumerate_placement, solve_placement
-from optsched.core.compat import deprecated_names
 from optsched.core.limits import check_slots
 from optsched.exceptions import ModelTooLargeError, SolverError
 from optsched.solvers import SolveOptions, check_model_size, new_cp_model
@@ -64,7 +61,7 @@ class Pattern:
     time: float
 
 
-def _job_key(job: AsrptJob):
+def job_shape_key(job: AsrptJob):
     return (tuple((s.k, s.p_f, s.p_b, s.d_in, s.d_out, s.h) for s in job.stages), job.allreduce)
 
 
@@ -99,7 +96,7 @@ def best_split(job: AsrptJob, counts, instance: AsrptInstance) -> tuple[np.ndarr
     counts = [int(c) for c in counts]
     nz = sorted([(c, m) for m, c in enumerate(counts) if c > 0], key=lambda cm: (-cm[0], cm[1]))
     parts = tuple(c for c, _ in nz)
-    xs, a = _best_split_cached(_job_key(job), parts, instance.g, instance.b_inter, instance.b_intra)
+    xs, a = _best_split_cached(job_shape_key(job), parts, instance.g, instance.b_inter, instance.b_intra)
     x = np.zeros((job.n_stages, len(counts)), dtype=np.int64)
     for col, (_, m) in enumerate(nz):
         x[:, m] = xs[:, col]
@@ -378,13 +375,3 @@ def build_problem8_ti_cpsat(
         )
     )
     return m, Problem8TimeIndexedVariables(x=x, patterns=pats, horizon=T)
-
-
-#: Former names, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "build_problem8_pyomo": (f"{__name__}.build_problem8", build_problem8),
-        "build_problem8_cpsat_ti": (f"{__name__}.build_problem8_ti_cpsat", build_problem8_ti_cpsat),
-    },
-)

@@ -30,14 +30,14 @@ import math
 import numbers
 from typing import Any
 
-from optsched.asrpt.formulation import _job_key
+from optsched.asrpt.formulation import job_shape_key
 from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import FIRST_SLOT, AsrptJob
-from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, _asrpt_job, _deprecated_instance
+from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, asrpt_job, deprecated_instance
 from optsched.asrpt.timing import alpha_max, check_reading
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
+from optsched.sim.model.state import DONE, FAILED
 from optsched.sim.policy import Policy
-from optsched.sim.state import DONE, FAILED
 
 __all__ = ["ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "COMM_HEAVY", "select_servers"]
 
@@ -95,7 +95,7 @@ class _JobInfo:
         cache: dict | None = None,
     ):
         self.job = job
-        key = _job_key(job)
+        key = job_shape_key(job)
         hit = None if cache is None else cache.get(key)
         if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
             hit = (
@@ -135,7 +135,7 @@ class _AsrptPolicy(Policy):
         self.rate_model.bind(cluster)
         params = self.rate_model.params
         self.G = int(cluster.total_gpus)
-        jobs = [_asrpt_job(j) for j in sim.jobs]
+        jobs = [asrpt_job(j) for j in sim.jobs]
         slots = {(j.attrs.get("asrpt_slot", 1.0), j.attrs.get("asrpt_first_slot", FIRST_SLOT)) for j in sim.jobs}
         if len(slots) > 1:
             raise InvalidInstanceError(
@@ -257,7 +257,7 @@ class ASRPT(_AsrptPolicy):
                 f"The 'comm_heavy' option of A-SRPT must be a finite number > 0 (paper: 1.5); got {comm_heavy!r}."
             )
         self.comm_heavy = float(comm_heavy)
-        _deprecated_instance("ASRPT", instance)
+        deprecated_instance("ASRPT", instance)
 
     # -- per run ------------------------------------------------------------------------------
     def on_start(self, sim):
@@ -446,7 +446,7 @@ class OrderedPolicy(_AsrptPolicy):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
         self.key, self.work_conserving = key, bool(work_conserving)
         self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
-        _deprecated_instance("OrderedPolicy", instance)
+        deprecated_instance("OrderedPolicy", instance)
 
     def on_start(self, sim):
         self._read_run(sim)
@@ -498,6 +498,6 @@ BASELINE_OPTIONS = {
 
 def BASELINES(instance=None, /, *, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
     """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping (paper name -> policy)."""
-    _deprecated_instance("BASELINES", instance)
+    deprecated_instance("BASELINES", instance)
     kw = dict(predictions=predictions, seed=seed, reading=reading)
     return {name: OrderedPolicy(name=name, **opts, **kw) for name, opts in BASELINE_OPTIONS.items()}

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob
-from optsched.asrpt.timing import _allreduce, _params, alpha, beta_upper, check_reading
-from optsched.core.compat import deprecated_names
+from optsched.asrpt.timing import allreduce_time, alpha, beta_upper, check_reading, params
 from optsched.core.result import Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import (
@@ -102,7 +101,7 @@ def build_placement(
     import pyomo.environ as pyo
 
     check_reading(reading)
-    g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
+    g, b_inter, b_intra = params(instance, g, b_inter, b_intra)
     free = _check_free(job, free, exact_usage)
     S, M = job.n_stages, len(free)
     check_model_size("asrpt placement", 3 * S * M + 1, 5 * S * M + S + M, max_size)
@@ -176,7 +175,7 @@ def build_placement(
         vol = 2.0 * (st[s].k - 1) * st[s].h / st[s].k
         if reading == "ring-boundary":
             return sum(
-                _allreduce(job, s, v, g, b_inter, b_intra, reading) * m.w[s, k, v]
+                allreduce_time(job, s, v, g, b_inter, b_intra, reading) * m.w[s, k, v]
                 for v in range(1, min(st[s].k, int(free[k])) + 1)
             )
         return vol * g / b_inter - vol * (g / b_inter - 1.0 / b_intra) * m.z[s, k]
@@ -238,7 +237,7 @@ def solve_placement(
     >>> r.status.value, r.x.tolist(), round(r.alpha, 6)
     ('optimal', [[0, 2]], 0.3)
     """
-    g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
+    g, b_inter, b_intra = params(instance, g, b_inter, b_intra)
     options = options or SolveOptions(time_limit=60, threads=1)
     t0 = time.perf_counter()
     model = build_placement(job, free, g=g, b_inter=b_inter, b_intra=b_intra, exact_usage=exact_usage, reading=reading)
@@ -315,7 +314,7 @@ def enumerate_placement(
     >>> r.x.tolist(), round(r.alpha, 6)
     ([[0, 2]], 0.3)
     """
-    g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
+    g, b_inter, b_intra = params(instance, g, b_inter, b_intra)
     free = _check_free(job, free, exact_usage)
     n = count_placements(job, free)
     if n > limit:
@@ -383,7 +382,3 @@ def availability_patterns(
         if np.all(parts <= g):
             out.append([int(p) for p in parts])
     return out
-
-
-#: Former name, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(__name__, {"build_placement_model": (f"{__name__}.build_placement", build_placement)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from optsched.asrpt.bounds import verifier_lemma_1, verifier_lemma_3
-from optsched.asrpt.checks import check_iteration_time, check_non_preemptive
+from optsched.asrpt.checks import check_iteration_time
 from optsched.asrpt.exact import OBJECTIVE, solve_exact
 from optsched.asrpt.model import KIND, AsrptInstance, toy_instance
 from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS
@@ -23,6 +23,7 @@ from optsched.sim import register_policy
 from optsched.sim.registry import forwards_options
 from optsched.solvers import SolveOptions
 from optsched.verify import register_check, register_cluster_checks, register_evaluator
+from optsched.verify.common import check_non_preemptive
 from optsched.verify.suite import register_suite_instances
 
 __all__ = ["register", "suite_instances", "asrpt_backfill", "asrpt_backfill_no_split"]

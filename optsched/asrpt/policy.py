@@ -13,28 +13,20 @@ from collections.abc import Callable
 
 from optsched.asrpt.bounds import check_bounds
 from optsched.asrpt.model import KIND, AsrptInstance
-from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS, BASELINES, OrderedPolicy, select_servers
-from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, sim_jobs
+from optsched.asrpt.online import ASRPT, BASELINE_OPTIONS, BASELINES, OrderedPolicy
+from optsched.asrpt.rate import HeavyEdgeRate, sim_jobs
 from optsched.core.registry import check_kind
 from optsched.core.result import Result, Status
 from optsched.sim import Simulator
 from optsched.sim.registry import forwards_options
 
 __all__ = [
-    "HeavyEdgeRate",
-    "ASRPT",
-    "OrderedPolicy",
-    "BASELINES",
-    "BASELINE_OPTIONS",
     "BASELINE_NAMES",
     "simulate_asrpt",
     "empirical_ratio",
     "run_asrpt",
     "baseline_algorithm",
     "baseline_policy",
-    "select_servers",
-    "sim_jobs",
-    "ClusterParams",
 ]
 
 

@@ -27,7 +27,7 @@ __all__ = ["vgg19_like", "gpt_like", "paper_cluster", "PROFILES"]
 MB = 1e6
 
 
-def _pipeline(job_id, k, fwd, act, params, *, iterations=1000, allreduce="rar", **kw) -> AsrptJob:
+def pipeline(job_id, k, fwd, act, params, *, iterations=1000, allreduce="rar", **kw) -> AsrptJob:
     """Whole-stage forward times ``fwd`` (s), boundary activations ``act`` (bytes, whole batch, between
     stage s and s+1), parameters ``params`` (bytes); per-replica values divide by k."""
     S = len(k)
@@ -45,7 +45,7 @@ def vgg19_like(job_id=0, *, iterations: int = 1000, allreduce: str = "rar", **kw
     >>> vgg19_like().gpus
     8
     """
-    return _pipeline(
+    return pipeline(
         job_id,
         (2, 2, 3, 1),
         (0.013, 0.011, 0.020, 0.001),
@@ -63,7 +63,7 @@ def gpt_like(job_id=0, *, iterations: int = 1000, n_stages: int = 8, **kw) -> As
     >>> gpt_like().gpus
     8
     """
-    return _pipeline(
+    return pipeline(
         job_id,
         (1,) * n_stages,
         (0.0034,) * n_stages,

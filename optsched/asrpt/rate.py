@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from optsched.asrpt.formulation import _job_key
+from optsched.asrpt.formulation import job_shape_key
 from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.asrpt.timing import alpha, check_reading
@@ -45,7 +45,7 @@ class ClusterParams:
         return cls(int(cluster.max_server_gpus), float(cluster.bandwidth_inter), float(cluster.bandwidth_intra))
 
 
-def _deprecated_instance(what: str, instance) -> None:
+def deprecated_instance(what: str, instance) -> None:
     if instance is not None:
         warnings.warn(
             f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
@@ -79,7 +79,7 @@ class HeavyEdgeRate(RateModel):
         self._params: ClusterParams | None = None
         self._cluster = None
         if instance is not None:  # old form HeavyEdgeRate(instance): bind to its cluster
-            _deprecated_instance("HeavyEdgeRate", instance)
+            deprecated_instance("HeavyEdgeRate", instance)
             self.bind(getattr(instance, "cluster", instance))
 
     def bind(self, cluster: Cluster) -> HeavyEdgeRate:
@@ -101,7 +101,7 @@ class HeavyEdgeRate(RateModel):
         Heavy-Edge orders them by GPUs (ties by index), so alpha depends only on the job's profile and the
         sorted GPU counts: memoised on that (one Heavy-Edge per profile and count vector, not per start)."""
         counts = tuple(sorted((int(c) for c in placement.values() if c > 0), reverse=True))
-        key = (_job_key(job), counts)
+        key = (job_shape_key(job), counts)
         hit = self._cache.get(key)
         if hit is None:
             p = self._params
@@ -124,15 +124,15 @@ class HeavyEdgeRate(RateModel):
     def rate(self, job, placement, sim) -> float:
         if sim.cluster is not self._cluster:
             self.bind(sim.cluster)
-        return 1.0 / self.alpha(_asrpt_job(job), placement)
+        return 1.0 / self.alpha(asrpt_job(job), placement)
 
 
-def _asrpt_job(job) -> AsrptJob:
+def asrpt_job(job) -> AsrptJob:
     j = job.attrs.get("asrpt_job")
     if not isinstance(j, AsrptJob):
         raise InvalidInstanceError(
             f"Job {job.id!r} has no AsrptJob in its attrs['asrpt_job'] (got {j!r}); the A-SRPT policies read each "
-            f"job's stage profile from there: build the jobs with optsched.asrpt.policy.sim_jobs(instance)."
+            f"job's stage profile from there: build the jobs with optsched.asrpt.rate.sim_jobs(instance)."
         )
     return j
 

@@ -112,7 +112,7 @@ def _neighbour_times(job: AsrptJob, s: int, x: np.ndarray, m: int, g: int, b_int
     return g * inter / b_inter, intra / b_intra
 
 
-def _allreduce(
+def allreduce_time(
     job: AsrptJob, s: int, xsm: int, g: int, b_inter: float, b_intra: float, reading: str = "nic-share"
 ) -> float:
     """Eq. (6): each replica moves V = 2(k-1)h/k bytes; over B_intra if all k replicas share the server.
@@ -144,7 +144,7 @@ def stage_times(job: AsrptJob, x, *, g: int, b_inter: float, b_intra: float, rea
         for m in np.nonzero(x[s])[0]:
             comp = st.p_f + st.p_b  # (4)
             c_inter, c_intra = _neighbour_times(job, s, x, int(m), g, b_inter, b_intra)  # (5)
-            out[s, m] = comp + c_inter + c_intra + _allreduce(job, s, int(x[s, m]), g, b_inter, b_intra, reading)
+            out[s, m] = comp + c_inter + c_intra + allreduce_time(job, s, int(x[s, m]), g, b_inter, b_intra, reading)
     return out
 
 
@@ -193,11 +193,11 @@ def alpha(
     ...                                                               b_intra=100.0, reading="ring-boundary")
     (33.0, 18.0)
     """
-    g, b_inter, b_intra = _params(instance, g, b_inter, b_intra)
+    g, b_inter, b_intra = params(instance, g, b_inter, b_intra)
     return float(stage_times(job, x, g=g, b_inter=b_inter, b_intra=b_intra, reading=reading).max())
 
 
-def _params(instance, g, b_inter, b_intra):
+def params(instance, g, b_inter, b_intra):
     if instance is not None:
         g = instance.g if g is None else g
         b_inter = instance.b_inter if b_inter is None else b_inter

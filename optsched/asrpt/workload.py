@@ -34,7 +34,7 @@ import numpy as np
 from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.asrpt.placement import enumerate_placement, solve_placement
-from optsched.asrpt.profiles import MB, _pipeline
+from optsched.asrpt.profiles import MB, pipeline
 from optsched.asrpt.timing import alpha, consolidated_placement
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, job_uniforms
@@ -45,7 +45,7 @@ from optsched.exceptions import (
     SolverError,
     SolverUnavailableError,
 )
-from optsched.sim.inputs import job_table_columns
+from optsched.sim.model.inputs import job_table_columns
 from optsched.solvers import SolveOptions
 
 __all__ = [
@@ -127,10 +127,10 @@ def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
         return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=346 * MB),)
     if family == "VGG19":
         if g == 2:
-            return _pipeline(0, (1, 1), (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB)).stages
+            return pipeline(0, (1, 1), (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB)).stages
         if g in (4, 8):
             ks = (1, 1, 1, 1) if g == 4 else (2, 2, 3, 1)
-            return _pipeline(
+            return pipeline(
                 0,
                 ks,
                 (0.013, 0.011, 0.020, 0.001),
@@ -139,7 +139,7 @@ def profile(family: str, gpus: int, *, seed: SeedLike = 0) -> tuple[Stage, ...]:
             ).stages
         p = 0.045
         return (Stage(k=g, p_f=p / 3 / g, p_b=2 * p / 3 / g, h=575 * MB),)
-    return _pipeline(0, (1,) * g, (0.0034 * 8 / g,) * g, (12.6 * MB,) * (g - 1), (0.0,) * g).stages
+    return pipeline(0, (1,) * g, (0.0034 * 8 / g,) * g, (12.6 * MB,) * (g - 1), (0.0,) * g).stages
 
 
 def family_of(name: Any, profile_of: Mapping[str, str] | None = None) -> str | None:

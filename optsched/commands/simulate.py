@@ -82,7 +82,7 @@ SUMMARY_KEYS = [
 #: Paper policies come from the registry (``optsched info``) and are checked before any work.
 POLICY_CHOICES = ("fifo", "sjf", "srtf", "las", "srtf-periodic")
 PLACEMENT_CHOICES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
-ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.compiled.driver.ENGINES (a test checks)
+ENGINE_CHOICES = ("auto", "python", "compiled")  # optsched.sim.options.ENGINES (a test checks)
 
 #: Peak memory per job of a replay (bytes), measured by ``make bench`` (1M jobs: 2.5 GiB).
 BYTES_PER_JOB = 2700

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError
@@ -11,13 +11,12 @@ from optsched.exceptions import InvalidOptionError
 __all__ = [
     "deprecated_positional",
     "deprecated_alias",
-    "deprecated_names",
     "user_stacklevel",
     "DEPRECATED_SINCE",
     "REMOVED_IN",
 ]
 
-#: The release that deprecates the former names of :func:`deprecated_names`, and the one that removes them
+#: The release that deprecates the former names and call forms, and the one that removes them
 #: (docs/conventions.md#deprecated lists them).
 DEPRECATED_SINCE = "0.2.0"
 REMOVED_IN = "0.3.0"
@@ -64,36 +63,6 @@ def deprecated_alias(who: str, old: str, new: str, value: Any, *, stacklevel: in
     """Warn that option ``old`` of ``who`` is now ``new``; return ``value``."""
     warnings.warn(f"The '{old}' option of {who} is deprecated; use '{new}'.", DeprecationWarning, stacklevel=stacklevel)
     return value
-
-
-def deprecated_names(module: str, names: Mapping[str, tuple[str, Any]]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` (PEP 562) that still serves each former name of ``module``, with one
-    :class:`DeprecationWarning` naming the new one: ``names`` maps a former name to ``(new name,
-    object)``. Any other name raises :class:`AttributeError` as usual.
-
-    >>> import warnings
-    >>> getattr_ = deprecated_names("pkg.mod", {"old": ("pkg.mod.new", len)})
-    >>> with warnings.catch_warnings(record=True) as w:
-    ...     warnings.simplefilter("always")
-    ...     getattr_("old") is len
-    True
-    >>> str(w[0].message)
-    'pkg.mod.old is deprecated since optsched 0.2.0 and will be removed in 0.3.0: use pkg.mod.new.'
-    """
-
-    def __getattr__(name: str) -> Any:
-        if name in names:
-            new, obj = names[name]
-            warnings.warn(
-                f"{module}.{name} is deprecated since optsched {DEPRECATED_SINCE} and will be removed in "
-                f"{REMOVED_IN}: use {new}.",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return obj
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-    return __getattr__
 
 
 def user_stacklevel() -> int:

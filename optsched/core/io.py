@@ -27,7 +27,6 @@ __all__ = [
     "read_json",
     "JsonMixin",
     "require_fields",
-    "check_path_arg",
     "instance_fingerprint",
     "save_schedule",
     "schedule_origin",

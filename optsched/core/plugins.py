@@ -191,7 +191,7 @@ class ReproductionSpec:
         return getattr(importlib.import_module(module), attr)
 
 
-_REPRODUCTIONS: dict[str, ReproductionSpec] = {}
+REPRODUCTIONS: dict[str, ReproductionSpec] = {}
 
 
 def register_reproduction(
@@ -221,7 +221,7 @@ def register_reproduction(
             f"'optsched.experiments.sojourn:reproduce'); got {target!r}."
         )
     spec = ReproductionSpec(name, target, description, paper, quick_seconds, seeds)
-    _REPRODUCTIONS[name] = spec
+    REPRODUCTIONS[name] = spec
     return spec
 
 
@@ -235,9 +235,9 @@ def forget_reproduction(name: str) -> ReproductionSpec | None:
     >>> forget_reproduction("doc-gone").name, forget_reproduction("doc-gone")
     ('doc-gone', None)
     """
-    return _REPRODUCTIONS.pop(name, None)
+    return REPRODUCTIONS.pop(name, None)
 
 
 def reproduction_specs() -> dict[str, ReproductionSpec]:
     """name -> :class:`ReproductionSpec` of every declared reproduction (after :func:`load_plugins`), by name."""
-    return dict(sorted(_REPRODUCTIONS.items()))
+    return dict(sorted(REPRODUCTIONS.items()))

@@ -13,21 +13,15 @@ load inside the exact functions. See ``formulations/elastic.md``.
 
 from optsched.core.plugins import load_plugin
 from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline
+from optsched.elastic.cluster import PsType, WorkerType
+from optsched.elastic.constants import KIND, OBJECTIVE
 from optsched.elastic.direct import solve_direct, solve_direct_maxweight
 from optsched.elastic.exact import greedy, solve_exact, solve_maxweight
+from optsched.elastic.job import ElasticJob
 from optsched.elastic.lp import column_generation, solve_dual9, solve_lp8
-from optsched.elastic.model import (
-    KIND,
-    OBJECTIVE,
-    Assignment,
-    ElasticInstance,
-    ElasticJob,
-    ElasticSchedule,
-    PsType,
-    WorkerType,
-    toy_instance,
-)
+from optsched.elastic.model import ElasticInstance, toy_instance
 from optsched.elastic.primal_dual import a_maxweight, a_online
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 
 __all__ = [
     "solve_exact",

@@ -4,7 +4,7 @@
   run on optsched's discrete-event simulator (:mod:`optsched.elastic.policy`, slotted mode, one
   simulator second = one slot), returning a :class:`~optsched.core.result.Result` whose objective
   is sum_j w_j c_j in slots. Non-preemptive baselines (FIFO, DRF) also return an
-  :class:`~optsched.elastic.model.ElasticSchedule` (each job's one start) for the verifier, and are
+  :class:`~optsched.elastic.schedule.ElasticSchedule` (each job's one start) for the verifier, and are
   registered kind algorithms (``elastic-fifo``, ``elastic-drf``); preemptive ones return the
   completions and the simulator's segments (``info["segments"]``).
 * :func:`jain_greedy` - Jain et al.'s greedy [44] for the max-weight problem (7)/(8), the
@@ -26,10 +26,14 @@ from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.elastic.checks import evaluate_objective
-from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
-from optsched.elastic.policy import (
-    POLICY_CLASSES,
-    ElasticRate,
+from optsched.elastic.constants import KIND, OBJECTIVE
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.policy import POLICY_CLASSES
+from optsched.elastic.policy_base import ElasticRate, sim_resource_names, to_sim
+from optsched.elastic.prices import Priced
+from optsched.elastic.primal_dual import MaxWeightRun
+from optsched.elastic.schedule import Assignment, ElasticSchedule
+from optsched.elastic.shapes import (
     Shape,
     candidate_shapes,
     fifo_shape,
@@ -38,15 +42,11 @@ from optsched.elastic.policy import (
     least_total_use,
     placement_use,
     shape_config,
-    sim_resource_names,
-    to_sim,
 )
-from optsched.elastic.prices import Priced
-from optsched.elastic.primal_dual import MaxWeightRun
 from optsched.exceptions import InternalError, InvalidOptionError
 from optsched.sim import Simulator
 
-__all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "least_total_use", "OPTIONS"]
+__all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "OPTIONS"]
 
 BASELINES: tuple[str, ...] = ("fifo", "drf", "antman", "tiresias", "2d-las")
 """The baselines of the paper's Sec. 7, by the names ``run_baseline`` takes."""
@@ -235,8 +235,8 @@ def jain_greedy(instance: ElasticInstance, jobs: list[int] | None = None, *, tau
     """Jain et al.'s greedy [44] for the max-weight problem (7)/(8) (Fig. 8's comparison).
 
     Jobs (indices ``jobs``, default all) in order of value density w_j / least total use
-    (:func:`~optsched.elastic.policy.least_total_use`, largest first, ties by index); each takes,
-    among its shapes (m, p, q, useful N) placed by :func:`~optsched.elastic.policy.find_placement`
+    (:func:`~optsched.elastic.shapes.least_total_use`, largest first, ties by index); each takes,
+    among its shapes (m, p, q, useful N) placed by :func:`~optsched.elastic.shapes.find_placement`
     in the least residual capacity over [t, t + d), the one with the latest start t in
     [0, tau - d] (ties: least total use d * sum f, then least d), or is left out. Arrivals are
     ignored, as in (7)/(8).

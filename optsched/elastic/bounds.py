@@ -25,7 +25,7 @@ import numpy as np
 
 from optsched.elastic.exact import solve_maxweight
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.pricing_oracle import _min_cost
+from optsched.elastic.pricing_oracle import min_cost_by_index
 from optsched.elastic.primal_dual import weight_bound_F
 from optsched.solvers import SolveOptions
 
@@ -51,7 +51,7 @@ def certificate(
     C = np.asarray(instance.C, dtype=float)
     u = {}
     for j in jobs:
-        c = _min_cost(instance, j, pr, residual=False)
+        c = min_cost_by_index(instance, j, pr, residual=False)
         u[j] = max(0.0, instance.jobs[j].weight - c.cost) if c is not None else 0.0
     D = float(sum(u.values()) + (pr.delta * C[None, :, :]).sum())
     P = float(sum(instance.jobs[j].weight for j in run.chosen))

@@ -5,7 +5,8 @@ recomputed here with its own code (not :meth:`ElasticInstance.rho`), the per-slo
 (15b) is summed slot by slot. :func:`violations` runs them all with the options of a max-weight
 round ((7a) at most one schedule per job, (7b) completion by tau, no (2j)).
 
->>> from optsched.elastic.model import ElasticInstance, ElasticSchedule, Assignment, toy_instance_dict
+>>> from optsched.elastic.model import ElasticInstance, toy_instance_dict
+>>> from optsched.elastic.schedule import ElasticSchedule, Assignment
 >>> inst = ElasticInstance.from_dict(toy_instance_dict())
 >>> good = ElasticSchedule({0: Assignment(0, 10, 1, 0, 1, {0: 1}, {0: 1}),
 ...                         1: Assignment(0, 15, 0, 0, 1, {0: 1}, {0: 1})})

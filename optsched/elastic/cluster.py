@@ -17,7 +17,7 @@ from optsched.exceptions import InvalidInstanceError
 __all__ = ["Server", "WorkerType", "PsType"]
 
 
-def _resources(value: Any, field_: str, owner: str) -> dict[str, float]:
+def resource_mapping(value: Any, field_: str, owner: str) -> dict[str, float]:
     d = check_mapping(value, field_, owner)
     out = {}
     for r, v in d.items():
@@ -63,7 +63,7 @@ class PsType(WorkerType):
     """A parameter-server type: resources z_p and bandwidth B_p (Gbit/s)."""
 
 
-def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
+def type_from(cls: type, d: Any, i: int, what: str) -> Any:
     owner = f"{what} {i}"
     subject = owner[:1].upper() + owner[1:]  # "Worker type 0 has ...", not "The worker type 0 has ..."
     if isinstance(d, cls):
@@ -79,7 +79,7 @@ def _type_from(cls: type, d: Any, i: int, what: str) -> Any:
         raise InvalidInstanceError(
             f'{subject} has no \'resources\' field; give its resource vector, e.g. {{"gpu": 1, "cpu": 4}}.'
         )
-    res = _resources(d["resources"], "resources", owner)
+    res = resource_mapping(d["resources"], "resources", owner)
     bw = d.get("bandwidth", res.get(BANDWIDTH))
     if bw is None:
         raise InvalidInstanceError(

@@ -12,8 +12,8 @@ from optsched.elastic.bounds import certificate
 from optsched.elastic.checks import violations
 from optsched.elastic.exact import greedy, solve_exact, solve_maxweight
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticSchedule
 from optsched.elastic.primal_dual import a_maxweight, a_online
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 from optsched.verify.rows import exact_vs_algorithm_rows

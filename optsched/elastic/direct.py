@@ -7,7 +7,7 @@ constraint linearized and labelled (tiny sizes only).
 * :func:`solve_direct` and :func:`solve_direct_maxweight`, both through
   :func:`optsched.solvers.exact.run_exact` (not registered algorithms: the common suite's toy, T = 400
   slots, is beyond this model, no incumbent in 60 s); :func:`decode_direct` reads an
-  :class:`~optsched.elastic.model.ElasticSchedule` that the verifier rechecks.
+  :class:`~optsched.elastic.schedule.ElasticSchedule` that the verifier rechecks.
 
 Variables per job j: start ``start[j, t]`` = x_jt (2n) and completion ``completion[j, c]`` one-hot
 (c = t + d_j in 1..T), ``d[j]`` (2m) = sum c completion - sum t start, type choices
@@ -34,11 +34,14 @@ from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result
 from optsched.elastic.cheap_bounds import max_weight_bound, min_sum_bound
 from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.constants import KIND, OBJECTIVE
 from optsched.elastic.exact import greedy_schedule, late_result
-from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import SolveOptions, SolveResult, check_model_size
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.exact import run_exact
+from optsched.solvers.model import ExactModel
 
 __all__ = [
     "build_direct",

@@ -20,6 +20,7 @@ from optsched.core.registry import check_kind, requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.cheap_bounds import max_weight_bound, min_sum_bound
 from optsched.elastic.checks import evaluate_objective, violations
+from optsched.elastic.constants import KIND, OBJECTIVE
 from optsched.elastic.formulation import (
     ColumnVariables,
     build_direct_cpsat,
@@ -28,12 +29,14 @@ from optsched.elastic.formulation import (
     column_set,
     decode_direct_cpsat,
 )
-from optsched.elastic.gamma import _configs
-from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule
+from optsched.elastic.gamma import configs_by_index
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.primal_dual import a_maxweight
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 from optsched.solvers import SolveOptions, SolveResult, progress
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.exact import run_exact
+from optsched.solvers.model import ExactModel
 
 __all__ = ["solve_exact", "solve_maxweight", "greedy", "greedy_schedule", "BACKENDS"]
 
@@ -82,7 +85,7 @@ def greedy_schedule(
     for j in idx:
         a = instance.jobs[j].arrival if arrivals else 0
         best = None
-        for cfg in _configs(instance, j):
+        for cfg in configs_by_index(instance, j):
             for t in range(a, T - cfg.d + 1):
                 if best is not None and t + cfg.d >= best[0]:
                     break

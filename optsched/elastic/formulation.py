@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from optsched.elastic.gamma import Column, _columns, _configs, estimate_columns
-from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.gamma import Column, columns_by_index, configs_by_index, estimate_columns
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError, TimeLimitReached
 from optsched.solvers import check_model_size, new_cp_model
 
@@ -151,8 +152,8 @@ def column_set(
     by_job: list[list[int]] = []
     for j in range(instance.n_jobs):
         check_deadline(deadline, f"enumerating the columns of Gamma_j (job {j + 1} of {instance.n_jobs})")
-        cfgs = _configs(instance, j) if configs_by_job is None else configs_by_job[j]
-        cj = _columns(instance, j, tau=T, arrivals=arrivals, cfgs=cfgs)
+        cfgs = configs_by_index(instance, j) if configs_by_job is None else configs_by_job[j]
+        cj = columns_by_index(instance, j, tau=T, arrivals=arrivals, cfgs=cfgs)
         by_job.append(list(range(len(cols), len(cols) + len(cj))))
         cols.extend(cj)
     touch: dict[tuple[int, int, int], list[tuple[int, float]]] = {}
@@ -417,7 +418,7 @@ def decode_direct_cpsat(instance: ElasticInstance, handles: DirectVariables, sol
 
 
 # -- the LP relaxation of (8) / (17) and its dual (9) ---------------------------------------------
-def _tau(instance: ElasticInstance, tau: int | None) -> int:
+def check_tau(instance: ElasticInstance, tau: int | None) -> int:
     T = instance.horizon if tau is None else tau
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or int(T) < 1:
         raise InvalidOptionError(f"The 'tau' option must be an integer >= 1 (slots); got {tau!r}.")
@@ -441,7 +442,7 @@ def build_lp8(
     """
     import pyomo.environ as pyo  # deferred: Pyomo is heavy
 
-    cs = cs or column_set(instance, sense="max", tau=_tau(instance, tau), max_size=max_size)
+    cs = cs or column_set(instance, sense="max", tau=check_tau(instance, tau), max_size=max_size)
     m = pyo.ConcreteModel(name=f"elastic-lp8[{instance.name}]")
     m.cols = cs.cols
     m.colset = cs
@@ -480,7 +481,7 @@ def build_dual9(
     a dominating column costs no more at nonnegative prices)."""
     import pyomo.environ as pyo  # deferred: Pyomo is heavy
 
-    T = _tau(instance, tau)
+    T = check_tau(instance, tau)
     cs = cs or column_set(instance, sense="max", tau=T, max_size=max_size)
     H, R = instance.H, instance.R
     check_model_size("elastic dual (9)", instance.n_jobs + T * H * R, len(cs.cols), max_size)

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from optsched.elastic.model import Assignment, ElasticInstance
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.schedule import Assignment
 
 __all__ = [
     "Config",
@@ -106,7 +107,9 @@ def count_compositions(total: int, caps: tuple[int, ...]) -> int:
     return ways[total]
 
 
-def _useful_counts(instance: ElasticInstance, j: int, m: int, p: int | None, q: int) -> tuple[tuple[int, int], ...]:
+def useful_counts_by_index(
+    instance: ElasticInstance, j: int, m: int, p: int | None, q: int
+) -> tuple[tuple[int, int], ...]:
     """(N, d_q(N)) for the useful N in 1..D_j: d_q(N) < d_q(N') for every N' < N.
 
     Kept on the (immutable) instance after the first call: the pricing oracle asks for it per job,
@@ -139,7 +142,7 @@ def _use(
     return tuple(out)
 
 
-def _make(
+def make_config(
     instance: ElasticInstance,
     j: int,
     m: int,
@@ -164,24 +167,24 @@ def _raw_configs(instance: ElasticInstance, j: int) -> Iterator[Config]:
         caps = tuple(instance.fit_count(h, instance.e[m]) for h in range(H))
         for p in ps_types:
             for q in (1, 0):
-                for n, d in _useful_counts(instance, j, m, p, q):
+                for n, d in useful_counts_by_index(instance, j, m, p, q):
                     if q == 1:
                         for h in range(H):
                             s = 1 if p is not None else 0
                             if instance.fits(h, m, n, p, s):
-                                yield _make(instance, j, m, p, 1, n, d, {h: n}, {h: s} if s else {})
+                                yield make_config(instance, j, m, p, 1, n, d, {h: n}, {h: s} if s else {})
                         continue
                     for y in _compositions(n, tuple(min(c, n) for c in caps)):
                         if p is None:
                             if sum(1 for v in y if v > 0) >= 2:
-                                yield _make(instance, j, m, None, 0, n, d, dict(enumerate(y)), {})
+                                yield make_config(instance, j, m, None, 0, n, d, dict(enumerate(y)), {})
                             continue
                         for h in range(H):
                             if y[h] == n:
                                 continue
                             s = instance.ps_needed(m, p, n - y[h])
                             if instance.fits(h, m, y[h], p, s):
-                                yield _make(instance, j, m, p, 0, n, d, dict(enumerate(y)), {h: s})
+                                yield make_config(instance, j, m, p, 0, n, d, dict(enumerate(y)), {h: s})
 
 
 def dominates(a: Config, b: Config, tol: float = 1e-12) -> bool:
@@ -210,13 +213,13 @@ def prune_dominated(cfgs: list[Config]) -> list[Config]:
     return kept
 
 
-def _configs(instance: ElasticInstance, j: int, *, prune: bool = True) -> list[Config]:
+def configs_by_index(instance: ElasticInstance, j: int, *, prune: bool = True) -> list[Config]:
     """The restricted Gamma_j of job index ``j`` without starts (see the module doc)."""
     raw = list(_raw_configs(instance, j))
     return prune_dominated(raw) if prune else raw
 
 
-def _all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config]:
+def all_configs_by_index(instance: ElasticInstance, j: int, *, d_max: int) -> list[Config]:
     """Every feasible configuration of job ``j`` with d <= d_max: all N <= D_j, every y, every s with at
     least one PS, (2i) on each PS server, q from the servers used, every d from d_q(N) to d_max.
     Exponential: for tests on tiny instances only."""
@@ -245,11 +248,11 @@ def _all_configs(instance: ElasticInstance, j: int, *, d_max: int) -> list[Confi
                         q = 1 if len(used) == 1 else 0
                         d0 = instance.duration(j, m, p, q, n)
                         for d in range(d0, d_max + 1):
-                            out.append(_make(instance, j, m, p, q, n, d, dict(enumerate(y)), dict(enumerate(s))))
+                            out.append(make_config(instance, j, m, p, q, n, d, dict(enumerate(y)), dict(enumerate(s))))
     return out
 
 
-def _columns(
+def columns_by_index(
     instance: ElasticInstance,
     j: int,
     *,
@@ -262,7 +265,7 @@ def _columns(
     T = instance.horizon if tau is None else int(tau)
     a = instance.jobs[j].arrival if arrivals else 0
     out = []
-    for c in _configs(instance, j) if cfgs is None else cfgs:
+    for c in configs_by_index(instance, j) if cfgs is None else cfgs:
         for t in range(a, T - c.d + 1):
             out.append(Column(c, t))
     return out
@@ -282,7 +285,7 @@ def estimate_columns(instance: ElasticInstance, *, tau: int | None = None, arriv
             caps = tuple(instance.fit_count(h, instance.e[m]) for h in range(H))
             for p in ps_types:
                 for q in (1, 0):
-                    for n, d in _useful_counts(instance, j, m, p, q):
+                    for n, d in useful_counts_by_index(instance, j, m, p, q):
                         starts = max(0, T - d - a + 1)
                         if not starts:
                             continue
@@ -302,18 +305,18 @@ def useful_counts(instance: ElasticInstance, job: Any, m: int, p: int | None, q:
     >>> useful_counts(toy_instance(), 0, 1, 0, 1)
     ((1, 10),)
     """
-    return _useful_counts(instance, instance.job_index(job, "useful_counts"), m, p, q)
+    return useful_counts_by_index(instance, instance.job_index(job, "useful_counts"), m, p, q)
 
 
 def configs(instance: ElasticInstance, job: Any, *, prune: bool = True) -> list[Config]:
     """The restricted Gamma_j of the job with id ``job``, without starts (see the module doc)."""
-    return _configs(instance, instance.job_index(job, "configs"), prune=prune)
+    return configs_by_index(instance, instance.job_index(job, "configs"), prune=prune)
 
 
 def all_configs(instance: ElasticInstance, job: Any, *, d_max: int) -> list[Config]:
     """Every feasible configuration of the job with id ``job`` with d <= d_max (tiny instances only; see
-    :func:`_all_configs`)."""
-    return _all_configs(instance, instance.job_index(job, "all_configs"), d_max=d_max)
+    :func:`all_configs_by_index`)."""
+    return all_configs_by_index(instance, instance.job_index(job, "all_configs"), d_max=d_max)
 
 
 def columns(
@@ -326,4 +329,4 @@ def columns(
 ) -> list[Column]:
     """Columns of the job with id ``job``: each configuration at every start in [a_j, T - d] (or [0, tau - d]
     for (8), ``arrivals=False``)."""
-    return _columns(instance, instance.job_index(job, "columns"), tau=tau, arrivals=arrivals, cfgs=cfgs)
+    return columns_by_index(instance, instance.job_index(job, "columns"), tau=tau, arrivals=arrivals, cfgs=cfgs)

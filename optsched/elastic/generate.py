@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from optsched.core.seeds import as_generator
-from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
-from optsched.elastic.pricing_oracle import _least_use
+from optsched.elastic.constants import guarded_ceil, transfer_ms
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.pricing_oracle import least_use_by_index
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 
 __all__ = [
@@ -140,7 +141,7 @@ def random_instance(
     if weights == "resource":
         new = []
         for i, job in enumerate(inst.jobs):
-            least = _least_use(inst, i)
+            least = least_use_by_index(inst, i)
             if least is None:
                 raise InvalidOptionError(
                     f"weights='resource' needs a schedule of every job within the horizon; job {job.id} has "

@@ -47,19 +47,17 @@ import numpy as np
 
 from optsched.core.result import Result, Status, relative_gap
 from optsched.elastic.exact import greedy_schedule
-from optsched.elastic.formulation import _tau, build_dual9, build_lp8
-from optsched.elastic.gamma import Column, _configs
-from optsched.elastic.lp_master import _HighspyMaster, _PyomoMaster
+from optsched.elastic.formulation import build_dual9, build_lp8, check_tau
+from optsched.elastic.gamma import Column, configs_by_index
+from optsched.elastic.lp_master import HighspyMaster, PyomoMaster
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import Prices
-from optsched.elastic.pricing_oracle import _min_cost
+from optsched.elastic.pricing_oracle import min_cost_by_index
 from optsched.exceptions import InvalidOptionError, SolverLimitWarning
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 from optsched.solvers.exact import resolve_options
 
 __all__ = [
-    "build_lp8",
-    "build_dual9",
     "solve_lp8",
     "solve_dual9",
     "column_generation",
@@ -152,7 +150,7 @@ def solve_lp8(
             gap=0.0,
             runtime=time.perf_counter() - t0,
             solver="none",
-            info={"columns": 0, "capacity_rows": 0, "tau": _tau(instance, tau), "lp_value": 0.0},
+            info={"columns": 0, "capacity_rows": 0, "tau": check_tau(instance, tau), "lp_value": 0.0},
         )
     r = _solve_lp_model(
         model,
@@ -161,7 +159,7 @@ def solve_lp8(
         LP_OBJECTIVE,
         options,
         t0,
-        {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "tau": _tau(instance, tau)},
+        {"columns": len(cs.cols), "capacity_rows": len(cs.rows), "tau": check_tau(instance, tau)},
     )
     if r.objective is not None:
         r.schedule = {
@@ -191,7 +189,7 @@ def solve_dual9(
     """
     t0 = time.perf_counter()
     options = _lp_options(options, seed)
-    T = _tau(instance, tau)
+    T = check_tau(instance, tau)
     model = build_dual9(instance, tau=T, max_size=max_size)
     r = _solve_lp_model(
         model,
@@ -237,7 +235,7 @@ def _greedy_columns(instance: ElasticInstance, T: int) -> list[Column]:
     out: list[Column] = []
     for jid, a in (g or {}).items():
         j = instance.index(jid)
-        for cfg in _configs(instance, j):
+        for cfg in configs_by_index(instance, j):
             if (cfg.d, cfg.m, cfg.p, cfg.q, cfg.workers) == (
                 a.d,
                 a.m,
@@ -257,7 +255,7 @@ def _priced(
     positive reduced cost (above ``tol``), and each job's u*_j = max(0, w_j - cost) for the bound."""
     new, ustar = [], np.zeros(instance.n_jobs)
     for j in range(instance.n_jobs):
-        best = _min_cost(instance, j, prices, residual=False)
+        best = min_cost_by_index(instance, j, prices, residual=False)
         if best is None:  # no schedule of j completes by tau
             continue
         ustar[j] = max(0.0, weights[j] - best.cost)
@@ -323,10 +321,10 @@ def column_generation(
         raise InvalidOptionError(f"The 'max_iterations' option must be an integer >= 1; got {max_iterations!r}.")
     t0 = time.perf_counter()
     options = _lp_options(options, seed)
-    T = _tau(instance, tau)
+    T = check_tau(instance, tau)
     J, H, R = instance.n_jobs, instance.H, instance.R
     check_model_size("elastic column-generation master (8)", 0, J + T * H * R, None)
-    mst: Any = _HighspyMaster(instance, T, options) if master == "highspy" else _PyomoMaster(instance, T, options)
+    mst: Any = HighspyMaster(instance, T, options) if master == "highspy" else PyomoMaster(instance, T, options)
     cols: list[Column] = []
     seen: set[tuple] = set()
 

@@ -1,6 +1,6 @@
 """The restricted master LP of column generation (:func:`optsched.elastic.lp.column_generation`), in
-two interchangeable forms: :class:`_HighspyMaster` keeps one highspy model and appends each new column
-(HiGHS re-solves from the previous basis), :class:`_PyomoMaster` rebuilds the Pyomo LP of (8) on the
+two interchangeable forms: :class:`HighspyMaster` keeps one highspy model and appends each new column
+(HiGHS re-solves from the previous basis), :class:`PyomoMaster` rebuilds the Pyomo LP of (8) on the
 current columns at each solve. Both answer ``solve(time_limit) -> (ok, value, u, delta, x)``: the
 duals of (8b) and of the capacity rows (t, h, r). Tested through ``tests/elastic/test_lp.py`` (both
 masters give the same values).
@@ -22,7 +22,7 @@ from optsched.solvers import SolveOptions, solve_pyomo
 __all__: list[str] = []  # internals of optsched.elastic.lp.column_generation
 
 
-class _HighspyMaster:
+class HighspyMaster:
     """The restricted master in highspy: rows (8b) for each job, then (8a) for each (t, h, r)."""
 
     def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:
@@ -81,7 +81,7 @@ class _HighspyMaster:
         return ok, float(self.h.getInfo().objective_function_value), u, delta, x
 
 
-class _PyomoMaster:
+class PyomoMaster:
     """The restricted master rebuilt in Pyomo (build_lp8 on the current columns) at each solve."""
 
     def __init__(self, instance: ElasticInstance, T: int, options: SolveOptions) -> None:

@@ -38,35 +38,22 @@ from optsched.core.io import JsonMixin, load_instance, require_fields
 from optsched.core.library import instance_path
 from optsched.core.limits import MAX_AMOUNT, MAX_SECONDS, MAX_SERVERS, MAX_SLOTS, MIN_SECONDS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
-from optsched.elastic.cluster import PsType, Server, WorkerType, _resources, _type_from
+from optsched.elastic.cluster import PsType, Server, WorkerType, resource_mapping, type_from
 from optsched.elastic.constants import (
     ARCHITECTURES,
     BANDWIDTH,
-    CEIL_GUARD,
     KIND,
-    OBJECTIVE,
     guarded_ceil,
     transfer_ms,
 )
 from optsched.elastic.job import ElasticJob
-from optsched.elastic.schedule import Assignment, ElasticSchedule
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnplaceableJobError
 
 __all__ = [
     "toy_instance",
-    "KIND",
-    "OBJECTIVE",
-    "ARCHITECTURES",
-    "Server",
-    "WorkerType",
-    "PsType",
-    "ElasticJob",
     "ElasticInstance",
-    "Assignment",
-    "ElasticSchedule",
-    "transfer_ms",
     "toy_instance_dict",
-    "CEIL_GUARD",
 ]
 
 
@@ -87,7 +74,7 @@ def _servers_of(raw) -> list[Server]:
         name = s.get("name", "")
         if not isinstance(name, str):
             raise InvalidInstanceError(f"The 'name' field of server {h} must be a string; got {name!r}.")
-        servers.append(Server(_resources(s["capacity"], "capacity", f"server {h}"), name))
+        servers.append(Server(resource_mapping(s["capacity"], "capacity", f"server {h}"), name))
     if not servers:
         raise InvalidInstanceError("The 'servers' field is empty; give at least one server.")
     if len(servers) > MAX_SERVERS:
@@ -196,8 +183,8 @@ class ElasticInstance(JsonMixin):
                 raise InvalidInstanceError(f"The '{f_}' field must be a list; got {v!r}.")
         servers = _servers_of(self.servers)
         object.__setattr__(self, "servers", tuple(servers))
-        wts = tuple(_type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
-        pts = tuple(_type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
+        wts = tuple(type_from(WorkerType, w, m, "worker type") for m, w in enumerate(self.worker_types))
+        pts = tuple(type_from(PsType, p, k, "PS type") for k, p in enumerate(self.ps_types))
         if not wts:
             raise InvalidInstanceError("The 'worker_types' field is empty; give at least one worker type.")
         if self.architecture == "ps" and not pts:

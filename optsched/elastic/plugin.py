@@ -13,10 +13,12 @@ from optsched.core.plugins import register_enrichment, register_reproduction
 from optsched.core.registry import KindSpec, doc_summary, register_algorithm, register_kind
 from optsched.elastic.baselines import drf, fifo
 from optsched.elastic.checks import LABELS, evaluate_objective, label_check
+from optsched.elastic.constants import KIND, OBJECTIVE
 from optsched.elastic.exact import BACKENDS, greedy, solve_exact
-from optsched.elastic.model import KIND, OBJECTIVE, ElasticInstance, ElasticSchedule, toy_instance
+from optsched.elastic.model import ElasticInstance, toy_instance
 from optsched.elastic.policy import POLICY_CLASSES
 from optsched.elastic.primal_dual import a_online
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.elastic.workload import from_table
 from optsched.sim import register_policy
 from optsched.solvers import SolveOptions

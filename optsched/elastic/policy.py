@@ -50,7 +50,7 @@ The *size* of a job is sum_r (its ideal per-slot use of r) / (the cluster's tota
 Preemption overhead: by default none: a job is preempted only at a slot boundary and keeps the
 slots it trained (progress in whole slots), and it may resume on other servers. With
 ``overhead="checkpoint"`` each resume after a preemption first loads for the time to save and
-load the model, 2 * 8 pi_j / b_m ms (:func:`optsched.elastic.model.transfer_ms`), in slots; in
+load the model, 2 * 8 pi_j / b_m ms (:func:`optsched.elastic.constants.transfer_ms`), in slots; in
 slotted mode that costs the job up to one more slot at its end. See
 ``formulations/elastic.md#baselines``.
 
@@ -61,45 +61,9 @@ The code: :mod:`optsched.elastic.shapes` (shapes and placement), :mod:`optsched.
 
 from __future__ import annotations
 
-from optsched.elastic.policy_base import OVERHEADS, ElasticPolicy, ElasticRate, sim_resource_names, to_sim
+from optsched.elastic.policy_base import ElasticPolicy
 from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticAntMan, ElasticDRF, ElasticFIFO, ElasticTiresias
 from optsched.elastic.policy_online import ElasticOnline
-from optsched.elastic.shapes import (
-    TOL,
-    Shape,
-    candidate_shapes,
-    fifo_shape,
-    find_placement,
-    ideal_config,
-    ideal_shape,
-    least_total_use,
-    placement_use,
-    shape_config,
-)
-
-__all__ = [
-    "Shape",
-    "ideal_config",
-    "ideal_shape",
-    "fifo_shape",
-    "find_placement",
-    "candidate_shapes",
-    "shape_config",
-    "least_total_use",
-    "placement_use",
-    "to_sim",
-    "sim_resource_names",
-    "ElasticRate",
-    "ElasticPolicy",
-    "ElasticFIFO",
-    "ElasticDRF",
-    "ElasticAntMan",
-    "ElasticTiresias",
-    "Elastic2DLAS",
-    "ElasticOnline",
-    "OVERHEADS",
-    "TOL",
-]
 
 POLICY_CLASSES: dict[str, type[ElasticPolicy]] = {
     "fifo": ElasticFIFO,

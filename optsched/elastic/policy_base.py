@@ -19,7 +19,8 @@ import numpy as np
 from optsched.core.cluster import Cluster, Server
 from optsched.core.job import Job
 from optsched.core.limits import MAX_SERVER_GPUS
-from optsched.elastic.model import ElasticInstance, transfer_ms
+from optsched.elastic.constants import transfer_ms
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.shapes import TOL, Shape, ideal_config, ideal_shape, placement_use
 from optsched.exceptions import InvalidOptionError, SimulationError
 from optsched.sim import DONE, FAILED, Policy, RateModel

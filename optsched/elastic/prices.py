@@ -31,7 +31,7 @@ class Prices:
     """Allocated amounts beta[t, h, r] and unit prices delta[t, h, r] for slots t in [0, tau).
 
     ``incremental=True`` (A_maxweight's prices, which change only through :meth:`allocate`) keeps the
-    residual and the window prefixes of :func:`_window_prefix` between oracle calls: an allocation
+    residual and the window prefixes of :func:`window_prefix_of` between oracle calls: an allocation
     from slot s recomputes the prefixes from row s on, by the same sums in the same order, so they
     equal a recomputation to the last bit. Such prices must change only through :meth:`allocate`.
     """
@@ -143,7 +143,7 @@ def window_cost(prices: Prices, config: Config, start: int) -> float:
     return tot
 
 
-def _window_prefix(prices: Prices, vec: np.ndarray) -> np.ndarray:
+def window_prefix_of(prices: Prices, vec: np.ndarray) -> np.ndarray:
     """P[t, h] = sum over slots < t of delta[., h, :] . vec (a row of zeros first): the price of one
     copy of ``vec`` on server h over [t, t + d) is P[t + d, h] - P[t, h] (:meth:`Prices.window_prefix`)."""
     return prices.window_prefix(vec)
@@ -161,11 +161,11 @@ def sliding_min(a: np.ndarray, d: int) -> np.ndarray:
     return np.minimum(m[:n], m[d - k : d - k + n])
 
 
-def _fits(omega_min_h: np.ndarray, vec: np.ndarray) -> bool:
+def fits(omega_min_h: np.ndarray, vec: np.ndarray) -> bool:
     return bool(np.all(vec <= omega_min_h + EPS))
 
 
-def _caps(omega_min: np.ndarray, e: np.ndarray, limit: int) -> np.ndarray:
+def worker_caps(omega_min: np.ndarray, e: np.ndarray, limit: int) -> np.ndarray:
     """Workers of vector e that fit on each server within omega_min (H, R), capped at ``limit``."""
     pos = e > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -174,7 +174,7 @@ def _caps(omega_min: np.ndarray, e: np.ndarray, limit: int) -> np.ndarray:
     return np.clip(cap, 0, limit).astype(int)
 
 
-def _greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclude: int | None, kmax: int) -> np.ndarray:
+def greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclude: int | None, kmax: int) -> np.ndarray:
     """out[k] = the least cost of k workers on the servers (cheapest first), excluding ``exclude``; inf if
     they do not fit."""
     out = np.full(kmax + 1, np.inf)
@@ -192,7 +192,7 @@ def _greedy_costs(order: np.ndarray, caps: np.ndarray, costs: np.ndarray, exclud
     return out
 
 
-def _greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
+def greedy_place(order, caps, k, exclude=None) -> dict[int, int] | None:
     out: dict[int, int] = {}
     left = k
     for h in order:

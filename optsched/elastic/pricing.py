@@ -39,34 +39,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from optsched.elastic.gamma import Config, _make
+from optsched.elastic.gamma import Config, make_config
 from optsched.elastic.model import ElasticInstance
-from optsched.elastic.prices import Priced, Prices, sliding_min, window_cost
-from optsched.elastic.pricing_audit import brute_force, compare_with_brute_force, pricing_case, random_prices
-from optsched.elastic.pricing_oracle import _least_use, _min_cost, _min_cost_reference
+from optsched.elastic.prices import Priced, Prices
+from optsched.elastic.pricing_oracle import least_use_by_index, min_cost_by_index, min_cost_reference_by_index
 from optsched.elastic.pricing_subroutines import (
-    _a_mincost1,
-    _a_mincost2,
-    _a_ramincost1,
-    _a_ramincost2,
-    _paper_min_cost,
+    a_mincost1_by_index,
+    a_mincost2_by_index,
+    a_ramincost1_by_index,
+    a_ramincost2_by_index,
+    paper_min_cost_by_index,
 )
 
 __all__ = [
-    "Prices",
-    "Priced",
-    "sliding_min",
     "min_cost",
-    "brute_force",
     "a_mincost1",
     "a_mincost2",
     "a_ramincost1",
     "a_ramincost2",
     "paper_min_cost",
-    "window_cost",
-    "compare_with_brute_force",
-    "random_prices",
-    "pricing_case",
     "min_cost_reference",
     "least_use",
 ]
@@ -74,7 +65,7 @@ __all__ = [
 
 def _toy_cfg(instance: ElasticInstance) -> Config:
     """The 2-GPU configuration of job 0 of the Sec. 1 toy (for the module doctest)."""
-    return _make(instance, 0, 1, 0, 1, 1, 10, {0: 1}, {0: 1})
+    return make_config(instance, 0, 1, 0, 1, 1, 10, {0: 1}, {0: 1})
 
 
 # -- public forms: a job by its id (docs/conventions.md#ids) ----------------------------------------
@@ -89,7 +80,7 @@ def min_cost(
 ) -> Priced | None:
     """The exact oracle for the job with id ``job``: its least-cost schedule completing by tau (see
     the module doc); ``q`` restricts to one case; ``None`` if no schedule fits."""
-    return _min_cost(instance, instance.job_index(job, "min_cost"), prices, q=q, residual=residual, types=types)
+    return min_cost_by_index(instance, instance.job_index(job, "min_cost"), prices, q=q, residual=residual, types=types)
 
 
 def min_cost_reference(
@@ -103,7 +94,7 @@ def min_cost_reference(
 ) -> Priced | None:
     """The exact oracle one start at a time in plain loops (the reference for :func:`min_cost`), job by id."""
     j = instance.job_index(job, "min_cost_reference")
-    return _min_cost_reference(instance, j, prices, q=q, residual=residual, types=types)
+    return min_cost_reference_by_index(instance, j, prices, q=q, residual=residual, types=types)
 
 
 def least_use(instance: ElasticInstance, job: Any, T: int | None = None) -> float | None:
@@ -115,33 +106,33 @@ def least_use(instance: ElasticInstance, job: Any, T: int | None = None) -> floa
     >>> round(least_use(toy_instance(), 0), 6)
     40.0
     """
-    return _least_use(instance, instance.job_index(job, "least_use"), T)
+    return least_use_by_index(instance, instance.job_index(job, "least_use"), T)
 
 
 def a_mincost1(
     instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True, reset_n_hat: bool = True
 ) -> Priced | None:
-    """Alg. 4 (A_mincost1, PS, q = 0) for the job with id ``job``; see :func:`_a_mincost1` for the readings
+    """Alg. 4 (A_mincost1, PS, q = 0) for the job with id ``job``; see :func:`a_mincost1_by_index` for the readings
     (``reset_n_hat=False``: the literal text, N^ set once per L)."""
     j = instance.job_index(job, "a_mincost1")
-    return _a_mincost1(instance, j, prices, residual=residual, reset_n_hat=reset_n_hat)
+    return a_mincost1_by_index(instance, j, prices, residual=residual, reset_n_hat=reset_n_hat)
 
 
 def a_mincost2(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
-    """Alg. 5 (A_mincost2, PS, q = 1) for the job with id ``job`` (see :func:`_a_mincost2`)."""
-    return _a_mincost2(instance, instance.job_index(job, "a_mincost2"), prices, residual=residual)
+    """Alg. 5 (A_mincost2, PS, q = 1) for the job with id ``job`` (see :func:`a_mincost2_by_index`)."""
+    return a_mincost2_by_index(instance, instance.job_index(job, "a_mincost2"), prices, residual=residual)
 
 
 def a_ramincost1(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
-    """Alg. 6 (A_RAmincost1, RAR, q = 1) for the job with id ``job`` (see :func:`_a_ramincost1`)."""
-    return _a_ramincost1(instance, instance.job_index(job, "a_ramincost1"), prices, residual=residual)
+    """Alg. 6 (A_RAmincost1, RAR, q = 1) for the job with id ``job`` (see :func:`a_ramincost1_by_index`)."""
+    return a_ramincost1_by_index(instance, instance.job_index(job, "a_ramincost1"), prices, residual=residual)
 
 
 def a_ramincost2(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
-    """Alg. 7 (A_RAmincost2, RAR, q = 0) for the job with id ``job`` (see :func:`_a_ramincost2`)."""
-    return _a_ramincost2(instance, instance.job_index(job, "a_ramincost2"), prices, residual=residual)
+    """Alg. 7 (A_RAmincost2, RAR, q = 0) for the job with id ``job`` (see :func:`a_ramincost2_by_index`)."""
+    return a_ramincost2_by_index(instance, instance.job_index(job, "a_ramincost2"), prices, residual=residual)
 
 
 def paper_min_cost(instance: ElasticInstance, job: Any, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 3 lines 3-7 for the job with id ``job``: the cheaper of the two printed subroutines."""
-    return _paper_min_cost(instance, instance.job_index(job, "paper_min_cost"), prices, residual=residual)
+    return paper_min_cost_by_index(instance, instance.job_index(job, "paper_min_cost"), prices, residual=residual)

@@ -23,12 +23,18 @@ from typing import Any
 import numpy as np
 
 from optsched.elastic.checks import violations
-from optsched.elastic.gamma import _all_configs
+from optsched.elastic.gamma import all_configs_by_index
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticInstance, ElasticSchedule
-from optsched.elastic.prices import Priced, Prices, _fits, window_cost
-from optsched.elastic.pricing_oracle import _min_cost
-from optsched.elastic.pricing_subroutines import _a_mincost1, _a_mincost2, _a_ramincost1, _a_ramincost2
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.prices import Priced, Prices, fits, window_cost
+from optsched.elastic.pricing_oracle import min_cost_by_index
+from optsched.elastic.pricing_subroutines import (
+    a_mincost1_by_index,
+    a_mincost2_by_index,
+    a_ramincost1_by_index,
+    a_ramincost2_by_index,
+)
+from optsched.elastic.schedule import ElasticSchedule
 
 __all__ = ["brute_force", "compare_with_brute_force", "random_prices", "pricing_case"]
 
@@ -44,12 +50,12 @@ def _brute_force(
         else np.broadcast_to(np.asarray(instance.C, dtype=float)[None], prices.beta.shape)
     )
     best = None
-    for cfg in _all_configs(instance, j, d_max=tau):
+    for cfg in all_configs_by_index(instance, j, d_max=tau):
         if q is not None and cfg.q != q:
             continue
         for t in range(0, tau - cfg.d + 1):
             wmin = omega[t : t + cfg.d].min(axis=0)
-            if all(_fits(wmin[h], np.asarray(vec)) for h, vec in cfg.use):
+            if all(fits(wmin[h], np.asarray(vec)) for h, vec in cfg.use):
                 cost = window_cost(prices, cfg, t)
                 if best is None or cost < best.cost - 1e-12:
                     best = Priced(cost, cfg, t)
@@ -89,19 +95,19 @@ def compare_with_brute_force(n: int, *, seed: int = 0, max_jobs_tau: int = 10, m
         arch = inst.architecture
         stats["pricings"] += 1
         ref = _brute_force(inst, 0, pr)
-        ex = _min_cost(inst, 0, pr)
+        ex = min_cost_by_index(inst, 0, pr)
         if (ref is None) != (ex is None) or (
             ref is not None and not math.isclose(ref.cost, ex.cost, rel_tol=1e-9, abs_tol=1e-9)
         ):
             stats["oracle_mismatch"] += 1
         subs = (
             (
-                ("A_mincost2", _a_mincost2, 1),
-                ("A_mincost1", _a_mincost1, 0),
-                ("A_mincost1[N^ not reset]", lambda i, j, p: _a_mincost1(i, j, p, reset_n_hat=False), 0),
+                ("A_mincost2", a_mincost2_by_index, 1),
+                ("A_mincost1", a_mincost1_by_index, 0),
+                ("A_mincost1[N^ not reset]", lambda i, j, p: a_mincost1_by_index(i, j, p, reset_n_hat=False), 0),
             )
             if arch == "ps"
-            else (("A_RAmincost1", _a_ramincost1, 1), ("A_RAmincost2", _a_ramincost2, 0))
+            else (("A_RAmincost1", a_ramincost1_by_index, 1), ("A_RAmincost2", a_ramincost2_by_index, 0))
         )
         for name, f, q in subs:
             opt_q = _brute_force(inst, 0, pr, q=q)

@@ -2,9 +2,9 @@
 (by its position in ``instance.jobs``) at given prices. The public forms, by job id, are in
 :mod:`optsched.elastic.pricing` (see its module doc for the dominance argument).
 
-* :func:`_min_cost` - vectorised over the starts; :func:`_min_cost_reference` - one start at a time in
+* :func:`min_cost_by_index` - vectorised over the starts; :func:`min_cost_reference_by_index` - one start at a time in
   plain loops (the reference it is tested against);
-* :func:`_least_use` - the least total use of a job's schedules (the oracle at unit prices on the
+* :func:`least_use_by_index` - the least total use of a job's schedules (the oracle at unit prices on the
   empty cluster), which ``weights="resource"`` of the generators and the online algorithm's F use.
 
 Tested in ``tests/elastic/test_pricing.py``.
@@ -18,24 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from optsched.elastic.gamma import Config, _make, _useful_counts
+from optsched.elastic.gamma import Config, make_config, useful_counts_by_index
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import (
     EPS,
     Priced,
     Prices,
-    _caps,
-    _fits,
-    _greedy_costs,
-    _greedy_place,
-    _window_prefix,
+    fits,
+    greedy_costs,
+    greedy_place,
     sliding_min,
+    window_prefix_of,
+    worker_caps,
 )
 
 __all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
 
 
-def _min_cost_reference(
+def min_cost_reference_by_index(
     instance: ElasticInstance,
     j: int,
     prices: Prices,
@@ -57,11 +57,11 @@ def _min_cost_reference(
     qs = (1, 0) if q is None else (q,)
     for m, p in pairs:
         e = np.asarray(instance.e[m])
-        PW = _window_prefix(prices, e)
+        PW = window_prefix_of(prices, e)
         z = np.asarray(instance.z[p]) if p is not None else None
-        PZ = _window_prefix(prices, z) if z is not None else None
+        PZ = window_prefix_of(prices, z) if z is not None else None
         for qq in qs:
-            for n_w, d in _useful_counts(instance, j, m, p, qq):
+            for n_w, d in useful_counts_by_index(instance, j, m, p, qq):
                 if d > tau:
                     continue
                 for t in range(0, tau - d + 1):
@@ -85,7 +85,7 @@ def _min_cost_reference(
     return best
 
 
-def _least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float | None:
+def least_use_by_index(instance: ElasticInstance, j: int, T: int | None = None) -> float | None:
     """min over j's schedules completing within ``T`` slots (default the horizon) of the total use
     sum_{t, h, r} f_jh^r(l): the exact oracle at unit prices on the empty cluster. The cost does not
     depend on the start, so the window is cut to the longest useful duration (at most T) instead of
@@ -98,7 +98,7 @@ def _least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float
             for m in range(instance.M)
             for p in ps_types
             for q in (0, 1)
-            for _, d in _useful_counts(instance, j, m, p, q)
+            for _, d in useful_counts_by_index(instance, j, m, p, q)
             if d <= T
         ),
         default=None,
@@ -106,7 +106,7 @@ def _least_use(instance: ElasticInstance, j: int, T: int | None = None) -> float
     if longest is None:
         return None
     shape = (longest, instance.H, instance.R)
-    c = _min_cost(instance, j, Prices(np.zeros(shape), np.ones(shape)), residual=False)
+    c = min_cost_by_index(instance, j, Prices(np.zeros(shape), np.ones(shape)), residual=False)
     return None if c is None else c.cost
 
 
@@ -151,7 +151,7 @@ def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
     return F, before_n
 
 
-def _min_cost(
+def min_cost_by_index(
     instance: ElasticInstance,
     j: int,
     prices: Prices,
@@ -210,15 +210,15 @@ def _min_cost(
     for m, p in pairs:
         if m not in PWs:
             e = np.asarray(instance.e[m], dtype=float)
-            PWs[m] = _window_prefix(prices, e)
+            PWs[m] = window_prefix_of(prices, e)
         if p not in PZs:
             if p is None:
                 PZs[p] = None
             else:
                 z = np.asarray(instance.z[p], dtype=float)
-                PZs[p] = _window_prefix(prices, z)
+                PZs[p] = window_prefix_of(prices, z)
         for qq in qs:
-            for n_w, d in _useful_counts(instance, j, m, p, qq):
+            for n_w, d in useful_counts_by_index(instance, j, m, p, qq):
                 if d > tau:
                     continue
                 n_t = min(tau - d + 1, last)  # the starts looked at
@@ -328,37 +328,37 @@ def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
     if q == 1:
         need = n_w * e + (z if z is not None else 0.0)
         for n in range(H):
-            if _fits(wmin[n], need):
+            if fits(wmin[n], need):
                 cost = n_w * c[n] + (cz[n] if cz is not None else 0.0)
                 if best is None or cost < best[0] - 1e-12:
                     best = (cost, n)
         if best is None:
             return None
         n = best[1]
-        return best[0], _make(instance, j, m, p, 1, n_w, d, {n: n_w}, {n: 1} if p is not None else {})
-    caps = _caps(wmin, e, n_w)
+        return best[0], make_config(instance, j, m, p, 1, n_w, d, {n: n_w}, {n: 1} if p is not None else {})
+    caps = worker_caps(wmin, e, n_w)
     order = np.argsort(c, kind="stable")
     if p is None:  # RAR, q = 0: at least two servers
-        place = _greedy_place(order, caps, n_w)
+        place = greedy_place(order, caps, n_w)
         if place is None:
             return None
         if len(place) == 1:
             (h1,) = place
             caps2 = caps.copy()
             caps2[h1] = n_w - 1
-            place = _greedy_place(order, caps2, n_w)
+            place = greedy_place(order, caps2, n_w)
             if place is None or len(place) < 2:
                 return None
         cost = float(sum(y * c[h] for h, y in place.items()))
-        return cost, _make(instance, j, m, None, 0, n_w, d, place, {})
+        return cost, make_config(instance, j, m, None, 0, n_w, d, place, {})
     for n in range(H):
-        others = _greedy_costs(order, caps, c, n, n_w)
+        others = greedy_costs(order, caps, c, n, n_w)
         for g in range(0, min(n_w - 1, int(caps[n])) + 1):
             rest = others[n_w - g]
             if not math.isfinite(rest):
                 continue
             s = instance.ps_needed(m, p, n_w - g)
-            if not _fits(wmin[n], g * e + s * z):
+            if not fits(wmin[n], g * e + s * z):
                 continue
             cost = g * c[n] + s * cz[n] + rest
             if best is None or cost < best[0] - 1e-12:
@@ -366,7 +366,7 @@ def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
     if best is None:
         return None
     _, n, g, s = best
-    place = _greedy_place(order, caps, n_w - g, exclude=n)
+    place = greedy_place(order, caps, n_w - g, exclude=n)
     if g:
         place[n] = g
-    return best[0], _make(instance, j, m, p, 0, n_w, d, place, {n: s})
+    return best[0], make_config(instance, j, m, p, 0, n_w, d, place, {n: s})

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from optsched.elastic.gamma import _make
-from optsched.elastic.model import ElasticInstance, guarded_ceil
-from optsched.elastic.prices import EPS, Priced, Prices, _caps, _fits, _greedy_place, window_cost
+from optsched.elastic.constants import guarded_ceil
+from optsched.elastic.gamma import make_config
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.prices import EPS, Priced, Prices, fits, greedy_place, window_cost, worker_caps
 
 __all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
 
@@ -33,7 +34,7 @@ def _window_min(omega: np.ndarray, t: int, L: int) -> np.ndarray:
     return omega[t : t + L].min(axis=0)
 
 
-def _a_mincost1(
+def a_mincost1_by_index(
     instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True, reset_n_hat: bool = True
 ) -> Priced | None:
     """Alg. 4 (A_mincost1, PS, q = 0) as printed, with the readings: N^ is reset for each PS server n
@@ -75,7 +76,7 @@ def _a_mincost1(
                             N_hat = N
                         for k in order:
                             k = int(k)
-                            y_hat = min(int(_caps(wmin[k : k + 1], e, 10**9)[0]), N_hat)
+                            y_hat = min(int(worker_caps(wmin[k : k + 1], e, 10**9)[0]), N_hat)
                             y[k] = y_hat
                             if k == n:
                                 for g in range(0, y_hat + 1):
@@ -90,14 +91,14 @@ def _a_mincost1(
                             continue
                         workers = {h: int(y[h]) for h in range(H) if y[h] > 0}
                         used = set(workers) | {n}
-                        cfg = _make(instance, j, m, p, 1 if len(used) == 1 else 0, N, L, workers, {n: int(s[n])})
+                        cfg = make_config(instance, j, m, p, 1 if len(used) == 1 else 0, N, L, workers, {n: int(s[n])})
                         cost = window_cost(prices, cfg, t)
                         if best is None or cost < best.cost - 1e-12:
                             best = Priced(cost, cfg, t)
     return best
 
 
-def _a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def a_mincost2_by_index(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 5 (A_mincost2, PS, q = 1): for m, p, L (q = 1 rate), t^-, each server h holding
     N = ceil(E D K / (L rho)) workers and one PS (line 6, "respecting (2h) and (13a)")."""
     tau = prices.tau
@@ -119,15 +120,15 @@ def _a_mincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: 
                 for t in range(0, tau - L + 1):
                     wmin = _window_min(omega, t, L)
                     for h in range(instance.H):
-                        if _fits(wmin[h], N * e + z):
-                            cfg = _make(instance, j, m, p, 1, N, L, {h: N}, {h: 1})
+                        if fits(wmin[h], N * e + z):
+                            cfg = make_config(instance, j, m, p, 1, N, L, {h: N}, {h: 1})
                             cost = window_cost(prices, cfg, t)
                             if best is None or cost < best.cost - 1e-12:
                                 best = Priced(cost, cfg, t)
     return best
 
 
-def _a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def a_ramincost1_by_index(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 6 (A_RAmincost1, RAR, q = 1): for m, Phi' in 1..D, d^ = ceil(E D K / (Phi' rho)), t^-, each
     server h with y = min(cap, Phi'); infeasible if y < Phi'."""
     tau = prices.tau
@@ -142,18 +143,18 @@ def _a_ramincost1(instance: ElasticInstance, j: int, prices: Prices, *, residual
         for phi in range(1, instance.jobs[j].chunks + 1):
             d = instance.duration(j, m, None, 1, phi)
             for t in range(0, tau - d + 1):
-                caps = _caps(_window_min(omega, t, d), e, phi)
+                caps = worker_caps(_window_min(omega, t, d), e, phi)
                 for h in range(instance.H):
                     if caps[h] < phi:
                         continue
-                    cfg = _make(instance, j, m, None, 1, phi, d, {h: phi}, {})
+                    cfg = make_config(instance, j, m, None, 1, phi, d, {h: phi}, {})
                     cost = window_cost(prices, cfg, t)
                     if best is None or cost < best.cost - 1e-12:
                         best = Priced(cost, cfg, t)
     return best
 
 
-def _a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def a_ramincost2_by_index(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
     """Alg. 7 (A_RAmincost2, RAR, q = 0): for m, Phi', d^ with the q = 0 rate of (14), t^-, workers
     greedily on the servers of least Omega_h (line 5 read as N^ = Phi'); the returned q is the
     placement's (the greedy may use one server)."""
@@ -171,28 +172,30 @@ def _a_ramincost2(instance: ElasticInstance, j: int, prices: Prices, *, residual
             d = instance.duration(j, m, None, 0, phi)
             for t in range(0, tau - d + 1):
                 order = np.argsort(wc[t : t + d].sum(axis=0), kind="stable")
-                caps = _caps(_window_min(omega, t, d), e, phi)
-                place = _greedy_place(order, caps, phi)
+                caps = worker_caps(_window_min(omega, t, d), e, phi)
+                place = greedy_place(order, caps, phi)
                 if place is None:
                     continue
-                cfg = _make(instance, j, m, None, 1 if len(place) == 1 else 0, phi, d, place, {})
+                cfg = make_config(instance, j, m, None, 1 if len(place) == 1 else 0, phi, d, place, {})
                 cost = window_cost(prices, cfg, t)
                 if best is None or cost < best.cost - 1e-12:
                     best = Priced(cost, cfg, t)
     return best
 
 
-def _paper_min_cost(instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True) -> Priced | None:
+def paper_min_cost_by_index(
+    instance: ElasticInstance, j: int, prices: Prices, *, residual: bool = True
+) -> Priced | None:
     """Alg. 3 lines 3-7: the cheaper of the two printed subroutines (PS: Alg. 5 and 4; RAR: Alg. 6 and 7)."""
     if instance.is_ps:
         cands = [
-            _a_mincost2(instance, j, prices, residual=residual),
-            _a_mincost1(instance, j, prices, residual=residual),
+            a_mincost2_by_index(instance, j, prices, residual=residual),
+            a_mincost1_by_index(instance, j, prices, residual=residual),
         ]
     else:
         cands = [
-            _a_ramincost1(instance, j, prices, residual=residual),
-            _a_ramincost2(instance, j, prices, residual=residual),
+            a_ramincost1_by_index(instance, j, prices, residual=residual),
+            a_ramincost2_by_index(instance, j, prices, residual=residual),
         ]
     cands = [c for c in cands if c is not None]
     return min(cands, key=lambda c: c.cost) if cands else None

@@ -42,10 +42,12 @@ import numpy as np
 from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.elastic.checks import evaluate_objective
-from optsched.elastic.model import KIND, OBJECTIVE, Assignment, ElasticInstance, ElasticSchedule
+from optsched.elastic.constants import KIND, OBJECTIVE
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import Prices
-from optsched.elastic.pricing_oracle import _least_use, _min_cost
-from optsched.elastic.pricing_subroutines import _paper_min_cost
+from optsched.elastic.pricing_oracle import least_use_by_index, min_cost_by_index
+from optsched.elastic.pricing_subroutines import paper_min_cost_by_index
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
 
 __all__ = [
@@ -75,7 +77,7 @@ def weight_bound_F(instance: ElasticInstance, tau: int | None = None) -> float:
     T = int(tau or instance.horizon)
     best = 1.0
     for j, job in enumerate(instance.jobs):
-        least = _least_use(instance, j, T)
+        least = least_use_by_index(instance, j, T)
         if least is not None and least > 0:
             best = max(best, job.weight / least)
     return best
@@ -183,7 +185,7 @@ def a_maxweight(
     run = MaxWeightRun(
         tau=tau, lam=lam, prices=prices, weights={j: instance.jobs[j].weight for j in range(instance.n_jobs)}
     )
-    f = _min_cost if oracle == "exact" else _paper_min_cost
+    f = min_cost_by_index if oracle == "exact" else paper_min_cost_by_index
     for j in jobs:
         c = f(instance, j, prices)
         if c is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optsched.elastic.gamma import Config, _make, _useful_counts
+from optsched.elastic.gamma import Config, make_config, useful_counts_by_index
 from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import InfeasibleError
 
@@ -68,7 +68,7 @@ def candidate_shapes(instance: ElasticInstance, j: int) -> list[Shape]:
     for m in range(instance.M):
         for p in range(instance.P) if instance.is_ps else [None]:
             for q in (1, 0):
-                out.extend(Shape(m, p, q, n, d) for n, d in _useful_counts(instance, j, m, p, q))
+                out.extend(Shape(m, p, q, n, d) for n, d in useful_counts_by_index(instance, j, m, p, q))
     return out
 
 
@@ -76,7 +76,7 @@ def shape_config(
     instance: ElasticInstance, j: int, shape: Shape, workers: Mapping[int, int], ps: Mapping[int, int]
 ) -> Config:
     """The :class:`~optsched.elastic.gamma.Config` of a placed shape."""
-    return _make(instance, j, shape.m, shape.p, shape.q, shape.n, shape.d, dict(workers), dict(ps))
+    return make_config(instance, j, shape.m, shape.p, shape.q, shape.n, shape.d, dict(workers), dict(ps))
 
 
 def ideal_config(instance: ElasticInstance, j: int) -> Config:

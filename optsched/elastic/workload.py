@@ -35,10 +35,11 @@ import numpy as np
 from optsched.core.cluster import Cluster
 from optsched.core.limits import MAX_SLOTS as KIND_SLOTS
 from optsched.core.seeds import SeedLike, job_uniforms
-from optsched.elastic.model import ElasticInstance, guarded_ceil, transfer_ms
+from optsched.elastic.constants import guarded_ceil, transfer_ms
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.shapes import ideal_config
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
-from optsched.sim.inputs import job_table_columns
+from optsched.sim.model.inputs import job_table_columns
 
 __all__ = ["from_table", "default_slot", "MAX_SLOTS"]
 

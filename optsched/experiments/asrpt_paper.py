@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from optsched import __version__
-from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.online import ASRPT, BASELINES
+from optsched.asrpt.policy import simulate_asrpt
 from optsched.core.output import out_folder_arg
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.asrpt_repro import placement_waste
@@ -43,21 +44,17 @@ from optsched.experiments.asrpt_traces import (
     GPUS,
     N_SERVERS,
     TRACE_JOBS,
-    TRACE_SECONDS,
-    _instance,
-    _test_start,
-    _trace_table,
+    cell_instance,
+    first_test_row,
     prepare,
+    trace_table,
 )
 from optsched.experiments.sweep import load_sweep, sweep
 
 __all__ = [
-    "TRACE_JOBS",
-    "TRACE_SECONDS",
     "SIZES",
     "PAPER_FIGURES",
     "points",
-    "prepare",
     "cell",
     "run_sweep",
     "diagnose",
@@ -172,7 +169,7 @@ def cell(
     GPU load of the arrivals, and the wall time of each replay.
 
     ``baselines=False`` skips the baselines; ``variants="backfill"`` adds ``A-SRPT-Backfill``
-    (random forest, :class:`~optsched.asrpt.policy.ASRPT` ``backfill=True``: not the paper's algorithm,
+    (random forest, :class:`~optsched.asrpt.online.ASRPT` ``backfill=True``: not the paper's algorithm,
     the diagnostic of formulations/asrpt.md finding 6)."""
     load = _load_value(load)
     preds = [p.strip() for p in str(predictors).split(",") if p.strip()]
@@ -184,12 +181,12 @@ def cell(
     vars_ = [v.strip() for v in str(variants).split(",") if v.strip()]
     if any(v != "backfill" for v in vars_):
         raise InvalidOptionError(f"variants must be '' or 'backfill'; got {variants!r}.")
-    cut = _test_start(n_jobs, n_total)
+    cut = first_test_row(n_jobs, n_total)
     t0 = time.perf_counter()
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
     )
-    table = _trace_table(seed, single_gpu, load, n_total)
+    table = trace_table(seed, single_gpu, load, n_total)
     arrivals = table["arrival"].to_numpy(float)[cut:]
     span = float(arrivals[n_jobs - 1] - arrivals[0])
     test = table.iloc[cut : cut + n_jobs]
@@ -202,7 +199,7 @@ def cell(
         out[f"eps_{p}"] = float(prep["eps"][p])
     insts = {}
     for p in preds:
-        inst = insts[p] = _instance(prep, arrivals, n_jobs, p, nic_gbps)
+        inst = insts[p] = cell_instance(prep, arrivals, n_jobs, p, nic_gbps)
         name = "A-SRPT" if p == "rf" else f"A-SRPT-{p.capitalize()}"
         t = time.perf_counter()
         res = simulate_asrpt(inst, None, tau=tau)
@@ -241,12 +238,12 @@ def diagnose(
     import pandas as pd
 
     load = _load_value(load)
-    cut = _test_start(n_jobs, n_total)
+    cut = first_test_row(n_jobs, n_total)
     prep = prepare(
         seed, single_gpu=single_gpu, nic_gbps=nic_gbps, n_total=n_total, max_samples=max_samples, cache_dir=cache_dir
     )
-    arrivals = _trace_table(seed, single_gpu, load, n_total)["arrival"].to_numpy(float)[cut:]
-    inst = _instance(prep, arrivals, n_jobs, "rf", nic_gbps)
+    arrivals = trace_table(seed, single_gpu, load, n_total)["arrival"].to_numpy(float)[cut:]
+    inst = cell_instance(prep, arrivals, n_jobs, "rf", nic_gbps)
     rows = []
     pols = [("A-SRPT", ASRPT(tau=tau)), ("A-SRPT-Backfill", ASRPT(tau=tau, backfill=True)), *BASELINES().items()]
     for name, pol in pols:

@@ -23,9 +23,10 @@ import numpy as np
 
 from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
-from optsched.asrpt.policy import ASRPT, BASELINES, simulate_asrpt
+from optsched.asrpt.online import ASRPT, BASELINES
+from optsched.asrpt.policy import simulate_asrpt
 from optsched.asrpt.prediction import IterationPredictor, average_prediction_error
-from optsched.asrpt.profiles import MB, _pipeline
+from optsched.asrpt.profiles import MB, pipeline
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError
@@ -109,9 +110,9 @@ def job_for_group(gpus: int, rng) -> dict:
     if kind == "vgg":
         ks = {2: (1, 1), 4: (1, 1, 1, 1), 8: (2, 2, 3, 1)}[gpus]
         if len(ks) == 2:
-            j = _pipeline(0, ks, (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB))
+            j = pipeline(0, ks, (0.024, 0.021), (3.2 * MB,), (76 * MB, 494 * MB))
         else:
-            j = _pipeline(
+            j = pipeline(
                 0,
                 ks,
                 (0.013, 0.011, 0.020, 0.001),
@@ -120,7 +121,7 @@ def job_for_group(gpus: int, rng) -> dict:
             )
         return {"stages": list(j.stages)}
     if kind == "gpt":
-        j = _pipeline(0, (1,) * gpus, (0.0034 * 8 / gpus,) * gpus, (12.6 * MB,) * (gpus - 1), (0.0,) * gpus)
+        j = pipeline(0, (1,) * gpus, (0.0034 * 8 / gpus,) * gpus, (12.6 * MB,) * (gpus - 1), (0.0,) * gpus)
         return {"stages": list(j.stages)}
     p = 0.09  # BERT-large, 340M parameters (fp32 gradients 1.36 GB), batch split over the replicas
     return {"stages": [Stage(k=gpus, p_f=p / 3 / gpus, p_b=2 * p / 3 / gpus, h=1.36e9)]}

@@ -18,7 +18,7 @@ from optsched.asrpt.profiles import PROFILES
 from optsched.asrpt.timing import alpha
 from optsched.solvers import SolveOptions
 
-__all__ = ["availability_patterns", "table2_rows", "table2", "PAPER_TABLE2"]
+__all__ = ["table2_rows", "table2", "PAPER_TABLE2"]
 
 #: Paper's Table II: (PITT ms, PCT ms) for Heavy-Edge and the Gurobi ILP (MacBook M1 Max).
 PAPER_TABLE2 = {

@@ -32,7 +32,7 @@ TRACE_JOBS = 750_000  # 37,500 jobs = 5 % of the trace
 TRACE_SECONDS = 61 * 86_400.0  # "a two-month trace"
 
 
-def _trace_table(seed: int, single_gpu: float, load, n_total: int):
+def trace_table(seed: int, single_gpu: float, load, n_total: int):
     kw: dict[str, Any] = {"single_gpu": single_gpu, "cluster_gpus": N_SERVERS * GPUS, "seed": seed}
     if load == "paper":
         kw["arrival_rate"] = TRACE_JOBS / TRACE_SECONDS
@@ -41,7 +41,7 @@ def _trace_table(seed: int, single_gpu: float, load, n_total: int):
     return pai_like_table(n_total, **kw)
 
 
-def _test_start(n_jobs: int, n_total: int) -> int:
+def first_test_row(n_jobs: int, n_total: int) -> int:
     """First row of the trace's test part (its last 20 %), after checking that ``n_jobs`` fits in it."""
     cut = int(round(0.8 * n_total))
     if not 0 < n_jobs <= n_total - cut:
@@ -123,7 +123,7 @@ def prepare(
 def _prepare(key: dict) -> dict[str, Any]:
     seed, single_gpu, nic_gbps, n_total = key["seed"], key["single_gpu"], key["nic_gbps"], key["n_total"]
     train_fraction, max_samples = key["train_fraction"], key["max_samples"]
-    table = _trace_table(seed, single_gpu, 0.9, n_total)  # arrivals unused here
+    table = trace_table(seed, single_gpu, 0.9, n_total)  # arrivals unused here
     rng = as_generator(seed)
     cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
     probe = AsrptInstance(cl, [], name="probe")
@@ -181,7 +181,7 @@ def _prepare(key: dict) -> dict[str, Any]:
     }
 
 
-def _instance(prep: dict, arrivals: np.ndarray, n_jobs: int, predictor: str, nic_gbps: float):
+def cell_instance(prep: dict, arrivals: np.ndarray, n_jobs: int, predictor: str, nic_gbps: float):
     cl = Cluster.homogeneous(N_SERVERS, GPUS, bandwidth_inter=nic_gbps * 1e9 / 8, bandwidth_intra=300e9)
     arr = arrivals[:n_jobs] - arrivals[0]
     pr = prep["pred"][predictor]

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import optsched
 from optsched.exceptions import UnknownNameError
-from optsched.verify.rows import exact_vs_algorithm_rows, on_rows
+from optsched.verify.rows import on_rows
 
-__all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe", "exact_vs_algorithm_rows"]
+__all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe"]
 
 COLUMNS = [
     "instance",

@@ -35,8 +35,8 @@ from optsched.core import Cluster
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.lazer_workloads import (
     TRACES,
-    _check_table,
-    _draw_models,
+    check_table,
+    draw_models,
     helios_workload,
     servers_for_load,
     workload,
@@ -48,7 +48,7 @@ from optsched.lazer.predictor import GPDeferral
 from optsched.sim import Simulator
 from optsched.traces import synthetic_workload
 
-__all__ = ["TRACES", "PAPER_TABLE2", "POLICY_NAMES", "helios_workload", "simulate_policy", "table2", "run"]
+__all__ = ["PAPER_TABLE2", "POLICY_NAMES", "simulate_policy", "table2", "run"]
 
 POLICY_NAMES = ["SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)", "Lazer"]
 
@@ -112,7 +112,7 @@ def simulate_policy(
     simulation starts. ``record_log``: keep the event log (for ``optsched.lazer.check_lifecycle``).
     """
     if table is not None:
-        _check_table(table)
+        check_table(table)
         df = table
     else:
         df = workload(trace, n_jobs, seed)
@@ -396,10 +396,10 @@ def run(
         )
 
         def tables(seed):
-            return _draw_models(base_table, seed)
+            return draw_models(base_table, seed)
 
     elif table is not None:
-        _check_table(table)
+        check_table(table)
         base_table = table
 
         def tables(seed):

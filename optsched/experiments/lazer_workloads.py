@@ -69,7 +69,7 @@ def _start_cut(start: Any) -> tuple[str, float] | None:
     )
 
 
-def _check_table(df) -> None:
+def check_table(df) -> None:
     """A job table for :func:`simulate_policy` (``arrival``, ``duration``, ``gpus`` in [1, 8],
     ``model``), checked before any simulation starts."""
     cols = list(getattr(df, "columns", []))
@@ -97,7 +97,7 @@ def _check_table(df) -> None:
         )
 
 
-def _draw_models(df, seed):
+def draw_models(df, seed):
     """A copy of ``df`` with a ``model`` column drawn uniformly from the seven families with
     ``seed`` (the same draw as ``synthetic_workload(models=FAMILIES)`` makes for its model column)."""
     out = df.copy()
@@ -227,4 +227,4 @@ def helios_workload(
             "name": _log_name(path),
         }
     )
-    return _draw_models(df, seed)
+    return draw_models(df, seed)

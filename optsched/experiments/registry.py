@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from optsched.core import plugins
-from optsched.core.plugins import _REPRODUCTIONS, ReproductionSpec
+from optsched.core.plugins import REPRODUCTIONS, ReproductionSpec
 from optsched.exceptions import UnknownNameError
 
 __all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions"]
@@ -42,7 +42,7 @@ Examples
 (True, 'rarddls')
 """
 #: name -> Reproduction: the registry itself (:func:`optsched.core.plugins.reproduction_specs` reads it).
-_REPRO = _REPRODUCTIONS
+_REPRO = REPRODUCTIONS
 
 
 def register_reproduction(

@@ -1,28 +1,13 @@
 """Baselines of the Lazer study, from the shared simulator: SJF, SRTF and periodic SRTF with
-``reserve="best"``.
-
-The former names ``GuardedSRTF`` / ``GuardedPeriodicSRTF`` (the simulator's ``SRTF`` and
-``PeriodicSRTF`` with a guard against a stale zero-save preemption notice, which the shared policies
-now apply themselves) still work, deprecated: they are the shared classes. Tested in
-``tests/lazer/test_policy.py``.
+``reserve="best"``. Tested in ``tests/lazer/test_policy.py``.
 """
 
 from __future__ import annotations
 
-from optsched.core.compat import deprecated_names
 from optsched.sim import get_policy
 from optsched.sim.policies import SRTF, PeriodicSRTF
 
 __all__ = ["baseline"]
-
-#: Former names, deprecated (docs/conventions.md#deprecated).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "GuardedSRTF": ("optsched.sim.SRTF", SRTF),
-        "GuardedPeriodicSRTF": ("optsched.sim.PeriodicSRTF", PeriodicSRTF),
-    },
-)
 
 
 def baseline(name: str, **options):

@@ -32,10 +32,10 @@ from optsched.lazer.deferral import (
     counterfactual_f,
 )
 from optsched.lazer.predictor import GPDeferral
+from optsched.sim.model.state import LOADING, SAVING, TRAINING, WAITING
 from optsched.sim.policies import WaitQueue
 from optsched.sim.policy import Policy
 from optsched.sim.registry import forwards_options
-from optsched.sim.state import LOADING, SAVING, TRAINING, WAITING
 
 __all__ = ["Lazer", "make_chooser", "lazer_zero", "lazer_fixed", "lazer_oracle", "lazer_gp", "HOUR"]
 

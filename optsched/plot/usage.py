@@ -9,7 +9,7 @@ from typing import Any
 
 from optsched.plot.occupancy import cluster_shape, usage_steps
 
-__all__ = ["usage_steps", "plot_usage"]
+__all__ = ["plot_usage"]
 
 
 def plot_usage(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str | None = None) -> Any:

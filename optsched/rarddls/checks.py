@@ -18,11 +18,10 @@ from typing import Any
 
 from optsched.core.objectives import objective_value
 from optsched.verify import Violation
-from optsched.verify.common import check_non_preemptive, gpu_exclusive_check
+from optsched.verify.common import gpu_exclusive_check
 
 __all__ = [
     "slot_completions",
-    "check_non_preemptive",
     "check_slotted",
     "check_gpu_exclusive",
     "check_contention_progress",

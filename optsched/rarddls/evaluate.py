@@ -126,7 +126,7 @@ def replay(
     optsched.exceptions.InvalidScheduleError: replay: the decisions are not a feasible schedule: [capacity] ...
     """
     _check_shape(instance, starts, placements, "replay")
-    rep = _replay(instance, starts, placements, stop_at)
+    rep = replay_unchecked(instance, starts, placements, stop_at)
     if validate and stop_at is None:
         sched = _schedule_no_ids(instance, starts, placements, rep.completion)
         validate_decisions(instance, sched, "replay")
@@ -179,7 +179,9 @@ def validate_decisions(instance, schedule: Schedule, who: str, *, skip: tuple[st
         )
 
 
-def _replay(instance, starts: Sequence[int], placements: Sequence[Placement], stop_at: int | None = None) -> Replay:
+def replay_unchecked(
+    instance, starts: Sequence[int], placements: Sequence[Placement], stop_at: int | None = None
+) -> Replay:
     """:func:`replay` without any check (the algorithms' inner loop)."""
     n = instance.n_jobs
     rem = [float(j.iterations) for j in instance.jobs]

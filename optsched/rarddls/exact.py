@@ -11,7 +11,7 @@ import time
 from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.exceptions import InternalError, InvalidOptionError, ModelTooLargeError
-from optsched.rarddls.evaluate import _replay, build_schedule, decisions
+from optsched.rarddls.evaluate import build_schedule, decisions, replay_unchecked
 from optsched.rarddls.formulation import build_milp, build_theta_star, milp_to_cpsat, patterns
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco, theta_lower_bound
@@ -107,7 +107,7 @@ def sgs_schedule(
                     if choice is not None and t >= choice[0]:
                         break
                     starts[j], pls[j] = t, pl
-                    c = _replay(instance, starts, pls, stop_at=far).completion
+                    c = replay_unchecked(instance, starts, pls, stop_at=far).completion
                     if _fits(instance, starts, pls, c, [*done, j]):
                         key = (c[j], max(c[k] for k in [*done, j]))
                         if choice is None or key < choice[1]:
@@ -118,7 +118,7 @@ def sgs_schedule(
                 break
             starts[j], pls[j] = choice[2], choice[3]
             done.append(j)
-            comp = _replay(instance, starts, pls, stop_at=far).completion
+            comp = replay_unchecked(instance, starts, pls, stop_at=far).completion
         if ok:
             ms = max(comp)
             if ms < best[0]:
@@ -166,7 +166,7 @@ def enumerate_optimum(
         for st in itertools.product(range(H), repeat=J):
             if min(st) != 0 or max(st) >= best - 1:
                 continue
-            comp = _replay(instance, st, dicts).completion
+            comp = replay_unchecked(instance, st, dicts).completion
             ms = max(comp)
             if ms < best and _feasible(instance, st, pl, comp):
                 best, arg = ms, (list(st), list(pl))
@@ -363,7 +363,7 @@ def _decoded(instance: RarInstance, model, grid: int, sr, value) -> tuple:
         starts.append(max(range(grid), key=lambda t: value(model.s[j, t]) or 0))
         q = max(range(len(model.pats[j])), key=lambda q: value(model.use[j, q]) or 0)
         pls.append({s: y for s, y in enumerate(model.pats[j][q]) if y > 0})
-    rep = _replay(instance, starts, pls)
+    rep = replay_unchecked(instance, starts, pls)
     obj = float(rep.makespan)
     if sr.objective is not None and obj > sr.objective + 1e-6:
         raise InternalError(

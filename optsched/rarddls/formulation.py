@@ -26,7 +26,7 @@ import math
 from functools import lru_cache
 
 from optsched.exceptions import InternalError
-from optsched.rarddls.evaluate import _replay, contention_counts
+from optsched.rarddls.evaluate import contention_counts, replay_unchecked
 from optsched.rarddls.model import RarInstance
 from optsched.solvers import check_model_size, new_cp_model
 
@@ -386,7 +386,7 @@ def set_start(model, instance: RarInstance, starts, placements) -> None:
         for new, old in zip(g, sorted(g, key=lambda s: -ystar.get(s, 0)), strict=True):
             relabel[old] = new
     pls = [{relabel.get(s, s): y for s, y in p.items()} for p in pls]
-    comp = _replay(instance, starts, pls).completion
+    comp = replay_unchecked(instance, starts, pls).completion
     for var in (model.use, model.v, model.s, model.x, model.L, model.prog, model.z):
         for idx in var:
             if not var[idx].fixed:

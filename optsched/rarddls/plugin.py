@@ -11,18 +11,13 @@ from typing import Any
 from optsched.core.plugins import register_reproduction
 from optsched.core.registry import KindSpec, register_algorithm, register_kind
 from optsched.rarddls.bounds import check_gpu_load, check_rho_range
-from optsched.rarddls.checks import (
-    check_contention_progress,
-    check_gpu_exclusive,
-    check_non_preemptive,
-    check_slotted,
-    evaluate_objective,
-)
+from optsched.rarddls.checks import check_contention_progress, check_gpu_exclusive, check_slotted, evaluate_objective
 from optsched.rarddls.exact import solve_exact
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance, toy_instance
 from optsched.rarddls.sjfbco import first_fit, list_scheduling, random_schedule, sjf_bco
 from optsched.solvers import SolveOptions
 from optsched.verify import register_check, register_cluster_checks, register_evaluator
+from optsched.verify.common import check_non_preemptive
 from optsched.verify.suite import register_suite_instances
 
 __all__ = ["register", "suite_instances"]

@@ -23,7 +23,7 @@ from optsched.core.registry import requires_kind
 from optsched.core.result import Result, Status
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionError
-from optsched.rarddls.evaluate import _replay, build_schedule
+from optsched.rarddls.evaluate import build_schedule, replay_unchecked
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 
 __all__ = [
@@ -305,7 +305,7 @@ def _bisect(
 
 
 def _result(instance: RarInstance, name: str, p: Pass, t0: float, info: dict) -> Result:
-    rep = _replay(instance, p.starts, p.placements)
+    rep = replay_unchecked(instance, p.starts, p.placements)
     if rep.completion != p.completion:
         raise InternalError(
             f"{name}: the pass's incremental simulation ({p.completion}) and the slotted "

@@ -13,7 +13,7 @@ from optsched.core.result import Result
 from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
 from optsched.rigid.bounds import area_bound
-from optsched.rigid.decode import decode_exact, schedule_from_cpsat, schedule_from_time_indexed, warm_start_exact
+from optsched.rigid.decode import decode_exact, warm_start_exact
 from optsched.rigid.formulation import (
     IntervalVariables,
     TimeIndexedVariables,
@@ -31,25 +31,16 @@ from optsched.rigid.time_indexed import (
     solve_time_indexed,
 )
 from optsched.solvers import SolveOptions, progress
-from optsched.solvers.exact import (
-    ExactModel,
-    cpsat_probe,
-    resolve_options,
-    run_exact,
-    solve_cpsat_staged,
-)
+from optsched.solvers.exact import resolve_options, run_exact
+from optsched.solvers.model import ExactModel
 from optsched.solvers.portfolio import auto_time_indexed, plan_backend
+from optsched.solvers.staged import cpsat_probe, solve_cpsat_staged
 from optsched.verify import verify
 
 __all__ = [
     "solve_exact",
-    "schedule_from_time_indexed",
-    "schedule_from_cpsat",
     "build_exact",
-    "decode_exact",
-    "warm_start_exact",
     "best_heuristic",
-    "lp_relaxation_bound",
 ]
 
 OBJECTIVE = "total_weighted_completion_time"
@@ -74,7 +65,7 @@ def build_exact(
     Both minimise total weighted completion time in slots (``scale`` = slot length); with
     integer weights that is an integer, so ``step`` = one slot length (see
     :mod:`optsched.solvers.exact`). For ``cpsat`` the solve is staged
-    (:func:`optsched.solvers.exact.solve_cpsat_staged`): a short CP-SAT probe without presolve
+    (:func:`optsched.solvers.staged.solve_cpsat_staged`): a short CP-SAT probe without presolve
     (what proves small instances in milliseconds); only if it does not prove the optimum, the LP
     relaxation of the time-indexed model (:func:`lp_relaxation_bound`, at most a quarter of the
     time limit, taken from CP-SAT's): ``info["lp_bound"]`` (seconds, ``None`` when the probe

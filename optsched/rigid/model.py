@@ -12,7 +12,7 @@ from __future__ import annotations
 from optsched.core.instance import Instance
 from optsched.core.registry import KindSpec
 
-__all__ = ["KIND", "OBJECTIVE", "Instance", "RigidInstance", "KIND_SPEC"]
+__all__ = ["KIND", "OBJECTIVE", "RigidInstance", "KIND_SPEC"]
 
 KIND = "rigid"
 OBJECTIVE = "total_weighted_completion_time"

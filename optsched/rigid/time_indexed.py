@@ -25,8 +25,9 @@ from optsched.rigid.formulation import (
     time_indexed_size,
 )
 from optsched.solvers import SolveOptions, SolveResult, interrupt, progress, sharing, solve_cpsat
-from optsched.solvers.exact import LP_MAX_SECONDS, ExactModel, lp_relaxation_value
+from optsched.solvers.model import ExactModel
 from optsched.solvers.pyomo_backend import solve_pyomo
+from optsched.solvers.staged import LP_MAX_SECONDS, lp_relaxation_value
 
 __all__ = [
     "model_seconds",

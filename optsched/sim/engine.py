@@ -42,10 +42,10 @@ from optsched.sim.options import SimOptions
 from optsched.sim.policy import Policy
 from optsched.sim.rates import RateModel, check_rate
 from optsched.sim.registry import get_policy
-from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
+from optsched.sim.rules import P_ARRIVAL, P_TIMER
 from optsched.sim.view import SimView
 
-__all__ = ["Simulator", "PythonEngine", "simulate", "P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER"]
+__all__ = ["Simulator", "PythonEngine", "simulate"]
 
 _INF = float("inf")
 _STALE = object()  # what an event handler returns for a stale heap entry
@@ -112,11 +112,11 @@ class Simulator:
         first_fit, least_loaded or whole_node) and Lazer with a fixed deferral X on GPU-only jobs at a
         :class:`~optsched.sim.rates.ConstantRate`, with load and save times given as numbers (the
         options or the jobs' own), the event log and the segments
-        (:func:`optsched.sim.compiled.driver.unsupported` lists what it does not cover: load/save
+        (:func:`optsched.sim.compiled.coverage.unsupported` lists what it does not cover: load/save
         functions, stages, early termination, slots, decision timings, ...), with the same results
         as the Python engine (tested job by job); anything else is an ``InvalidOptionError`` naming what
         it lacks. ``"auto"`` (default): the kernel where it covers the simulation and the workload
-        is large enough to repay loading it (:data:`~optsched.sim.compiled.driver.AUTO_MIN_JOBS`
+        is large enough to repay loading it (:data:`~optsched.sim.compiled.coverage.AUTO_MIN_JOBS`
         jobs), else the Python engine; why not the kernel is said once per process and reason, as an
         :class:`~optsched.exceptions.EngineFallbackWarning` from that many jobs on, else in the
         log (logger ``optsched.sim``, level INFO). A compiled run keeps no SimJob: ``sim.jobs``

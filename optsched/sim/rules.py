@@ -99,8 +99,8 @@ def soon_available(free: int, claimed: int, saving: int) -> int:
 _ENGINE = "optsched.sim.engine:PythonEngine"
 _ACTIONS = "optsched.sim.actions:EngineActions"
 _QUEUE = "optsched.sim.policies.baselines:_QueuePolicy"
-_ROUND = "optsched.sim.policies.preemptive:_Preemptive"
-_CLAIMS = "optsched.sim.policies.claims:_Claims"
+_ROUND = "optsched.sim.policies.preemptive:Preemptive"
+_CLAIMS = "optsched.sim.policies.claims:Claims"
 _PERIODIC = "optsched.sim.policies.periodic:PeriodicSRTF"
 
 

@@ -45,7 +45,9 @@ from optsched.sojourn.formulation import (
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule, check_instance
 from optsched.solvers import SolveOptions, SolveResult, solve_cpsat, solve_pyomo
 from optsched.solvers import write_model as _write
-from optsched.solvers.exact import DEFAULT_OPTIMALITY_TOLERANCE, ExactModel, run_exact
+from optsched.solvers.certify import DEFAULT_OPTIMALITY_TOLERANCE
+from optsched.solvers.exact import run_exact
+from optsched.solvers.model import ExactModel
 from optsched.verify import verify
 
 __all__ = [

@@ -7,8 +7,9 @@ Builders (in each paper package) build models and never solve; solving is
 """
 
 from optsched.solvers.cpsat_backend import new_cp_model, solve_cpsat
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.exact import run_exact
 from optsched.solvers.info import available_solvers, solver_versions
+from optsched.solvers.model import ExactModel
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo, write_model
 from optsched.solvers.size import DEFAULT_MAX_SIZE, check_model_size, max_model_size

@@ -44,51 +44,22 @@ from optsched.exceptions import (
 )
 from optsched.solvers import interrupt, progress
 from optsched.solvers.certify import (
-    AGREEMENT_RTOL,
-    DEFAULT_OPTIMALITY_TOLERANCE,
     ExactCall,
     certify,
     limit_phase,
     phase_at,
 )
-from optsched.solvers.model import ExactModel, default_solve, model_summary
+from optsched.solvers.model import ExactModel, default_solve
 from optsched.solvers.options import MAX_SEED, SolveOptions, SolveResult
 from optsched.solvers.params import check_solver_options
 from optsched.solvers.pyomo_backend import INSTALL_HINTS
 from optsched.solvers.pyomo_backend import write_model as _write_model
-from optsched.solvers.staged import (
-    LP_MAX_SECONDS,
-    LP_SHARE,
-    PROBE_MAX_SECONDS,
-    PROBE_SHARE,
-    cpsat_probe,
-    lp_relaxation_value,
-    lp_time_budget,
-    probe_time_budget,
-    solve_cpsat_staged,
-    solve_cpsat_with_lp_bound,
-)
 
 __all__ = [
-    "ExactModel",
-    "ExactCall",
     "run_exact",
-    "lp_relaxation_value",
-    "lp_time_budget",
-    "solve_cpsat_with_lp_bound",
-    "solve_cpsat_staged",
-    "cpsat_probe",
-    "probe_time_budget",
     "resolve_options",
     "check_backend",
-    "model_summary",
-    "DEFAULT_OPTIMALITY_TOLERANCE",
     "DEFAULT_EXACT_OPTIONS",
-    "AGREEMENT_RTOL",
-    "LP_SHARE",
-    "LP_MAX_SECONDS",
-    "PROBE_SHARE",
-    "PROBE_MAX_SECONDS",
 ]
 
 #: Default options of every exact solve: 60 s, gap 0, one thread (reproducible), seed 0.

@@ -17,25 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from optsched.exceptions import TraceFormatError, UnknownNameError
-from optsched.traces.datasets import DATASETS
+from optsched.traces.datasets import DATASETS, SHIPPED
 from optsched.traces.loaders import (
-    OPENB_JOBS,
-    OPENB_NODES,
-    SHIPPED,
     load_acme,
     load_helios,
     load_openb,
-    load_pai,
     load_philly,
-    openb_cluster,
 )
-from optsched.traces.synthetic import (
-    PHILLY_GPU_MIX,
-    acme_outcome_rates,
-    philly_runtimes,
-    synthetic_workload,
-)
-from optsched.traces.table import TABLE_COLUMNS, to_jobs
 
 __all__ = [
     "load_trace",
@@ -43,21 +31,6 @@ __all__ = [
     "check_trace_path",
     "TRACES",
     "FORMATS",
-    "load_philly",
-    "load_helios",
-    "load_acme",
-    "load_pai",
-    "load_openb",
-    "openb_cluster",
-    "synthetic_workload",
-    "philly_runtimes",
-    "acme_outcome_rates",
-    "PHILLY_GPU_MIX",
-    "TABLE_COLUMNS",
-    "to_jobs",
-    "OPENB_JOBS",
-    "OPENB_NODES",
-    "SHIPPED",
 ]
 
 TRACES = {

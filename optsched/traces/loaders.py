@@ -58,7 +58,6 @@ __all__ = [
     "load_pai",
     "load_openb",
     "openb_cluster",
-    "SHIPPED",
     "OPENB_JOBS",
     "OPENB_NODES",
     "PHILLY_RUNTIME",

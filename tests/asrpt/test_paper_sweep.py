@@ -54,16 +54,16 @@ def test_bad_figure_and_cell_options():
 
 def test_prepare_equals_build_instance(tmp_path):
     """The cached, memoised build gives the jobs build_instance gives (same draws, same forest)."""
-    table = ap._trace_table(0, 0.7, 0.9, N_TOTAL)
+    table = at.trace_table(0, 0.7, 0.9, N_TOTAL)
     inst, eps = build_instance(table, n_servers=ap.N_SERVERS, gpus=ap.GPUS, predictor="rf")
-    prep = ap.prepare(0, n_total=N_TOTAL, max_samples=None, cache_dir=tmp_path)
-    mine = ap._instance(prep, table["arrival"].to_numpy(float)[prep["cut"] :], inst.n_jobs, "rf", 10.0)
+    prep = at.prepare(0, n_total=N_TOTAL, max_samples=None, cache_dir=tmp_path)
+    mine = at.cell_instance(prep, table["arrival"].to_numpy(float)[prep["cut"] :], inst.n_jobs, "rf", 10.0)
     want = [(j.iterations, j.predicted_iterations, j.arrival, tuple(j.stages), j.group) for j in inst.jobs]
     got = [(j.iterations, j.predicted_iterations, j.arrival, tuple(j.stages), j.group) for j in mine.jobs]
     assert got == want
     assert math.isclose(prep["eps"]["rf"], eps, rel_tol=1e-12)
     # the cache is read back, not recomputed (same object content)
-    again = ap.prepare(0, n_total=N_TOTAL, max_samples=None, cache_dir=tmp_path)
+    again = at.prepare(0, n_total=N_TOTAL, max_samples=None, cache_dir=tmp_path)
     assert (again["n"] == prep["n"]).all() and again["eps"] == prep["eps"]
     assert len(list(tmp_path.glob("trace-*.pkl"))) == 1 and not list(tmp_path.glob("*.lock"))
 

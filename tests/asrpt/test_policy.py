@@ -9,14 +9,8 @@ from hypothesis import strategies as st
 from optsched.asrpt import toy_instance
 from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.generate import random_instance
-from optsched.asrpt.policy import (
-    ASRPT,
-    BASELINES,
-    OrderedPolicy,
-    empirical_ratio,
-    select_servers,
-    simulate_asrpt,
-)
+from optsched.asrpt.online import ASRPT, BASELINES, OrderedPolicy, select_servers
+from optsched.asrpt.policy import empirical_ratio, simulate_asrpt
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify
@@ -178,7 +172,7 @@ def test_rate_model_memo_on_sorted_counts_matches_heavy_edge_on_the_servers(data
     """HeavyEdgeRate memoises alpha on (profile, sorted GPU counts): equal to Heavy-Edge run on the actual
     server ids (servers are identical, Heavy-Edge orders them by GPUs, ties by index)."""
     from optsched.asrpt.heavy_edge import heavy_edge, placement_counts
-    from optsched.asrpt.policy import HeavyEdgeRate
+    from optsched.asrpt.rate import HeavyEdgeRate
     from optsched.asrpt.timing import alpha
 
     from .strategies import jobs

@@ -7,14 +7,9 @@ from hypothesis import strategies as st
 
 from optsched.asrpt import toy_instance
 from optsched.asrpt.generate import random_instance
-from optsched.asrpt.policy import (
-    ASRPT,
-    BASELINES,
-    HeavyEdgeRate,
-    OrderedPolicy,
-    sim_jobs,
-    simulate_asrpt,
-)
+from optsched.asrpt.online import ASRPT, BASELINES, OrderedPolicy
+from optsched.asrpt.policy import simulate_asrpt
+from optsched.asrpt.rate import HeavyEdgeRate, sim_jobs
 from optsched.core import Job
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim import Policy, RateModel, Simulator, get_policy

@@ -46,7 +46,8 @@ def test_perfect_and_errors():
 
 def test_online_retraining_in_asrpt():
     from optsched.asrpt.generate import random_instance
-    from optsched.asrpt.policy import ASRPT, simulate_asrpt
+    from optsched.asrpt.online import ASRPT
+    from optsched.asrpt.policy import simulate_asrpt
     from optsched.verify import verify
 
     inst = random_instance(12, n_servers=2, gpus_per_server=2, seed=5, single_gpu=0.5, arrival_rate=1.0)

@@ -99,11 +99,7 @@ def test_demo_rows_quick():
     assert all(r["ratio"] >= 1 - 1e-9 for r in rows if r["ratio"] is not None)
 
 
-def test_solve_exact_is_the_name_and_solve_problem8_its_deprecated_alias():
-    from optsched.asrpt import exact
-
-    with pytest.warns(DeprecationWarning, match=r"optsched.asrpt.exact.solve_problem8 is deprecated .*solve_exact"):
-        assert exact.solve_problem8 is solve_exact
+def test_solve_exact_is_the_registered_exact_algorithm():
     assert get_algorithm("asrpt-exact").func is solve_exact
 
 

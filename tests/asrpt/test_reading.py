@@ -6,8 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optsched.asrpt.model import AsrptJob, Stage
+from optsched.asrpt.online import ASRPT, OrderedPolicy
 from optsched.asrpt.placement import enumerate_placement, solve_placement
-from optsched.asrpt.policy import ASRPT, HeavyEdgeRate, OrderedPolicy
+from optsched.asrpt.rate import HeavyEdgeRate
 from optsched.asrpt.timing import (
     READINGS,
     alpha,
@@ -86,7 +87,8 @@ def test_reading_changes_the_exact_minimum_of_some_jobs():
 
 def test_policies_run_under_the_second_reading():
     from optsched.asrpt.generate import random_instance
-    from optsched.asrpt.policy import BASELINES, simulate_asrpt
+    from optsched.asrpt.online import BASELINES
+    from optsched.asrpt.policy import simulate_asrpt
 
     inst = random_instance(6, n_servers=2, gpus_per_server=2, seed=3)
     tot = {}

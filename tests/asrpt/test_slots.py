@@ -12,7 +12,8 @@ from optsched.asrpt.bounds import bound_inputs
 from optsched.asrpt.exact import solve_exact
 from optsched.asrpt.formulation import arrival_slot
 from optsched.asrpt.generate import random_instance
-from optsched.asrpt.policy import BASELINES, empirical_ratio, simulate_asrpt
+from optsched.asrpt.online import BASELINES
+from optsched.asrpt.policy import empirical_ratio, simulate_asrpt
 from optsched.exceptions import InvalidInstanceError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify

@@ -6,7 +6,6 @@ import warnings
 import pytest
 
 from optsched.asrpt import formulation as F
-from optsched.asrpt import placement as P
 from optsched.asrpt import toy_instance
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import BASELINE_NAMES
@@ -54,13 +53,7 @@ def test_random_instance_keywords_and_the_old_positional_form():
     assert (d.M, d.g, d.n_jobs) == (3, 4, 5)
 
 
-def test_builder_names_and_aliases():
-    with pytest.warns(DeprecationWarning, match="build_problem8_pyomo is deprecated"):
-        assert F.build_problem8_pyomo is F.build_problem8
-    with pytest.warns(DeprecationWarning, match="build_problem8_cpsat_ti is deprecated"):
-        assert F.build_problem8_cpsat_ti is F.build_problem8_ti_cpsat
-    with pytest.warns(DeprecationWarning, match="build_placement_model is deprecated"):
-        assert P.build_placement_model is P.build_placement
+def test_builder_names():
     with pytest.raises(AttributeError, match="no attribute 'build_nothing'"):
         F.build_nothing  # noqa: B018
     inst = toy_instance()

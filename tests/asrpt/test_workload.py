@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from optsched.asrpt.policy import HeavyEdgeRate
+from optsched.asrpt.rate import HeavyEdgeRate
 from optsched.asrpt.workload import B_INTER, FAMILIES, family_of, from_table, least_processing, profile
 from optsched.core import Cluster
 from optsched.core.cluster import Server

@@ -151,7 +151,7 @@ def test_verify_names_the_missing_job_instead_of_a_key_error(tmp_path, capsys):
 def test_elastic_check_names_what_the_instance_lacks():
     from optsched.elastic import toy_instance
     from optsched.elastic.checks import violations
-    from optsched.elastic.model import ElasticSchedule
+    from optsched.elastic.schedule import ElasticSchedule
 
     inst = toy_instance()
     doc = {"kind": "elastic", "jobs": [{"id": 0, "start": 0, "d": 10, "worker_type": 7, "q": 1, "workers": {"3": 1}}]}

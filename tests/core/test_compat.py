@@ -18,17 +18,3 @@ def test_deprecated_positional():
             deprecated_positional("f", (1,), ("a",), {"a": 2})
         with pytest.raises(InvalidOptionError, match="at most 1"):
             deprecated_positional("f", (1, 2), ("a",), {})
-
-
-def test_deprecated_names_serve_the_object_with_a_warning_naming_the_new_one():
-    from optsched.core.compat import DEPRECATED_SINCE, REMOVED_IN, deprecated_names
-
-    getattr_ = deprecated_names("pkg.mod", {"old": ("pkg.mod.new", sum)})
-    with pytest.warns(DeprecationWarning) as w:
-        assert getattr_("old") is sum
-    assert str(w[0].message) == (
-        f"pkg.mod.old is deprecated since optsched {DEPRECATED_SINCE} and will be removed in {REMOVED_IN}: "
-        "use pkg.mod.new."
-    )
-    with pytest.raises(AttributeError, match=r"module 'pkg\.mod' has no attribute 'other'"):
-        getattr_("other")

@@ -17,9 +17,10 @@ from optsched.elastic.baselines import BASELINES, NON_PREEMPTIVE, jain_greedy, r
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.gamma import configs
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticInstance, ElasticSchedule
-from optsched.elastic.policy import least_total_use
+from optsched.elastic.model import ElasticInstance
 from optsched.elastic.primal_dual import a_maxweight
+from optsched.elastic.schedule import ElasticSchedule
+from optsched.elastic.shapes import least_total_use
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result

@@ -69,13 +69,13 @@ def test_max_weight_bound_is_above_the_optimum_of_8(seed, n, tau, arrivals):
 
 
 def test_the_least_work_is_below_every_configuration_of_gamma():
-    from optsched.elastic.gamma import _configs
+    from optsched.elastic.gamma import configs_by_index
 
     inst = random_instance(5, seed=2)
     names = inst.resources
     for j in range(inst.n_jobs):
         W, rho = resource_use(inst, j)
-        for cfg in _configs(inst, j):
+        for cfg in configs_by_index(inst, j):
             per_slot = [sum(v[r] for _, v in cfg.use) for r in range(len(names))]
             for r in range(len(names)):
                 assert W[r] <= cfg.d * per_slot[r] + 1e-9 and per_slot[r] <= rho[r] + 1e-9

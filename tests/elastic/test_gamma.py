@@ -18,7 +18,7 @@ from optsched.elastic.gamma import (
     useful_counts,
 )
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticSchedule
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.solvers import SolveOptions, solve_pyomo
 
 from .strategies import small_instances

@@ -13,15 +13,10 @@ from hypothesis import strategies as st
 
 from optsched.elastic import toy_instance
 from optsched.elastic.exact import solve_maxweight
+from optsched.elastic.formulation import build_dual9, build_lp8
 from optsched.elastic.generate import random_instance
-from optsched.elastic.lp import (
-    build_dual9,
-    build_lp8,
-    column_generation,
-    solve_dual9,
-    solve_lp8,
-)
-from optsched.elastic.pricing import Prices, window_cost
+from optsched.elastic.lp import column_generation, solve_dual9, solve_lp8
+from optsched.elastic.prices import Prices, window_cost
 from optsched.elastic.primal_dual import a_maxweight
 from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverLimitWarning
 from optsched.solvers import SolveOptions

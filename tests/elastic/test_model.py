@@ -11,7 +11,8 @@ import pytest
 from optsched.core.io import instance_from_dict
 from optsched.elastic import toy_instance
 from optsched.elastic.checks import evaluate_objective, violations
-from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule, toy_instance_dict
+from optsched.elastic.model import ElasticInstance, toy_instance_dict
+from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import (
     InfeasibleError,
     InvalidInstanceError,

@@ -12,19 +12,13 @@ from optsched.elastic.baselines import BASELINES, run_baseline
 from optsched.elastic.checks import violations
 from optsched.elastic.gamma import configs
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import Assignment, ElasticInstance, ElasticSchedule
-from optsched.elastic.policy import (
-    ElasticOnline,
-    ElasticRate,
-    ElasticTiresias,
-    Shape,
-    find_placement,
-    ideal_config,
-    ideal_shape,
-    sim_resource_names,
-    to_sim,
-)
+from optsched.elastic.model import ElasticInstance
+from optsched.elastic.policy_base import ElasticRate, sim_resource_names, to_sim
+from optsched.elastic.policy_baselines import ElasticTiresias
+from optsched.elastic.policy_online import ElasticOnline
 from optsched.elastic.primal_dual import a_online
+from optsched.elastic.schedule import Assignment, ElasticSchedule
+from optsched.elastic.shapes import Shape, find_placement, ideal_config, ideal_shape
 from optsched.exceptions import InvalidOptionError
 from optsched.sim import Simulator, get_policy, policy_registry
 
@@ -170,7 +164,7 @@ def test_a_online_on_the_simulator_gives_its_completions(inst, reading):
 def _two_d_las(inst, load_slots: float, policy_cls=None):
     """2D-LAS on ``inst`` where every resume loads for ``load_slots`` slots (a simulator overhead, as
     ``optsched compare`` gives it), with the per-job records of the run."""
-    from optsched.elastic.policy import Elastic2DLAS
+    from optsched.elastic.policy_baselines import Elastic2DLAS
 
     cl, jobs = to_sim(inst)
     pol = (policy_cls or Elastic2DLAS)(inst)
@@ -187,7 +181,7 @@ def test_2d_las_with_resumes_of_a_slot_or_more_ends(load_slots):
     """Two equal jobs swapped every slot: with a resume load of a slot or more, plain 2D-LAS spent
     every slot loading (the livelock guard fired at slot 230 of the 4-job OpenB-like case). A
     (re)started job now keeps its resources until it has trained as long as it loaded."""
-    from optsched.elastic.policy import Elastic2DLAS
+    from optsched.elastic.policy_baselines import Elastic2DLAS
 
     inst = toy_instance()
     res, _ = _two_d_las(inst, load_slots)
@@ -210,7 +204,7 @@ def test_2d_las_with_resumes_of_a_slot_or_more_ends(load_slots):
 
 def test_2d_las_without_resume_costs_is_plain_2d_las():
     """The pin never binds without a load: the same schedule as a 2D-LAS without it."""
-    from optsched.elastic.policy import Elastic2DLAS
+    from optsched.elastic.policy_baselines import Elastic2DLAS
 
     class Unpinned(Elastic2DLAS):
         def pinned(self, sim, job):
@@ -227,14 +221,14 @@ def test_2d_las_without_resume_costs_is_plain_2d_las():
 
 def test_priority_policies_keep_their_schedules_with_the_cached_uses():
     """The running jobs' uses are kept from their start: the same decisions as recomputing them."""
-    from optsched.elastic import policy as P
+    from optsched.elastic import policy_baselines as P
 
     class Recompute(P.ElasticTiresias):
         def _held_use(self, job):
             cfg = job.config
             return placement_use(self.instance, cfg["shape"], cfg["workers"], cfg["ps"])
 
-    from optsched.elastic.policy import placement_use
+    from optsched.elastic.shapes import placement_use
 
     for seed in range(4):
         inst = random_instance(8, n_servers=3, seed=seed, max_chunks=4)
@@ -311,7 +305,7 @@ def test_priority_policies_take_the_decisions_of_the_dense_rule(inst, name, load
 def test_sliding_min_is_the_minimum_of_every_window(n, width, data):
     from numpy.lib.stride_tricks import sliding_window_view
 
-    from optsched.elastic.pricing import sliding_min
+    from optsched.elastic.prices import sliding_min
 
     d = data.draw(st.integers(1, n))
     a = np.asarray(data.draw(st.lists(st.floats(-5, 5), min_size=n * width, max_size=n * width))).reshape(n, width)

@@ -11,20 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
-from optsched.elastic.model import ElasticSchedule
-from optsched.elastic.pricing import (
-    Prices,
-    a_mincost1,
-    a_mincost2,
-    a_ramincost1,
-    a_ramincost2,
-    brute_force,
-    compare_with_brute_force,
-    min_cost,
-    min_cost_reference,
-    pricing_case,
-    window_cost,
-)
+from optsched.elastic.prices import Prices, window_cost
+from optsched.elastic.pricing import a_mincost1, a_mincost2, a_ramincost1, a_ramincost2, min_cost, min_cost_reference
+from optsched.elastic.pricing_audit import brute_force, compare_with_brute_force, pricing_case
+from optsched.elastic.schedule import ElasticSchedule
 
 from .strategies import small_instances
 
@@ -213,7 +203,7 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
 def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a_recomputation(inst, tau, data):
     """A_maxweight's prices (``incremental=True``) keep the residual and window prefixes between
     oracle calls; after every allocation, at any start, they equal the same arrays computed afresh."""
-    from optsched.elastic.pricing_oracle import _min_cost
+    from optsched.elastic.pricing_oracle import min_cost_by_index
 
     pr = Prices.zero(inst, tau, incremental=True)
     vecs = [np.asarray(v, dtype=float) for v in (*inst.e, *(inst.z if inst.is_ps else ()))]
@@ -221,7 +211,7 @@ def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a
         pr.window_prefix(v)
     pr.residual(inst)
     for j in range(inst.n_jobs):
-        c = _min_cost(inst, j, pr)
+        c = min_cost_by_index(inst, j, pr)
         if c is None:
             continue
         start = data.draw(st.integers(0, tau - c.config.d), label="start")

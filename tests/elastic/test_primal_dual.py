@@ -13,8 +13,8 @@ from optsched.elastic.bounds import certificate, thm5_check
 from optsched.elastic.checks import evaluate_objective, violations
 from optsched.elastic.exact import solve_exact, solve_maxweight
 from optsched.elastic.generate import random_instance
-from optsched.elastic.model import ElasticSchedule
 from optsched.elastic.primal_dual import a_maxweight, a_online, alpha_printed, alpha_thm5
+from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.core import Cluster
-from optsched.elastic.policy import candidate_shapes
+from optsched.elastic.shapes import candidate_shapes
 from optsched.elastic.workload import default_slot, from_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
@@ -101,7 +101,7 @@ def test_to_sim_of_more_jobs_than_a_server_may_have_gpus():
     100,000 jobs, past the 10,000 GPUs a server may have: every elastic row of compare failed);
     a server needs a token only per worker or PS that can fit on it at once."""
     from optsched.core.limits import MAX_SERVER_GPUS
-    from optsched.elastic.policy import to_sim
+    from optsched.elastic.policy_base import to_sim
 
     n = MAX_SERVER_GPUS + 1
     table = pd.DataFrame({"arrival": np.arange(n, dtype=float), "gpus": 1, "duration": 60.0})

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from optsched.core import Cluster, Job
 from optsched.exceptions import DataNotFoundError, InvalidInstanceError, InvalidOptionError, TraceFormatError
 from optsched.experiments import lazer as ex
+from optsched.experiments.lazer_workloads import helios_workload
 from optsched.lazer import FAMILIES, check_lifecycle
 from optsched.traces import load_helios
 
@@ -57,7 +58,7 @@ def log(tmp_path_factory):
 
 def test_table_from_the_log(log):
     raw = pd.read_csv(log, dtype={"job_id": str})
-    df = ex.helios_workload(log, seed=7)
+    df = helios_workload(log, seed=7)
     # every finished GPU job with a positive run time, whatever its state; CPU-only and 0 s dropped
     keep = raw[(raw["gpu_num"] >= 1) & (raw["duration"] > 0)]
     assert df["job_id"].tolist() == keep["job_id"].tolist()
@@ -75,7 +76,7 @@ def test_table_from_the_log(log):
 
 
 def test_models_are_seeded(log):
-    a, b, c = ex.helios_workload(log, seed=7), ex.helios_workload(log, seed=7), ex.helios_workload(log, seed=8)
+    a, b, c = helios_workload(log, seed=7), helios_workload(log, seed=7), helios_workload(log, seed=8)
     pd.testing.assert_frame_equal(a, b)
     assert (a["model"] != c["model"]).any()
     pd.testing.assert_frame_equal(a.drop(columns="model"), c.drop(columns="model"))
@@ -85,23 +86,23 @@ def test_models_are_seeded(log):
 
 
 def test_states_start_and_n_jobs(log):
-    full = ex.helios_workload(log)
-    done = ex.helios_workload(log, states=["completed"])
+    full = helios_workload(log)
+    done = helios_workload(log, states=["completed"])
     assert (done["status"] == "completed").all() and 0 < len(done) < len(full)
-    later = ex.helios_workload(log, start=600.0, n_jobs=5)
+    later = helios_workload(log, start=600.0, n_jobs=5)
     assert len(later) == 5 and later["arrival"].iloc[0] == pytest.approx(0.0)
     first = full[full["arrival"] >= 600.0].iloc[:5]
     assert later["job_id"].tolist() == first["job_id"].tolist()
     np.testing.assert_allclose(later["arrival"], first["arrival"] - first["arrival"].iloc[0])
     # a time stamp of the log's local time selects the same jobs
     t = pd.Timestamp(load_helios(log)["submit_time"].iloc[0]) + pd.Timedelta(seconds=600)
-    stamp = ex.helios_workload(log, start=str(t), n_jobs=5)
+    stamp = helios_workload(log, start=str(t), n_jobs=5)
     assert stamp["job_id"].tolist() == later["job_id"].tolist()
 
 
 @pytest.fixture(scope="module")
 def runs(log):
-    table = ex.helios_workload(log, seed=0)
+    table = helios_workload(log, seed=0)
     out = {}
     for name in ex.POLICY_NAMES:
         row, pol, res = ex.simulate_policy("Earth", name, 0, None, servers=1, table=table, record_log=True)
@@ -144,7 +145,7 @@ def test_every_policy_runs_on_the_log_and_verifies(runs, name):
 def test_any_small_log_verifies(tmp_path, seed, n, name, completed_only, servers):
     log = write_log(tmp_path / f"log{seed}_{n}.csv", n=n, seed=seed)
     try:
-        table = ex.helios_workload(log, seed=seed, states=["completed"] if completed_only else None)
+        table = helios_workload(log, seed=seed, states=["completed"] if completed_only else None)
     except InvalidInstanceError:  # nothing left (e.g. only CPU jobs drawn): refused, never simulated
         return
     assert (table["gpus"] >= 1).all() and (table["gpus"] <= 8).all() and table["arrival"].iloc[0] == 0
@@ -170,7 +171,7 @@ def test_run_on_a_log(log):
     assert t2["trace"].unique().tolist() == ["Earth"] and t2["policy"].tolist() == ex.POLICY_NAMES
     assert t2["ours_w95_le_jct95"].all()
     assert t2["paper_jct_p50"].notna().all()  # the paper's Earth row beside ours
-    assert set(tabs["runs"]["n_jobs"]) == {len(ex.helios_workload(log))}
+    assert set(tabs["runs"]["n_jobs"]) == {len(helios_workload(log))}
 
 
 def test_a_log_of_another_cluster_has_no_paper_numbers(tmp_path):
@@ -198,7 +199,7 @@ def test_run_without_a_log_keeps_the_synthetic_workload():
 
 def test_missing_file(tmp_path):
     with pytest.raises(DataNotFoundError, match="does not exist"):
-        ex.helios_workload(tmp_path / "nope.csv")
+        helios_workload(tmp_path / "nope.csv")
     with pytest.raises(DataNotFoundError, match="does not exist"):
         ex.run(lambda *a: pytest.fail("nothing may be saved"), quick=True, log=tmp_path / "nope.csv")
 
@@ -207,21 +208,21 @@ def test_not_a_helios_file(tmp_path):
     p = tmp_path / "x.csv"
     p.write_text("a,b\n1,2\n")
     with pytest.raises(TraceFormatError, match="missing column"):
-        ex.helios_workload(p)
+        helios_workload(p)
 
 
 def test_no_gpu_job_left(tmp_path):
     cpu_only = write_log(tmp_path / "cpu.csv", n=8, gpus=(0,))
     with pytest.raises(InvalidInstanceError, match="no GPU job"):
-        ex.helios_workload(cpu_only)
+        helios_workload(cpu_only)
     with pytest.raises(InvalidInstanceError, match="no GPU job"):
         ex.run(lambda *a: pytest.fail("nothing may be saved"), quick=True, log=cpu_only)
     failed = write_log(tmp_path / "failed.csv", n=8, gpus=(1,), states=("FAILED",))
     with pytest.raises(InvalidInstanceError, match=r"states=\['completed'\]"):
-        ex.helios_workload(failed, states=["completed"])
+        helios_workload(failed, states=["completed"])
     log = write_log(tmp_path / "ok.csv", n=8)
     with pytest.raises(InvalidInstanceError, match="start"):
-        ex.helios_workload(log, start=10**7)
+        helios_workload(log, start=10**7)
 
 
 @pytest.mark.parametrize(
@@ -241,7 +242,7 @@ def test_no_gpu_job_left(tmp_path):
 def test_bad_options(tmp_path, kw, field):
     # checked before the file is read: a missing file is not what is reported
     with pytest.raises(InvalidOptionError, match=field):
-        ex.helios_workload(tmp_path / "nope.csv", **kw)
+        helios_workload(tmp_path / "nope.csv", **kw)
 
 
 def test_run_checks_before_simulating(log, monkeypatch):
@@ -250,9 +251,9 @@ def test_run_checks_before_simulating(log, monkeypatch):
     with pytest.raises(InvalidOptionError, match="'n_jobs'"):
         ex.run(lambda *a: None, quick=True, log=log, n_jobs=0)
     with pytest.raises(InvalidOptionError, match="not both"):
-        ex.run(lambda *a: None, quick=True, log=log, table=ex.helios_workload(log))
+        ex.run(lambda *a: None, quick=True, log=log, table=helios_workload(log))
     with pytest.raises(InvalidInstanceError, match="'model'"):
-        ex.run(lambda *a: None, quick=True, table=ex.helios_workload(log).drop(columns="model"))
+        ex.run(lambda *a: None, quick=True, table=helios_workload(log).drop(columns="model"))
     assert calls == []
 
 
@@ -268,4 +269,4 @@ def test_run_checks_before_simulating(log, monkeypatch):
 )
 def test_bad_table(log, change, match):
     with pytest.raises(InvalidInstanceError, match=match):
-        ex.simulate_policy("Earth", "SJF", 0, None, servers=1, table=change(ex.helios_workload(log)))
+        ex.simulate_policy("Earth", "SJF", 0, None, servers=1, table=change(helios_workload(log)))

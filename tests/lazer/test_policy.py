@@ -112,14 +112,10 @@ def test_bad_options():
         Lazer(deferral="later")
 
 
-def test_the_guarded_baseline_names_are_the_shared_classes_deprecated():
+def test_the_srtf_baselines_are_the_shared_classes():
     from optsched.lazer import baselines
     from optsched.sim import SRTF, PeriodicSRTF
 
-    with pytest.warns(DeprecationWarning, match=r"GuardedSRTF is deprecated .* use optsched.sim.SRTF"):
-        assert baselines.GuardedSRTF is SRTF
-    with pytest.warns(DeprecationWarning, match="GuardedPeriodicSRTF is deprecated"):
-        assert baselines.GuardedPeriodicSRTF is PeriodicSRTF
     assert type(baselines.baseline("srtf")) is SRTF and type(baselines.baseline("srtf-60")) is PeriodicSRTF
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from optsched.core import Status
 from optsched.core.cluster import Cluster
 from optsched.rigid import list_schedule, random_instance, solve_exact
-from optsched.rigid.exact import lp_relaxation_bound
 from optsched.rigid.formulation import energy_rows, slot_data
+from optsched.rigid.time_indexed import lp_relaxation_bound
 from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 from tests.strategies import rigid_instances
@@ -170,7 +170,8 @@ def test_packing_rows_cut_what_the_gpu_count_allows():
     in a slot and refuses three; with servers of different sizes no row is added."""
     import pyomo.environ as pyo
 
-    from optsched.core.instance import Instance, Job
+    from optsched.core.instance import Instance
+    from optsched.core.job import Job
     from optsched.rigid.formulation import add_packing_rows, build_time_indexed
 
     jobs = [Job(i, work=1, gpus=3, arrival=0, weight=1, single_server=False) for i in range(3)]
@@ -224,7 +225,8 @@ def test_relax_and_repair_falls_back_when_the_relaxation_cannot_be_repaired():
     """Two 3-GPU single-server jobs, servers of 4 and 2 GPUs: the relaxation runs both at once
     (6 <= 6 GPUs, objective 2), no server assignment exists, so the per-server model decides:
     one after the other (objective 3), bound never above it."""
-    from optsched.core.instance import Instance, Job
+    from optsched.core.instance import Instance
+    from optsched.core.job import Job
 
     jobs = [Job(i, work=1, gpus=3, arrival=0, weight=1, single_server=True) for i in range(2)]
     inst = Instance(Cluster([{"gpus": 4}, {"gpus": 2}]), jobs, name="unrepairable")

@@ -21,7 +21,7 @@ from optsched.rigid import brute_force_optimum, list_schedule, random_instance, 
 from optsched.rigid.bounds import area_bound
 from optsched.rigid.formulation import build_time_indexed, slot_data, time_indexed_size
 from optsched.solvers import SolveOptions
-from optsched.solvers.exact import ExactModel, model_summary
+from optsched.solvers.model import ExactModel, model_summary
 from optsched.verify import verify, verify_result
 from tests.strategies import rigid_instances
 

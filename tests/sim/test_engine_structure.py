@@ -9,7 +9,7 @@ import pytest
 
 from optsched.core import Cluster, Job
 from optsched.sim import SRTF, Phase, RunRecord, SimResult, Simulator
-from optsched.sim.state import TRAINING, WAITING
+from optsched.sim.model.state import TRAINING, WAITING
 
 
 def _sim():

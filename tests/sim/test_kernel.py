@@ -28,6 +28,8 @@ from optsched.core.cluster import Server
 from optsched.exceptions import InvalidOptionError, SimulationError, SimulationLimitError
 from optsched.sim import FIFO, LAS, SJF, SRTF, ConstantRate, PeriodicSRTF, Simulator, get_policy
 from optsched.sim.compiled import driver as D
+from optsched.sim.compiled.coverage import DISABLE_ENV
+from optsched.sim.options import ENGINES
 
 pytest.importorskip("numba")
 
@@ -406,7 +408,7 @@ def test_without_numba_auto_runs_python_and_compiled_says_why(monkeypatch):
     for way in ("env", "import"):
         with monkeypatch.context() as m:
             if way == "env":
-                m.setenv(D.DISABLE_ENV, "1")
+                m.setenv(DISABLE_ENV, "1")
             else:  # numba cannot be imported
                 m.setitem(sys.modules, "numba", None)
                 m.delitem(sys.modules, "optsched.sim.compiled.kernel", raising=False)
@@ -474,7 +476,7 @@ def test_cli_engine_option_and_verbose():
 
     from optsched.commands.simulate import ENGINE_CHOICES
 
-    assert ENGINE_CHOICES == D.ENGINES
+    assert ENGINE_CHOICES == ENGINES
     base = [sys.executable, "-m", "optsched", "simulate", "--trace", "synthetic", "--jobs", "300", "--servers", "4"]
     base += ["--policy", "las", "--load", "1.2", "--json", "--quiet", "--verbose"]
     out = {}

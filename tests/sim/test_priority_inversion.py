@@ -1,6 +1,6 @@
 """Preemptive policies never keep a job waiting behind one it outranks (issue: priority inversion).
 
-The round in ``_Preemptive.schedule`` considers waiting jobs in priority order: each starts if it
+The round in ``Preemptive.schedule`` considers waiting jobs in priority order: each starts if it
 fits, else strictly worse running jobs are preempted for it if that makes room; only then is the
 next job considered (backfilling). These tests pin the repro of the defect and check the invariant
 on random workloads: after every decision round in which preemption is allowed, no waiting job would
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
 from optsched.sim import LAS, SRTF, simulate
-from optsched.sim.state import LOADING, TRAINING, WAITING
+from optsched.sim.model.state import LOADING, TRAINING, WAITING
 
 from .test_invariants import workloads
 

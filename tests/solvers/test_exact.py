@@ -15,13 +15,9 @@ from hypothesis import strategies as st
 from optsched.core.result import Status, relative_gap
 from optsched.exceptions import InternalError, InvalidOptionError, SolverLimitWarning
 from optsched.solvers import SolveOptions, SolveResult
-from optsched.solvers.exact import (
-    DEFAULT_EXACT_OPTIONS,
-    DEFAULT_OPTIMALITY_TOLERANCE,
-    ExactModel,
-    resolve_options,
-    run_exact,
-)
+from optsched.solvers.certify import DEFAULT_OPTIMALITY_TOLERANCE
+from optsched.solvers.exact import DEFAULT_EXACT_OPTIONS, resolve_options, run_exact
+from optsched.solvers.model import ExactModel
 
 
 class _Inst:
@@ -278,7 +274,7 @@ def test_unknown_or_missing_back_end_is_refused_before_any_model_is_built():
 
 def test_model_summary_pyomo_and_cpsat():
     from optsched.solvers import new_cp_model
-    from optsched.solvers.exact import model_summary
+    from optsched.solvers.model import model_summary
 
     m = _knapsack([3, 4, 5], [2, 3, 4], 5)
     s = model_summary(ExactModel(m, info={"horizon_slots": 7}))

@@ -18,7 +18,8 @@ from optsched.exceptions import InvalidOptionError, ModelTooLargeError, SolverEr
 from optsched.rigid import random_instance, solve_exact
 from optsched.rigid.exact import _auto_backend
 from optsched.solvers import SolveOptions, SolveResult
-from optsched.solvers.exact import ExactModel, run_exact
+from optsched.solvers.exact import run_exact
+from optsched.solvers.model import ExactModel
 from optsched.solvers.portfolio import (
     AUTO_SMALL_JOBS,
     AUTO_TI_MAX_MEAN_WORK,

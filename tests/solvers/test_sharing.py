@@ -17,7 +17,8 @@ from optsched.core.objectives import objective_value
 from optsched.core.result import Status
 from optsched.exceptions import SolverLimitWarning
 from optsched.rigid import random_instance, solve_exact
-from optsched.rigid.exact import OBJECTIVE, best_heuristic, build_exact, decode_exact
+from optsched.rigid.decode import decode_exact
+from optsched.rigid.exact import OBJECTIVE, best_heuristic, build_exact
 from optsched.solvers import SolveOptions, SolveResult, members, sharing, solve_cpsat, solve_pyomo
 from optsched.solvers.exact import run_exact
 from optsched.solvers.portfolio import plan_backend
@@ -313,14 +314,14 @@ def test_an_improving_incumbent_is_not_dropped_after_presolve(monkeypatch, shift
 
     from ortools.sat.python import cp_model
 
-    from optsched.rigid.exact import schedule_from_cpsat, warm_start_exact
+    from optsched.rigid.decode import schedule_from_cpsat, warm_start_exact
     from optsched.rigid.formulation import (
         TimeIndexedVariables,
         add_packing_rows,
         build_interval_cpsat,
         build_time_indexed,
     )
-    from optsched.solvers.exact import ExactModel
+    from optsched.solvers.model import ExactModel
 
     inst = random_instance(50, n_servers=4, gpus_per_server=8, single_server=1.0, seed=12)
     cp, cv = build_interval_cpsat(inst)

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from optsched.asrpt.policy import sim_jobs
+from optsched.asrpt.rate import sim_jobs
 from optsched.core.plugins import load_plugins
 from optsched.core.seeds import job_uniforms
-from optsched.elastic.policy import ElasticRate, fifo_shape, ideal_shape, to_sim
+from optsched.elastic.policy_base import ElasticRate, to_sim
+from optsched.elastic.shapes import fifo_shape, ideal_shape
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
 from optsched.experiments.compare.workload import PAPERS, SeededWorkload
 from optsched.sim import Simulator, policy_registry

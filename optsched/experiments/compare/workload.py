@@ -26,7 +26,7 @@ from optsched.core.compat import user_stacklevel
 from optsched.elastic.workload import from_table as elastic_from_table
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.lazer.workload import with_load_save
-from optsched.sim.inputs import job_table_columns
+from optsched.sim.model.inputs import job_table_columns
 from optsched.sojourn.workload import from_table as sojourn_from_table
 from optsched.traces.jobs_file import check_job_table
 from optsched.traces.load import work_column

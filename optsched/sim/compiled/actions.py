@@ -154,7 +154,7 @@ def wait_value(jf, ji, gv, j):
 
 @helper
 def push_running(jf, ji, gv, fv, rh, j, now):
-    """_Preemptive._push_running: a loading job into the loading heap by value, a training one into
+    """Preemptive._push_running: a loading job into the loading heap by value, a training one into
     the training heap by badness (SRTF: predicted end; LAS: attained service minus elapsed time)."""
     kind = gv[G_KIND]
     if kind <= SJF or kind == LAZER:  # (Lazer's orchestrator reads the running jobs' list)

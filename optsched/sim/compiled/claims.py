@@ -1,5 +1,5 @@
 """Claims in the compiled kernel (numba): rules R6-R10 of ``formulations/lazer.md`` as the Python
-preemptive policies keep them (:class:`optsched.sim.policies._Preemptive`: ``_claim``,
+preemptive policies keep them (:class:`optsched.sim.policies.preemptive.Preemptive`: ``_claim``,
 ``_release_claim``, ``_drop_claims``, ``_try_start``, ``_try_start_claimant``, ``on_preempted``).
 
 A claim holds, for one waiting job, free GPUs per server (list ``ji[c, CLF]``) and GPUs being saved

@@ -27,11 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from optsched.sim.compiled.layout import KIND_CODES, MAX_GPUS_PER_SERVER, RULE_CODES
-from optsched.sim.inputs import is_table
-from optsched.sim.options import ENGINES
+from optsched.sim.model.inputs import is_table
 from optsched.sim.policy import compiled_kind
 
-__all__ = ["ENGINES", "AUTO_MIN_JOBS", "DISABLE_ENV", "KINDS", "RULES", "unsupported"]
+__all__ = ["AUTO_MIN_JOBS", "DISABLE_ENV", "KINDS", "RULES", "unsupported"]
 
 #: "auto" uses the kernel from this many jobs on: below it, numba's import and the cached kernel's
 #: load (about 0.5 s of CPU once per process) would cost more than the Python engine's whole run

@@ -29,21 +29,15 @@ import numpy as np
 from optsched.exceptions import EngineFallbackWarning, InvalidOptionError, SimulationError
 from optsched.sim.compiled import layout as L
 from optsched.sim.compiled.build import prepare, python_engine_estimate
-from optsched.sim.compiled.coverage import AUTO_MIN_JOBS, DISABLE_ENV, ENGINES, KINDS, RULES, unsupported
+from optsched.sim.compiled.coverage import AUTO_MIN_JOBS, unsupported
 from optsched.sim.compiled.records import EventLog, Holds, JobRows, NotRecorded, Segments
-from optsched.sim.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.limits import already_ran_error, limit_error, livelock_error, run_limits, unfinished_error
 from optsched.sim.metrics import RunRecord, SimResult
+from optsched.sim.model.inputs import count_jobs, is_table, make_jobs, table_columns
 from optsched.sim.options import SimOptions
 from optsched.sim.policy import compiled_kind
 
 __all__ = [
-    "ENGINES",
-    "AUTO_MIN_JOBS",
-    "DISABLE_ENV",
-    "KINDS",
-    "RULES",
-    "unsupported",
     "compiled_run",
     "CompiledRun",
 ]

@@ -3,7 +3,7 @@
 Free GPUs per server live in ``srv[:, FREE]``; ``gv[G_FCNT + f]`` counts the servers with f free
 GPUs and ``tree`` is a segment tree of bit masks (bit f of a node: a server below it has f free
 GPUs), so "the fullest server that fits" or "the lowest-index server with at least g free" costs
-O(log servers) (:class:`~optsched.sim.resources.FreeGPUs` does the same with Python integers).
+O(log servers) (:class:`~optsched.sim.model.resources.FreeGPUs` does the same with Python integers).
 
 Two placement functions, with the results of :func:`optsched.core.placement.place`:
 :func:`place_tree` on the free GPUs (the engine's ``sim.place``), and :func:`place_vec` on any

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-# phases, in the order of optsched.sim.state.PHASES
+# phases, in the order of optsched.sim.model.state.PHASES
 PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = 0, 1, 2, 3, 4, 5
 PHASE_NAMES = ("pending", "waiting", "loading", "training", "saving", "done", "failed")
 # policies (gv[G_KIND]); PSRTF is periodic SRTF, LAZER Lazer's orchestrator, fixed deferral and

@@ -29,7 +29,7 @@ __all__ = ["JobRow", "JobRows", "Segments", "Holds", "NotRecorded", "EventLog"]
 
 class JobRow:
     """A job of a compiled run as the result sees it (``SimResult`` reads ``id``; the Python
-    engine's :class:`~optsched.sim.state.SimJob` has these fields too)."""
+    engine's :class:`~optsched.sim.model.state.SimJob` has these fields too)."""
 
     __slots__ = ("id", "index", "arrival", "work", "gpus", "weight", "single_server")
 

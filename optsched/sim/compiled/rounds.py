@@ -1,6 +1,6 @@
 """The decision rounds of the compiled kernel (numba): FIFO and SJF's fill, and the preemptive
 round of SRTF, periodic SRTF and LAS (rules R4-R12 of ``formulations/lazer.md``), as
-:class:`optsched.sim.policies._Preemptive` makes them (``schedule``, ``_round``, ``_fill_fast``,
+:class:`optsched.sim.policies.preemptive.Preemptive` makes them (``schedule``, ``_round``, ``_fill_fast``,
 ``_make_room``, ``_worst``), decision by decision.
 
 R5 ("never preempt a job started at this very time") is :func:`r5_started_now`, the one place to
@@ -127,7 +127,7 @@ def _pop_best(gv, cl, qh, limit, use_blocked):
 
 @helper
 def fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, use_blocked):
-    """_QueuePolicy.schedule and _Preemptive._fill_fast: start waiting jobs in key order while they
+    """_QueuePolicy.schedule and Preemptive._fill_fast: start waiting jobs in key order while they
     fit (nothing claimed, nothing being saved)."""
     now = fv[F_NOW]
     while gv[G_QN] > 0 and gv[G_TOTFREE] > 0:
@@ -300,7 +300,7 @@ def preemptive_round(
     lgi,
     may_preempt,
 ):
-    """_Preemptive._round: the waiting jobs (and the jobs holding a claim) in key order; R8-R12.
+    """Preemptive._round: the waiting jobs (and the jobs holding a claim) in key order; R8-R12.
     False on an internal error."""
     now = fv[F_NOW]
     strict = gv[G_STRICT]
@@ -415,7 +415,7 @@ def preemptive_round(
 def preemptive_schedule(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
 ):
-    """_Preemptive.schedule: one decision round (R7-R12). False on an internal error."""
+    """Preemptive.schedule: one decision round (R7-R12). False on an internal error."""
     if gv[G_NCL] > 0 and gv[G_RESERVE] == 0:  # R7, reserve="best"
         drop_claims(jf, ji, gv, srv, rr, ce, cl, qh)
     if gv[G_QN] == 0 and gv[G_NCL] == 0:

@@ -19,7 +19,7 @@ from optsched.core.output import write_table
 from optsched.core.schedule import Schedule, Segment
 from optsched.exceptions import InvalidOptionError
 from optsched.sim.metrics.summary import JOB_COLUMNS, summarize
-from optsched.sim.model.resources import _lowest_bits, ids_of
+from optsched.sim.model.resources import ids_of, lowest_bits
 
 __all__ = ["RunRecord", "SimResult"]
 
@@ -305,7 +305,7 @@ class SimResult:
                 else:  # still held at the end of the run
                     pl, masks = self._open[e][c - len(mine)], {}
                 for m, g in pl.items():
-                    took = _lowest_bits(free[m], g)
+                    took = lowest_bits(free[m], g)
                     free[m] ^= took
                     masks[m] = took
             else:

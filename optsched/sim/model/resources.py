@@ -24,7 +24,7 @@ from optsched.exceptions import InvalidOptionError, SimulationError, UnknownName
 __all__ = ["FreeGPUs", "FreeResources", "ids_of"]
 
 
-def _lowest_bits(mask: int, g: int) -> int:
+def lowest_bits(mask: int, g: int) -> int:
     took = 0
     for _ in range(g):
         if not mask:
@@ -36,7 +36,7 @@ def _lowest_bits(mask: int, g: int) -> int:
 
 
 #: _LOWEST[mask][g]: the g lowest set bits of an 8-bit mask (GPU ids of servers of <= 8 GPUs).
-_LOWEST = [[_lowest_bits(m, g) for g in range(9)] for m in range(256)]
+_LOWEST = [[lowest_bits(m, g) for g in range(9)] for m in range(256)]
 
 
 def _bits(mask: int):

@@ -3,7 +3,7 @@ is promised by the preemptive round, and the GPUs available to a job under them.
 
 A claim (:class:`_Claim`) holds, per server, free GPUs and GPUs still being saved by preempted jobs
 (or whose load is being lost) for one waiting job; a claimed GPU is never given to another job.
-:class:`_Claims` is the bookkeeping the preemptive policies (:mod:`.preemptive`) build on: the
+:class:`Claims` is the bookkeeping the preemptive policies (:mod:`.preemptive`) build on: the
 claimed and the being-saved GPUs per server, the fit of a job in what it may use, making, ending
 and starting on a claim.
 
@@ -38,7 +38,7 @@ class _Claim:
         self.pending: dict[int, dict[int, int]] = {}
 
 
-class _Claims(Policy, metaclass=ABCMeta):
+class Claims(Policy, metaclass=ABCMeta):
     """The claims of a preemptive policy: ``_claims`` (waiting job index -> its :class:`_Claim`),
     the free GPUs claimed per server (``_rfree``, ``_nrfree`` in all), and the GPUs being saved
     that nobody claims (``_saving``: job saving -> {server: GPUs}; ``_usav``, ``_nusav`` in all).

@@ -8,13 +8,13 @@ Tested in ``tests/sim/test_policies.py`` and ``tests/sim/test_kernel_differentia
 from __future__ import annotations
 
 from optsched.exceptions import InvalidOptionError
-from optsched.sim.policies.preemptive import _Preemptive
+from optsched.sim.policies.preemptive import Preemptive
 from optsched.sim.rules import las_value
 
 __all__ = ["LAS"]
 
 
-class LAS(_Preemptive):
+class LAS(Preemptive):
     """Least attained service, preemptive at most every ``quantum`` seconds.
 
     Priority = attained service (work done; times GPUs if ``gpu_weighted``, as Tiresias' 2D-LAS),

@@ -1,4 +1,4 @@
-"""The preemptive round shared by SRTF, LAS and periodic SRTF (:class:`_Preemptive`), and SRTF.
+"""The preemptive round shared by SRTF, LAS and periodic SRTF (:class:`Preemptive`), and SRTF.
 
 The rules are R1-R12 of ``formulations/lazer.md#simulator-rules``, each decided once there with
 its reason and named once in :mod:`optsched.sim.rules` (which also says which function carries
@@ -16,13 +16,13 @@ from abc import abstractmethod
 from optsched.exceptions import InvalidOptionError
 from optsched.sim.model.state import LOADING, SAVING, TRAINING, WAITING, SimJob
 from optsched.sim.policies.baselines import WaitQueue
-from optsched.sim.policies.claims import _Claims
+from optsched.sim.policies.claims import Claims
 from optsched.sim.rules import soon_available
 
 __all__ = ["SRTF"]
 
 
-class _Preemptive(_Claims):
+class Preemptive(Claims):
     """Preemptive priority scheduling shared by SRTF, LAS and periodic SRTF.
 
     A decision round (:meth:`schedule`) takes the waiting jobs in key order (R4: ``_wait_key``,
@@ -30,7 +30,7 @@ class _Preemptive(_Claims):
     its claim (R9), claim GPUs being saved (R10), preempt strictly worse running jobs (R11, R5),
     or pass over (R12); with ``reserve="best"`` every round first drops the claims (R7). The rules
     are stated in :data:`optsched.sim.rules.RULES` and decided, with their reasons, in
-    ``formulations/lazer.md#simulator-rules``; the claims are :class:`~.claims._Claims`.
+    ``formulations/lazer.md#simulator-rules``; the claims are :class:`~.claims.Claims`.
 
     A claimed GPU is never given to another job. Several jobs may preempt in one round. Jobs that
     declare other resources (``Job.resources``) start only where those are free too, never claim
@@ -69,7 +69,7 @@ class _Preemptive(_Claims):
         self.rollback = rollback
         self.reserve = reserve
 
-    # priorities (R4; lower value = higher priority; _wait_key is declared in _Claims) --------------
+    # priorities (R4; lower value = higher priority; _wait_key is declared in Claims) --------------
     @abstractmethod
     def _badness(self, sim, job) -> float:
         """What orders the training jobs (worst first); constant while a job trains at a constant rate."""
@@ -374,14 +374,14 @@ class _Preemptive(_Claims):
         )
 
 
-class SRTF(_Preemptive):
+class SRTF(Preemptive):
     """Shortest remaining time first, preemptive, decided at every event time.
 
     Priority = key (remaining work, arrival, input position), for waiting and running jobs alike
     (R4 of ``formulations/lazer.md``; a loading job's remaining work is its whole remaining work,
     the rest of its load not counted), so a preempted job can never preempt its preemptor back (no
     cycles when rates depend on the placement). Ties in remaining work never preempt (R5). See
-    :class:`_Preemptive` for the round (R8-R12) and ``reserve`` (R7, default ``"best"``); with
+    :class:`Preemptive` for the round (R8-R12) and ``reserve`` (R7, default ``"best"``); with
     ``rollback`` preempted jobs lose the work since their last checkpoint.
 
     Examples
