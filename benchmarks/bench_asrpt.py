@@ -112,7 +112,7 @@ def problem8_sweep(sizes, seeds, time_limit, *, cross_check_size=None):
 
 def repro(seeds, quick):
     """Fig. 6-9 tables (mean over seeds), total JCT in hours, beside the paper's claims."""
-    from optsched.experiments.asrpt_repro import PAPER_CLAIMS, reproduce_seeds
+    from optsched.experiments.asrpt.repro import PAPER_CLAIMS, reproduce_seeds
 
     res = reproduce_seeds(seeds, quick=quick)
     for k, df in res.items():
@@ -129,7 +129,7 @@ def audit(quick: bool) -> dict:
     import pandas as pd
 
     from optsched.asrpt.audit import lemma_sweep, reading_changes, table2_readings, table2_summary
-    from optsched.experiments.asrpt_repro import perfect_vs_rf
+    from optsched.experiments.asrpt.repro import perfect_vs_rf
 
     out: dict = {"lemma_sweep": {}}
     for label, kw, n in (
@@ -166,7 +166,7 @@ def replay_times(sizes, *, predictor: str = "rf") -> list[dict]:
     300 GB/s), PAI-like jobs at the generator's default load (0.9), seed 0."""
     from optsched.asrpt.online import ASRPT, BASELINES
     from optsched.asrpt.policy import simulate_asrpt
-    from optsched.experiments.asrpt_repro import build_instance, pai_like_table
+    from optsched.experiments.asrpt.repro import build_instance, pai_like_table
 
     rows = []
     for n in sizes:
@@ -221,7 +221,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     out = {"machine": platform.platform(), "python": platform.python_version(), "time_limit": tl}
     if not a.skip_table2:
-        from optsched.experiments.asrpt_table2 import table2, table2_rows
+        from optsched.experiments.asrpt.table2 import table2, table2_rows
 
         rows = table2_rows(n_patterns=5 if a.quick else 20)
         out["table2_rows"] = rows

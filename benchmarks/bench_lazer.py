@@ -60,7 +60,7 @@ def predictor(n_points=(100, 200), n_calls: int = 40) -> dict:
 
 def delays(n_jobs: int) -> dict:
     """Mean wall-clock per event batch (hooks + schedule) on Earth at offered load 2 (Fig. 8f)."""
-    from optsched.experiments.lazer import simulate_policy
+    from optsched.experiments.lazer.study import simulate_policy
 
     out = {}
     for p in ("SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)", "Lazer X=0", "Lazer"):
@@ -77,7 +77,7 @@ def delays(n_jobs: int) -> dict:
 def replay(n_jobs: int) -> dict:
     """Whole replays for SRTF and Lazer (GP): on 512 GPUs with Table 1's Earth gaps (where nothing
     waits), and on the cluster of offered load 2 (where Lazer decides at most arrivals)."""
-    from optsched.experiments.lazer import simulate_policy
+    from optsched.experiments.lazer.study import simulate_policy
 
     out = {}
     for p in ("SRTF", "Lazer"):

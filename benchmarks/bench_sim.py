@@ -313,8 +313,8 @@ def lazer_case(name: str, n: int = 100_000) -> dict:
     import warnings
 
     from optsched.core import Cluster
-    from optsched.experiments.lazer import POLICY_NAMES, _policy, simulate_policy
-    from optsched.experiments.lazer_workloads import servers_for_load, workload
+    from optsched.experiments.lazer.study import POLICY_NAMES, _policy, simulate_policy
+    from optsched.experiments.lazer.workloads import servers_for_load, workload
     from optsched.lazer import LoadSaveModel
     from optsched.sim import Simulator
 
@@ -351,7 +351,7 @@ def lazer_deferral_case(name: str, n: int = 100_000, x: float = 30.0) -> dict:
     import numpy as np
 
     from optsched.core import Cluster
-    from optsched.experiments.lazer import servers_for_load, workload
+    from optsched.experiments.lazer.workloads import servers_for_load, workload
     from optsched.lazer import Lazer, LoadSaveModel
     from optsched.sim import Simulator
     from optsched.sim.compiled.build import prepare

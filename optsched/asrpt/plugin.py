@@ -109,7 +109,7 @@ def register() -> None:
     register_enrichment(KIND, from_table, uses_cluster=True, adds="model profile, iterations")
     register_reproduction(
         "asrpt-table2",
-        "optsched.experiments.asrpt_table2:run",
+        "optsched.experiments.asrpt.table2:run",
         paper=KIND,
         quick_seconds=30,
         description="Table II of paper 000: Heavy-Edge vs the exact placement MILP (PITT, PCT) for the VGG19-like "
@@ -117,7 +117,7 @@ def register() -> None:
     )
     register_reproduction(
         "asrpt-fig6-9",
-        "optsched.experiments.asrpt_repro:run",
+        "optsched.experiments.asrpt.repro:run",
         paper=KIND,
         quick_seconds=60,
         description="Fig. 6-9 trends of paper 000 (A-SRPT vs SPJF/SPWF/WCS-*: jobs, single-GPU share, NIC, "
@@ -125,7 +125,7 @@ def register() -> None:
     )
     register_reproduction(
         "asrpt-paper",
-        "optsched.experiments.asrpt_paper:run",
+        "optsched.experiments.asrpt.paper:run",
         paper=KIND,
         quick_seconds=40,
         description="Fig. 6-9 of paper 000 at the paper's scale (250 x 8 GPUs, 37.5k-150k of a 750k-job "

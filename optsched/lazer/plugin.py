@@ -35,7 +35,7 @@ def register() -> None:
     register_enrichment(PAPER, with_load_save, uses_cluster=False, adds="model, load and save times")
     register_reproduction(
         "lazer",
-        "optsched.experiments.lazer:run",
+        "optsched.experiments.lazer.study:run",
         paper=PAPER,
         quick_seconds=40,
         description="Table 2, Fig. 3-5 of paper 004 (SJF, SRTF, periodic SRTF 60/360/600 s, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from optsched.experiments.asrpt_repro import build_instance, run_policies
+from optsched.experiments.asrpt.repro import build_instance, run_policies
 from optsched.traces import load_pai
 
 

@@ -1,4 +1,4 @@
-"""The paper-scale Fig. 6-9 sweep (optsched.experiments.asrpt_paper) on small traces."""
+"""The paper-scale Fig. 6-9 sweep (optsched.experiments.asrpt.paper) on small traces."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optsched.exceptions import InvalidOptionError
-from optsched.experiments import asrpt_paper as ap
-from optsched.experiments import asrpt_traces as at
-from optsched.experiments.asrpt_repro import build_instance, pai_like_table
+from optsched.experiments.asrpt import paper as ap
+from optsched.experiments.asrpt import traces as at
+from optsched.experiments.asrpt.repro import build_instance, pai_like_table
 
 N_TOTAL = 2500  # a 500-job test part
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from optsched.experiments.asrpt_repro import perfect_vs_rf
+from optsched.experiments.asrpt.repro import perfect_vs_rf
 
 
 def test_placement_lottery_dominates_at_10_gbps_not_at_high_bandwidth():

@@ -104,7 +104,7 @@ def test_model_components_and_infeasible():
 
 @pytest.mark.slow
 def test_table2_all_exact_and_cross_checked():
-    from optsched.experiments.asrpt_table2 import table2_rows
+    from optsched.experiments.asrpt.table2 import table2_rows
 
     rows = table2_rows(n_patterns=20)
     for r in rows:

@@ -101,7 +101,7 @@ def test_unseen_jobs_go_first_and_options():
 
 def test_overloaded_pai_like_workload_terminates_and_is_feasible():
     """Regression: zero-delay wake-ups (virtual completion or passed deadline at 'now') looped forever."""
-    from optsched.experiments.asrpt_repro import build_instance, pai_like_table
+    from optsched.experiments.asrpt.repro import build_instance, pai_like_table
 
     inst, eps = build_instance(pai_like_table(150, cluster_gpus=16, load=2.0, single_gpu=0.3, seed=3), n_servers=2)
     assert eps >= 0
@@ -112,7 +112,7 @@ def test_overloaded_pai_like_workload_terminates_and_is_feasible():
 
 @pytest.mark.slow
 def test_reproduction_quick_runs():
-    from optsched.experiments.asrpt_repro import reproduce
+    from optsched.experiments.asrpt.repro import reproduce
 
     res = reproduce(quick=True)
     assert set(res) == {"fig6", "fig7", "fig8", "fig9"}

@@ -71,7 +71,7 @@ def test_nohup_protects_a_solve(tmp_path):
 
 
 def test_the_sweep_module_keeps_an_ignored_sighup_and_ends_sigterm_with_a_line(tmp_path):
-    args = ["-m", "optsched.experiments.asrpt_paper", "--out", "sweep", "--seeds", "1", "--executor", "serial"]
+    args = ["-m", "optsched.experiments.asrpt.paper", "--out", "sweep", "--seeds", "1", "--executor", "serial"]
     p = _started_ignoring(signal.SIGHUP, args, tmp_path)
     end = time.monotonic() + WAIT
     while not (tmp_path / "sweep").exists() and p.poll() is None and time.monotonic() < end:
@@ -80,5 +80,5 @@ def test_the_sweep_module_keeps_an_ignored_sighup_and_ends_sigterm_with_a_line(t
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=WAIT) == 143
     err = (tmp_path / "stderr.txt").read_text()
-    assert "python -m optsched.experiments.asrpt_paper: interrupted (SIGTERM)." in err
+    assert "python -m optsched.experiments.asrpt.paper: interrupted (SIGTERM)." in err
     assert "Traceback" not in err

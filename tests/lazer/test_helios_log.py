@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from optsched.core import Cluster, Job
 from optsched.exceptions import DataNotFoundError, InvalidInstanceError, InvalidOptionError, TraceFormatError
-from optsched.experiments import lazer as ex
-from optsched.experiments.lazer_workloads import helios_workload
+from optsched.experiments.lazer import study as ex
+from optsched.experiments.lazer.workloads import helios_workload
 from optsched.lazer import FAMILIES, check_lifecycle
 from optsched.traces import load_helios
 

@@ -5,7 +5,7 @@ import pytest
 
 @pytest.mark.slow
 def test_quick_reproduction_tables():
-    from optsched.experiments.lazer import run
+    from optsched.experiments.lazer.study import run
 
     tabs = {}
     run(lambda name, df: tabs.__setitem__(name, df), quick=True)
@@ -17,7 +17,7 @@ def test_quick_reproduction_tables():
 
 
 def test_paper_table2_has_16_of_18_inconsistent_cells():
-    from optsched.experiments.lazer import PAPER_TABLE2
+    from optsched.experiments.lazer.study import PAPER_TABLE2
 
     bad = sum(w[1] > j[1] for tr in PAPER_TABLE2.values() for j, w in zip(tr["jct"], tr["waiting"], strict=True))
     assert bad == 16

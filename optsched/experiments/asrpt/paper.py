@@ -5,7 +5,7 @@ sampled from the trace", 37,500 to 150,000 of them ("5 % to 20 % of the trace", 
 750,000 jobs over two months); the random forest trained on the first 80 % of the trace.
 
 Here one *trace* is a PAI-like table of :data:`TRACE_JOBS` jobs
-(:func:`optsched.experiments.asrpt_repro.pai_like_table`, one per seed and single-GPU share); its first
+(:func:`optsched.experiments.asrpt.repro.pai_like_table`, one per seed and single-GPU share); its first
 80 % train the predictors, and a cell of ``n_jobs`` jobs schedules the first ``n_jobs`` jobs of the
 remaining 20 % (150,000 jobs: the largest cell is all of them). Two arrival processes:
 
@@ -19,7 +19,7 @@ per (seed, single-GPU share, NIC bandwidth) and cached in ``cache_dir`` (atomic 
 four sizes, both loads and Fig. 9 reuse it. A cached trace takes ~27 MB (the 50 traces of the full sweep
 ~1.4 GB); delete ``cache_dir`` when the sweep is done.
 
->>> from optsched.experiments.asrpt_paper import points
+>>> from optsched.experiments.asrpt.paper import points
 >>> len(points(seeds=range(5)))
 85
 
@@ -39,8 +39,8 @@ from optsched.asrpt.online import ASRPT, BASELINES
 from optsched.asrpt.policy import simulate_asrpt
 from optsched.core.output import out_folder_arg
 from optsched.exceptions import InvalidOptionError
-from optsched.experiments.asrpt_repro import placement_waste
-from optsched.experiments.asrpt_traces import (
+from optsched.experiments.asrpt.repro import placement_waste
+from optsched.experiments.asrpt.traces import (
     GPUS,
     N_SERVERS,
     TRACE_JOBS,
@@ -433,4 +433,4 @@ def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_s
 if __name__ == "__main__":  # pragma: no cover
     from optsched.solvers.interrupt import run_main
 
-    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_paper"))
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt.paper"))

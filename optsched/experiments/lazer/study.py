@@ -33,7 +33,7 @@ import numpy as np
 
 from optsched.core import Cluster
 from optsched.exceptions import InvalidOptionError
-from optsched.experiments.lazer_workloads import (
+from optsched.experiments.lazer.workloads import (
     TRACES,
     check_table,
     draw_models,

@@ -1,4 +1,4 @@
-"""The traces of the paper-scale A-SRPT sweep (:mod:`optsched.experiments.asrpt_paper`): one PAI-like
+"""The traces of the paper-scale A-SRPT sweep (:mod:`optsched.experiments.asrpt.paper`): one PAI-like
 table of :data:`TRACE_JOBS` jobs per seed on the paper's cluster (250 servers x 8 GPUs), its
 arrival-independent part (job configurations, iterations and the predictors fitted on its first 80 %)
 computed once and cached as atomic pickle files shared between processes (:func:`prepare`), and the
@@ -23,7 +23,7 @@ from optsched.core.cluster import Cluster
 from optsched.core.io import atomic_write
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError
-from optsched.experiments.asrpt_repro import job_for_group, pai_like_table
+from optsched.experiments.asrpt.repro import job_for_group, pai_like_table
 
 __all__ = ["TRACE_JOBS", "TRACE_SECONDS", "N_SERVERS", "GPUS", "prepare"]
 
@@ -91,7 +91,7 @@ def prepare(
     """The arrival-independent part of a trace: per test job its model configuration, iterations
     n_i = duration / alpha~min_i and the predictions of the random forest, median and mean predictors
     fitted on the first ``train_fraction`` (eps_bar of each). Same draws as
-    :func:`~optsched.experiments.asrpt_repro.build_instance` (tested equal); alpha~min of a one-GPU,
+    :func:`~optsched.experiments.asrpt.repro.build_instance` (tested equal); alpha~min of a one-GPU,
     one-stage job is p_f + p_b (eq. (7) with no communication, equal to Heavy-Edge's), others are
     memoised per configuration.
 

@@ -1,7 +1,7 @@
 """Table II of the A-SRPT paper: Heavy-Edge vs exact placement (PITT and PCT) over 20 GPU
 availability patterns, for the VGG19-like and GPT-like profiles of :mod:`optsched.asrpt.profiles`.
 
-``python -m optsched.experiments.asrpt_table2`` prints the table.
+``python -m optsched.experiments.asrpt.table2`` prints the table.
 
 Tested in ``tests/asrpt/test_placement.py``.
 """
@@ -112,4 +112,4 @@ def main() -> int:  # pragma: no cover - prints Table II beside the paper's
 if __name__ == "__main__":  # pragma: no cover
     from optsched.solvers.interrupt import run_main
 
-    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_table2"))
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt.table2"))

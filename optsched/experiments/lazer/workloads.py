@@ -1,4 +1,4 @@
-"""The workloads of the Lazer reproduction (:mod:`optsched.experiments.lazer`): Table 1's synthetic
+"""The workloads of the Lazer reproduction (:mod:`optsched.experiments.lazer.study`): Table 1's synthetic
 traces (Earth, Saturn, Uranus), a real Helios ``cluster_log.csv`` turned into a job table
 (:func:`helios_workload`, formulations/lazer.md#helios-log), the check of a job table before any
 simulation, and the cluster size for a target load. Tested in ``tests/lazer/test_helios_log.py``

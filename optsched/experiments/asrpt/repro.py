@@ -8,7 +8,7 @@ model configuration with its GPU demand (:func:`job_for_group`); iterations n_i 
 alpha~min_i; predictions by a random forest on (group, user) fitted on the first 80 % of the
 table (the paper's split), evaluated on the rest.
 
-``python -m optsched.experiments.asrpt_repro [--quick] [--seeds 0 1 2]`` prints the four tables beside the paper's
+``python -m optsched.experiments.asrpt.repro [--quick] [--seeds 0 1 2]`` prints the four tables beside the paper's
 claims; ``reproduce(...)`` returns them as DataFrames.
 
 Tested in ``tests/asrpt/test_pai_tables.py`` and ``tests/asrpt/test_perfect_vs_rf.py``.
@@ -343,4 +343,4 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
 if __name__ == "__main__":  # pragma: no cover
     from optsched.solvers.interrupt import run_main
 
-    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt_repro"))
+    raise SystemExit(run_main(main, prog="python -m optsched.experiments.asrpt.repro"))
