@@ -225,8 +225,10 @@ def solve_exact(
         Overrides ``options.seed``.
     initial : "heuristic", Schedule or None
         Warm start: by default the best list schedule (WSPT, FIFO, SPT); a feasible schedule
-        with one run per job starting on a whole slot; ``None`` for none. It is checked by the
-        verifier, installed as CP-SAT hints or a HiGHS MIP start, and the result is never worse.
+        with one run per job starting on a whole slot; ``None`` for none. A given schedule is
+        checked by the verifier first (the default one, built here, is not: verify the result, as
+        ``optsched solve`` does); it is installed as CP-SAT hints or a HiGHS MIP start, and the
+        result is never worse.
     write_model : str, optional
         Also write the built model to this file (.lp/.mps, or .pb/.pbtxt for CP-SAT).
 
@@ -291,7 +293,8 @@ def solve_exact(
             auto=lambda: _auto_backend(instance, horizon_slots),
         )
         warm: dict = {}
-        if isinstance(initial, str):
+        built = isinstance(initial, str)  # the default warm start, built below by the list scheduler
+        if built:
             progress.phase("warm start (list scheduling)")
             left = options.time_left()
             end = (
@@ -311,7 +314,10 @@ def solve_exact(
             options=options,
             write_model=write_model,
             initial=initial,
-            check_initial=lambda s: verify(instance, s).violations,
+            # a schedule given by the caller is checked before the solver sees it; the list scheduler's
+            # is not checked twice: the result's schedule, whichever it is, is what the verifier
+            # checks afterwards (``optsched solve`` verifies it once, as any result)
+            check_initial=None if built else lambda s: verify(instance, s).violations,
             own_backends=plan.own_backends,
             initial_bound=bound,
             bound_name="area",
