@@ -222,6 +222,7 @@ def _solve(args, inst, started: float, timeline) -> int:
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot
     from optsched.core import default_exact_model, get_algorithm
+    from optsched.core.io import paused_gc
     from optsched.core.output import check_writable_file, prepare_out_dir
     from optsched.solvers import SolveOptions, interrupt, progress
 
@@ -268,6 +269,7 @@ def _solve(args, inst, started: float, timeline) -> int:
         with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
             result = spec(inst, **kw)
         stack.enter_context(interrupt.guard())  # a signal from here on waits: the result is written whole
+        stack.enter_context(paused_gc())  # verifying and writing build many objects, none of them garbage
         return _finish(args, inst, spec, result, out, json, timeline)
 
 

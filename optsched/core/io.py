@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ __all__ = [
     "schedule_origin",
     "origin_mismatch",
     "json_one_item_per_line",
+    "paused_gc",
 ]
 
 #: Fields of an instance's dict left out of its content hash: they name or describe it and do
@@ -235,7 +238,32 @@ def load_instance(path: str | Path) -> Any:
     5
     """
     check_path_arg(path)
-    return instance_from_dict(read_json(path))
+    with paused_gc():  # a large file is millions of dicts, lists and jobs, none of them garbage
+        return instance_from_dict(read_json(path))
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the block builds many objects that stay
+    (an instance's jobs, a schedule's segments, their JSON): each collection otherwise walks
+    every object built so far, a third of the CPU time of reading and writing 500,000 jobs.
+    Garbage without cycles is freed at once all the same; the collector is restored as it was
+    (nested blocks keep it paused to the outermost one's end).
+
+    >>> import gc
+    >>> with paused_gc():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _umask() -> int:

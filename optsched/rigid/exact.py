@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 
 from optsched.core.instance import Instance
+from optsched.core.io import paused_gc
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
@@ -302,7 +303,8 @@ def solve_exact(
                 if left is None
                 else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * (left - reserve))
             )
-            initial = best_heuristic(instance, deadline=end, info=warm)
+            with paused_gc():  # a schedule of many jobs: segments and dicts, none of them garbage
+                initial = best_heuristic(instance, deadline=end, info=warm)
         result = run_exact(
             instance,
             build=plan.build,
