@@ -284,7 +284,12 @@ def _print_json_with_schedule(res: dict, schedule, text: str | None = None) -> N
 
     head = io.StringIO()
     print_json(res, file=head)
-    text = json_one_item_per_line(schedule.to_dict(), "jobs") if text is None else text
+    if text is None:
+        text = (
+            schedule.json_text()
+            if hasattr(schedule, "json_text")
+            else json_one_item_per_line(schedule.to_dict(), "jobs")
+        )
     sched = text.rstrip("\n").replace("\n", "\n  ")
     sys.stdout.write(head.getvalue().rstrip()[:-1].rstrip() + ',\n  "schedule": ' + sched + "\n}\n")
     sys.stdout.flush()
@@ -311,7 +316,9 @@ def _finish(args, inst, spec, result, out, json, timeline) -> int:
     text = None  # the schedule's JSON, encoded once for schedule.json and --json
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
-            text = json_one_item_per_line(result.schedule.to_dict(), "jobs")  # once, for --json too
+            sched = result.schedule
+            # once, for --json too
+            text = sched.json_text() if hasattr(sched, "json_text") else json_one_item_per_line(sched.to_dict(), "jobs")
             save_schedule(result.schedule, out / "schedule.json", inst, text=text)  # with the instance's name and hash
             if args.plot:
                 obj = "" if result.objective is None else f" {result.objective:.10g}"

@@ -362,7 +362,10 @@ def save_schedule(schedule: Any, path: str | Path, instance: Any = None, *, text
     instance's name and content hash under ``"instance"`` (:func:`instance_fingerprint`), so
     ``optsched verify`` can tell when a schedule is checked against another instance. ``text``:
     ``json_one_item_per_line(schedule.to_dict(), "jobs")`` when the caller has it already (the
-    schedule is then not encoded again)."""
+    schedule is then not encoded again; else ``schedule.json_text()`` gives it when the schedule
+    has that method)."""
+    if text is None and hasattr(schedule, "json_text"):  # Schedule: its jobs written without a dict each
+        text = schedule.json_text()
     if text is not None and instance is not None and text.startswith('{\n  "jobs": ['):  # the head spliced in
         head = f"  {json.dumps('instance')}: {json.dumps(instance_fingerprint(instance), default=str)},\n"
         text = "{\n" + head + text[2:]
