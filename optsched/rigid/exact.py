@@ -150,9 +150,10 @@ def build_exact(
 #: after its deadline).
 WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
 #: Seconds per job kept back, from the time left, for what follows a warm start however short the
-#: limit: checking it, certifying, verifying and writing the result (O(n) each; about 10 us a job
-#: together on a loaded 2-core machine, measured with ``python -m benchmarks.bench_solve_limit --case
-#: 50mb``): the area bound and the warm start take their shares of the time left after it.
+#: limit: certifying, verifying and writing the result (O(n) each; the list scheduler's warm start
+#: is not checked before the solve, the result is verified once; measured with ``python -m
+#: benchmarks.bench_solve_limit --case 50mb``): the area bound and the warm start take their
+#: shares of the time left after it.
 AFTER_SECONDS_PER_JOB = 12e-6
 #: Share of the time left (after :data:`AFTER_SECONDS_PER_JOB`) that the area bound's sweep may take
 #: before it settles for the trivial bound sum w_j (r_j + p_j).
