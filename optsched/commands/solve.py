@@ -222,6 +222,7 @@ def _solve(args, inst, started: float, timeline) -> int:
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot
     from optsched.core import default_exact_model, get_algorithm
+    from optsched.core.io import paused_gc
     from optsched.core.output import check_writable_file, prepare_out_dir
     from optsched.solvers import SolveOptions, interrupt, progress
 
@@ -268,6 +269,7 @@ def _solve(args, inst, started: float, timeline) -> int:
         with _stdout_to_stderr(), progress.display() if show else contextlib.nullcontext():
             result = spec(inst, **kw)
         stack.enter_context(interrupt.guard())  # a signal from here on waits: the result is written whole
+        stack.enter_context(paused_gc())  # verifying and writing build many objects, none of them garbage
         return _finish(args, inst, spec, result, out, json, timeline)
 
 
@@ -282,7 +284,12 @@ def _print_json_with_schedule(res: dict, schedule, text: str | None = None) -> N
 
     head = io.StringIO()
     print_json(res, file=head)
-    text = json_one_item_per_line(schedule.to_dict(), "jobs") if text is None else text
+    if text is None:
+        text = (
+            schedule.json_text()
+            if hasattr(schedule, "json_text")
+            else json_one_item_per_line(schedule.to_dict(), "jobs")
+        )
     sched = text.rstrip("\n").replace("\n", "\n  ")
     sys.stdout.write(head.getvalue().rstrip()[:-1].rstrip() + ',\n  "schedule": ' + sched + "\n}\n")
     sys.stdout.flush()
@@ -309,7 +316,9 @@ def _finish(args, inst, spec, result, out, json, timeline) -> int:
     text = None  # the schedule's JSON, encoded once for schedule.json and --json
     if out is not None:
         if result.schedule is not None and hasattr(result.schedule, "to_dict"):
-            text = json_one_item_per_line(result.schedule.to_dict(), "jobs")  # once, for --json too
+            sched = result.schedule
+            # once, for --json too
+            text = sched.json_text() if hasattr(sched, "json_text") else json_one_item_per_line(sched.to_dict(), "jobs")
             save_schedule(result.schedule, out / "schedule.json", inst, text=text)  # with the instance's name and hash
             if args.plot:
                 obj = "" if result.objective is None else f" {result.objective:.10g}"

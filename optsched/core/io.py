@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ __all__ = [
     "schedule_origin",
     "origin_mismatch",
     "json_one_item_per_line",
+    "paused_gc",
 ]
 
 #: Fields of an instance's dict left out of its content hash: they name or describe it and do
@@ -234,7 +237,32 @@ def load_instance(path: str | Path) -> Any:
     5
     """
     check_path_arg(path)
-    return instance_from_dict(read_json(path))
+    with paused_gc():  # a large file is millions of dicts, lists and jobs, none of them garbage
+        return instance_from_dict(read_json(path))
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the block builds many objects that stay
+    (an instance's jobs, a schedule's segments, their JSON): each collection otherwise walks
+    every object built so far, a third of the CPU time of reading and writing 500,000 jobs.
+    Garbage without cycles is freed at once all the same; the collector is restored as it was
+    (nested blocks keep it paused to the outermost one's end).
+
+    >>> import gc
+    >>> with paused_gc():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _umask() -> int:
@@ -333,7 +361,10 @@ def save_schedule(schedule: Any, path: str | Path, instance: Any = None, *, text
     instance's name and content hash under ``"instance"`` (:func:`instance_fingerprint`), so
     ``optsched verify`` can tell when a schedule is checked against another instance. ``text``:
     ``json_one_item_per_line(schedule.to_dict(), "jobs")`` when the caller has it already (the
-    schedule is then not encoded again)."""
+    schedule is then not encoded again; else ``schedule.json_text()`` gives it when the schedule
+    has that method)."""
+    if text is None and hasattr(schedule, "json_text"):  # Schedule: its jobs written without a dict each
+        text = schedule.json_text()
     if text is not None and instance is not None and text.startswith('{\n  "jobs": ['):  # the head spliced in
         head = f"  {json.dumps('instance')}: {json.dumps(instance_fingerprint(instance), default=str)},\n"
         text = "{\n" + head + text[2:]

@@ -11,6 +11,15 @@ __all__ = ["OBJECTIVES", "objective_value", "register_objective"]
 
 
 def total_weighted_completion_time(instance: Any, schedule: Any) -> float:
+    view = getattr(schedule, "segment_lists", None)
+    if view is not None:  # a Schedule: its completions read in place (the same sum, term by term)
+        runs = view()
+        return float(
+            sum(
+                j.weight * (segs[0].end if len(segs := runs[j.id]) == 1 else max(s.end for s in segs))
+                for j in instance.jobs
+            )
+        )
     return float(sum(j.weight * schedule.completion(j.id) for j in instance.jobs))
 
 

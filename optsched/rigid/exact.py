@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 
 from optsched.core.instance import Instance
+from optsched.core.io import paused_gc
 from optsched.core.objectives import objective_value
 from optsched.core.registry import check_kind
 from optsched.core.result import Result
@@ -140,9 +141,10 @@ def build_exact(
 #: after its deadline).
 WARM_START_SHARE, WARM_START_MIN_SECONDS = 0.5, 0.5
 #: Seconds per job kept back, from the time left, for what follows a warm start however short the
-#: limit: checking it, certifying, verifying and writing the result (O(n) each; about 10 us a job
-#: together on a loaded 2-core machine, measured with ``python -m benchmarks.bench_solve_limit --case
-#: 50mb``): the area bound and the warm start take their shares of the time left after it.
+#: limit: certifying, verifying and writing the result (O(n) each; the list scheduler's warm start
+#: is not checked before the solve, the result is verified once; measured with ``python -m
+#: benchmarks.bench_solve_limit --case 50mb``): the area bound and the warm start take their
+#: shares of the time left after it.
 AFTER_SECONDS_PER_JOB = 12e-6
 #: Share of the time left (after :data:`AFTER_SECONDS_PER_JOB`) that the area bound's sweep may take
 #: before it settles for the trivial bound sum w_j (r_j + p_j).
@@ -216,8 +218,10 @@ def solve_exact(
         Overrides ``options.seed``.
     initial : "heuristic", Schedule or None
         Warm start: by default the best list schedule (WSPT, FIFO, SPT); a feasible schedule
-        with one run per job starting on a whole slot; ``None`` for none. It is checked by the
-        verifier, installed as CP-SAT hints or a HiGHS MIP start, and the result is never worse.
+        with one run per job starting on a whole slot; ``None`` for none. A given schedule is
+        checked by the verifier first (the default one, built here, is not: verify the result, as
+        ``optsched solve`` does); it is installed as CP-SAT hints or a HiGHS MIP start, and the
+        result is never worse.
     write_model : str, optional
         Also write the built model to this file (.lp/.mps, or .pb/.pbtxt for CP-SAT).
 
@@ -282,7 +286,8 @@ def solve_exact(
             auto=lambda: _auto_backend(instance, horizon_slots),
         )
         warm: dict = {}
-        if isinstance(initial, str):
+        built = isinstance(initial, str)  # the default warm start, built below by the list scheduler
+        if built:
             progress.phase("warm start (list scheduling)")
             left = options.time_left()
             end = (
@@ -290,7 +295,8 @@ def solve_exact(
                 if left is None
                 else time.monotonic() + max(WARM_START_MIN_SECONDS, WARM_START_SHARE * (left - reserve))
             )
-            initial = best_heuristic(instance, deadline=end, info=warm)
+            with paused_gc():  # a schedule of many jobs: segments and dicts, none of them garbage
+                initial = best_heuristic(instance, deadline=end, info=warm)
         result = run_exact(
             instance,
             build=plan.build,
@@ -302,7 +308,10 @@ def solve_exact(
             options=options,
             write_model=write_model,
             initial=initial,
-            check_initial=lambda s: verify(instance, s).violations,
+            # a schedule given by the caller is checked before the solver sees it; the list scheduler's
+            # is not checked twice: the result's schedule, whichever it is, is what the verifier
+            # checks afterwards (``optsched solve`` verifies it once, as any result)
+            check_initial=None if built else lambda s: verify(instance, s).violations,
             own_backends=plan.own_backends,
             initial_bound=bound,
             bound_name="area",

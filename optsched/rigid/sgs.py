@@ -373,15 +373,17 @@ def _decode_with_tail(instance: Instance, jobs: Mapping, starts: Mapping, tail: 
     sched = decode_placements(instance, starts, rule)
     empty = [int(x) for x in instance.cluster.gpus]
     alone: dict[tuple[int, bool], dict[int, int] | None] = {}
+    add, checked = sched.add_segment, Segment.checked  # hundreds of thousands of jobs: no lookups per job
     for jid, t in tail:
         job = jobs[jid]
         key = (job.gpus, job.single_server)
-        if key not in alone:
-            alone[key] = consolidate(list(empty), *key)
-        pl = alone[key]
+        pl = alone.get(key, empty)  # ``empty``: not looked up yet (a placement is a dict)
+        if pl is empty:
+            pl = alone[key] = consolidate(list(empty), *key)
         if pl is None:  # a job larger than the cluster: the sweep says which
             return decode_placements(instance, every, rule)
-        sched.add_segment(jid, Segment.checked(float(t), float(t) + job.work, dict(pl)))
+        t = float(t)
+        add(jid, checked(t, t + job.work, dict(pl)))
     return sched
 
 

@@ -16,6 +16,7 @@ from optsched.exceptions import (
     OptschedError,
     UnknownNameError,
 )
+from optsched.verify.feasibility import shared_columns
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
@@ -73,12 +74,13 @@ def verify(
             f"No checks are registered for instance kind {kind!r}; import its package (optsched.load_plugins())."
         )
     report = Report(instance=getattr(instance, "name", "instance"))
-    for label, check in checks:
-        report.checks.append(label)
-        try:
-            report.violations.extend(check(instance, schedule))
-        except Exception as e:  # a malformed schedule must not crash the verifier
-            report.violations.append(Violation(label, f"check could not run on this schedule: {_why(instance, e)}"))
+    with shared_columns():  # the columns several checks read, computed once
+        for label, check in checks:
+            report.checks.append(label)
+            try:
+                report.violations.extend(check(instance, schedule))
+            except Exception as e:  # a malformed schedule must not crash the verifier
+                report.violations.append(Violation(label, f"check could not run on this schedule: {_why(instance, e)}"))
     if objective is not None:
         ev = evaluator_for(kind)
         if ev is None:
@@ -192,11 +194,12 @@ def verify_checks(instance: Any, schedule: Any, *, skip: tuple[str, ...] = ()) -
             f"No checks are registered for instance kind {kind!r}; import its package (optsched.load_plugins())."
         )
     out: list[Violation] = []
-    for label, check in checks:
-        if label in skip:
-            continue
-        try:
-            out.extend(check(instance, schedule))
-        except Exception as e:  # a malformed schedule must not crash the verifier
-            out.append(Violation(label, f"check could not run on this schedule: {e!r}"))
+    with shared_columns():  # the columns several checks read, computed once
+        for label, check in checks:
+            if label in skip:
+                continue
+            try:
+                out.extend(check(instance, schedule))
+            except Exception as e:  # a malformed schedule must not crash the verifier
+                out.append(Violation(label, f"check could not run on this schedule: {e!r}"))
     return out

@@ -10,8 +10,9 @@ these checks for its kind with :func:`register_cluster_checks` and adds its own.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -31,12 +32,52 @@ __all__ = [
     "check_work",
     "register_cluster_checks",
     "usage_profile",
+    "shared_columns",
 ]
 
 TOL = 1e-6
 
 
+#: Within :func:`shared_columns`: {(what, id(object)): (object, value)}, the one-segment lists and
+#: columns computed so far (the object kept, so that its id names it while the block runs).
+_SHARED: dict | None = None
+
+
+@contextlib.contextmanager
+def shared_columns() -> Iterator[None]:
+    """Within the block, the one-segment lists and the columns that several checks read are
+    computed once per schedule and instance instead of once per check (the verifier runs its
+    checks in one such block: the schedule does not change while they run).
+
+    >>> with shared_columns():
+    ...     _column([1.0, 2.0], "real").tolist()
+    [1.0, 2.0]
+    """
+    global _SHARED
+    saved, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = saved
+
+
+def _shared(what: str, obj: Any, compute: Any) -> Any:
+    """``compute()``, once per ``(what, obj)`` within :func:`shared_columns` (every time outside)."""
+    if _SHARED is None:
+        return compute()
+    key = (what, id(obj))
+    hit = _SHARED.get(key)
+    if hit is None or hit[0] is not obj:
+        hit = _SHARED[key] = (obj, compute())
+    return hit[1]
+
+
 def _single_runs(instance: Any, schedule: Any) -> list[Any] | None:
+    """:func:`_single_runs_now`, shared within :func:`shared_columns`."""
+    return _shared(f"runs of {id(instance)}", schedule, lambda: _single_runs_now(instance, schedule))
+
+
+def _single_runs_now(instance: Any, schedule: Any) -> list[Any] | None:
     """The one segment of each job of ``instance``, in its order, when every job has exactly one
     and the schedule no other job (a non-preemptive schedule; None otherwise): what the checks
     below test column by column with NumPy before they look at jobs one by one (a large instance
@@ -61,8 +102,8 @@ def _segment_lists(schedule: Any) -> Any:
 
 
 def _column(items: Any, name: str) -> np.ndarray:
-    """``name`` of every item, as floats."""
-    return np.fromiter((getattr(x, name) for x in items), float, len(items))
+    """``name`` of every item, as floats (shared within :func:`shared_columns`: do not change it)."""
+    return _shared(name, items, lambda: np.fromiter((getattr(x, name) for x in items), float, len(items)))
 
 
 def check_all_scheduled(instance: Any, schedule: Any) -> Iterable[Violation]:

@@ -122,3 +122,24 @@ def test_a_saved_schedule_reads_back_the_same_with_one_job_per_line(tmp_path, n)
     assert doc["instance"]["name"] == inst.name
     assert Schedule.load(path).to_dict() == sched.to_dict()
     assert len(text.splitlines()) == (5 + n if n else 4)  # {, instance, "jobs": [, one line per job, ], }
+
+
+def test_paused_gc_restores_the_collector_after_an_error_and_nested_blocks():
+    import gc
+
+    from optsched.core.io import paused_gc
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError), paused_gc():
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block keeps it paused
+        raise ValueError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a collector the caller turned off stays off
+    finally:
+        gc.enable()

@@ -45,3 +45,24 @@ def test_weighted_completion_is_the_sum_over_jobs(inst):
 def test_an_unknown_objective_is_named():
     with pytest.raises(UnknownNameError, match="no_such"):
         objective_value(INST, SCHED, "no_such")
+
+
+class _OnlyCompletions:
+    """A schedule-like object with ``completion`` only (no ``segment_lists``)."""
+
+    def __init__(self, sched):
+        self.completion = sched.completion
+
+
+@settings(max_examples=40, deadline=None)
+@given(rigid_instances(max_jobs=6))
+def test_weighted_completion_of_a_schedule_is_the_sum_of_its_completions_to_the_last_bit(inst):
+    """Read in place from a Schedule (one or several segments per job) or through ``completion``:
+    the same float."""
+    sched = list_schedule(inst, rule="wspt").schedule
+    j = inst.jobs[0]
+    first = sched.segments(j.id)[0]
+    sched.add(j.id, first.end + 0.1, first.end + 0.7, dict(first.placement))  # a second segment
+    want = float(sum(job.weight * sched.completion(job.id) for job in inst.jobs))
+    assert objective_value(inst, sched, "total_weighted_completion_time") == want
+    assert objective_value(inst, _OnlyCompletions(sched), "total_weighted_completion_time") == want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +198,29 @@ def test_infeasible_or_foreign_initial_schedule_is_refused_naming_job_and_label(
     with pytest.raises(InvalidOptionError, match="'initial'"):
         solve_exact(inst, initial="best")
     assert solve_exact(inst, initial=None, options=OPT).info["warm_start"] is False
+
+
+@settings(max_examples=15, deadline=None)
+@given(rigid_instances(max_jobs=5))
+def test_the_default_warm_start_is_not_verified_before_the_solve_a_given_one_is(inst):
+    """The list scheduler's schedule goes to the solver unchecked (the result's schedule is what
+    the verifier checks, once); a caller's schedule is checked first. The result is the same
+    either way and passes the verifier."""
+    rexact = sys.modules["optsched.rigid.exact"]
+    calls = []
+    real = rexact.verify
+
+    def counting(instance, schedule, **kw):
+        calls.append(schedule)
+        return real(instance, schedule, **kw)
+
+    rexact.verify = counting
+    try:
+        r = solve_exact(inst, options=OPT)
+        assert calls == []
+        given_one = solve_exact(inst, options=OPT, initial=list_schedule(inst, rule="wspt").schedule)
+        assert len(calls) == 1
+    finally:
+        rexact.verify = real
+    assert verify_result(inst, r).ok
+    assert (r.status, r.objective) == (given_one.status, given_one.objective)

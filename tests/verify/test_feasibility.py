@@ -159,3 +159,13 @@ def test_the_gpu_profile_is_the_sum_over_segments_at_every_time(case):
     for i, t in enumerate(times.tolist()):
         for m in range(inst.cluster.n_servers):
             assert use[i, m] == sum(s.placement.get(m, 0) for s in segs if s.start <= t < s.end)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_instance_and_schedule())
+def test_checks_sharing_their_columns_report_what_each_check_reports_alone(case):
+    """verify computes the one-segment lists and columns once for all its checks
+    (feasibility.shared_columns): the same violations as each check run on its own."""
+    inst, sched = case
+    alone = [(v.label, v.message) for _, check in checks_for(inst.kind) for v in check(inst, sched)]
+    assert [(v.label, v.message) for v in verify(inst, sched).violations] == alone
