@@ -67,10 +67,7 @@ KNOWN_FAILURES: dict[str, str] = {}
 #: docs/ and the titles of its sections not yet converted to ``[[fig:...]]`` ("*": the whole page).
 #: A converted section leaves this list; a section listed here that types no figure fails the
 #: build, so the list only shrinks.
-TYPED_KNOWN: dict[str, tuple[str, ...]] = {
-    # measured by the solve-path work, which reads them from solve_limit_50mb.json
-    "docs/exact.md": ("Large files",),
-}
+TYPED_KNOWN: dict[str, tuple[str, ...]] = {}
 
 _state: dict = {}
 
