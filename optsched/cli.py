@@ -16,7 +16,9 @@ import argparse
 import contextlib
 import importlib
 import os
+import signal
 import sys
+import warnings
 
 from optsched import __version__
 from optsched.commands import COMMANDS, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, plain_text
@@ -95,8 +97,6 @@ def _tolerant_streams() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import signal
-
     _tolerant_streams()
     early: dict[int, object] = {}
     try:
@@ -139,8 +139,6 @@ def _exit_if_a_solver_was_left(code: int) -> None:
 
 
 def _main(argv: list[str] | None) -> int:
-    import warnings
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -7,6 +7,8 @@ largest server); got 0.``
 
 from __future__ import annotations
 
+import errno
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -195,8 +197,6 @@ def write_error(path: Any, e: BaseException) -> WriteError:
     >>> str(e).startswith("No space left on the device of 'out' while writing 'jobs.csv'; nothing of it")
     True
     """
-    import errno
-    from pathlib import Path
 
     p = Path(path)
     folder, name = str(p.parent), p.name

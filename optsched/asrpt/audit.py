@@ -14,6 +14,7 @@ Tested in ``tests/asrpt/test_lemma2.py`` and ``tests/asrpt/test_slots.py``.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -239,7 +240,6 @@ def table2_readings(
 
     One row per (reading, model, pattern): Heavy-Edge's PITT, the exact MILP's PITT (cross-checked by
     enumeration: ``enum_pitt_ms``) and both computation times (ms)."""
-    import time
 
     rows = []
     kw = dict(g=gpus, b_inter=b_inter, b_intra=b_intra)

@@ -10,6 +10,7 @@ Tested in ``tests/asrpt/test_problem8.py`` and ``tests/experiments/test_demo.py`
 
 from __future__ import annotations
 
+import time
 import warnings
 
 from optsched.asrpt import toy_instance
@@ -39,8 +40,6 @@ def demo_instances(quick: bool = False):
 
 
 def placement_rows(quick: bool = False) -> list[dict]:
-    import time
-
     kw = dict(g=8, b_inter=10e9 / 8, b_intra=300e9)
     rows = []
     for name, make in PROFILES.items():

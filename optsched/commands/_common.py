@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import sys
 from typing import Any
 
@@ -77,7 +78,6 @@ def plain_text(doc: str | None) -> str | None:
     """
     if not doc:
         return doc
-    import re
 
     doc = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc)
     doc = re.sub(r"``([^`]+)``", r"\1", doc)

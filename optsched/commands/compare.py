@@ -47,6 +47,12 @@ interrupted.
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import shlex
+import sys
+
 from optsched.commands._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -61,8 +67,6 @@ from optsched.exceptions import InvalidOptionError
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "compare",
         help="every online policy on one workload, each beside a lower bound",
@@ -114,8 +118,6 @@ def add_parser(sub) -> None:
 
 
 def _check(args) -> None:
-    import math
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.limits import LIMITS_DOC, MAX_SECONDS, MIN_SECONDS
     from optsched.core.placement import check_placement
@@ -189,8 +191,6 @@ def _check_overheads(args, df, cluster) -> None:
 
 
 def run(args) -> int:
-    import sys
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, recorded_files, write_table
     from optsched.experiments.compare import Comparison, available_policies
@@ -375,7 +375,6 @@ def _print_text(table, cluster, name, note, args) -> None:
 
 def _cli_line(args, policy: str) -> str:
     """The command that runs one policy alone on the same workload (one process)."""
-    import shlex
 
     parts = ["optsched", "compare"]
     src = ("--trace", args.trace) if args.trace else ("--jobs-csv", args.jobs_csv)
@@ -407,7 +406,6 @@ def _cli_line(args, policy: str) -> str:
 
 def _print_json(name, cluster, note, table, finished, load=None) -> None:
     """The --json document: the rows finished (all of them, or those before an interruption)."""
-    import math
 
     def clean(v):
         return None if isinstance(v, float) and math.isnan(v) else v
@@ -430,8 +428,6 @@ def _print_json(name, cluster, note, table, finished, load=None) -> None:
 
 
 def _write_extras(table, per_job, out, cluster, name, note, load=None) -> None:
-    import json
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.io import atomic_write_text
     from optsched.experiments.compare import save_figures

@@ -13,14 +13,15 @@ Exit codes: 0 ok; 1 download failed; 2 unknown dataset or file not found.
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
 from optsched.exceptions import InvalidOptionError
 from optsched.traces.datasets import DATASETS, SHIPPED, data_dirs, dataset_status, fetch, find_file
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "data",
         help="list shipped trace data, fetch the public traces too large to ship",
@@ -40,8 +41,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import sys
-
     if args.action in ("fetch", "path") and not args.name:
         raise InvalidOptionError(f"`optsched data {args.action}` needs a dataset name; see `optsched data list`.")
     if args.action == "path":

@@ -15,12 +15,13 @@ run); 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP) interrupted (the finished rows a
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, add_output_options, print_json, print_table
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "demo",
         help="exact optimum vs algorithms on benchmark instances, verified, one table",
@@ -41,8 +42,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import sys
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.experiments.demo import COLUMNS, collect_rows, rows_dataframe

@@ -10,6 +10,7 @@ Exit codes: 0 ok.
 
 from __future__ import annotations
 
+import argparse
 import platform
 
 import optsched
@@ -17,8 +18,6 @@ from optsched.commands._common import EXIT_OK, plain_text, print_json, print_tab
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "info",
         help="versions, solvers found, registered instance kinds and algorithms",

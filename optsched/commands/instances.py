@@ -12,6 +12,8 @@ Exit codes: 0 ok; 2 unknown name.
 
 from __future__ import annotations
 
+import argparse
+
 from optsched.commands._common import EXIT_OK, print_json, print_table
 
 
@@ -29,8 +31,6 @@ def add_parser(sub) -> None:
 
 
 def _raw():
-    import argparse
-
     return argparse.RawDescriptionHelpFormatter
 
 

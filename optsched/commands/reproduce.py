@@ -17,13 +17,15 @@ tables; 2 bad input (unknown name, existing --out or one in use by another run, 
 
 from __future__ import annotations
 
+import argparse
+import sys
+import time
+
 from optsched.commands._common import EXIT_OK, add_output_options, print_table
 from optsched.exceptions import InvalidOptionError
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "reproduce",
         help="run a paper reproduction (tables beside the paper's numbers)",
@@ -40,9 +42,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import sys
-    import time
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import check_formats, prepare_out_dir, write_table
     from optsched.experiments.figures import write_table_figure

@@ -33,7 +33,10 @@ interrupted.
 
 from __future__ import annotations
 
+import argparse
+import sys
 import time
+import warnings
 
 import optsched
 from optsched.commands._common import (
@@ -89,8 +92,6 @@ BYTES_PER_JOB = 2700
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "simulate",
         help="replay a trace (or a synthetic workload) with an online policy",
@@ -259,8 +260,6 @@ def _livelock(args, e: Exception) -> str:
 
 
 def run(args) -> int:
-    import sys
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.output import prepare_out_dir
     from optsched.sim import Simulator
@@ -390,7 +389,6 @@ def _workload_of(args):
 def _summary_of(args, res, df, w, t_load: float, t_run: float) -> dict:
     """The run's summary: the simulator's metrics, the workload and the timings, with a warning when
     no job ever waited."""
-    import warnings
 
     import numpy as np
 

@@ -26,9 +26,14 @@ be written; 2 bad input (file, field, option, unknown name, --out in use by anot
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import io
+import json
+import math
 import os
 import sys
+import time
 
 import optsched
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, out_folder, print_json, print_table
@@ -44,8 +49,6 @@ MODEL_SUFFIXES_OF = {("rarddls-exact", "cpsat"): (".lp", ".mps", ".pb", ".pbtxt"
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "solve",
         help="solve an instance with a registered exact model or algorithm",
@@ -99,7 +102,6 @@ def add_parser(sub) -> None:
 
 def _check_solver_numbers(args) -> None:
     """The options that need no instance, checked before it is read (a large file takes seconds)."""
-    import math
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.solvers.options import max_threads
@@ -199,8 +201,6 @@ def summary_line(name: str, summ: dict) -> str:
 
 
 def run(args) -> int:
-    import time
-
     started = time.monotonic()  # --time-limit counts from here: the imports and loading the instance too
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
@@ -217,7 +217,6 @@ def run(args) -> int:
 def _solve(args, inst, started: float, timeline) -> int:
     """``run`` once the instance is read (``timeline`` records the phases: reading, the solve's
     own, verifying, writing)."""
-    import json
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot
@@ -277,7 +276,6 @@ def _print_json_with_schedule(res: dict, schedule, text: str | None = None) -> N
     """``print_json({**res, "schedule": schedule.to_dict()})`` with the schedule's jobs one per line,
     written by json's C encoder (``indent`` makes json use its pure-Python one: tens of seconds
     for 500,000 jobs)."""
-    import io
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.core.io import json_one_item_per_line

@@ -15,14 +15,16 @@ Exit codes: 0 feasible; 1 a check failed; 2 bad input.
 
 from __future__ import annotations
 
+import argparse
+import warnings
+from pathlib import Path
+
 import optsched
 from optsched.commands._common import EXIT_FAILED, EXIT_OK, print_json, print_table
 from optsched.exceptions import InvalidScheduleError
 
 
 def add_parser(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "verify",
         help="check a schedule file against an instance, constraint by constraint",
@@ -44,8 +46,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import warnings
-
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.commands._plot import check_plot, write_gantt
     from optsched.core import get_kind
@@ -58,7 +58,6 @@ def run(args) -> int:
     if sched_cls is None:
         # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
         from optsched.core import Schedule as sched_cls
-    from pathlib import Path
 
     sp = Path(args.schedule)
     if sp.is_dir():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -79,8 +81,6 @@ def user_stacklevel() -> int:
     >>> w[0].filename.endswith("compat.py")
     False
     """
-    import inspect
-    import os
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     here = inspect.currentframe()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import json
 import os
 import tempfile
@@ -345,7 +346,6 @@ def instance_fingerprint(instance: Any) -> dict[str, Any]:
     >>> fp["name"], fp["kind"], len(fp["sha256"])
     ('rigid-2x2-five', 'rigid', 64)
     """
-    import hashlib
 
     try:
         d = {k: v for k, v in instance.to_dict().items() if k not in UNHASHED_FIELDS}

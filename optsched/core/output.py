@@ -24,9 +24,11 @@ Tested in ``tests/cli/test_out_folder.py`` and ``tests/cli/test_faults.py``.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterable
 from contextlib import suppress
@@ -179,7 +181,6 @@ def check_out_name(path: str | Path | None, *, option: str = "--out") -> None:
 
 def out_folder_arg(value: str) -> str:
     """An ``argparse`` ``type=`` for a result-folder option: a blank name is a usage error (exit 2)."""
-    import argparse
 
     try:
         check_out_name(value)
@@ -376,7 +377,6 @@ def check_writable_file(path: str | Path, *, option: str, suffixes: Iterable[str
     InvalidOptionError
         With the path, what is wrong and the fix.
     """
-    import tempfile
 
     p = Path(path).expanduser()
     if suffixes is not None:

@@ -15,6 +15,7 @@ Tested in ``tests/sojourn/test_experiments.py``.
 
 from __future__ import annotations
 
+import argparse
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -483,7 +484,6 @@ def reproduce(
 def main(argv: list[str] | None = None) -> int:
     """``python -m optsched.experiments.sojourn [--trials Z] [--seed S] [--out DIR] [--force]``: the
     same as ``optsched reproduce sojourn-tables``; every table as CSV, written as soon as it is done."""
-    import argparse
 
     p = argparse.ArgumentParser(prog="python -m optsched.experiments.sojourn")
     p.add_argument("--trials", type=int, default=DEFAULT_TRIALS)

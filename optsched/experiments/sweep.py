@@ -20,10 +20,15 @@ See the Sweeps page of the documentation (``docs/sweeps.md``) for running on a c
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.metadata as md
+import itertools
 import json
 import os
+import pickle
 import platform
+import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -52,7 +57,6 @@ def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     >>> grid(n=[10, 20], seed=range(2))
     [{'n': 10, 'seed': 0}, {'n': 10, 'seed': 1}, {'n': 20, 'seed': 0}, {'n': 20, 'seed': 1}]
     """
-    import itertools
 
     keys = list(axes)
     return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*(list(axes[k]) for k in keys))]
@@ -74,8 +78,6 @@ def cell_key(point: Mapping[str, Any]) -> str:
 
 
 def _git_commit() -> str | None:
-    import subprocess
-
     here = Path(__file__).resolve().parent
     try:
         r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
@@ -95,7 +97,6 @@ def provenance() -> dict[str, Any]:
     >>> p["optsched_version"] == optsched.__version__, "numpy" in json.loads(p["packages"])
     (True, True)
     """
-    import importlib.metadata as md
 
     pkgs = {}
     for p in _PACKAGES:
@@ -112,7 +113,6 @@ def provenance() -> dict[str, Any]:
 def _func_name(func: Callable[..., Any]) -> str:
     """``module.qualname`` of the function a cell calls; a ``functools.partial`` is named after the
     function it wraps (its fixed keywords, such as a cache folder, are not part of the results)."""
-    import functools
 
     while isinstance(func, functools.partial):
         func = func.func
@@ -243,7 +243,6 @@ def _dask_client(scheduler_address: str | None, n_workers: int):
 
 def _check_picklable(func: Any) -> None:
     """``processes`` sends ``func`` to its workers pickled: say so before any cell runs."""
-    import pickle
 
     try:
         pickle.dumps(func)

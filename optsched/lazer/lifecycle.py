@@ -12,6 +12,7 @@ Tested in ``tests/lazer/test_lifecycle_properties.py``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -137,7 +138,6 @@ def srpt_total_flow(jobs) -> float:
     >>> srpt_total_flow([Job(0, work=1), Job(1, work=1, arrival=1), Job(2, work=2)])
     6.0
     """
-    import math
 
     t = 0.0
     rem = {j.id: float(j.work) for j in jobs}

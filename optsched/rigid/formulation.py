@@ -14,6 +14,7 @@ Tested in ``tests/rigid/test_bounds.py``, ``tests/rigid/test_exact.py`` and
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -305,7 +306,6 @@ def _deadline_check(deadline: float | None, what: str) -> Any:
     """``tick(force=False)``: raises TimeLimitReached once ``deadline`` is past (the clock read
     every 256 calls, or at once with ``force``); with ``force`` (between components, where nothing
     is half built) also KeyboardInterrupt once a signal arrived (:func:`optsched.solvers.interrupt.check`)."""
-    import time
 
     calls = [0]
 

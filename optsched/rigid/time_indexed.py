@@ -6,6 +6,7 @@ Tested in ``tests/rigid/test_time_limit.py``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -111,7 +112,6 @@ def lp_relaxation_bound(
     >>> round(lp_relaxation_bound(inst), 6) <= 19.0
     True
     """
-    import dataclasses
 
     check_kind(instance, "rigid", "lp_relaxation_bound")
     ends = [deadline, None if time_limit is None else time.monotonic() + float(time_limit)]
@@ -206,7 +206,6 @@ def solve_time_indexed(
 
     Plan ``"lp"``: only the LP relaxation of the aggregated model (its bound; no schedule).
     """
-    import dataclasses
 
     t0 = time.perf_counter()
     info: dict = em.info  # type: ignore[assignment]  # a dict: run_exact copies it after the solve

@@ -15,6 +15,7 @@ Names are lower case; ``_`` and ``-`` are the same when looking a policy up.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,8 +187,6 @@ def policy_options(name: str) -> list[str] | None:
 
 
 def _options_of(factory: Callable[..., Any]) -> list[str] | None:
-    import inspect
-
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # a builtin or C callable: its options cannot be listed
@@ -211,7 +210,6 @@ def forwards_options(target: Callable[..., Any], *, set_here: Sequence[str] = ()
     >>> import inspect; str(inspect.signature(variant))
     "(x=1.0, *, placement='best')"
     """
-    import inspect
 
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
@@ -237,7 +235,6 @@ def forwards_options(target: Callable[..., Any], *, set_here: Sequence[str] = ()
 
 def _required_of(factory: Callable[..., Any]) -> list[str]:
     """The arguments ``factory`` cannot be called without (none when they cannot be listed)."""
-    import inspect
 
     try:
         params = inspect.signature(factory).parameters.values()

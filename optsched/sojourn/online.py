@@ -25,9 +25,10 @@ Outcomes (after how many stages a job stops) are known only to the engine
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -299,8 +300,6 @@ def philly_staged_jobs(path, *, success_from_uniform: bool = True, seed: SeedLik
     Returns ``(jobs, terminate_after)`` for :class:`optsched.sim.Simulator` (one GPU per job, as in
     the paper's single-server-per-job model).
     """
-    import json
-    from datetime import datetime
 
     rng = as_generator(seed)
     try:

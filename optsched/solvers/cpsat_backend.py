@@ -10,6 +10,7 @@ import threading
 import time
 import warnings
 from contextlib import suppress
+from importlib.metadata import version
 from typing import Any
 
 from optsched.core.result import Status
@@ -147,8 +148,6 @@ def solve_cpsat(model: Any, options: SolveOptions | None = None, *, callback: An
 
 
 def _version() -> str:
-    from importlib.metadata import version
-
     return version("ortools")
 
 

@@ -47,6 +47,7 @@ import atexit
 import itertools
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -366,7 +367,6 @@ def run_main(main: Callable[[], Any], prog: str = "optsched") -> int:
     >>> run_main(lambda: 0)
     0
     """
-    import sys
 
     for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: an escape, not an error
         with suppress(AttributeError, ValueError):
@@ -453,8 +453,6 @@ class _Streams:
     give them back while a call that redirected them goes on in another thread."""
 
     def __init__(self) -> None:
-        import sys
-
         self.objects = (sys.stdout, sys.stderr)
         self.fds: dict[int, int] = {}
         for fd in (1, 2):
@@ -463,13 +461,10 @@ class _Streams:
 
     def taken(self) -> bool:
         """True once another thread replaced ``sys.stdout`` or ``sys.stderr``."""
-        import sys
 
         return (sys.stdout, sys.stderr) != self.objects
 
     def give_back(self) -> None:
-        import sys
-
         for fd, saved in self.fds.items():
             with suppress(OSError):
                 os.dup2(saved, fd)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from typing import Any
 
 from optsched.core.result import Status
@@ -110,7 +113,6 @@ def _collect(
 ) -> None:
     """Receive the members' rows until all are in, the gap is closed or ``deadline`` passes
     (``conns`` keeps the members still running)."""
-    from multiprocessing.connection import wait
 
     while conns:
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -266,8 +268,6 @@ def _private_locks() -> None:
     every forked process); a member stopped while holding it would leave the parent waiting for
     it (200 s, then ``DeveloperError``). The member is single-threaded, so a private lock is safe.
     """
-    import sys
-    import threading
 
     deps = sys.modules.get("pyomo.common.dependencies")
     if deps is not None and hasattr(deps, "capture_output_lock"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from optsched.core.result import Status, relative_gap
@@ -149,8 +149,6 @@ class SolveOptions:
             raise e(f"The 'solver_options' field of the solve options must be a dict; got {self.solver_options!r}.")
 
     def replace(self, **kw: Any) -> SolveOptions:
-        from dataclasses import replace
-
         return replace(self, **kw)
 
     def started(self, at: float | None = None) -> SolveOptions:

@@ -51,6 +51,7 @@ import multiprocessing as mp
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from optsched.core.result import Status
@@ -288,7 +289,6 @@ class _Portfolio:
         def write(path: str) -> list[str]:
             """One file per member (all built first): ``<stem>.<member><suffix>``, the suffix
             kept where the member's format allows it (else .pbtxt for CP-SAT, .lp for Pyomo)."""
-            from pathlib import Path
 
             self._build_pending(handles, info)
             p, out = Path(path), []

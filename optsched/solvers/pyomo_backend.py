@@ -5,6 +5,7 @@ Tested in ``tests/solvers/test_solvers.py`` and ``tests/solvers/test_sharing.py`
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import warnings
@@ -212,8 +213,6 @@ class _Watch:
     ``"interrupted"`` (Ctrl-C) or ``"maxTimeLimit"`` (the deadline) once they stopped it."""
 
     def __init__(self, opt: Any, options: SolveOptions) -> None:
-        import logging
-
         self.fired: str | None = None
         self.stop = False  # set on a signal: stays set after the guard ends (a run left to finish)
         self.highs = opt._solver_model  # noqa: SLF001 - highspy's model, no public handle

@@ -7,6 +7,7 @@ Tested in ``tests/solvers/test_portfolio.py`` and ``tests/solvers/test_signal_an
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -76,7 +77,6 @@ def solve_cpsat_with_lp_bound(em: ExactModel, options: SolveOptions) -> SolveRes
     """An ``ExactModel.solve`` for CP-SAT models built after an LP relaxation: CP-SAT gets what is
     left of the time limit (``em.info["lp_time"]`` spent), and its bound is at least the LP's
     (``em.info["lp_row"]``, in model units)."""
-    import dataclasses
 
     spent, lp_row = em.info.get("lp_time", 0.0), em.info.get("lp_row")
     if options.time_limit is not None:
@@ -136,7 +136,6 @@ def solve_cpsat_staged(
 
     The result is the better incumbent of the two solves, with the largest of their bounds and
     the row (all valid for the same model: the row is implied by every feasible schedule)."""
-    import dataclasses
 
     t0 = time.perf_counter()
     info: Any = em.info  # a dict: run_exact copies it after the solve

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -281,7 +282,6 @@ def fetch(dataset: str, *, data_dir: str | Path | None = None, progress: bool = 
     ...
     optsched.exceptions.UnknownNameError: Unknown dataset 'philly-2017'; known: [...] (`optsched data list`).
     """
-    import warnings
 
     import pooch
 

@@ -6,6 +6,7 @@ Tested in ``tests/verify/test_feasibility.py``.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from optsched.core.result import Result
@@ -108,8 +109,6 @@ def verify(
 
 
 def _check_arguments(instance: Any, schedule: Any) -> None:
-    import os
-
     if isinstance(instance, (str, os.PathLike)):
         raise InvalidInstanceError(
             f"verify needs a loaded instance, not the name or path {str(instance)!r}: load it first with "

@@ -28,7 +28,9 @@ Tested in ``tests/asrpt/test_paper_sweep.py``.
 
 from __future__ import annotations
 
+import argparse
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +286,6 @@ def run_sweep(
 ):
     """Run (or resume) the sweep into the folder ``out`` (one Parquet file per finished cell); the
     trace cache goes to ``cache_dir`` (default ``out/cache``). Returns the table of all cells."""
-    from functools import partial
 
     pts = points() if pts is None else list(pts)
     cache = str(Path(cache_dir) if cache_dir is not None else Path(out) / "cache")
@@ -400,7 +401,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
 
 
 def main(argv=None) -> int:  # pragma: no cover - a thin command line over run_sweep and tables
-    import argparse
 
     import pandas as pd
 

@@ -7,6 +7,7 @@ Tested in ``tests/experiments/test_compare_run.py`` and ``tests/experiments/test
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -357,8 +358,6 @@ class _Lines:
         self.done += 1
 
     def row(self, policy: str, done_rows: int) -> None:
-        import sys
-
         elapsed = time.perf_counter() - self.t0
         left = self.total - self.done
         expect = f", about {_secs(elapsed / self.done * left)} to go" if left and self.done else ""

@@ -7,7 +7,11 @@ Tested in ``tests/experiments/test_compare_run.py`` (processes and Dask give the
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+import signal
+import socket
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -95,8 +99,6 @@ def check_dask_scheduler(
     InvalidOptionError
         "no Dask scheduler at ADDRESS", the reason and the fix.
     """
-    import socket
-    import struct
 
     scheme, sep, rest = str(address).partition("://")
     if not sep:
@@ -156,8 +158,6 @@ _WORKER: dict[str, Any] = {}  # in a worker process: the workloads and options i
 
 
 def _init_worker(ws: Sequence[SeededWorkload], placement, sim_options) -> None:
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
     _WORKER.update(ws=list(ws), placement=placement, sim_options=dict(sim_options), reg=None)
 
@@ -207,8 +207,6 @@ def execute(
 
 
 def _processes(tasks, ws, placement, sim_options, workers, stopped, started) -> Iterator[RunResult]:
-    import multiprocessing as mp
-
     pool = mp.get_context().Pool(
         min(workers, len(tasks)), initializer=_init_worker, initargs=(ws, placement, sim_options)
     )

@@ -6,6 +6,7 @@ Tested in ``tests/experiments/test_compare.py``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -261,7 +262,6 @@ def save_figures(
     ['jct_cdf.png', 'jct_summary.png', 'queue_delay_cdf.png', 'utilization.png']
     >>> shutil.rmtree(out)
     """
-    from pathlib import Path
 
     import matplotlib  # heavy: only when drawing
 
