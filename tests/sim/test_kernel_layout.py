@@ -9,6 +9,7 @@ the layout that relies on it.
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -67,3 +68,49 @@ def test_the_kernel_runs_as_plain_python_for_debugging():
     env = {**__import__("os").environ, "NUMBA_DISABLE_JIT": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
+
+
+def _assigned_names(name: str) -> set[str]:
+    """The names a kernel module binds at its top level (assignments, tuple unpacking)."""
+    out = set()
+    for node in ast.parse(_source(name)).body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                out |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return out
+
+
+def test_event_kinds_and_phases_are_the_python_engines():
+    """The kernel's event kinds are optsched.sim.rules' (R3), its phase codes the positions in
+    optsched.sim.model.state.PHASES: imported, never written again in the kernel."""
+    from optsched.sim import rules
+    from optsched.sim.model.state import PHASES
+
+    kinds = ("P_STAGE", "P_SAVED", "P_LOADED", "P_ARRIVAL", "P_TIMER")
+    assert tuple(getattr(rules, k) for k in kinds) == layout.EVENT_KINDS
+    for k in kinds:
+        assert getattr(layout, k) is getattr(rules, k)
+    # an event's key is kind << SEQ_BITS | sequence, exact in a float64 (53 bits)
+    assert list(layout.EVENT_KINDS) == sorted(set(layout.EVENT_KINDS))
+    assert min(layout.EVENT_KINDS) >= 0 and max(layout.EVENT_KINDS) < 1 << (53 - layout.SEQ_BITS)
+    assert tuple(PHASES) == layout.PHASE_NAMES and all(type(p) is str for p in layout.PHASE_NAMES)
+    for phase in PHASES[:-1]:  # "failed" is the driver's only
+        assert getattr(layout, phase.name) == PHASES.index(phase)
+    for name in MODULES:
+        own = _assigned_names(name) & {*kinds, *(p.name for p in PHASES)}
+        assert own == ({p.name for p in PHASES[:-1]} if name == "layout.py" else set()), name
+
+
+def test_policy_codes_are_named_apart_from_the_policy_classes():
+    codes = {"FIFO": "fifo", "SJF": "sjf", "SRTF": "srtf", "LAS": "las", "PSRTF": "srtf-periodic", "LAZER": "lazer"}
+    assert {key: getattr(layout, f"K_{name}") for name, key in codes.items()} == layout.KIND_CODES
+    assert sorted(layout.KIND_CODES.values()) == list(range(len(codes)))
+    for name in MODULES:
+        used = {n.id for n in ast.walk(ast.parse(_source(name))) if isinstance(n, ast.Name)}
+        assert not used & set(codes), f"{name} uses {sorted(used & set(codes))}: the kernel's codes are K_*"
+
+
+def test_the_digest_holds_the_imported_constants(monkeypatch):
+    before = layout.sources_digest()
+    monkeypatch.setattr(layout, "EVENT_KINDS", (0, 1, 2, 4, 3))
+    assert layout.sources_digest() != before

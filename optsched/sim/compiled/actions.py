@@ -21,7 +21,6 @@ from optsched.sim.compiled.layout import (
     DONE,
     DONE_W,
     F_RATE,
-    FIFO,
     FIRST,
     FREE,
     FUT,
@@ -46,6 +45,10 @@ from optsched.sim.compiled.layout import (
     G_TOTFREE,
     GPUS,
     HSTART,
+    K_FIFO,
+    K_LAS,
+    K_LAZER,
+    K_SJF,
     L_ARRIVAL,
     L_COMPLETE,
     L_FINISH_LOAD,
@@ -53,9 +56,7 @@ from optsched.sim.compiled.layout import (
     L_SAVED,
     L_START,
     L_TRAIN,
-    LAS,
     LAST_LOAD,
-    LAZER,
     LOAD_HEAP,
     LOAD_S,
     LOADING,
@@ -79,7 +80,6 @@ from optsched.sim.compiled.layout import (
     SAVET,
     SAVING,
     SJ,
-    SJF,
     SLEN,
     SOFF,
     TMPG,
@@ -132,7 +132,7 @@ def run_value(jf, ji, gv, fv, j, now):
     """The policy's value of a running job (_run_value): remaining work (SRTF) or attained service
     (LAS), in the units of a waiting job's key."""
     kind = gv[G_KIND]
-    if kind == LAS:
+    if kind == K_LAS:
         a = done_work(jf, ji, fv, j, now)
         return a * ji[j, GPUS] if gv[G_GPUW] else a
     return jf[j, WORK] - done_work(jf, ji, fv, j, now)
@@ -142,11 +142,11 @@ def run_value(jf, ji, gv, fv, j, now):
 def wait_value(jf, ji, gv, j):
     """The first element of a waiting job's key."""
     kind = gv[G_KIND]
-    if kind == FIFO:
+    if kind == K_FIFO:
         return jf[j, ARR]
-    if kind == SJF:
+    if kind == K_SJF:
         return jf[j, WORK]
-    if kind == LAS:
+    if kind == K_LAS:
         a = jf[j, DONE_W]
         return a * ji[j, GPUS] if gv[G_GPUW] else a
     return jf[j, WORK] - jf[j, DONE_W]
@@ -157,14 +157,14 @@ def push_running(jf, ji, gv, fv, rh, j, now):
     """_Preemptive._push_running: a loading job into the loading heap by value, a training one into
     the training heap by badness (SRTF: predicted end; LAS: attained service minus elapsed time)."""
     kind = gv[G_KIND]
-    if kind <= SJF or kind == LAZER:  # (Lazer's orchestrator reads the running jobs' list)
+    if kind <= K_SJF or kind == K_LAZER:  # (Lazer's orchestrator reads the running jobs' list)
         return
     if ji[j, PHASE] == LOADING:
         key = run_value(jf, ji, gv, fv, j, now)
         jf[j, RBAD] = key
         rh_push(jf, ji, rh, gv, LOAD_HEAP, j, key)
         return
-    if kind == LAS:
+    if kind == K_LAS:
         a = done_work(jf, ji, fv, j, now)
         if gv[G_GPUW]:
             g = ji[j, GPUS]

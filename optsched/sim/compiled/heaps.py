@@ -50,7 +50,7 @@ from optsched.sim.compiled.layout import (
     HB,
     HJ,
     HV,
-    LAZER,
+    K_LAZER,
     LOAD_HEAP,
     LOADING,
     P_LOADED,
@@ -304,7 +304,7 @@ def ev_live(ji, gv, ev, r):
     kind = ev_kind(ev, r)
     obj = np.int64(ev[r, EOBJ])
     if kind == P_TIMER:  # Lazer's deferral timers are never cancelled
-        return gv[G_KIND] == LAZER or (obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0)
+        return gv[G_KIND] == K_LAZER or (obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0)
     if np.int64(ev[r, EVER]) != ji[obj, VER]:
         return False
     if kind == P_SAVED:

@@ -99,9 +99,12 @@ from optsched.sim.compiled.layout import (
     G_SKIPPED,
     G_TIMER_ID,
     G_TIMER_ON,
+    K_LAS,
+    K_LAZER,
+    K_PSRTF,
+    K_SJF,
+    K_SRTF,
     L_TIMER,
-    LAS,
-    LAZER,
     LOADING,
     MAX_BATCHES_AT_ONE_TIME,
     ORDER,
@@ -113,13 +116,10 @@ from optsched.sim.compiled.layout import (
     PHASE,
     PLLEN,
     PLOFF,
-    PSRTF,
     QK,
     QKEY,
     RUNL,
     SAVING,
-    SJF,
-    SRTF,
     ST_BUDGET,
     ST_END,
     ST_INTERNAL,
@@ -206,11 +206,11 @@ def _arrive(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     ji[j, PHASE] = WAITING
     arrive_log(lgt, lgi, gv, j, fv[F_NOW])
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
-    if gv[G_KIND] == LAZER:  # the batch's new jobs, not yet in WQ
+    if gv[G_KIND] == K_LAZER:  # the batch's new jobs, not yet in WQ
         z_arrive(jc, gv, j)
         return
     q_push(jf, ji, cl, qh, gv, j)
-    if gv[G_KIND] == LAS:
+    if gv[G_KIND] == K_LAS:
         gv[G_LAS_ACTIVE] += 1
         if not gv[G_TIMER_ON]:
             if not gv[G_LAS_HAS_NEXT]:  # the first active job: a new grid
@@ -222,7 +222,7 @@ def _arrive(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
 @helper
 def _las_wants_resume(gv):
     """LAS.on_preempted: the timer is off and a job waits (or holds a claim)."""
-    return gv[G_KIND] == LAS and not gv[G_TIMER_ON] and gv[G_LAS_HAS_NEXT] and (gv[G_QN] > 0 or gv[G_NCL] > 0)
+    return gv[G_KIND] == K_LAS and not gv[G_TIMER_ON] and gv[G_LAS_HAS_NEXT] and (gv[G_QN] > 0 or gv[G_NCL] > 0)
 
 
 @helper
@@ -308,7 +308,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
     max_time = fv[F_MAX_TIME]
     max_events = fv[F_MAX_EVENTS]
     kind = gv[G_KIND]
-    preemptive = kind >= SRTF
+    preemptive = kind >= K_SRTF
     inf = np.inf
     batches = 0
     while True:
@@ -348,14 +348,14 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         gv[G_NSTALE] += 1
                         continue
                     complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t)
-                    if kind == LAZER:
+                    if kind == K_LAZER:
                         z_completed(jc, ji, gv, obj)
-                    elif kind == LAS:  # on_completion: its row in the running-job heap is now stale
+                    elif kind == K_LAS:  # on_completion: its row in the running-job heap is now stale
                         gv[G_LAS_ACTIVE] -= 1
                         if gv[G_LAS_ACTIVE] == 0:
                             gv[G_TIMER_ON] = 0
                             gv[G_LAS_HAS_NEXT] = 0
-                    elif kind == PSRTF and gv[G_NFIN] == n:
+                    elif kind == K_PSRTF and gv[G_NFIN] == n:
                         gv[G_TIMER_ON] = 0
                 elif ek == P_SAVED:
                     if ver != ji[obj, VER] or ji[obj, PHASE] != SAVING:
@@ -364,7 +364,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                     release_after_save(
                         jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, t
                     )
-                    if kind == LAZER:  # on_preempted: may start the preemptor it freed GPUs for
+                    if kind == K_LAZER:  # on_preempted: may start the preemptor it freed GPUs for
                         if not z_saved(
                             jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, obj, t
                         ):
@@ -382,7 +382,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         gv[G_NSTALE] += 1
                         continue
                     load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, obj, t)
-                elif kind == LAZER:  # a deferral's timer (the deferred job in the version column)
+                elif kind == K_LAZER:  # a deferral's timer (the deferred job in the version column)
                     log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
                     z_timer(jc, gv, ver)
                 else:  # a policy's periodic timer
@@ -390,12 +390,12 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         gv[G_NSTALE] += 1
                         continue
                     log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
-                    if kind == LAS:
+                    if kind == K_LAS:
                         nxt = _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, not real)
                     else:
                         nxt = t + fv[F_QUANTUM]
                     ev_push(ev, ji, gv, fv, nxt, P_TIMER, obj, 0)
-                    if kind == LAS:
+                    if kind == K_LAS:
                         gv[G_LAS_TICK] = 1
                         if gv[G_QN] == 0 and gv[G_NCL] == 0:  # nothing waits: off until a job waits
                             gv[G_TIMER_ON] = 0
@@ -413,7 +413,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 # a job waits, which only the first of them can do.
                 gv[G_NEV] += gv[G_NOTICES]
                 gv[G_NOTICES] = 0
-                if kind == LAZER:
+                if kind == K_LAZER:
                     z_notices(jf, jc, ji, gv, cl, qh)
                 if _las_wants_resume(gv):
                     _las_resume(gv, fv, ev, ji, t)
@@ -430,11 +430,11 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 break
         if real:  # the policy's schedule(sim) (R3)
             ok = True
-            if kind == LAZER:
+            if kind == K_LAZER:
                 ok = z_round(
                     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
                 )
-            elif kind == PSRTF:
+            elif kind == K_PSRTF:
                 tick = gv[G_PTICK] != 0
                 gv[G_PTICK] = 0
                 if tick or t == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
@@ -464,7 +464,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 elif gv[G_NCL] > 0:  # between ticks: only jobs holding a claim, if they fit now (R8)
                     start_claimants(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi)
             elif gv[G_QN] > 0 or gv[G_NCL] > 0:
-                if kind <= SJF:
+                if kind <= K_SJF:
                     ok = fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, False)
                 else:
                     ok = preemptive_schedule(

@@ -31,13 +31,23 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-# phases, in the order of optsched.sim.state.PHASES
-PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = 0, 1, 2, 3, 4, 5
-PHASE_NAMES = ("pending", "waiting", "loading", "training", "saving", "done", "failed")
-# policies (gv[G_KIND]); PSRTF is periodic SRTF, LAZER Lazer's orchestrator, fixed deferral and
-# completion handler (reading 4 of formulations/lazer.md; :mod:`.deferral`)
-FIFO, SJF, SRTF, LAS, PSRTF, LAZER = 0, 1, 2, 3, 4, 5
-KIND_CODES = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PSRTF, "lazer": LAZER}
+from optsched.sim.model.state import PHASES, Phase
+from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
+
+# Event kinds (R3: the engine's priorities at equal times) are the Python engine's, from
+# optsched.sim.rules; a phase's code is its position in optsched.sim.model.state.PHASES (the last,
+# "failed", the kernel never sets). numba reads these module globals as compile-time constants, so
+# their values are part of the entry points' cache key (:func:`sources_digest`).
+EVENT_KINDS = (P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER)
+PHASE_NAMES = tuple(p.value for p in PHASES)
+PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = (
+    PHASES.index(p) for p in (Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING, Phase.SAVING, Phase.DONE)
+)
+# policies (gv[G_KIND]), named K_ apart from the policy classes; K_PSRTF is periodic SRTF, K_LAZER
+# Lazer's orchestrator, fixed deferral and completion handler (reading 4 of formulations/lazer.md;
+# :mod:`.deferral`)
+K_FIFO, K_SJF, K_SRTF, K_LAS, K_PSRTF, K_LAZER = 0, 1, 2, 3, 4, 5
+KIND_CODES = {"fifo": K_FIFO, "sjf": K_SJF, "srtf": K_SRTF, "las": K_LAS, "srtf-periodic": K_PSRTF, "lazer": K_LAZER}
 # placement rules
 CONSOLIDATE, FIRST_FIT, LEAST_LOADED, WHOLE_NODE = 0, 1, 2, 3
 RULE_CODES = {
@@ -46,8 +56,6 @@ RULE_CODES = {
     "least_loaded": LEAST_LOADED,
     "whole_node": WHOLE_NODE,
 }
-# event kinds (the engine's priorities at equal times)
-P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
 SEQ_BITS = 48  # an event's key: kind << 48 | sequence (exact in a float64)
 BIG = 1 << 62
 MAX_BATCHES_AT_ONE_TIME = 100_000
@@ -241,13 +249,15 @@ KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds
 
 
 def sources_digest() -> str:
-    """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES`. numba's cache keys a compiled
-    function on its own file only, so the entry points' cache key holds this too
-    (``kernel.SOURCES_DIGEST``): editing any of them compiles the entry points again."""
+    """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES` and of the values of the
+    constants they import from outside them (:data:`EVENT_KINDS`, :data:`PHASE_NAMES`). numba's
+    cache keys a compiled function on its own file only, so the entry points' cache key holds this
+    too (``kernel.SOURCES_DIGEST``): editing any of them compiles the entry points again."""
     import hashlib
     from importlib.resources import files
 
     h = hashlib.sha256()
     for name in KERNEL_MODULES:
         h.update(files("optsched.sim.compiled").joinpath(f"{name}.py").read_bytes())
+    h.update(repr((EVENT_KINDS, PHASE_NAMES)).encode())  # the constants imported from outside
     return h.hexdigest()[:16]

@@ -48,7 +48,7 @@ from optsched.sim.compiled.layout import (
     G_WHOLEFREE,
     GPUS,
     HSTART,
-    LAS,
+    K_LAS,
     LOAD_HEAP,
     LOADING,
     PHASE,
@@ -421,7 +421,7 @@ def preemptive_schedule(
     if gv[G_QN] == 0 and gv[G_NCL] == 0:
         return True
     may = True
-    if gv[G_KIND] == LAS:  # preempt only in the first round with a waiting job at/after a tick
+    if gv[G_KIND] == K_LAS:  # preempt only in the first round with a waiting job at/after a tick
         may = gv[G_LAS_TICK] != 0
         gv[G_LAS_TICK] = 0
     if not may and gv[G_NCL] == 0 and gv[G_NUSAV] == 0:
