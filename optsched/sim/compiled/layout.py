@@ -63,6 +63,9 @@ MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
 
 # run_chunk's return codes
 ST_END, ST_BUDGET, ST_ROOM, ST_LIMIT, ST_LIVELOCK, ST_INTERNAL = 0, 1, 2, 3, 4, 5
+# an event handler's return codes (:mod:`.events`): nothing happened (a stale event), the event
+# changed something (a round follows), an internal inconsistency
+H_STALE, H_DONE, H_FAILED = 0, 1, 2
 
 # jf columns (float64): what every decision reads (a row is one 64-byte cache line). HSTART: the
 # start of the job's current hold of GPUs (its last start, the policies' ``_since``); TSTART: the
@@ -245,7 +248,7 @@ def room_needed(G: int) -> dict[str, int]:
 
 
 #: the modules whose numba functions are compiled into the kernel's entry point (kernel.py)
-KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds", "deferral")
+KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds", "deferral", "events")
 
 
 def sources_digest() -> str:
