@@ -90,7 +90,7 @@ from optsched.sim.compiled.rounds import fill, preemptive_schedule, start_claima
 
 # -- policies' hooks ---------------------------------------------------------------------------------
 @helper
-def _las_resume(gv, fv, ev, ji, now):
+def _las_resume(ji, gv, fv, ev, now):
     """LAS._resume: its quantum timer again, on the same grid (the quanta skipped by the same
     additions the timer makes)."""
     t = fv[F_LAS_NEXT]
@@ -98,26 +98,29 @@ def _las_resume(gv, fv, ev, ji, now):
     while t < now:
         t += q
     gv[G_LAS_HAS_NEXT] = 0
-    set_timer(ev, ji, gv, fv, t)
+    set_timer(ji, gv, fv, ev, t)
 
 
 @helper
 def on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
-    """Simulator._arrive (an arrival) and the policy's on_arrival."""
+    """Simulator._arrive (an arrival) and the policy's on_arrival.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi."""
     ji[j, PHASE] = WAITING
-    arrive_log(lgt, lgi, gv, j, fv[F_NOW])
+    arrive_log(gv, lgt, lgi, j, fv[F_NOW])
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
     if gv[G_KIND] == K_LAZER:  # the batch's new jobs, not yet in WQ
         z_arrive(jc, gv, j)
         return
-    q_push(jf, ji, cl, qh, gv, j)
+    q_push(jf, ji, gv, cl, qh, j)
     if gv[G_KIND] == K_LAS:
         gv[G_LAS_ACTIVE] += 1
         if not gv[G_TIMER_ON]:
             if not gv[G_LAS_HAS_NEXT]:  # the first active job: a new grid
-                set_timer(ev, ji, gv, fv, fv[F_NOW] + fv[F_QUANTUM])
+                set_timer(ji, gv, fv, ev, fv[F_NOW] + fv[F_QUANTUM])
             else:
-                _las_resume(gv, fv, ev, ji, fv[F_NOW])
+                _las_resume(ji, gv, fv, ev, fv[F_NOW])
 
 
 @helper
@@ -142,7 +145,10 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     t changes nothing (``quiet``: no other event at t, nothing claimed or being saved, no running
     job worse than the best waiting job), the first later tick at which a running job has become
     worse, or the first at/after the next event, the ticks in between counted and logged as the
-    engine's (each a round that changes nothing)."""
+    engine's (each a round that changes nothing).
+
+    IN: jf, ji, cl, qh, ev.
+    OUT: gv, fv, rh, lgt, lgi."""
     q = fv[F_QUANTUM]
     x = t + q
     if not quiet or gv[G_QN] == 0 or gv[G_NCL] > 0 or gv[G_NUSAV] > 0:
@@ -151,7 +157,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
     w = worst(jf, ji, gv, fv, rh, t)
     if w >= 0 and head < run_value(jf, ji, gv, fv, w, t):
         return x
-    tt = rh_top(ji, rh, gv, TRAIN_HEAP)
+    tt = rh_top(ji, gv, rh, TRAIN_HEAP)
     t_next = ev[0, ET] if gv[G_EHN] > 0 else np.inf
     ai = gv[G_AI]
     if ai < gv[G_N]:
@@ -167,7 +173,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
             if room <= 0:
                 break
             room -= 1
-            log_row(lgt, lgi, gv, x, L_TIMER, gv[G_TIMER_ID], 0)
+            log_row(gv, lgt, lgi, x, L_TIMER, gv[G_TIMER_ID], 0)
         gv[G_NEV] += 1
         gv[G_SKIPPED] += 1
         if x > fv[F_STALE]:
@@ -179,7 +185,10 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
 # -- the events ----------------------------------------------------------------------------------------
 @helper
 def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t):
-    """Simulator._stage_end (job ``j`` completes) and the policy's on_completion."""
+    """Simulator._stage_end (job ``j`` completes) and the policy's on_completion.
+
+    IN: pool.
+    OUT: jf, jc, ji, gv, srv, tree, rr, segf, segi, holds, stt, stg, lgt, lgi."""
     if ver != ji[j, VER]:
         return H_STALE
     complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t)
@@ -201,7 +210,10 @@ def on_save_end(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t
 ):
     """Simulator._save_end (job ``j`` has saved and releases its GPUs) and the policy's
-    on_preempted."""
+    on_preempted.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     if ver != ji[j, VER] or ji[j, PHASE] != SAVING:
         return H_STALE
     release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t)
@@ -212,15 +224,18 @@ def on_save_end(
     if kind >= K_SRTF:  # on_preempted
         saved(ji, gv, srv, rr, ce, j)
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
-    q_push(jf, ji, cl, qh, gv, j)
+    q_push(jf, ji, gv, cl, qh, j)
     if _las_wants_resume(gv):
-        _las_resume(gv, fv, ev, ji, t)
+        _las_resume(ji, gv, fv, ev, t)
     return H_DONE
 
 
 @helper
 def on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, ver, t):
-    """Simulator._load_end: job ``j`` has loaded and trains."""
+    """Simulator._load_end: job ``j`` has loaded and trains.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, rh, ev, lgt, lgi."""
     if ver != ji[j, VER] or ji[j, PHASE] != LOADING:
         return H_STALE
     load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t)
@@ -231,20 +246,23 @@ def on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, ver, t):
 def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
     """Simulator._timer_fires: timer ``obj`` and the policy's on_timer (Lazer: a deferral's end, the
     deferred job in ``ver``; LAS: its quantum, ``quiet`` if nothing else happened at ``t`` so far;
-    periodic SRTF: its tick)."""
+    periodic SRTF: its tick).
+
+    IN: jf, ji, cl, qh.
+    OUT: jc, gv, fv, rh, ev, lgt, lgi."""
     kind = gv[G_KIND]
     if kind == K_LAZER:  # a deferral's timer
-        log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
+        log_row(gv, lgt, lgi, t, L_TIMER, obj, 0)
         z_timer(jc, gv, ver)
         return H_DONE
     if obj != gv[G_TIMER_ID] or not gv[G_TIMER_ON]:
         return H_STALE
-    log_row(lgt, lgi, gv, t, L_TIMER, obj, 0)
+    log_row(gv, lgt, lgi, t, L_TIMER, obj, 0)
     if kind == K_LAS:
         nxt = _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet)
     else:
         nxt = t + fv[F_QUANTUM]
-    ev_push(ev, ji, gv, fv, nxt, P_TIMER, obj, 0)
+    ev_push(ji, gv, fv, ev, nxt, P_TIMER, obj, 0)
     if kind == K_LAS:
         gv[G_LAS_TICK] = 1
         if gv[G_QN] == 0 and gv[G_NCL] == 0:  # nothing waits: off until a job waits
@@ -268,14 +286,17 @@ def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t):
     if gv[G_KIND] == K_LAZER:
         z_notices(jf, jc, ji, gv, cl, qh)
     if _las_wants_resume(gv):
-        _las_resume(gv, fv, ev, ji, t)
+        _las_resume(ji, gv, fv, ev, t)
 
 
 # -- the round -----------------------------------------------------------------------------------------
 @helper
 def schedule(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, t):
     """The policy's schedule(sim) after the events at time ``t`` (R3); False on an internal
-    inconsistency."""
+    inconsistency.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     kind = gv[G_KIND]
     if kind == K_LAZER:
         return z_round(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi)

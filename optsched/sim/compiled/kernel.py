@@ -12,8 +12,9 @@ by job): the same event order at equal times, the same decision rounds (:mod:`.r
 :mod:`.claims`), the same placements (:mod:`.gpus`) and the same floating-point operations
 (:mod:`.actions`). The state is laid out in :mod:`.layout`.
 
-Helpers take the arrays they use one by one (numba increfs every member of a tuple at each call,
-about 55 ns per array, which made a first version slower than the Python engine), and the arrays
+Helpers take the arrays they use one by one, in the order of ``layout.ARRAYS`` (numba increfs
+every member of a tuple at each call, about 55 ns per array, which made a first version slower
+than the Python engine), and the arrays
 are unmanaged views (:func:`_unmanaged`: no reference count, so a call costs no atomic
 operations; the driver keeps the arrays alive while the kernel runs). :func:`run_chunk` returns
 after ``budget`` event times, or when a growing buffer may lack room for one more event time; the
@@ -56,6 +57,8 @@ from optsched.sim.compiled.heaps import ev_kind, ev_pop
 from optsched.sim.compiled.jit import helper
 from optsched.sim.compiled.layout import (
     ARR,
+    ARRAY_TYPES,
+    ARRAYS,
     EOBJ,
     ET,
     EVER,
@@ -111,15 +114,10 @@ def _array(dtype, ndim: int):
     return types.Array(dtype, ndim, "C")
 
 
-_F1, _F2, _F3 = _array(types.float64, 1), _array(types.float64, 2), _array(types.float64, 3)
-_I1, _I2 = _array(types.int64, 1), _array(types.int64, 2)
-_W1, _W2 = _array(types.int32, 1), _array(types.int32, 2)
-#: the one signature of :func:`_run`: the arrays of :class:`~.layout.State`, in order
-RUN_SIGNATURE = types.int64(
-    _F2, _F2, _W2, _I1, _F1, _I2, _I1, _I2, _F2, _F3, _I2, _I2, _F2, _W2, _F2, _W2, _W1, _F1, _I1, _F1, _I1
-)
+#: the one signature of :func:`_run`: the arrays of :class:`~.layout.State`, in order (layout.ARRAY_TYPES)
+RUN_SIGNATURE = types.int64(*(_array(getattr(types, dtype), ndim) for dtype, ndim in ARRAY_TYPES))
 #: the one signature of :func:`_compact` (ji, gv, rr, pool)
-COMPACT_SIGNATURE = types.void(_W2, _I1, _I2, _W2)
+COMPACT_SIGNATURE = types.void(*(RUN_SIGNATURE.args[ARRAYS.index(a)] for a in ("ji", "gv", "rr", "pool")))
 
 
 class _KernelCache(FunctionCache):
@@ -179,7 +177,10 @@ def _room(gv, ev, pool, segi, holds, stt, lgt):
 def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi):
     """Simulator._run: the events in the engine's order (R3: at one time, completions, then saves
     ended, loads ended, notices, arrivals and timers), each by its handler (:mod:`.events`), and a
-    round after every time at which one changed something."""
+    round after every time at which one changed something.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     jf, jc, ji, gv, fv = _unmanaged(jf), _unmanaged(jc), _unmanaged(ji), _unmanaged(gv), _unmanaged(fv)
     srv, tree, cl, rr, ce = _unmanaged(srv), _unmanaged(tree), _unmanaged(cl), _unmanaged(rr), _unmanaged(ce)
     qh, rh = _unmanaged(qh), _unmanaged(rh)
@@ -223,7 +224,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
             if top and (ek == P_STAGE or (gv[G_NOTICES] == 0 and (ek < P_ARRIVAL or next_arr != t))):
                 obj = np.int64(ev[0, EOBJ])
                 ver = np.int64(ev[0, EVER])
-                ev_pop(ev, gv)
+                ev_pop(gv, ev)
                 gv[G_NEV] += 1
                 if ek == P_STAGE:
                     h = on_stage_end(

@@ -25,6 +25,12 @@ below; numba reads them as compile-time constants.
 - growing buffers: ``pool`` (placements), ``segf`` / ``segi`` / ``holds`` (segments and the order of
   starts and releases, if recorded), ``stt`` / ``stg`` (GPUs in use over time), ``lgt`` / ``lgi``
   (the event log, if recorded).
+
+Their order is declared once, :data:`ARRAYS` (with their types, :data:`ARRAY_TYPES`): the entry
+point takes them all in it, and every numba function of the kernel takes the ones it uses as a
+subsequence of it, then its scalars; a function of 10 or more parameters ends its docstring with
+``IN:`` the arrays it only reads and ``OUT:`` those it changes in place, itself or through the
+functions it calls (``tests/sim/test_kernel_layout.py`` checks both on the sources).
 """
 
 from __future__ import annotations
@@ -229,6 +235,32 @@ ARRAYS = (
     "stg",
     "lgt",
     "lgi",
+)
+#: each array's element type and dimensions, in the order of :data:`ARRAYS`: the one signature of
+#: the kernel's entry point (``kernel.RUN_SIGNATURE``); every kernel function takes the arrays it
+#: uses in this order (a test checks the parameters of each)
+ARRAY_TYPES = (
+    ("float64", 2),  # jf
+    ("float64", 2),  # jc
+    ("int32", 2),  # ji
+    ("int64", 1),  # gv
+    ("float64", 1),  # fv
+    ("int64", 2),  # srv
+    ("int64", 1),  # tree
+    ("int64", 2),  # cl
+    ("float64", 2),  # qh
+    ("float64", 3),  # rh
+    ("int64", 2),  # rr
+    ("int64", 2),  # ce
+    ("float64", 2),  # ev
+    ("int32", 2),  # pool
+    ("float64", 2),  # segf
+    ("int32", 2),  # segi
+    ("int32", 1),  # holds
+    ("float64", 1),  # stt
+    ("int64", 1),  # stg
+    ("float64", 1),  # lgt
+    ("int64", 1),  # lgi
 )
 State = namedtuple("State", ARRAYS)
 
