@@ -183,7 +183,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
 
 
 # -- the events ----------------------------------------------------------------------------------------
-@helper
+@helper(inline=True)
 def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t):
     """Simulator._stage_end (job ``j`` completes) and the policy's on_completion.
 
@@ -205,7 +205,7 @@ def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, st
     return H_DONE
 
 
-@helper
+@helper(inline=True)
 def on_save_end(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t
 ):
@@ -230,7 +230,7 @@ def on_save_end(
     return H_DONE
 
 
-@helper
+@helper(inline=True)
 def on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, ver, t):
     """Simulator._load_end: job ``j`` has loaded and trains.
 
@@ -242,7 +242,7 @@ def on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, ver, t):
     return H_DONE
 
 
-@helper
+@helper(inline=True)
 def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
     """Simulator._timer_fires: timer ``obj`` and the policy's on_timer (Lazer: a deferral's end, the
     deferred job in ``ver``; LAS: its quantum, ``quiet`` if nothing else happened at ``t`` so far;
@@ -275,7 +275,7 @@ def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
     return H_DONE
 
 
-@helper
+@helper(inline=True)
 def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t):
     """The notices of this time's preemptions without a save, in one go: the engine's (t, saved,
     seq) events, always at the time of the round that made them, after its completions at that time
@@ -290,7 +290,7 @@ def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t):
 
 
 # -- the round -----------------------------------------------------------------------------------------
-@helper
+@helper(inline=True)
 def schedule(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, t):
     """The policy's schedule(sim) after the events at time ``t`` (R3); False on an internal
     inconsistency.
