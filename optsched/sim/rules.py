@@ -166,7 +166,7 @@ RULES: dict[int, Rule] = {
             "timers; then the policy's round runs once, only if one of them was a real event, and again "
             "if its decisions made events at that time.",
             (f"{_ENGINE}._run",),
-            ("kernel:_run", "heaps:_ev_less"),
+            ("kernel:_run", "heaps:_ev_less", "events:schedule"),
         ),
         Rule(
             4,

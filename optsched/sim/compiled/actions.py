@@ -21,7 +21,6 @@ from optsched.sim.compiled.layout import (
     DONE,
     DONE_W,
     F_RATE,
-    FIFO,
     FIRST,
     FREE,
     FUT,
@@ -46,6 +45,10 @@ from optsched.sim.compiled.layout import (
     G_TOTFREE,
     GPUS,
     HSTART,
+    K_FIFO,
+    K_LAS,
+    K_LAZER,
+    K_SJF,
     L_ARRIVAL,
     L_COMPLETE,
     L_FINISH_LOAD,
@@ -53,9 +56,7 @@ from optsched.sim.compiled.layout import (
     L_SAVED,
     L_START,
     L_TRAIN,
-    LAS,
     LAST_LOAD,
-    LAZER,
     LOAD_HEAP,
     LOAD_S,
     LOADING,
@@ -79,7 +80,6 @@ from optsched.sim.compiled.layout import (
     SAVET,
     SAVING,
     SJ,
-    SJF,
     SLEN,
     SOFF,
     TMPG,
@@ -95,7 +95,7 @@ from optsched.sim.compiled.layout import (
 
 
 @helper
-def log_row(lgt, lgi, gv, t, kind, j, a):
+def log_row(gv, lgt, lgi, t, kind, j, a):
     """One row of the event log (if it is kept)."""
     if gv[G_LOG]:
         k = gv[G_NLOG]
@@ -105,7 +105,7 @@ def log_row(lgt, lgi, gv, t, kind, j, a):
 
 
 @helper
-def step(stt, stg, gv, now, dg):
+def step(gv, stt, stg, now, dg):
     """GPUs in use change by dg at ``now``: one step per time (the level after every change)."""
     gv[G_LEVEL] += dg
     k = gv[G_NSTEP]
@@ -132,7 +132,7 @@ def run_value(jf, ji, gv, fv, j, now):
     """The policy's value of a running job (_run_value): remaining work (SRTF) or attained service
     (LAS), in the units of a waiting job's key."""
     kind = gv[G_KIND]
-    if kind == LAS:
+    if kind == K_LAS:
         a = done_work(jf, ji, fv, j, now)
         return a * ji[j, GPUS] if gv[G_GPUW] else a
     return jf[j, WORK] - done_work(jf, ji, fv, j, now)
@@ -142,11 +142,11 @@ def run_value(jf, ji, gv, fv, j, now):
 def wait_value(jf, ji, gv, j):
     """The first element of a waiting job's key."""
     kind = gv[G_KIND]
-    if kind == FIFO:
+    if kind == K_FIFO:
         return jf[j, ARR]
-    if kind == SJF:
+    if kind == K_SJF:
         return jf[j, WORK]
-    if kind == LAS:
+    if kind == K_LAS:
         a = jf[j, DONE_W]
         return a * ji[j, GPUS] if gv[G_GPUW] else a
     return jf[j, WORK] - jf[j, DONE_W]
@@ -157,14 +157,14 @@ def push_running(jf, ji, gv, fv, rh, j, now):
     """Preemptive._push_running: a loading job into the loading heap by value, a training one into
     the training heap by badness (SRTF: predicted end; LAS: attained service minus elapsed time)."""
     kind = gv[G_KIND]
-    if kind <= SJF or kind == LAZER:  # (Lazer's orchestrator reads the running jobs' list)
+    if kind <= K_SJF or kind == K_LAZER:  # (Lazer's orchestrator reads the running jobs' list)
         return
     if ji[j, PHASE] == LOADING:
         key = run_value(jf, ji, gv, fv, j, now)
         jf[j, RBAD] = key
-        rh_push(jf, ji, rh, gv, LOAD_HEAP, j, key)
+        rh_push(jf, ji, gv, rh, LOAD_HEAP, j, key)
         return
-    if kind == LAS:
+    if kind == K_LAS:
         a = done_work(jf, ji, fv, j, now)
         if gv[G_GPUW]:
             g = ji[j, GPUS]
@@ -174,15 +174,15 @@ def push_running(jf, ji, gv, fv, rh, j, now):
     else:
         key = now + (jf[j, WORK] - done_work(jf, ji, fv, j, now)) / fv[F_RATE]
     jf[j, RBAD] = key
-    rh_push(jf, ji, rh, gv, TRAIN_HEAP, j, key)
+    rh_push(jf, ji, gv, rh, TRAIN_HEAP, j, key)
 
 
 @helper
-def set_timer(ev, ji, gv, fv, t):
+def set_timer(ji, gv, fv, ev, t):
     """A policy's periodic timer, first firing at t (a new id; the previous timer is off)."""
     gv[G_TIMER_ID] += 1
     gv[G_TIMER_ON] = 1
-    ev_push(ev, ji, gv, fv, t, P_TIMER, gv[G_TIMER_ID], 0)
+    ev_push(ji, gv, fv, ev, t, P_TIMER, gv[G_TIMER_ID], 0)
 
 
 @helper
@@ -190,15 +190,18 @@ def begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now):
     """Simulator._begin_training: train from now; its completion is an event."""
     ji[j, PHASE] = TRAINING
     jf[j, TSTART] = now
-    log_row(lgt, lgi, gv, now, L_TRAIN, j, 0)
+    log_row(gv, lgt, lgi, now, L_TRAIN, j, 0)
     ji[j, VER] += 1
-    ev_push(ev, ji, gv, fv, now + (jf[j, WORK] - jf[j, DONE_W]) / fv[F_RATE], P_STAGE, j, ji[j, VER])
+    ev_push(ji, gv, fv, ev, now + (jf[j, WORK] - jf[j, DONE_W]) / fv[F_RATE], P_STAGE, j, ji[j, VER])
 
 
 @helper
 def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now):
     """Simulator.start + _launch on the placement in srv[:k, TMPM/TMPG] (in the order of the
-    engine's dict), and the policy's _push_running."""
+    engine's dict), and the policy's _push_running.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
     g = ji[j, GPUS]
     if gv[G_RECORD]:
         h = gv[G_NHOLD]
@@ -210,7 +213,7 @@ def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt
         ga = srv[a, TMPG]
         pool[off + a, 0] = m
         pool[off + a, 1] = ga
-        set_free(srv, tree, gv, m, srv[m, FREE] - ga)
+        set_free(gv, srv, tree, m, srv[m, FREE] - ga)
     gv[G_POOL] = off + k
     gv[G_TOTFREE] -= g
     ji[j, PLOFF] = off
@@ -222,15 +225,15 @@ def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt
     rr[r, RUNL] = j
     ji[j, RUNPOS] = r
     gv[G_RUNN] = r + 1
-    log_row(lgt, lgi, gv, now, L_START, j, off)
-    step(stt, stg, gv, now, g)
+    log_row(gv, lgt, lgi, now, L_START, j, off)
+    step(gv, stt, stg, now, g)
     load = jf[j, LOAD_S]
     jc[j, LAST_LOAD] = 0.0
     if load > 0:
         ji[j, PHASE] = LOADING
         jf[j, TSTART] = now
         ji[j, VER] += 1
-        ev_push(ev, ji, gv, fv, now + load, P_LOADED, j, ji[j, VER])
+        ev_push(ji, gv, fv, ev, now + load, P_LOADED, j, ji[j, VER])
     else:
         begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, now)
     push_running(jf, ji, gv, fv, rh, j, now)
@@ -238,7 +241,10 @@ def launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt
 
 @helper
 def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now):
-    """Simulator._release: record the segment, free the GPUs."""
+    """Simulator._release: record the segment, free the GPUs.
+
+    IN: jf, pool.
+    OUT: ji, gv, srv, tree, rr, segf, segi, holds, stt, stg."""
     off = ji[j, PLOFF]
     k = ji[j, PLLEN]
     if gv[G_RECORD]:
@@ -256,7 +262,7 @@ def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now
     for a in range(k):
         m = pool[off + a, 0]
         ga = pool[off + a, 1]
-        set_free(srv, tree, gv, m, srv[m, FREE] + ga)
+        set_free(gv, srv, tree, m, srv[m, FREE] + ga)
         g += ga
     gv[G_TOTFREE] += g
     r = ji[j, RUNPOS]
@@ -265,23 +271,29 @@ def release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now
     ji[last, RUNPOS] = r
     gv[G_RUNN] -= 1
     ji[j, RUNPOS] = -1
-    step(stt, stg, gv, now, -ji[j, GPUS])
+    step(gv, stt, stg, now, -ji[j, GPUS])
 
 
 @helper
 def release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, now):
-    """Simulator._release_after_save: the save (or lost load) ended, the GPUs are free, it waits."""
+    """Simulator._release_after_save: the save (or lost load) ended, the GPUs are free, it waits.
+
+    IN: jf, pool.
+    OUT: jc, ji, gv, srv, tree, rr, segf, segi, holds, stt, stg, lgt, lgi."""
     jc[j, SAVET] += now - jf[j, TSTART]
     release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, now)
     ji[j, PHASE] = WAITING
-    log_row(lgt, lgi, gv, now, L_SAVED, j, 0)
+    log_row(gv, lgt, lgi, now, L_SAVED, j, 0)
 
 
 @helper
 def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now):
     """Simulator.preempt of a loading or training job (R2). With nothing to save its GPUs are free
     at once and a notice follows as an event at this time (counted in G_NOTICES); else it saves
-    (or, preempt_loading="finish", its load runs on) and a save end is an event."""
+    (or, preempt_loading="finish", its load runs on) and a save end is an event.
+
+    IN: pool.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rr, ev, segf, segi, holds, stt, stg, lgt, lgi."""
     if ji[v, PHASE] == LOADING and gv[G_FINISH]:  # the load runs on, then is lost whole
         end = jf[v, TSTART] + jf[v, LOAD_S]  # the engine's _load_end
         d = end - jf[v, TSTART]
@@ -292,8 +304,8 @@ def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt,
         ji[v, VER] += 1
         ji[v, PHASE] = SAVING
         jf[v, TSTART] = end
-        ev_push(ev, ji, gv, fv, end, P_SAVED, v, ji[v, VER])
-        log_row(lgt, lgi, gv, now, L_FINISH_LOAD, v, 0)
+        ev_push(ji, gv, fv, ev, end, P_SAVED, v, ji[v, VER])
+        log_row(gv, lgt, lgi, now, L_FINISH_LOAD, v, 0)
         return
     # _stop
     was_training = False
@@ -317,13 +329,13 @@ def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt,
             jf[v, DONE_W] = 0.0
     ji[v, VER] += 1
     ji[v, NPRE] += 1
-    log_row(lgt, lgi, gv, now, L_PREEMPT, v, gv[G_ROLLBACK])
+    log_row(gv, lgt, lgi, now, L_PREEMPT, v, gv[G_ROLLBACK])
     # _after_stop
     save = jc[v, SAVE_S] if was_training else 0.0
     ji[v, PHASE] = SAVING
     jf[v, TSTART] = now
     if save > 0:
-        ev_push(ev, ji, gv, fv, now + save, P_SAVED, v, ji[v, VER])
+        ev_push(ji, gv, fv, ev, now + save, P_SAVED, v, ji[v, VER])
     else:
         release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, v, now)
         gv[G_SEQ] += 1
@@ -332,7 +344,10 @@ def preempt(jf, jc, ji, gv, fv, srv, tree, rr, ev, pool, segf, segi, holds, stt,
 
 @helper
 def load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t):
-    """Simulator._load_end (the load ended: it trains) and the policy's on_loaded."""
+    """Simulator._load_end (the load ended: it trains) and the policy's on_loaded.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, rh, ev, lgt, lgi."""
     jc[j, LAST_LOAD] = t - jf[j, TSTART]
     jc[j, LOADT] += jc[j, LAST_LOAD]
     begin_training(jf, ji, gv, fv, ev, lgt, lgi, j, t)
@@ -341,7 +356,10 @@ def load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, t):
 
 @helper
 def complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t):
-    """Simulator._stage_end of a job's last stage: it is done."""
+    """Simulator._stage_end of a job's last stage: it is done.
+
+    IN: pool.
+    OUT: jf, jc, ji, gv, srv, tree, rr, segf, segi, holds, stt, stg, lgt, lgi."""
     jf[j, DONE_W] = jf[j, WORK]
     jc[j, TRAIN] += t - jf[j, TSTART]
     ji[j, PHASE] = DONE
@@ -349,9 +367,9 @@ def complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, l
     release(jf, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, j, t)
     ji[j, VER] += 1
     gv[G_NFIN] += 1
-    log_row(lgt, lgi, gv, t, L_COMPLETE, j, 1)
+    log_row(gv, lgt, lgi, t, L_COMPLETE, j, 1)
 
 
 @helper
-def arrive_log(lgt, lgi, gv, j, t):
-    log_row(lgt, lgi, gv, t, L_ARRIVAL, j, 0)
+def arrive_log(gv, lgt, lgi, j, t):
+    log_row(gv, lgt, lgi, t, L_ARRIVAL, j, 0)

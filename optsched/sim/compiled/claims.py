@@ -60,7 +60,7 @@ from optsched.sim.compiled.layout import (
 
 # -- entries and ordered lists -----------------------------------------------------------------------
 @helper
-def _alloc(ce, gv, m, n, src):
+def _alloc(gv, ce, m, n, src):
     r = gv[G_CEFREE]
     gv[G_CEFREE] = ce[r, CE_NEXT]
     ce[r, CE_NEXT] = -1
@@ -71,15 +71,15 @@ def _alloc(ce, gv, m, n, src):
 
 
 @helper
-def _free(ce, gv, r):
+def _free(gv, ce, r):
     ce[r, CE_NEXT] = gv[G_CEFREE]
     gv[G_CEFREE] = r
 
 
 @helper
-def _append(ce, ji, gv, j, col, m, n, src):
+def _append(ji, gv, ce, j, col, m, n, src):
     """Append (m, n, src) at the end of job j's list ``col``."""
-    r = _alloc(ce, gv, m, n, src)
+    r = _alloc(gv, ce, m, n, src)
     h = ji[j, col]
     if h < 0:
         ji[j, col] = r
@@ -90,7 +90,7 @@ def _append(ce, ji, gv, j, col, m, n, src):
 
 
 @helper
-def _map_add(ce, ji, gv, j, col, m, n):
+def _map_add(ji, gv, ce, j, col, m, n):
     """``d[m] = d.get(m, 0) + n`` on job j's list ``col`` as an ordered dict."""
     h = ji[j, col]
     last = -1
@@ -100,7 +100,7 @@ def _map_add(ce, ji, gv, j, col, m, n):
             return
         last = h
         h = ce[h, CE_NEXT]
-    r = _alloc(ce, gv, m, n, -1)
+    r = _alloc(gv, ce, m, n, -1)
     if last < 0:
         ji[j, col] = r
     else:
@@ -108,7 +108,7 @@ def _map_add(ce, ji, gv, j, col, m, n):
 
 
 @helper
-def _list_remove(rr, ji, gv, col, poscol, count, j):
+def _list_remove(ji, gv, rr, col, poscol, count, j):
     """Remove job j from the unordered list in rr column ``col`` (positions in ji ``poscol``)."""
     p = ji[j, poscol]
     n = gv[count] - 1
@@ -128,7 +128,7 @@ def add_saving(ji, gv, srv, rr, ce, pool, v):
     for a in range(ji[v, PLLEN]):
         m = pool[off + a, 0]
         g = pool[off + a, 1]
-        _append(ce, ji, gv, v, LEFT, m, g, -1)
+        _append(ji, gv, ce, v, LEFT, m, g, -1)
         srv[m, USAV] += g
         gv[G_NUSAV] += g
     n = gv[G_NSAV]
@@ -149,10 +149,10 @@ def saved(ji, gv, srv, rr, ce, v):
         srv[m, USAV] -= ce[h, CE_N]
         gv[G_NUSAV] -= ce[h, CE_N]
         nx = ce[h, CE_NEXT]
-        _free(ce, gv, h)
+        _free(gv, ce, h)
         h = nx
     ji[v, LEFT] = -1
-    _list_remove(rr, ji, gv, SAVL, SAVPOS, G_NSAV, v)
+    _list_remove(ji, gv, rr, SAVL, SAVPOS, G_NSAV, v)
     for q in range(gv[G_NCL]):
         c = rr[q, CLL]
         h = ji[c, CLP]
@@ -166,8 +166,8 @@ def saved(ji, gv, srv, rr, ce, v):
                     ji[c, CLP] = nx
                 else:
                     ce[prev, CE_NEXT] = nx
-                _free(ce, gv, h)
-                _map_add(ce, ji, gv, c, CLF, m, n)
+                _free(gv, ce, h)
+                _map_add(ji, gv, ce, c, CLF, m, n)
                 srv[m, RFREE] += n
                 gv[G_NRFREE] += n
             else:
@@ -209,8 +209,8 @@ def claim(ji, gv, srv, tree, rr, ce, c, nv):
     layout = needs_layout(gv, single)
     k = 0
     if layout:
-        avail_vec(srv, gv, True)
-        k = place_vec(srv, gv, VEC, g, single)  # sorted by server
+        avail_vec(gv, srv, True)
+        k = place_vec(gv, srv, VEC, g, single)  # sorted by server
         if k == 0:
             return False
     # the saving jobs in the order the claim takes their GPUs
@@ -254,14 +254,14 @@ def claim(ji, gv, srv, tree, rr, ce, c, nv):
                         ji[i, LEFT] = nx
                     else:
                         ce[prev, CE_NEXT] = nx
-                    _free(ce, gv, h)
+                    _free(gv, ce, h)
                 else:
                     prev = h
                 _took(srv, layout, k, m, take)
                 need -= take
                 srv[m, USAV] -= take
                 gv[G_NUSAV] -= take
-                _append(ce, ji, gv, c, CLP, m, take, i)
+                _append(ji, gv, ce, c, CLP, m, take, i)
             else:
                 prev = h
             h = nx
@@ -274,7 +274,7 @@ def claim(ji, gv, srv, tree, rr, ce, c, nv):
                 take = min(srv[m, FREE] - srv[m, RFREE], srv[a, TMPG], need)
                 if take <= 0:
                     continue
-                _append(ce, ji, gv, c, CLF, m, take, -1)
+                _append(ji, gv, ce, c, CLF, m, take, -1)
                 srv[m, RFREE] += take
                 gv[G_NRFREE] += take
                 need -= take
@@ -286,7 +286,7 @@ def claim(ji, gv, srv, tree, rr, ce, c, nv):
             while m >= 0 and need > 0:
                 take = min(srv[m, FREE] - srv[m, RFREE], need)
                 if take > 0:
-                    _append(ce, ji, gv, c, CLF, m, take, -1)
+                    _append(ji, gv, ce, c, CLF, m, take, -1)
                     srv[m, RFREE] += take
                     gv[G_NRFREE] += take
                     need -= take
@@ -323,24 +323,24 @@ def _release_entries(ji, gv, srv, ce, c):
         srv[m, RFREE] -= ce[h, CE_N]
         gv[G_NRFREE] -= ce[h, CE_N]
         nx = ce[h, CE_NEXT]
-        _free(ce, gv, h)
+        _free(gv, ce, h)
         h = nx
     h = ji[c, CLP]
     while h >= 0:
         m = ce[h, CE_M]
         n = ce[h, CE_N]
-        _map_add(ce, ji, gv, ce[h, CE_SRC], LEFT, m, n)
+        _map_add(ji, gv, ce, ce[h, CE_SRC], LEFT, m, n)
         srv[m, USAV] += n
         gv[G_NUSAV] += n
         nx = ce[h, CE_NEXT]
-        _free(ce, gv, h)
+        _free(gv, ce, h)
         h = nx
     ji[c, CLF] = -1
     ji[c, CLP] = -1
 
 
 @helper
-def drop_claims(jf, ji, gv, srv, rr, ce, cl, qh):
+def drop_claims(jf, ji, gv, srv, cl, qh, rr, ce):
     """R7 (reserve="best"): every claim ends, in the order they were made; their jobs wait in the
     queue again."""
     for q in range(gv[G_NCL]):
@@ -348,23 +348,26 @@ def drop_claims(jf, ji, gv, srv, rr, ce, cl, qh):
         _release_entries(ji, gv, srv, ce, c)
         ji[c, CLPOS] = -1
         jf[c, QKEY] = wait_value(jf, ji, gv, c)
-        q_push(jf, ji, cl, qh, gv, c)
+        q_push(jf, ji, gv, cl, qh, c)
     gv[G_NCL] = 0
 
 
 # -- R8 ---------------------------------------------------------------------------------------------------
 @helper
 def try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
-    """_try_start: start j in the free GPUs nobody claims if it fits there (R8)."""
+    """_try_start: start j in the free GPUs nobody claims if it fits there (R8).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
     g = ji[j, GPUS]
     single = ji[j, SINGLE] != 0
-    if not fits_avail(srv, gv, g, single, False):
+    if not fits_avail(gv, srv, g, single, False):
         return False
     if gv[G_NRFREE] == 0:
-        k = place_tree(srv, tree, gv, g, single)
+        k = place_tree(gv, srv, tree, g, single)
     else:
-        avail_vec(srv, gv, False)
-        k = place_vec(srv, gv, VEC, g, single)
+        avail_vec(gv, srv, False)
+        k = place_vec(gv, srv, VEC, g, single)
     if k == 0:
         return False
     launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
@@ -374,7 +377,10 @@ def try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, 
 @helper
 def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi, c, now):
     """_try_start_claimant (R8 for a job holding a claim): it starts if it fits in its claimed free
-    GPUs plus the free GPUs nobody claims, on its claimed GPUs first; its claim ends."""
+    GPUs plus the free GPUs nobody claims, on its claimed GPUs first; its claim ends.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi."""
     g = ji[c, GPUS]
     single = ji[c, SINGLE] != 0
     own = 0
@@ -393,10 +399,10 @@ def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, hold
             return False
         release_claim(ji, gv, srv, rr, ce, c)
         if own < g:
-            avail_vec(srv, gv, False)
+            avail_vec(gv, srv, False)
             for a in range(kp):
                 srv[srv[a, PLM], VEC] -= srv[a, PLG]
-            kr = place_vec(srv, gv, VEC, g - own, False)
+            kr = place_vec(gv, srv, VEC, g - own, False)
             for a in range(kr):
                 m = srv[a, TMPM]
                 found = False
@@ -414,10 +420,10 @@ def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, hold
             srv[a, TMPG] = srv[a, PLG]
         k = kp
     else:
-        avail_vec(srv, gv, False)
+        avail_vec(gv, srv, False)
         for a in range(kp):
             srv[srv[a, PLM], VEC] += srv[a, PLG]
-        if not fits_vec(srv, gv, VEC, g, single):
+        if not fits_vec(gv, srv, VEC, g, single):
             return False
         release_claim(ji, gv, srv, rr, ce, c)
         m0 = -1
@@ -431,7 +437,7 @@ def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, hold
             srv[0, TMPG] = g
             k = 1
         else:
-            k = place_vec(srv, gv, VEC, g, single)
+            k = place_vec(gv, srv, VEC, g, single)
             if k == 0:
                 return False
     launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, c, k, now)
@@ -439,7 +445,7 @@ def try_start_claimant(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, hold
 
 
 @helper
-def sort_claimants(jf, rr, gv):
+def sort_claimants(jf, gv, rr):
     """The jobs holding a claim in key order, into rr[:n, CSORT]; returns n."""
     n = gv[G_NCL]
     for a in range(n):

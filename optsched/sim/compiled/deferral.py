@@ -154,7 +154,7 @@ def z_notices(jf, jc, ji, gv, cl, qh):
     while x >= 0:
         if ji[x, PHASE] == WAITING:
             jf[x, QKEY] = wait_value(jf, ji, gv, x)
-            q_push(jf, ji, cl, qh, gv, x)
+            q_push(jf, ji, gv, cl, qh, x)
         x = np.int64(jc[x, Z_NNEXT])
     gv[G_Z_NOTH] = -1
     gv[G_Z_NOTT] = -1
@@ -162,8 +162,11 @@ def z_notices(jf, jc, ji, gv, cl, qh):
 
 @helper
 def _start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
-    """Lazer._start: sim.start on the placement rule's GPUs (False: no placement, an internal error)."""
-    k = place_tree(srv, tree, gv, ji[j, GPUS], ji[j, SINGLE] != 0)
+    """Lazer._start: sim.start on the placement rule's GPUs (False: no placement, an internal error).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
+    k = place_tree(gv, srv, tree, ji[j, GPUS], ji[j, SINGLE] != 0)
     if k == 0:
         return False
     launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
@@ -174,14 +177,17 @@ def _start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt
 def _queue(jf, ji, gv, cl, qh, j):
     """wq.push(job, _key(job))."""
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
-    q_push(jf, ji, cl, qh, gv, j)
+    q_push(jf, ji, gv, cl, qh, j)
 
 
 @helper
 def z_saved(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, v, now):
     """Lazer.on_preempted after a save (or a lost load) ended: v joins WQ; if it freed GPUs for a
     pending preemptor, the reserve shrinks, and the preemptor starts (or joins WQ) when the last of
-    its victims is done (_launch_or_queue)."""
+    its victims is done (_launch_or_queue).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
     _queue(jf, ji, gv, cl, qh, v)
     o = np.int64(jc[v, Z_VOF])
     if o < 0:
@@ -230,7 +236,10 @@ def _worse(jf, a, b):
 @helper
 def _orchestrate(jf, jc, ji, gv, fv, srv, rr, pool, j, now):
     """Lazer.orchestrate: 0 if j fits now (free GPUs less the reserve), the number of victims J_r in
-    rr[:, VICT] if preempting them makes it fit, -1 if nothing does."""
+    rr[:, VICT] if preempting them makes it fit, -1 if nothing does.
+
+    IN: jc, ji, gv, fv, pool.
+    OUT: jf, srv, rr."""
     g = ji[j, GPUS]
     single = ji[j, SINGLE] != 0
     base = gv[G_TOTFREE] - gv[G_Z_RES]
@@ -267,7 +276,7 @@ def _orchestrate(jf, jc, ji, gv, fv, srv, rr, pool, j, now):
             off = ji[v, PLOFF]
             for e in range(ji[v, PLLEN]):
                 srv[pool[off + e, 0], VEC] += pool[off + e, 1]
-        if base + freed >= g and (not layout or fits_vec(srv, gv, VEC, g, single)):
+        if base + freed >= g and (not layout or fits_vec(gv, srv, VEC, g, single)):
             return a + 1
     return -1
 
@@ -275,7 +284,10 @@ def _orchestrate(jf, jc, ji, gv, fv, srv, rr, pool, j, now):
 @helper
 def _preempt_for(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, nv):
     """Lazer._preempt_for: pause-and-save the nv victims in rr[:, VICT]; j starts when their GPUs are
-    free (a pending preemptor while some save), at once if none saves and it fits, else joins WQ."""
+    free (a pending preemptor while some save), at once if none saves and it fits, else joins WQ.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     saving = 0
     held = 0
@@ -319,7 +331,10 @@ def _restore(jc, ji, gv, rr, j):
 def _place_or_preempt(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, defer
 ):
-    """Lazer._handle_arrival (``defer``: the chooser's X applies) or _end_deferral after _restore."""
+    """Lazer._handle_arrival (``defer``: the chooser's X applies) or _end_deferral after _restore.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     nv = _orchestrate(jf, jc, ji, gv, fv, srv, rr, pool, j, now)
     if nv < 0:
@@ -337,7 +352,7 @@ def _place_or_preempt(
     for a in range(nv):
         jc[rr[a, VICT], Z_OWN] = j
     gv[G_TIMER_ID] += 1
-    ev_push(ev, ji, gv, fv, now + x, P_TIMER, gv[G_TIMER_ID], j)
+    ev_push(ji, gv, fv, ev, now + x, P_TIMER, gv[G_TIMER_ID], j)
     return True
 
 
@@ -359,7 +374,10 @@ def _before_row(jf, qh, e, r):
 @helper
 def _complete(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, ex, secured):
     """Lazer._complete over WQ and the waiting jobs of ``ex``: the best job whose class fits the free
-    GPUs and needs at most ``secured`` of them starts, while any does (WaitQueue.pop_best)."""
+    GPUs and needs at most ``secured`` of them starts, while any does (WaitQueue.pop_best).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     while secured > 0:
         bc = -1
@@ -386,7 +404,7 @@ def _complete(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, st
         if be >= 0 and (bc < 0 or _before_row(jf, qh, be, cl[bc, COFF])):
             j = be
         else:
-            j = q_pop(cl, qh, gv, bc)
+            j = q_pop(gv, cl, qh, bc)
         if not _start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
             return False
         secured -= ji[j, GPUS]
@@ -410,7 +428,10 @@ def z_round(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi,
     """Lazer.schedule: at a completion's time the handler over WQ, the new jobs and the ended
     deferrals (their J_r back in RQ first); then each ended deferral not started goes through the
     orchestrator, then the new jobs not started in SRTF order (_handle_arrival); then the safety net
-    (nothing holds GPUs, nothing deferred or pending, jobs wait: every GPU to the handler)."""
+    (nothing holds GPUs, nothing deferred or pending, jobs wait: every GPU to the handler).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     new = _take(jc, gv, G_Z_NEWH, G_Z_NEWT, Z_NEXT)
     ended = _take(jc, gv, G_Z_ENDH, G_Z_ENDT, Z_NEXT)
     if gv[G_Z_COMPL] > 0:

@@ -240,7 +240,7 @@ class CompiledRun:
         jc = np.zeros((n, L.N_JC))
         jc[:, L.FIRST] = jc[:, L.COMP] = np.nan
         jc[:, L.SAVE_S] = d["save_time"]
-        if kind == L.LAZER:  # Lazer's fixed X, its secured mode, its queues' links and lists empty
+        if kind == L.K_LAZER:  # Lazer's fixed X, its secured mode, its queues' links and lists empty
             fv[L.F_Z_X] = pol.compiled_deferral()
             gv[L.G_Z_ALL] = pol.secured == "all"
             gv[[L.G_Z_NEWH, L.G_Z_NEWT, L.G_Z_ENDH, L.G_Z_ENDT, L.G_Z_NOTH, L.G_Z_NOTT]] = -1
@@ -266,7 +266,7 @@ class CompiledRun:
         nseg = size if rec else 0
         nlog = (initial if initial is not None else 8 * n + 12 * G + 1024) if keep_log else 0
         events = np.zeros((ev, L.N_EV))
-        if kind == L.PSRTF:  # PeriodicSRTF.on_start: its timer, from the first arrival every period
+        if kind == L.K_PSRTF:  # PeriodicSRTF.on_start: its timer, from the first arrival every period
             events[0] = (float(d["arrival"].min()), (L.P_TIMER << L.SEQ_BITS) | 1, 1, 0)
             gv[L.G_EHN] = gv[L.G_SEQ] = gv[L.G_TIMER_ID] = gv[L.G_TIMER_ON] = 1
         return L.State(

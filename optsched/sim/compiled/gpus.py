@@ -42,7 +42,7 @@ from optsched.sim.compiled.layout import (
 
 
 @helper
-def set_free(srv, tree, gv, m, new):
+def set_free(gv, srv, tree, m, new):
     old = srv[m, FREE]
     gv[G_FCNT + old] -= 1
     gv[G_FCNT + new] += 1
@@ -119,7 +119,7 @@ def fits_free(gv, g, single):
 
 
 @helper
-def fits_vec(srv, gv, col, g, single):
+def fits_vec(gv, srv, col, g, single):
     """FreeGPUs.fits_in on the vector in column ``col`` of srv."""
     S = gv[G_S]
     if gv[G_RULE] == WHOLE_NODE and not single and g > gv[G_MAXCAP]:
@@ -140,7 +140,7 @@ def fits_vec(srv, gv, col, g, single):
 
 
 @helper
-def avail_vec(srv, gv, soon):
+def avail_vec(gv, srv, soon):
     """The policy's _vector into srv VEC: free GPUs nobody claims (``soon``: plus the GPUs being
     saved that nobody claims)."""
     S = gv[G_S]
@@ -167,7 +167,7 @@ def sort_tmp(srv, k):
 
 
 @helper
-def _whole(srv, gv, col, g):
+def _whole(gv, srv, col, g):
     """The whole_node rule for a job larger than a server: whole free servers, largest first."""
     k = 0
     need = g
@@ -187,7 +187,7 @@ def _whole(srv, gv, col, g):
 
 
 @helper
-def place_tree(srv, tree, gv, g, single):
+def place_tree(gv, srv, tree, g, single):
     """FreeGPUs.place with the policy's rule on the free GPUs."""
     rule = gv[G_RULE]
     top = gv[G_MAXCAP]
@@ -196,7 +196,7 @@ def place_tree(srv, tree, gv, g, single):
         if g > top:
             if gv[G_TOTFREE] < g:
                 return 0
-            return _whole(srv, gv, FREE, g)
+            return _whole(gv, srv, FREE, g)
         rule = CONSOLIDATE
         single = True
     if single or rule == CONSOLIDATE:
@@ -257,7 +257,7 @@ def place_tree(srv, tree, gv, g, single):
 
 
 @helper
-def place_vec(srv, gv, col, g, single):
+def place_vec(gv, srv, col, g, single):
     """optsched.core.placement.place(srv[:, col], g, rule=the policy's, single_server=single,
     capacity=srv[:, CAP]) (O(servers))."""
     rule = gv[G_RULE]
@@ -265,7 +265,7 @@ def place_vec(srv, gv, col, g, single):
     top = gv[G_MAXCAP]
     if rule == WHOLE_NODE:
         if g > top:
-            return _whole(srv, gv, col, g)
+            return _whole(gv, srv, col, g)
         rule = CONSOLIDATE
         single = True
     if single or rule == CONSOLIDATE:
@@ -322,7 +322,7 @@ def place_vec(srv, gv, col, g, single):
 
 
 @helper
-def fits_avail(srv, gv, g, single, soon):
+def fits_avail(gv, srv, g, single, soon):
     """The policy's _fits(job, soon) with claims: the free GPUs nobody claims (``soon``: plus the
     GPUs being saved nobody claims), by count or, where the layout matters, on the vector."""
     if not needs_layout(gv, single):
@@ -332,5 +332,5 @@ def fits_avail(srv, gv, g, single, soon):
         return tot >= g
     if gv[G_NRFREE] == 0 and not (soon and gv[G_NUSAV] > 0):
         return fits_free(gv, g, single)
-    avail_vec(srv, gv, soon)
-    return fits_vec(srv, gv, VEC, g, single)
+    avail_vec(gv, srv, soon)
+    return fits_vec(gv, srv, VEC, g, single)

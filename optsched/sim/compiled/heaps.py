@@ -50,7 +50,7 @@ from optsched.sim.compiled.layout import (
     HB,
     HJ,
     HV,
-    LAZER,
+    K_LAZER,
     LOAD_HEAP,
     LOADING,
     P_LOADED,
@@ -105,7 +105,7 @@ def key_less(jf, a, b):
 
 
 @helper
-def q_push(jf, ji, cl, qh, gv, j):
+def q_push(jf, ji, gv, cl, qh, j):
     """Queue waiting job j with the key in jf QKEY (the last row of qh is scratch)."""
     c = ji[j, CLS]
     off = cl[c, COFF]
@@ -127,7 +127,7 @@ def q_push(jf, ji, cl, qh, gv, j):
 
 
 @helper
-def q_pop(cl, qh, gv, c):
+def q_pop(gv, cl, qh, c):
     """Remove and return the best waiting job of class c."""
     off = cl[c, COFF]
     cnt = cl[c, CCNT] - 1
@@ -190,7 +190,7 @@ def _rh_sift_up(r, i, x):
 
 
 @helper
-def rh_pop(rh, gv, h):
+def rh_pop(gv, rh, h):
     """Remove the top row of heap h."""
     r = rh[h]
     n = gv[G_RHN + h] - 1
@@ -221,18 +221,18 @@ def _rh_live(ji, r, h, k):
 
 
 @helper
-def rh_top(ji, rh, gv, h):
+def rh_top(ji, gv, rh, h):
     """The worst job of heap h (stale rows above it dropped), or -1."""
     r = rh[h]
     while gv[G_RHN + h] > 0:
         if _rh_live(ji, r, h, 0):
             return np.int64(r[0, HJ])
-        rh_pop(rh, gv, h)
+        rh_pop(gv, rh, h)
     return -1
 
 
 @helper
-def rh_push(jf, ji, rh, gv, h, j, key):
+def rh_push(jf, ji, gv, rh, h, j, key):
     """Push running job j into heap h with ``key``; drop the stale rows when they are most of it."""
     r = rh[h]
     n = gv[G_RHN + h]
@@ -304,7 +304,7 @@ def ev_live(ji, gv, ev, r):
     kind = ev_kind(ev, r)
     obj = np.int64(ev[r, EOBJ])
     if kind == P_TIMER:  # Lazer's deferral timers are never cancelled
-        return gv[G_KIND] == LAZER or (obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0)
+        return gv[G_KIND] == K_LAZER or (obj == gv[G_TIMER_ID] and gv[G_TIMER_ON] != 0)
     if np.int64(ev[r, EVER]) != ji[obj, VER]:
         return False
     if kind == P_SAVED:
@@ -315,7 +315,7 @@ def ev_live(ji, gv, ev, r):
 
 
 @helper
-def ev_compact(ev, ji, gv, fv):
+def ev_compact(ji, gv, fv, ev):
     """Drop the stale rows. The Python engine pops each of them when its time comes: they are
     counted as (stale) events now, and the latest of them up to ``until`` is kept (the clock of a
     run that stops unfinished passes it)."""
@@ -338,10 +338,10 @@ def ev_compact(ev, ji, gv, fv):
 
 
 @helper
-def ev_push(ev, ji, gv, fv, t, kind, obj, ver):
+def ev_push(ji, gv, fv, ev, t, kind, obj, ver):
     """Push an event; the last row of ev is scratch."""
     if gv[G_EHN] >= 2 * gv[G_RUNN] + gv[G_EV_SLACK]:  # (live events: one per job holding GPUs, a timer)
-        ev_compact(ev, ji, gv, fv)
+        ev_compact(ji, gv, fv, ev)
     gv[G_SEQ] += 1
     k = float((kind << SEQ_BITS) | gv[G_SEQ])
     i = gv[G_EHN]
@@ -361,7 +361,7 @@ def ev_push(ev, ji, gv, fv, t, kind, obj, ver):
 
 
 @helper
-def ev_pop(ev, gv):
+def ev_pop(gv, ev):
     """Remove the top row (read it before)."""
     n = gv[G_EHN] - 1
     gv[G_EHN] = n

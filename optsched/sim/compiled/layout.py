@@ -25,19 +25,35 @@ below; numba reads them as compile-time constants.
 - growing buffers: ``pool`` (placements), ``segf`` / ``segi`` / ``holds`` (segments and the order of
   starts and releases, if recorded), ``stt`` / ``stg`` (GPUs in use over time), ``lgt`` / ``lgi``
   (the event log, if recorded).
+
+Their order is declared once, :data:`ARRAYS` (with their types, :data:`ARRAY_TYPES`): the entry
+point takes them all in it, and every numba function of the kernel takes the ones it uses as a
+subsequence of it, then its scalars; a function of 10 or more parameters ends its docstring with
+``IN:`` the arrays it only reads and ``OUT:`` those it changes in place, itself or through the
+functions it calls (``tests/sim/test_kernel_layout.py`` checks both on the sources).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
-# phases, in the order of optsched.sim.model.state.PHASES
-PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = 0, 1, 2, 3, 4, 5
-PHASE_NAMES = ("pending", "waiting", "loading", "training", "saving", "done", "failed")
-# policies (gv[G_KIND]); PSRTF is periodic SRTF, LAZER Lazer's orchestrator, fixed deferral and
-# completion handler (reading 4 of formulations/lazer.md; :mod:`.deferral`)
-FIFO, SJF, SRTF, LAS, PSRTF, LAZER = 0, 1, 2, 3, 4, 5
-KIND_CODES = {"fifo": FIFO, "sjf": SJF, "srtf": SRTF, "las": LAS, "srtf-periodic": PSRTF, "lazer": LAZER}
+from optsched.sim.model.state import PHASES, Phase
+from optsched.sim.rules import P_ARRIVAL, P_LOADED, P_SAVED, P_STAGE, P_TIMER
+
+# Event kinds (R3: the engine's priorities at equal times) are the Python engine's, from
+# optsched.sim.rules; a phase's code is its position in optsched.sim.model.state.PHASES (the last,
+# "failed", the kernel never sets). numba reads these module globals as compile-time constants, so
+# their values are part of the entry points' cache key (:func:`sources_digest`).
+EVENT_KINDS = (P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER)
+PHASE_NAMES = tuple(p.value for p in PHASES)
+PENDING, WAITING, LOADING, TRAINING, SAVING, DONE = (
+    PHASES.index(p) for p in (Phase.PENDING, Phase.WAITING, Phase.LOADING, Phase.TRAINING, Phase.SAVING, Phase.DONE)
+)
+# policies (gv[G_KIND]), named K_ apart from the policy classes; K_PSRTF is periodic SRTF, K_LAZER
+# Lazer's orchestrator, fixed deferral and completion handler (reading 4 of formulations/lazer.md;
+# :mod:`.deferral`)
+K_FIFO, K_SJF, K_SRTF, K_LAS, K_PSRTF, K_LAZER = 0, 1, 2, 3, 4, 5
+KIND_CODES = {"fifo": K_FIFO, "sjf": K_SJF, "srtf": K_SRTF, "las": K_LAS, "srtf-periodic": K_PSRTF, "lazer": K_LAZER}
 # placement rules
 CONSOLIDATE, FIRST_FIT, LEAST_LOADED, WHOLE_NODE = 0, 1, 2, 3
 RULE_CODES = {
@@ -46,8 +62,6 @@ RULE_CODES = {
     "least_loaded": LEAST_LOADED,
     "whole_node": WHOLE_NODE,
 }
-# event kinds (the engine's priorities at equal times)
-P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
 SEQ_BITS = 48  # an event's key: kind << 48 | sequence (exact in a float64)
 BIG = 1 << 62
 MAX_BATCHES_AT_ONE_TIME = 100_000
@@ -55,6 +69,9 @@ MAX_GPUS_PER_SERVER = 62  # free-count bit masks in int64
 
 # run_chunk's return codes
 ST_END, ST_BUDGET, ST_ROOM, ST_LIMIT, ST_LIVELOCK, ST_INTERNAL = 0, 1, 2, 3, 4, 5
+# an event handler's return codes (:mod:`.events`): nothing happened (a stale event), the event
+# changed something (a round follows), an internal inconsistency
+H_STALE, H_DONE, H_FAILED = 0, 1, 2
 
 # jf columns (float64): what every decision reads (a row is one 64-byte cache line). HSTART: the
 # start of the job's current hold of GPUs (its last start, the policies' ``_since``); TSTART: the
@@ -219,6 +236,32 @@ ARRAYS = (
     "lgt",
     "lgi",
 )
+#: each array's element type and dimensions, in the order of :data:`ARRAYS`: the one signature of
+#: the kernel's entry point (``kernel.RUN_SIGNATURE``); every kernel function takes the arrays it
+#: uses in this order (a test checks the parameters of each)
+ARRAY_TYPES = (
+    ("float64", 2),  # jf
+    ("float64", 2),  # jc
+    ("int32", 2),  # ji
+    ("int64", 1),  # gv
+    ("float64", 1),  # fv
+    ("int64", 2),  # srv
+    ("int64", 1),  # tree
+    ("int64", 2),  # cl
+    ("float64", 2),  # qh
+    ("float64", 3),  # rh
+    ("int64", 2),  # rr
+    ("int64", 2),  # ce
+    ("float64", 2),  # ev
+    ("int32", 2),  # pool
+    ("float64", 2),  # segf
+    ("int32", 2),  # segi
+    ("int32", 1),  # holds
+    ("float64", 1),  # stt
+    ("int64", 1),  # stg
+    ("float64", 1),  # lgt
+    ("int64", 1),  # lgi
+)
 State = namedtuple("State", ARRAYS)
 
 
@@ -237,17 +280,19 @@ def room_needed(G: int) -> dict[str, int]:
 
 
 #: the modules whose numba functions are compiled into the kernel's entry point (kernel.py)
-KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds", "deferral")
+KERNEL_MODULES = ("layout", "jit", "heaps", "gpus", "actions", "claims", "rounds", "deferral", "events")
 
 
 def sources_digest() -> str:
-    """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES`. numba's cache keys a compiled
-    function on its own file only, so the entry points' cache key holds this too
-    (``kernel.SOURCES_DIGEST``): editing any of them compiles the entry points again."""
+    """sha256 (16 hex digits) of the sources of :data:`KERNEL_MODULES` and of the values of the
+    constants they import from outside them (:data:`EVENT_KINDS`, :data:`PHASE_NAMES`). numba's
+    cache keys a compiled function on its own file only, so the entry points' cache key holds this
+    too (``kernel.SOURCES_DIGEST``): editing any of them compiles the entry points again."""
     import hashlib
     from importlib.resources import files
 
     h = hashlib.sha256()
     for name in KERNEL_MODULES:
         h.update(files("optsched.sim.compiled").joinpath(f"{name}.py").read_bytes())
+    h.update(repr((EVENT_KINDS, PHASE_NAMES)).encode())  # the constants imported from outside
     return h.hexdigest()[:16]

@@ -48,7 +48,7 @@ from optsched.sim.compiled.layout import (
     G_WHOLEFREE,
     GPUS,
     HSTART,
-    LAS,
+    K_LAS,
     LOAD_HEAP,
     LOADING,
     PHASE,
@@ -81,8 +81,8 @@ def r5_started_now(jf, j, now):
 @helper
 def worst(jf, ji, gv, fv, rh, now):
     """_worst: the worst running job by the key (R4) over the training and loading heaps, or -1."""
-    t = rh_top(ji, rh, gv, TRAIN_HEAP)
-    lo = rh_top(ji, rh, gv, LOAD_HEAP) if gv[G_LHN] > 0 else -1
+    t = rh_top(ji, gv, rh, TRAIN_HEAP)
+    lo = rh_top(ji, gv, rh, LOAD_HEAP) if gv[G_LHN] > 0 else -1
     if lo < 0:
         return t
     if t < 0:
@@ -122,19 +122,22 @@ def _pop_best(gv, cl, qh, limit, use_blocked):
         return -1
     if best < 0:
         return -1
-    return q_pop(cl, qh, gv, bestc)
+    return q_pop(gv, cl, qh, bestc)
 
 
 @helper
 def fill(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, use_blocked):
     """_QueuePolicy.schedule and Preemptive._fill_fast: start waiting jobs in key order while they
-    fit (nothing claimed, nothing being saved)."""
+    fit (nothing claimed, nothing being saved).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     while gv[G_QN] > 0 and gv[G_TOTFREE] > 0:
         j = _pop_best(gv, cl, qh, gv[G_TOTFREE], use_blocked)
         if j < 0:
             break
-        k = place_tree(srv, tree, gv, ji[j, GPUS], ji[j, SINGLE] != 0)
+        k = place_tree(gv, srv, tree, ji[j, GPUS], ji[j, SINGLE] != 0)
         if k == 0:
             return False
         launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
@@ -181,7 +184,7 @@ def _room_fits(gv, srv, g, single, layout, n_extra, need, n_touched):
         return False
     for m in range(gv[G_S]):
         srv[m, VEC] = srv[m, FREE] - srv[m, RFREE] + srv[m, USAV] + srv[m, EX]
-    return fits_vec(srv, gv, VEC, g, single)
+    return fits_vec(gv, srv, VEC, g, single)
 
 
 @helper
@@ -202,7 +205,10 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
     """_make_room (R11): preempt strictly worse running jobs, worst first (R4), none started at this
     very time (R5), until ``cand`` would fit in its soon-available GPUs plus theirs; drop the victims
     not needed, best first; preempt them (R2); start ``cand`` or let it claim their GPUs.
-    Returns 1 (done), 0 (cannot fit: nothing done) or -1 (internal error)."""
+    Returns 1 (done), 0 (cannot fit: nothing done) or -1 (internal error).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     bound = jf[cand, QKEY]
     g = ji[cand, GPUS]
@@ -219,7 +225,7 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
         if w < 0 or not (bound < run_value(jf, ji, gv, fv, w, now)):
             ok = False
             break
-        rh_pop(rh, gv, LOAD_HEAP if ji[w, PHASE] == LOADING else TRAIN_HEAP)
+        rh_pop(gv, rh, LOAD_HEAP if ji[w, PHASE] == LOADING else TRAIN_HEAP)
         rr[npop, POPD] = w
         npop += 1
         if r5_started_now(jf, w, now):
@@ -255,7 +261,7 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
                     chosen = True
                     break
         if not chosen:
-            rh_push(jf, ji, rh, gv, LOAD_HEAP if ji[w, PHASE] == LOADING else TRAIN_HEAP, w, jf[w, RBAD])
+            rh_push(jf, ji, gv, rh, LOAD_HEAP if ji[w, PHASE] == LOADING else TRAIN_HEAP, w, jf[w, RBAD])
     if not ok:
         return 0
     for i in range(nv):  # worst first
@@ -267,7 +273,7 @@ def make_room(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf,
             add_saving(ji, gv, srv, rr, ce, pool, v)
         elif ji[v, PHASE] == WAITING:  # nothing to save: it competes again in this very round
             jf[v, QKEY] = wait_value(jf, ji, gv, v)
-            q_push(jf, ji, cl, qh, gv, v)
+            q_push(jf, ji, gv, cl, qh, v)
     started = try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, cand, now)
     if not started and not claim(ji, gv, srv, tree, rr, ce, cand, nv):
         return -1
@@ -301,7 +307,10 @@ def preemptive_round(
     may_preempt,
 ):
     """Preemptive._round: the waiting jobs (and the jobs holding a claim) in key order; R8-R12.
-    False on an internal error."""
+    False on an internal error.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
     strict = gv[G_STRICT]
     nc = gv[G_C]
@@ -311,7 +320,7 @@ def preemptive_round(
     fill_now = not may_preempt
     fail_any = BIG
     fail_single = BIG
-    ncl = sort_claimants(jf, rr, gv) if gv[G_NCL] > 0 else 0
+    ncl = sort_claimants(jf, gv, rr) if gv[G_NCL] > 0 else 0
     ci = 0
     plain = gv[G_NRFREE] == 0
     while gv[G_QN] > 0 or ci < ncl:
@@ -337,21 +346,21 @@ def preemptive_round(
         sg = ji[j, SINGLE] != 0
         if plain:
             if fits_free(gv, g, sg):  # R8
-                q_pop(cl, qh, gv, c)
-                k = place_tree(srv, tree, gv, g, sg)
+                q_pop(gv, cl, qh, c)
+                k = place_tree(gv, srv, tree, g, sg)
                 if k == 0:
                     return False
                 launch(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, k, now)
                 continue
-        elif fits_avail(srv, gv, g, sg, False):  # R8
-            q_pop(cl, qh, gv, c)
+        elif fits_avail(gv, srv, g, sg, False):  # R8
+            q_pop(gv, cl, qh, c)
             if not try_start(jf, jc, ji, gv, fv, srv, tree, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, now):
                 return False
             continue
         layout = needs_layout(gv, sg)
         tried = g < fail_any and not (layout and g >= fail_single)
-        if tried and gv[G_NUSAV] > 0 and fits_avail(srv, gv, g, sg, True):  # R10
-            q_pop(cl, qh, gv, c)
+        if tried and gv[G_NUSAV] > 0 and fits_avail(gv, srv, g, sg, True):  # R10
+            q_pop(gv, cl, qh, c)
             if not claim(ji, gv, srv, tree, rr, ce, j, 0):
                 return False
             plain = False
@@ -361,7 +370,7 @@ def preemptive_round(
             if w < 0 or not (jf[j, QKEY] < run_value(jf, ji, gv, fv, w, now)):
                 fill_now = True  # no running job is worse than this job, nor than any job after it
             elif tried:
-                q_pop(cl, qh, gv, c)
+                q_pop(gv, cl, qh, c)
                 r = make_room(
                     jf,
                     jc,
@@ -397,7 +406,7 @@ def preemptive_round(
                         fail_any = BIG
                         fail_single = BIG
                     continue
-                q_push(jf, ji, cl, qh, gv, j)
+                q_push(jf, ji, gv, cl, qh, j)
         if tried:
             if layout:
                 fail_single = min(fail_single, g)
@@ -415,13 +424,16 @@ def preemptive_round(
 def preemptive_schedule(
     jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
 ):
-    """Preemptive.schedule: one decision round (R7-R12). False on an internal error."""
+    """Preemptive.schedule: one decision round (R7-R12). False on an internal error.
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     if gv[G_NCL] > 0 and gv[G_RESERVE] == 0:  # R7, reserve="best"
-        drop_claims(jf, ji, gv, srv, rr, ce, cl, qh)
+        drop_claims(jf, ji, gv, srv, cl, qh, rr, ce)
     if gv[G_QN] == 0 and gv[G_NCL] == 0:
         return True
     may = True
-    if gv[G_KIND] == LAS:  # preempt only in the first round with a waiting job at/after a tick
+    if gv[G_KIND] == K_LAS:  # preempt only in the first round with a waiting job at/after a tick
         may = gv[G_LAS_TICK] != 0
         gv[G_LAS_TICK] = 0
     if not may and gv[G_NCL] == 0 and gv[G_NUSAV] == 0:
@@ -434,9 +446,12 @@ def preemptive_schedule(
 @helper
 def start_claimants(jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi):
     """_start_claimants: R8 for the jobs holding a claim only, in key order (periodic SRTF between
-    ticks)."""
+    ticks).
+
+    IN: none.
+    OUT: jf, jc, ji, gv, fv, srv, tree, rh, rr, ce, ev, pool, holds, stt, stg, lgt, lgi."""
     now = fv[F_NOW]
-    n = sort_claimants(jf, rr, gv)
+    n = sort_claimants(jf, gv, rr)
     for a in range(n):
         c = rr[a, CSORT]
         if ji[c, CLPOS] >= 0:
