@@ -132,23 +132,9 @@ def from_table(
         raise InvalidInstanceError(
             f"Job {ids[i]!r} needs {int(gp[i])} GPUs, more than the cluster's {cluster.total_gpus}; add servers."
         )
-    for name, v in (
-        ("cpu_per_gpu", cpu_per_gpu),
-        ("ps_cpu", ps_cpu),
-        ("worker_gbps", worker_gbps),
-        ("ps_gbps", ps_gbps),
-        ("minibatch_ms", minibatch_ms),
-    ):
-        _positive(v, name)
-    for name, v in (("update_ms", update_ms), ("grad_mb", grad_mb), ("other_type_penalty", other_type_penalty)):
-        if isinstance(v, bool) or not (float(v) >= 0 and math.isfinite(float(v))):
-            raise InvalidOptionError(f"The '{name}' option must be a finite number >= 0; got {v!r}.")
-    mix = dict(worker_gpus or {1: 1.0})
-    sizes = sorted(int(k) for k in mix)
-    if not sizes or any(k < 1 for k in sizes) or any(not (float(p) >= 0) for p in mix.values()):
-        raise InvalidOptionError(
-            f"The 'worker_gpus' option must map GPUs per worker (>= 1) to weights >= 0; got {worker_gpus!r}."
-        )
+    mix, sizes = _checked_options(
+        cpu_per_gpu, ps_cpu, worker_gbps, ps_gbps, minibatch_ms, update_ms, grad_mb, other_type_penalty, worker_gpus
+    )
     window = float((arr + dur).max() - arr.min())
     auto_slot = slot is None
     slot = default_slot(window) if auto_slot else _positive(slot, "slot")
@@ -157,69 +143,11 @@ def from_table(
     servers = [{"capacity": {"gpu": float(g), "cpu": (cpu_per_gpu + ps_cpu) * float(g)}} for g in cluster.gpus]
     wts = [{"resources": {"gpu": float(k), "cpu": cpu_per_gpu * k}, "bandwidth": float(worker_gbps)} for k in sizes]
     pts = [{"resources": {"gpu": 0.0, "cpu": float(ps_cpu)}, "bandwidth": float(ps_gbps)}]
-    t0 = float(minibatch_ms) + float(update_ms)
-    jobs = []
-    own = []
-    for i in range(len(arr)):
-        g = int(gp[i])
-        ok = [k for k in sizes if g % k == 0 and k <= largest and float(mix[k]) > 0]
-        if ok:
-            w = np.array([float(mix[k]) for k in ok])
-            cum = np.cumsum(w) / w.sum()
-            k = ok[min(int(np.searchsorted(cum, pick[i], side="right")), len(ok) - 1)] if len(ok) > 1 else ok[0]
-        else:
-            k = 1
-        m_own = sizes.index(k) if k in sizes else None
-        K = max(1, int(math.ceil(dur[i] * 1000.0 / t0 - 1e-9)))
-        # v_j such that K (v_j + U) = 1000 duration_j exactly (ms): d = ceil(duration_j / slot) on one server
-        vj = max(1000.0 * float(dur[i]) / K - float(update_ms), 1e-6)
-        v = [
-            vj * max(1.0, k / km) * (1.0 if m == m_own else 1.0 + float(other_type_penalty))
-            for m, km in enumerate(sizes)
-        ]
-        jobs.append(
-            {
-                "id": int(ids[i]) if isinstance(ids[i], np.integer) else ids[i],
-                "arrival": 0,  # in slots, set below once the slot is known
-                "weight": 1.0,
-                "epochs": 1,
-                "chunks": g // k,
-                "minibatches": K,
-                "v": v,
-                "update": [float(update_ms)],
-                "grad_mb": float(grad_mb),
-            }
-        )
-        own.append(k)
+    jobs, own = _job_dicts(
+        ids, gp, dur, pick, mix, sizes, largest, minibatch_ms, update_ms, grad_mb, other_type_penalty
+    )
 
-    def slowest(j):  # ms per mini-batch of one worker of the slowest type, spread (q = 0)
-        return max(j["v"]) + float(update_ms) + 2.0 * transfer_ms(float(grad_mb), float(worker_gbps))
-
-    # a serial schedule of the slowest configurations ends by this horizon (the least-duration one,
-    # max a_j + sum_j d_j, is set below); the default slot grows (whole minutes) until it fits the
-    # elastic limit of slots (a workload of 100,000 jobs spans more than 10^6 one-minute slots)
-    work_ms = [j["chunks"] * j["minibatches"] * slowest(j) for j in jobs]
-
-    def serial_horizon(slot: float) -> int:
-        last = int(math.ceil(float(arr.max()) / slot - 1e-9))
-        return last + sum(guarded_ceil(w / (1000.0 * slot)) + 1 for w in work_ms)
-
-    horizon = serial_horizon(slot)
-    limit = KIND_SLOTS["elastic"]
-    while auto_slot and horizon > limit and 2 * len(jobs) < limit:  # each job: 2 slots at least
-        slot = 60.0 * math.ceil(slot * horizon / (0.95 * limit) / 60.0)
-        horizon = serial_horizon(slot)
-    if horizon > limit:
-        least = _least_slot(serial_horizon, slot, limit, len(jobs))
-        raise InvalidInstanceError(
-            f"The elastic policies' instance of this workload would span {horizon:,} slots of {slot:g} s "
-            f"(its serial horizon), more than the {limit:,} they may (docs/instances.md#limits); "
-            + (
-                f"give a longer slot: --elastic-slot {least:g} (in Python enrich={{'elastic': {{'slot': {least:g}}}}})."
-                if least is not None
-                else f"the workload has {len(jobs):,} jobs, two slots each at least: give them fewer jobs."
-            )
-        )
+    slot, horizon = _slot_and_horizon(jobs, arr, slot, auto_slot, update_ms, grad_mb, worker_gbps)
     for j, a in zip(jobs, arr, strict=True):
         j["arrival"] = int(math.ceil(a / slot - 1e-9))
     doc = {
@@ -261,6 +189,106 @@ def from_table(
             },
         },
     )
+
+
+def _checked_options(
+    cpu_per_gpu, ps_cpu, worker_gbps, ps_gbps, minibatch_ms, update_ms, grad_mb, other_type_penalty, worker_gpus
+) -> tuple[dict, list[int]]:
+    """:func:`from_table`'s numeric options checked; returns the worker mix (GPUs per worker ->
+    weight) and its sizes in order."""
+    for name, v in (
+        ("cpu_per_gpu", cpu_per_gpu),
+        ("ps_cpu", ps_cpu),
+        ("worker_gbps", worker_gbps),
+        ("ps_gbps", ps_gbps),
+        ("minibatch_ms", minibatch_ms),
+    ):
+        _positive(v, name)
+    for name, v in (("update_ms", update_ms), ("grad_mb", grad_mb), ("other_type_penalty", other_type_penalty)):
+        if isinstance(v, bool) or not (float(v) >= 0 and math.isfinite(float(v))):
+            raise InvalidOptionError(f"The '{name}' option must be a finite number >= 0; got {v!r}.")
+    mix = dict(worker_gpus or {1: 1.0})
+    sizes = sorted(int(k) for k in mix)
+    if not sizes or any(k < 1 for k in sizes) or any(not (float(p) >= 0) for p in mix.values()):
+        raise InvalidOptionError(
+            f"The 'worker_gpus' option must map GPUs per worker (>= 1) to weights >= 0; got {worker_gpus!r}."
+        )
+    return mix, sizes
+
+
+def _job_dicts(ids, gp, dur, pick, mix, sizes, largest, minibatch_ms, update_ms, grad_mb, other_type_penalty):
+    """Each job's instance fields (arrival set later, once the slot is known) and the GPUs per
+    worker of its own type, drawn by ``pick`` among the sizes that divide its demand."""
+    t0 = float(minibatch_ms) + float(update_ms)
+    jobs = []
+    own = []
+    for i in range(len(ids)):
+        g = int(gp[i])
+        ok = [k for k in sizes if g % k == 0 and k <= largest and float(mix[k]) > 0]
+        if ok:
+            w = np.array([float(mix[k]) for k in ok])
+            cum = np.cumsum(w) / w.sum()
+            k = ok[min(int(np.searchsorted(cum, pick[i], side="right")), len(ok) - 1)] if len(ok) > 1 else ok[0]
+        else:
+            k = 1
+        m_own = sizes.index(k) if k in sizes else None
+        K = max(1, int(math.ceil(dur[i] * 1000.0 / t0 - 1e-9)))
+        # v_j such that K (v_j + U) = 1000 duration_j exactly (ms): d = ceil(duration_j / slot) on one server
+        vj = max(1000.0 * float(dur[i]) / K - float(update_ms), 1e-6)
+        v = [
+            vj * max(1.0, k / km) * (1.0 if m == m_own else 1.0 + float(other_type_penalty))
+            for m, km in enumerate(sizes)
+        ]
+        jobs.append(
+            {
+                "id": int(ids[i]) if isinstance(ids[i], np.integer) else ids[i],
+                "arrival": 0,  # in slots, set below once the slot is known
+                "weight": 1.0,
+                "epochs": 1,
+                "chunks": g // k,
+                "minibatches": K,
+                "v": v,
+                "update": [float(update_ms)],
+                "grad_mb": float(grad_mb),
+            }
+        )
+        own.append(k)
+    return jobs, own
+
+
+def _slot_and_horizon(jobs, arr, slot, auto_slot, update_ms, grad_mb, worker_gbps) -> tuple[float, int]:
+    """The slot (grown, when it was not given, until the serial horizon fits the elastic limit of
+    slots) and that horizon; a workload that cannot fit is refused with the slot that would do."""
+
+    def slowest(j):  # ms per mini-batch of one worker of the slowest type, spread (q = 0)
+        return max(j["v"]) + float(update_ms) + 2.0 * transfer_ms(float(grad_mb), float(worker_gbps))
+
+    # a serial schedule of the slowest configurations ends by this horizon (the least-duration one,
+    # max a_j + sum_j d_j, is set below); the default slot grows (whole minutes) until it fits the
+    # elastic limit of slots (a workload of 100,000 jobs spans more than 10^6 one-minute slots)
+    work_ms = [j["chunks"] * j["minibatches"] * slowest(j) for j in jobs]
+
+    def serial_horizon(slot: float) -> int:
+        last = int(math.ceil(float(arr.max()) / slot - 1e-9))
+        return last + sum(guarded_ceil(w / (1000.0 * slot)) + 1 for w in work_ms)
+
+    horizon = serial_horizon(slot)
+    limit = KIND_SLOTS["elastic"]
+    while auto_slot and horizon > limit and 2 * len(jobs) < limit:  # each job: 2 slots at least
+        slot = 60.0 * math.ceil(slot * horizon / (0.95 * limit) / 60.0)
+        horizon = serial_horizon(slot)
+    if horizon > limit:
+        least = _least_slot(serial_horizon, slot, limit, len(jobs))
+        raise InvalidInstanceError(
+            f"The elastic policies' instance of this workload would span {horizon:,} slots of {slot:g} s "
+            f"(its serial horizon), more than the {limit:,} they may (docs/instances.md#limits); "
+            + (
+                f"give a longer slot: --elastic-slot {least:g} (in Python enrich={{'elastic': {{'slot': {least:g}}}}})."
+                if least is not None
+                else f"the workload has {len(jobs):,} jobs, two slots each at least: give them fewer jobs."
+            )
+        )
+    return slot, horizon
 
 
 def _memo(inst: ElasticInstance, f) -> list:
