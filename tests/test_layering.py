@@ -1,5 +1,5 @@
 """Imports go one way: core <- {solvers, sim, traces, verify, plot} <- papers <- experiments <- CLI;
-no module of optsched is over 600 lines; no private ``_name`` is imported across packages and no module
+no module of optsched is over 600 lines and few functions are long or wide; no private ``_name`` is imported across packages and no module
 but an ``__init__.py`` only re-exports.
 
 A paper package (every subpackage that is not a shared layer) never imports another paper, the
@@ -250,6 +250,61 @@ def test_no_module_of_optsched_over_600_lines():
     }
     over = {name: n for name, n in sorted(sizes.items()) if n > MAX_LINES}
     assert over == {}, f"modules over {MAX_LINES} lines (split them along what they mix): {over}"
+
+
+# -- function size ---------------------------------------------------------------------------------
+#: Bodies longer than this read as several steps: name each one. Model builders whose rows follow a
+#: paper's equations (labels inline) may stay long, :data:`MAX_LONG_BODIES` of them at most.
+MAX_BODY_LINES = 120
+MAX_LONG_BODIES = 3
+#: A function of this many parameters takes several things that travel together: group them into an
+#: options object. The compiled core passes its state arrays instead (``layout.ARRAYS``, checked in
+#: the kernel's tests).
+MAX_PARAMETERS = 15
+MAX_WIDE_FUNCTIONS = 5
+COMPILED = "optsched/sim/compiled/"
+
+
+def _function_sizes(root: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """Each function's body length (lines, its docstring left out) and parameter count (``self``
+    and ``cls`` left out), by ``path:line name``."""
+    bodies, params = {}, {}
+    for f in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            body = node.body
+            first = (
+                body[1]
+                if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                else body[0]
+            )
+            name = f"{f.relative_to(root.parent).as_posix()}:{node.lineno} {node.name}"
+            bodies[name] = node.end_lineno - first.lineno + 1
+            a = node.args
+            n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+            params[name] = n - (1 if a.args and a.args[0].arg in ("self", "cls") else 0)
+    return bodies, params
+
+
+def test_functions_of_a_readable_size():
+    bodies, params = _function_sizes(PKG)
+    long_ = {k: v for k, v in bodies.items() if v > MAX_BODY_LINES}
+    wide = {k: v for k, v in params.items() if v >= MAX_PARAMETERS and not k.startswith(COMPILED)}
+    assert len(long_) <= MAX_LONG_BODIES, f"bodies over {MAX_BODY_LINES} lines (name their steps): {long_}"
+    assert len(wide) <= MAX_WIDE_FUNCTIONS, f"functions of {MAX_PARAMETERS}+ parameters (group them): {wide}"
+
+
+def test_the_size_checker_measures_bodies_and_parameters(tmp_path):
+    pkg = tmp_path / "fakepkg"
+    pkg.mkdir()
+    (pkg / "m.py").write_text(
+        'def f(a, b, *, c):\n    """doc"""\n    x = 1\n    return x\n\n'
+        "class C:\n    def g(self, a):\n        return a\n"
+    )
+    bodies, params = _function_sizes(pkg)
+    assert bodies == {"fakepkg/m.py:1 f": 2, "fakepkg/m.py:7 g": 1}
+    assert params == {"fakepkg/m.py:1 f": 3, "fakepkg/m.py:7 g": 1}
 
 
 # -- one name, one home ----------------------------------------------------------------------------
