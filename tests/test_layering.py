@@ -1,6 +1,6 @@
 """Imports go one way: core <- {solvers, sim, traces, verify, plot} <- papers <- experiments <- CLI;
-no module of optsched is over 600 lines and few functions are long or wide; no private ``_name`` is imported across packages and no module
-but an ``__init__.py`` only re-exports.
+no module of optsched is over 600 lines and few functions are long or wide; no private ``_name`` is
+imported across packages and no module but an ``__init__.py`` only re-exports.
 
 A paper package (every subpackage that is not a shared layer) never imports another paper, the
 experiments, the CLI, or the top-level ``optsched`` package (whose names load every plugin).
