@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
-from optsched.core.compat import deprecated_alias, deprecated_positional
 from optsched.core.seeds import SeedLike, as_generator
 
 __all__ = ["random_instance"]
@@ -20,9 +19,9 @@ __all__ = ["random_instance"]
 
 def random_instance(
     n_jobs: int = 8,
-    *args: int,
-    n_servers: int | None = None,
-    gpus_per_server: int | None = None,
+    *,
+    n_servers: int = 3,
+    gpus_per_server: int = 4,
     single_gpu: float = 0.4,
     max_stages: int = 3,
     max_replicas: int = 2,
@@ -35,28 +34,15 @@ def random_instance(
     unseen: float = 0.1,
     seed: SeedLike = None,
     name: str | None = None,
-    gpus: int | None = None,
 ) -> AsrptInstance:
     """A random instance on ``n_servers`` x ``gpus_per_server`` GPUs (default 3 x 4), deterministic
     for a given seed.
-
-    ``random_instance(n, M, g, ...)`` (servers and GPUs by position) and ``gpus=`` still work, with a
-    DeprecationWarning.
 
     >>> inst = random_instance(4, n_servers=2, gpus_per_server=2, seed=1)
     >>> inst.n_jobs, inst.G
     (4, 4)
     """
-    pos = deprecated_positional(
-        "random_instance",
-        args,
-        ("n_servers", "gpus_per_server"),
-        {"n_servers": n_servers, "gpus_per_server": gpus_per_server},
-    )
-    n_servers = pos.get("n_servers", 3 if n_servers is None else n_servers)
-    if gpus is not None:
-        gpus_per_server = deprecated_alias("random_instance", "gpus", "gpus_per_server", gpus)
-    gpus = pos.get("gpus_per_server", 4 if gpus_per_server is None else gpus_per_server)
+    gpus = gpus_per_server
     rng = as_generator(seed)
     jobs = []
     t = 0.0

@@ -75,7 +75,6 @@ def register() -> None:
     register_algorithm(
         "asrpt-a-srpt",
         KIND,
-        aliases=("a-srpt",),
         description="A-SRPT (Algorithm 1) on the shared simulator, Heavy-Edge mapping",
     )(run_asrpt)
     for algo, name in BASELINE_NAMES.items():

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from optsched.core.compat import DEPRECATED_SINCE, REMOVED_IN
 from optsched.core.paths import is_library_name
 from optsched.core.plugins import SHARED_PACKAGES, load_plugin, plugin_packages
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
@@ -40,7 +38,6 @@ __all__ = [
 
 _KINDS: dict[str, KindSpec] = {}
 _ALGORITHMS: dict[str, AlgorithmSpec] = {}
-_ALIASES: dict[str, str] = {}  # old algorithm name -> registry name (found by get_algorithm, not listed)
 
 SENSES = ("min", "max")
 
@@ -253,8 +250,7 @@ class AlgorithmSpec:
     """A registered algorithm.
 
     ``func(instance, *, seed=None, **options) -> Result``. Exact ones accept ``backend=`` (one
-    of ``backends``) and ``options=`` (:class:`optsched.solvers.SolveOptions`). ``aliases``: old
-    names :func:`get_algorithm` still finds (not listed by :func:`algorithms`).
+    of ``backends``) and ``options=`` (:class:`optsched.solvers.SolveOptions`).
     """
 
     name: str
@@ -265,7 +261,6 @@ class AlgorithmSpec:
     backends: tuple[str, ...] = ()
     description: str = ""
     suite_options: dict[str, Any] = field(default_factory=dict)
-    aliases: tuple[str, ...] = ()
 
     def __call__(self, instance: Any, **kwargs: Any) -> Any:
         return self.func(instance, **kwargs)
@@ -298,24 +293,20 @@ def register_algorithm(
     backends: tuple[str, ...] = (),
     description: str = "",
     suite_options: dict[str, Any] | None = None,
-    aliases: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register ``func`` under ``name`` for instances of ``kind``.
 
     ``name`` is ``<key>-<algorithm>`` and equals the ``Result.algorithm`` the function returns
-    (exact models: ``<name>[<backend>]``); ``aliases`` are former names that still resolve, with a
-    :class:`DeprecationWarning`.
+    (exact models: ``<name>[<backend>]``).
 
-    >>> @register_algorithm("doc-first", "doc", aliases=("doc-old",))
+    >>> @register_algorithm("doc-first", "doc")
     ... def first(instance): return instance
-    >>> get_algorithm("doc-old").name, [a.name for a in algorithms("doc")]
+    >>> get_algorithm("doc-first").name, [a.name for a in algorithms("doc")]
     ('doc-first', ['doc-first'])
-    >>> _ = _ALGORITHMS.pop("doc-first"), _ALIASES.pop("doc-old")
+    >>> _ = _ALGORITHMS.pop("doc-first")
     """
 
     def deco(func: Callable[..., Any]) -> Callable[..., Any]:
-        for alias in aliases:
-            _ALIASES[alias] = name
         _ALGORITHMS[name] = AlgorithmSpec(
             name=name,
             kind=kind,
@@ -325,7 +316,6 @@ def register_algorithm(
             backends=tuple(backends),
             description=description or doc_summary(func.__doc__),
             suite_options=dict(suite_options or {}),
-            aliases=tuple(aliases),
         )
         return func
 
@@ -344,15 +334,8 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     >>> get_algorithm("rigid-wspt")(inst).objective
     20.0
     """
-    if name in _ALIASES:
-        warnings.warn(
-            f"The algorithm name {name!r} is deprecated since optsched {DEPRECATED_SINCE} and will be removed in "
-            f"{REMOVED_IN}: use {_ALIASES[name]!r}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
     try:
-        return _ALGORITHMS[_ALIASES.get(name, name)]
+        return _ALGORITHMS[name]
     except KeyError:
         raise UnknownNameError(
             f"Unknown algorithm or model {name!r}; known: {sorted(_ALGORITHMS)}. List them with `optsched info`."

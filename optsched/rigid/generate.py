@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from optsched.core.cluster import Cluster
-from optsched.core.compat import deprecated_positional
 from optsched.core.instance import Instance
 from optsched.core.job import Job
 from optsched.core.seeds import SeedLike, as_generator
@@ -15,9 +14,9 @@ __all__ = ["random_instance"]
 
 def random_instance(
     n_jobs: int,
-    *args: int,
-    n_servers: int | None = None,
-    gpus_per_server: int | None = None,
+    *,
+    n_servers: int = 2,
+    gpus_per_server: int = 4,
     max_work: int = 6,
     arrival_span: int = 4,
     single_server: float = 0.0,
@@ -31,8 +30,6 @@ def random_instance(
     GPU demands are drawn Philly-like from {1, 2, 4, 8} (70/10/15/5 %) capped at the largest
     admissible size; works uniform in 1..max_work; arrivals uniform in 0..arrival_span;
     weights uniform in 1..3 (or all 1); a fraction ``single_server`` of jobs is single-server.
-    ``random_instance(n, M, g, ...)`` (servers and GPUs by position) still works, with a
-    DeprecationWarning.
 
     Examples
     --------
@@ -40,14 +37,6 @@ def random_instance(
     >>> inst.n_jobs, inst.cluster.total_gpus
     (4, 8)
     """
-    pos = deprecated_positional(
-        "random_instance",
-        args,
-        ("n_servers", "gpus_per_server"),
-        {"n_servers": n_servers, "gpus_per_server": gpus_per_server},
-    )
-    n_servers = pos.get("n_servers", 2 if n_servers is None else n_servers)
-    gpus_per_server = pos.get("gpus_per_server", 4 if gpus_per_server is None else gpus_per_server)
     n = check_int(n_jobs, "n_jobs", "random_instance", lo=0, exc=InvalidOptionError)
     check_int(max_work, "max_work", "random_instance", lo=1, exc=InvalidOptionError)
     check_number(single_server, "single_server", "random_instance", lo=0.0, hi=1.0, exc=InvalidOptionError)

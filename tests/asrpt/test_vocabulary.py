@@ -1,8 +1,6 @@
 """Item 6 of issue 10 for asrpt: registry name = Result.algorithm, options in info["params"],
 uniform random_instance and builder names, the old forms still working."""
 
-import warnings
-
 import pytest
 
 from optsched.asrpt import formulation as F
@@ -10,7 +8,7 @@ from optsched.asrpt import toy_instance
 from optsched.asrpt.generate import random_instance
 from optsched.asrpt.policy import BASELINE_NAMES
 from optsched.core.registry import algorithms, get_algorithm
-from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelTooLargeError
+from optsched.exceptions import InvalidInstanceError, ModelTooLargeError, UnknownNameError
 
 
 def test_result_algorithm_is_the_registry_name():
@@ -24,10 +22,10 @@ def test_result_algorithm_is_the_registry_name():
     assert get_algorithm("asrpt-spwf")(inst).info["params"]["baseline"] == "SPWF"
 
 
-def test_old_algorithm_name_is_a_deprecated_alias_not_listed():
-    with pytest.warns(DeprecationWarning, match="'a-srpt' is deprecated"):
-        assert get_algorithm("a-srpt") is get_algorithm("asrpt-a-srpt")
-    assert "a-srpt" not in {a.name for a in algorithms()}
+def test_the_algorithm_has_one_name():
+    with pytest.raises(UnknownNameError, match="a-srpt"):
+        get_algorithm("a-srpt")
+    assert "asrpt-a-srpt" in {a.name for a in algorithms()}
 
 
 def test_wrong_kind_is_refused_with_the_registry_name():
@@ -38,17 +36,13 @@ def test_wrong_kind_is_refused_with_the_registry_name():
         get_algorithm("asrpt-a-srpt")(rigid)
 
 
-def test_random_instance_keywords_and_the_old_positional_form():
+def test_random_instance_takes_its_sizes_by_keyword_only():
     new = random_instance(6, n_servers=2, gpus_per_server=2, seed=4, single_gpu=0.3)
     assert (new.M, new.g) == (2, 2)
-    with pytest.warns(DeprecationWarning, match="n_servers=2, gpus_per_server=2"):
-        old = random_instance(6, 2, 2, seed=4, single_gpu=0.3)
-    with pytest.warns(DeprecationWarning, match="'gpus' option"):
-        old_kw = random_instance(6, n_servers=2, gpus=2, seed=4, single_gpu=0.3)
-    assert old.to_dict() == new.to_dict() == old_kw.to_dict()
-    with pytest.raises(InvalidOptionError, match="both by position and by keyword"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        random_instance(6, 2, 2, n_servers=3)
+    with pytest.raises(TypeError):
+        random_instance(6, 2, 2, seed=4)
+    with pytest.raises(TypeError, match="gpus"):
+        random_instance(6, n_servers=2, gpus=2)
     d = random_instance(5)
     assert (d.M, d.g, d.n_jobs) == (3, 4, 5)
 

@@ -1,20 +1,19 @@
-"""optsched.core.compat: old call forms and former names keep working, each with one DeprecationWarning."""
+"""optsched.core.compat: a warning raised deep in the package points at the user's line."""
 
+import inspect
 import warnings
 
-import pytest
+import pandas as pd
 
-from optsched.core.compat import deprecated_positional
-from optsched.exceptions import InvalidOptionError
+from optsched.lazer.workload import with_load_save
 
 
-def test_deprecated_positional():
-    assert deprecated_positional("f", (), ("a",), {}) == {}
-    with pytest.warns(DeprecationWarning, match=r"f\(\.\.\., 1\) is deprecated: pass a=1 by keyword"):
-        assert deprecated_positional("f", (1,), ("a", "b"), {"b": None}) == {"a": 1}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(InvalidOptionError, match="both by position and by keyword"):
-            deprecated_positional("f", (1,), ("a",), {"a": 2})
-        with pytest.raises(InvalidOptionError, match="at most 1"):
-            deprecated_positional("f", (1, 2), ("a",), {})
+def test_a_warning_raised_in_the_package_names_the_users_line():
+    table = pd.DataFrame({"arrival": [0.0], "duration": [10.0], "gpus": [1], "model": ["my-own-net"]})
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1
+        with_load_save(table, seed=0)
+    hits = [x for x in w if "outside Lazer's table" in str(x.message)]
+    assert hits, [str(x.message) for x in w]
+    assert (hits[0].filename, hits[0].lineno) == (__file__, line)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,9 +21,8 @@ def test_the_drawn_data_are_within_the_documented_ranges(n, servers, gpus, singl
         assert not any(j.single_server for j in inst.jobs)
 
 
-def test_a_seed_gives_the_same_instance_and_positions_still_work_with_a_warning():
+def test_a_seed_gives_the_same_instance_and_sizes_go_by_keyword():
     assert random_instance(6, seed=4).to_dict() == random_instance(6, seed=4).to_dict()
     assert all(j.weight == 1 for j in random_instance(5, weights=False, seed=1).jobs)
-    with pytest.warns(DeprecationWarning, match="pass n_servers=3, gpus_per_server=2 by keyword"):
-        inst = random_instance(4, 3, 2, seed=0)
+    inst = random_instance(4, n_servers=3, gpus_per_server=2, seed=0)
     assert list(inst.cluster.gpus) == [2, 2, 2]

@@ -1,25 +1,16 @@
-"""Item 6 of issue 10 for rigid: uniform random_instance and builder names, old forms kept."""
-
-import warnings
+"""Rigid's uniform random_instance and builder names."""
 
 import pytest
 
 import optsched.rigid as R
-from optsched.exceptions import InvalidOptionError, ModelTooLargeError
+from optsched.exceptions import ModelTooLargeError
 
 
-def test_random_instance_keywords_and_the_old_positional_form():
+def test_random_instance_takes_its_sizes_by_keyword_only():
     new = R.random_instance(7, n_servers=3, gpus_per_server=2, seed=5, single_server=0.5)
     assert (new.cluster.n_servers, new.cluster.max_server_gpus) == (3, 2)
-    with pytest.warns(DeprecationWarning, match="pass n_servers=3, gpus_per_server=2 by keyword"):
-        old = R.random_instance(7, 3, 2, seed=5, single_server=0.5)
-    assert old.to_dict() == new.to_dict()
-    with pytest.warns(DeprecationWarning):
-        one = R.random_instance(7, 3, seed=5)
-    assert one.to_dict() == R.random_instance(7, n_servers=3, seed=5).to_dict()
-    with pytest.raises(InvalidOptionError, match="at most 2"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        R.random_instance(7, 3, 2, 1)
+    with pytest.raises(TypeError):
+        R.random_instance(7, 3, 2, seed=5)
     assert R.random_instance(3, seed=0).cluster.total_gpus == 8
 
 
