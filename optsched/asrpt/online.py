@@ -33,7 +33,7 @@ from typing import Any
 from optsched.asrpt.formulation import job_shape_key
 from optsched.asrpt.heavy_edge import alpha_min_estimate
 from optsched.asrpt.model import FIRST_SLOT, AsrptJob
-from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, asrpt_job, deprecated_instance
+from optsched.asrpt.rate import ClusterParams, HeavyEdgeRate, asrpt_job
 from optsched.asrpt.timing import alpha_max, check_reading
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.model.state import DONE, FAILED
@@ -215,7 +215,6 @@ class ASRPT(_AsrptPolicy):
 
     def __init__(
         self,
-        instance=None,
         *,
         predictions=None,
         tau: float = 1.0,
@@ -257,7 +256,6 @@ class ASRPT(_AsrptPolicy):
                 f"The 'comm_heavy' option of A-SRPT must be a finite number > 0 (paper: 1.5); got {comm_heavy!r}."
             )
         self.comm_heavy = float(comm_heavy)
-        deprecated_instance("ASRPT", instance)
 
     # -- per run ------------------------------------------------------------------------------
     def on_start(self, sim):
@@ -431,7 +429,6 @@ class OrderedPolicy(_AsrptPolicy):
 
     def __init__(
         self,
-        instance=None,
         *,
         key: str = "duration",
         work_conserving: bool = False,
@@ -446,7 +443,6 @@ class OrderedPolicy(_AsrptPolicy):
             raise InvalidOptionError(f"The 'key' of OrderedPolicy must be duration, workload or subtime; got {key!r}.")
         self.key, self.work_conserving = key, bool(work_conserving)
         self.name = name or f"{'wcs' if work_conserving else 'sp'}-{key}"
-        deprecated_instance("OrderedPolicy", instance)
 
     def on_start(self, sim):
         self._read_run(sim)
@@ -496,8 +492,7 @@ BASELINE_OPTIONS = {
 }
 
 
-def BASELINES(instance=None, /, *, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
+def BASELINES(*, predictions=None, seed=0, reading: str = "nic-share") -> dict[str, Any]:
     """The five baselines of Sec. V-A-1-d, all with Heavy-Edge mapping (paper name -> policy)."""
-    deprecated_instance("BASELINES", instance)
     kw = dict(predictions=predictions, seed=seed, reading=reading)
     return {name: OrderedPolicy(name=name, **opts, **kw) for name, opts in BASELINE_OPTIONS.items()}

@@ -10,7 +10,6 @@ Heavy-Edge); :class:`ClusterParams` is the cluster's g and bandwidths it reads. 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 from optsched.asrpt.formulation import job_shape_key
@@ -45,16 +44,6 @@ class ClusterParams:
         return cls(int(cluster.max_server_gpus), float(cluster.bandwidth_inter), float(cluster.bandwidth_intra))
 
 
-def deprecated_instance(what: str, instance) -> None:
-    if instance is not None:
-        warnings.warn(
-            f"{what}(instance, ...) is deprecated: the policy reads the cluster and the jobs "
-            f"(sim_jobs(instance)) when the run starts; drop the instance argument.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-
-
 class HeavyEdgeRate(RateModel):
     """Rate model: 1 / alpha_i(Heavy-Edge mapping on the placement) iterations per second.
 
@@ -72,15 +61,12 @@ class HeavyEdgeRate(RateModel):
 
     corunner_dependent = False
 
-    def __init__(self, instance=None, *, seed=0, reading: str = "nic-share"):
+    def __init__(self, *, seed=0, reading: str = "nic-share"):
         self.seed = seed
         self.reading = check_reading(reading)
         self._cache: dict = {}
         self._params: ClusterParams | None = None
         self._cluster = None
-        if instance is not None:  # old form HeavyEdgeRate(instance): bind to its cluster
-            deprecated_instance("HeavyEdgeRate", instance)
-            self.bind(getattr(instance, "cluster", instance))
 
     def bind(self, cluster: Cluster) -> HeavyEdgeRate:
         """Use ``cluster``'s g and bandwidths (the simulator binds its cluster at the first rate)."""

@@ -26,13 +26,10 @@ The parts live in their own modules and are importable from here as well:
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
-
-from numpy import integer as np_integer
 
 from optsched.core.io import JsonMixin, load_instance, require_fields
 from optsched.core.library import instance_path
@@ -320,10 +317,8 @@ class ElasticInstance(JsonMixin):
         raise KeyError(f"No job with id {job_id!r} in instance {self.name!r}.")
 
     def job_index(self, job: Any, who: str = "This function") -> int:
-        """The position in ``jobs`` of the job with id ``job`` (public functions take job ids).
-
-        An integer that is no job id but a valid position is still read as a position, with a
-        DeprecationWarning (the former convention of the pricing and Gamma_j functions).
+        """The position in ``jobs`` of the job with id ``job`` (public functions take job ids; an
+        integer that is no job id is refused, not read as a position).
 
         >>> i = ElasticInstance.from_dict({**toy_instance_dict(), "jobs": [
         ...     {**j, "id": f"j{k}"} for k, j in enumerate(toy_instance_dict()["jobs"])]})
@@ -338,14 +333,6 @@ class ElasticInstance(JsonMixin):
             return ids[job]
         except (KeyError, TypeError):
             pass
-        if isinstance(job, (int, np_integer)) and not isinstance(job, bool) and 0 <= job < len(self.jobs):
-            warnings.warn(
-                f"{who}: {job!r} is not a job id of instance {self.name!r} but a position in its jobs; passing "
-                f"positions is deprecated: pass the job id {self.jobs[int(job)].id!r}.",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            return int(job)
         shown = list(ids)[:10]
         raise InvalidOptionError(
             f"{who}: no job with id {job!r} in instance {self.name!r}; its job ids are {shown}"

@@ -71,18 +71,11 @@ def test_registry_policies_run_on_sim_jobs_with_their_rate_model():
         _approx(_times(res), _times(simulate_asrpt(inst, BASELINES()[name])))
 
 
-def test_old_positional_instance_warns_and_gives_the_same_run():
+def test_the_policies_take_options_only():
     inst = toy_instance()
-    with pytest.warns(DeprecationWarning, match="drop the instance"):
-        old = ASRPT(inst, tau=1.0)
-    with pytest.warns(DeprecationWarning):
-        old_b = BASELINES(inst)["SPWF"]
-    with pytest.warns(DeprecationWarning):
-        rm = HeavyEdgeRate(inst)
-    pl = {0: 1, 1: 1}
-    assert rm.alpha(inst.jobs[0], pl) == pytest.approx(HeavyEdgeRate().bind(inst.cluster).alpha(inst.jobs[0], pl))
-    _approx(_times(simulate_asrpt(inst, old)), _times(simulate_asrpt(inst, ASRPT(tau=1.0))))
-    _approx(_times(simulate_asrpt(inst, old_b)), _times(simulate_asrpt(inst, BASELINES()["SPWF"])))
+    for make in (lambda: ASRPT(inst, tau=1.0), lambda: BASELINES(inst), lambda: HeavyEdgeRate(inst)):
+        with pytest.raises(TypeError):
+            make()
 
 
 def test_slot_read_from_the_jobs():

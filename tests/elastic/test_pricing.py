@@ -228,12 +228,12 @@ def test_oracle_looks_past_the_frontier_only_where_the_windows_repeat(inst, tau,
     """The oracle looks at the starts up to the prices' frontier (the slots after it untouched): on
     prices allocated in their first slots only, the same schedule, to the last bit, as the oracle over
     every start, and the cost of the one-start-at-a-time reference."""
-    from optsched.elastic.pricing_oracle import _min_cost, _min_cost_reference
+    from optsched.elastic.pricing_oracle import min_cost_by_index, min_cost_reference_by_index
 
     pr = Prices.zero(inst, tau, incremental=True)
     assert pr.frontier() == 0
     for j in range(inst.n_jobs):
-        c = _min_cost(inst, j, pr)
+        c = min_cost_by_index(inst, j, pr)
         if c is not None and data.draw(st.booleans(), label="allocate"):
             start = data.draw(st.integers(0, max(0, min(tau // 2, tau - c.config.d))), label="start")
             pr.allocate(inst, j, c.config, start, lam=1000.0)
@@ -241,7 +241,11 @@ def test_oracle_looks_past_the_frontier_only_where_the_windows_repeat(inst, tau,
     full = Prices(pr.beta.copy(), pr.delta.copy())
     full.frontier = lambda: tau  # every start looked at
     for j in range(inst.n_jobs):
-        got, every, ref = _min_cost(inst, j, pr), _min_cost(inst, j, full), _min_cost_reference(inst, j, full)
+        got, every, ref = (
+            min_cost_by_index(inst, j, pr),
+            min_cost_by_index(inst, j, full),
+            min_cost_reference_by_index(inst, j, full),
+        )
         assert got == every
         assert (got is None) == (ref is None)
         if got is not None:  # (exact ties may resolve to another configuration than the reference's)
