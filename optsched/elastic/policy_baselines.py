@@ -244,12 +244,20 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use=None) -> None:
         super().start(sim, job, shape, workers, ps, use=use)
         self._sparse[job.id] = _sparse(self._use[job.id])
+        self._dense[job.id] = self._use[job.id].ravel()
 
     def schedule(self, sim):
         self.check_progress(sim)
         act = self.active()
         if not act:
             return
+        if self._whole:
+            self._schedule_whole(sim, act)
+        else:
+            self._schedule_exact(sim, act)
+
+    def _schedule_exact(self, sim, act):
+        """The rule with floating capacities: each check and subtraction in order, entry by entry."""
         # by (key, arrival, index); the index is unique, so sorting the decorated tuples is that order
         dec = sorted(
             zip(self.keys(act), [j.arrival for j in act], [j.index for j in act], range(len(act)), strict=True)
@@ -313,6 +321,95 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             cap_arr = None
             now_free -= use
             start.append((job, sh, got, use))
+        self._apply(sim, act, kept, start)
+
+    def _schedule_whole(self, sim, act):
+        """The rule when every capacity and use is a whole number (``_whole``): sums of whole floats
+        below 2**52 are exact in any order and ``v <= c + TOL`` is ``v <= c``, so a run of running jobs
+        between two waiting jobs that get a placement try is kept at once when the running sums of
+        their uses stay within the capacity left, and the first job past it is the first that does
+        not fit: the decisions of :meth:`_schedule_exact`, to the last bit."""
+        keys = self.keys(act)
+        arr = [j.arrival for j in act]
+        idx = [j.index for j in act]
+        perm = np.lexsort((idx, arr, keys)).tolist()  # by (key, arrival, index); the index is unique
+        busy = (LOADING, TRAINING)
+        dense = self._dense
+        cap = self._cap0.copy()  # flat H x R, capacity not yet promised this slot
+        rows: list[int] = []  # positions in ``act`` of the running jobs not pinned, in order
+        waits: list = []  # (waiting job, how many of ``rows`` come before it)
+        if self._pins:
+            run = [k for k in perm if act[k].phase in busy]
+            pins = dict(zip(run, self.pin_flags(sim, [act[k] for k in run]), strict=True))
+        else:
+            pins = None
+        for k in perm:
+            ph = act[k].phase
+            if ph in busy:
+                if pins is not None and pins[k]:  # kept before any priority is looked at
+                    cap -= dense[act[k].id]
+                else:
+                    rows.append(k)
+            elif ph == WAITING:
+                waits.append((act[k], len(rows)))
+        low = bool((cap < 0).any())  # a pinned job overdraws: no other running job fits
+        now_free = self.free(sim)
+        shape2 = now_free.shape
+        done = 0  # rows[:done] are decided
+        out: list[int] = []  # the positions of the running jobs not kept
+        U = np.array([dense[act[k].id] for k in rows]) if rows and not low else None
+
+        def keep_rows(upto: int) -> None:
+            nonlocal cap, done
+            if low:
+                out.extend(rows[done:upto])
+                done = max(done, upto)
+                return
+            while done < upto:
+                run = np.cumsum(U[done:upto], axis=0)
+                over = (cap < run).any(axis=1)
+                k = int(over.argmax()) if over.any() else upto - done
+                if k:
+                    cap = cap - run[k - 1]
+                done += k
+                if done < upto:  # the job at ``done`` does not fit: not kept
+                    out.append(rows[done])
+                    done += 1
+
+        no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
+        start = []
+        inst = self.instance
+        for job, before in waits:
+            sh = self.shape(job)
+            sk = (sh.m, sh.p, sh.q, sh.n)
+            if sk in no_room:
+                continue
+            keep_rows(before)
+            cap_arr = cap.reshape(shape2)
+            got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
+            if got is None:
+                got = find_placement(inst, sh, cap_arr)
+            if got is None:
+                no_room.add(sk)
+                continue
+            use = placement_use(inst, sh, *got)
+            cap = cap - use.ravel()
+            low = low or bool((cap < 0).any())
+            now_free -= use
+            start.append((job, sh, got, use))
+        keep_rows(len(rows))
+        for k in sorted(out):  # in arrival order, as :meth:`_apply`
+            sim.preempt(act[k])
+        for job, sh, got, use in start:
+            self.start(sim, job, sh, *got, use=use)
+
+    def pin_flags(self, sim, jobs: list) -> list[bool]:
+        """:meth:`pinned` of each running job of ``jobs`` (a subclass may compute them in one pass)."""
+        return [self.pinned(sim, j) for j in jobs]
+
+    def _apply(self, sim, act, kept: set, start: list) -> None:
+        """Preempt the running jobs not kept (in arrival order), then start ``start`` in order."""
+        busy = (LOADING, TRAINING)
         for job in act:
             if job.phase in busy and id(job) not in kept:
                 sim.preempt(job)
@@ -322,6 +419,22 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     def on_start(self, sim):
         super().on_start(sim)
         self._sparse: dict[Any, list[tuple[int, float]]] = {}
+        self._dense: dict[Any, np.ndarray] = {}  # flat use of each started job (whole-number runs)
+        inst = self.instance
+        C = np.asarray(inst.C, dtype=float)
+        self._cap0 = C.ravel().copy()
+        vals = np.concatenate(
+            [C.ravel(), np.asarray(inst.e, dtype=float).ravel(), np.asarray(inst.z, dtype=float).ravel()]
+        )
+        # whole numbers, and every sum of uses (each at most a server's capacity) exact
+        self._whole = bool(
+            np.all(vals == np.floor(vals)) and np.abs(vals).max(initial=0.0) * (len(sim.jobs) + 2) < 2.0**52
+        )
+        self._pins = type(self).pinned is not _PriorityPreemptive.pinned
+
+    def on_arrival(self, sim, job):
+        self.size(job)  # kept for :meth:`keys`
+        return super().on_arrival(sim, job)
 
 
 def _sparse(use: np.ndarray) -> list[tuple[int, float]]:
@@ -338,6 +451,10 @@ class ElasticTiresias(_PriorityPreemptive):
 
     def key(self, job) -> float:
         return job.remaining() * self.size(job)
+
+    def keys(self, jobs: list) -> list[float]:
+        size = self._size  # every arrived job's, from :meth:`on_arrival`
+        return [j.remaining() * size[j.id] for j in jobs]
 
 
 class Elastic2DLAS(_PriorityPreemptive):
@@ -385,5 +502,23 @@ class Elastic2DLAS(_PriorityPreemptive):
         return job.attained * self.size(job)
 
     def keys(self, jobs: list) -> list[float]:
-        size = self.size
-        return [j.done_work() * size(j) for j in jobs]  # attained, without the property's call
+        size = self._size  # every arrived job's, from :meth:`on_arrival`
+        return [j.done_work() * size[j.id] for j in jobs]  # attained, without the property's call
+
+    def pin_flags(self, sim, jobs: list) -> list[bool]:
+        """:meth:`pinned` of each of ``jobs`` in one pass (the same arithmetic)."""
+        if type(self).pinned is not Elastic2DLAS.pinned:  # a subclass's own rule
+            return super().pin_flags(sim, jobs)
+        now = sim.now
+        since = self._since
+        out = []
+        for j in jobs:
+            got = since.get(j.id)
+            if got is None:  # 2 * 0 < (now - now) - TOL: never
+                out.append(False)
+                continue
+            t0, a0 = got
+            r = j.rate
+            trained = (j.done_work() - a0) / r if r > 0 and j.phase == TRAINING else 0.0
+            out.append(2.0 * trained < (now - t0) - TOL)
+        return out
