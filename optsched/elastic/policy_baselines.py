@@ -325,67 +325,70 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
 
     def _schedule_whole(self, sim, act):
         """The rule when every capacity and use is a whole number (``_whole``): sums of whole floats
-        below 2**52 are exact in any order and ``v <= c + TOL`` is ``v <= c``, so a run of running jobs
-        between two waiting jobs that get a placement try is kept at once when the running sums of
-        their uses stay within the capacity left, and the first job past it is the first that does
-        not fit: the decisions of :meth:`_schedule_exact`, to the last bit."""
-        keys = self.keys(act)
-        arr = [j.arrival for j in act]
-        idx = [j.index for j in act]
-        perm = np.lexsort((idx, arr, keys)).tolist()  # by (key, arrival, index); the index is unique
+        below 2**52 are exact in any order and ``v <= c + TOL`` is ``v <= c``, so the running jobs
+        between two waiting jobs that get a placement try are decided at once by the running sums of
+        their uses against the capacity left (the first job past it is the first that does not fit):
+        the decisions of :meth:`_schedule_exact`, to the last bit."""
+        phases = [j.phase for j in act]
         busy = (LOADING, TRAINING)
+        keys, pins = self.keys_and_pins(sim, act, phases)
+        if self._in_order:  # ``act`` is in (arrival, index) order: a stable sort by key is the order
+            perm = np.argsort(np.asarray(keys), kind="stable").tolist()
+        else:
+            perm = np.lexsort(([j.index for j in act], [j.arrival for j in act], keys)).tolist()
         dense = self._dense
         cap = self._cap0.copy()  # flat H x R, capacity not yet promised this slot
         rows: list[int] = []  # positions in ``act`` of the running jobs not pinned, in order
-        waits: list = []  # (waiting job, how many of ``rows`` come before it)
-        if self._pins:
-            run = [k for k in perm if act[k].phase in busy]
-            pins = dict(zip(run, self.pin_flags(sim, [act[k] for k in run]), strict=True))
-        else:
-            pins = None
+        waits: list = []  # (position of a waiting job, how many of ``rows`` come before it)
         for k in perm:
-            ph = act[k].phase
+            ph = phases[k]
             if ph in busy:
                 if pins is not None and pins[k]:  # kept before any priority is looked at
                     cap -= dense[act[k].id]
                 else:
                     rows.append(k)
             elif ph == WAITING:
-                waits.append((act[k], len(rows)))
+                waits.append((k, len(rows)))
         low = bool((cap < 0).any())  # a pinned job overdraws: no other running job fits
         now_free = self.free(sim)
         shape2 = now_free.shape
-        done = 0  # rows[:done] are decided
         out: list[int] = []  # the positions of the running jobs not kept
-        U = np.array([dense[act[k].id] for k in rows]) if rows and not low else None
+        if rows and not low:
+            # row i fits iff csum[i] <= base (every entry), base = the capacity left plus the sums of
+            # the rows before ``done`` (kept or not): exact, as every number is whole
+            csum = np.cumsum(np.array([dense[act[k].id] for k in rows]), axis=0)
+            base = cap.copy()
+        done = 0  # rows[:done] are decided
 
         def keep_rows(upto: int) -> None:
-            nonlocal cap, done
+            nonlocal base, done
             if low:
                 out.extend(rows[done:upto])
                 done = max(done, upto)
                 return
             while done < upto:
-                run = np.cumsum(U[done:upto], axis=0)
-                over = (cap < run).any(axis=1)
+                over = (base < csum[done:upto]).any(axis=1)
                 k = int(over.argmax()) if over.any() else upto - done
-                if k:
-                    cap = cap - run[k - 1]
                 done += k
-                if done < upto:  # the job at ``done`` does not fit: not kept
+                if done < upto:  # the job at ``done`` does not fit: not kept, its use stays free
                     out.append(rows[done])
+                    base = base + (csum[done] - csum[done - 1] if done else csum[0])
                     done += 1
 
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         start = []
         inst = self.instance
-        for job, before in waits:
-            sh = self.shape(job)
-            sk = (sh.m, sh.p, sh.q, sh.n)
+        sks = self._shape_keys
+        for k, before in waits:
+            job = act[k]
+            sk = sks[job.id]
             if sk in no_room:
                 continue
             keep_rows(before)
+            if rows and not low:  # the capacity left: base minus the sums of the rows before ``done``
+                cap = base - csum[done - 1] if done else base
             cap_arr = cap.reshape(shape2)
+            sh = self.shape(job)
             got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
             if got is None:
                 got = find_placement(inst, sh, cap_arr)
@@ -393,7 +396,10 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 no_room.add(sk)
                 continue
             use = placement_use(inst, sh, *got)
-            cap = cap - use.ravel()
+            flat = use.ravel()
+            cap = cap - flat
+            if rows and not low:
+                base = base - flat
             low = low or bool((cap < 0).any())
             now_free -= use
             start.append((job, sh, got, use))
@@ -402,6 +408,17 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             sim.preempt(act[k])
         for job, sh, got, use in start:
             self.start(sim, job, sh, *got, use=use)
+
+    def keys_and_pins(self, sim, act: list, phases: list) -> tuple[list[float], list[bool] | None]:
+        """:meth:`keys` of ``act`` and :meth:`pinned` of its running jobs (``None`` if no job is ever
+        pinned; ``phases``: theirs)."""
+        keys = self.keys(act)
+        if not self._pins:
+            return keys, None
+        busy = (LOADING, TRAINING)
+        run = [j for j, ph in zip(act, phases, strict=True) if ph in busy]
+        got = iter(self.pin_flags(sim, run))
+        return keys, [next(got) if ph in busy else False for ph in phases]
 
     def pin_flags(self, sim, jobs: list) -> list[bool]:
         """:meth:`pinned` of each running job of ``jobs`` (a subclass may compute them in one pass)."""
@@ -431,9 +448,16 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             np.all(vals == np.floor(vals)) and np.abs(vals).max(initial=0.0) * (len(sim.jobs) + 2) < 2.0**52
         )
         self._pins = type(self).pinned is not _PriorityPreemptive.pinned
+        self._shape_keys: dict[Any, tuple] = {}
+        self._in_order = True  # whether the jobs arrive in (arrival, index) order
 
     def on_arrival(self, sim, job):
         self.size(job)  # kept for :meth:`keys`
+        sh = self.shape(job)
+        self._shape_keys[job.id] = (sh.m, sh.p, sh.q, sh.n)
+        last = self._arrived[-1] if self._arrived else None
+        if last is not None and (last.arrival, last.index) >= (job.arrival, job.index):
+            self._in_order = False
         return super().on_arrival(sim, job)
 
 
@@ -505,20 +529,30 @@ class Elastic2DLAS(_PriorityPreemptive):
         size = self._size  # every arrived job's, from :meth:`on_arrival`
         return [j.done_work() * size[j.id] for j in jobs]  # attained, without the property's call
 
-    def pin_flags(self, sim, jobs: list) -> list[bool]:
-        """:meth:`pinned` of each of ``jobs`` in one pass (the same arithmetic)."""
-        if type(self).pinned is not Elastic2DLAS.pinned:  # a subclass's own rule
-            return super().pin_flags(sim, jobs)
+    def keys_and_pins(self, sim, act: list, phases: list) -> tuple[np.ndarray, list[bool] | None]:
+        """:meth:`keys` and :meth:`pinned` in one pass over the jobs, the same arithmetic elementwise."""
+        cls = type(self)
+        if cls.pinned is not Elastic2DLAS.pinned or cls.keys is not Elastic2DLAS.keys:  # a subclass's own rule
+            return super().keys_and_pins(sim, act, phases)
+        size, since = self._size, self._since
+        dw = np.array([j.done_work() for j in act])
+        keys = dw * np.array([size[j.id] for j in act])
         now = sim.now
-        since = self._since
-        out = []
-        for j in jobs:
-            got = since.get(j.id)
-            if got is None:  # 2 * 0 < (now - now) - TOL: never
-                out.append(False)
-                continue
-            t0, a0 = got
-            r = j.rate
-            trained = (j.done_work() - a0) / r if r > 0 and j.phase == TRAINING else 0.0
-            out.append(2.0 * trained < (now - t0) - TOL)
-        return out
+        busy = (LOADING, TRAINING)
+        run = [k for k, ph in enumerate(phases) if ph in busy]
+        if not run:
+            return keys, [False] * len(act)
+        nofrom = (now, None)  # never started by this policy: 2 * 0 < (now - now) - TOL, never pinned
+        t0a0 = [since.get(act[k].id, nofrom) for k in run]
+        d = dw[run]
+        t0 = np.array([t for t, _ in t0a0], dtype=float)
+        a0 = np.array([d[i] if a is None else a for i, (_, a) in enumerate(t0a0)], dtype=float)
+        r = np.array([act[k].rate for k in run], dtype=float)
+        trains = (r > 0) & np.array([phases[k] == TRAINING for k in run])
+        trained = np.zeros(len(run))
+        np.divide(d - a0, r, out=trained, where=trains)
+        pinned = (2.0 * trained < (now - t0) - TOL).tolist()
+        pins = [False] * len(act)
+        for k, p in zip(run, pinned, strict=True):
+            pins[k] = p
+        return keys, pins
