@@ -7,6 +7,7 @@ Tested in ``tests/elastic/test_policy.py`` and ``tests/elastic/test_baselines.py
 from __future__ import annotations
 
 import heapq
+import math
 from abc import ABCMeta, abstractmethod
 from typing import Any
 
@@ -376,25 +377,37 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                     done += 1
 
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
+        one_room: dict = {}  # (m, p) -> the fewest workers on one server that did not fit ``cap``
+        INF = math.inf
         start = []
         inst = self.instance
         sks = self._shape_keys
         for k, before in waits:
             job = act[k]
             sk = sks[job.id]
-            if sk in no_room:
+            if sk in no_room or (sk[2] == 1 and sk[3] >= one_room.get(sk[:2], INF)):
                 continue
             keep_rows(before)
             if rows and not low:  # the capacity left: base minus the sums of the rows before ``done``
                 cap = base - csum[done - 1] if done else base
             cap_arr = cap.reshape(shape2)
             sh = self.shape(job)
-            got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
-            if got is None:
-                got = find_placement(inst, sh, cap_arr)
-            if got is None:
-                no_room.add(sk)
-                continue
+            if sk[2] == 1:  # one server: find_placement's test, on ``cap`` first (what fits the less fits it)
+                need = self._need(sh)
+                fits = np.all(need <= cap_arr + TOL, axis=1)
+                if not fits.any():  # nor n' >= n workers of these types (n' e + z >= n e + z)
+                    one_room[sk[:2]] = min(sk[3], one_room.get(sk[:2], INF))
+                    continue
+                now = fits & np.all(need <= now_free + TOL, axis=1)  # min(cap, free) + TOL, entry by entry
+                h = int(np.flatnonzero(now if now.any() else fits)[0])
+                got = ({h: sh.n}, {h: 1} if sh.p is not None else {})
+            else:
+                got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
+                if got is None:
+                    got = find_placement(inst, sh, cap_arr)
+                if got is None:
+                    no_room.add(sk)
+                    continue
             use = placement_use(inst, sh, *got)
             flat = use.ravel()
             cap = cap - flat
@@ -408,6 +421,16 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             sim.preempt(act[k])
         for job, sh, got, use in start:
             self.start(sim, job, sh, *got, use=use)
+
+    def _need(self, sh: Shape) -> np.ndarray:
+        """n e + z of a one-server shape, as :func:`find_placement` computes it."""
+        key = (sh.m, sh.p, sh.n)
+        need = self._needs.get(key)
+        if need is None:
+            e = np.asarray(self.instance.e[sh.m], dtype=float)
+            z = np.asarray(self.instance.z[sh.p], dtype=float) if sh.p is not None else None
+            need = self._needs[key] = sh.n * e + (z if z is not None else 0.0)
+        return need
 
     def keys_and_pins(self, sim, act: list, phases: list) -> tuple[list[float], list[bool] | None]:
         """:meth:`keys` of ``act`` and :meth:`pinned` of its running jobs (``None`` if no job is ever
@@ -449,6 +472,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         )
         self._pins = type(self).pinned is not _PriorityPreemptive.pinned
         self._shape_keys: dict[Any, tuple] = {}
+        self._needs: dict[tuple, np.ndarray] = {}
         self._in_order = True  # whether the jobs arrive in (arrival, index) order
 
     def on_arrival(self, sim, job):
