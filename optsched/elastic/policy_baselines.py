@@ -566,17 +566,16 @@ class Elastic2DLAS(_PriorityPreemptive):
         run = [k for k, ph in enumerate(phases) if ph in busy]
         if not run:
             return keys, [False] * len(act)
-        nofrom = (now, None)  # never started by this policy: 2 * 0 < (now - now) - TOL, never pinned
-        t0a0 = [since.get(act[k].id, nofrom) for k in run]
+        nofrom = (now, math.nan)  # never started by this policy: 2 * 0 < (now - now) - TOL, never pinned
         d = dw[run]
-        t0 = np.array([t for t, _ in t0a0], dtype=float)
-        a0 = np.array([d[i] if a is None else a for i, (_, a) in enumerate(t0a0)], dtype=float)
+        t0a0 = np.array([since.get(act[k].id, nofrom) for k in run], dtype=float)  # (len(run), 2)
+        t0, a0 = t0a0[:, 0], t0a0[:, 1]
+        a0 = np.where(np.isnan(a0), d, a0)
         r = np.array([act[k].rate for k in run], dtype=float)
-        trains = (r > 0) & np.array([phases[k] == TRAINING for k in run])
+        trains = (r > 0) & np.array([phases[k] == TRAINING for k in run], dtype=bool)
         trained = np.zeros(len(run))
         np.divide(d - a0, r, out=trained, where=trains)
-        pinned = (2.0 * trained < (now - t0) - TOL).tolist()
-        pins = [False] * len(act)
-        for k, p in zip(run, pinned, strict=True):
-            pins[k] = p
+        flags = np.zeros(len(act), dtype=bool)
+        flags[run] = 2.0 * trained < (now - t0) - TOL
+        pins = flags.tolist()
         return keys, pins
