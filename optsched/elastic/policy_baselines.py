@@ -245,7 +245,27 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use=None) -> None:
         super().start(sim, job, shape, workers, ps, use=use)
         self._sparse[job.id] = _sparse(self._use[job.id])
-        self._dense[job.id] = self._use[job.id].ravel()
+        flat = self._dense[job.id] = self._use[job.id].ravel()
+        row = self._row.get(job.id)
+        if row is None:  # a row of the pool for it while it runs
+            if self._free_rows:
+                row = self._free_rows.pop()
+            else:
+                row = len(self._row)
+                if row >= len(self._pool):
+                    self._pool = np.concatenate([self._pool, np.zeros_like(self._pool)])
+            self._row[job.id] = row
+        self._pool[row] = flat
+
+    def _release(self, job) -> None:
+        """Give back ``job``'s row of the pool (it no longer runs)."""
+        row = self._row.pop(job.id, None)
+        if row is not None:
+            self._free_rows.append(row)
+
+    def on_completion(self, sim, job):
+        self._release(job)
+        return super().on_completion(sim, job)
 
     def schedule(self, sim):
         self.check_progress(sim)
@@ -357,7 +377,8 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         if rows and not low:
             # row i fits iff csum[i] <= base (every entry), base = the capacity left plus the sums of
             # the rows before ``done`` (kept or not): exact, as every number is whole
-            csum = np.cumsum(np.array([dense[act[k].id] for k in rows]), axis=0)
+            rix = self._row
+            csum = np.cumsum(self._pool[[rix[act[k].id] for k in rows]], axis=0)
             base = cap.copy()
         done = 0  # rows[:done] are decided
 
@@ -419,6 +440,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         keep_rows(len(rows))
         for k in sorted(out):  # in arrival order, as :meth:`_apply`
             sim.preempt(act[k])
+            self._release(act[k])
         for job, sh, got, use in start:
             self.start(sim, job, sh, *got, use=use)
 
@@ -453,6 +475,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         for job in act:
             if job.phase in busy and id(job) not in kept:
                 sim.preempt(job)
+                self._release(job)
         for job, sh, got, use in start:
             self.start(sim, job, sh, *got, use=use)
 
@@ -460,6 +483,10 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         super().on_start(sim)
         self._sparse: dict[Any, list[tuple[int, float]]] = {}
         self._dense: dict[Any, np.ndarray] = {}  # flat use of each started job (whole-number runs)
+        # the running jobs' flat uses, one row each (``_row``), gathered at once each slot
+        self._pool = np.zeros((64, self.instance.H * self.instance.R))
+        self._row: dict[Any, int] = {}
+        self._free_rows: list[int] = []
         inst = self.instance
         C = np.asarray(inst.C, dtype=float)
         self._cap0 = C.ravel().copy()
