@@ -422,6 +422,8 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 now = fits & np.all(need <= now_free + TOL, axis=1)  # min(cap, free) + TOL, entry by entry
                 h = int(np.flatnonzero(now if now.any() else fits)[0])
                 got = ({h: sh.n}, {h: 1} if sh.p is not None else {})
+                use = np.zeros(shape2)
+                use[h] = need  # placement_use's 0 + n e + 1 z; within cap (whole numbers): no entry goes below 0
             else:
                 got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
                 if got is None:
@@ -429,12 +431,12 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 if got is None:
                     no_room.add(sk)
                     continue
-            use = placement_use(inst, sh, *got)
+                use = placement_use(inst, sh, *got)
+                low = low or bool((cap < use.ravel()).any())
             flat = use.ravel()
             cap = cap - flat
             if rows and not low:
                 base = base - flat
-            low = low or bool((cap < 0).any())
             now_free -= use
             start.append((job, sh, got, use))
         keep_rows(len(rows))
