@@ -293,7 +293,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         cap_arr = None  # cap as an H x R array, rebuilt when a waiting job needs it after a change
         now_free = self.free(sim)  # free right now (running jobs hold the rest)
         shape2 = now_free.shape
-        keep, start = [], []
+        start = []
         kept: set = set()
         busy = (LOADING, TRAINING)
         for job in order:  # pinned jobs keep their resources before any priority is looked at
@@ -302,7 +302,6 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                     cap[i] -= v
                     if cap[i] + TOL < 0:
                         low.add(i)
-                keep.append(job)
                 kept.add(id(job))
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         for job in order:
@@ -317,7 +316,6 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                         if cap[i] + TOL < 0:
                             low.add(i)
                     cap_arr = None
-                    keep.append(job)
                     kept.add(id(job))
                 continue
             if ph != WAITING:
@@ -399,14 +397,13 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
 
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         one_room: dict = {}  # (m, p) -> the fewest workers on one server that did not fit ``cap``
-        INF = math.inf
         start = []
         inst = self.instance
         sks = self._shape_keys
         for k, before in waits:
             job = act[k]
             sk = sks[job.id]
-            if sk in no_room or (sk[2] == 1 and sk[3] >= one_room.get(sk[:2], INF)):
+            if sk in no_room or (sk[2] == 1 and sk[3] >= one_room.get(sk[:2], math.inf)):
                 continue
             keep_rows(before)
             if rows and not low:  # the capacity left: base minus the sums of the rows before ``done``
@@ -417,7 +414,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 need = self._need(sh)
                 fits = np.all(need <= cap_arr + TOL, axis=1)
                 if not fits.any():  # nor n' >= n workers of these types (n' e + z >= n e + z)
-                    one_room[sk[:2]] = min(sk[3], one_room.get(sk[:2], INF))
+                    one_room[sk[:2]] = min(sk[3], one_room.get(sk[:2], math.inf))
                     continue
                 now = fits & np.all(need <= now_free + TOL, axis=1)  # min(cap, free) + TOL, entry by entry
                 h = int(np.flatnonzero(now if now.any() else fits)[0])
@@ -463,19 +460,12 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         if not self._pins:
             return keys, None
         busy = (LOADING, TRAINING)
-        run = [j for j, ph in zip(act, phases, strict=True) if ph in busy]
-        got = iter(self.pin_flags(sim, run))
-        return keys, [next(got) if ph in busy else False for ph in phases]
-
-    def pin_flags(self, sim, jobs: list) -> list[bool]:
-        """:meth:`pinned` of each running job of ``jobs`` (a subclass may compute them in one pass)."""
-        return [self.pinned(sim, j) for j in jobs]
+        return keys, [ph in busy and self.pinned(sim, j) for j, ph in zip(act, phases, strict=True)]
 
     def _apply(self, sim, act, kept: set, start: list) -> None:
         """Preempt the running jobs not kept (in arrival order), then start ``start`` in order."""
-        busy = (LOADING, TRAINING)
         for job in act:
-            if job.phase in busy and id(job) not in kept:
+            if job.phase in (LOADING, TRAINING) and id(job) not in kept:
                 sim.preempt(job)
                 self._release(job)
         for job, sh, got, use in start:
