@@ -374,9 +374,9 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         out: list[int] = []  # the positions of the running jobs not kept
         if rows and not low:
             # row i fits iff csum[i] <= base (every entry), base = the capacity left plus the sums of
-            # the rows before ``done`` (kept or not): exact, as every number is whole
+            # the rows before ``done`` (kept or not): exact, as every number is whole (summed by columns)
             rix = self._row
-            csum = np.cumsum(self._pool[[rix[act[k].id] for k in rows]], axis=0)
+            csum = np.cumsum(np.asfortranarray(self._pool[[rix[act[k].id] for k in rows]]), axis=0)
             base = cap.copy()
         done = 0  # rows[:done] are decided
 
