@@ -7,6 +7,7 @@ Tested in ``tests/elastic/test_policy.py`` and ``tests/elastic/test_baselines.py
 from __future__ import annotations
 
 import heapq
+import math
 from abc import ABCMeta, abstractmethod
 from typing import Any
 
@@ -244,12 +245,40 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
     def start(self, sim, job, shape: Shape, workers: dict[int, int], ps: dict[int, int], use=None) -> None:
         super().start(sim, job, shape, workers, ps, use=use)
         self._sparse[job.id] = _sparse(self._use[job.id])
+        flat = self._dense[job.id] = self._use[job.id].ravel()
+        row = self._row.get(job.id)
+        if row is None:  # a row of the pool for it while it runs
+            if self._free_rows:
+                row = self._free_rows.pop()
+            else:
+                row = len(self._row)
+                if row >= len(self._pool):
+                    self._pool = np.concatenate([self._pool, np.zeros_like(self._pool)])
+            self._row[job.id] = row
+        self._pool[row] = flat
+
+    def _release(self, job) -> None:
+        """Give back ``job``'s row of the pool (it no longer runs)."""
+        row = self._row.pop(job.id, None)
+        if row is not None:
+            self._free_rows.append(row)
+
+    def on_completion(self, sim, job):
+        self._release(job)
+        return super().on_completion(sim, job)
 
     def schedule(self, sim):
         self.check_progress(sim)
         act = self.active()
         if not act:
             return
+        if self._whole:
+            self._schedule_whole(sim, act)
+        else:
+            self._schedule_exact(sim, act)
+
+    def _schedule_exact(self, sim, act):
+        """The rule with floating capacities: each check and subtraction in order, entry by entry."""
         # by (key, arrival, index); the index is unique, so sorting the decorated tuples is that order
         dec = sorted(
             zip(self.keys(act), [j.arrival for j in act], [j.index for j in act], range(len(act)), strict=True)
@@ -264,7 +293,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         cap_arr = None  # cap as an H x R array, rebuilt when a waiting job needs it after a change
         now_free = self.free(sim)  # free right now (running jobs hold the rest)
         shape2 = now_free.shape
-        keep, start = [], []
+        start = []
         kept: set = set()
         busy = (LOADING, TRAINING)
         for job in order:  # pinned jobs keep their resources before any priority is looked at
@@ -273,7 +302,6 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                     cap[i] -= v
                     if cap[i] + TOL < 0:
                         low.add(i)
-                keep.append(job)
                 kept.add(id(job))
         no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
         for job in order:
@@ -288,7 +316,6 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                         if cap[i] + TOL < 0:
                             low.add(i)
                     cap_arr = None
-                    keep.append(job)
                     kept.add(id(job))
                 continue
             if ph != WAITING:
@@ -313,15 +340,168 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
             cap_arr = None
             now_free -= use
             start.append((job, sh, got, use))
+        self._apply(sim, act, kept, start)
+
+    def _schedule_whole(self, sim, act):
+        """The rule when every capacity and use is a whole number (``_whole``): sums of whole floats
+        below 2**52 are exact in any order and ``v <= c + TOL`` is ``v <= c``, so the running jobs
+        between two waiting jobs that get a placement try are decided at once by the running sums of
+        their uses against the capacity left (the first job past it is the first that does not fit):
+        the decisions of :meth:`_schedule_exact`, to the last bit."""
+        phases = [j.phase for j in act]
+        busy = (LOADING, TRAINING)
+        keys, pins = self.keys_and_pins(sim, act, phases)
+        if self._in_order:  # ``act`` is in (arrival, index) order: a stable sort by key is the order
+            perm = np.argsort(np.asarray(keys), kind="stable").tolist()
+        else:
+            perm = np.lexsort(([j.index for j in act], [j.arrival for j in act], keys)).tolist()
+        dense = self._dense
+        cap = self._cap0.copy()  # flat H x R, capacity not yet promised this slot
+        rows: list[int] = []  # positions in ``act`` of the running jobs not pinned, in order
+        waits: list = []  # (position of a waiting job, how many of ``rows`` come before it)
+        for k in perm:
+            ph = phases[k]
+            if ph in busy:
+                if pins is not None and pins[k]:  # kept before any priority is looked at
+                    cap -= dense[act[k].id]
+                else:
+                    rows.append(k)
+            elif ph == WAITING:
+                waits.append((k, len(rows)))
+        low = bool((cap < 0).any())  # a pinned job overdraws: no other running job fits
+        now_free = self.free(sim)
+        shape2 = now_free.shape
+        out: list[int] = []  # the positions of the running jobs not kept
+        if rows and not low:
+            # row i fits iff csum[i] <= base (every entry), base = the capacity left plus the sums of
+            # the rows before ``done`` (kept or not): exact, as every number is whole (summed by columns)
+            rix = self._row
+            csum = np.cumsum(np.asfortranarray(self._pool[[rix[act[k].id] for k in rows]]), axis=0)
+            base = cap.copy()
+        done = 0  # rows[:done] are decided
+
+        def keep_rows(upto: int) -> None:
+            nonlocal base, done
+            if low:
+                out.extend(rows[done:upto])
+                done = max(done, upto)
+                return
+            while done < upto:
+                over = (base < csum[done:upto]).any(axis=1)
+                k = int(over.argmax()) if over.any() else upto - done
+                done += k
+                if done < upto:  # the job at ``done`` does not fit: not kept, its use stays free
+                    out.append(rows[done])
+                    base = base + (csum[done] - csum[done - 1] if done else csum[0])
+                    done += 1
+
+        no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
+        one_room: dict = {}  # (m, p) -> the fewest workers on one server that did not fit ``cap``
+        start = []
+        inst = self.instance
+        sks = self._shape_keys
+        for k, before in waits:
+            job = act[k]
+            sk = sks[job.id]
+            if sk in no_room or (sk[2] == 1 and sk[3] >= one_room.get(sk[:2], math.inf)):
+                continue
+            keep_rows(before)
+            if rows and not low:  # the capacity left: base minus the sums of the rows before ``done``
+                cap = base - csum[done - 1] if done else base
+            cap_arr = cap.reshape(shape2)
+            sh = self.shape(job)
+            if sk[2] == 1:  # one server: find_placement's test, on ``cap`` first (what fits the less fits it)
+                need = self._need(sh)
+                fits = np.all(need <= cap_arr + TOL, axis=1)
+                if not fits.any():  # nor n' >= n workers of these types (n' e + z >= n e + z)
+                    one_room[sk[:2]] = min(sk[3], one_room.get(sk[:2], math.inf))
+                    continue
+                now = fits & np.all(need <= now_free + TOL, axis=1)  # min(cap, free) + TOL, entry by entry
+                h = int(np.flatnonzero(now if now.any() else fits)[0])
+                got = ({h: sh.n}, {h: 1} if sh.p is not None else {})
+                use = np.zeros(shape2)
+                use[h] = need  # placement_use's 0 + n e + 1 z; within cap (whole numbers): no entry goes below 0
+            else:
+                got = find_placement(inst, sh, np.minimum(cap_arr, now_free))
+                if got is None:
+                    got = find_placement(inst, sh, cap_arr)
+                if got is None:
+                    no_room.add(sk)
+                    continue
+                use = placement_use(inst, sh, *got)
+                low = low or bool((cap < use.ravel()).any())
+            flat = use.ravel()
+            cap = cap - flat
+            if rows and not low:
+                base = base - flat
+            now_free -= use
+            start.append((job, sh, got, use))
+        keep_rows(len(rows))
+        for k in sorted(out):  # in arrival order, as :meth:`_apply`
+            sim.preempt(act[k])
+            self._release(act[k])
+        for job, sh, got, use in start:
+            self.start(sim, job, sh, *got, use=use)
+
+    def _need(self, sh: Shape) -> np.ndarray:
+        """n e + z of a one-server shape, as :func:`find_placement` computes it."""
+        key = (sh.m, sh.p, sh.n)
+        need = self._needs.get(key)
+        if need is None:
+            e = np.asarray(self.instance.e[sh.m], dtype=float)
+            z = np.asarray(self.instance.z[sh.p], dtype=float) if sh.p is not None else None
+            need = self._needs[key] = sh.n * e + (z if z is not None else 0.0)
+        return need
+
+    def keys_and_pins(self, sim, act: list, phases: list) -> tuple[list[float], list[bool] | None]:
+        """:meth:`keys` of ``act`` and :meth:`pinned` of its running jobs (``None`` if no job is ever
+        pinned; ``phases``: theirs)."""
+        keys = self.keys(act)
+        if not self._pins:
+            return keys, None
+        busy = (LOADING, TRAINING)
+        return keys, [ph in busy and self.pinned(sim, j) for j, ph in zip(act, phases, strict=True)]
+
+    def _apply(self, sim, act, kept: set, start: list) -> None:
+        """Preempt the running jobs not kept (in arrival order), then start ``start`` in order."""
         for job in act:
-            if job.phase in busy and id(job) not in kept:
+            if job.phase in (LOADING, TRAINING) and id(job) not in kept:
                 sim.preempt(job)
+                self._release(job)
         for job, sh, got, use in start:
             self.start(sim, job, sh, *got, use=use)
 
     def on_start(self, sim):
         super().on_start(sim)
         self._sparse: dict[Any, list[tuple[int, float]]] = {}
+        self._dense: dict[Any, np.ndarray] = {}  # flat use of each started job (whole-number runs)
+        # the running jobs' flat uses, one row each (``_row``), gathered at once each slot
+        self._pool = np.zeros((64, self.instance.H * self.instance.R))
+        self._row: dict[Any, int] = {}
+        self._free_rows: list[int] = []
+        inst = self.instance
+        C = np.asarray(inst.C, dtype=float)
+        self._cap0 = C.ravel().copy()
+        vals = np.concatenate(
+            [C.ravel(), np.asarray(inst.e, dtype=float).ravel(), np.asarray(inst.z, dtype=float).ravel()]
+        )
+        # whole numbers, and every sum of uses (each at most a server's capacity) exact
+        self._whole = bool(
+            np.all(vals == np.floor(vals)) and np.abs(vals).max(initial=0.0) * (len(sim.jobs) + 2) < 2.0**52
+        )
+        self._pins = type(self).pinned is not _PriorityPreemptive.pinned
+        self._shape_keys: dict[Any, tuple] = {}
+        self._needs: dict[tuple, np.ndarray] = {}
+        self._in_order = True  # whether the jobs arrive in (arrival, index) order
+
+    def on_arrival(self, sim, job):
+        self.size(job)  # kept for :meth:`keys`
+        sh = self.shape(job)
+        self._shape_keys[job.id] = (sh.m, sh.p, sh.q, sh.n)
+        last = self._arrived[-1] if self._arrived else None
+        if last is not None and (last.arrival, last.index) >= (job.arrival, job.index):
+            self._in_order = False
+        return super().on_arrival(sim, job)
 
 
 def _sparse(use: np.ndarray) -> list[tuple[int, float]]:
@@ -338,6 +518,10 @@ class ElasticTiresias(_PriorityPreemptive):
 
     def key(self, job) -> float:
         return job.remaining() * self.size(job)
+
+    def keys(self, jobs: list) -> list[float]:
+        size = self._size  # every arrived job's, from :meth:`on_arrival`
+        return [j.remaining() * size[j.id] for j in jobs]
 
 
 class Elastic2DLAS(_PriorityPreemptive):
@@ -385,5 +569,32 @@ class Elastic2DLAS(_PriorityPreemptive):
         return job.attained * self.size(job)
 
     def keys(self, jobs: list) -> list[float]:
-        size = self.size
-        return [j.done_work() * size(j) for j in jobs]  # attained, without the property's call
+        size = self._size  # every arrived job's, from :meth:`on_arrival`
+        return [j.done_work() * size[j.id] for j in jobs]  # attained, without the property's call
+
+    def keys_and_pins(self, sim, act: list, phases: list) -> tuple[np.ndarray, list[bool] | None]:
+        """:meth:`keys` and :meth:`pinned` in one pass over the jobs, the same arithmetic elementwise."""
+        cls = type(self)
+        if cls.pinned is not Elastic2DLAS.pinned or cls.keys is not Elastic2DLAS.keys:  # a subclass's own rule
+            return super().keys_and_pins(sim, act, phases)
+        size, since = self._size, self._since
+        dw = np.array([j.done_work() for j in act])
+        keys = dw * np.array([size[j.id] for j in act])
+        now = sim.now
+        busy = (LOADING, TRAINING)
+        run = [k for k, ph in enumerate(phases) if ph in busy]
+        if not run:
+            return keys, [False] * len(act)
+        nofrom = (now, math.nan)  # never started by this policy: 2 * 0 < (now - now) - TOL, never pinned
+        d = dw[run]
+        t0a0 = np.array([since.get(act[k].id, nofrom) for k in run], dtype=float)  # (len(run), 2)
+        t0, a0 = t0a0[:, 0], t0a0[:, 1]
+        a0 = np.where(np.isnan(a0), d, a0)
+        r = np.array([act[k].rate for k in run], dtype=float)
+        trains = (r > 0) & np.array([phases[k] == TRAINING for k in run], dtype=bool)
+        trained = np.zeros(len(run))
+        np.divide(d - a0, r, out=trained, where=trains)
+        flags = np.zeros(len(act), dtype=bool)
+        flags[run] = 2.0 * trained < (now - t0) - TOL
+        pins = flags.tolist()
+        return keys, pins

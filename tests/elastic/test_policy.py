@@ -296,6 +296,45 @@ def test_priority_policies_take_the_decisions_of_the_dense_rule(inst, name, load
     assert a.jobs_frame().equals(b.jobs_frame())
 
 
+def _tenths(inst):
+    """``inst`` with every capacity and per-worker/PS use divided by 10 (not whole numbers)."""
+    d = inst.to_dict()
+    for s in d["servers"]:
+        s["capacity"] = {r: v / 10 for r, v in s["capacity"].items()}
+    for t in (*d["worker_types"], *d.get("ps_types", [])):
+        t["resources"] = {r: v / 10 for r, v in t["resources"].items()}
+    return ElasticInstance.from_dict(d)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=drawn_instances(max_jobs=8, max_servers=3, max_arrival=4, n_worker_types=2, n_ps_types=2),
+    name=st.sampled_from(["tiresias", "2d-las"]),
+    load_slots=st.sampled_from([0.0, 0.3, 0.6, 1.5]),
+    tenths=st.booleans(),
+)
+def test_priority_policies_decide_by_running_sums_as_entry_by_entry(inst, name, load_slots, tenths):
+    """With whole-number capacities and uses, Tiresias and 2D-LAS decide a slot by running sums over
+    the running jobs (exact in any order): the same starts, slots and servers as checking each job
+    entry by entry, the rule they keep for capacities that are not whole numbers (tenths)."""
+    from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticTiresias
+
+    if tenths:
+        inst = _tenths(inst)
+    cls = {"tiresias": ElasticTiresias, "2d-las": Elastic2DLAS}[name]
+
+    def on_start(self, sim):
+        cls.on_start(self, sim)
+        self._whole = False
+
+    entrywise = type(f"Entrywise{cls.__name__}", (cls,), {"on_start": on_start})
+    a, pa = _two_d_las(inst, load_slots, cls)
+    b, pb = _two_d_las(inst, load_slots, entrywise)
+    assert pa._whole is not tenths  # drawn capacities and uses are whole numbers
+    assert pa.starts == pb.starts
+    assert a.jobs_frame().equals(b.jobs_frame())
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(1, 70),
