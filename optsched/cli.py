@@ -18,6 +18,7 @@ import importlib
 import os
 import signal
 import sys
+import traceback
 import warnings
 
 from optsched import __version__
@@ -225,8 +226,6 @@ def _run(args) -> int:
         if interrupt.received() is None:
             raise  # a bug: the traceback is what a report needs
         if os.environ.get("OPTSCHED_DEBUG"):
-            import traceback
-
             traceback.print_exception(e)
         print(f"optsched: interrupted ({interrupt.described()}) inside a library call.", file=sys.stderr)
         return interrupt.exit_code()
@@ -234,8 +233,6 @@ def _run(args) -> int:
 
 def _report(e: BaseException, message: str | None = None) -> None:
     if os.environ.get("OPTSCHED_DEBUG"):
-        import traceback
-
         traceback.print_exception(e)
     print(f"optsched: error: {cut_message(str(e) if message is None else message)}", file=sys.stderr)
 

@@ -9,6 +9,7 @@ import contextlib
 import math
 import re
 import sys
+import textwrap
 from typing import Any
 
 from optsched.exceptions import InvalidOptionError
@@ -125,8 +126,6 @@ def print_table(
     if title:
         print(title, file=file)
     if wrap:
-        import textwrap
-
         lines = []
         for row in cells:
             parts = [

@@ -34,6 +34,7 @@ interrupted.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 import warnings
@@ -266,8 +267,6 @@ def run(args) -> int:
 
     _check_options(args)
     if args.verbose:  # the engine's choice (logger optsched.sim, INFO) on stderr
-        import logging
-
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("optsched: %(message)s"))
         logger = logging.getLogger("optsched.sim")

@@ -6,6 +6,8 @@ Tested in ``tests/experiments/test_demo.py``.
 
 from __future__ import annotations
 
+import time
+
 from optsched.core.result import Result, Status
 from optsched.elastic import toy_instance
 from optsched.elastic.bounds import certificate
@@ -41,7 +43,6 @@ def demo_instances(quick: bool = False):
 def maxweight_result(instance, *, tau: int):
     """A_maxweight as a :class:`~optsched.core.result.Result` (objective: scheduled weight) with its
     certificate in ``info``."""
-    import time
 
     t0 = time.perf_counter()
     run = a_maxweight(instance, tau=tau)

@@ -10,6 +10,7 @@ equation or check).
 from __future__ import annotations
 
 import importlib
+import sys
 import time
 from collections.abc import Callable
 
@@ -111,8 +112,6 @@ def collect_rows(
         if on_update is not None:
             on_update(list(rows))
         if progress:
-            import sys
-
             print(
                 f"[demo] {pkg.rsplit('.', 1)[-1]}: {len(part)} rows in {time.perf_counter() - t0:.1f} s",
                 file=sys.stderr,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Iterable, Sequence
 
@@ -213,8 +214,6 @@ def run_trials(
             r.update(set=s, N=n, stages=stages, trial=z)
             rows.append(r)
         if progress:
-            import sys
-
             print(
                 f"[sojourn] set {s} N={n} stages={stages}: {trials} trials in {time.perf_counter() - t0:.1f} s",
                 file=sys.stderr,

@@ -31,6 +31,8 @@ import platform
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as completed_futures
 from pathlib import Path
 from typing import Any
 
@@ -356,11 +358,9 @@ def sweep(
             for i in todo:
                 finish(i, _call(func, pts[i], prov))
         elif executor == "processes":
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
             with ProcessPoolExecutor(max_workers=n_workers) as ex:
                 futs = {ex.submit(_call, func, pts[i], prov): i for i in todo}
-                for f in as_completed(futs):
+                for f in completed_futures(futs):
                     finish(futs[f], f.result())
         else:
             from dask.distributed import as_completed

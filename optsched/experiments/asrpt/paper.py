@@ -29,6 +29,7 @@ Tested in ``tests/asrpt/test_paper_sweep.py``.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -388,8 +389,6 @@ def run(save, *, quick: bool = False, seeds: int | None = None, progress: bool =
     else:
         pts = points(seeds=range(n))
     if out is None and quick:
-        import tempfile
-
         with tempfile.TemporaryDirectory(prefix="asrpt-paper-quick-") as tmp:
             df = run_sweep(tmp, pts=pts, progress=progress)
     else:

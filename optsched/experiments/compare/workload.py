@@ -14,6 +14,7 @@ Tested in ``tests/experiments/test_compare.py`` and ``tests/experiments/test_com
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,8 +71,6 @@ def _checked_table(table, cluster):
     if wcol == "duration" and "work" in table.columns:
         # one processing time per job for every row: the bound and the enrichments read 'duration',
         # and the simulator's job reader prefers 'work' (a table with both ran two workloads)
-        import warnings
-
         warnings.warn(
             "The job table has both a 'duration' and a 'work' column; compare reads 'duration' for every "
             "policy and the bound, and ignores the 'work' column (drop it, or rename it to 'duration' to use it).",
