@@ -286,7 +286,7 @@ class Schedule(JsonMixin):
                     and isfinite(t1)
                     and all(type(k) is int and type(g) is int for k, g in pl.items())
                 ):
-                    who = encode_basestring_ascii(jid) if kid is str else int.__repr__(jid)
+                    who = encode_basestring_ascii(jid) if isinstance(jid, str) else int.__repr__(jid)
                     where = ", ".join([f'"{k}": {g}' for k, g in pl.items()])
                     lines.append(
                         f'    {{"id": {who}, "segments": [{{"start": {rfloat(t0)}, "end": {rfloat(t1)}, '
