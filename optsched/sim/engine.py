@@ -66,6 +66,11 @@ class Simulator:
         The options below checked already (:class:`~optsched.sim.options.SimOptions`, built for
         this cluster and policy); keywords given as well replace its fields. Default: the
         keywords below.
+    **option_keywords
+        Any field of :class:`~optsched.sim.options.SimOptions`, by name (below).
+
+    Other Parameters
+    ----------------
     rate_model : RateModel, optional
         Default: the policy's ``rate_model`` attribute if it has one (a policy that brings its own
         model of training speed), else :class:`~optsched.sim.rates.ConstantRate` (rate 1: work is in
