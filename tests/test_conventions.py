@@ -156,8 +156,8 @@ def test_elastic_pricing_and_gamma_take_job_ids():
     assert len(configs(inst, "job-1")) == len(configs(inst, "job-2"))
     assert columns(inst, "job-1") and useful_counts(inst, "job-1", 1, 0, 1) == ((1, 10),)
     assert a_mincost2(inst, "job-2", pr) is not None
-    with pytest.warns(DeprecationWarning, match="pass the job id 'job-1'"):
-        min_cost(inst, 1, pr)  # a position: still works, with the warning
+    with pytest.raises(InvalidOptionError, match=r"no job with id 1 .* job ids are \['job-2', 'job-1'\]"):
+        min_cost(inst, 1, pr)  # a position is no id: refused, naming the ids
     with pytest.raises(InvalidOptionError, match="no job with id 'job-9'"):
         min_cost(inst, "job-9", pr)
     # ids that are integers in another order than the positions: the id wins
