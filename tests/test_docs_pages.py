@@ -233,9 +233,11 @@ def _hook(name: str):
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_PAGES = [p for p in PAGES if p.is_relative_to(ROOT / "docs")]
+#: The formulations, on the site through the same hooks (their figures are written in as the pages').
+FORMULATIONS = sorted((ROOT / "formulations").glob("*.md"))
 
 
-@pytest.mark.parametrize("page", DOCS_PAGES, ids=_rel)
+@pytest.mark.parametrize("page", [*DOCS_PAGES, *FORMULATIONS], ids=_rel)
 def test_every_figure_a_page_names_is_measured_with_its_date(page):
     figures = _hook("docs_figures")
     text, problems, _ = figures.substitute(page.read_text(encoding="utf-8"), RESULTS, _rel(page))
@@ -246,7 +248,7 @@ def test_every_figure_a_page_names_is_measured_with_its_date(page):
 def test_no_page_readme_or_notebook_types_a_measured_figure_outside_the_sections_still_listed():
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
     known = _hook("optsched_docs").TYPED_KNOWN
-    pages = [*DOCS_PAGES, ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    pages = [*DOCS_PAGES, *FORMULATIONS, ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.ipynb"))]
     assert _hook("docs_figures").typed_problems(pages, ROOT, known) == []
 
 
@@ -511,3 +513,39 @@ def test_comparison_pictures_show_labels_of_at_least_9_points_at_the_pages_width
         small[name] = [(round(pt, 1), text[:30]) for pt, text in _shown_label_sizes(ax.figure) if pt < MIN_LABEL_PT]
         plt.close(ax.figure)
     assert small == {k: [] for k in small}
+
+
+def test_a_papers_figure_is_marked_as_the_papers_and_a_new_figure_in_a_listed_section_fails(tmp_path):
+    figures = _hook("docs_figures")
+    text = (
+        "# F\n"
+        "Table 2 of the paper: 13.6x the baseline, 136 s <!-- paper -->\n"
+        "a 60 s limit <!-- not measured -->\n"
+        "## Findings\n"
+        "our replay took 40 s\n"
+        "and 2 min more\n"
+    )
+    (tmp_path / "formulations").mkdir()
+    page = tmp_path / "formulations" / "f.md"
+    page.write_text(text, encoding="utf-8")
+    # the marked lines are left out; the two typed figures are reported
+    assert [p.split(":")[1] for p in figures.typed_figures(text, "f.md")] == ["5", "6"]
+    check = figures.typed_problems
+    assert check([page], tmp_path, {"formulations/f.md": {"Findings": 2}}) == []
+    assert check([page], tmp_path, {"formulations/f.md": ("Findings",)}) == []
+    # one more figure in the listed section fails, naming it; one fewer asks to lower the count
+    page.write_text(text + "then 3 s\n", encoding="utf-8")
+    (more,) = check([page], tmp_path, {"formulations/f.md": {"Findings": 2}})
+    assert "the section 'Findings' types 3 figures, TYPED_KNOWN allows 2" in more and "'3 s'" in more
+    page.write_text(text.replace("and 2 min more\n", ""), encoding="utf-8")
+    assert check([page], tmp_path, {"formulations/f.md": {"Findings": 2}}) == [
+        "formulations/f.md: the section 'Findings' types 1 figures now, not 2: lower its count in TYPED_KNOWN"
+    ]
+    assert check([page], tmp_path, {"formulations/f.md": {"*": 1}}) == []
+
+
+def test_the_build_checks_the_formulations_for_typed_figures():
+    source = (HOOKS / "optsched_docs.py").read_text(encoding="utf-8")
+    assert 'p.parent == ROOT / "formulations"' in source  # the pages given to typed_problems
+    known = _hook("optsched_docs").TYPED_KNOWN if importlib.util.find_spec("mkdocs") else {}
+    assert _hook("docs_figures").typed_problems(FORMULATIONS, ROOT, known) == []

@@ -16,7 +16,7 @@ index (``0``). The same convention as ``python -m
 benchmarks``'s targets. Three more steps on a list: ``all(field=value)`` (``&`` as above) keeps
 every entry that matches, as a list; ``min(field)`` and ``max(field)`` are the least and greatest of
 that field over the list's entries, or a dict's values (``runs/all(n=32)/min(seconds)``;
-``phases.starting`` for a field of a field).
+``phases.starting`` for a field of a field; ``min()`` over a list of numbers).
 
 **Tables.** A line ``[[rows:<key>]]`` followed by a row template writes the template once per
 entry of the list (or dict) at ``<key>``; ``{path}`` and ``{path as format}`` in the template name a
@@ -42,10 +42,17 @@ the key and the command that measures it (:data:`COMMANDS`).
 **No typed figures** (:func:`typed_figures`): outside code and ``[[...]]``, a number followed by
 a time unit (``136 s``, ``40 minutes``, ``1.8 h``) or a ratio (``13.6x for``, ``3.6x the``) on a
 checked page is reported, so one run cannot be stated with two values ("6 min" in one section
-and "40 min" in another for one comparison). A figure that is not a measurement (a time limit,
-an input, a unit's range, the exact result of a worked example whose code the tests run) carries
-``<!-- not measured -->`` on its line. Pages and sections written before this check are listed
-in ``optsched_docs.TYPED_KNOWN`` and leave the list once converted.
+and "40 min" in another for one comparison). A line's figures that are no measurement of ours
+carry a comment on that line, which neither the site nor GitHub shows:
+
+- ``<!-- not measured -->`` (:data:`NOT_MEASURED`): a time limit, an input, a unit's range, the
+  exact result of a worked example whose code the tests run;
+- ``<!-- paper -->`` (:data:`PAPER`): quoted from a paper (its table, a theorem's constant, the
+  speedup it reports), not measured here.
+
+Pages and sections written before this check are listed in ``optsched_docs.TYPED_KNOWN`` with
+the number of figures they still type: a section that types more fails (a new figure is named or
+marked), one that types fewer fails until its count is lowered, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 #: ``[[fig:key]]``, ``[[fig:key as format]]``, ``[[when:key]]`` (no ``|``: it would split a
@@ -62,6 +69,8 @@ from pathlib import Path
 FIGURE = re.compile(r"\[\[(fig|when):([^\]\n]+?)(?: as ([^\]\s]+))?\]\]")
 #: The comment that marks a line's figures as not measured (a limit, an input, a range).
 NOT_MEASURED = "<!-- not measured -->"
+#: The comment that marks a line's figures as the paper's own (quoted, not measured here).
+PAPER = "<!-- paper -->"
 #: The command that writes each results file, for the message of a missing key.
 COMMANDS: dict[str, str] = {
     "compare": "python -m benchmarks.bench_compare --case CASE",
@@ -112,10 +121,12 @@ def _matches(row: object, step: str) -> bool:
     return isinstance(row, Mapping) and all(str(row.get(f)) == v for f, v in want)
 
 
-_AGGREGATE = re.compile(r"(min|max)\(([\w.-]+)\)")
+_AGGREGATE = re.compile(r"(min|max)\(([\w.-]*)\)")
 
 
 def _dotted(row: object, path: str) -> object:
+    if not path:  # min(), max(): over a list of numbers
+        return row
     for part in path.split("."):
         row = row.get(part) if isinstance(row, Mapping) else None
     return row
@@ -338,12 +349,18 @@ def substitute(text: str, results: Path, page: str, cache: dict | None = None) -
     return FIGURE.sub(repl, text), problems, stated
 
 
-def typed_figures(text: str, page: str, known_sections: tuple[str, ...] = ()) -> list[str]:
+def typed_figures(text: str, page: str, known_sections: Iterable[str] = ()) -> list[str]:
     """Each number with a time unit, or ratio, typed outside code and ``[[...]]`` on ``page``, as
-    ``page:line: ...``; lines marked :data:`NOT_MEASURED` and the sections titled in
-    ``known_sections`` (``"*"``: the whole page) are left out."""
+    ``page:line: ...``; lines marked :data:`NOT_MEASURED` or :data:`PAPER` and the sections titled
+    in ``known_sections`` (``"*"``: the whole page) are left out."""
+    known_sections = tuple(known_sections)
     if "*" in known_sections:
         return []
+    return [p for p, section in _typed(text, page) if section not in known_sections]
+
+
+def _typed(text: str, page: str) -> list[tuple[str, str]]:
+    """(problem, title of its section) of each typed figure of ``text``."""
     problems = []
     fenced = False
     section = ""
@@ -356,14 +373,17 @@ def typed_figures(text: str, page: str, known_sections: tuple[str, ...] = ()) ->
         if line.startswith("#"):
             section = re.sub(r"\s*\{[^}]*\}\s*$", "", line.lstrip("#").strip())
             continue
-        if section in known_sections or NOT_MEASURED in line:
+        if NOT_MEASURED in line or PAPER in line:
             continue
         plain = FIGURE.sub(" ", _CODE_SPAN.sub(" ", line))
         for m in TYPED.finditer(plain):
             problems.append(
-                f"{page}:{lineno}: the figure {m.group()!r} is typed: name its result "
-                f"([[fig:<file>/<path>]], read from benchmarks/results/), or mark the line "
-                f"{NOT_MEASURED} when it is not a measurement"
+                (
+                    f"{page}:{lineno}: the figure {m.group()!r} is typed: name its result "
+                    f"([[fig:<file>/<path>]], read from benchmarks/results/), or mark the line "
+                    f"{NOT_MEASURED} when it is not a measurement, {PAPER} when the paper states it",
+                    section,
+                )
             )
     return problems
 
@@ -383,10 +403,16 @@ def markdown_of(path: Path, rel: str) -> list[tuple[str, str]]:
     ]
 
 
-def typed_problems(pages: list[Path], root: Path, known: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """:func:`typed_figures` over ``pages`` (Markdown files and notebooks' markdown cells;
-    ``known``: page -> its sections left out, as in ``optsched_docs.TYPED_KNOWN``), and each entry
-    of ``known`` that leaves out nothing now."""
+def typed_problems(
+    pages: list[Path], root: Path, known: Mapping[str, Mapping[str, int] | tuple[str, ...]]
+) -> list[str]:
+    """:func:`typed_figures` over ``pages`` (Markdown files and notebooks' markdown cells).
+
+    ``known``: page -> the sections still left out, as in ``optsched_docs.TYPED_KNOWN``: either
+    ``{title: n}``, a section that still types exactly ``n`` figures (``"*"``: the whole page),
+    or a tuple of titles (any number). A section that types more than its count is reported (a
+    new typed figure), and so is each entry that leaves out fewer figures than it says (lower
+    it, or remove it when none is left)."""
     problems = []
     for path in sorted(pages):
         rel = path.relative_to(root).as_posix()
@@ -395,15 +421,26 @@ def typed_problems(pages: list[Path], root: Path, known: Mapping[str, tuple[str,
                 problems += typed_figures(cell, name)
             continue
         text = path.read_text(encoding="utf-8")
-        sections = known.get(rel, ())
-        problems += typed_figures(text, rel, sections)
-        for section in sections:
-            if section == "*":
-                stale = not typed_figures(text, rel)
-            else:
-                others = tuple(s for s in sections if s != section)
-                stale = len(typed_figures(text, rel, others)) == len(typed_figures(text, rel, sections))
-            if stale:
+        entry = known.get(rel, ())
+        counts = dict(entry) if isinstance(entry, Mapping) else dict.fromkeys(entry)
+        found = _typed(text, rel)
+        per_section: dict[str, list[str]] = {}
+        for problem, section in found:
+            per_section.setdefault("*" if "*" in counts else section, []).append(problem)
+        for section, listed in per_section.items():
+            if section not in counts:
+                problems += listed
+            elif counts[section] is not None and len(listed) > counts[section]:
                 where = "the page" if section == "*" else f"the section {section!r}"
+                problems.append(
+                    f"{rel}: {where} types {len(listed)} figures, TYPED_KNOWN allows {counts[section]}: "
+                    f"name the new one's result or mark it (the figures: {'; '.join(listed)})"
+                )
+        for section, count in counts.items():
+            n = len(per_section.get(section, []))
+            where = "the page" if section == "*" else f"the section {section!r}"
+            if n == 0:
                 problems.append(f"{rel}: {where} types no figure now: remove it from TYPED_KNOWN")
+            elif count is not None and n < count:
+                problems.append(f"{rel}: {where} types {n} figures now, not {count}: lower its count in TYPED_KNOWN")
     return problems
