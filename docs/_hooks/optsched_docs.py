@@ -98,7 +98,6 @@ TYPED_KNOWN: dict[str, dict[str, int]] = {
         "Heuristics (`optsched.rigid.list_schedule`)": 2,
         "The offered load of a workload on a cluster": 1,
     },
-    "formulations/sojourn.md": {"Solving and tolerances": 9},
 }
 
 _state: dict = {}
