@@ -82,6 +82,8 @@ COMMANDS: dict[str, str] = {
     "exact_bounds": "python -m benchmarks.bench_exact_bounds",
     "exact_frontier": "python -m benchmarks.bench_exact_frontier",
     "recorded": "no command: measured once by hand (each entry names its commit); re-measure with a benchmark",
+    "recorded_formulations": "no command: measured once by hand for formulations/ (each entry names its commit); "
+    "re-measure with a benchmark",
     "compare_openb": "optsched compare --trace openb --policies all --seeds 3 (timed by hand; see its note)",
 }
 _DATE_KEYS = ("measured", "date")

@@ -89,7 +89,6 @@ TYPED_KNOWN: dict[str, dict[str, int]] = {
         "Findings": 35,
         "Timings (`python benchmarks/bench_lazer.py`, 2 cores, quiet machine, 28 Nov 2026)": 2,
     },
-    "formulations/rarddls.md": {"Solving": 16, "Measured figures": 4},
     "formulations/rigid.md": {
         "Bounds: what each model proves, and why CP-SAT's stays trivial without help": 3,
         "Time limit: what the time-indexed back end builds": 5,
