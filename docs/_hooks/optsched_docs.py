@@ -89,14 +89,6 @@ TYPED_KNOWN: dict[str, dict[str, int]] = {
         "Findings": 35,
         "Timings (`python benchmarks/bench_lazer.py`, 2 cores, quiet machine, 28 Nov 2026)": 2,
     },
-    "formulations/rigid.md": {
-        "Bounds: what each model proves, and why CP-SAT's stays trivial without help": 3,
-        "Time limit: what the time-indexed back end builds": 5,
-        "Relax-and-repair: the time-indexed back end with single-server jobs": 13,
-        "Staged CP-SAT solve: probe first, LP bound only when needed": 6,
-        "Heuristics (`optsched.rigid.list_schedule`)": 2,
-        "The offered load of a workload on a cluster": 1,
-    },
 }
 
 _state: dict = {}
