@@ -70,11 +70,6 @@ KNOWN_FAILURES: dict[str, str] = {}
 #: build (a new figure), one that types fewer fails until its count is lowered, and a converted
 #: section leaves this list, so the list only shrinks.
 TYPED_KNOWN: dict[str, dict[str, int]] = {
-    "formulations/asrpt.md": {
-        "Bounds of the exact models of Problem (8)": 7,
-        "Findings": 15,
-        "Summary and measured figures": 23,
-    },
     "formulations/elastic.md": {
         "Measured (2 cores, HiGHS 1 thread, 60 s limit)": 4,
         "Baselines": 11,
