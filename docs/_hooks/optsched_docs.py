@@ -77,13 +77,7 @@ TYPED_KNOWN: dict[str, dict[str, int]] = {
         "Measured": 23,
         "The A_online readings beside the lower bound": 1,
         "Measured (full form, 3 seeds; `python benchmarks/bench_elastic.py --only sec7_repro,sec7_defaults`)": 5,
-    },
-    "formulations/lazer.md": {
-        "The deferral predictor (`optsched/lazer/predictor.py`, `GPDeferral`)": 2,
-        "Helios log": 1,
-        "Findings": 35,
-        "Timings (`python benchmarks/bench_lazer.py`, 2 cores, quiet machine, 28 Nov 2026)": 2,
-    },
+    }
 }
 
 _state: dict = {}
