@@ -69,16 +69,7 @@ KNOWN_FAILURES: dict[str, str] = {}
 #: the whole page) and how many figures each still types. A section that types more fails the
 #: build (a new figure), one that types fewer fails until its count is lowered, and a converted
 #: section leaves this list, so the list only shrinks.
-TYPED_KNOWN: dict[str, dict[str, int]] = {
-    "formulations/elastic.md": {
-        "Measured (2 cores, HiGHS 1 thread, 60 s limit)": 4,
-        "Baselines": 11,
-        "Tested": 5,
-        "Measured": 23,
-        "The A_online readings beside the lower bound": 1,
-        "Measured (full form, 3 seeds; `python benchmarks/bench_elastic.py --only sec7_repro,sec7_defaults`)": 5,
-    }
-}
+TYPED_KNOWN: dict[str, dict[str, int]] = {}
 
 _state: dict = {}
 
