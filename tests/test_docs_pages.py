@@ -549,3 +549,13 @@ def test_the_build_checks_the_formulations_for_typed_figures():
     assert 'p.parent == ROOT / "formulations"' in source  # the pages given to typed_problems
     known = _hook("optsched_docs").TYPED_KNOWN if importlib.util.find_spec("mkdocs") else {}
     assert _hook("docs_figures").typed_problems(FORMULATIONS, ROOT, known) == []
+
+
+def test_min_and_max_without_a_field_read_a_list_of_numbers(tmp_path):
+    figures = _hook("docs_figures")
+    (tmp_path / "r.json").write_text(
+        json.dumps({"rows": [{"n": 12, "runtimes": [27.3, 54.67, 19.44]}]}), encoding="utf-8"
+    )
+    text = "took [[fig:r/rows/n=12/runtimes/min() as .0f]]-[[fig:r/rows/n=12/runtimes/max() as .0f]] s"
+    out, problems, _ = figures.substitute(text, tmp_path, "p.md")
+    assert (out, problems) == ("took 19-55 s", [])
