@@ -50,6 +50,10 @@ carry a comment on that line, which neither the site nor GitHub shows:
 - ``<!-- paper -->`` (:data:`PAPER`): quoted from a paper (its table, a theorem's constant, the
   speedup it reports), not measured here.
 
+A figure measured once by hand, which no benchmark writes, is an entry of ``recorded.json``
+(pages under docs/) or ``recorded_formulations.json`` (formulations/) naming the commit that
+first stated it, until a benchmark measures it.
+
 Pages and sections written before this check are listed in ``optsched_docs.TYPED_KNOWN`` with
 the number of figures they still type: a section that types more fails (a new figure is named or
 marked), one that types fewer fails until its count is lowered, so the list only shrinks.
