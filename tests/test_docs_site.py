@@ -514,3 +514,29 @@ def test_the_build_fails_on_each_problem_but_the_known_ones(caplog):
     assert "c.md:1: new problem" in warnings
     assert any("remove it from KNOWN_FAILURES" in w and "(stale)" in w for w in warnings)
     assert not any("a.md:3" in w for w in warnings) and any("fixed elsewhere" in i for i in infos)
+
+
+def test_the_gallery_check_names_a_picture_whose_text_shows_below_9_points(tmp_path):
+    """docs_gallery.small_text reads each PNG's recorded text size (optsched.plot.save_figure):
+    a wide picture shrunk into the page's column is named with its shown size, a picture of
+    another writer is named as not checkable, a readable one passes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from optsched.plot.files import save_figure
+    from optsched.plot.style import FIGURE_WIDTH, readable
+
+    gallery = _hook_module("docs_gallery")
+    wide = Figure(figsize=(15, 4))
+    wide.add_subplot().set_xlabel("jobs", fontsize=10)
+    save_figure(wide, tmp_path, "wide", formats=("png",))
+    fine = Figure(figsize=(FIGURE_WIDTH, 4))
+    readable(fine.add_subplot())
+    save_figure(fine, tmp_path, "fine", formats=("png",))
+    fine.savefig(tmp_path / "plain.png")
+    found = gallery.small_text(tmp_path)
+    assert len(found) == 2, found
+    assert found[0].startswith("plain.png records no text size")
+    assert found[1].startswith("wide.png: its smallest text (10 pt, 1800 px wide) is shown at 4.7 pt")
