@@ -293,16 +293,26 @@ def test_no_block_is_cut_off_at_a_phones_width(phone_pages):
 
 
 def test_pictures_are_shown_as_wide_as_the_label_check_assumes(pages):
-    """tests/test_docs_pages.py checks the comparison pictures' labels as shown CONTENT_PX wide: the
-    gallery's article is at least that wide at 1,280 px, and a picture wider than it is shrunk to
-    it, never further."""
-    from tests.test_docs_pages import CONTENT_PX, DPI
+    """The label checks (optsched.plot.style: the gallery's build check, the notebooks' record,
+    tests/test_docs_pages.py) take a picture as shown at its natural width or shrunk to a column
+    of PAGE_WIDTH_PX (NOTEBOOK_WIDTH_PX in a notebook's output) at 1,280 px: the columns are at
+    least that wide, and no picture of the site is shown narrower than that (two a row, say)."""
+    from optsched.plot.style import NOTEBOOK_WIDTH_PX, PAGE_WIDTH_PX
+    from tests.test_docs_pages import CONTENT_PX
 
-    gallery = pages["gallery/"]
-    assert gallery["content_width"] >= CONTENT_PX
-    for src, scale in gallery["image_scales"]:
-        if src.endswith(".png") and "compare/" in src:
-            assert scale * 7 * DPI >= CONTENT_PX - 1, (src, scale)  # a 7-inch picture fills the width
+    assert CONTENT_PX <= PAGE_WIDTH_PX
+    narrow = {}
+    for page, s in pages.items():
+        if not s.get("image_widths"):
+            continue
+        assert s["content_width"] >= PAGE_WIDTH_PX, page
+        for src, natural, shown, column in s["image_widths"]:
+            in_output = column < s["content_width"] - 1  # inside a notebook's output area
+            least = NOTEBOOK_WIDTH_PX if in_output else PAGE_WIDTH_PX
+            assert column >= least - 1, (page, src[-40:], column)
+            if shown < min(natural, least) - 1:
+                narrow.setdefault(page, []).append((src[-40:], natural, round(shown)))
+    assert narrow == {}, narrow
 
 
 def test_the_404_page_works_under_the_sites_path(server, chromium, tmp_path):
