@@ -144,3 +144,28 @@ def test_the_gantt_file_of_verify_plot_shows_its_texts_at_9_points_or_more(tmp_p
     )
     size, dpi, width = png_text_size(png)
     assert size is not None and size * shown_scale(width / dpi, dpi=dpi) >= MIN_SHOWN_PT
+
+
+def test_the_other_plotting_functions_show_their_texts_at_9_points_or_more_at_their_default_size():
+    """SimResult.plot_cdf / plot_utilization and plot_rank_vs_n, on their own figure, shown inline
+    in a notebook and as a file on a page."""
+    import pandas as pd
+
+    from optsched.core import Cluster, Job
+    from optsched.experiments.sojourn import plot_rank_vs_n
+    from optsched.sim import simulate
+
+    jobs = [Job(id=str(i), arrival=float(i), work=10.0 + i, gpus=1 + i % 2) for i in range(8)]
+    res = simulate(Cluster.homogeneous(2, 2), jobs, "srtf")
+    ranks = pd.DataFrame(
+        {"set": [1, 1, 5, 5], "N": [3, 6, 3, 6], "rank_ratio_mean": [1.1, 1.05, 1.2, 1.1]}
+        | {"ci_lo": [1.05, 1.0, 1.1, 1.05], "ci_hi": [1.2, 1.1, 1.3, 1.2]}
+    )
+    for name, ax in (
+        ("plot_cdf", res.plot_cdf()),
+        ("plot_utilization", res.plot_utilization()),
+        ("plot_rank_vs_n", plot_rank_vs_n(ranks)),
+    ):
+        for where, shown in SHOWN_AT.items():
+            assert too_small(ax.figure, **shown) == [], (name, where)
+        plt.close(ax.figure)
