@@ -567,26 +567,33 @@ def plot_scaling(out: Path | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.8))
+    from optsched.plot.files import save_figure
+    from optsched.plot.style import PANELS_WIDTH, TEXT_SIZE, readable
+
+    # as wide as a page's text column shows without shrinking the labels below 9 pt
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(PANELS_WIDTH, 4.2))
     for (engine, (n, t, ev)), color in zip(series.items(), ("tab:blue", "tab:red"), strict=False):
         slope = np.polyfit(np.log10(n), np.log10(t), 1)[0]
-        ax.loglog(n, t, "o-", color=color, label=f"{engine} (time ~ jobs^{slope:.2f})")
-        ax2.semilogx(n, 1e6 * t / ev, "o-", color=color, label=f"{engine}: µs per event")
+        ax.loglog(n, t, "o-", color=color, label=f"{engine}\n(time ~ jobs^{slope:.2f})")
+        ax2.semilogx(n, 1e6 * t / ev, "o-", color=color, label=engine)
     n0 = min(s[0][0] for s in series.values())
     n1 = max(s[0][-1] for s in series.values())
     ax.loglog([n0, n1], [0.1 * n0 / 1e4, 0.1 * n1 / 1e4], ":", color="black", label="linear")
     ax.set_xlabel("jobs")
     ax.set_ylabel("simulation time (s, wall)")
     ax.set_title("SRTF, 750 x 8 GPUs, load 1.0")
-    ax.legend(fontsize=7)
+    ax.legend(loc="lower right")
     ax2.set_xlabel("jobs")
+    ax2.set_ylabel("µs per event")
     ax2.set_yscale("log")
     ax2.set_title("per event")
-    ax2.legend(fontsize=7)
-    fig.suptitle("optsched.sim on 2 shared cores (benchmarks/results/sim.json)", fontsize=9)
+    ax2.legend()
+    readable(ax)
+    readable(ax2)
+    fig.suptitle("optsched.sim on 2 shared cores\n(benchmarks/results/sim.json)", fontsize=TEXT_SIZE)
     fig.tight_layout()
     out = out or Path(__file__).resolve().parents[1] / "docs" / "sim-scaling.png"
-    fig.savefig(out, dpi=110)
+    save_figure(fig, out.parent, out.stem, formats=("png",))
     print(f"wrote {out}")
     return 0
 

@@ -87,6 +87,12 @@ PAGE_STATS = r"""
     // at f * scale * d / 72 CSS px)
     image_scales: imgs.filter(i => i.complete && i.naturalWidth > 0)
       .map(i => [(i.getAttribute("src") || "").slice(-80), i.getBoundingClientRect().width / i.naturalWidth]),
+    // each picture's drawn (natural) and shown width, CSS px, and the width of the column it sits
+    // in (a notebook's output area, a card, the article): optsched.plot.style's label check
+    // assumes a picture is shown at its natural width or at its column's, never narrower
+    image_widths: imgs.filter(i => i.complete && i.naturalWidth > 0)
+      .map(i => [(i.getAttribute("src") || "").slice(-80), i.naturalWidth, i.getBoundingClientRect().width,
+                 (i.closest(".jp-OutputArea-output") || main).getBoundingClientRect().width]),
     content_width: main.getBoundingClientRect().width,
     notebook_cells: main.querySelectorAll(".jp-Cell").length,
     notebook_outputs: main.querySelectorAll(".jp-OutputArea-output").length,

@@ -293,16 +293,26 @@ def test_no_block_is_cut_off_at_a_phones_width(phone_pages):
 
 
 def test_pictures_are_shown_as_wide_as_the_label_check_assumes(pages):
-    """tests/test_docs_pages.py checks the comparison pictures' labels as shown CONTENT_PX wide: the
-    gallery's article is at least that wide at 1,280 px, and a picture wider than it is shrunk to
-    it, never further."""
-    from tests.test_docs_pages import CONTENT_PX, DPI
+    """The label checks (optsched.plot.style: the gallery's build check, the notebooks' record,
+    tests/test_docs_pages.py) take a picture as shown at its natural width or shrunk to a column
+    of PAGE_WIDTH_PX (NOTEBOOK_WIDTH_PX in a notebook's output) at 1,280 px: the columns are at
+    least that wide, and no picture of the site is shown narrower than that (two a row, say)."""
+    from optsched.plot.style import NOTEBOOK_WIDTH_PX, PAGE_WIDTH_PX
+    from tests.test_docs_pages import CONTENT_PX
 
-    gallery = pages["gallery/"]
-    assert gallery["content_width"] >= CONTENT_PX
-    for src, scale in gallery["image_scales"]:
-        if src.endswith(".png") and "compare/" in src:
-            assert scale * 7 * DPI >= CONTENT_PX - 1, (src, scale)  # a 7-inch picture fills the width
+    assert CONTENT_PX <= PAGE_WIDTH_PX
+    narrow = {}
+    for page, s in pages.items():
+        if not s.get("image_widths"):
+            continue
+        assert s["content_width"] >= PAGE_WIDTH_PX, page
+        for src, natural, shown, column in s["image_widths"]:
+            in_output = column < s["content_width"] - 1  # inside a notebook's output area
+            least = NOTEBOOK_WIDTH_PX if in_output else PAGE_WIDTH_PX
+            assert column >= least - 1, (page, src[-40:], column)
+            if shown < min(natural, least) - 1:
+                narrow.setdefault(page, []).append((src[-40:], natural, round(shown)))
+    assert narrow == {}, narrow
 
 
 def test_the_404_page_works_under_the_sites_path(server, chromium, tmp_path):
@@ -514,3 +524,110 @@ def test_the_build_fails_on_each_problem_but_the_known_ones(caplog):
     assert "c.md:1: new problem" in warnings
     assert any("remove it from KNOWN_FAILURES" in w and "(stale)" in w for w in warnings)
     assert not any("a.md:3" in w for w in warnings) and any("fixed elsewhere" in i for i in infos)
+
+
+def test_the_gallery_check_names_a_picture_whose_text_shows_below_9_points(tmp_path):
+    """docs_gallery.small_text reads each PNG's recorded text size (optsched.plot.save_figure):
+    a wide picture shrunk into the page's column is named with its shown size, a picture of
+    another writer is named as not checkable, a readable one passes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from optsched.plot.files import save_figure
+    from optsched.plot.style import FIGURE_WIDTH, readable
+
+    gallery = _hook_module("docs_gallery")
+    wide = Figure(figsize=(15, 4))
+    wide.add_subplot().set_xlabel("jobs", fontsize=10)
+    save_figure(wide, tmp_path, "wide", formats=("png",))
+    fine = Figure(figsize=(FIGURE_WIDTH, 4))
+    readable(fine.add_subplot())
+    save_figure(fine, tmp_path, "fine", formats=("png",))
+    fine.savefig(tmp_path / "plain.png")
+    found = gallery.small_text(tmp_path)
+    assert len(found) == 2, found
+    assert found[0].startswith("plain.png records no text size")
+    assert found[1].startswith("wide.png: its smallest text (10 pt, 1800 px wide) is shown at 4.7 pt")
+
+
+def _notebook_with_run(tmp_path: Path, run: dict) -> tuple[Path, list[int]]:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# T"]},
+        {"cell_type": "code", "metadata": {}, "source": ["plot()"], "outputs": [], "execution_count": 1},
+        {"cell_type": "code", "metadata": {}, "source": ["plot()"], "outputs": [], "execution_count": 2},
+    ]
+    for c in cells[1:]:
+        c["outputs"] = [{"output_type": "display_data", "data": {"image/png": "AA"}, "metadata": {}}]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    (tmp_path / "nb.run.json").write_text(json.dumps(run))
+    starts = [n for n, line in enumerate(path.read_text().split("\n"), 1) if '"cell_type":' in line]
+    return path, starts
+
+
+def test_a_notebook_picture_shown_below_9_points_and_a_long_run_are_reported(tmp_path):
+    """From the record run_notebook.py writes: a 1,200-px picture at 100 dpi with 10-pt text is
+    shrunk into the 584-px output column, 10 * 100/96 * 584/1200 = 5.1 pt (cell 3's); a 600-px
+    one is shown nearly whole, 10.1 pt (cell 2's, fine); a run over MAX_SECONDS is named."""
+    nbs = _hook_module("docs_notebooks")
+    run = {
+        "seconds": nbs.MAX_SECONDS + 1,
+        "figures": [
+            {"count": 1, "dpi": 100.0, "width_px": 600, "texts": [[10.0, "fine"]]},
+            {"count": 2, "dpi": 100.0, "width_px": 1200, "texts": [[10.0, "jobs"], [12.0, "title"]]},
+        ],
+    }
+    path, starts = _notebook_with_run(tmp_path, run)
+    found = nbs.output_problems(path, path, "notebooks/nb.ipynb")
+    assert len(found) == 2, found
+    assert found[0].startswith(f"notebooks/nb.ipynb:{starts[2]}: cell 3 shows a picture whose smallest text ('jobs'")
+    assert "is shown at 5.1 pt in the page's 584-px column" in found[0]
+    assert found[1].startswith(f"notebooks/nb.ipynb: ran {nbs.MAX_SECONDS + 1} s when the site was built")
+    run["seconds"] = nbs.MAX_SECONDS - 1
+    run["figures"].pop()
+    path, _ = _notebook_with_run(tmp_path, run)
+    assert nbs.output_problems(path, path, "notebooks/nb.ipynb") == []
+
+
+def test_running_a_notebook_records_each_picture_it_shows_and_its_time(tmp_path):
+    """run_notebook.py, on a notebook of two plots (one shown by plt.show(), one flushed at the
+    cell's end) and a figure only saved to a file: two records, each with its cell's count, its
+    smallest text and its width in pixels."""
+    pytest.importorskip("nbclient")
+    cells = [
+        "import matplotlib.pyplot as plt\n"
+        "fig, ax = plt.subplots(figsize=(12, 3))\nax.set_xlabel('wide', fontsize=7)\nplt.show()",
+        "fig, ax = plt.subplots(figsize=(4, 3))\nax.set_xlabel('narrow', fontsize=11)\nax.tick_params(labelsize=11)",
+        "fig, ax = plt.subplots(figsize=(4, 3))\nax.set_xlabel('saved', fontsize=3)\n"
+        "fig.savefig('saved.png')\nplt.close(fig)",
+    ]
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "src").mkdir()
+    src = tmp_path / "src" / "nb.ipynb"
+    src.write_text(json.dumps(nb))
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # Agg would show nothing
+    out = subprocess.run(
+        [sys.executable, str(HOOKS / "run_notebook.py"), str(src), str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    run = json.loads((tmp_path / "out" / "nb.run.json").read_text())
+    assert run["seconds"] > 0
+    shown = [(f["count"], f["texts"][0][0]) for f in run["figures"]]
+    assert shown == [(1, 7.0), (2, 11.0)], run["figures"]  # not the saved one's 3 pt
+    assert run["figures"][0]["texts"][0][1] == "wide"
+    assert run["figures"][0]["width_px"] > run["figures"][1]["width_px"]
+    executed = json.loads((tmp_path / "out" / "nb.ipynb").read_text())
+    assert [c["execution_count"] for c in executed["cells"]] == [1, 2, 3]  # the counts the record names

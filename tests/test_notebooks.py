@@ -42,3 +42,28 @@ def test_notebook_shows_its_plots_and_is_stripped(nb):
     for c in json.loads(nb.read_text())["cells"]:
         if c["cell_type"] == "code":
             assert c["outputs"] == [] and c["execution_count"] is None, f"{nb.name}: outputs not stripped"
+
+
+def _hook(name: str):
+    import importlib.util
+    import sys
+
+    hooks = ROOT / "docs" / "_hooks"
+    if str(hooks) not in sys.path:
+        sys.path.insert(0, str(hooks))
+    spec = importlib.util.spec_from_file_location(name, hooks / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_readme_types_no_runtime_and_states_the_bound_the_build_checks():
+    """notebooks/README.md is read on GitHub, where no measured figure is substituted: it states
+    no time of its own, only the bound the site's build checks on every run (MAX_SECONDS)."""
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    figures = _hook("docs_figures")
+    notebooks = _hook("docs_notebooks")
+    text = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert figures.typed_figures(text, "notebooks/README.md") == []
+    words = {60: "a minute", 120: "two minutes", 180: "three minutes", 300: "five minutes"}
+    assert f"runs in well under {words[notebooks.MAX_SECONDS]}" in " ".join(text.split())

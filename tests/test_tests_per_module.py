@@ -21,7 +21,6 @@ NAMED = re.compile(r"``(tests/[\w/]+\.py)``")
 #: leaves it). A command's docstring is its ``--help`` text, so it cannot carry the line: those
 #: wait for a test module of their own (``tests/commands/test_<command>.py``).
 NOT_YET = {
-    "optsched/plot/files.py",
     "optsched/commands/compare.py",
     "optsched/commands/data.py",
     "optsched/commands/demo.py",

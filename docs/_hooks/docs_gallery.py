@@ -90,7 +90,8 @@ def jobs(root: Path) -> list[Job]:
 
 
 def problems(outcomes: list[Outcome]) -> list[str]:
-    """A command that failed, warned that a figure could not be drawn, or drew nothing."""
+    """A command that failed, warned that a figure could not be drawn, drew nothing, or drew a
+    picture whose smallest text is shown below 9 pt (:func:`small_text`)."""
     out = []
     for o in outcomes:
         if not o.job.name.startswith("gallery:"):
@@ -104,6 +105,31 @@ def problems(outcomes: list[Outcome]) -> list[str]:
             out.append(f"gallery: {o.job.name.split(':', 1)[1]}: {line.strip()}")
         if not list(o.out.glob("*.png")):
             out.append(f"gallery: {o.job.name.split(':', 1)[1]} drew no picture in {o.out}")
+        out += [f"gallery: {o.job.name.split(':', 1)[1]}: {p}" for p in small_text(o.out)]
+    return out
+
+
+def small_text(folder: Path) -> list[str]:
+    """Each picture of ``folder`` whose smallest text is shown below 9 pt on the gallery's page,
+    where every picture is shown at its natural size or shrunk to the text column
+    (``optsched.plot.style``), or that records no text size (not written by
+    ``optsched.plot.save_figure``, so not checkable)."""
+    from optsched.plot.files import png_text_size
+    from optsched.plot.style import MIN_SHOWN_PT, PAGE_WIDTH_PX, shown_scale
+
+    out = []
+    for png in sorted(folder.glob("*.png"), key=_natural):
+        size, dpi, width = png_text_size(png)
+        if size is None:
+            out.append(f"{png.name} records no text size: write it with optsched.plot.save_figure")
+            continue
+        shown = size * shown_scale(width / dpi, dpi=dpi, column_px=PAGE_WIDTH_PX)
+        if shown < MIN_SHOWN_PT:
+            out.append(
+                f"{png.name}: its smallest text ({size:g} pt, {width} px wide) is shown at {shown:.1f} pt "
+                f"in the page's {PAGE_WIDTH_PX}-px column: draw it narrower or its text larger "
+                f"(at least {MIN_SHOWN_PT:g} pt as shown)"
+            )
     return out
 
 
@@ -242,14 +268,14 @@ def markdown(outcomes: dict[str, Outcome], descriptions: dict[str, str]) -> str:
         if descriptions.get(name):
             parts.append(_escape(_paper_names(descriptions[name])) + "\n")
         parts.append(f"```bash\noptsched reproduce {name} --quick --out {name}/\n```\n")
-        cards = []  # two figures a row (Material's grid cards), each with its note and table
+        # one figure a row, as wide as the text (two a row would halve their labels), each with
+        # its note and table
         for png in sorted(o.out.glob("*.png"), key=_natural):
             stem = png.stem
             note = _paper_note(name, o.out, stem) if (o.out / f"{stem}.csv").exists() else []
             table = f"Table: [{stem}.csv](gallery/reproduce/{name}/{stem}.csv)."
             figure = _figure(o.out, f"gallery/reproduce/{name}", stem, f"{name}: {stem}")
-            cards.append(f"-   {figure}\n\n    {' '.join([*note, table])}\n")
-        parts.append('<div class="grid cards" markdown>\n\n' + "\n".join(cards) + "\n</div>\n")
+            parts.append(f"{figure}\n\n{' '.join([*note, table])}\n")
     o = outcomes.get("gallery:scaling")
     if o is not None and o.out is not None and (o.out / "sim-scaling.png").exists():
         parts.append("## How the simulator scales\n")

@@ -19,6 +19,10 @@ from docs_jobs import Job
 HERE = Path(__file__).resolve().parent
 #: Seconds one cell may run (the notebooks' own solves have time limits well below this).
 CELL_TIMEOUT = 600
+#: Seconds a whole notebook may take when the build runs it (two at a time, on a machine that may
+#: be busy): notebooks/README.md says each runs "in well under three minutes", and
+#: :func:`output_problems` fails the build on one that took longer.
+MAX_SECONDS = 180
 #: "10 · A-SRPT ..." / "20 - RAR ..." (a number prefix) and "(paper 000)" in a title.
 _NUMBER = re.compile(r"^\d\d\s*[·\-:]\s*")
 _PAPER_NO = re.compile(r"\s*\(paper \d{3}(?:,[^)]*)?\)")
@@ -54,7 +58,10 @@ def title(path: Path) -> str | None:
 def output_problems(executed: Path, source: Path, rel: str) -> list[str]:
     """What an executed notebook lacks for its page: a cell not run, an error shown, a cell that
     calls ``plt.show()`` without a picture, or no picture at all; each at the line of the
-    committed notebook (``source``, shown as ``rel``) where the cell starts."""
+    committed notebook (``source``, shown as ``rel``) where the cell starts. With the record
+    ``run_notebook.py`` writes beside it (``<name>.run.json``), also a picture whose smallest
+    text shows below 9 pt in the page's output column, and a run longer than
+    :data:`MAX_SECONDS`."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
     starts = [n for n, line in enumerate(source.read_text(encoding="utf-8").split("\n"), 1) if '"cell_type":' in line]
     problems = []
@@ -75,7 +82,40 @@ def output_problems(executed: Path, source: Path, rel: str) -> list[str]:
             problems.append(f"{at}: cell {k} calls plt.show() but shows no picture")
     if images == 0:
         problems.append(f"{rel}: no picture on the page (every notebook draws at least one plot)")
+    run = executed.with_name(f"{executed.stem}.run.json")
+    if run.exists():
+        problems += _run_problems(json.loads(run.read_text(encoding="utf-8")), nb, starts, rel)
     return problems
+
+
+def _run_problems(run: dict, nb: dict, starts: list[int], rel: str) -> list[str]:
+    """A picture whose smallest text is shown below 9 pt (inline pictures are shown at their
+    size, or shrunk to the output column: ``optsched.plot.style``), a run over MAX_SECONDS."""
+    from optsched.plot.style import MIN_SHOWN_PT, NOTEBOOK_WIDTH_PX, shown_scale
+
+    counts = {c.get("execution_count"): k for k, c in enumerate(nb.get("cells", []), 1) if c.get("cell_type") == "code"}
+    out = []
+    for fig in run.get("figures", []):
+        if not fig.get("texts"):
+            continue
+        size, text = fig["texts"][0]
+        dpi, width = fig["dpi"], fig["width_px"]
+        shown = size * shown_scale(width / dpi, dpi=dpi, column_px=NOTEBOOK_WIDTH_PX)
+        if shown < MIN_SHOWN_PT:
+            k = counts.get(fig.get("count"))
+            at = f"{rel}:{starts[k - 1] if k and k - 1 < len(starts) else 1}"
+            out.append(
+                f"{at}: cell {k} shows a picture whose smallest text ({text!r}, {size:g} pt, {width} px "
+                f"wide at {dpi:g} dpi) is shown at {shown:.1f} pt in the page's {NOTEBOOK_WIDTH_PX}-px "
+                f"column: draw it narrower (figsize) or its text larger (at least {MIN_SHOWN_PT:g} pt as shown)"
+            )
+    seconds = run.get("seconds")
+    if seconds is not None and seconds > MAX_SECONDS:
+        out.append(
+            f"{rel}: ran {seconds:.0f} s when the site was built; notebooks/README.md says each runs in "
+            f"under {MAX_SECONDS // 60} minutes: make it faster, or change both (MAX_SECONDS and the README)"
+        )
+    return out
 
 
 def download_html(name: str) -> str:

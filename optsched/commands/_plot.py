@@ -42,11 +42,12 @@ def write_gantt(instance: Any, schedule: Any, stem: Path, *, title: str) -> list
 
     # deferred: ``optsched --help`` imports every command and loads no NumPy, pandas or matplotlib
     from optsched.plot import plot_schedule, save_figure
+    from optsched.plot.style import FIGURE_WIDTH
 
     cluster = getattr(instance, "cluster", None)
     if hasattr(schedule, "gantt_schedule"):  # a kind's own schedule (elastic): as run segments; its
         schedule, cluster = schedule.gantt_schedule(instance), None  # servers have resources, not GPU rows
     n_servers = cluster.n_servers if cluster is not None else len(getattr(instance, "servers", ())) or 1
-    fig = Figure(figsize=(9, 1.4 + 0.9 * n_servers))
+    fig = Figure(figsize=(FIGURE_WIDTH, 1.4 + 0.9 * n_servers))
     plot_schedule(schedule, cluster, ax=fig.add_subplot(), title=title)
     return save_figure(fig, stem.parent, stem.name, formats=FORMATS)

@@ -32,6 +32,7 @@ from typing import Any
 
 from optsched.exceptions import OptschedWarning
 from optsched.plot.files import save_figure
+from optsched.plot.style import FIGURE_WIDTH, PANELS_WIDTH, TEXT_SIZE, readable
 
 __all__ = ["Plot", "FIGURES", "figure_spec", "figure_for", "draw", "write_table_figure"]
 
@@ -277,9 +278,12 @@ def draw(df: Any, spec: Plot | tuple[Plot, ...]):
     from matplotlib.figure import Figure
 
     panels = _panels(df, spec)
-    ncols = min(3, max(1, len(panels)))
+    # at most two panels a row, the picture no wider than a page's column shows it without
+    # shrinking its labels below 9 pt (optsched.plot.style)
+    ncols = min(2, max(1, len(panels)))
     nrows = math.ceil(len(panels) / ncols) if panels else 1
-    fig = Figure(figsize=(5.0 * ncols, 3.6 * nrows))
+    fig = Figure(figsize=(PANELS_WIDTH if ncols > 1 else FIGURE_WIDTH, 3.4 * nrows))
+    legends = []
     for k, (plot, d, title) in enumerate(panels):
         ax = fig.add_subplot(nrows, ncols, k + 1)
         series = _series(plot, d)
@@ -304,14 +308,36 @@ def draw(df: Any, spec: Plot | tuple[Plot, ...]):
         values = [v for s in series for v in s["y"] if not math.isnan(v)]
         if plot.logy and values and min(values) > 0:
             ax.set_yscale("log")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TEXT_SIZE)
         ax.set_xlabel(plot.xlabel or plot.x)
         ax.set_ylabel(plot.ylabel or (plot.y if isinstance(plot.y, str) else ""))
         if len(series) > 1 or any(s["paper"] is not None for s in series):
-            ax.legend(fontsize=7)
+            legends.append(ax)
         ax.grid(alpha=0.3)
-    fig.tight_layout()  # once here: a layout engine would redo it for every file written
+        readable(ax)
+    _legends(fig, legends)
     return fig
+
+
+def _legends(fig: Any, axes: list[Any]) -> None:
+    """One legend under the panels when every panel names the same series, or one panel names
+    more than four (it would cover the lines otherwise), else one legend per panel; then the
+    layout, once (a layout engine would redo it for every file written)."""
+    entries = [ax.get_legend_handles_labels() for ax in axes]
+    same = len(axes) > 1 and all(labels == entries[0][1] for _, labels in entries)
+    if same or (len(axes) == 1 and len(entries[0][1]) > 4):
+        handles, labels = entries[0]
+        ncol = min(3, len(labels))
+        rows = math.ceil(len(labels) / ncol)
+        extra = 0.3 * rows + 0.2  # inches of legend under the panels
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height + extra)
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=TEXT_SIZE, frameon=False)
+        fig.tight_layout(rect=(0, extra / (height + extra), 1, 1))
+        return
+    for ax in axes:
+        ax.legend(fontsize=TEXT_SIZE)
+    fig.tight_layout()
 
 
 def write_table_figure(reproduction: str, name: str, df: Any, out_dir: str | Path) -> list[Path]:

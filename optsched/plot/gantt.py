@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from optsched.plot.occupancy import cluster_shape
+from optsched.plot.style import FIGURE_WIDTH, TEXT_SIZE, readable
 
 __all__ = ["plot_schedule"]
 
@@ -49,7 +50,7 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
     n_srv, cap = cluster_shape(schedule, cluster)
     jobs = sorted((j for j, _ in schedule.items()), key=str)
     if ax is None:
-        _, ax = plt.subplots(figsize=(9, 1.2 + 0.9 * n_srv))
+        _, ax = plt.subplots(figsize=(FIGURE_WIDTH, 1.2 + 0.9 * n_srv))
     cmap = plt.get_cmap("tab10" if len(jobs) <= 10 else "tab20")
     colour = {j: cmap(i % cmap.N) for i, j in enumerate(jobs)}
     busy: list[list[float]] = [[-float("inf")] * cap[m] for m in range(n_srv)]
@@ -78,7 +79,7 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
                     edgecolor="red" if over else "black",
                     linewidth=1.5 if over else 0.5,
                 )
-            ax.text(a + (b - a) / 2, (min(ys) + max(ys) + h) / 2, str(j), ha="center", va="center", fontsize=8)
+            ax.text(a + (b - a) / 2, (min(ys) + max(ys) + h) / 2, str(j), ha="center", va="center", fontsize=TEXT_SIZE)
     ax.set_yticks([i + 0.5 for i in range(n_srv)])
     ax.set_yticklabels([f"server {i}" for i in range(n_srv)])
     ax.set_xlabel("time (s)")
@@ -87,5 +88,6 @@ def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: 
         ax.axhline(i, color="grey", linewidth=0.5)
     if title:
         ax.set_title(title)
+    readable(ax)
     ax.figure.tight_layout()
     return ax

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from optsched.plot.occupancy import cluster_shape, usage_steps
+from optsched.plot.style import FIGURE_WIDTH, readable
 
 __all__ = ["plot_usage"]
 
@@ -39,7 +40,7 @@ def plot_usage(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str
     n_srv, cap = cluster_shape(schedule, cluster)
     times, use = usage_steps(schedule, n_srv)
     if ax is None:
-        _, ax = plt.subplots(figsize=(9, 3))
+        _, ax = plt.subplots(figsize=(FIGURE_WIDTH, 3))
     colours = plt.get_cmap("tab10")
     for m in range(n_srv):
         ax.step(times, use[:, m] if len(times) else [], where="post", label=f"server {m}", color=colours(m % 10))
@@ -49,8 +50,9 @@ def plot_usage(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str
     ax.set_xlabel("time (s)")
     ax.set_ylabel("GPUs in use")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper right")
     if title:
         ax.set_title(title)
+    readable(ax)
     ax.figure.tight_layout()
     return ax

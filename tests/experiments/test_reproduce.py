@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.cli import main
 from optsched.experiments.figures import FIGURES, figure_spec
@@ -69,3 +71,41 @@ def test_every_figure_is_named_after_a_table_of_its_reproduction():
             assert key.startswith(
                 ("fig", "table", "sojourn_", "slowdown", "sensitivity", "deferral", "testbed", "base_")
             ), key
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    panels=st.integers(1, 5),
+    series=st.integers(1, 9),
+    kind=st.sampled_from(["lines", "bars"]),
+    paper=st.booleans(),
+)
+def test_a_reproductions_figure_shows_its_texts_at_9_points_or_more_on_the_gallery(panels, series, kind, paper):
+    """However many panels (one per facet value) and series (groups, each with the paper's
+    numbers beside it or not), every text shows at 9 pt or more once the gallery shows the
+    picture in its text column (optsched.plot.style)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from optsched.experiments.figures import Plot, draw
+    from optsched.plot.style import too_small
+
+    rows = [
+        {"panel": f"p{k}", "policy": f"policy-{g}", "load": x, "jct": 1.0 + g + x, "jct_paper": 2.0 + g}
+        for k in range(panels)
+        for g in range(series)
+        for x in (0.5, 0.7, 0.9)
+    ]
+    spec = Plot(
+        x="load",
+        y="jct",
+        kind=kind,
+        group="policy",
+        facet="panel",
+        paper="jct_paper" if paper else None,
+        title="mean JCT",
+    )
+    fig = draw(pd.DataFrame(rows), spec)
+    assert too_small(fig) == []

@@ -11,11 +11,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import optsched
 from optsched.core import Schedule
 from optsched.plot import plot_schedule, plot_usage, usage_steps
+from optsched.plot.files import png_text_size
 from optsched.plot.occupancy import cluster_shape
+from optsched.plot.style import (
+    DPI,
+    MIN_SHOWN_PT,
+    NOTEBOOK_DPI,
+    NOTEBOOK_WIDTH_PX,
+    PAGE_WIDTH_PX,
+    shown_scale,
+    too_small,
+)
 from optsched.rigid import list_schedule
 from optsched.verify import usage_profile
 from tests.strategies import rigid_instances
@@ -100,3 +111,61 @@ def test_cluster_shape_is_the_cluster_or_the_most_gpus_held(inst):
     assert n == use.shape[1] and cap == [max(1, int(x)) for x in use.max(axis=0)]
     assert all(c <= g for c, g in zip(cap, inst.cluster.gpus, strict=False))
     assert cluster_shape(Schedule(), None) == (1, [1])
+
+
+#: Where optsched's pictures are shown: a file on a page of the site, a notebook's inline output.
+SHOWN_AT = {
+    "page": {"dpi": DPI, "column_px": PAGE_WIDTH_PX},
+    "notebook": {"dpi": NOTEBOOK_DPI, "column_px": NOTEBOOK_WIDTH_PX},
+}
+
+
+@settings(max_examples=8, deadline=None)
+@given(inst=rigid_instances(max_jobs=6), titled=st.booleans())
+def test_every_plotting_function_shows_its_texts_at_9_points_or_more(inst, titled):
+    """plot_schedule and plot_usage on their own figure, shown at a page's and a notebook's
+    width: no tick, label, legend, title or job name below 9 pt (optsched.plot.style)."""
+    sched = list_schedule(inst, rule="wspt").schedule
+    for draw in (plot_schedule, plot_usage):
+        ax = draw(sched, inst, title="a title" if titled else None)
+        for where, shown in SHOWN_AT.items():
+            assert too_small(ax.figure, **shown) == [], (draw.__name__, where)
+        plt.close(ax.figure)
+
+
+def test_the_gantt_file_of_verify_plot_shows_its_texts_at_9_points_or_more(tmp_path):
+    """The picture ``optsched verify --plot`` writes, read back from the PNG as the gallery's
+    build check reads it."""
+    from optsched.commands._plot import write_gantt
+
+    inst = optsched.load_instance(optsched.toy_path("rigid-2x2-five"))
+    png = next(
+        p for p in write_gantt(inst, list_schedule(inst).schedule, tmp_path / "g", title="t") if p.suffix == ".png"
+    )
+    size, dpi, width = png_text_size(png)
+    assert size is not None and size * shown_scale(width / dpi, dpi=dpi) >= MIN_SHOWN_PT
+
+
+def test_the_other_plotting_functions_show_their_texts_at_9_points_or_more_at_their_default_size():
+    """SimResult.plot_cdf / plot_utilization and plot_rank_vs_n, on their own figure, shown inline
+    in a notebook and as a file on a page."""
+    import pandas as pd
+
+    from optsched.core import Cluster, Job
+    from optsched.experiments.sojourn import plot_rank_vs_n
+    from optsched.sim import simulate
+
+    jobs = [Job(id=str(i), arrival=float(i), work=10.0 + i, gpus=1 + i % 2) for i in range(8)]
+    res = simulate(Cluster.homogeneous(2, 2), jobs, "srtf")
+    ranks = pd.DataFrame(
+        {"set": [1, 1, 5, 5], "N": [3, 6, 3, 6], "rank_ratio_mean": [1.1, 1.05, 1.2, 1.1]}
+        | {"ci_lo": [1.05, 1.0, 1.1, 1.05], "ci_hi": [1.2, 1.1, 1.3, 1.2]}
+    )
+    for name, ax in (
+        ("plot_cdf", res.plot_cdf()),
+        ("plot_utilization", res.plot_utilization()),
+        ("plot_rank_vs_n", plot_rank_vs_n(ranks)),
+    ):
+        for where, shown in SHOWN_AT.items():
+            assert too_small(ax.figure, **shown) == [], (name, where)
+        plt.close(ax.figure)

@@ -396,7 +396,7 @@ class SimResult:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(7, 3))
+            _, ax = plt.subplots(figsize=(6.4, 3))  # optsched.plot.style.FIGURE_WIDTH: readable inline
         u = self.utilization()
         ax.step(u["time"], u["utilization"], where="post", label=label or self.policy)
         ax.set_xlabel("time (s)")
