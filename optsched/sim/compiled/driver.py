@@ -175,6 +175,8 @@ class CompiledRun:
         self.compile_seconds = compile_seconds
         self.jobs = JobRows(data)
         self.ran = False
+        #: the event log's rows of the full buffers the kernel filled before the current one, in order
+        self.log_chunks: list[tuple[np.ndarray, np.ndarray]] = []
         self.merged_ticks = 0
         self.now = 0.0  # the simulated time, and the events processed (set by run)
         self.n_events = 0
@@ -293,10 +295,11 @@ class CompiledRun:
             lgi=np.empty(nlog, dtype=np.int64),
         )
 
-    @staticmethod
-    def _grow(s: L.State) -> L.State:
+    def _grow(self, s: L.State) -> L.State:
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
-        without recorded segments or log the placements of finished holds are dropped first."""
+        without recorded segments or log the placements of finished holds are dropped first. The
+        event log is not copied: its rows so far are set aside (:attr:`log_chunks`, joined when the
+        log is first read) and the kernel writes on at the start of a fresh buffer."""
         # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
@@ -317,11 +320,15 @@ class CompiledRun:
                 rep["segf"], rep["segi"] = _grown(s.segf, need["segi"]), _grown(s.segi, need["segi"])
             if len(s.holds) - gv[L.G_NHOLD] < need["holds"]:
                 rep["holds"] = _grown(s.holds, need["holds"])
-        if gv[L.G_LOG]:  # doubled: a preemptive run logs several rows per job
+        if gv[L.G_LOG]:
             want = need["lgt"] + int(gv[L.G_N] - gv[L.G_AI])
-            if len(s.lgt) - gv[L.G_NLOG] < want:
-                want = max(want, len(s.lgt))
-                rep["lgt"], rep["lgi"] = _grown(s.lgt, want), _grown(s.lgi, want)
+            k = int(gv[L.G_NLOG])
+            if len(s.lgt) - k < want:
+                if k:
+                    self.log_chunks.append((s.lgt[:k], s.lgi[:k]))
+                size = max(want, len(s.lgt))  # as large as the last: a preemptive run logs several rows per job
+                rep["lgt"], rep["lgi"] = np.empty(size), np.empty(size, dtype=np.int64)
+                gv[L.G_NLOG] = 0
         return s._replace(**rep)
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
@@ -459,8 +466,14 @@ class CompiledRun:
         event_log = None
         if gv[L.G_LOG]:
             k = int(gv[L.G_NLOG])
+            chunks = [*self.log_chunks, (s.lgt[:k], s.lgi[:k])]
             event_log = EventLog(
-                s.lgt[:k], s.lgi[:k], s.pool[: gv[L.G_POOL]], d["ids"], s.fv[L.F_RATE], bool(gv[L.G_ROLLBACK])
+                [c[0] for c in chunks],
+                [c[1] for c in chunks],
+                s.pool[: gv[L.G_POOL]],
+                d["ids"],
+                s.fv[L.F_RATE],
+                bool(gv[L.G_ROLLBACK]),
             )
         rec = RunRecord(
             policy=sim.policy.name,
