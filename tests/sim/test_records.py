@@ -96,7 +96,7 @@ def test_the_default_runs_log_is_the_eagerly_built_one(case, block):
     """The compiled run's log read on access equals the Python engine's list (built as the run
     goes), and is the same to the last bit whether the kernel wrote its rows into one buffer or
     into many (the smallest buffers, a budget of 3 event times per call), read in any block size,
-    and after pickling the result."""
+    and after pickling the result; so are its segments and holds."""
     cluster, jobs, pol, rate, until, kw = case
     try:
         want = run(cluster, jobs, pol, rate, until, "python", max_events=20_000, **kw)
@@ -115,14 +115,16 @@ def test_the_default_runs_log_is_the_eagerly_built_one(case, block):
         assert [split.log[k] for k in range(len(split.log))] == rows
         again = pickle.loads(pickle.dumps(split))
         assert list(again.log) == rows
+        assert list(split._seg) == list(whole._seg) == list(again._seg)
+        assert list(split._holds) == list(whole._holds) == list(again._holds)
         a, b = again.job_columns(), split.job_columns()
         assert all(np.array_equal(a[c], b[c], equal_nan=a[c].dtype.kind == "f") for c in b)
 
 
-def test_a_log_over_many_buffers_is_joined_once_and_pickles_unread():
-    """300 jobs on 3 x 4 GPUs under LAS from the smallest buffers: the kernel fills several log
-    buffers; the result keeps them apart until the log is read, pickles them so, and reads the
-    same rows as a run from big buffers and as the Python engine."""
+def test_records_over_many_buffers_are_joined_once_and_pickle_unread():
+    """300 jobs on 3 x 4 GPUs under LAS from the smallest buffers: the kernel fills several log,
+    segment and hold buffers; the result keeps them apart until they are read, pickles them so, and
+    reads the same rows as a run from big buffers (the log also as the Python engine's)."""
     from optsched.core import Cluster
     from optsched.sim import get_policy
     from optsched.traces import synthetic_workload
@@ -131,8 +133,14 @@ def test_a_log_over_many_buffers_is_joined_once_and_pickles_unread():
     df = synthetic_workload(300, cluster_gpus=cluster.total_gpus, load=1.2, max_duration=7200.0, seed=3)
     sim = Simulator(cluster, df, get_policy("las"), engine="compiled")
     split = sim._compiled.run(initial=1)
-    assert len(sim._compiled.log_chunks) > 1
+    assert all(len(sim._compiled.filled[name]) > 1 for name in ("log", "seg", "holds"))
     unread = pickle.loads(pickle.dumps(split))
+    whole = Simulator(cluster, df, get_policy("las"), engine="compiled").run()
     rows = list(split.log)
-    assert rows == list(unread.log) == list(Simulator(cluster, df, get_policy("las"), engine="compiled").run().log)
+    assert rows == list(unread.log) == list(whole.log)
     assert_same_log(rows, Simulator(cluster, df, get_policy("las"), engine="python").run().log)
+    for res in (split, unread):
+        assert len(res._seg) == len(whole._seg) and list(res._seg) == list(whole._seg)
+        assert len(res._holds) == len(whole._holds) and list(res._holds) == list(whole._holds)
+        assert [x.tolist() for x in res._seg.job_servers()] == [x.tolist() for x in whole._seg.job_servers()]
+        assert res.segments().equals(whole.segments())

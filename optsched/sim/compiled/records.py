@@ -83,15 +83,38 @@ class JobRows(Sequence):
         return (self[i] for i in range(len(self)))
 
 
+def parts(a: Any) -> list[np.ndarray]:
+    """``a`` as a list of arrays: one array, or the buffers the kernel filled one after another."""
+    return [a] if isinstance(a, np.ndarray) else list(a)
+
+
+def joined(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+    """The ``parts`` as one array, joined once: the list then holds it alone (``empty`` if none)."""
+    if len(parts) != 1:
+        parts[:] = [np.concatenate(parts) if parts else empty]
+    return parts[0]
+
+
 class Segments(Sequence):
     """The GPU-holding segments of a compiled run, as the Python engine's tuples ``(job index,
-    start, end, {server: GPUs}, None, None)`` (made on access), in the order they ended."""
+    start, end, {server: GPUs}, None, None)`` (made on access), in the order they ended. ``segi`` /
+    ``segf`` are one array each or lists of arrays (the buffers the kernel filled, joined when first
+    read)."""
 
-    def __init__(self, segi: np.ndarray, segf: np.ndarray, pool: np.ndarray):
-        self._i, self._f, self._pool = segi, segf, pool  # (job, offset, length), (start, end), placements
+    def __init__(self, segi: Any, segf: Any, pool: np.ndarray):
+        self._iparts, self._fparts, self._pool = parts(segi), parts(segf), pool  # (job, offset, length), (start, end)
+        self._n = sum(len(a) for a in self._iparts)
+
+    @property
+    def _i(self) -> np.ndarray:
+        return joined(self._iparts, np.empty((0, 3), dtype=np.int32))
+
+    @property
+    def _f(self) -> np.ndarray:
+        return joined(self._fparts, np.empty((0, 2)))
 
     def __len__(self) -> int:
-        return len(self._i)
+        return self._n
 
     def __getitem__(self, k: int) -> tuple:  # type: ignore[override]
         j, o, ln = (int(x) for x in self._i[k])
@@ -110,16 +133,17 @@ class Segments(Sequence):
 
 class Holds:
     """The order of starts and releases of a compiled run (job index at each start, ~index at each
-    release), as the Python engine's ``array("q")``, made into Python integers when iterated."""
+    release), as the Python engine's ``array("q")``, made into Python integers when iterated
+    (``holds``: one array or the buffers the kernel filled, in order)."""
 
-    def __init__(self, holds: np.ndarray):
-        self._a = holds
+    def __init__(self, holds: Any):
+        self._parts = parts(holds)
 
     def __len__(self) -> int:
-        return len(self._a)
+        return sum(len(a) for a in self._parts)
 
     def __iter__(self):
-        return iter(self._a.tolist())
+        return iter(joined(self._parts, np.empty(0, dtype=np.int32)).tolist())
 
 
 class NotRecorded:
@@ -156,27 +180,21 @@ class EventLog(Sequence):
     BLOCK = 65_536
 
     def __init__(self, lgt: Any, lgi: Any, pool: np.ndarray, ids: Sequence, rate: float, rollback: bool):
-        self._tparts = [lgt] if isinstance(lgt, np.ndarray) else list(lgt)
-        self._iparts = [lgi] if isinstance(lgi, np.ndarray) else list(lgi)
+        self._tparts, self._iparts = parts(lgt), parts(lgi)
         self._n = sum(len(a) for a in self._tparts)
         self._pool, self._ids = pool, ids
         self._rate, self._rollback = float(rate), bool(rollback)
         self._starts: np.ndarray | None = None  # the pool offsets of the starts, in order
 
-    def _joined(self, parts: list) -> np.ndarray:
-        if len(parts) != 1:
-            parts[:] = [np.concatenate(parts) if parts else np.empty(0)]
-        return parts[0]
-
     @property
     def times(self) -> np.ndarray:
         """The rows' times (float64), in log order."""
-        return self._joined(self._tparts)
+        return joined(self._tparts, np.empty(0))
 
     @property
     def codes(self) -> np.ndarray:
         """The rows' packed integers (int64): ``kind | job index or timer id << 4 | detail << 32``."""
-        return self._joined(self._iparts).astype(np.int64, copy=False)
+        return joined(self._iparts, np.empty(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return self._n
