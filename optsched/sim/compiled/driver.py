@@ -175,6 +175,9 @@ class CompiledRun:
         self.compile_seconds = compile_seconds
         self.jobs = JobRows(data)
         self.ran = False
+        #: the rows of the append-only buffers the kernel filled before its current ones, in order:
+        #: "log" (lgt, lgi), "seg" (segi, segf), "holds" (holds,)
+        self.filled: dict[str, list[tuple[np.ndarray, ...]]] = {"log": [], "seg": [], "holds": []}
         self.merged_ticks = 0
         self.now = 0.0  # the simulated time, and the events processed (set by run)
         self.n_events = 0
@@ -293,10 +296,12 @@ class CompiledRun:
             lgi=np.empty(nlog, dtype=np.int64),
         )
 
-    @staticmethod
-    def _grow(s: L.State) -> L.State:
+    def _grow(self, s: L.State) -> L.State:
         """Grow the buffers that may be too small for one more event time (what kernel._room checks);
-        without recorded segments or log the placements of finished holds are dropped first."""
+        without recorded segments or log the placements of finished holds are dropped first. The
+        event log, the segments and the holds are not copied: their rows so far are set aside
+        (:attr:`filled`, joined when first read) and the kernel writes on at the start of fresh
+        buffers."""
         # deferred: the kernel is compiled by numba on first import
         from optsched.sim.compiled import kernel as K
 
@@ -313,16 +318,35 @@ class CompiledRun:
         if len(s.stt) - gv[L.G_NSTEP] < need["stt"]:
             rep["stt"], rep["stg"] = _grown(s.stt, need["stt"]), _grown(s.stg, need["stt"])
         if gv[L.G_RECORD]:
-            if len(s.segi) - gv[L.G_NSEG] < need["segi"]:
-                rep["segf"], rep["segi"] = _grown(s.segf, need["segi"]), _grown(s.segi, need["segi"])
-            if len(s.holds) - gv[L.G_NHOLD] < need["holds"]:
-                rep["holds"] = _grown(s.holds, need["holds"])
-        if gv[L.G_LOG]:  # doubled: a preemptive run logs several rows per job
+            k = int(gv[L.G_NSEG])
+            if len(s.segi) - k < need["segi"]:
+                self.set_aside("seg", (s.segi[:k], s.segf[:k]))
+                size = max(need["segi"], len(s.segi))
+                rep["segi"], rep["segf"] = np.empty((size, 3), dtype=np.int32), np.empty((size, 2))
+                gv[L.G_NSEG] = 0
+            k = int(gv[L.G_NHOLD])
+            if len(s.holds) - k < need["holds"]:
+                self.set_aside("holds", (s.holds[:k],))
+                rep["holds"] = np.empty(max(need["holds"], len(s.holds)), dtype=np.int32)
+                gv[L.G_NHOLD] = 0
+        if gv[L.G_LOG]:
             want = need["lgt"] + int(gv[L.G_N] - gv[L.G_AI])
-            if len(s.lgt) - gv[L.G_NLOG] < want:
-                want = max(want, len(s.lgt))
-                rep["lgt"], rep["lgi"] = _grown(s.lgt, want), _grown(s.lgi, want)
+            k = int(gv[L.G_NLOG])
+            if len(s.lgt) - k < want:
+                self.set_aside("log", (s.lgt[:k], s.lgi[:k]))
+                size = max(want, len(s.lgt))  # as large as the last: a preemptive run logs several rows per job
+                rep["lgt"], rep["lgi"] = np.empty(size), np.empty(size, dtype=np.int64)
+                gv[L.G_NLOG] = 0
         return s._replace(**rep)
+
+    def set_aside(self, name: str, rows: tuple[np.ndarray, ...]) -> None:
+        """Keep the filled ``rows`` of buffer ``name`` (none kept if empty)."""
+        if len(rows[0]):
+            self.filled[name].append(rows)
+
+    def _joined_later(self, name: str, rows: tuple[np.ndarray, ...]) -> list[list[np.ndarray]]:
+        """Per column of buffer ``name``: the parts set aside, then ``rows`` (the current buffer's)."""
+        return [list(col) for col in zip(*self.filled[name], rows, strict=True)]
 
     def _limits(self, max_time: Any, max_events: Any) -> tuple[float, float]:
         """The run's limits (:func:`optsched.sim.limits.run_limits`, as the Python engine)."""
@@ -451,16 +475,21 @@ class CompiledRun:
             return dict(zip(s.pool[o : o + ln, 0].tolist(), s.pool[o : o + ln, 1].tolist(), strict=True))
 
         if self.record_segments:
-            k = int(gv[L.G_NSEG])
-            segments: Any = Segments(s.segi[:k], s.segf[:k], s.pool)
-            holds: Any = Holds(s.holds[: gv[L.G_NHOLD]])
+            segi, segf = self._joined_later("seg", (s.segi[: gv[L.G_NSEG]], s.segf[: gv[L.G_NSEG]]))
+            segments: Any = Segments(segi, segf, s.pool)
+            holds: Any = Holds(*self._joined_later("holds", (s.holds[: gv[L.G_NHOLD]],)))
         else:
             segments = holds = NotRecorded()
         event_log = None
         if gv[L.G_LOG]:
-            k = int(gv[L.G_NLOG])
+            lgt, lgi = self._joined_later("log", (s.lgt[: gv[L.G_NLOG]], s.lgi[: gv[L.G_NLOG]]))
             event_log = EventLog(
-                s.lgt[:k], s.lgi[:k], s.pool[: gv[L.G_POOL]], d["ids"], s.fv[L.F_RATE], bool(gv[L.G_ROLLBACK])
+                lgt,
+                lgi,
+                s.pool[: gv[L.G_POOL]],
+                d["ids"],
+                s.fv[L.F_RATE],
+                bool(gv[L.G_ROLLBACK]),
             )
         rec = RunRecord(
             policy=sim.policy.name,

@@ -41,7 +41,7 @@ class RunRecord:
     open_holds: dict  # job index -> placements still held at the end (run(until=...)), in start order
     held_at_end: list  # (hold start, GPUs) of the jobs holding GPUs at the end
     reserved: list  # migrations: (time, +GPUs) reserved ahead of the new segment, (time, -GPUs) at it
-    log: list | None
+    log: Any  # list of (time, kind, job_id, detail), the compiled run's EventLog, or None
     decision_seconds: Any  # array of seconds per event batch, or None
     engine: str  # the engine that ran: "python" or "compiled"
     columns: dict | None = None  # the per-job table (job_columns) if the engine computed it (compiled)
@@ -63,10 +63,13 @@ class SimResult:
     compile_seconds : float
         Seconds spent compiling the compiled kernel before this run (its first run on a machine;
         numba keeps it, so 0.0 afterwards): not part of the simulation's time.
-    log : list of (time, kind, job_id, detail) or None
+    log : sequence of (time, kind, job_id, detail) or None
         Kinds: arrival, start (placement), train (rate), rate (new rate), checkpoint (stage),
         preempt (rollback), migrate (new placement), saved, complete (stages), fail (stages),
-        timer (timer id).
+        timer (timer id). A list on the Python engine; on the compiled kernel an
+        :class:`~optsched.sim.compiled.records.EventLog` that makes the same tuples from the
+        kernel's arrays when read (it equals that list and pickles as it is). None with
+        ``record_log=False``.
 
     Examples
     --------
