@@ -152,7 +152,7 @@ def plot_summary(table, ax=None):
     if ax is None:
         # 7 inches wide whatever the number of rows (a wider picture is shown shrunk, its labels
         # too small to read); one row per policy, the legend above
-        _, ax = plt.subplots(figsize=(7, 1.8 + ROW_HEIGHT * max(len(ran), 6)))
+        _, ax = plt.subplots(figsize=(7, 2.2 + ROW_HEIGHT * max(len(ran), 6)))
     y = np.arange(len(ran))
     for k, (m, off, c) in enumerate((("mean_jct", -0.2, "tab:blue"), ("p95_jct", 0.2, "tab:orange"))):
         v = ran[m].to_numpy(float)
@@ -171,7 +171,8 @@ def plot_summary(table, ax=None):
     ax.set_xlabel("seconds")
     ax.tick_params(axis="x", labelsize=LABEL_SIZE)
     ax.grid(alpha=0.3, axis="x")
-    ax.legend(fontsize=LABEL_SIZE, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
+    # above the bars, right-aligned: the left is the names' room when the axes are given narrow
+    ax.legend(fontsize=LABEL_SIZE, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.figure.tight_layout()
     return ax
 
