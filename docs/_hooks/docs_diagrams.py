@@ -12,42 +12,58 @@ renamed or removed fails the build until the diagram says the same.
 
 from __future__ import annotations
 
+import textwrap
 from html import escape
 
-#: phase -> (x, y) of its box centre; phases holding GPUs are shaded.
+#: phase -> (x, y) of its box centre; phases holding GPUs are shaded. The main path runs down the
+#: left, saving sits on the right, done and failed at the bottom: drawn 640 wide with texts of
+#: 13 or more, shown unscaled in the site's column, so every text shows at 9.75 pt or more.
 PHASE_BOXES = {
-    "pending": (70, 100),
-    "waiting": (230, 100),
-    "loading": (420, 100),
-    "training": (620, 100),
-    "done": (860, 60),
-    "failed": (860, 160),
-    "saving": (520, 270),
+    "pending": (230, 40),
+    "waiting": (230, 140),
+    "loading": (230, 250),
+    "training": (230, 370),
+    "done": (150, 490),
+    "failed": (400, 490),
+    "saving": (540, 250),
 }
 HOLDS_GPUS = {"loading", "training", "saving"}
 #: (from, to, label, who acts, SVG path, label x, label y, label anchor): a policy's decisions are
-#: drawn in blue, what the engine does when its time comes in grey (dashed).
+#: drawn in blue, what the engine does when its time comes in grey (dashed). A label of two lines
+#: has them separated by a newline.
 PHASE_EDGES = [
-    ("pending", "waiting", "arrives", "engine", "M126,100 L172,100", 150, 90, "middle"),
-    ("waiting", "loading", "Start", "policy", "M286,100 L362,100", 325, 90, "middle"),
-    ("loading", "training", "load ends", "engine", "M476,100 L562,100", 520, 90, "middle"),
-    ("training", "done", "all its stages done", "engine", "M676,95 L802,66", 860, 30, "middle"),
-    ("training", "failed", "stopped early at a checkpoint", "engine", "M676,106 L802,156", 860, 198, "middle"),
-    ("training", "training", "checkpoint (a stage ends)", "engine", "M600,80 C590,35 650,35 640,78", 620, 32, "middle"),
-    ("loading", "saving", "Preempt", "policy", "M445,120 L503,248", 482, 185, "start"),
-    ("training", "saving", "Preempt, Migrate", "policy", "M605,120 L547,248", 585, 185, "start"),
-    ("saving", "loading", "Migrate: loads on its new GPUs", "engine", "M482,250 L407,122", 432, 200, "end"),
+    ("pending", "waiting", "arrives", "engine", "M230,60 V118", 240, 94, "start"),
+    ("waiting", "loading", "Start", "policy", "M230,160 V228", 240, 199, "start"),
+    ("loading", "training", "load ends", "engine", "M230,270 V348", 240, 314, "start"),
+    ("training", "done", "all its stages done", "engine", "M205,390 L160,468", 150, 532, "middle"),
+    ("training", "failed", "stopped early at a checkpoint", "engine", "M255,390 L380,468", 400, 532, "middle"),
+    (
+        "training",
+        "training",
+        "checkpoint\n(a stage ends)",
+        "engine",
+        "M170,360 C135,350 135,392 168,381",
+        128,
+        366,
+        "end",
+    ),
+    ("loading", "saving", "Preempt", "policy", "M290,242 H478", 384, 234, "middle"),
+    ("saving", "loading", "Migrate: loads on its new GPUs", "engine", "M480,260 H292", 388, 284, "middle"),
+    ("training", "saving", "Preempt, Migrate", "policy", "M290,362 H508 Q520,362 520,350 V272", 400, 354, "middle"),
     (
         "saving",
         "waiting",
         "save ends: its GPUs are free",
         "engine",
-        "M464,278 H262 Q230,278 230,246 V122",
-        350,
-        296,
+        "M560,230 V152 Q560,140 548,140 H292",
+        425,
+        132,
         "middle",
     ),
 ]
+#: The legend's top left corner, below the drawing, and the drawing's size.
+PHASE_LEGEND = (20, 568)
+PHASE_SIZE = (640, 600)
 #: The hooks the engine calls in a round, in its order of events at one time.
 ROUND_HOOKS = ("on_completion", "on_checkpoint", "on_preempted", "on_loaded", "on_arrival", "on_timer")
 ROUND_STEPS = [
@@ -101,14 +117,17 @@ def _svg(width: int, height: int, body: list[str], title: str) -> str:
 
 
 def _text(x: float, y: float, s: str, *, size: int = 13, anchor: str = "middle", color: str = "#212121", bold=False):
+    """A text at ``(x, y)`` (its first line's baseline); each newline of ``s`` starts a line below."""
     weight = ' font-weight="600"' if bold else ""
+    first, *more = s.split("\n")
+    lines = "".join(f'<tspan x="{x:.0f}" dy="1.2em">{escape(line)}</tspan>' for line in more)
     return (
         f'<text x="{x:.0f}" y="{y:.0f}" font-size="{size}" text-anchor="{anchor}" fill="{color}"{weight}>'
-        f"{escape(s)}</text>"
+        f"{escape(first)}{lines}</text>"
     )
 
 
-_W, _H = 112, 40
+_W, _H = 120, 40
 
 
 def phases_svg() -> str:
@@ -120,7 +139,7 @@ def phases_svg() -> str:
         body.append(
             f'<path d="{path}" fill="none" stroke="{color}" stroke-width="1.6"{dash} marker-end="url(#arrow-{who})"/>'
         )
-        body.append(_text(lx, ly, label, size=12, color=color, anchor=anchor))
+        body.append(_text(lx, ly, label, size=13, color=color, anchor=anchor))
     for name, (x, y) in PHASE_BOXES.items():
         fill = _SHADE if name in HOLDS_GPUS else "#ffffff"
         body.append(
@@ -128,23 +147,25 @@ def phases_svg() -> str:
             f'stroke="{_LINE}" stroke-width="1.2"/>'
         )
         body.append(_text(x, y + 5, name, size=14, bold=True))
-    lx, ly = 700, 236
+    lx, ly = PHASE_LEGEND
     body.append(f'<rect x="{lx}" y="{ly}" width="18" height="14" rx="3" fill="{_SHADE}" stroke="{_LINE}"/>')
-    body.append(_text(lx + 26, ly + 12, "holds its GPUs", size=12, anchor="start"))
-    body.append(f'<line x1="{lx}" y1="{ly + 32}" x2="{lx + 18}" y2="{ly + 32}" stroke="{_BLUE}" stroke-width="1.6"/>')
-    body.append(_text(lx + 26, ly + 36, "a policy's decision", size=12, anchor="start", color=_BLUE))
+    body.append(_text(lx + 26, ly + 12, "holds its GPUs", size=13, anchor="start"))
+    lx += 150
+    body.append(f'<line x1="{lx}" y1="{ly + 7}" x2="{lx + 18}" y2="{ly + 7}" stroke="{_BLUE}" stroke-width="1.6"/>')
+    body.append(_text(lx + 26, ly + 12, "a policy's decision", size=13, anchor="start", color=_BLUE))
+    lx += 180
     body.append(
-        f'<line x1="{lx}" y1="{ly + 54}" x2="{lx + 18}" y2="{ly + 54}" stroke="{_GREY}" stroke-width="1.6" '
+        f'<line x1="{lx}" y1="{ly + 7}" x2="{lx + 18}" y2="{ly + 7}" stroke="{_GREY}" stroke-width="1.6" '
         'stroke-dasharray="5 3"/>'
     )
-    body.append(_text(lx + 26, ly + 58, "the engine, when its time comes", size=12, anchor="start", color=_GREY))
-    return _svg(990, 310, body, "The phases of a job in optsched.sim")
+    body.append(_text(lx + 26, ly + 12, "the engine, when its time comes", size=13, anchor="start", color=_GREY))
+    return _svg(*PHASE_SIZE, body, "The phases of a job in optsched.sim")
 
 
 def round_svg() -> str:
     """One decision round: from the next event time to the decisions applied."""
     body = []
-    x0, w, h, gap = 40, 560, 46, 18
+    x0, w, h, gap = 40, 560, 64, 18
     for i, (head, detail) in enumerate(ROUND_STEPS):
         y = 20 + i * (h + gap)
         policy = head.startswith(("policy", "One hook"))
@@ -153,8 +174,9 @@ def round_svg() -> str:
             f'<rect x="{x0}" y="{y}" width="{w}" height="{h}" rx="8" fill="{fill}" stroke="{_LINE}" '
             'stroke-width="1.2"/>'
         )
-        body.append(_text(x0 + 14, y + 19, f"{i + 1}. {head}", size=14, anchor="start", bold=True))
-        body.append(_text(x0 + 14, y + 37, detail, size=12, anchor="start", color="#424242"))
+        body.append(_text(x0 + 14, y + 20, f"{i + 1}. {head}", size=14, anchor="start", bold=True))
+        detail = textwrap.fill(detail, 66)  # two lines of 13-unit text fit the box
+        body.append(_text(x0 + 14, y + 38, detail, size=13, anchor="start", color="#424242"))
         if i:
             body.append(
                 f'<line x1="{x0 + w / 2}" y1="{y - gap}" x2="{x0 + w / 2}" y2="{y - 1}" stroke="{_GREY}" '
@@ -168,7 +190,7 @@ def round_svg() -> str:
         'stroke-width="1.6" stroke-dasharray="5 3" marker-end="url(#arrow-engine)"/>'
     )
     body.append(
-        f'<text x="{right + 52}" y="{(first + last) / 2:.0f}" font-size="12" fill="{_GREY}" '
+        f'<text x="{right + 52}" y="{(first + last) / 2:.0f}" font-size="13" fill="{_GREY}" '
         f'transform="rotate(90 {right + 52} {(first + last) / 2:.0f})" text-anchor="middle">'
         "until every job is done or failed</text>"
     )
@@ -177,6 +199,6 @@ def round_svg() -> str:
         f'stroke="{_LINE}"/>'
     )
     body.append(
-        _text(x0 + 26, 20 + len(ROUND_STEPS) * (h + gap) + 6, "the policy's code runs here", size=12, anchor="start")
+        _text(x0 + 26, 20 + len(ROUND_STEPS) * (h + gap) + 6, "the policy's code runs here", size=13, anchor="start")
     )
     return _svg(680, 20 + len(ROUND_STEPS) * (h + gap) + 20, body, "One decision round of optsched.sim")

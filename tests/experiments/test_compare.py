@@ -358,3 +358,27 @@ def test_figures_from_a_comparison(tmp_path):
     assert len(paths) == 8 and all(p.stat().st_size > 0 for p in paths)
     ax = cmp.plot_summary(table)
     assert any("lower bound" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_the_summary_chart_keeps_its_labels_readable_however_many_policies_ran(n):
+    """Every text of the summary (each policy's name, the ticks, the legend) shows at 9 pt or more
+    in the page's column, with 3 policies and with 40: the chart grows taller, its text stays."""
+    import matplotlib.pyplot as plt
+
+    from optsched.experiments.compare.figures import LABEL_SIZE
+    from optsched.plot.style import too_small
+
+    rng = np.random.default_rng(n)
+    names = [f"{'a-long-policy-name-' if i % 3 == 0 else 'p'}{i}" for i in range(n)]
+    table = pd.DataFrame({"policy": names, "mean_jct": rng.uniform(1e3, 1e6, n), "p95_jct": rng.uniform(1e3, 1e7, n)})
+    table.attrs["bound"] = {"mean_jct": 900.0}
+    ax = cmp.plot_summary(table)
+    try:
+        labels = ax.get_yticklabels()
+        assert [t.get_text() for t in labels] == list(table.sort_values("mean_jct")["policy"])
+        assert {t.get_fontsize() for t in labels} == {LABEL_SIZE}
+        assert too_small(ax.figure) == []
+        assert ax.figure.get_figwidth() == 7
+    finally:
+        plt.close(ax.figure)

@@ -117,9 +117,16 @@ def plot_queue_delay_cdf(per_job: dict[str, Any], ax=None, *, log: bool = True):
     return plot_jct_cdf(per_job, ax, log=log, column="queue_delay")
 
 
+#: The height of one policy's row in the summary chart (inches): 23 points, room for a tick label
+#: of :data:`LABEL_SIZE` points and its two bars, so the chart grows taller with the policies.
+ROW_HEIGHT = 0.32
+
+
 def plot_summary(table, ax=None):
-    """Mean and P95 JCT per policy (bars, with the seeds' 95% intervals when there are several),
-    the lower bound on the mean JCT as a line.
+    """Mean and P95 JCT per policy as horizontal bars, least mean JCT on top (with the seeds' 95%
+    intervals when there are several), the lower bound on the mean JCT as a line. Drawn on a new
+    figure, the chart is 7 inches wide and :data:`ROW_HEIGHT` taller per policy, so its labels keep
+    :data:`LABEL_SIZE` points however many policies ran.
 
     Examples
     --------
@@ -131,7 +138,7 @@ def plot_summary(table, ax=None):
     >>> table, per_job = compare(jobs, Cluster.homogeneous(1, 2), policies=["fifo", "srtf"], overheads="none",
     ...                          workers=1, progress=False)
     >>> ax = plot_summary(table)
-    >>> [t.get_text() for t in ax.get_xticklabels()]  # by mean JCT
+    >>> [t.get_text() for t in ax.get_yticklabels()]  # by mean JCT, from the top
     ['srtf', 'fifo']
     >>> any("lower bound" in t.get_text() for t in ax.get_legend().get_texts())
     True
@@ -144,25 +151,28 @@ def plot_summary(table, ax=None):
     ran = ran.sort_values("mean_jct")
     if ax is None:
         # 7 inches wide whatever the number of rows (a wider picture is shown shrunk, its labels
-        # too small to read); up to 30 tick labels of LABEL_SIZE points fit side by side
-        _, ax = plt.subplots(figsize=(7, 5.5))
-    x = np.arange(len(ran))
+        # too small to read); one row per policy, the legend above
+        _, ax = plt.subplots(figsize=(7, 2.2 + ROW_HEIGHT * max(len(ran), 6)))
+    y = np.arange(len(ran))
     for k, (m, off, c) in enumerate((("mean_jct", -0.2, "tab:blue"), ("p95_jct", 0.2, "tab:orange"))):
-        y = ran[m].to_numpy(float)
+        v = ran[m].to_numpy(float)
         err = None
         if f"{m}_ci_lo" in ran:
             lo, hi = ran[f"{m}_ci_lo"].to_numpy(float), ran[f"{m}_ci_hi"].to_numpy(float)
-            err = np.vstack([np.nan_to_num(y - lo), np.nan_to_num(hi - y)])
-        ax.bar(x + off, y, 0.4, yerr=err, capsize=2, color=c, label=("mean JCT", "P95 JCT")[k])
+            err = np.vstack([np.nan_to_num(v - lo), np.nan_to_num(hi - v)])
+        ax.barh(y + off, v, 0.4, xerr=err, capsize=2, color=c, label=("mean JCT", "P95 JCT")[k])
     b = table.attrs.get("bound", {}).get("mean_jct")
     if b is not None:
-        ax.axhline(b, color="k", ls="--", lw=1, label=f"lower bound on the mean ({b:,.0f} s)")
-    ax.set_xticks(x)
-    ax.set_xticklabels(ran["policy"], rotation=90, fontsize=LABEL_SIZE if len(ran) <= 30 else LABEL_SIZE - 2)
-    ax.set_yscale("log")
-    ax.set_ylabel("seconds")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=LABEL_SIZE)
+        ax.axvline(b, color="k", ls="--", lw=1, label=f"lower bound on the mean ({b:,.0f} s)")
+    ax.set_yticks(y)
+    ax.set_yticklabels(ran["policy"], fontsize=LABEL_SIZE)
+    ax.set_ylim(len(ran) - 0.5, -0.5)  # the least mean JCT on top
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds")
+    ax.tick_params(axis="x", labelsize=LABEL_SIZE)
+    ax.grid(alpha=0.3, axis="x")
+    # above the bars, right-aligned: the left is the names' room when the axes are given narrow
+    ax.legend(fontsize=LABEL_SIZE, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.figure.tight_layout()
     return ax
 
