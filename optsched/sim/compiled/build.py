@@ -73,9 +73,10 @@ def compile_estimate() -> int:
     return int(5 * round(COMPILE_ESTIMATE_SECONDS * max(1.0, busy) / 5))
 
 
-def _compile(stream: Any, quiet: bool) -> float:
-    """Load the entry points from numba's cache, or compile them (said on ``stream`` unless
-    ``quiet``): the seconds spent compiling (0.0 when loaded from the cache)."""
+def _compile(stream: Any, quiet: bool, policy: str | None = None) -> float:
+    """Load the entry points of ``policy`` (a name of ``layout.KIND_CODES``; all if None) from numba's
+    cache, or compile them (said on ``stream`` unless ``quiet``): the seconds spent compiling (0.0
+    when loaded from the cache)."""
     # deferred: numba compiles the kernel's helpers when its entry points are first needed
     from numba.core import event
 
@@ -105,7 +106,10 @@ def _compile(stream: Any, quiet: bool) -> float:
                 )
 
     with event.install_listener("numba:compile", Notice()):
-        K.compile_entry_points()
+        if policy is None:
+            K.compile_entry_points()
+        else:
+            K.compile_entry_points(policy)
     if not compiling:
         return 0.0
     seconds = time.perf_counter() - compiling[0]
@@ -114,12 +118,13 @@ def _compile(stream: Any, quiet: bool) -> float:
     return seconds
 
 
-def prepare(*, quiet: bool = False, stream: Any = None) -> tuple[str | None, float]:
-    """Make the compiled kernel ready in this process: ``(why it cannot run, or None; seconds spent
-    compiling it now)``. The first call of a process loads the kernel from numba's cache or
-    compiles it (saying so on ``stream``, stderr by default, unless ``quiet``); later calls return
-    at once, the seconds then 0.0 (the compile is reported by the run that paid for it). A failed
-    compile is not tried again in the same process."""
+def prepare(*, quiet: bool = False, stream: Any = None, policy: str | None = None) -> tuple[str | None, float]:
+    """Make the compiled kernel ready in this process for ``policy`` (a policy's ``compiled_kind``;
+    every policy if None): ``(why it cannot run, or None; seconds spent compiling it now)``. The
+    first call of a process for a policy loads its entry point from numba's cache or compiles it
+    (saying so on ``stream``, stderr by default, unless ``quiet``); later calls return at once, the
+    seconds then 0.0 (the compile is reported by the run that paid for it). A failed compile is not
+    tried again in the same process."""
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return f"the compiled kernel is turned off ({DISABLE_ENV} is set)", 0.0
     try:
@@ -130,7 +135,7 @@ def prepare(*, quiet: bool = False, stream: Any = None) -> tuple[str | None, flo
     if why is not None:
         return why, 0.0
     try:
-        return None, _compile(stream if stream is not None else sys.stderr, quiet)
+        return None, _compile(stream if stream is not None else sys.stderr, quiet, policy)
     except Exception as e:  # any failure of numba or LLVM: the Python engine runs
         first = (str(e).strip().splitlines() or [""])[0]
         _failed.append(f"the simulator core could not be compiled for this machine ({type(e).__name__}: {first[:200]})")
