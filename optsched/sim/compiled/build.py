@@ -3,10 +3,12 @@ happens when the kernel cannot run (no numba at the top: numba is imported when 
 
 The kernel's entry points are compiled once per machine and kept in numba's cache (the folder
 ``NUMBA_CACHE_DIR`` if set, else ``__pycache__`` beside the sources or the user's cache folder);
-every later process loads them in about a second. :func:`prepare` loads or compiles them before a
-run: a compile is said once on stderr (``compiling the simulator core for this machine, once:
-about N s``) and timed apart from the simulation (``SimResult.compile_seconds``). ``python -m
-optsched.sim.compiled --warm`` does it up front (``make`` set-up and CI run it).
+every later process loads them in about a second. :func:`prepare` loads or compiles the run's
+policy's entry point before a run (FIFO, SJF, SRTF and periodic SRTF share one; LAS and Lazer's
+deferral have their own: :func:`optsched.sim.compiled.kernel.entry_point`): a compile is said once
+on stderr (``compiling the simulator core for this machine, once: about N s``) and timed apart from
+the simulation (``SimResult.compile_seconds``). ``python -m optsched.sim.compiled --warm`` does it
+up front for every policy (``make`` set-up and CI run it).
 
 When the kernel cannot run (numba missing, ``OPTSCHED_NO_KERNEL`` set, ``NUMBA_CACHE_DIR`` not a
 writable folder, a failed compile), :func:`prepare` returns why in one sentence and the Python engine
@@ -27,10 +29,11 @@ from optsched.sim.compiled.coverage import DISABLE_ENV
 
 __all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate", "compile_estimate"]
 
-#: CPU seconds of the first compile of the kernel's entry points (``python -m benchmarks.bench_sim
-#: --case kernel-compile``: 28 s of CPU, 34 s wall on 2 cores at load average 2.4), what the notice
-#: announces on an idle machine (scaled up by the load average per core when the machine is busy)
-COMPILE_ESTIMATE_SECONDS = 30
+#: CPU seconds of the first compile of one policy's entry point (``python -m benchmarks.bench_sim
+#: --case kernel-compile``, SRTF: 22-23 s of CPU on 2 cores at load average 7-10; LAS's about the
+#: same), what the notice announces on an idle machine (scaled up by the load average per core when
+#: the machine is busy)
+COMPILE_ESTIMATE_SECONDS = 25
 #: while compiling, a line every this many seconds says it is still at it
 PROGRESS_EVERY_SECONDS = 30.0
 
