@@ -322,10 +322,10 @@ def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t, las, lazer):
 # -- the round -----------------------------------------------------------------------------------------
 @helper(inline=True)
 def schedule(
-    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, t, las, lazer
+    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, las, lazer
 ):
-    """The policy's schedule(sim) after the events at time ``t`` (R3); False on an internal
-    inconsistency.
+    """The policy's schedule(sim) after the events at the current time (``fv[F_NOW]``, R3); False on
+    an internal inconsistency.
 
     IN: none.
     OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
@@ -335,7 +335,7 @@ def schedule(
     if kind == K_PSRTF:
         tick = gv[G_PTICK] != 0
         gv[G_PTICK] = 0
-        if tick or t == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
+        if tick or fv[F_NOW] == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
             return preemptive_schedule(
                 jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
             )

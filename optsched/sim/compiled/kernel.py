@@ -146,9 +146,10 @@ class _KernelCache(FunctionCache):
 
 
 #: the policies' hooks compiled into :func:`_run` as written (its variants, :func:`entry_point`, are
-#: copies of it with other values): LAS's quantum timer, Lazer's deferral. numba drops a branch on a
-#: constant before typing (``if _LAS and ...``, passed on to the handlers of :mod:`.events`, which
-#: numba copies into the loop), so a variant compiles only its policies' code
+#: copies of it with other values): LAS's quantum timer, Lazer's deferral. The loop passes them on
+#: to the handlers of :mod:`.events` (``la``, ``lz``), which numba copies into it; numba drops a
+#: branch on a constant before typing (``if lazer and ...``), so a variant compiles only its
+#: policies' code
 _LAS = False
 _LAZER = False
 
@@ -218,6 +219,8 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
     max_time = fv[F_MAX_TIME]
     max_events = fv[F_MAX_EVENTS]
     inf = np.inf
+    la = _LAS  # the hooks compiled in: constants (entry_point), numba drops the branches they close
+    lz = _LAZER
     batches = 0
     while True:
         if not _room(gv, ev, pool, segi, holds, stt, lgt):
@@ -253,26 +256,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 gv[G_NEV] += 1
                 if ek == P_STAGE:
                     h = on_stage_end(
-                        jf,
-                        jc,
-                        ji,
-                        gv,
-                        srv,
-                        tree,
-                        rr,
-                        pool,
-                        segf,
-                        segi,
-                        holds,
-                        stt,
-                        stg,
-                        lgt,
-                        lgi,
-                        obj,
-                        ver,
-                        t,
-                        _LAS,
-                        _LAZER,
+                        jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, ver, t, la, lz
                     )
                 elif ek == P_SAVED:
                     h = on_save_end(
@@ -300,55 +284,32 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         obj,
                         ver,
                         t,
-                        _LAS,
-                        _LAZER,
+                        la,
+                        lz,
                     )
                 elif ek == P_LOADED:
                     h = on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, obj, ver, t)
                 else:
-                    h = on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, not real, _LAS, _LAZER)
+                    h = on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, not real, la, lz)
                 if h == H_STALE:
                     gv[G_NSTALE] += 1
                     continue
                 if h == H_FAILED:
                     return ST_INTERNAL
             elif gv[G_NOTICES] > 0:
-                on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t, _LAS, _LAZER)
+                on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t, la, lz)
             elif next_arr == t:
                 j = ji[ai, ORDER]
                 ai += 1
                 gv[G_AI] = ai
                 next_arr = jf[ji[ai, ORDER], ARR] if ai < n else inf
                 gv[G_NEV] += 1
-                on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j, _LAS, _LAZER)
+                on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j, la, lz)
             else:
                 break
             real = True
         if real and not schedule(
-            jf,
-            jc,
-            ji,
-            gv,
-            fv,
-            srv,
-            tree,
-            cl,
-            qh,
-            rh,
-            rr,
-            ce,
-            ev,
-            pool,
-            segf,
-            segi,
-            holds,
-            stt,
-            stg,
-            lgt,
-            lgi,
-            t,
-            _LAS,
-            _LAZER,
+            jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, la, lz
         ):
             return ST_INTERNAL
         batches += 1
