@@ -34,7 +34,9 @@ numba kernel, :mod:`optsched.sim.compiled.kernel`; ``record_segments=False`` fro
 * ``auto-threshold``: the Python engine and a fresh process's kernel run (numba's import and the
   cached kernel's load included) from 1,000 to 20,000 jobs: where ``engine="auto"`` should switch;
 * ``kernel-compile``: the first call of the compiled kernel with an empty numba cache (compiled
-  once per machine, ``cache=True``): its compile time, reported apart from every other case;
+  once per machine, ``cache=True``), a 3-job SRTF run: its compile time (the entry point of FIFO,
+  SJF, SRTF and periodic SRTF; LAS and Lazer's deferral compile their own on their first run),
+  reported apart from every other case;
 * ``sweep-100k``: 3 loads x 5 seeds x 4 policies x 100,000 jobs on 750 x 8 through
   :func:`optsched.experiments.sweep.sweep` on a Dask ``LocalCluster`` of 2 workers (compiled).
 

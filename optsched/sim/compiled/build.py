@@ -3,10 +3,12 @@ happens when the kernel cannot run (no numba at the top: numba is imported when 
 
 The kernel's entry points are compiled once per machine and kept in numba's cache (the folder
 ``NUMBA_CACHE_DIR`` if set, else ``__pycache__`` beside the sources or the user's cache folder);
-every later process loads them in about a second. :func:`prepare` loads or compiles them before a
-run: a compile is said once on stderr (``compiling the simulator core for this machine, once:
-about N s``) and timed apart from the simulation (``SimResult.compile_seconds``). ``python -m
-optsched.sim.compiled --warm`` does it up front (``make`` set-up and CI run it).
+every later process loads them in about a second. :func:`prepare` loads or compiles the run's
+policy's entry point before a run (FIFO, SJF, SRTF and periodic SRTF share one; LAS and Lazer's
+deferral have their own: :func:`optsched.sim.compiled.kernel.entry_point`): a compile is said once
+on stderr (``compiling the simulator core for this machine, once: about N s``) and timed apart from
+the simulation (``SimResult.compile_seconds``). ``python -m optsched.sim.compiled --warm`` does it
+up front for every policy (``make`` set-up and CI run it).
 
 When the kernel cannot run (numba missing, ``OPTSCHED_NO_KERNEL`` set, ``NUMBA_CACHE_DIR`` not a
 writable folder, a failed compile), :func:`prepare` returns why in one sentence and the Python engine
@@ -27,10 +29,11 @@ from optsched.sim.compiled.coverage import DISABLE_ENV
 
 __all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate", "compile_estimate"]
 
-#: CPU seconds of the first compile of the kernel's entry points (``python -m benchmarks.bench_sim
-#: --case kernel-compile``: 28 s of CPU, 34 s wall on 2 cores at load average 2.4), what the notice
-#: announces on an idle machine (scaled up by the load average per core when the machine is busy)
-COMPILE_ESTIMATE_SECONDS = 30
+#: CPU seconds of the first compile of one policy's entry point (``python -m benchmarks.bench_sim
+#: --case kernel-compile``, SRTF: 22-23 s of CPU on 2 cores at load average 7-10; LAS's about the
+#: same), what the notice announces on an idle machine (scaled up by the load average per core when
+#: the machine is busy)
+COMPILE_ESTIMATE_SECONDS = 25
 #: while compiling, a line every this many seconds says it is still at it
 PROGRESS_EVERY_SECONDS = 30.0
 
@@ -73,9 +76,10 @@ def compile_estimate() -> int:
     return int(5 * round(COMPILE_ESTIMATE_SECONDS * max(1.0, busy) / 5))
 
 
-def _compile(stream: Any, quiet: bool) -> float:
-    """Load the entry points from numba's cache, or compile them (said on ``stream`` unless
-    ``quiet``): the seconds spent compiling (0.0 when loaded from the cache)."""
+def _compile(stream: Any, quiet: bool, policy: str | None = None) -> float:
+    """Load the entry points of ``policy`` (a name of ``layout.KIND_CODES``; all if None) from numba's
+    cache, or compile them (said on ``stream`` unless ``quiet``): the seconds spent compiling (0.0
+    when loaded from the cache)."""
     # deferred: numba compiles the kernel's helpers when its entry points are first needed
     from numba.core import event
 
@@ -105,7 +109,10 @@ def _compile(stream: Any, quiet: bool) -> float:
                 )
 
     with event.install_listener("numba:compile", Notice()):
-        K.compile_entry_points()
+        if policy is None:
+            K.compile_entry_points()
+        else:
+            K.compile_entry_points(policy)
     if not compiling:
         return 0.0
     seconds = time.perf_counter() - compiling[0]
@@ -114,12 +121,13 @@ def _compile(stream: Any, quiet: bool) -> float:
     return seconds
 
 
-def prepare(*, quiet: bool = False, stream: Any = None) -> tuple[str | None, float]:
-    """Make the compiled kernel ready in this process: ``(why it cannot run, or None; seconds spent
-    compiling it now)``. The first call of a process loads the kernel from numba's cache or
-    compiles it (saying so on ``stream``, stderr by default, unless ``quiet``); later calls return
-    at once, the seconds then 0.0 (the compile is reported by the run that paid for it). A failed
-    compile is not tried again in the same process."""
+def prepare(*, quiet: bool = False, stream: Any = None, policy: str | None = None) -> tuple[str | None, float]:
+    """Make the compiled kernel ready in this process for ``policy`` (a policy's ``compiled_kind``;
+    every policy if None): ``(why it cannot run, or None; seconds spent compiling it now)``. The
+    first call of a process for a policy loads its entry point from numba's cache or compiles it
+    (saying so on ``stream``, stderr by default, unless ``quiet``); later calls return at once, the
+    seconds then 0.0 (the compile is reported by the run that paid for it). A failed compile is not
+    tried again in the same process."""
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return f"the compiled kernel is turned off ({DISABLE_ENV} is set)", 0.0
     try:
@@ -130,7 +138,7 @@ def prepare(*, quiet: bool = False, stream: Any = None) -> tuple[str | None, flo
     if why is not None:
         return why, 0.0
     try:
-        return None, _compile(stream if stream is not None else sys.stderr, quiet)
+        return None, _compile(stream if stream is not None else sys.stderr, quiet, policy)
     except Exception as e:  # any failure of numba or LLVM: the Python engine runs
         first = (str(e).strip().splitlines() or [""])[0]
         _failed.append(f"the simulator core could not be compiled for this machine ({type(e).__name__}: {first[:200]})")

@@ -114,7 +114,7 @@ def compiled_run(jobs: Any, options: SimOptions) -> CompiledRun | None:
             f"(importing numba and loading the compiled kernel would take longer)"
         )
         return None
-    bad, compile_seconds = prepare()  # loads the kernel, or compiles it once (said on stderr)
+    bad, compile_seconds = prepare(policy=compiled_kind(options.policy))  # loads or compiles it (said on stderr)
     if bad is not None:
         if engine == "compiled":
             raise InvalidOptionError(f"engine='compiled' cannot run: {bad}. Use engine='auto' or 'python'.")

@@ -7,7 +7,9 @@ An event handler returns ``H_DONE`` (the event changed something: a round follow
 event of an older version of its job, or of a cancelled timer: counted, nothing else) or
 ``H_FAILED`` (an internal inconsistency: the run stops with ``ST_INTERNAL``); the codes are in
 :mod:`.layout`. The branches on ``gv[G_KIND]`` are the policies' hooks (``K_LAZER``'s in
-:mod:`.deferral`).
+:mod:`.deferral`); LAS's and Lazer's are each behind a constant of the loop as well (``las``,
+``lazer``: the handlers are copied into the loop, and numba drops what an entry point without them
+would never run, :func:`optsched.sim.compiled.kernel.entry_point`).
 
 Tested through ``tests/sim/test_kernel_differential.py`` (against the Python engine, bit for bit)
 and ``tests/sim/test_kernel.py``.
@@ -101,8 +103,8 @@ def _las_resume(ji, gv, fv, ev, now):
     set_timer(ji, gv, fv, ev, t)
 
 
-@helper
-def on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
+@helper(inline=True)
+def on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j, las, lazer):
     """Simulator._arrive (an arrival) and the policy's on_arrival.
 
     IN: none.
@@ -110,11 +112,11 @@ def on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j):
     ji[j, PHASE] = WAITING
     arrive_log(gv, lgt, lgi, j, fv[F_NOW])
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
-    if gv[G_KIND] == K_LAZER:  # the batch's new jobs, not yet in WQ
+    if lazer and gv[G_KIND] == K_LAZER:  # the batch's new jobs, not yet in WQ
         z_arrive(jc, gv, j)
         return
     q_push(jf, ji, gv, cl, qh, j)
-    if gv[G_KIND] == K_LAS:
+    if las and gv[G_KIND] == K_LAS:
         gv[G_LAS_ACTIVE] += 1
         if not gv[G_TIMER_ON]:
             if not gv[G_LAS_HAS_NEXT]:  # the first active job: a new grid
@@ -184,7 +186,7 @@ def _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet):
 
 # -- the events ----------------------------------------------------------------------------------------
 @helper(inline=True)
-def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t):
+def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t, las, lazer):
     """Simulator._stage_end (job ``j`` completes) and the policy's on_completion.
 
     IN: pool.
@@ -193,9 +195,9 @@ def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, st
         return H_STALE
     complete(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t)
     kind = gv[G_KIND]
-    if kind == K_LAZER:
+    if lazer and kind == K_LAZER:
         z_completed(jc, ji, gv, j)
-    elif kind == K_LAS:  # on_completion: its row in the running-job heap is now stale
+    elif las and kind == K_LAS:  # on_completion: its row in the running-job heap is now stale
         gv[G_LAS_ACTIVE] -= 1
         if gv[G_LAS_ACTIVE] == 0:
             gv[G_TIMER_ON] = 0
@@ -207,7 +209,32 @@ def on_stage_end(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, st
 
 @helper(inline=True)
 def on_save_end(
-    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, j, ver, t
+    jf,
+    jc,
+    ji,
+    gv,
+    fv,
+    srv,
+    tree,
+    cl,
+    qh,
+    rh,
+    rr,
+    ce,
+    ev,
+    pool,
+    segf,
+    segi,
+    holds,
+    stt,
+    stg,
+    lgt,
+    lgi,
+    j,
+    ver,
+    t,
+    las,
+    lazer,
 ):
     """Simulator._save_end (job ``j`` has saved and releases its GPUs) and the policy's
     on_preempted.
@@ -218,14 +245,14 @@ def on_save_end(
         return H_STALE
     release_after_save(jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, j, t)
     kind = gv[G_KIND]
-    if kind == K_LAZER:  # on_preempted: may start the preemptor it freed GPUs for
+    if lazer and kind == K_LAZER:  # on_preempted: may start the preemptor it freed GPUs for
         ok = z_saved(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, holds, stt, stg, lgt, lgi, j, t)
         return H_DONE if ok else H_FAILED
     if kind >= K_SRTF:  # on_preempted
         saved(ji, gv, srv, rr, ce, j)
     jf[j, QKEY] = wait_value(jf, ji, gv, j)
     q_push(jf, ji, gv, cl, qh, j)
-    if _las_wants_resume(gv):
+    if las and _las_wants_resume(gv):
         _las_resume(ji, gv, fv, ev, t)
     return H_DONE
 
@@ -243,7 +270,7 @@ def on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, j, ver, t):
 
 
 @helper(inline=True)
-def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
+def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet, las, lazer):
     """Simulator._timer_fires: timer ``obj`` and the policy's on_timer (Lazer: a deferral's end, the
     deferred job in ``ver``; LAS: its quantum, ``quiet`` if nothing else happened at ``t`` so far;
     periodic SRTF: its tick).
@@ -251,19 +278,19 @@ def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
     IN: jf, ji, cl, qh.
     OUT: jc, gv, fv, rh, ev, lgt, lgi."""
     kind = gv[G_KIND]
-    if kind == K_LAZER:  # a deferral's timer
+    if lazer and kind == K_LAZER:  # a deferral's timer
         log_row(gv, lgt, lgi, t, L_TIMER, obj, 0)
         z_timer(jc, gv, ver)
         return H_DONE
     if obj != gv[G_TIMER_ID] or not gv[G_TIMER_ON]:
         return H_STALE
     log_row(gv, lgt, lgi, t, L_TIMER, obj, 0)
-    if kind == K_LAS:
+    if las and kind == K_LAS:
         nxt = _las_next_tick(jf, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, t, quiet)
     else:
         nxt = t + fv[F_QUANTUM]
     ev_push(ji, gv, fv, ev, nxt, P_TIMER, obj, 0)
-    if kind == K_LAS:
+    if las and kind == K_LAS:
         gv[G_LAS_TICK] = 1
         if gv[G_QN] == 0 and gv[G_NCL] == 0:  # nothing waits: off until a job waits
             gv[G_TIMER_ON] = 0
@@ -276,34 +303,39 @@ def on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, quiet):
 
 
 @helper(inline=True)
-def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t):
+def on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t, las, lazer):
     """The notices of this time's preemptions without a save, in one go: the engine's (t, saved,
     seq) events, always at the time of the round that made them, after its completions at that time
     and before anything else. Each calls on_preempted: the victim is queued already (nothing to do)
-    and LAS resumes its timer if it is off and a job waits, which only the first of them can do."""
+    and LAS resumes its timer if it is off and a job waits, which only the first of them can do.
+
+    IN: jc, ji.
+    OUT: jf, gv, fv, cl, qh, ev."""
     gv[G_NEV] += gv[G_NOTICES]
     gv[G_NOTICES] = 0
-    if gv[G_KIND] == K_LAZER:
+    if lazer and gv[G_KIND] == K_LAZER:
         z_notices(jf, jc, ji, gv, cl, qh)
-    if _las_wants_resume(gv):
+    if las and _las_wants_resume(gv):
         _las_resume(ji, gv, fv, ev, t)
 
 
 # -- the round -----------------------------------------------------------------------------------------
 @helper(inline=True)
-def schedule(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, t):
-    """The policy's schedule(sim) after the events at time ``t`` (R3); False on an internal
-    inconsistency.
+def schedule(
+    jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, las, lazer
+):
+    """The policy's schedule(sim) after the events at the current time (``fv[F_NOW]``, R3); False on
+    an internal inconsistency.
 
     IN: none.
     OUT: jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi."""
     kind = gv[G_KIND]
-    if kind == K_LAZER:
+    if lazer and kind == K_LAZER:
         return z_round(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ev, pool, segf, segi, holds, stt, stg, lgt, lgi)
     if kind == K_PSRTF:
         tick = gv[G_PTICK] != 0
         gv[G_PTICK] = 0
-        if tick or t == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
+        if tick or fv[F_NOW] == fv[F_TICK_TIME]:  # a tick, or a round that follows one at the same time
             return preemptive_schedule(
                 jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi
             )

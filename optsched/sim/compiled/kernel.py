@@ -26,17 +26,25 @@ merged (:mod:`.events`): the kernel walks the quantum grid to the first tick at 
 worse than the best waiting job, or to the next event, and counts (and logs) the ticks it passed
 as the Python engine's events, so the schedule, the event count and the log are the same.
 
-Only the entry points (:func:`_run`, :func:`_compact`) are cached on disk (``cache=True``), each
-for one signature (:data:`RUN_SIGNATURE`, :data:`COMPACT_SIGNATURE`, compiled by
-:func:`compile_entry_points` before a run, see :mod:`.build`): the functions of the other modules
-are compiled into them. numba keys a cached function on its own source file only, so their cache
-key also holds :data:`SOURCES_DIGEST`, the digest of the other modules' sources, computed at import
-(editing any of them compiles the entry points again). The helpers have no Python wrapper
-(``no_cpython_wrapper``, ``no_cfunc_wrapper``): only the entry points are called from Python, and
-the compile is shorter.
+Only the entry points (:func:`_run` and its variants, :func:`_compact`) are cached on disk
+(``cache=True``), each for one signature (:data:`RUN_SIGNATURE`, :data:`COMPACT_SIGNATURE`, compiled
+by :func:`compile_entry_points` before a run, see :mod:`.build`): the functions of the other modules
+are compiled into them. A run compiles only its policy's code: :func:`_run` as written is the entry
+point of FIFO, SJF, SRTF and periodic SRTF, and :func:`entry_point` makes a copy of it with LAS's
+hooks (``_LAS``) or Lazer's (``_LAZER``) compiled in, the first time one of those runs. The hooks
+are constants that the loop passes to the event handlers of :mod:`.events`, which numba copies into
+the loop before typing it; numba drops a branch on a constant (``if lazer and ...``) before typing,
+so the functions only another policy calls are neither typed nor compiled. numba keys a cached
+function on its own source file only, so their cache key also holds :data:`SOURCES_DIGEST`, the
+digest of the other modules' sources, computed at import (editing any of them compiles the entry
+points again), and the hooks compiled in. The helpers (:mod:`.jit`) have no Python wrapper and no
+machine code of their own: only the entry points are called from Python, and LLVM optimises and
+compiles each entry point once, as a whole.
 """
 
 from __future__ import annotations
+
+from types import FunctionType
 
 import numpy as np
 from numba import carray, njit, types
@@ -70,6 +78,7 @@ from optsched.sim.compiled.layout import (
     G_BUDGET,
     G_EHN,
     G_G,
+    G_KIND,
     G_LOG,
     G_N,
     G_NEV,
@@ -86,6 +95,9 @@ from optsched.sim.compiled.layout import (
     G_SAME_T,
     H_FAILED,
     H_STALE,
+    K_LAS,
+    K_LAZER,
+    KIND_CODES,
     MAX_BATCHES_AT_ONE_TIME,
     ORDER,
     P_ARRIVAL,
@@ -122,10 +134,24 @@ COMPACT_SIGNATURE = types.void(*(RUN_SIGNATURE.args[ARRAYS.index(a)] for a in ("
 
 class _KernelCache(FunctionCache):
     """numba's on-disk cache of an entry point, keyed also on :data:`SOURCES_DIGEST` (numba's own key
-    holds the entry point's file and bytecode only, not the modules compiled into it)."""
+    holds the entry point's file and bytecode only, not the modules compiled into it) and on the
+    hooks compiled into it (:func:`entry_point`: the variants of :func:`_run` share its bytecode)."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._hooks = (py_func.__globals__["_LAS"], py_func.__globals__["_LAZER"])
 
     def _index_key(self, sig, codegen):
-        return (*super()._index_key(sig, codegen), SOURCES_DIGEST)
+        return (*super()._index_key(sig, codegen), SOURCES_DIGEST, self._hooks)
+
+
+#: the policies' hooks compiled into :func:`_run` as written (its variants, :func:`entry_point`, are
+#: copies of it with other values): LAS's quantum timer, Lazer's deferral. The loop passes them on
+#: to the handlers of :mod:`.events` (``la``, ``lz``), which numba copies into it; numba drops a
+#: branch on a constant before typing (``if lazer and ...``), so a variant compiles only its
+#: policies' code
+_LAS = False
+_LAZER = False
 
 
 # -- unmanaged views -------------------------------------------------------------------------------
@@ -193,6 +219,8 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
     max_time = fv[F_MAX_TIME]
     max_events = fv[F_MAX_EVENTS]
     inf = np.inf
+    la = _LAS  # the hooks compiled in: constants (entry_point), numba drops the branches they close
+    lz = _LAZER
     batches = 0
     while True:
         if not _room(gv, ev, pool, segi, holds, stt, lgt):
@@ -228,7 +256,7 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                 gv[G_NEV] += 1
                 if ek == P_STAGE:
                     h = on_stage_end(
-                        jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, ver, t
+                        jf, jc, ji, gv, srv, tree, rr, pool, segf, segi, holds, stt, stg, lgt, lgi, obj, ver, t, la, lz
                     )
                 elif ek == P_SAVED:
                     h = on_save_end(
@@ -256,30 +284,32 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
                         obj,
                         ver,
                         t,
+                        la,
+                        lz,
                     )
                 elif ek == P_LOADED:
                     h = on_load_end(jf, jc, ji, gv, fv, rh, ev, lgt, lgi, obj, ver, t)
                 else:
-                    h = on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, not real)
+                    h = on_timer(jf, jc, ji, gv, fv, cl, qh, rh, ev, lgt, lgi, obj, ver, t, not real, la, lz)
                 if h == H_STALE:
                     gv[G_NSTALE] += 1
                     continue
                 if h == H_FAILED:
                     return ST_INTERNAL
             elif gv[G_NOTICES] > 0:
-                on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t)
+                on_notices(jf, jc, ji, gv, fv, cl, qh, ev, t, la, lz)
             elif next_arr == t:
                 j = ji[ai, ORDER]
                 ai += 1
                 gv[G_AI] = ai
                 next_arr = jf[ji[ai, ORDER], ARR] if ai < n else inf
                 gv[G_NEV] += 1
-                on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j)
+                on_arrival(jf, jc, ji, gv, fv, cl, qh, ev, lgt, lgi, j, la, lz)
             else:
                 break
             real = True
         if real and not schedule(
-            jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, t
+            jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi, holds, stt, stg, lgt, lgi, la, lz
         ):
             return ST_INTERNAL
         batches += 1
@@ -287,22 +317,48 @@ def _run(jf, jc, ji, gv, fv, srv, tree, cl, qh, rh, rr, ce, ev, pool, segf, segi
             return ST_END
 
 
+#: the entry points made so far, by the hooks compiled in (_LAS, _LAZER)
+_ENTRY_POINTS = {(False, False): _run}
+
+
+def entry_point(kind: int):
+    """The variant of :func:`_run` that runs policy ``kind`` (a ``K_`` code): :func:`_run` itself
+    for FIFO, SJF, SRTF and periodic SRTF, a copy with LAS's or Lazer's hooks compiled in for those
+    (made once, cached on disk apart from the others)."""
+    hooks = (kind == K_LAS, kind == K_LAZER)
+    entry = _ENTRY_POINTS.get(hooks)
+    if entry is None:
+        py = _run.py_func if not numba_config.DISABLE_JIT else _run
+        names = dict(py.__globals__, _LAS=hooks[0], _LAZER=hooks[1])
+        copy = FunctionType(py.__code__, names, py.__name__, py.__defaults__, py.__closure__)
+        copy.__qualname__, copy.__doc__, copy.__module__ = py.__qualname__, py.__doc__, py.__module__
+        entry = njit(cache=True)(copy)
+        if not numba_config.DISABLE_JIT:
+            entry._cache = _KernelCache(copy)  # noqa: SLF001 - numba has no public hook for the key
+        _ENTRY_POINTS[hooks] = entry
+    return entry
+
+
 def run_chunk(s: State) -> int:
     """Simulator._run for these policies, from the state in ``s``, until the end, ``budget`` event
     times or a buffer that may lack room (one of the ``ST_*`` codes)."""
-    return _run(*s)
+    return entry_point(int(s.gv[G_KIND]))(*s)
 
 
 @njit(cache=True)
 def _compact(ji, gv, rr, pool):
-    nr = gv[G_RUNN]
-    offs = np.empty(nr, dtype=np.int64)
-    for r in range(nr):
-        offs[r] = ji[rr[r, RUNL], PLOFF]
-    k = 0
-    for r in np.argsort(offs):
+    used = gv[G_POOL]
+    owner = np.empty(used, dtype=np.int64)  # the running job whose placement starts at each row
+    for a in range(used):
+        owner[a] = -1
+    for r in range(gv[G_RUNN]):
         j = rr[r, RUNL]
-        off = ji[j, PLOFF]
+        owner[ji[j, PLOFF]] = j  # (a running job holds GPUs: its placements start rows of their own)
+    k = 0
+    for off in range(used):  # in the order of their offsets, without a sort (a shorter compile)
+        j = owner[off]
+        if j < 0:
+            continue
         ji[j, PLOFF] = k
         for a in range(ji[j, PLLEN]):  # k <= off + a: nothing is overwritten before it moves
             pool[k, 0] = pool[off + a, 0]
@@ -317,13 +373,14 @@ def compact_pool(s: State) -> None:
     _compact(s.ji, s.gv, s.rr, s.pool)
 
 
-def compile_entry_points() -> None:
-    """Load the entry points from numba's cache, or compile them (about half a minute, once per
-    machine and version of these sources); afterwards a call with other argument types is an error,
-    never a second compile in the middle of a run."""
+def compile_entry_points(*policies: str) -> None:
+    """Load the entry points of these policies (names of ``layout.KIND_CODES``; all without one) from
+    numba's cache, or compile them (once per machine and version of these sources); afterwards a call
+    with other argument types is an error, never a second compile in the middle of a run."""
     if numba_config.DISABLE_JIT:
         return
-    for entry, sig in ((_run, RUN_SIGNATURE), (_compact, COMPACT_SIGNATURE)):
+    runs = dict.fromkeys(entry_point(KIND_CODES[p]) for p in (policies or KIND_CODES))
+    for entry, sig in [*((r, RUN_SIGNATURE) for r in runs), (_compact, COMPACT_SIGNATURE)]:
         if tuple(sig.args) not in entry.overloads:
             entry.compile(sig)
             entry.disable_compile()
