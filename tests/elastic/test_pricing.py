@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
@@ -182,6 +182,40 @@ def test_slot_costs_equal_a_plain_fill(T, H, xmax, data):
             assert before_n[t, h] == pytest.approx(sum(caps.reshape(T, H)[t, order[:rank]]))
 
 
+@given(
+    st.integers(1, 4),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.data(),
+)
+@example(1, 1, 1, None)
+@settings(max_examples=200, deadline=None)
+def test_one_worker_costs_equal_the_slot_costs_to_the_last_bit(T, H, D, data):
+    """The one-worker path of the oracle (no sort) gives F[t, 1], the first server with room in the
+    stable cost order and F[t, 1 + cap] - cap c of that server bit-equal to :func:`_slot_costs`."""
+    from optsched.elastic.pricing_oracle import _slot_costs, one_worker_costs
+
+    if data is None:  # one server without room: no worker fits anywhere
+        c, caps = np.array([[0.7]]), np.array([[0.0]])
+    else:
+        price = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 3.0]), st.floats(0.0, 1e6, allow_subnormal=False))
+        c = np.array(data.draw(st.lists(price, min_size=T * H, max_size=T * H))).reshape(T, H)
+        caps = np.array(data.draw(st.lists(st.integers(0, D), min_size=T * H, max_size=T * H)), dtype=float)
+        caps = caps.reshape(T, H)
+    F, before_n = _slot_costs(c, caps, 2 * D + 1)
+    F1, n1, far1 = one_worker_costs(c, caps)
+    assert np.array_equal(F1, F[:, 1])
+    for t in range(c.shape[0]):
+        room = [h for h in sorted(range(c.shape[1]), key=lambda h: (c[t, h], h)) if caps[t, h] > 0]
+        if not room:
+            assert np.isinf(F1[t])
+            continue
+        assert n1[t] == room[0] and before_n[t, n1[t]] == 0
+        k = int(caps[t, n1[t]])
+        want = F[t, min(1 + k, 2 * D + 1)] - k * c[t, n1[t]]
+        assert far1[t] == want or (np.isinf(far1[t]) and np.isinf(want))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
     from optsched.elastic.generate import random_instance
@@ -196,6 +230,30 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
         assert (ref is None) == (got is None)
         if ref is not None:
             assert math.isclose(got, ref.cost, rel_tol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    inst=small_instances(max_jobs=6, max_servers=4, architectures=("ps",), max_chunks=4),
+    tau=st.integers(2, 24),
+    data=st.data(),
+)
+def test_oracle_short_cuts_give_the_plain_oracles_schedules_to_the_last_bit(inst, tau, data):
+    """The oracle's short cuts (one worker without sorting; a PS q = 0 block priced over the starts
+    that complete before a best of cost 0 only) give the plain computation's schedule and cost to the
+    last bit, job after job on prices raised by the allocations (with zero-price regions left)."""
+    from optsched.elastic.pricing_oracle import min_cost_by_index
+
+    pr = Prices.zero(inst, tau, incremental=True)
+    for j in range(inst.n_jobs):
+        got = min_cost_by_index(inst, j, pr)
+        want = min_cost_by_index(inst, j, Prices(pr.beta.copy(), pr.delta.copy()), fast=False)
+        assert (got is None) == (want is None)
+        if got is None:
+            continue
+        assert (got.cost, got.start, got.config) == (want.cost, want.start, want.config)
+        start = data.draw(st.integers(0, tau - got.config.d), label="start")  # a zero-price region stays
+        pr.allocate(inst, j, got.config, start, lam=data.draw(st.sampled_from([2.0, 1000.0]), label="lam"))
 
 
 @settings(max_examples=25, deadline=None)
