@@ -232,28 +232,74 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
             assert math.isclose(got, ref.cost, rel_tol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    inst=small_instances(max_jobs=6, max_servers=4, architectures=("ps",), max_chunks=4),
-    tau=st.integers(2, 24),
-    data=st.data(),
-)
-def test_oracle_short_cuts_give_the_plain_oracles_schedules_to_the_last_bit(inst, tau, data):
-    """The oracle's short cuts (one worker without sorting; a PS q = 0 block priced over the starts
-    that complete before a best of cost 0 only) give the plain computation's schedule and cost to the
-    last bit, job after job on prices raised by the allocations (with zero-price regions left)."""
-    from optsched.elastic.pricing_oracle import min_cost_by_index
+def _short_cut_run(inst, tau, monkeypatch=None):
+    """A_maxweight's loop (each job priced, allocated if its cost is below its weight), every call
+    priced by the oracle with and without its short cuts; returns the short cut's head calls."""
+    from optsched.elastic import pricing_oracle
+    from optsched.elastic.primal_dual import price_base, weight_bound_F
 
+    heads = []
+    if monkeypatch is not None:  # a head call prices a slice of the window prices (a view)
+        plain = pricing_oracle._ps_split_costs
+        monkeypatch.setattr(
+            pricing_oracle, "_ps_split_costs", lambda *a: (heads.append(a[7].base is not None), plain(*a))[1]
+        )
+    lam = price_base(inst, T=inst.horizon, F=weight_bound_F(inst))
     pr = Prices.zero(inst, tau, incremental=True)
     for j in range(inst.n_jobs):
-        got = min_cost_by_index(inst, j, pr)
-        want = min_cost_by_index(inst, j, Prices(pr.beta.copy(), pr.delta.copy()), fast=False)
+        got = pricing_oracle.min_cost_by_index(inst, j, pr)
+        want = pricing_oracle.min_cost_by_index(inst, j, Prices(pr.beta.copy(), pr.delta.copy()), fast=False)
         assert (got is None) == (want is None)
         if got is None:
             continue
         assert (got.cost, got.start, got.config) == (want.cost, want.start, want.config)
-        start = data.draw(st.integers(0, tau - got.config.d), label="start")  # a zero-price region stays
-        pr.allocate(inst, j, got.config, start, lam=data.draw(st.sampled_from([2.0, 1000.0]), label="lam"))
+        if got.cost < inst.jobs[j].weight:
+            pr.allocate(inst, j, got.config, got.start, lam=lam)
+    return sum(heads)
+
+
+@st.composite
+def _job_tables(draw):
+    """A PS instance from a drawn job table (1-8 GPUs, minutes to an hour) on 2-4 servers of 8 GPUs."""
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.elastic.workload import from_table
+
+    n = draw(st.integers(1, 12))
+    table = pd.DataFrame(
+        {
+            "arrival": [0.0] * n,
+            "gpus": draw(st.lists(st.sampled_from([1, 2, 4, 8]), min_size=n, max_size=n)),
+            "duration": draw(st.lists(st.floats(60.0, 3600.0), min_size=n, max_size=n)),
+        }
+    )
+    return from_table(table, Cluster.homogeneous(draw(st.integers(2, 4)), 8), slot=60.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(inst=_job_tables(), tau=st.integers(2, 80))
+def test_oracle_short_cuts_give_the_plain_oracles_schedules_to_the_last_bit(inst, tau):
+    """The oracle's short cuts (one worker without sorting; a PS q = 0 block priced over the starts
+    that complete before a best of cost 0 only) give the plain computation's schedule and cost to the
+    last bit, job after job on the prices A_maxweight's allocations raise."""
+    _short_cut_run(inst, tau)
+
+
+def test_oracle_short_cut_over_the_earlier_starts_is_taken_and_exact(monkeypatch):
+    """On 11 jobs of 1-8 GPUs on 4 x 8 GPUs the PS q = 0 short cut is taken (so the test above can
+    catch it) and every call equals the plain computation."""
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.elastic.workload import from_table
+
+    rng = np.random.default_rng(27)
+    table = pd.DataFrame(
+        {"arrival": np.zeros(11), "gpus": rng.choice([1, 2, 4, 8], 11), "duration": rng.uniform(60, 3000, 11)}
+    )
+    inst = from_table(table, Cluster.homogeneous(4, 8), slot=60.0)
+    assert _short_cut_run(inst, 75, monkeypatch) > 0
 
 
 @settings(max_examples=25, deadline=None)
