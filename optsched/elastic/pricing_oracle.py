@@ -227,7 +227,6 @@ def min_cost_by_index(
 
     slot_cache: dict[tuple[int, int], tuple] = {}
     ones: dict[tuple[int, int], tuple] = {}  # (m, d) -> one_worker_costs
-    heads: dict[tuple[int, int], tuple] = {}  # (m, d) -> _slot_costs of the first starts only
 
     def nonneg(m: int, p: Any, d: int) -> bool:  # no window price below 0 (so no cost below 0)
         return bool(cmins[m, d].min() >= 0.0) and bool(np.min(czmins[p, d]) >= 0.0)
@@ -302,26 +301,28 @@ def min_cost_by_index(
             and d < best.start + best.config.d
         ):
             # Only a start t < K = (best's completion) - d can still win (the earliest-completion tie of
-            # cost 0; no cost is below 0): the rows before K decide, unless their least is within
-            # 1e-11 of 0 without being 0 (then the plain path below, over every start).
+            # cost 0; no cost is below 0), and only where some PS window costs at most 1e-11 (a cost is
+            # at least its PS's window price, in floating point too: s >= 1 and every term >= 0):
+            # those rows decide, unless their least is within 1e-11 of 0 without being 0 (then the
+            # plain path below, over every start).
             K = min(best.start + best.config.d - d, c.shape[0])  # >= 1: d < best's completion here
+            rows = tie_rows(czmins[p, d], K)
+            if not len(rows):  # every start that could win costs more than the tie allows
+                continue
             key = (m, d)
             if key in slot_cache:
-                F_h, before_h = slot_cache[key][0][:K], slot_cache[key][1][:K]
+                F_h, before_h = slot_cache[key][0][rows], slot_cache[key][1][rows]
             else:
-                if key not in heads or heads[key][0].shape[0] < K:
-                    heads[key] = _slot_costs(c[:K], capw[:K], 2 * D + 1)
-                F_h, before_h = heads[key][0][:K], heads[key][1][:K]
-            cap_all = capw.max()
+                F_h, before_h = _slot_costs(c[rows], capw[rows], 2 * D + 1)
             per_h = _ps_split_costs(
-                instance, m, p, n_w, D, e, z, c[:K], cz[:K], capw[:K], wmin_eps[:K], F_h, before_h, cap_all
+                instance, m, p, n_w, D, e, z, c[rows], cz[rows], capw[rows], wmin_eps[rows], F_h, before_h, capw.max()
             )
             v_h = float(per_h.min())
-            if v_h > 1e-11:  # every start that could win costs more than the tie allows
+            if v_h > 1e-11:
                 continue
-            lb2_h = float((F_h[:, n_w] + cz[:K].min(axis=1)).min())
+            lb2_h = float((F_h[:, n_w] + czmins[p, d][rows]).min())
             if v_h == 0.0 and lb2_h <= 1e-12:  # the plain path's bound lets it through and its t is here
-                t = int(np.flatnonzero(per_h <= 1e-12)[0])
+                t = int(rows[np.flatnonzero(per_h <= 1e-12)[0]])
                 cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t], wmin[t], e, z)
                 if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
                     best = Priced(float(cand[0]), cand[1], t)
@@ -397,6 +398,12 @@ def min_cost_by_index(
         if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
             best = Priced(float(cand[0]), cand[1], t)
     return best
+
+
+def tie_rows(czmin: np.ndarray, K: int) -> np.ndarray:
+    """The starts t < K whose cheapest PS window price czmin[t] is at most 1e-11: the only ones where
+    a schedule can cost at most 1e-11 (the oracle's PS q = 0 short cut looks at these only)."""
+    return np.flatnonzero(czmin[:K] <= 1e-11)
 
 
 def _ps_split_costs(instance, m, p, n_w, D, e, z, c, cz, capw, wmin_eps, F, before_n, capmax):
