@@ -221,7 +221,8 @@ def min_cost_by_index(
 
     def wmin_of(d: int) -> tuple[np.ndarray, np.ndarray]:
         if d not in wmins:
-            w = sliding_min(omega[: min(tau - d + 1, last) + d - 1], d)  # (min(tau - d + 1, last), H, R)
+            n = min(tau - d + 1, last)
+            w = prices.window_min(instance, d, n) if residual else sliding_min(omega[: n + d - 1], d)  # (n, H, R)
             wmins[d] = (w, w + EPS)
         return wmins[d]
 

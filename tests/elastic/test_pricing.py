@@ -309,6 +309,34 @@ def test_oracle_short_cut_over_the_earlier_starts_is_reached(monkeypatch):
     )
 
 
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_jobs=6, max_servers=3), tau=st.integers(1, 24), data=st.data())
+def test_kept_window_minima_equal_the_sliding_minima_of_the_residual_after_every_allocation(inst, tau, data):
+    """Incremental prices keep the residual's window minima per length d and redo only the windows an
+    allocation touched: asked for any d and any number of starts after any allocations (and the
+    minima over d that were asked before, kept stale meanwhile), they equal the minima computed afresh."""
+    from optsched.elastic.prices import sliding_min
+    from optsched.elastic.pricing_oracle import min_cost_by_index
+
+    pr = Prices.zero(inst, tau, incremental=True)
+
+    def ask():
+        for _ in range(data.draw(st.integers(0, 3), label="asks")):
+            d = data.draw(st.integers(1, tau), label="d")
+            n = data.draw(st.integers(1, tau - d + 1), label="n")
+            fresh = sliding_min(np.asarray(inst.C, dtype=float)[None] - pr.beta, d)[:n]
+            assert np.array_equal(pr.window_min(inst, d, n), fresh)
+
+    ask()
+    for j in range(inst.n_jobs):
+        c = min_cost_by_index(inst, j, pr)
+        if c is None:
+            continue
+        start = data.draw(st.integers(0, tau - c.config.d), label="start")
+        pr.allocate(inst, j, c.config, start, lam=1000.0)
+        ask()
+
+
 @settings(max_examples=25, deadline=None)
 @given(inst=small_instances(max_jobs=5, max_servers=3), tau=st.integers(4, 24), data=st.data())
 def test_incremental_prices_keep_the_residual_and_window_prefixes_bit_equal_to_a_recomputation(inst, tau, data):
