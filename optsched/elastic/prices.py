@@ -6,8 +6,9 @@ sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l) (:func:`window_cost`). The sm
 (window prices, per-server caps, the greedy placement of identical workers) are shared by the exact
 oracle (:mod:`optsched.elastic.pricing_oracle`) and the paper's subroutines
 (:mod:`optsched.elastic.pricing_subroutines`). A_maxweight's prices are ``incremental``: they keep
-the residual, each vector's unit prices and window prefixes between oracle calls and redo only what
-an allocation changed, by the same sums in the same order (the same schedules to the last bit).
+the residual, each vector's unit prices and window prefixes, and the residual's window minima per
+window length, between oracle calls and redo only what an allocation changed, by the same sums in
+the same order and minima of the same numbers (the same schedules to the last bit).
 Tested in ``tests/elastic/test_pricing.py``.
 """
 
