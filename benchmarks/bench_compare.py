@@ -19,6 +19,8 @@ the results too; while a case runs, its finished rows are appended to
 Usage: ``python -m benchmarks compare`` (every case), ``python -m benchmarks.bench_compare --case
 all-10k`` (one), ``--quick`` (``all-10k`` and ``scaling-2k`` only). Results:
 ``benchmarks/results/compare.json``; the targets go to the ``python -m benchmarks`` table.
+``--policy NAME --case all-100k`` runs one row alone on the case's workload (one process; its
+``seconds`` and ``cpu_seconds`` printed, the results file left as it is).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ CASES = {
 QUICK = ("all-10k", "scaling-2k-dask-1", "scaling-2k-dask-2")
 
 
-def _child(case: str) -> dict:
-    """Run one case in this process (called in a subprocess) and return its measurements."""
+def _child(case: str, policy: str | None = None) -> dict:
+    """Run one case (or its ``policy`` row alone) in this process (called in a subprocess) and return
+    its measurements."""
     import warnings
 
     from optsched.core import Cluster
@@ -74,10 +77,10 @@ def _child(case: str) -> dict:
         run = Comparison(
             df,
             cluster,
-            policies="all",
+            policies=[policy] if policy else "all",
             seeds=1,
             progress=False,
-            workers=c["workers"],
+            workers=1 if policy else c["workers"],
             executor=c["executor"],
             scheduler_address="local" if c["executor"] == "dask" else None,
             on_row=on_row,
@@ -110,8 +113,8 @@ def _child(case: str) -> dict:
     }
 
 
-def _run_case(case: str) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_compare", "--child", case]
+def _run_case(case: str, policy: str | None = None) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.bench_compare", "--child", case, *(["--policy", policy] if policy else [])]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(__file__).parent.parent)
     if out.returncode != 0:
@@ -123,12 +126,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_compare", description=__doc__)
     ap.add_argument("--case", action="append", choices=sorted(CASES))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--policy", default=None, help="run this row alone (one process; results file untouched)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(_child(args.child)))
+        print(json.dumps(_child(args.child, args.policy)))
         return 0
     cases = args.case or (list(QUICK) if args.quick else list(CASES))
+    if args.policy:
+        for case in cases:
+            r = _run_case(case, args.policy)
+            print(json.dumps({"case": case, **r.get("rows", {}), **({"error": r["error"]} if "error" in r else {})}))
+        return 0
     old = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     results = {r["case"]: r for r in old.get("cases", [])}
     for case in cases:

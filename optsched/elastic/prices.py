@@ -6,8 +6,9 @@ sum_{t in T(l)} sum_h sum_r delta_h^r(t) f_jh^r(l) (:func:`window_cost`). The sm
 (window prices, per-server caps, the greedy placement of identical workers) are shared by the exact
 oracle (:mod:`optsched.elastic.pricing_oracle`) and the paper's subroutines
 (:mod:`optsched.elastic.pricing_subroutines`). A_maxweight's prices are ``incremental``: they keep
-the residual, each vector's unit prices and window prefixes between oracle calls and redo only what
-an allocation changed, by the same sums in the same order (the same schedules to the last bit).
+the residual, each vector's unit prices and window prefixes, and the residual's window minima per
+window length, between oracle calls and redo only what an allocation changed, by the same sums in
+the same order and minima of the same numbers (the same schedules to the last bit).
 Tested in ``tests/elastic/test_pricing.py``.
 """
 
@@ -41,6 +42,10 @@ class Prices:
     incremental: bool = field(default=False, compare=False, repr=False)
     # residual (key "omega") and window prefixes (key ("prefix", vec bytes): [P, rows of P valid])
     _kept: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    # window minima of the residual by window length d: [minima, slot ranges allocated since], the
+    # most recently used last
+    _mins: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    _mins_bytes: int = field(default=0, init=False, compare=False, repr=False)
 
     @property
     def tau(self) -> int:
@@ -76,11 +81,47 @@ class Prices:
                 elif key != "frontier" and kept[2] is not None:  # the unit prices of the changed slots, the same sum
                     kept[2][sl, h] = _unit_prices(self.delta[sl, h, :], kept[3])
         if self.incremental:
+            for kept in self._mins.values():  # the slots changed since; None: too many to redo one by one
+                if kept[1] is not None:
+                    kept[1].append((int(start), int(start) + int(config.d)))
+                    if len(kept[1]) > 32:
+                        kept[1] = None
             for key, kept in self._kept.items():
                 if key == "frontier":
                     self._kept[key] = max(kept, int(start) + int(config.d))
                 elif key != "omega":
                     kept[1] = min(kept[1], int(start))  # P[t] for t <= start sums slots before start only
+
+    def window_min(self, instance: ElasticInstance, d: int, n: int) -> np.ndarray:
+        """out[t] = the residual's minimum over slots [t, t + d), for t < n (:func:`sliding_min`; read
+        only: with ``incremental`` the minima of the most recently used lengths d, up to
+        :data:`KEPT_MINIMA_BYTES`, are kept and only the windows that an allocation since touched are
+        redone: the same minima)."""
+        omega = self.residual(instance)
+        if not self.incremental:
+            return sliding_min(omega[: n + d - 1], d)
+        kept = self._mins.pop(d, None)  # put back last: the most recently used
+        old = kept[0] if kept is not None else None
+        if kept is None:
+            kept = [sliding_min(omega[: n + d - 1], d), []]
+        else:
+            w, since = kept
+            rows = w.shape[0]
+            spans = [(max(0, a - d + 1), min(b, rows)) for a, b in since or ()]  # windows t: [t, t + d) & [a, b)
+            spans = [(lo, hi) for lo, hi in spans if lo < hi]
+            if since is None or sum(hi - lo for lo, hi in spans) >= rows // 2:
+                w = sliding_min(omega[: rows + d - 1], d)
+            else:
+                for lo, hi in spans:
+                    w[lo:hi] = sliding_min(omega[lo : hi + d - 1], d)
+            if n > rows:
+                w = np.concatenate([w, sliding_min(omega[rows : n + d - 1], d)])
+            kept = [w, []]
+        self._mins[d] = kept
+        self._mins_bytes += kept[0].nbytes - (old.nbytes if old is not None else 0)
+        while self._mins_bytes > KEPT_MINIMA_BYTES and len(self._mins) > 1:
+            self._mins_bytes -= self._mins.pop(next(iter(self._mins)))[0].nbytes
+        return kept[0][:n]
 
     def frontier(self) -> int:
         """One past the last slot whose beta or delta is nonzero (0 if none): the slots from here on
@@ -112,6 +153,9 @@ class Prices:
             kept[1] = self.delta.shape[0]
         return P
 
+
+#: The most bytes of window minima that incremental prices keep (:meth:`Prices.window_min`).
+KEPT_MINIMA_BYTES = 256 * 2**20
 
 #: Below this many resources numpy's sum over the last axis adds left to right (its pairwise
 #: summation starts at 8 terms), so :func:`_unit_prices` equals ``(delta * vec).sum(-1)`` to the bit.

@@ -145,10 +145,32 @@ def _slot_costs(c: np.ndarray, caps: np.ndarray, xmax: int):
     with np.errstate(invalid="ignore"):
         F = np.where(rest > 0, prev_c + rest * nxt, prev_c)
     F[(i >= n_h) & (rest > 0)] = np.inf
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :].repeat(order.shape[0], 0), axis=1)
-    before_n = np.take_along_axis(before, rank, axis=1)  # caps of the servers cheaper than n, per (t, n)
+    before_n = np.empty_like(before)  # caps of the servers cheaper than n, per (t, n)
+    np.put_along_axis(before_n, order, before, axis=1)
     return F, before_n
+
+
+def one_worker_costs(c: np.ndarray, caps: np.ndarray):
+    """What :func:`_slot_costs` gives for one worker, without sorting: F1[t] = F[t, 1] (the least
+    window price of a server with room), n1[t] the first such server in the stable cost order (the
+    only server n whose ``before_n`` is below 1 and whose cap is positive) and far1[t] =
+    F[t, 1 + cap_n1] - cap_n1 c[t, n1] (one worker on the servers other than n1), all equal to the
+    last bit: F[t, 1] adds the price to zeros, F[t, 1 + cap_n1] = cap_n1 c_n1 + c_n2 with n2 the next
+    server with room (inf without one). Tested against :func:`_slot_costs` in
+    ``tests/elastic/test_pricing.py``."""
+    n_t = c.shape[0]
+    tt = np.arange(n_t)
+    room = caps > 0
+    cpos = np.where(room, c, np.inf)
+    n1 = np.argmin(cpos, axis=1)  # the first of the least (argmin's tie rule is the stable sort's)
+    F1 = cpos[tt, n1]
+    k1 = caps[tt, n1]
+    cpos[tt, n1] = np.inf
+    c2 = cpos.min(axis=1)
+    has = np.isfinite(F1)
+    with np.errstate(invalid="ignore"):
+        far1 = np.where(has & np.isfinite(c2), (c[tt, n1] * k1 + c2) - k1 * c[tt, n1], np.inf)
+    return F1, n1, far1
 
 
 def min_cost_by_index(
@@ -159,9 +181,11 @@ def min_cost_by_index(
     q: int | None = None,
     residual: bool = True,
     types: Iterable[tuple[int, Any]] | None = None,
+    fast: bool = True,
 ) -> Priced | None:
     """The exact oracle: the least-cost schedule of job index ``j`` that completes by tau (see the
-    module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits.
+    module doc); ``q`` restricts to one of the two cases; ``None`` if no schedule fits. ``fast=False``
+    turns off the two short cuts below (the plain computation they are tested against).
 
     Vectorised over the starts (and the PS server and its worker count g for q = 0): for each
     (m, p, q, useful N) a lower bound N min_h c + min_h c_z skips the block when it cannot beat the
@@ -173,7 +197,13 @@ def min_cost_by_index(
     Only the starts up to the prices' frontier (:meth:`Prices.frontier`) are looked at: every window
     that starts at or after it has the prices and room of the one that starts there (zero prices,
     the whole cluster), so the later ones repeat its costs and never win the earliest-start tie
-    (cuts each call from the round's tau starts to the slots allocated so far)."""
+    (cuts each call from the round's tau starts to the slots allocated so far).
+
+    Two short cuts give the same numbers as the plain computation (tested against it): one worker
+    (N = 1) is priced by :func:`one_worker_costs` instead of the sorted fill; and a PS q = 0 block with
+    N > 1 looked at when the best so far costs 0 (so only a start that completes earlier can win, at
+    cost 0) is priced over those earlier starts only, unless their least cost is within 1e-11 of 0
+    without being 0."""
     tau = prices.tau
     last = prices.frontier() + 1  # starts t < last differ; every later one repeats t = last - 1
     omega = (
@@ -191,11 +221,17 @@ def min_cost_by_index(
 
     def wmin_of(d: int) -> tuple[np.ndarray, np.ndarray]:
         if d not in wmins:
-            w = sliding_min(omega[: min(tau - d + 1, last) + d - 1], d)  # (min(tau - d + 1, last), H, R)
+            n = min(tau - d + 1, last)
+            w = prices.window_min(instance, d, n) if residual else sliding_min(omega[: n + d - 1], d)  # (n, H, R)
             wmins[d] = (w, w + EPS)
         return wmins[d]
 
     slot_cache: dict[tuple[int, int], tuple] = {}
+    ones: dict[tuple[int, int], tuple] = {}  # (m, d) -> one_worker_costs
+
+    def nonneg(m: int, p: Any, d: int) -> bool:  # no window price below 0 (so no cost below 0)
+        return bool(cmins[m, d].min() >= 0.0) and bool(np.min(czmins[p, d]) >= 0.0)
+
     capws: dict[tuple[int, int], np.ndarray] = {}
     # Blocks (m, p, q, N) in order of their lower bound N min_h c + min_h c_z (then d, then the
     # enumeration order, so that exact ties resolve as in a plain scan): once a block's bound exceeds
@@ -255,12 +291,55 @@ def min_cost_by_index(
                     np.minimum(capw, np.floor(wmin[:, :, r] / e[r] + EPS), out=capw)
             capws[m, d] = np.clip(capw, 0, D)
         capw = capws[m, d]
+        if (
+            fast
+            and qq == 0
+            and p is not None
+            and n_w > 1
+            and best is not None
+            and best.cost == 0.0
+            and nonneg(m, p, d)
+            and d < best.start + best.config.d
+        ):
+            # Only a start t < K = (best's completion) - d can still win (the earliest-completion tie of
+            # cost 0; no cost is below 0), and only where some PS window costs at most 1e-11 (a cost is
+            # at least its PS's window price, in floating point too: s >= 1 and every term >= 0):
+            # those rows decide, unless their least is within 1e-11 of 0 without being 0 (then the
+            # plain path below, over every start).
+            K = min(best.start + best.config.d - d, c.shape[0])  # >= 1: d < best's completion here
+            rows = tie_rows(czmins[p, d], K)
+            if not len(rows):  # every start that could win costs more than the tie allows
+                continue
+            key = (m, d)
+            if key in slot_cache:
+                F_h, before_h = slot_cache[key][0][rows], slot_cache[key][1][rows]
+            else:
+                F_h, before_h = _slot_costs(c[rows], capw[rows], 2 * D + 1)
+            per_h = _ps_split_costs(
+                instance, m, p, n_w, D, e, z, c[rows], cz[rows], capw[rows], wmin_eps[rows], F_h, before_h, capw.max()
+            )
+            v_h = float(per_h.min())
+            if v_h > 1e-11:
+                continue
+            lb2_h = float((F_h[:, n_w] + czmins[p, d][rows]).min())
+            if v_h == 0.0 and lb2_h <= 1e-12:  # the plain path's bound lets it through and its t is here
+                t = int(rows[np.flatnonzero(per_h <= 1e-12)[0]])
+                cand = _best_at(instance, j, m, p, qq, n_w, d, t, c[t], cz[t], wmin[t], e, z)
+                if cand is not None and _better(float(cand[0]), t, d, cand[1], best):
+                    best = Priced(float(cand[0]), cand[1], t)
+                continue
         if qq == 0 and best is not None:
             # a tighter bound: N workers anywhere within the caps (F) plus the cheapest PS
             key = (m, d)
-            if key not in slot_cache:
-                slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
-            lb2 = float((slot_cache[key][0][:, n_w] + (cz.min(axis=1) if cz is not None else 0.0)).min())
+            if n_w == 1 and fast:  # F[:, 1] without sorting (the same numbers)
+                if key not in ones:
+                    ones[key] = one_worker_costs(c, capw)
+                fn = ones[key][0]
+            else:
+                if key not in slot_cache:
+                    slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
+                fn = slot_cache[key][0][:, n_w]
+            lb2 = float((fn + (cz.min(axis=1) if cz is not None else 0.0)).min())
             tol = 1e-12 * max(1.0, abs(best.cost))
             if lb2 > best.cost + tol or (lb2 >= best.cost - tol and d >= best.start + best.config.d):
                 continue
@@ -287,27 +366,27 @@ def min_cost_by_index(
                 F[tt, np.minimum(1 + cap0, 2 * D + 1).astype(int)] - cap0 * c[tt, first],
             )
             per_t = np.where(cap0 >= n_w, (n_w - 1) * c[tt, first] + excl1, plain)
+        elif n_w == 1 and fast:  # PS q = 0, one worker: g = 0, the worker on the cheapest server with room but n
+            key = (m, d)
+            if key not in ones:
+                ones[key] = one_worker_costs(c, capw)
+            F1, n1, far1 = ones[key]
+            s_1 = np.array([instance.ps_needed(m, p, 1)], dtype=float)
+            use = np.zeros(1, dtype=int)[:, None] * e[None, :] + s_1[:, None] * z[None, :]  # as below, g = 0
+            fit = use[0, 0] <= wmin_eps[:, :, 0]
+            for r in range(1, use.shape[1]):
+                fit &= use[0, r] <= wmin_eps[:, :, r]
+            tt = np.arange(c.shape[0])
+            others = np.repeat(F1[:, None], H, axis=1)  # before_n >= 1, or no room (F[t, 1] - 0 c)
+            others[tt, n1] = np.where(capw[tt, n1] > 0, far1, F1)
+            tot = 0 * c + s_1[0] * cz + others
+            per_t = np.where(fit, tot, np.inf).min(axis=1)
         else:  # PS q = 0: PS server n with g < N workers, the rest greedily elsewhere
             key = (m, d)
             if key not in slot_cache:
                 slot_cache[key] = _slot_costs(c, capw, 2 * D + 1)
             F, before_n = slot_cache[key]
-            # g workers beside the PS on its server: g <= the caps (else g e does not fit there)
-            g = np.arange(int(min(n_w - 1, capw.max())) + 1)
-            k = n_w - g
-            s_g = np.array([instance.ps_needed(m, p, int(x)) for x in k], dtype=float)
-            use = g[:, None] * e[None, :] + s_g[:, None] * z[None, :]  # (g, R)
-            fit = np.ones((c.shape[0], H, len(g)), dtype=bool)
-            for r in range(use.shape[1]):
-                fit &= use[None, None, :, r] <= wmin_eps[:, :, None, r]
-            tt = np.arange(c.shape[0])[:, None, None]
-            capn = capw[:, :, None]
-            idx = np.minimum(k[None, None, :] + capn, 2 * D + 1).astype(int)
-            far = F[tt, idx] - capn * c[:, :, None]
-            near = F[:, k][:, None, :]
-            others = np.where(k[None, None, :] <= before_n[:, :, None], near, far)
-            tot = g[None, None, :] * c[:, :, None] + s_g[None, None, :] * cz[:, :, None] + others
-            per_t = np.where(fit, tot, np.inf).min(axis=(1, 2))
+            per_t = _ps_split_costs(instance, m, p, n_w, D, e, z, c, cz, capw, wmin_eps, F, before_n, capw.max())
         if not np.isfinite(per_t).any():
             continue
         vmin = float(per_t.min())
@@ -322,16 +401,46 @@ def min_cost_by_index(
     return best
 
 
+def tie_rows(czmin: np.ndarray, K: int) -> np.ndarray:
+    """The starts t < K whose cheapest PS window price czmin[t] is at most 1e-11: the only ones where
+    a schedule can cost at most 1e-11 (the oracle's PS q = 0 short cut looks at these only)."""
+    return np.flatnonzero(czmin[:K] <= 1e-11)
+
+
+def _ps_split_costs(instance, m, p, n_w, D, e, z, c, cz, capw, wmin_eps, F, before_n, capmax):
+    """per_t of the PS q = 0 block (the PS on server n with g < N workers beside it, the other N - g
+    greedily elsewhere), each row from its own row of the arrays only (``capmax``: the caps' maximum
+    over every start, which bounds g), so a block of rows gives those rows' values to the last bit."""
+    H = instance.H
+    # g workers beside the PS on its server: g <= the caps (else g e does not fit there)
+    g = np.arange(int(min(n_w - 1, capmax)) + 1)
+    k = n_w - g
+    s_g = np.array([instance.ps_needed(m, p, int(x)) for x in k], dtype=float)
+    use = g[:, None] * e[None, :] + s_g[:, None] * z[None, :]  # (g, R)
+    fit = np.ones((c.shape[0], H, len(g)), dtype=bool)
+    for r in range(use.shape[1]):
+        fit &= use[None, None, :, r] <= wmin_eps[:, :, None, r]
+    tt = np.arange(c.shape[0])[:, None, None]
+    capn = capw[:, :, None]
+    idx = np.minimum(k[None, None, :] + capn, 2 * D + 1).astype(int)
+    far = F[tt, idx] - capn * c[:, :, None]
+    near = F[:, k][:, None, :]
+    others = np.where(k[None, None, :] <= before_n[:, :, None], near, far)
+    tot = g[None, None, :] * c[:, :, None] + s_g[None, None, :] * cz[:, :, None] + others
+    return np.where(fit, tot, np.inf).min(axis=(1, 2))
+
+
 def _best_at(instance, j, m, p, q, n_w, d, t, c, cz, wmin, e, z):
     H = instance.H
     best = None
     if q == 1:
         need = n_w * e + (z if z is not None else 0.0)
-        for n in range(H):
-            if fits(wmin[n], need):
-                cost = n_w * c[n] + (cz[n] if cz is not None else 0.0)
-                if best is None or cost < best[0] - 1e-12:
-                    best = (cost, n)
+        ok = np.all(need[None, :] <= wmin + EPS, axis=1)  # fits(wmin[n], need) for every n at once
+        costs = n_w * c + (cz if cz is not None else 0.0)
+        for n in np.flatnonzero(ok).tolist():
+            cost = costs[n]
+            if best is None or cost < best[0] - 1e-12:
+                best = (cost, n)
         if best is None:
             return None
         n = best[1]

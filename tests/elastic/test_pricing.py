@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from optsched.elastic.checks import violations
@@ -182,6 +182,40 @@ def test_slot_costs_equal_a_plain_fill(T, H, xmax, data):
             assert before_n[t, h] == pytest.approx(sum(caps.reshape(T, H)[t, order[:rank]]))
 
 
+@given(
+    st.integers(1, 4),
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.data(),
+)
+@example(1, 1, 1, None)
+@settings(max_examples=200, deadline=None)
+def test_one_worker_costs_equal_the_slot_costs_to_the_last_bit(T, H, D, data):
+    """The one-worker path of the oracle (no sort) gives F[t, 1], the first server with room in the
+    stable cost order and F[t, 1 + cap] - cap c of that server bit-equal to :func:`_slot_costs`."""
+    from optsched.elastic.pricing_oracle import _slot_costs, one_worker_costs
+
+    if data is None:  # one server without room: no worker fits anywhere
+        c, caps = np.array([[0.7]]), np.array([[0.0]])
+    else:
+        price = st.one_of(st.sampled_from([0.0, 0.5, 1.0, 3.0]), st.floats(0.0, 1e6, allow_subnormal=False))
+        c = np.array(data.draw(st.lists(price, min_size=T * H, max_size=T * H))).reshape(T, H)
+        caps = np.array(data.draw(st.lists(st.integers(0, D), min_size=T * H, max_size=T * H)), dtype=float)
+        caps = caps.reshape(T, H)
+    F, before_n = _slot_costs(c, caps, 2 * D + 1)
+    F1, n1, far1 = one_worker_costs(c, caps)
+    assert np.array_equal(F1, F[:, 1])
+    for t in range(c.shape[0]):
+        room = [h for h in sorted(range(c.shape[1]), key=lambda h: (c[t, h], h)) if caps[t, h] > 0]
+        if not room:
+            assert np.isinf(F1[t])
+            continue
+        assert n1[t] == room[0] and before_n[t, n1[t]] == 0
+        k = int(caps[t, n1[t]])
+        want = F[t, min(1 + k, 2 * D + 1)] - k * c[t, n1[t]]
+        assert far1[t] == want or (np.isinf(far1[t]) and np.isinf(want))
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
     from optsched.elastic.generate import random_instance
@@ -196,6 +230,111 @@ def test_least_use_is_the_oracle_at_unit_prices_over_the_horizon(seed):
         assert (ref is None) == (got is None)
         if ref is not None:
             assert math.isclose(got, ref.cost, rel_tol=1e-12)
+
+
+def _short_cut_run(inst, tau):
+    """A_maxweight's loop (each job priced, allocated if its cost is below its weight), every call
+    priced by the oracle with and without its short cuts, which must agree to the last bit."""
+    from optsched.elastic import pricing_oracle
+    from optsched.elastic.primal_dual import price_base, weight_bound_F
+
+    lam = price_base(inst, T=inst.horizon, F=weight_bound_F(inst))
+    pr = Prices.zero(inst, tau, incremental=True)
+    for j in range(inst.n_jobs):
+        got = pricing_oracle.min_cost_by_index(inst, j, pr)
+        want = pricing_oracle.min_cost_by_index(inst, j, Prices(pr.beta.copy(), pr.delta.copy()), fast=False)
+        assert (got is None) == (want is None)
+        if got is None:
+            continue
+        assert (got.cost, got.start, got.config) == (want.cost, want.start, want.config)
+        if got.cost < inst.jobs[j].weight:
+            pr.allocate(inst, j, got.config, got.start, lam=lam)
+
+
+@st.composite
+def _job_tables(draw):
+    """A PS instance from a drawn job table (1-8 GPUs, minutes to an hour) on 2-4 servers of 8 GPUs."""
+    import pandas as pd
+
+    from optsched.core import Cluster
+    from optsched.elastic.workload import from_table
+
+    n = draw(st.integers(1, 12))
+    table = pd.DataFrame(
+        {
+            "arrival": [0.0] * n,
+            "gpus": draw(st.lists(st.sampled_from([1, 2, 4, 8]), min_size=n, max_size=n)),
+            "duration": draw(st.lists(st.floats(60.0, 3600.0), min_size=n, max_size=n)),
+        }
+    )
+    return from_table(table, Cluster.homogeneous(draw(st.integers(2, 4)), 8), slot=60.0)
+
+
+_SHORT_CUT_CASES = st.one_of(
+    st.tuples(_job_tables(), st.integers(2, 80)),
+    st.tuples(small_instances(max_jobs=6, max_servers=4, architectures=("ps",), max_chunks=6), st.integers(2, 30)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=_SHORT_CUT_CASES)
+def test_oracle_short_cuts_give_the_plain_oracles_schedules_to_the_last_bit(case):
+    """The oracle's short cuts (one worker without sorting; a PS q = 0 block priced over the starts
+    that complete before a best of cost 0 only) give the plain computation's schedule and cost to the
+    last bit, job after job on the prices A_maxweight's allocations raise (job tables on servers of
+    8 GPUs, and drawn instances with other resource vectors)."""
+    _short_cut_run(*case)
+
+
+def test_oracle_short_cut_over_the_earlier_starts_is_reached(monkeypatch):
+    """Some drawn instance takes the PS q = 0 short cut with starts left to price (so the test above
+    can catch an error there), and the short cut agrees with the plain computation on it."""
+    from hypothesis import Phase, find
+
+    from optsched.elastic import pricing_oracle
+
+    taken = []
+    plain = pricing_oracle.tie_rows
+    monkeypatch.setattr(pricing_oracle, "tie_rows", lambda *a: (taken.append(len(plain(*a)) > 0), plain(*a))[1])
+
+    def takes(case):
+        taken.clear()
+        _short_cut_run(*case)
+        return any(taken)
+
+    find(
+        _SHORT_CUT_CASES,
+        takes,
+        settings=settings(max_examples=300, database=None, deadline=None, phases=[Phase.generate]),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=small_instances(max_jobs=6, max_servers=3), tau=st.integers(1, 24), data=st.data())
+def test_kept_window_minima_equal_the_sliding_minima_of_the_residual_after_every_allocation(inst, tau, data):
+    """Incremental prices keep the residual's window minima per length d and redo only the windows an
+    allocation touched: asked for any d and any number of starts after any allocations (and the
+    minima over d that were asked before, kept stale meanwhile), they equal the minima computed afresh."""
+    from optsched.elastic.prices import sliding_min
+    from optsched.elastic.pricing_oracle import min_cost_by_index
+
+    pr = Prices.zero(inst, tau, incremental=True)
+
+    def ask():
+        for _ in range(data.draw(st.integers(0, 3), label="asks")):
+            d = data.draw(st.integers(1, tau), label="d")
+            n = data.draw(st.integers(1, tau - d + 1), label="n")
+            fresh = sliding_min(np.asarray(inst.C, dtype=float)[None] - pr.beta, d)[:n]
+            assert np.array_equal(pr.window_min(inst, d, n), fresh)
+
+    ask()
+    for j in range(inst.n_jobs):
+        c = min_cost_by_index(inst, j, pr)
+        if c is None:
+            continue
+        start = data.draw(st.integers(0, tau - c.config.d), label="start")
+        pr.allocate(inst, j, c.config, start, lam=1000.0)
+        ask()
 
 
 @settings(max_examples=25, deadline=None)
