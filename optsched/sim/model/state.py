@@ -8,10 +8,14 @@ Tested in ``tests/sim/test_engine_structure.py``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from itertools import repeat
+from operator import attrgetter, is_
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
 
 from optsched.exceptions import SimulationError
 from optsched.sim.model.resources import ids_of
@@ -263,6 +267,46 @@ class SimJob:
             f"SimJob(id={self.id!r}, phase={self._phase}, gpus={self.gpus}, work={self.work:g}, "
             f"done={self._done:g}, placement={self.placement})"
         )
+
+
+_PHASE, _DONE, _RATE, _T, _WORK = (attrgetter(a) for a in ("_phase", "_done", "rate", "_t", "work"))
+
+
+def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[list[Phase], np.ndarray, np.ndarray, np.ndarray]:
+    """The phases of ``jobs``, their :meth:`SimJob.done_work` at ``now``, whether each trains and each
+    one's rate, read at once (for policies that look at every active job at every slot): the same
+    arithmetic as ``done_work`` job by job, so the same floats to the last bit.
+
+    Examples
+    --------
+    >>> from optsched.core import Cluster, Job
+    >>> from optsched.sim import Simulator, get_policy
+    >>> from optsched.sim.model.state import progress_of
+    >>> class Look(type(get_policy("fifo"))):
+    ...     def on_start(self, sim):
+    ...         super().on_start(sim)
+    ...         sim.set_timer(2.5)
+    ...     def on_timer(self, sim, timer):
+    ...         phases, done, trains, rate = progress_of(sim.jobs, sim.now)
+    ...         self.seen = ([str(p) for p in phases], done.tolist(), trains.tolist())
+    ...         assert self.seen[1] == [j.done_work() for j in sim.jobs]
+    >>> look = Look()
+    >>> _ = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=4), Job(1, work=1, arrival=9)], look).run()
+    >>> look.seen
+    (['training', 'pending'], [2.5, 0.0], [True, False])
+    """
+    n = len(jobs)
+    phases = list(map(_PHASE, jobs))
+    done = np.fromiter(map(_DONE, jobs), float, n)
+    trains = np.fromiter(map(is_, phases, repeat(TRAINING)), bool, n)
+    rate = np.fromiter(map(_RATE, jobs), float, n)
+    if trains.any():
+        k = np.flatnonzero(trains)
+        sub = [jobs[i] for i in k.tolist()]
+        work = np.fromiter(map(_WORK, sub), float, len(sub))
+        d = done[k] + rate[k] * (now - np.fromiter(map(_T, sub), float, len(sub)))
+        done[k] = np.where(d < work, d, work)  # done_work's ``d if d < work else work``
+    return phases, done, trains, rate
 
 
 class Timer:
