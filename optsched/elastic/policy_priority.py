@@ -11,21 +11,21 @@ Tested in ``tests/elastic/test_policy_priority.py`` and ``tests/elastic/test_pol
 
 from __future__ import annotations
 
-import math
 from abc import ABCMeta, abstractmethod
-from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from optsched.elastic.policy_base import ElasticPolicy
 from optsched.elastic.shapes import TOL, Shape, find_placement, placement_use
-from optsched.sim import DONE, FAILED, LOADING, TRAINING, WAITING
+from optsched.sim import DONE, FAILED, LOADING, PHASES, TRAINING, WAITING
 from optsched.sim.model.state import progress_of
 
 _INDEX, _ARRIVAL = attrgetter("index"), attrgetter("arrival")
-_ENDED = (DONE, FAILED)
+_WAITING_CODE, _LOADING_CODE, _TRAINING_CODE, _DONE_CODE, _FAILED_CODE = (
+    PHASES.index(p) for p in (WAITING, LOADING, TRAINING, DONE, FAILED)
+)
 
 
 class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
@@ -176,21 +176,23 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         arrived = self._arrived
         if not arrived:
             return
-        phases, attained, trains, rate = progress_of(arrived, sim.now)
+        codes, attained, rate = progress_of(arrived, sim.now)
         n = len(arrived)
-        ended = np.fromiter(map(_ENDED.__contains__, phases), bool, n)
+        if self._act_idx is None or len(self._act_idx) != n:  # the jobs' indices, kept between slots
+            self._act_idx = np.fromiter(map(_INDEX, arrived), np.intp, n)
+        idx = self._act_idx
+        ended = (codes == _DONE_CODE) | (codes == _FAILED_CODE)
         if ended.any():  # :meth:`active`'s pruning
             live = np.flatnonzero(~ended)
-            keep = live.tolist()
-            self._arrived = act = [arrived[k] for k in keep]
-            phases = [phases[k] for k in keep]
-            attained, trains, rate, n = attained[live], trains[live], rate[live], len(keep)
+            self._arrived = act = [arrived[k] for k in live.tolist()]
+            codes, attained, rate, idx, n = codes[live], attained[live], rate[live], idx[live], len(live)
+            self._act_idx = idx
             if not n:
                 return
         else:
             act = arrived
-        idx = np.fromiter(map(_INDEX, act), np.intp, n)
-        busy = trains | np.fromiter(map(is_, phases, repeat(LOADING)), bool, n)
+        trains = codes == _TRAINING_CODE
+        busy = trains | (codes == _LOADING_CODE)
         keys, pins = self._keys_pins(sim, act, idx, attained, trains, rate, busy)
         if self._in_order:  # ``act`` is in (arrival, index) order: a stable sort by key is the order
             perm = np.argsort(keys, kind="stable")
@@ -204,9 +206,9 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 cap -= self._pool[self._rowi[idx[perm[held]]]].sum(axis=0)
             in_rows &= ~held
         rows = perm[in_rows].tolist()  # positions in ``act``
-        is_wait = np.fromiter(map(is_, phases, repeat(WAITING)), bool, n)[perm]
-        # (position of a waiting job, how many of ``rows`` come before it)
-        waits = list(zip(perm[is_wait].tolist(), np.cumsum(in_rows)[is_wait].tolist(), strict=True))
+        is_wait = (codes == _WAITING_CODE)[perm]
+        wk = perm[is_wait]  # the waiting jobs' positions in ``act``, in order
+        wb = np.cumsum(in_rows)[is_wait].tolist()  # how many of ``rows`` come before each
         low = bool((cap < 0).any())  # a pinned job overdraws: no other running job fits
         now_free = self.free(sim)
         shape2 = now_free.shape
@@ -233,17 +235,25 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                     base = base + (csum[done] - csum[done - 1] if done else csum[0])
                     done += 1
 
-        no_room: set = set()  # shapes that did not fit ``cap``, which only shrinks in this loop
-        one_room: dict = {}  # (m, p) -> the fewest workers on one server that did not fit ``cap``
+        # a waiting job is skipped if its shape did not fit ``cap`` (which only shrinks in this loop),
+        # or it is on one server with at least as many workers as one of its (m, p) that did not fit
+        widx = idx[wk]
+        sid, mp, n1 = self._sid[widx], self._mp[widx], self._n1[widx]
+        one_room = np.full(len(self._mp_ids), np.inf)  # by (m, p) id: the fewest workers that did not fit
+        skip = np.zeros(len(wk), dtype=bool)
+        wk = wk.tolist()
         start = []
         inst = self.instance
         sks = self._shape_keys
-        for k, before in waits:
-            job = act[k]
+        t = -1
+        while True:
+            rest = ~skip[t + 1 :]
+            if not rest.any():
+                break
+            t += 1 + int(rest.argmax())
+            job = act[wk[t]]
             sk = sks[job.id]
-            if sk in no_room or (sk[2] == 1 and sk[3] >= one_room.get(sk[:2], math.inf)):
-                continue
-            keep_rows(before)
+            keep_rows(wb[t])
             if rows and not low:  # the capacity left: base minus the sums of the rows before ``done``
                 cap = base - csum[done - 1] if done else base
             cap_arr = cap.reshape(shape2)
@@ -252,7 +262,9 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 need = self._need(sh)
                 fits = np.all(need <= cap_arr + TOL, axis=1)
                 if not fits.any():  # nor n' >= n workers of these types (n' e + z >= n e + z)
-                    one_room[sk[:2]] = min(sk[3], one_room.get(sk[:2], math.inf))
+                    m = mp[t]
+                    one_room[m] = min(sk[3], one_room[m])
+                    skip[t + 1 :] |= (mp[t + 1 :] == m) & (n1[t + 1 :] >= one_room[m])
                     continue
                 now = fits & np.all(need <= now_free + TOL, axis=1)  # min(cap, free) + TOL, entry by entry
                 h = int(np.flatnonzero(now if now.any() else fits)[0])
@@ -264,7 +276,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
                 if got is None:
                     got = find_placement(inst, sh, cap_arr)
                 if got is None:
-                    no_room.add(sk)
+                    skip[t + 1 :] |= sid[t + 1 :] == sid[t]
                     continue
                 use = placement_use(inst, sh, *got)
                 low = low or bool((cap < use.ravel()).any())
@@ -337,13 +349,27 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         )
         self._pins = type(self).pinned is not _PriorityPreemptive.pinned
         self._shape_keys: dict[Any, tuple] = {}
+        # by job index: its shape's id in ``_sk_ids``, its (m, p)'s in ``_mp_ids`` and its workers if
+        # on one server (q = 1; else -inf)
+        self._sk_ids: dict[tuple, int] = {}
+        self._mp_ids: dict[tuple, int] = {}
+        self._sid = np.zeros(n, dtype=np.intp)
+        self._mp = np.zeros(n, dtype=np.intp)
+        self._n1 = np.full(n, -np.inf)
+        self._act_idx: np.ndarray | None = None
         self._needs: dict[tuple, np.ndarray] = {}
         self._in_order = True  # whether the jobs arrive in (arrival, index) order
 
     def on_arrival(self, sim, job):
         self._size_of[job.index] = self.size(job)  # kept for :meth:`keys`
         sh = self.shape(job)
-        self._shape_keys[job.id] = (sh.m, sh.p, sh.q, sh.n)
+        sk = self._shape_keys[job.id] = (sh.m, sh.p, sh.q, sh.n)
+        self._act_idx = None  # rebuilt at the next slot
+        i = job.index
+        self._sid[i] = self._sk_ids.setdefault(sk, len(self._sk_ids))
+        self._mp[i] = self._mp_ids.setdefault(sk[:2], len(self._mp_ids))
+        if sh.q == 1:
+            self._n1[i] = sh.n
         last = self._arrived[-1] if self._arrived else None
         if last is not None and (last.arrival, last.index) >= (job.arrival, job.index):
             self._in_order = False

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -270,43 +269,46 @@ class SimJob:
 
 
 _PHASE, _DONE, _RATE, _T, _WORK = (attrgetter(a) for a in ("_phase", "_done", "rate", "_t", "work"))
+_TRAINING_CODE = PHASES.index(TRAINING)
 
 
-def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[list[Phase], np.ndarray, np.ndarray, np.ndarray]:
-    """The phases of ``jobs``, their :meth:`SimJob.done_work` at ``now``, whether each trains and each
-    one's rate, read at once (for policies that look at every active job at every slot): the same
-    arithmetic as ``done_work`` job by job, so the same floats to the last bit.
+def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The phases of ``jobs`` (as positions in :data:`PHASES`), their :meth:`SimJob.done_work` at
+    ``now`` and their rates, read at once (for policies that look at every active job at every
+    slot): the same arithmetic as ``done_work`` job by job, so the same floats to the last bit.
 
     Examples
     --------
     >>> from optsched.core import Cluster, Job
-    >>> from optsched.sim import Simulator, get_policy
+    >>> from optsched.sim import PHASES, Simulator, get_policy
     >>> from optsched.sim.model.state import progress_of
     >>> class Look(type(get_policy("fifo"))):
     ...     def on_start(self, sim):
     ...         super().on_start(sim)
     ...         sim.set_timer(2.5)
     ...     def on_timer(self, sim, timer):
-    ...         phases, done, trains, rate = progress_of(sim.jobs, sim.now)
-    ...         self.seen = ([str(p) for p in phases], done.tolist(), trains.tolist())
+    ...         codes, done, rate = progress_of(sim.jobs, sim.now)
+    ...         self.seen = ([str(PHASES[c]) for c in codes], done.tolist(), rate.tolist())
     ...         assert self.seen[1] == [j.done_work() for j in sim.jobs]
     >>> look = Look()
     >>> _ = Simulator(Cluster.homogeneous(1, 1), [Job(0, work=4), Job(1, work=1, arrival=9)], look).run()
     >>> look.seen
-    (['training', 'pending'], [2.5, 0.0], [True, False])
+    (['training', 'pending'], [2.5, 0.0], [1.0, 0.0])
     """
     n = len(jobs)
-    phases = list(map(_PHASE, jobs))
+    ids = np.fromiter(map(id, map(_PHASE, jobs)), np.intp, n)  # a phase is one of the PHASES objects
+    codes = np.full(n, -1, dtype=np.int8)
+    for c, ph in enumerate(PHASES):
+        codes[ids == id(ph)] = c
     done = np.fromiter(map(_DONE, jobs), float, n)
-    trains = np.fromiter(map(is_, phases, repeat(TRAINING)), bool, n)
     rate = np.fromiter(map(_RATE, jobs), float, n)
-    if trains.any():
-        k = np.flatnonzero(trains)
+    k = np.flatnonzero(codes == _TRAINING_CODE)
+    if len(k):
         sub = [jobs[i] for i in k.tolist()]
         work = np.fromiter(map(_WORK, sub), float, len(sub))
         d = done[k] + rate[k] * (now - np.fromiter(map(_T, sub), float, len(sub)))
         done[k] = np.where(d < work, d, work)  # done_work's ``d if d < work else work``
-    return phases, done, trains, rate
+    return codes, done, rate
 
 
 class Timer:
