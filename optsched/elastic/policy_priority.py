@@ -216,7 +216,7 @@ class _PriorityPreemptive(ElasticPolicy, metaclass=ABCMeta):
         if rows and not low:
             # row i fits iff csum[i] <= base (every entry), base = the capacity left plus the sums of
             # the rows before ``done`` (kept or not): exact, as every number is whole (summed by columns)
-            csum = np.cumsum(np.asfortranarray(self._pool[self._rowi[idx[rows]]]), axis=0)
+            csum = np.cumsum(self._pool[self._rowi[idx[rows]]], axis=0)
             base = cap.copy()
         done = 0  # rows[:done] are decided
 

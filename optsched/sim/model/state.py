@@ -274,8 +274,9 @@ _TRAINING_CODE = PHASES.index(TRAINING)
 
 def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The phases of ``jobs`` (as positions in :data:`PHASES`), their :meth:`SimJob.done_work` at
-    ``now`` and their rates, read at once (for policies that look at every active job at every
-    slot): the same arithmetic as ``done_work`` job by job, so the same floats to the last bit.
+    ``now`` and the rates of those that train (0 for the others), read at once (for policies that
+    look at every active job at every slot): the same arithmetic as ``done_work`` job by job, so
+    the same floats to the last bit.
 
     Examples
     --------
@@ -301,12 +302,14 @@ def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[np.ndarray, np.ndar
     for c, ph in enumerate(PHASES):
         codes[ids == id(ph)] = c
     done = np.fromiter(map(_DONE, jobs), float, n)
-    rate = np.fromiter(map(_RATE, jobs), float, n)
+    rate = np.zeros(n)
     k = np.flatnonzero(codes == _TRAINING_CODE)
     if len(k):
         sub = [jobs[i] for i in k.tolist()]
-        work = np.fromiter(map(_WORK, sub), float, len(sub))
-        d = done[k] + rate[k] * (now - np.fromiter(map(_T, sub), float, len(sub)))
+        m = len(sub)
+        rate[k] = r = np.fromiter(map(_RATE, sub), float, m)
+        work = np.fromiter(map(_WORK, sub), float, m)
+        d = done[k] + r * (now - np.fromiter(map(_T, sub), float, m))
         done[k] = np.where(d < work, d, work)  # done_work's ``d if d < work else work``
     return codes, done, rate
 
