@@ -1,7 +1,7 @@
-"""Paper 001's baselines (Sec. 7) as policies of the simulator: :class:`ElasticFIFO`,
-:class:`ElasticDRF`, :class:`ElasticAntMan`, :class:`ElasticTiresias` and :class:`Elastic2DLAS`
-(each described in :mod:`optsched.elastic.policy`, ``formulations/elastic.md#baselines``; the two
-preemptive priority policies live in :mod:`optsched.elastic.policy_priority`).
+"""Paper 001's non-preemptive baselines and AntMan (Sec. 7) as policies of the simulator:
+:class:`ElasticFIFO`, :class:`ElasticDRF` and :class:`ElasticAntMan` (each described in
+:mod:`optsched.elastic.policy`, ``formulations/elastic.md#baselines``; Tiresias and 2D-LAS are in
+:mod:`optsched.elastic.policy_priority`).
 Tested in ``tests/elastic/test_policy.py`` and ``tests/elastic/test_baselines.py``.
 """
 
@@ -14,7 +14,6 @@ import numpy as np
 
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.policy_base import ElasticPolicy
-from optsched.elastic.policy_priority import Elastic2DLAS, ElasticTiresias
 from optsched.elastic.shapes import TOL, Shape, find_placement, placement_use
 from optsched.exceptions import InvalidOptionError
 from optsched.sim import LOADING, TRAINING, WAITING
@@ -23,8 +22,6 @@ __all__ = [
     "ElasticFIFO",
     "ElasticDRF",
     "ElasticAntMan",
-    "ElasticTiresias",
-    "Elastic2DLAS",
 ]
 
 
