@@ -349,3 +349,97 @@ def test_sliding_min_is_the_minimum_of_every_window(n, width, data):
     d = data.draw(st.integers(1, n))
     a = np.asarray(data.draw(st.lists(st.floats(-5, 5), min_size=n * width, max_size=n * width))).reshape(n, width)
     assert np.array_equal(sliding_min(a, d), sliding_window_view(a, d, axis=0).min(axis=-1))
+
+
+def _reference_antman_schedule(self, sim):
+    """AntMan's slot as it read every active job's phase in each of its three passes: the reference
+    the policy's passes over the waiting jobs (read once per pass) are held to."""
+    from optsched.elastic.shapes import TOL, find_placement
+    from optsched.sim import LOADING, TRAINING, WAITING
+
+    self.check_progress(sim)
+    now = sim.now
+    act = self.active()
+    for job in act:
+        if (
+            job.phase == WAITING
+            and job.id not in self.opportunistic
+            and job.n_starts == 0
+            and now - job.arrival >= self._limit(job) - TOL
+        ):
+            self.opportunistic.add(job.id)
+            self.demotions += 1
+    free = self.free(sim)
+    for job in act:
+        if job.phase != WAITING or job.id in self.opportunistic:
+            continue
+        sh = self.shape(job)
+        got = find_placement(self.instance, sh, free)
+        victims = []
+        if got is None:
+            running_oj = sorted(
+                (j for j in act if j.phase in (LOADING, TRAINING) and self._run_as.get(j.id) == "opportunistic"),
+                key=lambda j: (-self._last_start.get(j.id, 0.0), -j.index),
+            )
+            trial = free.copy()
+            for v in running_oj:
+                trial += self._held(v)
+                victims.append(v)
+                got = find_placement(self.instance, sh, trial)
+                if got is not None:
+                    break
+            if got is None:
+                break
+            for v in victims:
+                sim.preempt(v)
+            free = self.free(sim)
+            got = find_placement(self.instance, sh, free)
+        self._run_as[job.id] = "guarantee"
+        self.start(sim, job, sh, *got)
+        free = self.free(sim)
+    no_room: set = set()
+    for job in act:
+        if job.phase != WAITING or job.id not in self.opportunistic:
+            continue
+        sh = self.shape(job)
+        if (sh.m, sh.p, sh.q, sh.n) in no_room:
+            continue
+        got = find_placement(self.instance, sh, free)
+        if got is None:
+            no_room.add((sh.m, sh.p, sh.q, sh.n))
+            continue
+        self._run_as[job.id] = "opportunistic"
+        self.start(sim, job, sh, *got)
+        free = self.free(sim)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    inst=drawn_instances(max_jobs=8, max_servers=3, max_arrival=4, n_worker_types=2, n_ps_types=2),
+    demote_after=st.sampled_from([None, 0, 1, 3]),
+    load_slots=st.sampled_from([0.0, 0.3]),
+)
+def test_antman_gives_the_schedule_of_its_reference_passes(inst, demote_after, load_slots):
+    """AntMan's passes over the waiting jobs: the same starts, demotions and per-job completion times,
+    exactly, as reading every active job's phase in each pass (victims preempted, demotions drawn)."""
+    from optsched.elastic.policy_baselines import ElasticAntMan
+
+    class Reference(ElasticAntMan):
+        schedule = _reference_antman_schedule
+
+    def run(cls):
+        cl, jobs = to_sim(inst)
+        pol = cls(inst, demote_after=demote_after)
+
+        def load(job, placement=None):
+            return load_slots if job.n_starts > 1 else 0.0
+
+        res = Simulator(cl, jobs, pol, rate_model=ElasticRate(), slot=1.0, load_time=load, record_log=False).run()
+        return res, pol
+
+    a, pa = run(ElasticAntMan)
+    b, pb = run(Reference)
+    assert pa.starts == pb.starts and pa.demotions == pb.demotions
+    fa, fb = a.jobs_frame(), b.jobs_frame()
+    assert np.array_equal(fa["completion"].to_numpy(), fb["completion"].to_numpy(), equal_nan=True)
+    assert fa.equals(fb)
