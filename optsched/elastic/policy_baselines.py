@@ -16,10 +16,7 @@ from optsched.elastic.model import ElasticInstance
 from optsched.elastic.policy_base import ElasticPolicy
 from optsched.elastic.shapes import TOL, Shape, find_placement, placement_use
 from optsched.exceptions import InvalidOptionError
-from optsched.sim import LOADING, PHASES, TRAINING, WAITING
-from optsched.sim.model.state import phase_codes
-
-_WAITING_CODE = PHASES.index(WAITING)
+from optsched.sim import LOADING, TRAINING, WAITING
 
 __all__ = [
     "ElasticFIFO",
@@ -147,15 +144,18 @@ class ElasticAntMan(ElasticPolicy):
         self.check_progress(sim)
         now = sim.now
         act = self.active()
-        waiting = [act[k] for k in np.flatnonzero(phase_codes(act) == _WAITING_CODE).tolist()]
-        for job in waiting:
-            if job.id not in self.opportunistic and job.n_starts == 0 and now - job.arrival >= self._limit(job) - TOL:
+        for job in act:
+            if (
+                job.phase == WAITING
+                and job.id not in self.opportunistic
+                and job.n_starts == 0
+                and now - job.arrival >= self._limit(job) - TOL
+            ):
                 self.opportunistic.add(job.id)
                 self.demotions += 1
         free = self.free(sim)
-        # guarantee jobs: strict arrival order, may preempt running opportunistic jobs (a job that
-        # waits after this loop's start is a preempted opportunistic one)
-        for job in waiting:
+        # guarantee jobs: strict arrival order, may preempt running opportunistic jobs
+        for job in act:
             if job.phase != WAITING or job.id in self.opportunistic:
                 continue
             sh = self.shape(job)
@@ -185,7 +185,7 @@ class ElasticAntMan(ElasticPolicy):
         # opportunistic jobs backfill what is free, in arrival order (free only shrinks here, so a
         # shape that did not fit will not fit a later job either)
         no_room: set = set()
-        for job in [act[k] for k in np.flatnonzero(phase_codes(act) == _WAITING_CODE).tolist()]:
+        for job in act:
             if job.phase != WAITING or job.id not in self.opportunistic:
                 continue
             sh = self.shape(job)

@@ -272,22 +272,6 @@ _PHASE, _DONE, _RATE, _T, _WORK = (attrgetter(a) for a in ("_phase", "_done", "r
 _TRAINING_CODE = PHASES.index(TRAINING)
 
 
-def phase_codes(jobs: Sequence[SimJob]) -> np.ndarray:
-    """The phases of ``jobs`` as positions in :data:`PHASES` (int8), read at once.
-
-    Examples
-    --------
-    >>> from optsched.sim.model.state import phase_codes
-    >>> [PHASES[c] for c in phase_codes([SimJob(0, 0, 0.0, 1.0, 1)])]
-    [<Phase.PENDING: 'pending'>]
-    """
-    ids = np.fromiter(map(id, map(_PHASE, jobs)), np.intp, len(jobs))  # a phase is one of the PHASES objects
-    codes = np.full(len(jobs), -1, dtype=np.int8)
-    for c, ph in enumerate(PHASES):
-        codes[ids == id(ph)] = c
-    return codes
-
-
 def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The phases of ``jobs`` (as positions in :data:`PHASES`), their :meth:`SimJob.done_work` at
     ``now`` and the rates of those that train (0 for the others), read at once (for policies that
@@ -313,7 +297,10 @@ def progress_of(jobs: Sequence[SimJob], now: float) -> tuple[np.ndarray, np.ndar
     (['training', 'pending'], [2.5, 0.0], [1.0, 0.0])
     """
     n = len(jobs)
-    codes = phase_codes(jobs)
+    ids = np.fromiter(map(id, map(_PHASE, jobs)), np.intp, n)  # a phase is one of the PHASES objects
+    codes = np.full(n, -1, dtype=np.int8)
+    for c, ph in enumerate(PHASES):
+        codes[ids == id(ph)] = c
     done = np.fromiter(map(_DONE, jobs), float, n)
     rate = np.zeros(n)
     k = np.flatnonzero(codes == _TRAINING_CODE)
