@@ -55,15 +55,17 @@ slotted mode that costs the job up to one more slot at its end. See
 ``formulations/elastic.md#baselines``.
 
 The code: :mod:`optsched.elastic.shapes` (shapes and placement), :mod:`optsched.elastic.policy_base`
-(the simulator's input and the policies' base), :mod:`optsched.elastic.policy_baselines` and
-:mod:`optsched.elastic.policy_online`; every name is importable from here.
+(the simulator's input and the policies' base), :mod:`optsched.elastic.policy_baselines`,
+:mod:`optsched.elastic.policy_priority` (Tiresias, 2D-LAS) and :mod:`optsched.elastic.policy_online`;
+every name is importable from here.
 """
 
 from __future__ import annotations
 
 from optsched.elastic.policy_base import ElasticPolicy
-from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticAntMan, ElasticDRF, ElasticFIFO, ElasticTiresias
+from optsched.elastic.policy_baselines import ElasticAntMan, ElasticDRF, ElasticFIFO
 from optsched.elastic.policy_online import ElasticOnline
+from optsched.elastic.policy_priority import Elastic2DLAS, ElasticTiresias
 
 POLICY_CLASSES: dict[str, type[ElasticPolicy]] = {
     "fifo": ElasticFIFO,

@@ -203,8 +203,9 @@ class ElasticPolicy(Policy):
         # the job's placement token goes to the first server holding one of its workers or PSs
         # (to_sim gives each server as many tokens as such units fit on it)
         home = next((h for h in hosts if workers.get(h, 0) > 0 or ps.get(h, 0) > 0), hosts[0] if hosts else None)
+        names = self._names
         for h in hosts:
-            vec = {self._names[r]: float(use[h, r]) for r in range(self.instance.R) if use[h, r] > 0}
+            vec = {name: v for name, v in zip(names, use[h].tolist(), strict=True) if v > 0}
             pl[h] = {"gpus": 1 if h == home else 0, **vec}
         sim.start(job, pl, config={"shape": shape, "workers": dict(workers), "ps": dict(ps)})
         self.starts.append((job.id, float(sim.now), shape, dict(workers), dict(ps)))

@@ -14,8 +14,8 @@ from optsched.elastic.gamma import configs
 from optsched.elastic.generate import random_instance
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.policy_base import ElasticRate, sim_resource_names, to_sim
-from optsched.elastic.policy_baselines import ElasticTiresias
 from optsched.elastic.policy_online import ElasticOnline
+from optsched.elastic.policy_priority import ElasticTiresias
 from optsched.elastic.primal_dual import a_online
 from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.elastic.shapes import Shape, find_placement, ideal_config, ideal_shape
@@ -164,7 +164,7 @@ def test_a_online_on_the_simulator_gives_its_completions(inst, reading):
 def _two_d_las(inst, load_slots: float, policy_cls=None):
     """2D-LAS on ``inst`` where every resume loads for ``load_slots`` slots (a simulator overhead, as
     ``optsched compare`` gives it), with the per-job records of the run."""
-    from optsched.elastic.policy_baselines import Elastic2DLAS
+    from optsched.elastic.policy_priority import Elastic2DLAS
 
     cl, jobs = to_sim(inst)
     pol = (policy_cls or Elastic2DLAS)(inst)
@@ -181,7 +181,7 @@ def test_2d_las_with_resumes_of_a_slot_or_more_ends(load_slots):
     """Two equal jobs swapped every slot: with a resume load of a slot or more, plain 2D-LAS spent
     every slot loading (the livelock guard fired at slot 230 of the 4-job OpenB-like case). A
     (re)started job now keeps its resources until it has trained as long as it loaded."""
-    from optsched.elastic.policy_baselines import Elastic2DLAS
+    from optsched.elastic.policy_priority import Elastic2DLAS
 
     inst = toy_instance()
     res, _ = _two_d_las(inst, load_slots)
@@ -204,7 +204,7 @@ def test_2d_las_with_resumes_of_a_slot_or_more_ends(load_slots):
 
 def test_2d_las_without_resume_costs_is_plain_2d_las():
     """The pin never binds without a load: the same schedule as a 2D-LAS without it."""
-    from optsched.elastic.policy_baselines import Elastic2DLAS
+    from optsched.elastic.policy_priority import Elastic2DLAS
 
     class Unpinned(Elastic2DLAS):
         def pinned(self, sim, job):
@@ -221,7 +221,7 @@ def test_2d_las_without_resume_costs_is_plain_2d_las():
 
 def test_priority_policies_keep_their_schedules_with_the_cached_uses():
     """The running jobs' uses are kept from their start: the same decisions as recomputing them."""
-    from optsched.elastic import policy_baselines as P
+    from optsched.elastic import policy_priority as P
 
     class Recompute(P.ElasticTiresias):
         def _held_use(self, job):
@@ -286,7 +286,7 @@ def test_priority_policies_take_the_decisions_of_the_dense_rule(inst, name, load
     """Tiresias and 2D-LAS check and take a running job's resources on the entries it uses only, and
     skip shapes that did not fit: the same starts, at the same slots on the same servers, as the
     plain H x R rule (resume loads make 2D-LAS pin jobs, which exercises the unconditional take)."""
-    from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticTiresias
+    from optsched.elastic.policy_priority import Elastic2DLAS, ElasticTiresias
 
     cls = {"tiresias": ElasticTiresias, "2d-las": Elastic2DLAS}[name]
     dense = type(f"Dense{cls.__name__}", (cls,), {"schedule": _dense_priority_schedule})
@@ -317,7 +317,7 @@ def test_priority_policies_decide_by_running_sums_as_entry_by_entry(inst, name, 
     """With whole-number capacities and uses, Tiresias and 2D-LAS decide a slot by running sums over
     the running jobs (exact in any order): the same starts, slots and servers as checking each job
     entry by entry, the rule they keep for capacities that are not whole numbers (tenths)."""
-    from optsched.elastic.policy_baselines import Elastic2DLAS, ElasticTiresias
+    from optsched.elastic.policy_priority import Elastic2DLAS, ElasticTiresias
 
     if tenths:
         inst = _tenths(inst)
