@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 
-#: Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
-#: table) are cut in the middle, keeping the start (what is wrong) and the end (the fix).
 MESSAGE_LIMIT = 2000
+"""Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
+table) are cut in the middle, keeping the start (what is wrong) and the end (the fix)."""
 
 
 def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
