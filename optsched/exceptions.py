@@ -11,25 +11,6 @@ import errno
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "OptschedError",
-    "InvalidInstanceError",
-    "InvalidScheduleError",
-    "InvalidOptionError",
-    "InfeasibleError",
-    "UnplaceableJobError",
-    "SolverUnavailableError",
-    "SolverError",
-    "ModelTooLargeError",
-    "TimeLimitReached",
-    "UnknownNameError",
-    "VerificationError",
-    "SimulationError",
-    "SimulationLimitError",
-    "TraceFormatError",
-]
-
-
 MESSAGE_LIMIT = 2000
 """Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
 table) are cut in the middle, keeping the start (what is wrong) and the end (the fix)."""
@@ -254,16 +235,3 @@ class EngineFallbackWarning(OptschedWarning):
     >>> issubclass(EngineFallbackWarning, UserWarning)
     True
     """
-
-
-__all__ += [
-    "SolverLimitWarning",
-    "DataNotFoundError",
-    "InternalError",
-    "OptschedWarning",
-    "WorkloadWarning",
-    "EngineFallbackWarning",
-    "WriteError",
-    "write_error",
-    "cut_message",
-]

@@ -361,8 +361,9 @@ def _names_all(node: ast.stmt) -> bool:
 
 
 def _only_reexports(root: Path = PKG) -> list[str]:
-    """Modules other than an ``__init__.py`` whose body is nothing but imports, names bound to what
-    they import and ``__all__`` (a forwarding address: import from the owner)."""
+    """Modules other than an ``__init__.py`` that list ``__all__`` (only a package's ``__init__``
+    presents a face; a module's public names are those it defines), or whose body is nothing but
+    imports and names bound to what they import (a forwarding address: import from the owner)."""
     bad = []
     for mod, path in _module_names(root).items():
         if path.name == "__init__.py":
@@ -373,7 +374,7 @@ def _only_reexports(root: Path = PKG) -> list[str]:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
             elif _names_all(node):
-                pass  # what it lists is no name of its own
+                bad.append(f"{mod}:{node.lineno} lists __all__: only a package's __init__.py presents a face")
             elif isinstance(node, ast.Assign) and _root_name(node.value) in imported:
                 pass  # ``name = imported`` (or ``imported.attr``): one more address of a name owned elsewhere
             elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # not the docstring
@@ -427,5 +428,8 @@ def test_the_name_checkers_see_violations(tmp_path):
     assert sorted(_only_reexports(pkg)) == [
         "fakepkg.b.alias only re-exports what it imports",
         "fakepkg.b.face only re-exports what it imports",  # without its __all__, still a face
+        "fakepkg.b.face:4 lists __all__: only a package's __init__.py presents a face",
+        "fakepkg.b.listed:3 lists __all__: only a package's __init__.py presents a face",
+        "fakepkg.b.listed:4 lists __all__: only a package's __init__.py presents a face",
         "fakepkg.b.shim only re-exports what it imports",
     ]

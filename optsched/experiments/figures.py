@@ -33,8 +33,6 @@ from typing import Any
 from optsched.exceptions import OptschedWarning
 from optsched.plot.files import save_figure
 
-__all__ = ["Plot", "FIGURES", "figure_spec", "figure_for", "draw", "write_table_figure"]
-
 
 @dataclass(frozen=True)
 class Plot:

@@ -9,8 +9,6 @@ from typing import Any
 
 from optsched.core.io import atomic_write
 
-__all__ = ["save_figure", "FIGURE_FORMATS"]
-
 #: The picture formats optsched writes by default.
 FIGURE_FORMATS = ("png", "svg")
 

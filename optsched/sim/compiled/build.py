@@ -25,8 +25,6 @@ from typing import Any
 
 from optsched.sim.compiled.coverage import DISABLE_ENV
 
-__all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate", "compile_estimate"]
-
 #: CPU seconds of the first compile of the kernel's entry points (``python -m benchmarks.bench_sim
 #: --case kernel-compile``: 28 s of CPU, 34 s wall on 2 cores at load average 2.4), what the notice
 #: announces on an idle machine (scaled up by the load average per core when the machine is busy)

@@ -22,8 +22,6 @@ from numba import types
 from numba.core import config
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["helper", "Helper"]
-
 _OPTIONS = {"nopython": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
