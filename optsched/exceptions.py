@@ -11,28 +11,9 @@ import errno
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "OptschedError",
-    "InvalidInstanceError",
-    "InvalidScheduleError",
-    "InvalidOptionError",
-    "InfeasibleError",
-    "UnplaceableJobError",
-    "SolverUnavailableError",
-    "SolverError",
-    "ModelTooLargeError",
-    "TimeLimitReached",
-    "UnknownNameError",
-    "VerificationError",
-    "SimulationError",
-    "SimulationLimitError",
-    "TraceFormatError",
-]
-
-
-#: Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
-#: table) are cut in the middle, keeping the start (what is wrong) and the end (the fix).
 MESSAGE_LIMIT = 2000
+"""Longest message an error shows (characters); longer ones (a value echoed whole, e.g. a job
+table) are cut in the middle, keeping the start (what is wrong) and the end (the fix)."""
 
 
 def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -254,16 +235,3 @@ class EngineFallbackWarning(OptschedWarning):
     >>> issubclass(EngineFallbackWarning, UserWarning)
     True
     """
-
-
-__all__ += [
-    "SolverLimitWarning",
-    "DataNotFoundError",
-    "InternalError",
-    "OptschedWarning",
-    "WorkloadWarning",
-    "EngineFallbackWarning",
-    "WriteError",
-    "write_error",
-    "cut_message",
-]

@@ -1,9 +1,10 @@
 """Every public function and class has a docstring, and one with an example; every public
 constant has a docstring.
 
-Public = listed in the ``__all__`` of ``optsched`` or of one of its subpackages, or of one of the
-modules that the API reference renders one by one (:data:`MODULE_PAGES`): what the API reference of
-the documentation site shows. The examples run as doctests in ``tests/test_doctests.py``. A
+Public = listed in the ``__all__`` of ``optsched`` or of one of its subpackages (a package's face),
+or defined, without a leading ``_``, by one of the modules that the API reference renders on a page
+of their own (:data:`MODULE_PAGES`, :func:`module_public_names`): what the API reference of the
+documentation site shows. The examples run as doctests in ``tests/test_doctests.py``. A
 constant's docstring is a string right after its assignment (what the API generator, griffe,
 reads). The names still without an example or a docstring are listed below: the lists may only
 shrink (a name that gains one must leave them, a new public name must bring one).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import itertools
 import pkgutil
@@ -23,8 +25,9 @@ import optsched
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Modules of packages without a package-level ``__all__`` that the API reference renders one by
-#: one (``EXPERIMENT_MODULES`` of ``docs/_hooks/optsched_docs.py``): their ``__all__`` is public.
+#: Modules that the API reference renders one by one, the modules of ``optsched.experiments``
+#: (``EXPERIMENT_MODULES`` of ``docs/_hooks/docs_pages.py``; a package without a face of its own):
+#: the names each defines are public (:func:`module_public_names`).
 MODULE_PAGES = (
     "optsched.experiments.registry",
     "optsched.experiments.sweep",
@@ -75,10 +78,35 @@ MISSING_CONSTANT_DOCS: set[str] = set()
 
 
 def public_modules() -> list[str]:
-    """The modules whose ``__all__`` is public: every subpackage, :data:`MODULE_PAGES`, ``optsched``."""
+    """The modules whose public names are checked: every subpackage, :data:`MODULE_PAGES`, ``optsched``."""
     optsched.load_plugins()
     subpackages = [f"optsched.{m.name}" for m in pkgutil.iter_modules(optsched.__path__) if m.ispkg]
     return [*subpackages, *MODULE_PAGES, "optsched"]
+
+
+def module_public_names(mod: object) -> list[str]:
+    """What the API generator (griffe) shows of a module: the ``__all__`` of a package's
+    ``__init__`` (its face, the only modules that list one); else every name the module itself
+    defines (``def``, ``class`` or an assignment, at the top level or under a top-level
+    ``if``/``try``) that does not start with ``_``, in source order; an imported name is not
+    public there."""
+    if hasattr(mod, "__all__"):
+        return list(mod.__all__)
+    return [n for n in dict.fromkeys(_defined(ast.parse(Path(mod.__file__).read_text("utf-8")).body)) if n[0] != "_"]
+
+
+def _defined(body: list[ast.stmt]):
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            yield from (t.id for t in (getattr(node, "targets", None) or [node.target]) if isinstance(t, ast.Name))
+        elif isinstance(node, ast.If):
+            yield from _defined([*node.body, *node.orelse])
+        elif isinstance(node, ast.Try):
+            yield from _defined(
+                [*node.body, *(s for h in node.handlers for s in h.body), *node.orelse, *node.finalbody]
+            )
 
 
 def public_names() -> dict[str, tuple[str, object]]:
@@ -87,7 +115,8 @@ def public_names() -> dict[str, tuple[str, object]]:
     found: dict[object, tuple[str, str, object]] = {}
     for modname in public_modules():
         mod = importlib.import_module(modname)
-        for name in getattr(mod, "__all__", ()):
+        names = module_public_names(mod) if modname in MODULE_PAGES else getattr(mod, "__all__", ())
+        for name in names:
             obj = getattr(mod, name)
             if inspect.ismodule(obj):
                 continue
@@ -179,6 +208,31 @@ def test_the_module_pages_are_those_the_site_renders():
     assert rendered == MODULE_PAGES
 
 
+def test_a_module_page_shows_what_its_module_defines_as_the_site_reads_it(tmp_path, monkeypatch):
+    """:func:`module_public_names` keeps what a module defines and drops what it imports or keeps
+    private; the site's hook (``docs_pages.module_public_names``) reads every module page alike."""
+    (tmp_path / "fakemod.py").write_text(
+        '"""Doc."""\nfrom os import path\nimport sys\n\nfrom json import dumps as DUMPS\n\n'
+        "A = 1\nB: int = 2\n_C = 3\nD = path\nif sys:\n    E = 4\nelse:\n    F = 5\n"
+        "try:\n    G = 6\nexcept ImportError:\n    H = 7\n\n\ndef f():\n    inner = 8\n\n\n"
+        "def _g():\n    pass\n\n\nclass K:\n    attr = 9\n\n\nA = 10\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fake = importlib.import_module("fakemod")
+    assert module_public_names(fake) == ["A", "B", "D", "E", "F", "G", "H", "f", "K"]
+    monkeypatch.setattr(fake, "__all__", ["f"], raising=False)  # a package's face
+    assert module_public_names(fake) == ["f"]
+    monkeypatch.delattr(fake, "__all__")
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "_hooks"))  # the hooks import each other by name
+    spec = importlib.util.spec_from_file_location("docs_pages_rule", ROOT / "docs" / "_hooks" / "docs_pages.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    for modname in (*MODULE_PAGES, "optsched.exceptions", "fakemod"):
+        mod = importlib.import_module(modname)
+        assert hook.module_public_names(mod) == module_public_names(mod), modname
+
+
 def test_the_traces_and_experiments_pages_are_covered():
     """The lazily exported names of ``optsched.traces`` and the modules of ``optsched.experiments``
     are checked like every other public name (the coverage the test exists for)."""
@@ -187,6 +241,9 @@ def test_the_traces_and_experiments_pages_are_covered():
         assert name in objects
     assert "optsched.experiments.demo.collect_rows" in objects
     assert "optsched.traces.TABLE_COLUMNS" in constants and "optsched.experiments.sweep.EXECUTORS" in constants
+    registry = importlib.import_module("optsched.experiments.registry")
+    assert "Reproduction" in module_public_names(registry)  # an alias assigned there is shown there
+    assert "optsched.experiments.compare.Comparison" in objects  # a package on the page: its face
 
 
 def test_helpers_see_what_they_should():

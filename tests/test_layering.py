@@ -352,28 +352,42 @@ def _private_imports(root: Path = PKG) -> list[str]:
     return bad
 
 
+def _names_all(node: ast.stmt) -> bool:
+    """An assignment to ``__all__`` (``=``, ``+=`` or annotated)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+        isinstance(t, ast.Name) and t.id == "__all__" for t in targets
+    )
+
+
 def _only_reexports(root: Path = PKG) -> list[str]:
-    """Modules other than an ``__init__.py`` that list in ``__all__`` a name they import, or whose body
-    is nothing but imports and ``__all__`` (a forwarding address: import from the owner instead)."""
+    """Modules other than an ``__init__.py`` that list ``__all__`` (only a package's ``__init__``
+    presents a face; a module's public names are those it defines), or whose body is nothing but
+    imports and names bound to what they import (a forwarding address: import from the owner)."""
     bad = []
     for mod, path in _module_names(root).items():
         if path.name == "__init__.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        imported, listed, own = set(), [], []
+        imported, own = set(), []
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
-            elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"]:
-                listed = [e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)]
+            elif _names_all(node):
+                bad.append(f"{mod}:{node.lineno} lists __all__: only a package's __init__.py presents a face")
+            elif isinstance(node, ast.Assign) and _root_name(node.value) in imported:
+                pass  # ``name = imported`` (or ``imported.attr``): one more address of a name owned elsewhere
             elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # not the docstring
                 own.append(node)
-        forwarded = sorted(n for n in listed if n in imported)
-        if forwarded:
-            bad.append(f"{mod} lists names it imports in __all__: {forwarded}")
-        elif imported and not own:
-            bad.append(f"{mod} only imports")
+        if imported and not own:
+            bad.append(f"{mod} only re-exports what it imports")
     return bad
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def test_no_private_name_imported_across_packages():
@@ -391,7 +405,9 @@ def test_the_name_checkers_see_violations(tmp_path):
         (pkg / sub / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
     (pkg / "a" / "own.py").write_text("def _helper():\n    pass\n\n\ndef f():\n    pass\n")
-    (pkg / "a" / "mate.py").write_text("from fakepkg.a.own import _helper\n\nk = _helper\n")  # same package: fine
+    (pkg / "a" / "mate.py").write_text(
+        "from fakepkg.a.own import _helper\n\n\ndef k():\n    _helper()\n"
+    )  # same package: fine
     (pkg / "b" / "_hidden" / "core.py").write_text("def g():\n    pass\n")
     (pkg / "b" / "__init__.py").write_text("from fakepkg.b._hidden.core import g\n")  # its own package: fine
     (pkg / "b" / "user.py").write_text(
@@ -399,13 +415,21 @@ def test_the_name_checkers_see_violations(tmp_path):
     )
     (pkg / "b" / "face.py").write_text('"""A face."""\nfrom fakepkg.a.own import f\n\n__all__ = ["f"]\n')
     (pkg / "b" / "shim.py").write_text('"""A shim."""\nfrom fakepkg.a.own import f  # noqa: F401\n')
-    (pkg / "b" / "ok.py").write_text("from fakepkg.a.own import f\n\n__all__ = ['k']\n\n\ndef k():\n    f()\n")
-    (pkg / "c.py").write_text("from fakepkg.b._hidden import core\n\nk = core\n")
+    (pkg / "b" / "alias.py").write_text('"""Old names."""\nfrom fakepkg.a import own\n\nold_f = own.f\n')
+    (pkg / "b" / "listed.py").write_text(
+        "from fakepkg.a.own import f\n\n__all__: list[str] = []\n__all__ += ['k']\n\n\ndef k():\n    f()\n"
+    )
+    (pkg / "b" / "ok.py").write_text("from fakepkg.a.own import f\n\ng = f\n\n\ndef k():\n    g()\n")
+    (pkg / "c.py").write_text("from fakepkg.b._hidden import core\n\n\ndef k():\n    core.g()\n")
     assert _private_imports(pkg) == [
         "fakepkg.b.user:2 imports _helper from fakepkg.a.own (another package): make it public there",
         "fakepkg.c:1 imports fakepkg.b._hidden.core, private to fakepkg.b",
     ]
-    assert _only_reexports(pkg) == [
-        "fakepkg.b.face lists names it imports in __all__: ['f']",
-        "fakepkg.b.shim only imports",
+    assert sorted(_only_reexports(pkg)) == [
+        "fakepkg.b.alias only re-exports what it imports",
+        "fakepkg.b.face only re-exports what it imports",  # without its __all__, still a face
+        "fakepkg.b.face:4 lists __all__: only a package's __init__.py presents a face",
+        "fakepkg.b.listed:3 lists __all__: only a package's __init__.py presents a face",
+        "fakepkg.b.listed:4 lists __all__: only a package's __init__.py presents a face",
+        "fakepkg.b.shim only re-exports what it imports",
     ]

@@ -13,8 +13,8 @@ build (``make docs``). The same functions back ``tests/test_docs_site.py``.
 - :func:`issue_mentions`: a built page mentions "issue N" (a working note, not user text);
 - :func:`leaks`: a user page (not the contributor pages of :data:`CONTRIBUTOR_PAGES`) cites a
   test file, shows a private name, or numbers the papers as the project does internally;
-- :func:`undocumented`: a public name (``__all__``) that its API page does not show with a
-  docstring.
+- :func:`undocumented`: a public name (in a package's ``__all__``, or defined by a module its page
+  renders, ``docs_pages.public_names``) that its API page does not show with a docstring.
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def undocumented(site: Path, expected: Mapping[str, list[tuple[str, str, int | N
             elif key is not None:
                 documented_keys.add(key)
     return [
-        f"{where}: {ident} is public (in __all__) but {why} {rel}: give it a docstring"
+        f"{where}: {ident} is public but {why} {rel}: give it a docstring"
         for rel, ident, where, key, why in missing
         if key is None or key not in documented_keys
     ]

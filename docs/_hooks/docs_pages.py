@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import importlib
 import inspect
@@ -29,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED_ORDER = ("core", "solvers", "verify", "sim", "traces", "plot", "experiments")
 #: Not an API page: the CLI has its own page (``cli.md``).
 NOT_REFERENCE = {"commands"}
-#: Public modules of ``optsched.experiments`` rendered on its page (it has no ``__all__``).
+#: Public modules of ``optsched.experiments`` rendered on its page, one by one (the package
+#: presents no face of its own: its ``__init__`` is empty).
 EXPERIMENT_MODULES = ("registry", "sweep", "compare", "demo")
 #: Each paper (and the foundation problem) by name: the titles of its formulation in the
 #: navigation. The key is the package, the formulation's file name and the instance folder.
@@ -76,7 +78,7 @@ def _reference_index() -> str:
     rows = "\n".join(f"| [`optsched.{n}`]({n}.md) | {_first_line(n)} |" for n in subpackages())
     return (
         "# API reference\n\nGenerated from the docstrings (numpydoc) of the public names of each package "
-        "(its `__all__`). The same docstrings answer `help(...)` in Python; their Examples run as "
+        "(the `__all__` of its `__init__`). The same docstrings answer `help(...)` in Python; their Examples run as "
         "doctests. Under an entry, *Examples using this* lists the notebooks and pages whose code "
         "uses it.\n\n"
         "| package | what |\n|---|---|\n"
@@ -96,8 +98,8 @@ def _first_line(name: str) -> str:
 
 def public_names() -> dict[str, list[tuple[str, str, object]]]:
     """API page (``reference/<name>/index.html``) -> ``(identifier, file:line, object)`` of every
-    public name it must show: a package's ``__all__``; for ``optsched.experiments``, the
-    ``__all__`` of each module on its page."""
+    public name it must show: a package's ``__all__``; for ``optsched.exceptions`` and the modules
+    of ``optsched.experiments``, the names each defines (:func:`module_public_names`)."""
     out: dict[str, list[tuple[str, str, object]]] = {}
     modules = {"optsched": "optsched", "exceptions": "optsched.exceptions"}
     for name in subpackages():
@@ -108,7 +110,7 @@ def public_names() -> dict[str, list[tuple[str, str, object]]]:
             modules[name] = f"optsched.{name}"
     for page, modname in modules.items():
         mod = importlib.import_module(modname)
-        names = list(getattr(mod, "__all__", None) or [])
+        names = module_public_names(mod)
         init = Path(inspect.getsourcefile(mod) or "")
         rel_init = _rel(init)
         lines = init.read_text(encoding="utf-8").split("\n") if init.is_file() else []
@@ -120,6 +122,33 @@ def public_names() -> dict[str, list[tuple[str, str, object]]]:
             where = _where(obj, rel_init, lines, n)
             out.setdefault(key, []).append((f"{modname}.{n}", where, obj))
     return out
+
+
+def module_public_names(mod: object) -> list[str]:
+    """The public names of a module, as the API generator (griffe) reads them: the ``__all__`` of a
+    package's ``__init__`` (its face); else, in source order, every name the module itself defines
+    (``def``, ``class`` or an assignment, at the top level or under a top-level ``if``/``try``)
+    that does not start with ``_``. A name it imports is not public there (it is public where it
+    is defined)."""
+    if hasattr(mod, "__all__"):
+        return list(mod.__all__)
+    source = Path(inspect.getsourcefile(mod) or "").read_text(encoding="utf-8")
+    return [n for n in dict.fromkeys(_defined(ast.parse(source).body)) if not n.startswith("_")]
+
+
+def _defined(body: list[ast.stmt]):
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            yield from (t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.If):
+            yield from _defined(node.body)
+            yield from _defined(node.orelse)
+        elif isinstance(node, ast.Try):
+            for part in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                yield from _defined(part)
 
 
 def _rel(path: Path) -> str:

@@ -34,19 +34,6 @@ from optsched.core.result import Status
 from optsched.exceptions import ModelTooLargeError
 from optsched.solvers import SolveOptions
 
-__all__ = [
-    "lemma_sweep",
-    "opt_a_lower_bound",
-    "opt_a_if_all_fit",
-    "lemma2_gap_job",
-    "lemma2_gap_case",
-    "random_gap_jobs",
-    "table2_readings",
-    "table2_summary",
-    "reading_changes",
-    "lemma2_search",
-]
-
 
 def lemma_sweep(
     n_cases: int,

@@ -37,24 +37,6 @@ from optsched.asrpt.placement import alpha_min_exact
 from optsched.asrpt.timing import alpha_max
 from optsched.verify import Violation
 
-__all__ = [
-    "srpt_completions",
-    "srpt_total",
-    "BoundInputs",
-    "bound_inputs",
-    "opt_a1",
-    "opt_a1_tilde",
-    "lemma1_rhs",
-    "lemma1_corrected_rhs",
-    "lemma2_rhs",
-    "lemma2_corrected_rhs",
-    "lemma3_rhs",
-    "theorem1_ratio",
-    "theorem1_corrected_ratio",
-    "check_bounds",
-    "BoundRow",
-]
-
 
 def srpt_completions(releases: Sequence[float], sizes: Sequence[float]) -> np.ndarray:
     """Preemptive SRPT on one machine: completion time of each job (ties by index).

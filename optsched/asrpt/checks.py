@@ -12,8 +12,6 @@ from typing import Any
 from optsched.asrpt.formulation import best_split
 from optsched.verify import Violation
 
-__all__ = ["check_iteration_time"]
-
 TOL = 1e-6
 
 

@@ -37,18 +37,6 @@ from optsched.solvers.model import ExactModel
 from optsched.solvers.staged import LP_MAX_SECONDS, lp_relaxation_value, lp_time_budget, solve_cpsat_with_lp_bound
 from optsched.verify import verify
 
-__all__ = [
-    "solve_exact",
-    "build_exact",
-    "decode_exact",
-    "warm_start_exact",
-    "grid_list_schedule",
-    "best_heuristic",
-    "lp_relaxation_bound",
-    "cheap_bound",
-    "OBJECTIVE",
-]
-
 OBJECTIVE = "total_completion_time"
 
 

@@ -30,20 +30,6 @@ from optsched.core.limits import check_slots
 from optsched.exceptions import ModelTooLargeError, SolverError
 from optsched.solvers import SolveOptions, check_model_size, new_cp_model
 
-__all__ = [
-    "Pattern",
-    "Problem8Variables",
-    "Problem8TimeIndexedVariables",
-    "job_patterns",
-    "best_split",
-    "horizon_slots",
-    "build_problem8",
-    "build_problem8_cpsat",
-    "build_problem8_ti_cpsat",
-    "energy_rows",
-    "OBJ_SCALE",
-]
-
 #: CP-SAT objective unit = slot / OBJ_SCALE (durations n_i alpha_i are rounded to it;
 #: error <= 0.5/OBJ_SCALE slot per job).
 OBJ_SCALE = 10_000

@@ -14,8 +14,6 @@ from optsched.asrpt.model import AsrptInstance, AsrptJob, Stage
 from optsched.core.cluster import Cluster
 from optsched.core.seeds import SeedLike, as_generator
 
-__all__ = ["random_instance"]
-
 
 def random_instance(
     n_jobs: int = 8,

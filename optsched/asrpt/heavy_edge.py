@@ -19,15 +19,6 @@ from optsched.asrpt.timing import alpha
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = [
-    "job_graph",
-    "double_binary_tree_edges",
-    "heavy_edge",
-    "placement_counts",
-    "min_server_availability",
-    "alpha_min_estimate",
-]
-
 
 def double_binary_tree_edges(k: int) -> list[tuple[int, int]]:
     """Edges of two binary trees over ranks 0..k-1 (heap order, the second shifted by one rank),

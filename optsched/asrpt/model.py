@@ -23,8 +23,6 @@ from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
-__all__ = ["toy_instance", "Stage", "AsrptJob", "AsrptInstance", "KIND", "ALLREDUCE", "FIRST_SLOT"]
-
 KIND = "asrpt"
 """The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 #: Default first start slot: the paper's t_i in [T] = {1, ..., T} (formulations/asrpt.md#slots).

@@ -39,9 +39,6 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.model.state import DONE, FAILED
 from optsched.sim.policy import Policy
 
-__all__ = ["ASRPT", "OrderedPolicy", "BASELINES", "BASELINE_OPTIONS", "COMM_HEAVY", "select_servers"]
-
-
 COMM_HEAVY = 1.5
 
 

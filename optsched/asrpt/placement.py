@@ -29,16 +29,6 @@ from optsched.exceptions import (
 )
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 
-__all__ = [
-    "availability_patterns",
-    "PlacementResult",
-    "build_placement",
-    "solve_placement",
-    "enumerate_placement",
-    "alpha_min_exact",
-    "count_placements",
-]
-
 
 @dataclass
 class PlacementResult:

@@ -26,8 +26,6 @@ from optsched.verify import register_check, register_cluster_checks, register_ev
 from optsched.verify.common import check_non_preemptive
 from optsched.verify.suite import register_suite_instances
 
-__all__ = ["register", "suite_instances", "asrpt_backfill", "asrpt_backfill_no_split"]
-
 
 def suite_instances() -> list[Any]:
     """The common suite's A-SRPT instance: the shipped toy."""

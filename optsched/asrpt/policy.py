@@ -20,15 +20,6 @@ from optsched.core.result import Result, Status
 from optsched.sim import Simulator
 from optsched.sim.registry import forwards_options
 
-__all__ = [
-    "BASELINE_NAMES",
-    "simulate_asrpt",
-    "empirical_ratio",
-    "run_asrpt",
-    "baseline_algorithm",
-    "baseline_policy",
-]
-
 
 def simulate_asrpt(instance: AsrptInstance, policy=None, *, seed=0, **policy_options):
     """Run ``policy`` (default :class:`ASRPT` with ``policy_options``) on ``instance`` in the shared

@@ -22,8 +22,6 @@ import numpy as np
 
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["IterationPredictor", "KINDS", "average_prediction_error", "with_predictions"]
-
 KINDS = ("rf", "mean", "median", "perfect")
 
 

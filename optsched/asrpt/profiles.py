@@ -22,8 +22,6 @@ from __future__ import annotations
 from optsched.asrpt.model import AsrptJob, Stage
 from optsched.core.cluster import Cluster
 
-__all__ = ["vgg19_like", "gpt_like", "paper_cluster", "PROFILES"]
-
 MB = 1e6
 
 

@@ -21,8 +21,6 @@ from optsched.core.job import Job
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.rates import RateModel
 
-__all__ = ["ClusterParams", "HeavyEdgeRate", "sim_jobs"]
-
 
 @dataclass(frozen=True)
 class ClusterParams:

@@ -21,18 +21,6 @@ import numpy as np
 from optsched.asrpt.model import AsrptInstance, AsrptJob
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = [
-    "as_placement",
-    "stage_times",
-    "alpha",
-    "alpha_max",
-    "spread_placement",
-    "consolidated_placement",
-    "beta_upper",
-    "READINGS",
-    "check_reading",
-]
-
 #: Readings of the garbled eq. (6) (formulations/asrpt.md#reading): ``"nic-share"`` (default: each of the
 #: x local replicas pushes its 2(k-1)h/k bytes through the NIC share (x/g) B_inter, time independent of x)
 #: and ``"ring-boundary"`` (only the ring's server boundaries cross the NIC: one replica's 2(k-1)h/k bytes

@@ -48,23 +48,6 @@ from optsched.exceptions import (
 from optsched.sim.model.inputs import job_table_columns
 from optsched.solvers import SolveOptions
 
-__all__ = [
-    "FAMILIES",
-    "profile",
-    "family_of",
-    "from_table",
-    "check_bandwidths",
-    "check_nic_gbps",
-    "least_processing",
-    "B_INTER",
-    "B_INTER_PER_GPU",
-    "B_INTRA",
-    "DRAWN_FAMILIES",
-    "default_bandwidth_inter",
-    "profile_gradients",
-    "EXACT_PLACEMENTS",
-]
-
 B_INTER = 10e9 / 8  #: the paper's NIC, 10 Gbit/s per server, in bytes/s (Sec. V-B; the reproductions)
 #: The enrichment's default NIC share per GPU: 100 Gbit/s, in bytes/s (a server of g GPUs: g x this).
 B_INTER_PER_GPU = 100e9 / 8

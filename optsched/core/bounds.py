@@ -37,18 +37,6 @@ from numpy.typing import ArrayLike
 
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = [
-    "JctBound",
-    "jct_lower_bound",
-    "flow_time_bound",
-    "srpt_total_flow",
-    "srpt_total_completion",
-    "mean_busy_total_flow",
-    "mean_busy_total_completion",
-    "beats_tolerance",
-    "MAX_BOUND_JOBS",
-]
-
 #: The most jobs a cheap bound is computed for: beyond it (10^8 jobs, gigabytes of lists) the
 #: bound's own sweep would exhaust memory, and an instance that large is refused before any work.
 MAX_BOUND_JOBS = 50_000_000

@@ -12,8 +12,6 @@ from optsched.core.limits import MAX_AMOUNT, MAX_SERVER_GPUS, MAX_SERVERS, hint
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["Server", "Cluster"]
-
 
 @dataclass(frozen=True)
 class Server:

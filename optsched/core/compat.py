@@ -5,8 +5,6 @@ from __future__ import annotations
 import inspect
 import os
 
-__all__ = ["user_stacklevel"]
-
 
 def user_stacklevel() -> int:
     """The ``stacklevel`` for :func:`warnings.warn`, called from the function that warns, that names

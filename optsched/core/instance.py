@@ -15,8 +15,6 @@ from optsched.core.limits import MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS, hint
 from optsched.core.validation import check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
-__all__ = ["Instance", "SCHEMA_VERSION"]
-
 SCHEMA_VERSION = 1
 """The version of the instance file format that this optsched writes and reads."""
 

@@ -20,24 +20,6 @@ from optsched.core.registry import get_kind
 from optsched.core.schemacheck import compile_schema, items_checker
 from optsched.exceptions import InvalidInstanceError, OptschedError, write_error
 
-__all__ = [
-    "load_instance",
-    "instance_from_dict",
-    "save_instance",
-    "validate_against_schema",
-    "schema_path",
-    "atomic_write_text",
-    "read_json",
-    "JsonMixin",
-    "require_fields",
-    "instance_fingerprint",
-    "save_schedule",
-    "schedule_origin",
-    "origin_mismatch",
-    "json_one_item_per_line",
-    "paused_gc",
-]
-
 #: Fields of an instance's dict left out of its content hash: they name or describe it and do
 #: not change which schedules are feasible or what they cost.
 UNHASHED_FIELDS = ("name", "metadata", "known_optima")

@@ -13,8 +13,6 @@ from optsched.core.limits import MAX_AMOUNT, MAX_ARRIVAL, MAX_COUNT, MAX_SECONDS
 from optsched.core.validation import check_bool, check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["Job", "JobId", "jobs_from_dicts"]
-
 JobId = int | str
 """A job's id: an integer or a string, unique within an instance."""
 

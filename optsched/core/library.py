@@ -21,8 +21,6 @@ from typing import Any
 from optsched.core.paths import check_path_arg, is_library_name
 from optsched.exceptions import InvalidInstanceError, UnknownNameError
 
-__all__ = ["library_root", "instance_path", "list_instances", "resolve_instance"]
-
 
 def library_root() -> Path:
     """The folder of the shipped instance library (inside the installed package)."""

@@ -16,21 +16,6 @@ from __future__ import annotations
 
 from optsched.exceptions import ModelTooLargeError
 
-__all__ = [
-    "MAX_SECONDS",
-    "MIN_SECONDS",
-    "MAX_ARRIVAL",
-    "MAX_WEIGHT",
-    "MAX_COUNT",
-    "MAX_SERVERS",
-    "MAX_SERVER_GPUS",
-    "MAX_AMOUNT",
-    "MAX_SLOTS",
-    "LIMITS_DOC",
-    "check_slots",
-    "hint",
-]
-
 #: Where the limits and their reasons are documented (cited by every message about a limit).
 LIMITS_DOC = "docs/instances.md#limits"
 

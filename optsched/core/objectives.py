@@ -7,8 +7,6 @@ from typing import Any
 
 from optsched.exceptions import UnknownNameError
 
-__all__ = ["OBJECTIVES", "objective_value", "register_objective"]
-
 
 def total_weighted_completion_time(instance: Any, schedule: Any) -> float:
     view = getattr(schedule, "segment_lists", None)

@@ -39,21 +39,6 @@ from optsched.core import io as _io
 from optsched.core.io import atomic_write
 from optsched.exceptions import InvalidOptionError, write_error
 
-__all__ = [
-    "TABLE_FORMATS",
-    "prepare_out_dir",
-    "release_out_dir",
-    "release_out_dirs",
-    "recorded_files",
-    "write_table",
-    "check_formats",
-    "check_writable_file",
-    "check_out_name",
-    "out_folder_arg",
-    "LOCK_NAME",
-    "MANIFEST_NAME",
-]
-
 #: File formats a result table can be written in.
 TABLE_FORMATS = ("csv", "json", "parquet")
 #: The lock file of a result folder in use, and the record of the files a run wrote there.

@@ -12,8 +12,6 @@ from typing import Any
 
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
-__all__ = ["check_path_arg", "is_library_name"]
-
 
 def is_library_name(text: str) -> bool:
     """True if ``text`` looks like ``collection:name`` (and not like a Windows drive path)."""

@@ -26,8 +26,6 @@ import numpy as np
 
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = ["PLACEMENT_RULES", "place", "check_placement"]
-
 PLACEMENT_RULES = ("consolidate", "first_fit", "least_loaded", "random", "whole_node")
 """The placement rules a policy or ``place`` accepts (docs/simulator.md describes each)."""
 

@@ -31,21 +31,6 @@ from typing import Any
 
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = [
-    "SHARED_PACKAGES",
-    "plugin_packages",
-    "load_plugin",
-    "load_plugins",
-    "Enrichment",
-    "register_enrichment",
-    "enrichments",
-    "get_enrichment",
-    "ReproductionSpec",
-    "register_reproduction",
-    "reproduction_specs",
-    "forget_reproduction",
-]
-
 #: Subpackages that are shared layers, not paper packages (every other subpackage is a plugin).
 SHARED_PACKAGES = frozenset({"core", "solvers", "sim", "traces", "verify", "experiments", "commands", "plot"})
 

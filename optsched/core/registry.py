@@ -20,22 +20,6 @@ from optsched.core.paths import is_library_name
 from optsched.core.plugins import SHARED_PACKAGES, load_plugin, plugin_packages
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnknownNameError
 
-__all__ = [
-    "doc_summary",
-    "KindSpec",
-    "default_exact_model",
-    "check_kind",
-    "requires_kind",
-    "AlgorithmSpec",
-    "register_kind",
-    "get_kind",
-    "discover_kind",
-    "kinds",
-    "register_algorithm",
-    "get_algorithm",
-    "algorithms",
-]
-
 _KINDS: dict[str, KindSpec] = {}
 _ALGORITHMS: dict[str, AlgorithmSpec] = {}
 

@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Status", "Result", "relative_gap"]
-
 
 class Status(StrEnum):
     """Outcome of a run.

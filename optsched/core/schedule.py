@@ -21,8 +21,6 @@ from optsched.core.job import JobId
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidScheduleError
 
-__all__ = ["Segment", "Schedule"]
-
 
 @dataclass(frozen=True)
 class Segment:

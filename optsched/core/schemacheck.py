@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["compile_schema", "items_checker"]
-
 Check = Callable[[Any], bool]
 
 #: Keywords that do not constrain the instance.

@@ -11,8 +11,6 @@ import numpy as np
 
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["as_generator", "SeedLike", "job_keys", "job_uniforms", "job_generator"]
-
 SeedLike = int | np.random.Generator | None
 """What a ``seed=`` argument takes: an int, a ``numpy.random.Generator``, or None (fresh entropy)."""
 

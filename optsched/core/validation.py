@@ -13,8 +13,6 @@ from typing import Any
 
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["check_int", "check_number", "check_bool", "check_mapping", "where"]
-
 
 def where(owner: str | None) -> str:
     return f" of {owner}" if owner else ""

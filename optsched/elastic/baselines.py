@@ -46,8 +46,6 @@ from optsched.elastic.shapes import (
 from optsched.exceptions import InternalError, InvalidOptionError
 from optsched.sim import Simulator
 
-__all__ = ["BASELINES", "NON_PREEMPTIVE", "run_baseline", "fifo", "drf", "jain_greedy", "OPTIONS"]
-
 BASELINES: tuple[str, ...] = ("fifo", "drf", "antman", "tiresias", "2d-las")
 """The baselines of the paper's Sec. 7, by the names ``run_baseline`` takes."""
 NON_PREEMPTIVE: tuple[str, ...] = ("fifo", "drf")

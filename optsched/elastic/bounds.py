@@ -29,8 +29,6 @@ from optsched.elastic.pricing_oracle import min_cost_by_index
 from optsched.elastic.primal_dual import weight_bound_F
 from optsched.solvers import SolveOptions
 
-__all__ = ["certificate", "thm5_check", "lemma2_check", "lemma1_chain"]
-
 
 def certificate(
     instance: ElasticInstance, run: Any, jobs: list[int] | None = None, *, F: float | None = None

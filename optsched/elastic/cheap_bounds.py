@@ -29,8 +29,6 @@ import numpy as np
 from optsched.core.bounds import flow_time_bound
 from optsched.elastic.model import ElasticInstance
 
-__all__ = ["min_sum_bound", "max_weight_bound", "resource_use"]
-
 
 def resource_use(instance: ElasticInstance, j: int) -> tuple[np.ndarray, np.ndarray]:
     """(W, rho) of job index ``j``, one value per resource (module doc): its least unit-slots of

@@ -33,8 +33,6 @@ import numpy as np
 from optsched.exceptions import UnknownNameError
 from optsched.verify import Violation
 
-__all__ = ["violations", "evaluate_objective", "recomputed_iteration_ms", "label_check", "LABELS"]
-
 TOL = 1e-9
 LABELS = (
     "2a",

@@ -14,8 +14,6 @@ from optsched.core.validation import check_mapping, check_number
 from optsched.elastic.constants import BANDWIDTH
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["Server", "WorkerType", "PsType"]
-
 
 def resource_mapping(value: Any, field_: str, owner: str) -> dict[str, float]:
     d = check_mapping(value, field_, owner)

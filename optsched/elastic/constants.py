@@ -10,18 +10,6 @@ import math
 
 from optsched.core.limits import MAX_SECONDS
 
-__all__ = [
-    "KIND",
-    "OBJECTIVE",
-    "ARCHITECTURES",
-    "CEIL_GUARD",
-    "BANDWIDTH",
-    "MAX_CHUNKS",
-    "MAX_MS",
-    "transfer_ms",
-    "guarded_ceil",
-]
-
 KIND = "elastic"
 """The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "total_weighted_completion_time"

@@ -20,8 +20,6 @@ from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 from optsched.verify.rows import exact_vs_algorithm_rows
 
-__all__ = ["demo_instances", "demo_rows", "maxweight_result"]
-
 
 def demo_instances(quick: bool = False):
     """(instances for A_online vs (2), instances for A_maxweight vs (8)).

@@ -43,17 +43,6 @@ from optsched.solvers import SolveOptions, SolveResult, check_model_size
 from optsched.solvers.exact import run_exact
 from optsched.solvers.model import ExactModel
 
-__all__ = [
-    "build_direct",
-    "decode_direct",
-    "set_start",
-    "estimate_direct_size",
-    "solve_direct",
-    "solve_direct_maxweight",
-    "DIRECT_MAX_SIZE",
-    "PROBLEMS",
-]
-
 #: Default limit on variables + constraints of the direct models (they are for tiny instances).
 DIRECT_MAX_SIZE = 60_000
 PROBLEMS = ("2", "7")

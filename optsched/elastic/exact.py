@@ -38,8 +38,6 @@ from optsched.solvers import SolveOptions, SolveResult, progress
 from optsched.solvers.exact import run_exact
 from optsched.solvers.model import ExactModel
 
-__all__ = ["solve_exact", "solve_maxweight", "greedy", "greedy_schedule", "BACKENDS"]
-
 BACKENDS = ("highs", "cpsat", "cpsat-direct")
 
 

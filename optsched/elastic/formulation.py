@@ -38,22 +38,6 @@ from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError, TimeLimitReached
 from optsched.solvers import check_model_size, new_cp_model
 
-__all__ = [
-    "ColumnSet",
-    "column_set",
-    "check_deadline",
-    "build_set_partitioning",
-    "build_set_partitioning_cpsat",
-    "build_direct_cpsat",
-    "decode_direct_cpsat",
-    "build_lp8",
-    "build_dual9",
-    "ColumnVariables",
-    "DirectVariables",
-    "DirectJobVariables",
-    "SENSES",
-]
-
 SENSES = ("min", "max")
 
 

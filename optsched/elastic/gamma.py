@@ -26,19 +26,6 @@ from typing import Any
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.schedule import Assignment
 
-__all__ = [
-    "Config",
-    "Column",
-    "configs",
-    "all_configs",
-    "useful_counts",
-    "columns",
-    "count_compositions",
-    "estimate_columns",
-    "prune_dominated",
-    "dominates",
-]
-
 
 @dataclass(frozen=True)
 class Config:

@@ -17,18 +17,6 @@ from optsched.elastic.model import ElasticInstance
 from optsched.elastic.pricing_oracle import least_use_by_index
 from optsched.exceptions import InfeasibleError, InvalidOptionError
 
-__all__ = [
-    "random_instance",
-    "RESOURCE_NAMES",
-    "sec7_instance",
-    "sec7_ideal",
-    "EC2_SERVERS",
-    "SEC7_WORKER_TYPES",
-    "SEC7_PS_TYPES",
-    "FIG9_WORKER_TYPES",
-    "SEC7_RANGES",
-]
-
 RESOURCE_NAMES = ("gpu", "cpu", "mem", "disk")
 
 

@@ -13,8 +13,6 @@ from optsched.core.validation import check_int, check_number
 from optsched.elastic.constants import KIND, MAX_CHUNKS, MAX_MS
 from optsched.exceptions import InvalidInstanceError
 
-__all__ = ["ElasticJob"]
-
 
 @dataclass(frozen=True)
 class ElasticJob:

@@ -57,15 +57,6 @@ from optsched.exceptions import InvalidOptionError, SolverLimitWarning
 from optsched.solvers import SolveOptions, check_model_size, solve_pyomo
 from optsched.solvers.exact import resolve_options
 
-__all__ = [
-    "solve_lp8",
-    "solve_dual9",
-    "column_generation",
-    "ColumnGenerationStats",
-    "LP_TOLERANCE",
-    "MASTERS",
-]
-
 #: Relative tolerance of the LP equalities (HiGHS's primal/dual feasibility tolerances are 1e-7).
 LP_TOLERANCE = 1e-6
 MASTERS = ("highspy", "pyomo")

@@ -19,8 +19,6 @@ from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import SolverLimitWarning
 from optsched.solvers import SolveOptions, solve_pyomo
 
-__all__: list[str] = []  # internals of optsched.elastic.lp.column_generation
-
 
 class HighspyMaster:
     """The restricted master in highspy: rows (8b) for each job, then (8a) for each (t, h, r)."""

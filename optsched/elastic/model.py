@@ -47,12 +47,6 @@ from optsched.elastic.job import ElasticJob
 from optsched.elastic.schedule import ElasticSchedule
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, UnplaceableJobError
 
-__all__ = [
-    "toy_instance",
-    "ElasticInstance",
-    "toy_instance_dict",
-]
-
 
 def _servers_of(raw) -> list[Server]:
     """The instance's servers, each a :class:`Server` or a mapping checked field by field."""

@@ -25,8 +25,6 @@ from optsched.solvers import SolveOptions
 from optsched.verify import register_check, register_evaluator
 from optsched.verify.suite import register_suite_instances
 
-__all__ = ["register", "suite_instances"]
-
 
 def suite_instances() -> list[Any]:
     """The common suite's elastic instance: the Sec. 1 toy."""

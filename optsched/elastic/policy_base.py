@@ -25,15 +25,6 @@ from optsched.elastic.shapes import TOL, Shape, ideal_config, ideal_shape, place
 from optsched.exceptions import InvalidOptionError, SimulationError
 from optsched.sim import DONE, FAILED, Policy, RateModel
 
-__all__ = [
-    "OVERHEADS",
-    "sim_resource_names",
-    "to_sim",
-    "ElasticRate",
-    "ElasticPolicy",
-]
-
-
 OVERHEADS = ("none", "checkpoint")
 
 

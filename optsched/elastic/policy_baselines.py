@@ -18,12 +18,6 @@ from optsched.elastic.shapes import TOL, Shape, find_placement, placement_use
 from optsched.exceptions import InvalidOptionError
 from optsched.sim import LOADING, TRAINING, WAITING
 
-__all__ = [
-    "ElasticFIFO",
-    "ElasticDRF",
-    "ElasticAntMan",
-]
-
 
 class ElasticFIFO(ElasticPolicy):
     """FIFO (Sec. 7 (i)): strict arrival order, fixed shapes (``fifo_shape``), non-preemptive."""

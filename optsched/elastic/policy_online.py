@@ -14,8 +14,6 @@ from optsched.elastic.shapes import TOL, Shape
 from optsched.exceptions import InfeasibleError, SimulationError
 from optsched.sim.registry import forwards_options
 
-__all__ = ["ElasticOnline"]
-
 
 @forwards_options(a_online, set_here=("instance",))  # its options are A_online's; get_policy checks them
 class ElasticOnline(ElasticPolicy):

@@ -21,9 +21,6 @@ import numpy as np
 from optsched.elastic.gamma import Config
 from optsched.elastic.model import ElasticInstance
 
-__all__ = ["Prices", "Priced", "window_cost", "EPS", "sliding_min"]
-
-
 EPS = 1e-9
 
 

@@ -51,17 +51,6 @@ from optsched.elastic.pricing_subroutines import (
     paper_min_cost_by_index,
 )
 
-__all__ = [
-    "min_cost",
-    "a_mincost1",
-    "a_mincost2",
-    "a_ramincost1",
-    "a_ramincost2",
-    "paper_min_cost",
-    "min_cost_reference",
-    "least_use",
-]
-
 
 def _toy_cfg(instance: ElasticInstance) -> Config:
     """The 2-GPU configuration of job 0 of the Sec. 1 toy (for the module doctest)."""

@@ -36,8 +36,6 @@ from optsched.elastic.pricing_subroutines import (
 )
 from optsched.elastic.schedule import ElasticSchedule
 
-__all__ = ["brute_force", "compare_with_brute_force", "random_prices", "pricing_case"]
-
 
 def _brute_force(
     instance: ElasticInstance, j: int, prices: Prices, *, q: int | None = None, residual: bool = True

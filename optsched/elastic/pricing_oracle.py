@@ -32,8 +32,6 @@ from optsched.elastic.prices import (
     worker_caps,
 )
 
-__all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
-
 
 def min_cost_reference_by_index(
     instance: ElasticInstance,

@@ -16,8 +16,6 @@ from optsched.elastic.gamma import make_config
 from optsched.elastic.model import ElasticInstance
 from optsched.elastic.prices import EPS, Priced, Prices, fits, greedy_place, window_cost, worker_caps
 
-__all__: list[str] = []  # position-based internals; the public forms are in optsched.elastic.pricing
-
 
 # -- the paper's subroutines, as printed -----------------------------------------------------------
 def _l_range(instance: ElasticInstance, j: int, m: int, p: Any, q: int) -> range:

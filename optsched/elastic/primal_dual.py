@@ -50,19 +50,6 @@ from optsched.elastic.pricing_subroutines import paper_min_cost_by_index
 from optsched.elastic.schedule import Assignment, ElasticSchedule
 from optsched.exceptions import InvalidOptionError
 
-__all__ = [
-    "a_maxweight",
-    "a_online",
-    "MaxWeightRun",
-    "price_base",
-    "weight_bound_F",
-    "alpha_thm5",
-    "alpha_printed",
-    "gamma_ratio",
-    "ALPHA_READINGS",
-    "PLACEMENTS",
-]
-
 #: The named readings of alpha (``a_online(alpha=...)``; an int >= 1 is a fixed alpha).
 ALPHA_READINGS = ("per_round", "thm5", "printed-log10")
 #: Where a round's schedule starts (``a_online(placement=...)``).

@@ -17,8 +17,6 @@ from optsched.core.schedule import Schedule
 from optsched.elastic.constants import KIND
 from optsched.exceptions import InvalidScheduleError
 
-__all__ = ["Assignment", "ElasticSchedule"]
-
 
 # -- schedule --------------------------------------------------------------------------------------
 def _count_map(value: Any, field_: str, owner: str) -> dict[int, Any]:

@@ -24,20 +24,6 @@ from optsched.elastic.gamma import Config, make_config, useful_counts_by_index
 from optsched.elastic.model import ElasticInstance
 from optsched.exceptions import InfeasibleError
 
-__all__ = [
-    "TOL",
-    "Shape",
-    "candidate_shapes",
-    "shape_config",
-    "ideal_config",
-    "least_total_use",
-    "ideal_shape",
-    "fifo_shape",
-    "find_placement",
-    "placement_use",
-]
-
-
 TOL = 1e-9
 
 

@@ -41,8 +41,6 @@ from optsched.elastic.shapes import ideal_config
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 from optsched.sim.model.inputs import job_table_columns
 
-__all__ = ["from_table", "default_slot", "MAX_SLOTS"]
-
 #: The default slot keeps the window within about this many slots (the elastic policies decide
 #: every slot; A_online prices every slot of every server).
 MAX_SLOTS = 2000

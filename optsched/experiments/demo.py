@@ -18,8 +18,6 @@ import optsched
 from optsched.exceptions import UnknownNameError
 from optsched.verify.rows import on_rows
 
-__all__ = ["COLUMNS", "collect_rows", "demo_dataframe", "rows_dataframe"]
-
 COLUMNS = [
     "instance",
     "algorithm",

@@ -53,19 +53,6 @@ from optsched.elastic.baselines import BASELINES, jain_greedy, run_baseline
 from optsched.elastic.generate import FIG9_WORKER_TYPES, sec7_instance
 from optsched.elastic.primal_dual import a_maxweight, a_online
 
-__all__ = [
-    "run",
-    "CONFIG",
-    "ONLINE_READINGS",
-    "lower_bound",
-    "fig_objective",
-    "fig4_F",
-    "fig7_runtime",
-    "fig8_jain",
-    "fig9_types",
-    "fig10_workers",
-]
-
 PAPER_BETTER = "A_online >= 30 % better than every baseline (Figs 2, 5)"
 PAPER_RUNTIME = "< 2 min (MATLAB, Intel i3-6100, 8 GB, mean of 10 runs; Fig. 7)"
 PAPER_ALPHA = "alpha close to 4 (Sec. 5.3)"

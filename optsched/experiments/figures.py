@@ -34,8 +34,6 @@ from optsched.exceptions import OptschedWarning
 from optsched.plot.files import save_figure
 from optsched.plot.style import FIGURE_WIDTH, PANELS_WIDTH, TEXT_SIZE, readable
 
-__all__ = ["Plot", "FIGURES", "figure_spec", "figure_for", "draw", "write_table_figure"]
-
 
 @dataclass(frozen=True)
 class Plot:

@@ -26,8 +26,6 @@ from optsched.exceptions import InfeasibleError
 from optsched.rarddls import first_fit, list_scheduling, random_schedule, replay, sjf_bco
 from optsched.rarddls.generate import paper_instance, slowdown_preset
 
-__all__ = ["fig4", "fig5", "fig6", "fig7", "sensitivity", "slowdown", "run"]
-
 
 def _algos():
     return {

@@ -29,8 +29,6 @@ from optsched.core import plugins
 from optsched.core.plugins import REPRODUCTIONS, ReproductionSpec
 from optsched.exceptions import UnknownNameError
 
-__all__ = ["Reproduction", "register_reproduction", "get_reproduction", "reproductions"]
-
 Reproduction = ReproductionSpec
 """A registered reproduction: ``name``, ``run`` (the function, its module imported when read),
 ``description``, ``paper``, ``quick_seconds`` (the class :class:`optsched.core.plugins.ReproductionSpec`).

@@ -36,23 +36,6 @@ from optsched.sojourn.online import online_table
 from optsched.sojourn.policies import sr_stage_sequence
 from optsched.solvers import SolveOptions
 
-__all__ = [
-    "PAPER_MEANS",
-    "PAPER_RATIOS",
-    "PAPER_STAGES",
-    "run_trials",
-    "mean_table",
-    "ratio_table",
-    "stages_table",
-    "rank_vs_n",
-    "plot_rank_vs_n",
-    "adaptive_study",
-    "all_tables",
-    "optimum",
-    "DEFAULT_TRIALS",
-    "TABLE_OF_SET",
-]
-
 DEFAULT_TRIALS = 5000
 N_PAPER = (3, 4, 5, 6, 7, 8)
 ALGOS = ("OPTIMAL", "RANK", "RANDOM", "SERPT", "SR")

@@ -42,12 +42,10 @@ from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.executors import check_dask_scheduler
 from optsched.solvers import interrupt
 
-__all__ = ["sweep", "grid", "load_sweep", "provenance", "cell_key", "EXECUTORS"]
-
 EXECUTORS = ("serial", "processes", "dask")
 """Where :func:`sweep` runs the cells: this process, local processes, or a Dask cluster."""
-#: Provenance columns added to every row (``elapsed`` is the cell's wall time in seconds).
 PROVENANCE = ("optsched_version", "git_commit", "packages", "machine", "function", "cell", "elapsed")
+"""Provenance columns added to every row (``elapsed`` is the cell's wall time in seconds)."""
 _PACKAGES = ("numpy", "scipy", "pandas", "pyomo", "highspy", "ortools", "scikit-learn", "dask")
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 from optsched.sim import get_policy
 from optsched.sim.policies import SRTF, PeriodicSRTF
 
-__all__ = ["baseline"]
-
 
 def baseline(name: str, **options):
     """The study's baselines by name: ``sjf``, ``srtf`` (reserve="best"), ``srtf-60`` / ``-360`` /

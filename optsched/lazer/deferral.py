@@ -19,15 +19,6 @@ from typing import Any
 
 from optsched.exceptions import InvalidOptionError
 
-__all__ = [
-    "Decision",
-    "DeferralChooser",
-    "ZeroDeferral",
-    "FixedDeferral",
-    "OracleDeferral",
-    "counterfactual_f",
-]
-
 
 @dataclass
 class Decision:

@@ -20,8 +20,6 @@ from optsched.verify import verify
 from optsched.verify.report import Violation
 from optsched.verify.rows import violation_text
 
-__all__ = ["demo_rows"]
-
 
 def _row(instance, algorithm, objective, optimum, runtime, problems, **extra):
     """One demo row; ``problems`` are the violations found (empty: verified)."""

@@ -16,8 +16,6 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["is_futile", "lifecycle_from_log", "check_lifecycle", "srpt_total_flow"]
-
 
 def is_futile(T_k: float, T_k1: float, T_k2: float, p_k: float, l_k1: float, gap: float) -> bool:
     """Condition (2): j_{k+1} (remaining ``T_k1``) preempted training j_k (``T_k``, save ``p_k``);

@@ -19,17 +19,6 @@ from typing import Any
 
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = [
-    "PARAMETER_COUNTS",
-    "SOURCES",
-    "FAMILIES",
-    "DEFAULT_VARIANT",
-    "BYTES_PER_PARAM",
-    "BANDWIDTH",
-    "BASE_LOAD_SWEEP",
-    "LoadSaveModel",
-]
-
 BYTES_PER_PARAM = 12.0
 """fp32 weights (4 B) + Adam's two moments (4 B each): what a resumable checkpoint holds."""
 

@@ -12,8 +12,6 @@ from optsched.lazer.policy import Lazer, lazer_fixed, lazer_gp, lazer_oracle, la
 from optsched.lazer.workload import with_load_save
 from optsched.sim import register_policy
 
-__all__ = ["register", "PAPER"]
-
 PAPER = "lazer"
 """The key of this paper in the registries (policies, reproductions, enrichment)."""
 

@@ -37,8 +37,6 @@ from optsched.sim.policies import WaitQueue
 from optsched.sim.policy import Policy
 from optsched.sim.registry import forwards_options
 
-__all__ = ["Lazer", "make_chooser", "lazer_zero", "lazer_fixed", "lazer_oracle", "lazer_gp", "HOUR"]
-
 HOUR = 3600.0
 
 

@@ -37,8 +37,6 @@ from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError, OptschedWarning
 from optsched.lazer.deferral import Decision, DeferralChooser
 
-__all__ = ["GPDeferral", "log_ei", "one_blas_thread", "PredictorWarning"]
-
 
 class PredictorWarning(OptschedWarning):
     """The deferral predictor kept going after a problem (a failed GP fit, l_new > h)."""

@@ -26,8 +26,6 @@ from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import InvalidInstanceError, WorkloadWarning
 from optsched.lazer.loadsave import DEFAULT_VARIANT, FAMILIES, LoadSaveModel
 
-__all__ = ["with_load_save", "drawn_load_save", "resolve_model", "OTHER_MODELS"]
-
 OTHER_MODELS: dict[str, float] = {
     "resnet18": 11_689_512,
     "resnet34": 21_797_672,

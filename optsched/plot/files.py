@@ -12,8 +12,6 @@ from typing import Any
 from optsched.core.io import atomic_write
 from optsched.plot.style import DPI, text_sizes
 
-__all__ = ["save_figure", "FIGURE_FORMATS"]
-
 #: The picture formats optsched writes by default.
 FIGURE_FORMATS = ("png", "svg")
 #: The PNG text chunk holding the size of the figure's smallest text, in points as drawn ("10").

@@ -10,8 +10,6 @@ from typing import Any
 from optsched.plot.occupancy import cluster_shape
 from optsched.plot.style import FIGURE_WIDTH, TEXT_SIZE, readable
 
-__all__ = ["plot_schedule"]
-
 
 def plot_schedule(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str | None = None) -> Any:
     """Gantt chart of ``schedule``: one band per server, one row per GPU; returns the axes.

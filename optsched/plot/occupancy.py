@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["usage_steps", "cluster_shape"]
-
 
 def usage_steps(schedule: Any, n_servers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(times, use)``: ``use[i, m]`` GPUs busy on server ``m`` during ``[times[i], times[i+1])``;

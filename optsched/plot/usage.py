@@ -10,8 +10,6 @@ from typing import Any
 from optsched.plot.occupancy import cluster_shape, usage_steps
 from optsched.plot.style import FIGURE_WIDTH, readable
 
-__all__ = ["plot_usage"]
-
 
 def plot_usage(schedule: Any, cluster: Any = None, ax: Any = None, *, title: str | None = None) -> Any:
     """GPUs in use per server over time (one step line per server, capacities dashed); returns the axes.

@@ -28,8 +28,6 @@ from optsched.rarddls.model import RarInstance
 from optsched.rarddls.sjfbco import passes_bound, sjf_bco
 from optsched.verify import Violation
 
-__all__ = ["BoundReport", "check_bounds", "check_rho_range", "check_gpu_load"]
-
 
 @dataclass
 class BoundReport:

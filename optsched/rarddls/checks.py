@@ -20,14 +20,6 @@ from optsched.core.objectives import objective_value
 from optsched.verify import Violation
 from optsched.verify.common import gpu_exclusive_check
 
-__all__ = [
-    "slot_completions",
-    "check_slotted",
-    "check_gpu_exclusive",
-    "check_contention_progress",
-    "evaluate_objective",
-]
-
 TOL = 1e-9
 
 

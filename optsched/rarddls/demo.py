@@ -14,8 +14,6 @@ from optsched.solvers import SolveOptions
 from optsched.verify import verify_result
 from optsched.verify.rows import exact_vs_algorithm_rows
 
-__all__ = ["demo_instances", "demo_rows"]
-
 
 def demo_instances(quick: bool = False):
     out = [toy_instance()]

@@ -22,18 +22,6 @@ from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidScheduleError
 from optsched.verify import verify_checks
 
-__all__ = [
-    "Placement",
-    "contention_counts",
-    "rates",
-    "replay",
-    "build_schedule",
-    "assign_gpu_ids",
-    "decisions",
-    "validate_decisions",
-    "Replay",
-]
-
 Placement = Mapping[int, int]  # server -> GPUs
 
 

@@ -18,18 +18,6 @@ from optsched.rarddls.sjfbco import first_fit, list_scheduling, sjf_bco, theta_l
 from optsched.solvers import SolveOptions, solve_cpsat, solve_pyomo
 from optsched.solvers import write_model as _write
 
-__all__ = [
-    "solve_exact",
-    "enumerate_optimum",
-    "theta_star",
-    "heuristic_horizon",
-    "best_heuristic",
-    "sgs_schedule",
-    "lower_bound",
-    "min_slots",
-    "ENUM_MAX_JOBS",
-]
-
 ENUM_MAX_JOBS = 3
 
 

@@ -30,8 +30,6 @@ from optsched.rarddls.evaluate import contention_counts, replay_unchecked
 from optsched.rarddls.model import RarInstance
 from optsched.solvers import check_model_size, new_cp_model
 
-__all__ = ["patterns", "build_milp", "build_theta_star", "milp_size", "set_start", "milp_to_cpsat"]
-
 
 @lru_cache(maxsize=256)
 def _compositions(total: int, caps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:

@@ -17,8 +17,6 @@ from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 from optsched.rarddls.model import RarInstance, RarJob
 
-__all__ = ["random_instance", "paper_instance", "slowdown_preset", "PAPER_SIZES"]
-
 PAPER_SIZES = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 
 

@@ -29,8 +29,6 @@ from optsched.core.limits import MAX_AMOUNT, MAX_COUNT, MAX_SLOTS, check_slots, 
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError, OptschedWarning
 
-__all__ = ["toy_instance", "RarJob", "RarInstance", "KIND", "OBJECTIVE", "K_READINGS", "GAMMA_READINGS", "linear_f"]
-
 KIND = "rarddls"
 """The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "makespan"

@@ -20,8 +20,6 @@ from optsched.verify import register_check, register_cluster_checks, register_ev
 from optsched.verify.common import check_non_preemptive
 from optsched.verify.suite import register_suite_instances
 
-__all__ = ["register", "suite_instances"]
-
 
 def suite_instances() -> list[Any]:
     """The common suite's RAR-DDLS instance: the shipped toy."""

@@ -18,8 +18,6 @@ from optsched.core.job import Job
 from optsched.rarddls.model import RarInstance
 from optsched.sim import Policy, RateModel, Simulator, Start
 
-__all__ = ["ContentionRate", "ReplayStarts", "simulate_decisions"]
-
 
 def _split(placement: Mapping[int, int], gpus: int) -> list[int]:
     return [s for s, y in placement.items() if 0 < y < gpus]

@@ -26,17 +26,6 @@ from optsched.exceptions import InfeasibleError, InternalError, InvalidOptionErr
 from optsched.rarddls.evaluate import build_schedule, replay_unchecked
 from optsched.rarddls.model import KIND, OBJECTIVE, RarInstance
 
-__all__ = [
-    "Pass",
-    "run_pass",
-    "kappa_values",
-    "sjf_bco",
-    "first_fit",
-    "list_scheduling",
-    "random_schedule",
-    "theta_lower_bound",
-]
-
 RULES = ("sjf-bco", "ff", "ls", "rand")
 #: ``printed``: Alg. 1 Lines 19-23 (go left iff the makespan improved), the best pass returned;
 #: ``feasibility``: go left iff some kappa placed every job, the best pass over every theta visited returned;

@@ -19,8 +19,6 @@ from optsched.core.instance import Instance
 from optsched.core.registry import check_kind
 from optsched.rigid.formulation import slot_data
 
-__all__ = ["area_bound", "area_bound_slots"]
-
 
 def area_bound_slots(
     p: list[int], r: list[int], g: list[int], w: list[float], G: int, *, deadline: float | None = None

@@ -19,8 +19,6 @@ from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidOptionError
 from optsched.rigid.sgs import serial_sgs
 
-__all__ = ["brute_force_optimum"]
-
 
 def brute_force_optimum(instance: Instance, *, max_jobs: int = 8) -> tuple[float, Schedule]:
     """Return ``(optimal sum w_j C_j, an optimal schedule)`` by enumeration (n <= ``max_jobs``).

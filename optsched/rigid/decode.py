@@ -13,8 +13,6 @@ from optsched.rigid.formulation import IntervalVariables, TimeIndexedVariables
 from optsched.rigid.sgs import decode_placements
 from optsched.solvers.model import ExactModel
 
-__all__ = ["schedule_from_time_indexed", "schedule_from_cpsat", "decode_exact", "warm_start_exact"]
-
 
 def schedule_from_time_indexed(instance: Instance, model, variables: TimeIndexedVariables | None = None) -> Schedule:
     """Read start slots (and per-server splits, when modelled) from a solved time-indexed model."""

@@ -38,12 +38,6 @@ from optsched.solvers.portfolio import auto_time_indexed, plan_backend
 from optsched.solvers.staged import cpsat_probe, solve_cpsat_staged
 from optsched.verify import verify
 
-__all__ = [
-    "solve_exact",
-    "build_exact",
-    "best_heuristic",
-]
-
 OBJECTIVE = "total_weighted_completion_time"
 
 

@@ -28,20 +28,6 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError, ModelT
 from optsched.solvers import interrupt
 from optsched.solvers.size import check_model_size
 
-__all__ = [
-    "SlotData",
-    "slot_data",
-    "ModelSize",
-    "time_indexed_size",
-    "TimeIndexedVariables",
-    "IntervalVariables",
-    "build_time_indexed",
-    "build_interval_cpsat",
-    "build_cpsat",
-    "energy_rows",
-    "add_packing_rows",
-]
-
 
 @dataclass(frozen=True)
 class SlotData:

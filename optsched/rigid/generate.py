@@ -9,8 +9,6 @@ from optsched.core.seeds import SeedLike, as_generator
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["random_instance"]
-
 
 def random_instance(
     n_jobs: int,

@@ -14,8 +14,6 @@ from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import UnknownNameError
 from optsched.rigid.sgs import serial_sgs
 
-__all__ = ["list_schedule", "ORDER_RULES"]
-
 ORDER_RULES = ("wspt", "fifo", "spt", "random")
 """The orders ``list_schedule`` takes (``wspt``: weighted shortest processing time first)."""
 OBJECTIVE = "total_weighted_completion_time"

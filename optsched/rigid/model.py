@@ -12,8 +12,6 @@ from __future__ import annotations
 from optsched.core.instance import Instance
 from optsched.core.registry import KindSpec
 
-__all__ = ["KIND", "OBJECTIVE", "RigidInstance", "KIND_SPEC"]
-
 KIND = "rigid"
 OBJECTIVE = "total_weighted_completion_time"
 #: The rigid kind's instance class (the shared cluster instance).

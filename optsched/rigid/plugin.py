@@ -21,8 +21,6 @@ from optsched.solvers import SolveOptions
 from optsched.verify import register_cluster_checks, register_evaluator
 from optsched.verify.suite import register_suite_instances
 
-__all__ = ["register", "suite_instances"]
-
 
 def suite_instances() -> list[Any]:
     """The common suite's rigid instances: every shipped ``toy:rigid-*`` and two random ones."""

@@ -15,8 +15,6 @@ from optsched.core.schedule import Schedule
 from optsched.exceptions import InvalidInstanceError, SolverUnavailableError
 from optsched.rigid.formulation import slot_data
 
-__all__ = ["to_pyjobshop", "flow_time_offset", "from_pyjobshop"]
-
 
 def to_pyjobshop(instance: Instance) -> Any:
     """A ``pyjobshop.Model`` of a rigid instance whose jobs are all single-server (times in slots,

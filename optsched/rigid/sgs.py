@@ -25,8 +25,6 @@ from optsched.core.placement import place
 from optsched.core.schedule import Schedule, Segment
 from optsched.exceptions import InfeasibleError, InvalidOptionError, TimeLimitReached
 
-__all__ = ["serial_sgs", "decode_placements", "consolidate"]
-
 #: ``serial_sgs`` reads the clock every this many jobs when it has a deadline.
 DEADLINE_EVERY = 32
 

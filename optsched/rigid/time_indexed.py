@@ -30,22 +30,6 @@ from optsched.solvers.model import ExactModel
 from optsched.solvers.pyomo_backend import solve_pyomo
 from optsched.solvers.staged import LP_MAX_SECONDS, lp_relaxation_value
 
-__all__ = [
-    "model_seconds",
-    "mip_seconds",
-    "lp_relaxation_bound",
-    "plan_time_indexed",
-    "solve_time_indexed",
-    "BUILD_SECONDS_PER_NONZERO",
-    "HANDOVER_SECONDS_PER_NONZERO",
-    "HANDOVER_SECONDS_PER_ROW",
-    "MIP_SETUP_SECONDS_PER_NONZERO",
-    "BUILD_SHARE",
-    "MIP_SHARE",
-    "LP_OPTIONS",
-    "RELAX_SHARE",
-]
-
 OBJECTIVE = "total_weighted_completion_time"
 
 

@@ -21,8 +21,6 @@ from optsched.core.job import Job
 from optsched.rigid.exact import solve_exact
 from optsched.solvers import SolveOptions
 
-__all__ = ["NonPreemptiveBound", "nonpreemptive_lower_bound"]
-
 
 @dataclass(frozen=True)
 class NonPreemptiveBound:

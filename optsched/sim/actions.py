@@ -41,8 +41,6 @@ from optsched.sim.policy import CancelTimer, Migrate, Preempt, SetTimer, Start
 from optsched.sim.rates import ConstantRate, check_rate
 from optsched.sim.rules import P_LOADED, P_SAVED, P_STAGE, P_TIMER
 
-__all__ = ["EngineActions"]
-
 
 def _decision_list(policy: Any, decisions: Any) -> list:
     """A hook's return value that is not a list: any other iterable of decisions, else an error."""

@@ -45,8 +45,6 @@ from optsched.sim.registry import get_policy
 from optsched.sim.rules import P_ARRIVAL, P_TIMER
 from optsched.sim.view import SimView
 
-__all__ = ["Simulator", "PythonEngine", "simulate"]
-
 _INF = float("inf")
 _STALE = object()  # what an event handler returns for a stale heap entry
 

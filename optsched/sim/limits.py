@@ -18,15 +18,6 @@ import numpy as np
 
 from optsched.exceptions import InvalidOptionError, SimulationError, SimulationLimitError
 
-__all__ = [
-    "MAX_BATCHES_AT_ONE_TIME",
-    "run_limits",
-    "limit_error",
-    "livelock_error",
-    "unfinished_error",
-    "already_ran_error",
-]
-
 #: Rounds of decisions at one simulated time after which a run is a livelock (a policy starting
 #: and preempting the same jobs without time advancing).
 MAX_BATCHES_AT_ONE_TIME = 100_000

@@ -28,8 +28,6 @@ from optsched.sim.model.state import SimJob
 from optsched.sim.policy import Policy
 from optsched.sim.rates import ConstantRate, RateModel
 
-__all__ = ["SimOptions", "OPTION_NAMES", "ENGINES", "PREEMPT_LOADING", "Overhead"]
-
 #: The engines a Simulator may run on (``engine=``): "auto" picks one (the compiled kernel where it
 #: covers the simulation, see :mod:`optsched.sim.compiled.driver`), the others force one.
 ENGINES = ("auto", "python", "compiled")

@@ -30,8 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from optsched.sim.model.state import SimJob, Timer
     from optsched.sim.view import SimView
 
-__all__ = ["Policy", "Start", "Preempt", "Migrate", "SetTimer", "CancelTimer", "Decision"]
-
 
 @dataclass(frozen=True)
 class Start:

@@ -21,8 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from optsched.sim.model.state import SimJob
     from optsched.sim.view import SimView
 
-__all__ = ["RateModel", "ConstantRate", "PlacementRate", "FunctionRate", "SplitContentionRate", "check_rate"]
-
 
 class RateModel:
     """Base class. Subclasses override :meth:`rate` (and set ``corunner_dependent``).

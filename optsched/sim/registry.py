@@ -23,17 +23,6 @@ from typing import Any
 from optsched.core.registry import doc_summary
 from optsched.exceptions import InvalidOptionError, UnknownNameError
 
-__all__ = [
-    "PolicySpec",
-    "register_policy",
-    "policy_registry",
-    "policy_key",
-    "get_policy",
-    "policy_names",
-    "policy_options",
-    "forwards_options",
-]
-
 
 @dataclass(frozen=True)
 class PolicySpec:

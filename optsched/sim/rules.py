@@ -21,21 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "Rule",
-    "RULES",
-    "P_STAGE",
-    "P_SAVED",
-    "P_LOADED",
-    "P_ARRIVAL",
-    "P_TIMER",
-    "las_value",
-    "outranks",
-    "started_now",
-    "available",
-    "soon_available",
-]
-
 # -- R3: the order of events at one time (lower first; ties by insertion) ---------------------------
 P_STAGE, P_SAVED, P_LOADED, P_ARRIVAL, P_TIMER = 0, 1, 2, 3, 4
 

@@ -21,8 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
     from optsched.sim.model.resources import FreeGPUs, FreeResources
     from optsched.sim.model.state import SimJob, Timer
 
-__all__ = ["SimView"]
-
 
 class SimView(Protocol):
     """The simulator as a policy's hooks and a rate model see it.

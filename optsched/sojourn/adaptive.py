@@ -29,16 +29,6 @@ from optsched.sojourn.dp import subset_dp
 from optsched.sojourn.evaluate import MonteCarloEstimate, pair_costs, poisson_binomial, stage_indices, stage_value
 from optsched.sojourn.model import SojournInstance
 
-__all__ = [
-    "AdaptiveResult",
-    "optimal_adaptive",
-    "policy_value",
-    "best_stage_sequence",
-    "compare_policies",
-    "simulate_policy",
-    "MAX_STATES",
-]
-
 MAX_STATES = 2_000_000
 DONE = -1
 

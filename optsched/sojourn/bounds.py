@@ -19,8 +19,6 @@ from optsched.sojourn.evaluate import PairCosts, pair_costs
 from optsched.sojourn.model import SojournInstance
 from optsched.sojourn.policies import adjacent_pair_violations
 
-__all__ = ["pairwise_lower_bound", "thm_III_2_holds", "alpha_limit_closed_form"]
-
 
 def pairwise_lower_bound(pc: PairCosts) -> float:
     """Lower bound on objective (1) over all orders: each pair takes its cheaper orientation.

@@ -19,8 +19,6 @@ from optsched.sojourn.evaluate import as_indices, expected_sojourn, pair_costs, 
 from optsched.sojourn.model import OBJECTIVE, SojournInstance, SojournSchedule
 from optsched.verify.report import Violation
 
-__all__ = ["check_permutation", "check_stage_order", "check_static_setting", "check_pairwise_lower_bound", "evaluate"]
-
 
 def _as_schedule(schedule: Any) -> SojournSchedule:
     if isinstance(schedule, SojournSchedule):

@@ -19,8 +19,6 @@ import numpy as np
 from optsched.exceptions import InvalidOptionError, ModelTooLargeError
 from optsched.sojourn.evaluate import PairCosts
 
-__all__ = ["subset_dp", "exhaustive_search", "DP_MAX_JOBS", "EXHAUSTIVE_MAX_JOBS"]
-
 DP_MAX_JOBS = 20
 EXHAUSTIVE_MAX_JOBS = 10
 

@@ -21,21 +21,6 @@ from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, InvalidScheduleError
 from optsched.sojourn.model import SojournInstance, SojournSchedule, check_instance
 
-__all__ = [
-    "PairCosts",
-    "pair_costs",
-    "poisson_binomial",
-    "expected_sojourn",
-    "order_value",
-    "stage_value",
-    "enumerate_outcomes",
-    "monte_carlo",
-    "MonteCarloEstimate",
-    "as_indices",
-    "stage_indices",
-    "inverse_moments",
-]
-
 
 def poisson_binomial(probs: Sequence[float]) -> np.ndarray:
     """pmf of the number of successes of independent Bernoulli(``probs``) trials (O(n^2) DP).

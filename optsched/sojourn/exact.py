@@ -50,18 +50,6 @@ from optsched.solvers.exact import run_exact
 from optsched.solvers.model import ExactModel
 from optsched.verify import verify
 
-__all__ = [
-    "solve_exact",
-    "solve_lop_highs",
-    "solve_lop_cpsat",
-    "local_search",
-    "build_exact",
-    "best_heuristic",
-    "BACKENDS",
-    "OPT_RTOL",
-    "HIGHS_TOLERANCES",
-]
-
 BACKENDS = ("highs", "cpsat", "dp", "enumerate")
 #: An order is called optimal when |objective - bound| <= OPT_RTOL * objective (CP-SAT: or twice its rounding).
 OPT_RTOL = DEFAULT_OPTIMALITY_TOLERANCE

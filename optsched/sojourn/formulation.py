@@ -29,18 +29,6 @@ from optsched.sojourn.evaluate import PairCosts, pair_costs
 from optsched.sojourn.model import KIND
 from optsched.solvers.size import check_model_size
 
-__all__ = [
-    "LopVariables",
-    "LopCpsatVariables",
-    "build_lop",
-    "add_transitivity",
-    "build_lop_cpsat",
-    "order_from_y",
-    "three_cycles",
-    "pair_weights",
-    "CPSAT_SCALE",
-]
-
 #: CP-SAT needs integer costs: the largest |pair weight| is scaled to this value.
 CPSAT_SCALE = 1e9
 

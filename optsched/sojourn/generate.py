@@ -15,8 +15,6 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sojourn.evaluate import pair_costs
 from optsched.sojourn.model import SojournInstance, StagedJob
 
-__all__ = ["WORKLOADS", "DIST_I", "DIST_II", "draw_success", "draw_stage_lengths", "workload", "random_instance"]
-
 _VALUES = np.round(np.arange(1, 10) / 10, 1)
 #: Table I (final success probability, workload set 2).
 DIST_I = np.array([0.2, 0.15, 0.1, 0.05, 0.0, 0.05, 0.1, 0.15, 0.2])

@@ -23,8 +23,6 @@ from optsched.core.registry import check_kind
 from optsched.core.validation import check_int, check_mapping, check_number
 from optsched.exceptions import InvalidInstanceError, InvalidScheduleError
 
-__all__ = ["StagedJob", "SojournInstance", "SojournSchedule", "KIND", "OBJECTIVE", "PROB_TOL", "check_instance"]
-
 KIND = "sojourn"
 """The instance kind of this package (``load_instance`` reads it from a file's ``kind``)."""
 OBJECTIVE = "successful_sojourn_time"

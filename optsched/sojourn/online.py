@@ -41,17 +41,6 @@ from optsched.sojourn.model import StagedJob
 from optsched.sojourn.policies import sr_rank
 from optsched.traces import synthetic_workload
 
-__all__ = [
-    "StagedOnlinePolicy",
-    "INDICES",
-    "ATTEMPTS_TABLE_XV",
-    "PAPER_ONLINE",
-    "online_workload",
-    "simulate_online",
-    "online_table",
-    "philly_staged_jobs",
-]
-
 #: Table XV: number of attempts (= observed stages) of the Philly jobs used by the paper.
 ATTEMPTS_TABLE_XV = {1: 95188, 2: 5465, 3: 1674, 4: 954, 5: 6574, 6: 67, 7: 1}
 #: Fraction of Philly jobs that passed (82,445 of 109,967).

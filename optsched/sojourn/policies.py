@@ -26,22 +26,6 @@ from optsched.sojourn.model import (
     check_instance,
 )
 
-__all__ = [
-    "rank_order",
-    "serpt_order",
-    "sr_rank",
-    "sr_stage_sequence",
-    "index_stage_sequence",
-    "random_order",
-    "rank",
-    "serpt",
-    "sr",
-    "random_policy",
-    "pair_criterion",
-    "adjacent_pair_violations",
-    "remaining_expected_size",
-]
-
 
 # --------------------------------------------------------------------------- indices
 def sr_rank(job: StagedJob, done: int = 0) -> tuple[float, int]:

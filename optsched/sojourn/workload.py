@@ -28,8 +28,6 @@ import numpy as np
 from optsched.core.seeds import SeedLike, job_uniforms
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = ["SUCCESS", "FAILURE", "PHILLY_PASS_RATE", "StagedTable", "from_table"]
-
 #: Status values read as a success / a failure (lower case); anything else has no known outcome.
 SUCCESS = frozenset({"completed", "succeeded", "success", "done", "pass", "passed", "finished", "ok"})
 FAILURE = frozenset({"failed", "fail", "killed", "timeout", "cancelled", "canceled", "error", "terminated"})

@@ -41,17 +41,6 @@ from optsched.solvers import interrupt, progress
 from optsched.solvers.model import ExactModel, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 
-__all__ = [
-    "ExactCall",
-    "certify",
-    "limit_phase",
-    "phase_at",
-    "DEFAULT_OPTIMALITY_TOLERANCE",
-    "AGREEMENT_RTOL",
-    "LIMIT_MARGIN_SHARE",
-    "LIMIT_MARGIN_SECONDS",
-]
-
 #: A result is called optimal when its recomputed relative gap is at most this (see the module doc).
 DEFAULT_OPTIMALITY_TOLERANCE = 1e-9
 #: Decoder/solver agreement: |recomputed - solver objective| <= resolution + AGREEMENT_RTOL * max(1, |objective|)

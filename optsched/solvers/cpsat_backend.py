@@ -18,8 +18,6 @@ from optsched.exceptions import SolverError, SolverLimitWarning, SolverUnavailab
 from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.options import SolveOptions, SolveResult
 
-__all__ = ["solve_cpsat", "new_cp_model", "DEFAULT_CPSAT_WORKERS"]
-
 DEFAULT_CPSAT_WORKERS = 2
 
 

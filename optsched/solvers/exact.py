@@ -55,13 +55,6 @@ from optsched.solvers.params import check_solver_options
 from optsched.solvers.pyomo_backend import INSTALL_HINTS
 from optsched.solvers.pyomo_backend import write_model as _write_model
 
-__all__ = [
-    "run_exact",
-    "resolve_options",
-    "check_backend",
-    "DEFAULT_EXACT_OPTIONS",
-]
-
 #: Default options of every exact solve: 60 s, gap 0, one thread (reproducible), seed 0.
 DEFAULT_EXACT_OPTIONS = SolveOptions(time_limit=60.0, threads=1)
 

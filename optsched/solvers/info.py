@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib.metadata as md
 
-__all__ = ["solver_versions", "available_solvers"]
-
 
 def solver_versions() -> dict[str, str]:
     """Installed versions of the solver back ends and the main libraries (``"not installed"`` for a

@@ -54,30 +54,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-__all__ = [
-    "Interrupted",
-    "guard",
-    "deferred",
-    "check",
-    "stoppable",
-    "requested",
-    "received",
-    "exit_code",
-    "signal_name",
-    "described",
-    "handle_signals",
-    "stop_on_interrupt",
-    "propagating",
-    "member",
-    "forward",
-    "ignored",
-    "run_main",
-    "run_stoppable",
-    "Abandoned",
-    "abandoned",
-    "join_abandoned",
-]
-
 
 class Interrupted(KeyboardInterrupt):
     """Raised by an exact solve interrupted inside :func:`stop_on_interrupt`; ``result`` is the

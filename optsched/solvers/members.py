@@ -27,8 +27,6 @@ from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.model import ExactModel, default_solve
 from optsched.solvers.options import SolveOptions, SolveResult
 
-__all__ = ["Member", "run_member", "run_forked", "with_kind_bound", "kind_value", "SHARE_INCUMBENTS", "KILL_GRACE"]
-
 #: ``portfolio`` (fork): a CP-SAT member sends each improving incumbent to the HiGHS member, which
 #: takes it mid-solve (:mod:`optsched.solvers.sharing`); False: members share only the warm start.
 SHARE_INCUMBENTS = True

@@ -14,8 +14,6 @@ from optsched.solvers.cpsat_backend import solve_cpsat
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
 
-__all__ = ["ExactModel", "model_summary", "is_cpsat_model", "default_solve"]
-
 
 @dataclass(frozen=True)
 class ExactModel:

@@ -14,8 +14,6 @@ from optsched.core.result import Status, relative_gap
 from optsched.core.validation import check_int, check_number
 from optsched.exceptions import InvalidOptionError
 
-__all__ = ["SolveOptions", "SolveResult", "max_threads", "MAX_SEED"]
-
 #: Largest solver seed: CP-SAT's ``random_seed`` and HiGHS's ``random_seed`` are 32-bit integers
 #: (CP-SAT raises a TypeError beyond it, HiGHS refuses it).
 MAX_SEED = 2**31 - 1

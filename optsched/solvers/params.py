@@ -15,8 +15,6 @@ from typing import Any
 from optsched.exceptions import InvalidOptionError
 from optsched.solvers.options import max_threads
 
-__all__ = ["check_solver_options"]
-
 
 def check_solver_options(solver_options: Mapping[str, Any], backend: str) -> None:
     """Refuse ``solver_options`` that ``backend`` (``"cpsat"`` or ``"highs"``; others are not

@@ -67,17 +67,6 @@ from optsched.solvers.model import ExactModel, model_summary
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import write_model
 
-__all__ = [
-    "AUTO",
-    "PORTFOLIO",
-    "BackendPlan",
-    "plan_backend",
-    "auto_time_indexed",
-    "AUTO_TI_MAX_STARTS",
-    "AUTO_TI_MAX_MEAN_WORK",
-    "AUTO_SMALL_JOBS",
-]
-
 AUTO = "auto"
 PORTFOLIO = "portfolio"
 #: ``auto`` picks the time-indexed MILP (HiGHS) when the model has at most this many start

@@ -29,22 +29,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = [
-    "display",
-    "listen",
-    "active",
-    "phase",
-    "report",
-    "report_kind",
-    "units",
-    "start",
-    "detach",
-    "format_value",
-    "Timeline",
-    "timeline",
-    "outer_timeline",
-]
-
 
 @dataclass(frozen=True)
 class _Units:

@@ -23,8 +23,6 @@ from optsched.exceptions import (
 from optsched.solvers import interrupt, progress, sharing
 from optsched.solvers.options import SolveOptions, SolveResult
 
-__all__ = ["solve_pyomo", "write_model", "INSTALL_HINTS"]
-
 INSTALL_HINTS = {
     "highs": "pip install highspy==1.14.0 (the version optsched pins; see pyproject.toml)",
     "gurobi": "pip install gurobipy (needs a Gurobi licence)",

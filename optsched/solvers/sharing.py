@@ -33,8 +33,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["install", "reset", "register", "add_mapping", "stats", "takes", "cpsat_callback", "highs_feed"]
-
 
 @dataclass
 class _Mapper:

@@ -9,8 +9,6 @@ import os
 
 from optsched.exceptions import InvalidOptionError, ModelTooLargeError
 
-__all__ = ["DEFAULT_MAX_SIZE", "max_model_size", "check_model_size"]
-
 DEFAULT_MAX_SIZE = 2_000_000
 """Default limit on (variables + constraints) of an exact model; override with the environment
 variable ``OPTSCHED_MAX_MODEL_SIZE`` or a builder's ``max_size=`` argument."""

@@ -22,20 +22,6 @@ from optsched.solvers.model import ExactModel
 from optsched.solvers.options import SolveOptions, SolveResult
 from optsched.solvers.pyomo_backend import solve_pyomo
 
-__all__ = [
-    "LP_SHARE",
-    "LP_MAX_SECONDS",
-    "lp_time_budget",
-    "lp_relaxation_value",
-    "solve_cpsat_with_lp_bound",
-    "PROBE_SHARE",
-    "PROBE_MAX_SECONDS",
-    "probe_time_budget",
-    "cpsat_probe",
-    "solve_cpsat_staged",
-]
-
-
 #: Share of the time limit an LP relaxation computed before a CP-SAT solve may take, and its cap.
 LP_SHARE, LP_MAX_SECONDS = 0.25, 30.0
 

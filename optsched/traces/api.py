@@ -25,14 +25,6 @@ from optsched.traces.loaders import (
     load_philly,
 )
 
-__all__ = [
-    "load_trace",
-    "detect_format",
-    "check_trace_path",
-    "TRACES",
-    "FORMATS",
-]
-
 TRACES = {
     "openb": lambda **kw: load_openb(None, **kw),
     "openb-sample": lambda **kw: load_openb(SHIPPED / "alibaba-gpu-2023-openb" / "sample.csv", **kw),

@@ -31,18 +31,6 @@ from pathlib import Path
 
 from optsched.exceptions import DataNotFoundError, UnknownNameError
 
-__all__ = [
-    "SHIPPED",
-    "shipped_path",
-    "RemoteFile",
-    "Dataset",
-    "DATASETS",
-    "data_dirs",
-    "find_file",
-    "fetch",
-    "dataset_status",
-]
-
 
 def _shipped_root() -> Path:
     return Path(str(files("optsched.traces") / "data"))

@@ -51,8 +51,6 @@ from typing import Any
 from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MIN_SECONDS
 from optsched.exceptions import InvalidOptionError, TraceFormatError
 
-__all__ = ["read_jobs", "check_job_table", "arrival_id_order", "parse_columns", "JOB_FILE_COLUMNS"]
-
 #: Columns a job file may have (ours); ``arrival``, ``gpus`` and ``duration`` or ``work`` are required.
 JOB_FILE_COLUMNS = (
     "arrival",

@@ -14,18 +14,6 @@ import numpy as np
 from optsched.core import Cluster
 from optsched.exceptions import InvalidInstanceError, InvalidOptionError
 
-__all__ = [
-    "DEFAULT_MAX_DURATION",
-    "LOAD_CAP",
-    "offered_load",
-    "replay_window",
-    "size_cluster",
-    "sizing_hint",
-    "calibrate_load",
-    "check_load",
-    "work_column",
-]
-
 DEFAULT_MAX_DURATION = 86_400.0
 """The cap (s, one day) on the durations of synthetic workloads when no ``max_duration``
 (``--max-duration``) is given: the longest job stays short against the window, so the offered load

@@ -51,19 +51,6 @@ from optsched.exceptions import DataNotFoundError, TraceFormatError
 from optsched.traces.datasets import SHIPPED
 from optsched.traces.table import finish_table, numeric, parse_times, require_columns
 
-__all__ = [
-    "load_philly",
-    "load_helios",
-    "load_acme",
-    "load_pai",
-    "load_openb",
-    "openb_cluster",
-    "OPENB_JOBS",
-    "OPENB_NODES",
-    "PHILLY_RUNTIME",
-    "ACME_SUMMARY",
-]
-
 OPENB_JOBS = SHIPPED / "alibaba-gpu-2023-openb" / "jobs.csv.gz"
 """The complete OpenB pod list shipped in the package (:func:`load_openb`'s default)."""
 OPENB_NODES = SHIPPED / "alibaba-gpu-2023-openb" / "nodes.csv"

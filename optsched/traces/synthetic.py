@@ -31,8 +31,6 @@ from optsched.core.seeds import SeedLike, as_generator
 from optsched.exceptions import InvalidOptionError, TraceFormatError
 from optsched.traces.loaders import ACME_SUMMARY, OPENB_JOBS, PHILLY_RUNTIME
 
-__all__ = ["synthetic_workload", "philly_runtimes", "acme_outcome_rates", "PHILLY_GPU_MIX"]
-
 PHILLY_GPU_MIX = {1: 0.70, 2: 0.10, 4: 0.15, 8: 0.05}
 """GPUs per job -> share of jobs: the mix of :func:`synthetic_workload` with ``gpus="philly"`` (the default)."""
 

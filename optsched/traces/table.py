@@ -36,8 +36,6 @@ from optsched.core.job import Job
 from optsched.exceptions import TraceFormatError
 from optsched.traces.jobs_file import arrival_id_order
 
-__all__ = ["TABLE_COLUMNS", "finish_table", "require_columns", "parse_times", "to_jobs"]
-
 TABLE_COLUMNS = ["job_id", "arrival", "duration", "gpus", "status", "user", "group", "queue_delay", "submit_time"]
 """The columns every loader returns, in this order (meaning and unit: the :mod:`optsched.traces.table`
 module docstring); a loader may add the trace's own after them."""

@@ -48,8 +48,6 @@ from optsched.traces.load import (
 from optsched.traces.loaders import openb_cluster
 from optsched.traces.synthetic import synthetic_workload
 
-__all__ = ["Workload", "build_workload", "DEFAULT_LOAD", "DEFAULT_JOBS"]
-
 #: The offered load of a synthetic workload when none is asked.
 DEFAULT_LOAD = 0.8
 #: The number of synthetic jobs when none is asked.

@@ -25,8 +25,6 @@ from typing import Any
 from optsched.core.units import fmt_number as _n  # every integer digit, not 1.29018e+07
 from optsched.verify.report import Violation
 
-__all__ = ["check_non_preemptive", "check_gpu_exclusive", "gpu_exclusive_check"]
-
 TOL = 1e-6
 
 

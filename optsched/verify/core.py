@@ -21,8 +21,6 @@ from optsched.verify.feasibility import shared_columns
 from optsched.verify.registry import checks_for, evaluator_for
 from optsched.verify.report import Report, Violation
 
-__all__ = ["verify", "verify_result", "verify_checks"]
-
 
 def verify(
     instance: Any,

@@ -22,19 +22,6 @@ from optsched.verify.common import check_gpu_exclusive
 from optsched.verify.registry import register_check
 from optsched.verify.report import Violation
 
-__all__ = [
-    "check_all_scheduled",
-    "check_release",
-    "check_demand",
-    "check_no_self_overlap",
-    "check_capacity",
-    "check_resources",
-    "check_work",
-    "register_cluster_checks",
-    "usage_profile",
-    "shared_columns",
-]
-
 TOL = 1e-6
 
 

@@ -15,8 +15,6 @@ from typing import Any
 from optsched.core.registry import discover_kind
 from optsched.verify.report import Violation
 
-__all__ = ["register_check", "checks_for", "register_evaluator", "evaluator_for", "Check"]
-
 Check = Callable[[Any, Any], Iterable[Violation]]
 _CHECKS: dict[str, list[tuple[str, Check]]] = {}
 _EVALUATORS: dict[str, Callable[[Any, Any, str], float]] = {}

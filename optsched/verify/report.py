@@ -10,8 +10,6 @@ from typing import Any
 
 from optsched.exceptions import VerificationError
 
-__all__ = ["Violation", "Report"]
-
 
 @dataclass(frozen=True)
 class Violation:

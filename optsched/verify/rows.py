@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["exact_vs_algorithm_rows", "on_rows", "violation_text"]
-
 _listeners: list[Callable[[list[dict]], None]] = []
 
 

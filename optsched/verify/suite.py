@@ -28,17 +28,6 @@ from optsched.core.registry import AlgorithmSpec, default_exact_model, discover_
 from optsched.exceptions import InvalidInstanceError
 from optsched.verify.core import verify_result
 
-__all__ = [
-    "register_suite_instances",
-    "suite_instances",
-    "check_algorithm",
-    "malformed_variants",
-    "WrongKindInstance",
-    "exact_optimum",
-    "check_optimal",
-    "check_exact_is_lower",
-]
-
 _SUITE: dict[str, Callable[[], list[Any]]] = {}
 
 

@@ -54,16 +54,6 @@ from optsched.experiments.asrpt.traces import (
 )
 from optsched.experiments.sweep import load_sweep, sweep
 
-__all__ = [
-    "SIZES",
-    "PAPER_FIGURES",
-    "points",
-    "cell",
-    "run_sweep",
-    "diagnose",
-    "tables",
-    "run",
-]
 SIZES = (37_500, 75_000, 112_500, 150_000)
 FIG7_SINGLE = (0.8, 0.6, 0.4, 0.2, 0.0)
 FIG8_NIC = (1.0, 5.0, 10.0, 25.0, 50.0)

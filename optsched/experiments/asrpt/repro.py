@@ -31,18 +31,6 @@ from optsched.core.cluster import Cluster
 from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError
 
-__all__ = [
-    "pai_like_table",
-    "job_for_group",
-    "build_instance",
-    "run_policies",
-    "reproduce",
-    "reproduce_seeds",
-    "PAPER_CLAIMS",
-    "perfect_vs_rf",
-    "placement_waste",
-]
-
 PAPER_CLAIMS = {
     "fig6": "A-SRPT reduces total JCT by 31%-91% vs the baselines (37.5k-150k jobs, 250 x 8 GPUs); SPJF worst",
     "fig7": "gain grows as single-GPU jobs drop from 80% to 0%: 16%-57%",

@@ -18,8 +18,6 @@ from optsched.asrpt.profiles import PROFILES
 from optsched.asrpt.timing import alpha
 from optsched.solvers import SolveOptions
 
-__all__ = ["table2_rows", "table2", "PAPER_TABLE2"]
-
 #: Paper's Table II: (PITT ms, PCT ms) for Heavy-Edge and the Gurobi ILP (MacBook M1 Max).
 PAPER_TABLE2 = {
     "VGG19": {"he_pitt": 88.11, "he_pct": 1.94, "ilp_pitt": 82.96, "ilp_pct": 55318.86},

@@ -25,8 +25,6 @@ from optsched.core.seeds import as_generator
 from optsched.exceptions import InvalidOptionError
 from optsched.experiments.asrpt.repro import job_for_group, pai_like_table
 
-__all__ = ["TRACE_JOBS", "TRACE_SECONDS", "N_SERVERS", "GPUS", "prepare"]
-
 N_SERVERS, GPUS = 250, 8
 TRACE_JOBS = 750_000  # 37,500 jobs = 5 % of the trace
 TRACE_SECONDS = 61 * 86_400.0  # "a two-month trace"

@@ -20,8 +20,6 @@ from optsched.core.bounds import JctBound, jct_lower_bound
 from optsched.experiments.compare.workload import SeededWorkload
 from optsched.rigid.trace_bounds import NonPreemptiveBound, nonpreemptive_lower_bound
 
-__all__ = ["SeedBound", "seed_bound", "summary", "ratio", "WORKLOAD", "ASRPT_MODEL"]
-
 WORKLOAD = "workload"  #: ``bound`` of a row measured against the workload's bound
 ASRPT_MODEL = "asrpt-model"  #: ``bound`` of an A-SRPT row when its model lets some job beat its duration
 

@@ -31,8 +31,6 @@ from optsched.experiments.compare.table import FAR, SORT_COLUMNS, attrs, failed_
 from optsched.experiments.compare.workload import OVERHEADS, SeededWorkload, check_enrich
 from optsched.sim.registry import policy_key
 
-__all__ = ["Comparison", "policy_names"]
-
 #: Heavier families first, so that the slow runs start early on a pool of workers (results do not
 #: depend on the order).
 _COST_ORDER = {"elastic": 0, "asrpt": 1, "sojourn": 2, "lazer": 3}

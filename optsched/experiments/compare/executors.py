@@ -19,8 +19,6 @@ from optsched.exceptions import InvalidOptionError
 from optsched.experiments.compare.runner import RunResult, available_policies, run_policy
 from optsched.experiments.compare.workload import SeededWorkload
 
-__all__ = ["EXECUTORS", "default_workers", "check_workers", "execute", "connect_dask", "check_dask_scheduler"]
-
 EXECUTORS = ("serial", "processes", "dask")
 """Where the runs of :func:`compare` execute (its ``executor=``): one after another in this process,
 in local processes, or on a Dask cluster; every executor gives the same table."""

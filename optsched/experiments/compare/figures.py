@@ -17,15 +17,6 @@ from optsched.plot.files import save_figure
 #: shown about 690 px wide on a 1,280-px page, so a 10-pt label shows at about 10 pt.
 LABEL_SIZE = 10
 
-__all__ = [
-    "plot_jct_cdf",
-    "plot_queue_delay_cdf",
-    "plot_summary",
-    "plot_utilization",
-    "best_of_each_paper",
-    "save_figures",
-]
-
 
 def _label(name: str) -> str:
     return name

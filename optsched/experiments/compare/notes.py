@@ -40,8 +40,6 @@ from optsched.experiments.compare.runner import RunResult
 from optsched.experiments.compare.table import FAR, fmt
 from optsched.experiments.compare.workload import SeededWorkload
 
-__all__ = ["PARTS", "job_costs", "part_shares", "row_note", "own_lengths", "note_of"]
-
 PARTS = {
     "split": "training beyond their durations split over servers",
     "slower": "training beyond their durations on one server",

@@ -24,8 +24,6 @@ from optsched.exceptions import EngineFallbackWarning, InvalidOptionError
 from optsched.experiments.compare.workload import PAPERS, SeededWorkload
 from optsched.sim import Simulator, policy_registry
 
-__all__ = ["available_policies", "RunResult", "run_policy", "METRICS"]
-
 METRICS = (
     "mean_jct",
     "p50_jct",

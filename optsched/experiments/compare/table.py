@@ -19,19 +19,6 @@ from optsched.experiments.compare.runner import METRICS, RunResult
 from optsched.experiments.compare.workload import SeededWorkload
 from optsched.traces.load import offered_load
 
-__all__ = [
-    "row_of",
-    "failed_row",
-    "skipped_row",
-    "sort_rows",
-    "far_notes",
-    "time_model_notes",
-    "attrs",
-    "fmt",
-    "FAR",
-    "SORT_COLUMNS",
-]
-
 FAR = 10.0
 """The ratio to its bound from which a row gets a note (``note``, printed under the table by
 :func:`notes`): a policy this many times its bound or more."""

@@ -32,8 +32,6 @@ from optsched.sojourn.workload import from_table as sojourn_from_table
 from optsched.traces.jobs_file import check_job_table
 from optsched.traces.load import work_column
 
-__all__ = ["PAPERS", "OVERHEADS", "SeededWorkload", "check_enrich"]
-
 #: Papers whose policies run on an enriched view (lazer's policies run on the plain table).
 PAPERS = ("asrpt", "elastic", "sojourn")
 OVERHEADS = ("model", "none")

@@ -48,8 +48,6 @@ from optsched.lazer.predictor import GPDeferral
 from optsched.sim import Simulator
 from optsched.traces import synthetic_workload
 
-__all__ = ["PAPER_TABLE2", "POLICY_NAMES", "simulate_policy", "table2", "run"]
-
 POLICY_NAMES = ["SJF", "SRTF", "Pollux (60 s)", "Muri (360 s)", "Optimus (600 s)", "Lazer"]
 
 #: Table 2 (printed unit: minutes), per trace: metric -> six (P50, P95) pairs in POLICY_NAMES order.

@@ -18,8 +18,6 @@ from optsched.exceptions import InvalidInstanceError, InvalidOptionError, TraceF
 from optsched.lazer import DEFAULT_VARIANT, FAMILIES, PARAMETER_COUNTS
 from optsched.traces import load_helios, synthetic_workload
 
-__all__ = ["TRACES", "HELIOS_STATES", "workload", "servers_for_load", "helios_workload"]
-
 #: Table 1: mean inter-arrival time (s), mean training time (min), jobs.
 TRACES = {"Earth": (39.0, 59.5, 427_000), "Saturn": (80.0, 72.2, 698_000), "Uranus": (243.0, 128.1, 329_000)}
 

@@ -27,8 +27,6 @@ from typing import Any
 
 from optsched.sim.compiled.coverage import DISABLE_ENV
 
-__all__ = ["COMPILE_ESTIMATE_SECONDS", "prepare", "cache_problem", "python_engine_estimate", "compile_estimate"]
-
 #: CPU seconds of the first compile of one policy's entry point (``python -m benchmarks.bench_sim
 #: --case kernel-compile``, SRTF: 22-23 s of CPU on 2 cores at load average 7-10; LAS's about the
 #: same), what the notice announces on an idle machine (scaled up by the load average per core when

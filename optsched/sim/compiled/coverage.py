@@ -30,8 +30,6 @@ from optsched.sim.compiled.layout import KIND_CODES, MAX_GPUS_PER_SERVER, RULE_C
 from optsched.sim.model.inputs import is_table
 from optsched.sim.policy import compiled_kind
 
-__all__ = ["AUTO_MIN_JOBS", "DISABLE_ENV", "KINDS", "RULES", "unsupported"]
-
 #: "auto" uses the kernel from this many jobs on: below it, numba's import and the cached kernel's
 #: load (about 0.5 s of CPU once per process) would cost more than the Python engine's whole run
 AUTO_MIN_JOBS = 5_000

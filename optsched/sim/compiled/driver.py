@@ -37,11 +37,6 @@ from optsched.sim.model.inputs import count_jobs, is_table, make_jobs, table_col
 from optsched.sim.options import SimOptions
 from optsched.sim.policy import compiled_kind
 
-__all__ = [
-    "compiled_run",
-    "CompiledRun",
-]
-
 _PHASE_NAMES = np.array(L.PHASE_NAMES, dtype=object)
 
 log = logging.getLogger("optsched.sim")

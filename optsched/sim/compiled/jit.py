@@ -28,8 +28,6 @@ from numba.core import compiler, config
 from numba.core.codegen import JITCodeLibrary
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["helper", "Helper"]
-
 _OPTIONS = {"nopython": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 

@@ -27,8 +27,6 @@ from optsched.sim.compiled.layout import (
     LOG_KIND_BITS,
 )
 
-__all__ = ["JobRow", "JobRows", "Segments", "Holds", "NotRecorded", "EventLog"]
-
 
 class JobRow:
     """A job of a compiled run as the result sees it (``SimResult`` reads ``id``; the Python

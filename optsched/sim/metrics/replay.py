@@ -13,8 +13,6 @@ import numpy as np
 
 from optsched.sim.model.state import DONE, FAILED
 
-__all__ = ["replay_log"]
-
 
 def replay_log(log: Iterable[tuple]) -> Any:
     """Rebuild the per-job table from an event log alone (independent of the engine's counters).

@@ -21,8 +21,6 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sim.metrics.summary import JOB_COLUMNS, summarize
 from optsched.sim.model.resources import ids_of, lowest_bits
 
-__all__ = ["RunRecord", "SimResult"]
-
 
 @dataclass(frozen=True)
 class RunRecord:

@@ -24,8 +24,6 @@ import numpy as np
 
 from optsched.sim.model.state import DONE, FAILED
 
-__all__ = ["JOB_COLUMNS", "summarize"]
-
 JOB_COLUMNS = [
     "job_id",
     "arrival",

@@ -20,8 +20,6 @@ from optsched.core.limits import LIMITS_DOC, MAX_ARRIVAL, MAX_SECONDS, MAX_WEIGH
 from optsched.exceptions import InvalidInstanceError
 from optsched.sim.model.state import SimJob
 
-__all__ = ["make_jobs", "table_columns", "is_table", "count_jobs", "check_unique_ids"]
-
 
 def make_jobs(
     jobs: Any, cluster: Cluster, stages: Mapping[Any, Sequence[float]] | None, *, attrs_columns: Sequence[str] = ()

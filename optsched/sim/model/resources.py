@@ -21,8 +21,6 @@ import numpy as np
 from optsched.core.placement import PLACEMENT_RULES, place
 from optsched.exceptions import InvalidOptionError, SimulationError, UnknownNameError
 
-__all__ = ["FreeGPUs", "FreeResources", "ids_of"]
-
 
 def lowest_bits(mask: int, g: int) -> int:
     took = 0

@@ -21,20 +21,6 @@ from optsched.sim.model.resources import ids_of
 
 _NO_RESOURCES: Mapping[str, float] = MappingProxyType({})  # shared, read-only: most jobs use GPUs only
 
-__all__ = [
-    "SimJob",
-    "Timer",
-    "Phase",
-    "WAITING",
-    "LOADING",
-    "TRAINING",
-    "SAVING",
-    "DONE",
-    "FAILED",
-    "PENDING",
-    "PHASES",
-]
-
 
 class Phase(StrEnum):
     """A job's phase (``SimJob.phase``, R1 of :mod:`optsched.sim.rules`); members compare equal to

@@ -21,8 +21,6 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sim.model.state import WAITING, SimJob
 from optsched.sim.policy import Policy
 
-__all__ = ["WaitQueue", "FIFO", "SJF"]
-
 
 class WaitQueue:
     """Waiting jobs by priority key, bucketed by (GPUs, single_server).

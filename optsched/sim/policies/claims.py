@@ -23,8 +23,6 @@ from optsched.sim.model.state import SimJob
 from optsched.sim.policy import Policy
 from optsched.sim.rules import available, soon_available
 
-__all__: list[str] = []  # the preemptive policies' machinery; their public names are in optsched.sim
-
 
 class _Claim:
     """GPUs promised to one waiting job (rule R6 of ``formulations/lazer.md``): ``free`` ({server: GPUs}

@@ -11,8 +11,6 @@ from optsched.exceptions import InvalidOptionError
 from optsched.sim.policies.preemptive import Preemptive
 from optsched.sim.rules import las_value
 
-__all__ = ["LAS"]
-
 
 class LAS(Preemptive):
     """Least attained service, preemptive at most every ``quantum`` seconds.

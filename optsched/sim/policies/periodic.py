@@ -10,8 +10,6 @@ from __future__ import annotations
 from optsched.exceptions import InvalidOptionError
 from optsched.sim.policies.preemptive import SRTF
 
-__all__ = ["PeriodicSRTF"]
-
 
 class PeriodicSRTF(SRTF):
     """SRTF that decides only every ``period`` seconds (ticks at the first arrival + k * period).

@@ -19,8 +19,6 @@ from optsched.sim.policies.baselines import WaitQueue
 from optsched.sim.policies.claims import Claims
 from optsched.sim.rules import soon_available
 
-__all__ = ["SRTF"]
-
 
 class Preemptive(Claims):
     """Preemptive priority scheduling shared by SRTF, LAS and periodic SRTF.
