@@ -144,6 +144,27 @@ class _AsrptPolicy(Policy):
         cache: dict = {}
         self.info = {j.id: _JobInfo(params, j, pred[j.id], self.seed, self.reading, cache) for j in jobs}
         self.slot_timer_at = None  # the wake-up timer armed at the next slot boundary
+        self._memo_free: tuple | None = None  # the free GPUs the memo of most_free was filled for
+        self._memo: dict = {}
+        self._memo_keys: dict = {}  # job id -> (g_i, its profile)
+
+    def most_free(self, sim, jid) -> tuple[dict[int, int] | None, float | None]:
+        """``select_servers(sim.free_gpus, g_i, most=True)`` for job ``jid`` and its alpha on it (None, None
+        when it does not fit). Both depend only on the free GPUs, g_i and the job's profile, so they are
+        memoised while the free GPUs stay the same: a backfilling pass asks for every waiting job, at
+        every slot, and most slots change nothing (the same values: the memo only skips recomputing)."""
+        free = tuple(sim.free_gpus)
+        if free != self._memo_free:
+            self._memo_free, self._memo = free, {}
+        job = self.info[jid].job
+        key = self._memo_keys.get(jid)
+        if key is None:
+            key = self._memo_keys[jid] = (job.gpus, job_shape_key(job))
+        hit = self._memo.get(key)
+        if hit is None:
+            pl = select_servers(free, job.gpus, most=True)
+            hit = self._memo[key] = (pl, None if pl is None else self.rate_model.alpha(job, pl))
+        return (None if hit[0] is None else dict(hit[0])), hit[1]
 
 
 def _is_number(x) -> bool:
@@ -377,14 +398,12 @@ class ASRPT(_AsrptPolicy):
             info = self.info[jid]
             g_i = info.job.gpus
             if self.delayed is not None and self.delayed["id"] == jid:
-                pl = select_servers(sim.free_gpus, g_i, most=True)
-                if pl is not None:
-                    a = self.rate_model.alpha(info.job, pl)
-                    if self._may_start_delayed(sim, info, a):
-                        self.pending.pop(k)
-                        self.delayed = None
-                        self._start(sim, jid, pl)
-                        continue
+                pl, a = self.most_free(sim, jid)
+                if pl is not None and self._may_start_delayed(sim, info, a):
+                    self.pending.pop(k)
+                    self.delayed = None
+                    self._start(sim, jid, pl)
+                    continue
                 if not self.backfill:
                     break  # still delaying (or waiting for GPUs): the head blocks the queue
                 k += 1
@@ -395,8 +414,7 @@ class ASRPT(_AsrptPolicy):
                 k += 1
                 continue
             if info.comm_heavy:  # Lines 8-20
-                pl = select_servers(sim.free_gpus, g_i, most=True)
-                a = self.rate_model.alpha(info.job, pl)
+                pl, a = self.most_free(sim, jid)
                 wait = self._wait_window(g_i, info) if self.split_heavy else math.inf
                 idle = not self.split_heavy and sim.total_free >= self.G  # never split: nothing else frees GPUs
                 if a / info.a_min <= self.comm_heavy or wait <= 0 or idle:  # Line 12, or an empty loop 16-19 (Line 20)

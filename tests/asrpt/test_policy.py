@@ -338,3 +338,35 @@ def test_never_split_waits_where_algorithm_1_splits():
     assert verify(inst, ns.schedule()).ok
     with pytest.raises(InvalidOptionError, match="'split_heavy' option of A-SRPT must be True or False"):
         ASRPT(split_heavy=1)
+
+
+class _Unmemoised(ASRPT):
+    """A-SRPT computing Heavy-Edge's most-free placement and its alpha afresh at every look (the memo of
+    :meth:`ASRPT.most_free` removed): the reference the memo must equal."""
+
+    def most_free(self, sim, jid):
+        job = self.info[jid].job
+        pl = select_servers(sim.free_gpus, job.gpus, most=True)
+        return pl, (None if pl is None else self.rate_model.alpha(job, pl))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    n_jobs=st.integers(5, 40),
+    arrival_rate=st.sampled_from([0.5, 2.0, 8.0]),
+    tau=st.sampled_from([0.0, 1.0, 4.0]),
+    backfill=st.booleans(),
+    split_heavy=st.booleans(),
+)
+def test_the_memo_of_most_free_gives_the_unmemoised_schedule_exactly(
+    seed, n_jobs, arrival_rate, tau, backfill, split_heavy
+):
+    """The memoised most-free placements and alphas (kept while the free GPUs stay the same) start
+    every job at the same time on the same GPUs as computing them at every look."""
+    inst = random_instance(n_jobs, n_servers=3, gpus_per_server=4, single_gpu=0.3, arrival_rate=arrival_rate, seed=seed)
+    kw = dict(tau=tau, backfill=backfill, split_heavy=split_heavy)
+    a = simulate_asrpt(inst, ASRPT(**kw))
+    b = simulate_asrpt(inst, _Unmemoised(**kw))
+    assert a.jobs_frame().to_dict("records") == b.jobs_frame().to_dict("records")
+    assert a.schedule().json_text() == b.schedule().json_text()  # the same GPUs, the same times
