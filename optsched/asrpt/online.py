@@ -92,7 +92,8 @@ class _JobInfo:
         cache: dict | None = None,
     ):
         self.job = job
-        key = job_shape_key(job)
+        self.gpus = job.gpus  # g_i (a sum over the stages: read once)
+        self.shape = key = job_shape_key(job)
         hit = None if cache is None else cache.get(key)
         if hit is None:  # alpha~min and alpha^max depend on the job's profile only: one Heavy-Edge per profile
             hit = (
@@ -146,7 +147,6 @@ class _AsrptPolicy(Policy):
         self.slot_timer_at = None  # the wake-up timer armed at the next slot boundary
         self._memo_free: tuple | None = None  # the free GPUs the memo of most_free was filled for
         self._memo: dict = {}
-        self._memo_keys: dict = {}  # job id -> (g_i, its profile)
 
     def most_free(self, sim, jid) -> tuple[dict[int, int] | None, float | None]:
         """``select_servers(sim.free_gpus, g_i, most=True)`` for job ``jid`` and its alpha on it (None, None
@@ -156,14 +156,12 @@ class _AsrptPolicy(Policy):
         free = tuple(sim.free_gpus)
         if free != self._memo_free:
             self._memo_free, self._memo = free, {}
-        job = self.info[jid].job
-        key = self._memo_keys.get(jid)
-        if key is None:
-            key = self._memo_keys[jid] = (job.gpus, job_shape_key(job))
+        info = self.info[jid]
+        key = (info.gpus, info.shape)
         hit = self._memo.get(key)
         if hit is None:
-            pl = select_servers(free, job.gpus, most=True)
-            hit = self._memo[key] = (pl, None if pl is None else self.rate_model.alpha(job, pl))
+            pl = select_servers(free, info.gpus, most=True)
+            hit = self._memo[key] = (pl, None if pl is None else self.rate_model.alpha(info.job, pl))
         return (None if hit[0] is None else dict(hit[0])), hit[1]
 
 
@@ -396,7 +394,7 @@ class ASRPT(_AsrptPolicy):
         while k < len(self.pending) and sim.total_free > 0:
             jid = self.pending[k]
             info = self.info[jid]
-            g_i = info.job.gpus
+            g_i = info.gpus
             if self.delayed is not None and self.delayed["id"] == jid:
                 pl, a = self.most_free(sim, jid)
                 if pl is not None and self._may_start_delayed(sim, info, a):
